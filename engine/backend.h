@@ -1,0 +1,35 @@
+/* camclass — the backend driver table (internal to engine/).
+ *
+ * A backend runs one finalized model. engine.c picks a table, calls create once, run per
+ * frame, destroy at the end. The model outlives the backend and is never modified by it.
+ */
+#ifndef CC_BACKEND_H
+#define CC_BACKEND_H
+
+#include "engine.h"
+#include "model.h"
+
+struct cc_backend_ops {
+    const char *name; // "vulkan", "cpu"
+
+    /* Prepares model (weights uploaded, pipelines built, buffers planned). Returns an opaque
+     * backend state, or NULL with err set. */
+    void *(*create)(const struct cc_model *model, const struct cc_engine_options *opts,
+                    struct cc_error *err);
+
+    /* input: the model's input tensor (count f32); output: the model's output tensor. */
+    bool (*run)(void *state, const float *input, float *output, struct cc_error *err);
+
+    /* Timings of the last run, one per node, owned by state. Returns the count (0 if none). */
+    int (*layer_timings)(void *state, const struct cc_layer_timing **out);
+
+    const char *(*device_name)(void *state);
+
+    /* Frees state; accepts NULL. */
+    void (*destroy)(void *state);
+};
+
+extern const struct cc_backend_ops cc_cpu_backend;
+extern const struct cc_backend_ops cc_vulkan_backend;
+
+#endif

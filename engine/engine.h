@@ -1,0 +1,93 @@
+/* camclass — the inference engine's public API.
+ *
+ * An engine is one loaded model on one backend:
+ *
+ *     struct cc_error err = {0};
+ *     struct cc_engine_options opt = cc_engine_options_default();
+ *     struct cc_engine *e = cc_engine_create("model.ccm", &opt, &err);
+ *     if (!e) { fprintf(stderr, "camclass: %s\n", err.msg); return 1; }
+ *     float *out = malloc(cc_engine_output_count(e) * sizeof(float));
+ *     cc_engine_run(e, input, out, &err);   // input: NCHW f32, cc_engine_input_count() values
+ *     cc_engine_destroy(e);
+ *
+ * Threads: an engine is used by one thread at a time (the inference thread); distinct
+ * engines are independent. Nothing here keeps global state.
+ */
+#ifndef CC_ENGINE_H
+#define CC_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "model.h"
+
+enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU };
+
+struct cc_engine_options {
+    enum cc_backend_kind backend;
+    int device_index;             // Vulkan physical device index; -1 = choose the best
+    bool profile;                 // collect per-layer timings (Vulkan timestamp queries)
+    const char *pipeline_cache;   // pipeline cache file; NULL = $XDG_CACHE_HOME/camclass/...
+                                  // "" = no cache
+    FILE *notices;                // one-line notices (which backend `auto` picked, fallback
+                                  // reasons); NULL = silent
+};
+
+struct cc_engine_options cc_engine_options_default(void);
+
+/* "auto" / "vulkan" / "cpu" -> kind; false when unknown. */
+bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
+
+/* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO a Vulkan
+ * failure (no device, pipeline creation error) falls back to the CPU backend and says so on
+ * opts->notices. Returns NULL with err set on failure. */
+struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engine_options *opts,
+                                   struct cc_error *err);
+
+/* Same from a finalized in-memory model. Ownership of model passes to the engine, also on
+ * failure. */
+struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
+                                              const struct cc_engine_options *opts,
+                                              struct cc_error *err);
+
+/* Runs the model. input: cc_engine_input_count() f32 values, NCHW, already preprocessed.
+ * output: cc_engine_output_count() values (the model's output tensor as is). Blocks until
+ * the result is on the host. */
+bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struct cc_error *err);
+
+const struct cc_model *cc_engine_model(const struct cc_engine *e);
+size_t cc_engine_input_count(const struct cc_engine *e);
+size_t cc_engine_output_count(const struct cc_engine *e);
+const char *cc_engine_backend_name(const struct cc_engine *e); // "vulkan" or "cpu"
+const char *cc_engine_device_name(const struct cc_engine *e);  // e.g. "llvmpipe (LLVM 15...)"
+
+/* Top-k of n scores, highest first, ties by lower index. Returns the number written
+ * (min(k, n)). */
+struct cc_topk {
+    int index;
+    float score;
+};
+int cc_topk(const float *scores, int n, int k, struct cc_topk *out);
+
+/* Softmax of n values into out (may alias). */
+void cc_softmax(const float *in, float *out, int n);
+
+/* Per-layer timings of the last run (profile must be on for the Vulkan backend; the CPU
+ * backend always measures). Returns the number of entries, one per executed node, or 0. The
+ * array is owned by the engine and valid until the next run or destroy. */
+struct cc_layer_timing {
+    int node;     // index into model->nodes
+    double ms;    // time spent in that node's dispatch(es)
+};
+int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_timing **out);
+
+/* Lists the Vulkan devices (index, type, name, API version) on out, one per line. Returns the
+ * number of devices, or -1 with err set when Vulkan itself cannot be loaded. */
+int cc_vulkan_list_devices(FILE *out, struct cc_error *err);
+
+/* Frees everything; accepts NULL. */
+void cc_engine_destroy(struct cc_engine *e);
+
+#endif

@@ -1,0 +1,154 @@
+/* camclass — the in-memory model: tensors, nodes, input/output spec, labels.
+ *
+ * A struct cc_model is built either by the bundle loader (bundle.c, from a zip on disk) or by
+ * code (tests build one-node models this way) through the same builder functions below, and
+ * is checked by cc_model_finalize() before any backend sees it. After finalize it is
+ * read-only: backends keep a const pointer to it and never change it.
+ *
+ * Ownership: the model owns every string, array and tensor byte it points to;
+ * cc_model_destroy() frees them all and accepts NULL or a half-built model.
+ */
+#ifndef CC_MODEL_H
+#define CC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define CC_MAX_DIMS 4
+#define CC_MAX_NODE_INPUTS 3
+#define CC_MAX_NODE_OUTPUTS 1
+
+enum cc_dtype {
+    CC_DTYPE_F32,
+    CC_DTYPE_F16, // reserved in format v1, rejected by the loader
+    CC_DTYPE_I8,  // reserved in format v1, rejected by the loader
+};
+
+enum cc_op {
+    CC_OP_CONV2D,
+    CC_OP_ADD,
+    CC_OP_GLOBAL_AVG_POOL,
+    CC_OP_LINEAR,
+    CC_OP_FLATTEN,
+    CC_OP_RESHAPE,
+    CC_OP_SOFTMAX,
+    CC_OP_CLAMP,
+    CC_OP_COUNT
+};
+
+/* Fused activation: the result is clamped to [min, max]. none = [-inf, inf],
+ * relu = [0, inf], relu6 = [0, 6]. */
+struct cc_act {
+    float min, max;
+};
+
+struct cc_conv2d_attrs {
+    int stride[2];   // (h, w)
+    int pad[4];      // (top, left, bottom, right)
+    int dilation[2]; // (h, w)
+    int groups;
+};
+
+/* Per-op attributes; only the member of the node's op is meaningful. */
+union cc_attrs {
+    struct cc_conv2d_attrs conv;
+};
+
+struct cc_tensor {
+    char *name;
+    enum cc_dtype dtype;
+    int ndim;
+    int64_t shape[CC_MAX_DIMS]; // (ndim) positive; unused dims are 1
+    int64_t count;              // product of shape
+    float *data;                // constants: (count) f32 values, 64-byte aligned, owned;
+                                // NULL for activations and the graph input
+    int producer;               // index of the node that writes it; -1 for constants/input
+};
+
+struct cc_node {
+    enum cc_op op;
+    char *name;
+    int n_inputs;
+    int inputs[CC_MAX_NODE_INPUTS]; // tensor indices; optional bias is the 3rd input
+    int n_outputs;
+    int outputs[CC_MAX_NODE_OUTPUTS];
+    union cc_attrs attrs;
+    struct cc_act act; // fused activation (conv2d, linear, add, clamp); none otherwise
+};
+
+enum cc_color_order { CC_COLOR_RGB, CC_COLOR_BGR };
+enum cc_resize_policy { CC_RESIZE_SQUASH, CC_RESIZE_CENTER_CROP };
+enum cc_output_kind { CC_OUTPUT_LOGITS, CC_OUTPUT_PROBABILITIES };
+
+struct cc_input_spec {
+    int tensor;                   // index into tensors
+    enum cc_color_order color;    // channel order the model expects
+    float mean[3], std[3];        // per model channel: (x/255 - mean) / std
+    enum cc_resize_policy resize;
+    int resize_size;              // center_crop: shorter side is resized to this
+};
+
+struct cc_output_spec {
+    int tensor; // index into tensors, shape [1, classes]
+    enum cc_output_kind kind;
+    int classes;
+};
+
+struct cc_model {
+    char *name;
+    struct cc_input_spec input;
+    struct cc_output_spec output;
+    char **labels; // (n_labels) owned strings; n_labels == output.classes after finalize
+    int n_labels;
+    struct cc_tensor *tensors; // (n_tensors)
+    int n_tensors;
+    int cap_tensors;
+    struct cc_node *nodes; // (n_nodes) in topological order
+    int n_nodes;
+    int cap_nodes;
+};
+
+/* Activation helpers. */
+struct cc_act cc_act_none(void);
+struct cc_act cc_act_relu(void);
+struct cc_act cc_act_relu6(void);
+
+/* Op table lookups: "conv2d" <-> CC_OP_CONV2D. cc_op_from_name returns CC_OP_COUNT when
+ * unknown. */
+const char *cc_op_name(enum cc_op op);
+enum cc_op cc_op_from_name(const char *name);
+const char *cc_dtype_name(enum cc_dtype dtype);
+
+/* Builder. cc_model_new returns an empty model (NULL on out of memory). */
+struct cc_model *cc_model_new(const char *name);
+
+/* Adds a tensor and returns its index, or -1 with err set (duplicate name, bad shape, out of
+ * memory). data, when not NULL, is copied (count f32 values). */
+int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
+                        const int64_t *shape, const float *data, struct cc_error *err);
+
+/* Looks a tensor up by name; -1 when absent. */
+int cc_model_find_tensor(const struct cc_model *m, const char *name);
+
+/* Appends a node and returns its index, or -1 with err set. inputs/outputs are tensor
+ * indices; attrs may be NULL for ops without attributes. */
+int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n_inputs,
+                      const int *inputs, int n_outputs, const int *outputs,
+                      const union cc_attrs *attrs, struct cc_act act, struct cc_error *err);
+
+/* Adds one label (copied). */
+bool cc_model_add_label(struct cc_model *m, const char *label, struct cc_error *err);
+
+/* Checks the whole model: topological order (no cycle, each activation produced once),
+ * per-op input counts and shapes (computed output shape == declared shape), input/output
+ * spec, label count == classes. Sets tensor.producer. Returns false with err naming the
+ * node/tensor at fault. Must succeed before a backend is created. */
+bool cc_model_finalize(struct cc_model *m, struct cc_error *err);
+
+/* Frees everything; accepts NULL and half-built models. */
+void cc_model_destroy(struct cc_model *m);
+
+#endif

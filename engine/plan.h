@@ -1,0 +1,28 @@
+/* camclass — activation memory plan, shared by the backends.
+ *
+ * Every activation tensor (no constant data) gets an offset in one arena; tensors whose
+ * lifetimes (first producer .. last consumer, in node order) do not overlap share memory.
+ * The graph input and the output tensor are never shared with anything, so they can be
+ * written/read between runs.
+ */
+#ifndef CC_PLAN_H
+#define CC_PLAN_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "model.h"
+
+struct cc_plan {
+    size_t *offset;    // (model->n_tensors) byte offset in the arena; SIZE_MAX for constants
+    size_t arena_size; // bytes
+    size_t naive_size; // bytes without reuse (for reports)
+};
+
+/* Plans model's activations with every offset a multiple of align (power of two).
+ * Reshape/flatten outputs alias their input (same offset). */
+bool cc_plan_init(struct cc_plan *plan, const struct cc_model *model, size_t align,
+                  struct cc_error *err);
+void cc_plan_finish(struct cc_plan *plan);
+
+#endif

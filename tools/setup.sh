@@ -1,0 +1,29 @@
+#!/bin/sh
+# camclass — installs the Debian packages camclass needs, then configures and builds it in
+# ./build. Safe to run again: apt-get and meson skip what is already done.
+# Used by tools/run.sh and tools/test.sh; needs root (or sudo) for apt-get.
+set -eu
+cd "$(dirname "$0")/.."
+
+PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
+  vulkan-tools libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
+  libjpeg62-turbo-dev libpng-dev libsystemd-dev zip unzip
+  python3 python3-numpy python3-torch python3-torchvision python3-onnx
+  qemu-system-x86 busybox-static cpio"
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+missing=""
+for p in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "camclass setup: installing:$missing"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build --buildtype=release -Dwerror=true
+fi
+ninja -C build
