@@ -1,0 +1,268 @@
+/* camclass — tests of the latest-frame-wins slot (suite 'unit').
+ *
+ * Threads: the producer threads here never call CHECK (testutil is single-threaded); they
+ * record what they saw in their own struct, and main checks it after joining.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame_slot.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+// One producer thread: puts n frames numbered 0..n-1, one every period_us, then closes.
+struct producer {
+    struct cc_frame_slot *slot;
+    int n;
+    long period_us;
+    const char *close_msg;
+    // Results, read by main after join.
+    int acquired, failed;
+};
+
+static void *producer_main(void *arg)
+{
+    struct producer *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        struct cc_error err = {""};
+        size_t bytes = 64 + (size_t)(i % 7) * 100; // sizes vary: the buffer must grow and keep
+        struct cc_frame *f = cc_frame_slot_acquire(p->slot, bytes, &err);
+        if (!f) {
+            p->failed++;
+            break;
+        }
+        p->acquired++;
+        f->format = CC_PIX_GREY;
+        f->width = (int)bytes;
+        f->height = 1;
+        f->stride = (int)bytes;
+        f->size = bytes;
+        memset(f->data, i & 0xff, bytes);
+        f->sequence = (uint64_t)i;
+        f->timestamp_ns = now_ns();
+        cc_frame_slot_put(p->slot, f);
+        if (p->period_us)
+            sleep_us(p->period_us);
+    }
+    cc_frame_slot_close(p->slot, p->close_msg);
+    return NULL;
+}
+
+// Consumes until closed; checks order and contents; returns the number of frames taken.
+static int consume(struct cc_frame_slot *slot, long work_us, bool *ordered, bool *intact,
+                   char *close_msg, size_t close_len)
+{
+    int taken = 0;
+    int64_t last = -1;
+    *ordered = *intact = true;
+    for (;;) {
+        struct cc_frame *f;
+        struct cc_error err = {""};
+        enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, &err);
+        if (st == CC_SLOT_CLOSED) {
+            snprintf(close_msg, close_len, "%s", err.msg);
+            break;
+        }
+        if (st == CC_SLOT_TIMEOUT) {
+            snprintf(close_msg, close_len, "timeout");
+            break;
+        }
+        taken++;
+        if ((int64_t)f->sequence <= last)
+            *ordered = false;
+        last = (int64_t)f->sequence;
+        if (f->size != (size_t)f->width || f->data[0] != (f->sequence & 0xff) ||
+            f->data[f->size - 1] != (f->sequence & 0xff))
+            *intact = false;
+        if (work_us)
+            sleep_us(work_us);
+        cc_frame_slot_release(slot, f);
+    }
+    return taken;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------------------------- */
+
+// A producer much faster than the consumer: frames are dropped and counted, order holds.
+static void test_slow_consumer(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    CHECKF(slot, "create: %s", err.msg);
+    struct producer p = {.slot = slot, .n = 400, .period_us = 100};
+    pthread_t t;
+    pthread_create(&t, NULL, producer_main, &p);
+    bool ordered, intact;
+    char msg[512];
+    int taken = consume(slot, 2000, &ordered, &intact, msg, sizeof(msg));
+    pthread_join(t, NULL);
+    struct cc_frame_slot_stats s = cc_frame_slot_get_stats(slot);
+    printf("slow consumer: put %llu taken %llu dropped %llu\n", (unsigned long long)s.put,
+           (unsigned long long)s.taken, (unsigned long long)s.dropped);
+    CHECK(p.acquired == 400 && p.failed == 0);
+    CHECK(ordered);
+    CHECK(intact);
+    CHECKF(strcmp(msg, "") == 0, "close message at end of stream: '%s'", msg);
+    CHECK(s.put == 400);
+    CHECK(s.taken == (uint64_t)taken);
+    CHECKF(s.dropped > 100, "dropped %llu", (unsigned long long)s.dropped);
+    CHECKF(s.put == s.taken + s.dropped, "put %llu != taken + dropped", (unsigned long long)s.put);
+    cc_frame_slot_destroy(slot);
+}
+
+// A consumer much faster than the producer: nothing is lost.
+static void test_fast_consumer(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct producer p = {.slot = slot, .n = 200, .period_us = 1000};
+    pthread_t t;
+    pthread_create(&t, NULL, producer_main, &p);
+    bool ordered, intact;
+    char msg[512];
+    int taken = consume(slot, 0, &ordered, &intact, msg, sizeof(msg));
+    pthread_join(t, NULL);
+    struct cc_frame_slot_stats s = cc_frame_slot_get_stats(slot);
+    CHECKF(taken == 200, "taken %d of 200", taken);
+    CHECK(s.dropped == 0);
+    CHECK(ordered && intact);
+    cc_frame_slot_destroy(slot);
+}
+
+// The last frame put before close is still delivered; the error text comes through.
+static void test_close_message(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct producer p = {.slot = slot, .n = 3, .close_msg = "/dev/video0: unplugged"};
+    producer_main(&p); // same thread: three puts, then close
+    struct cc_frame *f;
+    CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_FRAME);
+    CHECK(f && f->sequence == 2);
+    cc_frame_slot_release(slot, f);
+    CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_CLOSED);
+    CHECK(f == NULL);
+    CHECKF(strcmp(err.msg, "/dev/video0: unplugged") == 0, "message '%s'", err.msg);
+    CHECK(cc_frame_slot_acquire(slot, 16, &err) == NULL);
+    struct cc_frame_slot_stats s = cc_frame_slot_get_stats(slot);
+    CHECK(s.put == 3 && s.taken == 1 && s.dropped == 2);
+    cc_frame_slot_destroy(slot);
+}
+
+// Take with a timeout and nothing coming: times out near the asked time.
+static void test_timeout(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct cc_frame *f = (struct cc_frame *)1;
+    int64_t t0 = now_ns();
+    CHECK(cc_frame_slot_take(slot, 50, &f, &err) == CC_SLOT_TIMEOUT);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    CHECKF(ms >= 49 && ms < 1000, "timeout took %.1f ms", ms);
+    CHECK(f == NULL);
+    CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_TIMEOUT);
+    cc_frame_slot_destroy(slot);
+}
+
+// close from another thread wakes a taker blocked without timeout.
+struct closer {
+    struct cc_frame_slot *slot;
+};
+static void *closer_main(void *arg)
+{
+    struct closer *c = arg;
+    sleep_us(50000);
+    cc_frame_slot_close(c->slot, "stop");
+    return NULL;
+}
+
+static void test_close_wakes_taker(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct closer c = {slot};
+    pthread_t t;
+    pthread_create(&t, NULL, closer_main, &c);
+    struct cc_frame *f;
+    int64_t t0 = now_ns();
+    enum cc_slot_status st = cc_frame_slot_take(slot, -1, &f, &err);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    pthread_join(t, NULL);
+    CHECK(st == CC_SLOT_CLOSED);
+    CHECKF(strcmp(err.msg, "stop") == 0, "message '%s'", err.msg);
+    CHECKF(ms >= 40 && ms < 2000, "woke after %.1f ms", ms);
+    CHECK(cc_frame_slot_closed(slot));
+    cc_frame_slot_destroy(slot);
+}
+
+// The pool is fixed: after warm-up, buffers are reused (no allocation per frame), and a
+// consumer holding its declared frames never starves the producer.
+static void test_recycling(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(2, &err);
+    uint8_t *seen[16];
+    int n_seen = 0;
+    struct cc_frame *held[2];
+    for (int i = 0; i < 2; i++) { // the consumer keeps two frames
+        struct cc_frame *f = cc_frame_slot_acquire(slot, 1000, &err);
+        CHECK(f != NULL);
+        f->sequence = (uint64_t)i;
+        cc_frame_slot_put(slot, f);
+        CHECK(cc_frame_slot_take(slot, 0, &held[i], &err) == CC_SLOT_FRAME);
+    }
+    for (int i = 0; i < 100; i++) { // then the producer runs alone: never blocks, reuses
+        struct cc_frame *f = cc_frame_slot_acquire(slot, 1000, &err);
+        CHECK(f != NULL && f->capacity >= 1000);
+        bool known = false;
+        for (int k = 0; k < n_seen; k++)
+            known |= seen[k] == f->data;
+        if (!known && n_seen < 16)
+            seen[n_seen++] = f->data;
+        f->sequence = (uint64_t)(i + 2);
+        cc_frame_slot_put(slot, f);
+    }
+    CHECKF(n_seen <= 2, "%d distinct buffers for the producer", n_seen);
+    struct cc_frame *f;
+    CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_FRAME && f->sequence == 101);
+    cc_frame_slot_release(slot, f);
+    cc_frame_slot_release(slot, held[0]);
+    cc_frame_slot_release(slot, held[1]);
+    cc_frame_slot_release(slot, NULL);
+    struct cc_frame_slot_stats s = cc_frame_slot_get_stats(slot);
+    CHECK(s.put == 102 && s.taken == 3 && s.dropped == 99);
+    cc_frame_slot_destroy(slot);
+    cc_frame_slot_destroy(NULL);
+}
+
+int main(void)
+{
+    test_slow_consumer();
+    test_fast_consumer();
+    test_close_message();
+    test_timeout();
+    test_close_wakes_taker();
+    test_recycling();
+    return tu_exit_code();
+}
