@@ -122,11 +122,16 @@ const char *cc_op_name(enum cc_op op);
 enum cc_op cc_op_from_name(const char *name);
 const char *cc_dtype_name(enum cc_dtype dtype);
 
-/* Builder. cc_model_new returns an empty model (NULL on out of memory). */
+/* Builder. cc_model_new returns an empty model (NULL on out of memory) with input.tensor and
+ * output.tensor = -1 (not set), std = {1,1,1}, mean = 0, RGB, squash, logits, classes 0.
+ * The caller must set input.tensor and output.tensor before finalize; output.classes 0 means
+ * "take it from the output tensor's shape [1, classes]"; labels are optional (n_labels == 0
+ * skips the label check; otherwise n_labels must equal classes). */
 struct cc_model *cc_model_new(const char *name);
 
 /* Adds a tensor and returns its index, or -1 with err set (duplicate name, bad shape, out of
- * memory). data, when not NULL, is copied (count f32 values). */
+ * memory, dtype other than f32). data, when not NULL, is copied (count f32 values) into
+ * 64-byte aligned storage owned by the model. Limits: see docs/MODEL_FORMAT.md. */
 int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
                         const int64_t *shape, const float *data, struct cc_error *err);
 

@@ -1,0 +1,699 @@
+/* camclass — the in-memory model: builder, op table and the finalize checks (see model.h).
+ *
+ * Every rule of docs/MODEL_FORMAT.md that concerns the graph itself (shapes, limits, order,
+ * input/output spec, labels) is checked here, so that a model built by code is held to the
+ * same rules as one read from a bundle. Messages name the tensor or node at fault; the bundle
+ * loader prefixes them with the bundle path.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+// Limits from docs/MODEL_FORMAT.md ("Limits").
+#define MAX_TENSORS 65536
+#define MAX_NODES 65536
+#define MAX_ELEMENTS ((int64_t)1 << 28)
+#define MAX_DIM ((int64_t)1 << 20)
+#define MAX_CONST_BYTES ((int64_t)2 << 30)
+#define MAX_CLASSES 100000
+#define MAX_LABEL_LEN 256
+#define MAX_NAME_LEN 256
+#define MAX_MODEL_NAME_LEN 128
+#define MAX_KERNEL 64 // also stride, dilation and padding
+
+/* ---------------------------------------------------------------------------------------- */
+/* Names and activation helpers                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static const char *const dtype_names[] = {
+    [CC_DTYPE_F32] = "f32",
+    [CC_DTYPE_F16] = "f16",
+    [CC_DTYPE_I8] = "i8",
+};
+
+const char *cc_dtype_name(enum cc_dtype dtype)
+{
+    if ((unsigned)dtype >= sizeof(dtype_names) / sizeof(dtype_names[0]))
+        return "?";
+    return dtype_names[dtype];
+}
+
+struct cc_act cc_act_none(void)
+{
+    return (struct cc_act){-INFINITY, INFINITY};
+}
+
+struct cc_act cc_act_relu(void)
+{
+    return (struct cc_act){0.0f, INFINITY};
+}
+
+struct cc_act cc_act_relu6(void)
+{
+    return (struct cc_act){0.0f, 6.0f};
+}
+
+static bool act_is_none(struct cc_act a)
+{
+    return isinf(a.min) && a.min < 0 && isinf(a.max) && a.max > 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Shapes                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+// A computed shape, compared against the declared one.
+struct shape {
+    int ndim;
+    int64_t d[CC_MAX_DIMS];
+};
+
+/* Writes "[1,3,224,224]" into buf (always NUL-terminated). */
+static const char *shape_str(char *buf, size_t size, int ndim, const int64_t *d)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    n += (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < ndim && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "," : "", (long long)d[i]);
+    if (n < size)
+        snprintf(buf + n, size - n, "]");
+    return buf;
+}
+
+#define SHAPE_BUF 64
+#define TSHAPE(buf, t) shape_str((buf), sizeof(buf), (t)->ndim, (t)->shape)
+
+static bool shape_equal(const struct cc_tensor *t, const struct shape *s)
+{
+    if (t->ndim != s->ndim)
+        return false;
+    for (int i = 0; i < s->ndim; i++)
+        if (t->shape[i] != s->d[i])
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Per-op rules                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Computes a node's output shape from its inputs (and, for reshape, the declared output),
+ * checking the input shapes on the way. Returns false with err naming node and tensor. */
+typedef bool (*infer_fn)(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err);
+
+static bool infer_conv2d(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err);
+static bool infer_add(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err);
+static bool infer_gap(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err);
+static bool infer_linear(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err);
+static bool infer_flatten(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err);
+static bool infer_reshape(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err);
+static bool infer_softmax(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err);
+static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                       struct cc_error *err);
+
+struct op_rule {
+    const char *name;
+    int min_inputs, max_inputs;
+    bool has_act; // accepts a fused activation
+    infer_fn infer;
+};
+
+static const struct op_rule op_rules[CC_OP_COUNT] = {
+    [CC_OP_CONV2D] = {"conv2d", 2, 3, true, infer_conv2d},
+    [CC_OP_ADD] = {"add", 2, 2, true, infer_add},
+    [CC_OP_GLOBAL_AVG_POOL] = {"global_avg_pool", 1, 1, false, infer_gap},
+    [CC_OP_LINEAR] = {"linear", 2, 3, true, infer_linear},
+    [CC_OP_FLATTEN] = {"flatten", 1, 1, false, infer_flatten},
+    [CC_OP_RESHAPE] = {"reshape", 1, 1, false, infer_reshape},
+    [CC_OP_SOFTMAX] = {"softmax", 1, 1, false, infer_softmax},
+    [CC_OP_CLAMP] = {"clamp", 1, 1, true, infer_same},
+};
+
+const char *cc_op_name(enum cc_op op)
+{
+    if ((unsigned)op >= CC_OP_COUNT)
+        return "?";
+    return op_rules[op].name;
+}
+
+enum cc_op cc_op_from_name(const char *name)
+{
+    for (int i = 0; name && i < CC_OP_COUNT; i++)
+        if (strcmp(op_rules[i].name, name) == 0)
+            return (enum cc_op)i;
+    return CC_OP_COUNT;
+}
+
+/* Fails with "node N (op): input "t" has shape [..], expected <what>". */
+static bool bad_input(const struct cc_model *m, const struct cc_node *n, int slot,
+                      const char *expected, struct cc_error *err)
+{
+    const struct cc_tensor *t = &m->tensors[n->inputs[slot]];
+    char buf[SHAPE_BUF];
+    return cc_error_set(err, "node \"%s\" (%s): input \"%s\" has shape %s, expected %s", n->name,
+                        cc_op_name(n->op), t->name, TSHAPE(buf, t), expected);
+}
+
+/* Checks that input slot is [1, C, H, W]. */
+static bool want_nchw(const struct cc_model *m, const struct cc_node *n, int slot,
+                      struct cc_error *err)
+{
+    const struct cc_tensor *t = &m->tensors[n->inputs[slot]];
+    if (t->ndim != 4 || t->shape[0] != 1)
+        return bad_input(m, n, slot, "[1,C,H,W]", err);
+    return true;
+}
+
+/* Checks that the optional bias in slot 2 (if present) is [count]. */
+static bool want_bias(const struct cc_model *m, const struct cc_node *n, int64_t count,
+                      struct cc_error *err)
+{
+    if (n->n_inputs < 3)
+        return true;
+    const struct cc_tensor *b = &m->tensors[n->inputs[2]];
+    if (b->ndim != 1 || b->shape[0] != count) {
+        char want[SHAPE_BUF];
+        return bad_input(m, n, 2, shape_str(want, sizeof(want), 1, &count), err);
+    }
+    return true;
+}
+
+static bool in_range(int v, int lo, int hi)
+{
+    return v >= lo && v <= hi;
+}
+
+static bool infer_conv2d(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err)
+{
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    if (!want_nchw(m, n, 0, err))
+        return false;
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
+    const char *what = NULL;
+    for (int i = 0; i < 2 && !what; i++) {
+        if (!in_range(a->stride[i], 1, MAX_KERNEL))
+            what = "stride";
+        else if (!in_range(a->dilation[i], 1, MAX_KERNEL))
+            what = "dilation";
+    }
+    for (int i = 0; i < 4 && !what; i++)
+        if (!in_range(a->pad[i], 0, MAX_KERNEL))
+            what = "padding";
+    if (what)
+        return cc_error_set(err, "node \"%s\" (conv2d): %s out of range (stride and dilation "
+                            "1..%d, padding 0..%d)", n->name, what, MAX_KERNEL, MAX_KERNEL);
+    int64_t c = x->shape[1], g = a->groups;
+    if (g < 1 || c % g != 0 || w->ndim < 1 || w->shape[0] % g != 0)
+        return cc_error_set(err, "node \"%s\" (conv2d): groups %lld must divide the input "
+                            "channels (%lld) and the output channels (weight \"%s\" dim 0)",
+                            n->name, (long long)g, (long long)c, w->name);
+    if (w->ndim != 4 || w->shape[1] != c / g || w->shape[2] > MAX_KERNEL ||
+        w->shape[3] > MAX_KERNEL) {
+        char want[SHAPE_BUF];
+        snprintf(want, sizeof(want), "[O,%lld,kh,kw] (C/groups, kernel 1..%d)",
+                 (long long)(c / g), MAX_KERNEL);
+        return bad_input(m, n, 1, want, err);
+    }
+    int64_t o = w->shape[0];
+    if (!want_bias(m, n, o, err))
+        return false;
+    out->ndim = 4;
+    out->d[0] = 1;
+    out->d[1] = o;
+    for (int i = 0; i < 2; i++) {
+        // All terms are bounded (dims <= 2^20, attrs <= 64), so int64 cannot overflow.
+        int64_t span = x->shape[2 + i] + a->pad[i] + a->pad[i + 2] -
+                       (int64_t)a->dilation[i] * (w->shape[2 + i] - 1) - 1;
+        if (span < 0)
+            return cc_error_set(err, "node \"%s\" (conv2d): kernel of weight \"%s\" is larger "
+                                "than the padded input \"%s\"", n->name, w->name, x->name);
+        out->d[2 + i] = span / a->stride[i] + 1;
+    }
+    return true;
+}
+
+static bool infer_add(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err)
+{
+    const struct cc_tensor *a = &m->tensors[n->inputs[0]];
+    struct shape s = {a->ndim, {0}};
+    memcpy(s.d, a->shape, sizeof(s.d));
+    if (!shape_equal(&m->tensors[n->inputs[1]], &s)) {
+        char want[SHAPE_BUF];
+        return bad_input(m, n, 1, TSHAPE(want, a), err);
+    }
+    *out = s;
+    return true;
+}
+
+static bool infer_gap(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err)
+{
+    if (!want_nchw(m, n, 0, err))
+        return false;
+    *out = (struct shape){4, {1, m->tensors[n->inputs[0]].shape[1], 1, 1}};
+    return true;
+}
+
+static bool infer_linear(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
+    if (x->ndim != 2 || x->shape[0] != 1)
+        return bad_input(m, n, 0, "[1,K]", err);
+    if (w->ndim != 2 || w->shape[1] != x->shape[1]) {
+        char want[SHAPE_BUF];
+        snprintf(want, sizeof(want), "[N,%lld]", (long long)x->shape[1]);
+        return bad_input(m, n, 1, want, err);
+    }
+    if (!want_bias(m, n, w->shape[0], err))
+        return false;
+    *out = (struct shape){2, {1, w->shape[0]}};
+    return true;
+}
+
+static bool infer_flatten(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    if (x->shape[0] != 1)
+        return bad_input(m, n, 0, "batch 1 ([1,...])", err);
+    *out = (struct shape){2, {1, x->count}};
+    return true;
+}
+
+static bool infer_reshape(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    const struct cc_tensor *y = &m->tensors[n->outputs[0]];
+    if (x->count != y->count) {
+        char bx[SHAPE_BUF], by[SHAPE_BUF];
+        return cc_error_set(err, "node \"%s\" (reshape): input \"%s\" %s has %lld elements but "
+                            "output \"%s\" %s has %lld", n->name, x->name, TSHAPE(bx, x),
+                            (long long)x->count, y->name, TSHAPE(by, y), (long long)y->count);
+    }
+    out->ndim = y->ndim;
+    memcpy(out->d, y->shape, sizeof(out->d));
+    return true;
+}
+
+static bool infer_softmax(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    if (x->ndim != 2 || x->shape[0] != 1)
+        return bad_input(m, n, 0, "[1,N]", err);
+    return infer_same(m, n, out, err);
+}
+
+static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                       struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    out->ndim = x->ndim;
+    memcpy(out->d, x->shape, sizeof(out->d));
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Builder                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Grows *arr (of elem-sized items, *cap of them) to hold at least need; false on OOM. */
+static bool grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    int ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*arr, (size_t)ncap * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+static bool name_ok(const char *what, const char *name, struct cc_error *err)
+{
+    size_t len = name ? strlen(name) : 0;
+    if (len < 1 || len > MAX_NAME_LEN)
+        return cc_error_set(err, "%s name \"%.40s\" must be 1..%d bytes", what, name ? name : "",
+                            MAX_NAME_LEN);
+    return true;
+}
+
+struct cc_model *cc_model_new(const char *name)
+{
+    struct cc_model *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->name = strdup(name ? name : "");
+    if (!m->name) {
+        free(m);
+        return NULL;
+    }
+    m->input.tensor = -1;
+    m->output.tensor = -1;
+    for (int c = 0; c < 3; c++)
+        m->input.std[c] = 1.0f;
+    return m;
+}
+
+int cc_model_find_tensor(const struct cc_model *m, const char *name)
+{
+    for (int i = 0; m && name && i < m->n_tensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int find_node(const struct cc_model *m, const char *name)
+{
+    for (int i = 0; i < m->n_nodes; i++)
+        if (strcmp(m->nodes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
+                        const int64_t *shape, const float *data, struct cc_error *err)
+{
+    if (!name_ok("tensor", name, err))
+        return -1;
+    if (dtype != CC_DTYPE_F32) {
+        cc_error_set(err, "tensor \"%s\": dtype %s is not supported by this camclass (only f32)",
+                     name, cc_dtype_name(dtype));
+        return -1;
+    }
+    if (cc_model_find_tensor(m, name) >= 0) {
+        cc_error_set(err, "duplicate tensor name \"%s\"; tensor names must be unique", name);
+        return -1;
+    }
+    if (m->n_tensors >= MAX_TENSORS) {
+        cc_error_set(err, "too many tensors (limit %d) at \"%s\"", MAX_TENSORS, name);
+        return -1;
+    }
+    if (ndim < 1 || ndim > CC_MAX_DIMS || !shape) {
+        cc_error_set(err, "tensor \"%s\": %d dimensions; a shape has 1..%d", name, ndim,
+                     CC_MAX_DIMS);
+        return -1;
+    }
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 1 || shape[i] > MAX_DIM) {
+            cc_error_set(err, "tensor \"%s\": dimension %d is %lld, outside 1..%lld", name, i,
+                         (long long)shape[i], (long long)MAX_DIM);
+            return -1;
+        }
+        // count <= MAX_ELEMENTS and shape[i] <= MAX_DIM, so the product fits in int64.
+        count *= shape[i];
+        if (count > MAX_ELEMENTS) {
+            cc_error_set(err, "tensor \"%s\": more than %lld elements (limit of one tensor)",
+                         name, (long long)MAX_ELEMENTS);
+            return -1;
+        }
+    }
+    if (!grow((void **)&m->tensors, &m->cap_tensors, m->n_tensors + 1, sizeof(*m->tensors))) {
+        cc_error_set(err, "out of memory adding tensor \"%s\"", name);
+        return -1;
+    }
+    struct cc_tensor t = {.dtype = dtype, .ndim = ndim, .count = count, .producer = -1};
+    for (int i = 0; i < CC_MAX_DIMS; i++)
+        t.shape[i] = i < ndim ? shape[i] : 1;
+    t.name = strdup(name);
+    if (data) {
+        size_t bytes = (size_t)count * sizeof(float);
+        // aligned_alloc wants a multiple of the alignment.
+        t.data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+        if (t.data)
+            memcpy(t.data, data, bytes);
+    }
+    if (!t.name || (data && !t.data)) {
+        free(t.name);
+        free(t.data);
+        cc_error_set(err, "out of memory adding tensor \"%s\"", name);
+        return -1;
+    }
+    m->tensors[m->n_tensors] = t;
+    return m->n_tensors++;
+}
+
+int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n_inputs,
+                      const int *inputs, int n_outputs, const int *outputs,
+                      const union cc_attrs *attrs, struct cc_act act, struct cc_error *err)
+{
+    if (!name_ok("node", name, err))
+        return -1;
+    if ((unsigned)op >= CC_OP_COUNT) {
+        cc_error_set(err, "node \"%s\": unknown op %d", name, (int)op);
+        return -1;
+    }
+    if (find_node(m, name) >= 0) {
+        cc_error_set(err, "duplicate node name \"%s\"; node names must be unique", name);
+        return -1;
+    }
+    if (m->n_nodes >= MAX_NODES) {
+        cc_error_set(err, "too many nodes (limit %d) at \"%s\"", MAX_NODES, name);
+        return -1;
+    }
+    if (n_inputs < 1 || n_inputs > CC_MAX_NODE_INPUTS || n_outputs != CC_MAX_NODE_OUTPUTS) {
+        cc_error_set(err, "node \"%s\" (%s): %d inputs and %d outputs; a node has 1..%d inputs "
+                     "and %d output", name, cc_op_name(op), n_inputs, n_outputs,
+                     CC_MAX_NODE_INPUTS, CC_MAX_NODE_OUTPUTS);
+        return -1;
+    }
+    for (int i = 0; i < n_inputs + n_outputs; i++) {
+        int t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
+        if (t < 0 || t >= m->n_tensors) {
+            cc_error_set(err, "node \"%s\" (%s): tensor index %d does not exist", name,
+                         cc_op_name(op), t);
+            return -1;
+        }
+    }
+    if (!grow((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof(*m->nodes))) {
+        cc_error_set(err, "out of memory adding node \"%s\"", name);
+        return -1;
+    }
+    struct cc_node n = {.op = op, .n_inputs = n_inputs, .n_outputs = n_outputs, .act = act};
+    memcpy(n.inputs, inputs, (size_t)n_inputs * sizeof(int));
+    memcpy(n.outputs, outputs, (size_t)n_outputs * sizeof(int));
+    if (attrs)
+        n.attrs = *attrs;
+    else if (op == CC_OP_CONV2D)
+        n.attrs.conv = (struct cc_conv2d_attrs){{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    n.name = strdup(name);
+    if (!n.name) {
+        cc_error_set(err, "out of memory adding node \"%s\"", name);
+        return -1;
+    }
+    m->nodes[m->n_nodes] = n;
+    return m->n_nodes++;
+}
+
+bool cc_model_add_label(struct cc_model *m, const char *label, struct cc_error *err)
+{
+    size_t len = label ? strlen(label) : 0;
+    if (len < 1 || len > MAX_LABEL_LEN)
+        return cc_error_set(err, "label %d is %zu bytes; a label has 1..%d", m->n_labels + 1,
+                            len, MAX_LABEL_LEN);
+    if (m->n_labels >= MAX_CLASSES)
+        return cc_error_set(err, "more than %d labels", MAX_CLASSES);
+    char **nl = realloc(m->labels, (size_t)(m->n_labels + 1) * sizeof(*nl));
+    if (!nl)
+        return cc_error_set(err, "out of memory adding label %d", m->n_labels + 1);
+    m->labels = nl;
+    if (!(m->labels[m->n_labels] = strdup(label)))
+        return cc_error_set(err, "out of memory adding label %d", m->n_labels + 1);
+    m->n_labels++;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Finalize                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Checks one node: input count, activation, input shapes, computed vs declared output. */
+static bool check_node(const struct cc_model *m, const struct cc_node *n, struct cc_error *err)
+{
+    const struct op_rule *r = &op_rules[n->op];
+    if (n->n_inputs < r->min_inputs || n->n_inputs > r->max_inputs) {
+        if (r->min_inputs == r->max_inputs)
+            return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d", n->name,
+                                r->name, n->n_inputs, r->name, r->min_inputs);
+        return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d..%d", n->name,
+                            r->name, n->n_inputs, r->name, r->min_inputs, r->max_inputs);
+    }
+    if (!r->has_act && !act_is_none(n->act))
+        return cc_error_set(err, "node \"%s\" (%s) has a fused activation; only conv2d, linear, "
+                            "add and clamp take one", n->name, r->name);
+    if (isnan(n->act.min) || isnan(n->act.max) || n->act.min > n->act.max)
+        return cc_error_set(err, "node \"%s\" (%s): activation clamp_min %g > clamp_max %g",
+                            n->name, r->name, (double)n->act.min, (double)n->act.max);
+    struct shape s;
+    if (!r->infer(m, n, &s, err))
+        return false;
+    const struct cc_tensor *y = &m->tensors[n->outputs[0]];
+    if (!shape_equal(y, &s)) {
+        char bs[SHAPE_BUF], by[SHAPE_BUF];
+        return cc_error_set(err, "node \"%s\" (%s): computed output shape %s but tensor \"%s\" "
+                            "is declared %s", n->name, r->name,
+                            shape_str(bs, sizeof(bs), s.ndim, s.d), y->name, TSHAPE(by, y));
+    }
+    return true;
+}
+
+/* Sets every tensor's producer; checks that activations are produced exactly once and that
+ * nodes come in topological order. */
+static bool check_order(struct cc_model *m, struct cc_error *err)
+{
+    for (int i = 0; i < m->n_tensors; i++)
+        m->tensors[i].producer = -1;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const struct cc_node *n = &m->nodes[k];
+        struct cc_tensor *y = &m->tensors[n->outputs[0]];
+        if (y->data || n->outputs[0] == m->input.tensor)
+            return cc_error_set(err, "node \"%s\" writes to tensor \"%s\", which is %s", n->name,
+                                y->name, y->data ? "a constant" : "the graph input");
+        if (y->producer >= 0)
+            return cc_error_set(err, "tensor \"%s\" is produced by both node \"%s\" and node "
+                                "\"%s\"; each tensor has one producer", y->name,
+                                m->nodes[y->producer].name, n->name);
+        y->producer = k;
+    }
+    for (int k = 0; k < m->n_nodes; k++) {
+        const struct cc_node *n = &m->nodes[k];
+        for (int i = 0; i < n->n_inputs; i++) {
+            const struct cc_tensor *x = &m->tensors[n->inputs[i]];
+            if (x->data || n->inputs[i] == m->input.tensor)
+                continue;
+            if (x->producer < 0)
+                return cc_error_set(err, "node \"%s\" reads tensor \"%s\", which has no data and "
+                                    "is produced by no node", n->name, x->name);
+            if (x->producer >= k)
+                return cc_error_set(err, "node \"%s\" reads tensor \"%s\" before node \"%s\" "
+                                    "produces it (cycle or wrong order; nodes must be in "
+                                    "topological order)", n->name, x->name,
+                                    m->nodes[x->producer].name);
+        }
+    }
+    for (int i = 0; i < m->n_tensors; i++) {
+        const struct cc_tensor *t = &m->tensors[i];
+        if (!t->data && t->producer < 0 && i != m->input.tensor)
+            return cc_error_set(err, "tensor \"%s\" has no data and is produced by no node "
+                                "(only the graph input may be)", t->name);
+    }
+    return true;
+}
+
+static bool check_input_spec(const struct cc_model *m, struct cc_error *err)
+{
+    const struct cc_input_spec *in = &m->input;
+    if (in->tensor < 0 || in->tensor >= m->n_tensors)
+        return cc_error_set(err, "model has no input tensor; set the input spec");
+    const struct cc_tensor *t = &m->tensors[in->tensor];
+    char b[SHAPE_BUF];
+    if (t->data)
+        return cc_error_set(err, "input tensor \"%s\" has data; the graph input must be a "
+                            "tensor without data", t->name);
+    if (t->ndim != 4 || t->shape[0] != 1 || t->shape[1] != 3)
+        return cc_error_set(err, "input tensor \"%s\" has shape %s; the input must be [1,3,H,W]",
+                            t->name, TSHAPE(b, t));
+    for (int c = 0; c < 3; c++) {
+        if (!(in->std[c] > 0) || !isfinite(in->std[c]) || !isfinite(in->mean[c]))
+            return cc_error_set(err, "input std[%d] = %g, mean[%d] = %g; every std must be > 0 "
+                                "and both finite", c, (double)in->std[c], c,
+                                (double)in->mean[c]);
+    }
+    if (in->resize == CC_RESIZE_CENTER_CROP &&
+        (in->resize_size < t->shape[2] || in->resize_size < t->shape[3] ||
+         in->resize_size > MAX_DIM))
+        return cc_error_set(err, "input resize size %d is smaller than the input %lldx%lld (or "
+                            "above %lld); center_crop needs size >= max(H, W)", in->resize_size,
+                            (long long)t->shape[3], (long long)t->shape[2], (long long)MAX_DIM);
+    return true;
+}
+
+static bool check_output_spec(struct cc_model *m, struct cc_error *err)
+{
+    struct cc_output_spec *out = &m->output;
+    if (out->tensor < 0 || out->tensor >= m->n_tensors)
+        return cc_error_set(err, "model has no output tensor; set the output spec");
+    const struct cc_tensor *t = &m->tensors[out->tensor];
+    if (t->producer < 0)
+        return cc_error_set(err, "output tensor \"%s\" is produced by no node", t->name);
+    if (out->classes == 0 && t->ndim == 2)
+        out->classes = t->shape[1] <= MAX_CLASSES ? (int)t->shape[1] : 0;
+    if (out->classes < 1 || out->classes > MAX_CLASSES)
+        return cc_error_set(err, "output has %d classes; the limit is 1..%d", out->classes,
+                            MAX_CLASSES);
+    if (t->ndim != 2 || t->shape[0] != 1 || t->shape[1] != out->classes) {
+        char b[SHAPE_BUF];
+        return cc_error_set(err, "output tensor \"%s\" has shape %s, expected [1,%d] (classes)",
+                            t->name, TSHAPE(b, t), out->classes);
+    }
+    if (m->n_labels && m->n_labels != out->classes)
+        return cc_error_set(err, "%d labels for %d classes; the label count must equal the "
+                            "class count", m->n_labels, out->classes);
+    return true;
+}
+
+bool cc_model_finalize(struct cc_model *m, struct cc_error *err)
+{
+    size_t len = strlen(m->name);
+    if (len < 1 || len > MAX_MODEL_NAME_LEN)
+        return cc_error_set(err, "model name \"%.40s\" must be 1..%d bytes", m->name,
+                            MAX_MODEL_NAME_LEN);
+    if (m->n_nodes < 1)
+        return cc_error_set(err, "model \"%s\" has no nodes", m->name);
+    int64_t const_bytes = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        if (m->tensors[i].data)
+            const_bytes += m->tensors[i].count * (int64_t)sizeof(float);
+        if (const_bytes > MAX_CONST_BYTES)
+            return cc_error_set(err, "constant data exceeds %lld bytes at tensor \"%s\"",
+                                (long long)MAX_CONST_BYTES, m->tensors[i].name);
+    }
+    if (!check_input_spec(m, err) || !check_order(m, err))
+        return false;
+    for (int k = 0; k < m->n_nodes; k++)
+        if (!check_node(m, &m->nodes[k], err))
+            return false;
+    return check_output_spec(m, err);
+}
+
+void cc_model_destroy(struct cc_model *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n_tensors; i++) {
+        free(m->tensors[i].name);
+        free(m->tensors[i].data);
+    }
+    for (int i = 0; i < m->n_nodes; i++)
+        free(m->nodes[i].name);
+    for (int i = 0; i < m->n_labels; i++)
+        free(m->labels[i]);
+    free(m->tensors);
+    free(m->nodes);
+    free(m->labels);
+    free(m->name);
+    free(m);
+}
