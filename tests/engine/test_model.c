@@ -1,0 +1,185 @@
+/* camclass — unit tests of the model builder and cc_model_finalize (engine/model.c).
+ *
+ * Builds a tiny network by code (conv2d+relu6 -> global_avg_pool -> flatten -> linear), checks
+ * that it finalizes, then breaks it one way at a time and checks each error message.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The tiny network, with knobs for breaking it                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+struct knobs {
+    int64_t conv_out_hw;  // declared conv output H and W (correct: 4)
+    int64_t w_in_ch;      // weight dim 1 (correct: 3)
+    int groups;           // correct: 1
+    int64_t fc_classes;   // linear output (correct: 2)
+    int n_labels;         // correct: 2
+    bool swap_nodes;      // put global_avg_pool before conv2d
+    bool no_input_spec;
+    float std0;           // correct: 0.5
+    bool act_on_flatten;
+};
+
+static const struct knobs good = {4, 3, 1, 2, 2, false, false, 0.5f, false};
+
+/* Returns a model (not finalized) or NULL when the builder itself failed (err set). */
+static struct cc_model *build(const struct knobs *k, struct cc_error *err)
+{
+    static const float zeros[4 * 3 * 3 * 3] = {0};
+    struct cc_model *m = cc_model_new("tiny");
+    int64_t s_in[] = {1, 3, 8, 8}, s_w[] = {4, k->w_in_ch, 3, 3}, s_b[] = {4};
+    int64_t s_c[] = {1, 4, k->conv_out_hw, k->conv_out_hw}, s_g[] = {1, 4, 1, 1}, s_f[] = {1, 4};
+    int64_t s_fw[] = {k->fc_classes, 4}, s_fb[] = {k->fc_classes}, s_out[] = {1, k->fc_classes};
+    int t[9];
+    t[0] = cc_model_add_tensor(m, "input", CC_DTYPE_F32, 4, s_in, NULL, err);
+    t[1] = cc_model_add_tensor(m, "conv.w", CC_DTYPE_F32, 4, s_w, zeros, err);
+    t[2] = cc_model_add_tensor(m, "conv.b", CC_DTYPE_F32, 1, s_b, zeros, err);
+    t[3] = cc_model_add_tensor(m, "conv.out", CC_DTYPE_F32, 4, s_c, NULL, err);
+    t[4] = cc_model_add_tensor(m, "gap.out", CC_DTYPE_F32, 4, s_g, NULL, err);
+    t[5] = cc_model_add_tensor(m, "flat.out", CC_DTYPE_F32, 2, s_f, NULL, err);
+    t[6] = cc_model_add_tensor(m, "fc.w", CC_DTYPE_F32, 2, s_fw, zeros, err);
+    t[7] = cc_model_add_tensor(m, "fc.b", CC_DTYPE_F32, 1, s_fb, zeros, err);
+    t[8] = cc_model_add_tensor(m, "logits", CC_DTYPE_F32, 2, s_out, NULL, err);
+    for (int i = 0; i < 9; i++)
+        if (t[i] < 0)
+            goto fail;
+    union cc_attrs conv = {.conv = {{2, 2}, {1, 1, 1, 1}, {1, 1}, k->groups}};
+    int conv_in[] = {t[0], t[1], t[2]}, gap_in[] = {t[3]}, fc_in[] = {t[5], t[6], t[7]};
+    struct cc_act flat_act = k->act_on_flatten ? cc_act_relu() : cc_act_none();
+    bool ok;
+    if (k->swap_nodes)
+        ok = cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
+                               cc_act_none(), err) >= 0 &&
+             cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv,
+                               cc_act_relu6(), err) >= 0;
+    else
+        ok = cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv,
+                               cc_act_relu6(), err) >= 0 &&
+             cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
+                               cc_act_none(), err) >= 0;
+    ok = ok &&
+         cc_model_add_node(m, CC_OP_FLATTEN, "flat", 1, &t[4], 1, &t[5], NULL, flat_act, err) >=
+             0 &&
+         cc_model_add_node(m, CC_OP_LINEAR, "fc", 3, fc_in, 1, &t[8], NULL, cc_act_none(), err) >=
+             0;
+    for (int i = 0; ok && i < k->n_labels; i++)
+        ok = cc_model_add_label(m, i % 2 ? "dog" : "cat", err);
+    if (!ok)
+        goto fail;
+    if (!k->no_input_spec)
+        m->input.tensor = t[0];
+    m->input.std[0] = k->std0;
+    m->output.tensor = t[8];
+    return m;
+fail:
+    cc_model_destroy(m);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tests                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_names(void)
+{
+    for (int op = 0; op < CC_OP_COUNT; op++)
+        CHECKF((int)cc_op_from_name(cc_op_name((enum cc_op)op)) == op, "op %d round trip", op);
+    CHECK(cc_op_from_name("gelu") == CC_OP_COUNT);
+    CHECK(strcmp(cc_op_name(CC_OP_GLOBAL_AVG_POOL), "global_avg_pool") == 0);
+    CHECK(strcmp(cc_dtype_name(CC_DTYPE_I8), "i8") == 0);
+    CHECK(isinf(cc_act_none().min) && cc_act_none().min < 0 && cc_act_relu6().max == 6.0f);
+}
+
+static void test_good(void)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = build(&good, &err);
+    CHECKF(m != NULL, "build: %s", err.msg);
+    if (!m)
+        return;
+    CHECKF(cc_model_finalize(m, &err), "finalize: %s", err.msg);
+    CHECK(m->output.classes == 2 && m->n_labels == 2 && m->n_nodes == 4);
+    int logits = cc_model_find_tensor(m, "logits");
+    CHECK(logits == 8 && m->tensors[logits].producer == 3);
+    CHECK(m->tensors[cc_model_find_tensor(m, "conv.w")].producer == -1);
+    CHECK(((uintptr_t)m->tensors[1].data & 63) == 0);
+    CHECK(m->tensors[3].count == 64);
+    cc_model_destroy(m);
+    cc_model_destroy(NULL);
+}
+
+struct bad_case {
+    const char *what;
+    struct knobs k;
+    const char *expect;
+};
+
+static void test_bad(void)
+{
+    static const struct bad_case cases[] = {
+        {"conv output", {2, 3, 1, 2, 2, false, false, 0.5f, false},
+         "node \"conv\" (conv2d): computed output shape [1,4,4,4] but tensor \"conv.out\" is "
+         "declared [1,4,2,2]"},
+        {"weight channels", {4, 2, 1, 2, 2, false, false, 0.5f, false},
+         "input \"conv.w\" has shape [4,2,3,3], expected [O,3,kh,kw]"},
+        {"groups", {4, 3, 2, 2, 2, false, false, 0.5f, false}, "groups 2 must divide"},
+        {"labels", {4, 3, 1, 2, 3, false, false, 0.5f, false}, "3 labels for 2 classes"},
+        {"order", {4, 3, 1, 2, 2, true, false, 0.5f, false},
+         "node \"gap\" reads tensor \"conv.out\" before node \"conv\" produces it (cycle"},
+        {"input spec", {4, 3, 1, 2, 2, false, true, 0.5f, false}, "model has no input tensor"},
+        {"std", {4, 3, 1, 2, 2, false, false, 0.0f, false}, "every std must be > 0"},
+        {"act", {4, 3, 1, 2, 2, false, false, 0.5f, true},
+         "node \"flat\" (flatten) has a fused activation"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cc_error err = {0};
+        struct cc_model *m = build(&cases[i].k, &err);
+        bool ok = m && cc_model_finalize(m, &err);
+        CHECKF(!ok && strstr(err.msg, cases[i].expect), "%s: got \"%s\", want \"%s\"",
+               cases[i].what, err.msg, cases[i].expect);
+        cc_model_destroy(m);
+    }
+}
+
+static void test_builder_errors(void)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_model_new("b");
+    int64_t ok_shape[] = {2, 2}, big[] = {1 << 20, 1 << 20}, zero[] = {3, 0};
+    CHECK(cc_model_add_tensor(m, "a", CC_DTYPE_F32, 2, ok_shape, NULL, &err) == 0);
+    CHECK(cc_model_add_tensor(m, "a", CC_DTYPE_F32, 2, ok_shape, NULL, &err) < 0 &&
+          strstr(err.msg, "duplicate tensor name \"a\""));
+    CHECK(cc_model_add_tensor(m, "big", CC_DTYPE_F32, 2, big, NULL, &err) < 0 &&
+          strstr(err.msg, "elements"));
+    CHECK(cc_model_add_tensor(m, "z", CC_DTYPE_F32, 2, zero, NULL, &err) < 0 &&
+          strstr(err.msg, "dimension 1 is 0"));
+    CHECK(cc_model_add_tensor(m, "h", CC_DTYPE_F16, 2, ok_shape, NULL, &err) < 0 &&
+          strstr(err.msg, "dtype f16 is not supported"));
+    CHECK(cc_model_add_tensor(m, "", CC_DTYPE_F32, 2, ok_shape, NULL, &err) < 0);
+    int in[] = {0}, out[] = {0}, bad[] = {7};
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) ==
+          0);
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) <
+              0 &&
+          strstr(err.msg, "duplicate node name \"s\""));
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "t", 1, bad, 1, out, NULL, cc_act_none(), &err) <
+              0 &&
+          strstr(err.msg, "tensor index 7"));
+    CHECK(!cc_model_add_label(m, "", &err) && strstr(err.msg, "label 1 is 0 bytes"));
+    cc_model_destroy(m);
+}
+
+int main(void)
+{
+    test_names();
+    test_good();
+    test_bad();
+    test_builder_errors();
+    return tu_exit_code();
+}
