@@ -438,22 +438,40 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
     struct cc_tensor t = {.dtype = dtype, .ndim = ndim, .count = count, .producer = -1};
     for (int i = 0; i < CC_MAX_DIMS; i++)
         t.shape[i] = i < ndim ? shape[i] : 1;
-    t.name = strdup(name);
-    if (data) {
-        size_t bytes = (size_t)count * sizeof(float);
-        // aligned_alloc wants a multiple of the alignment.
-        t.data = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-        if (t.data)
-            memcpy(t.data, data, bytes);
-    }
-    if (!t.name || (data && !t.data)) {
-        free(t.name);
-        free(t.data);
+    if (!(t.name = strdup(name))) {
         cc_error_set(err, "out of memory adding tensor \"%s\"", name);
         return -1;
     }
     m->tensors[m->n_tensors] = t;
-    return m->n_tensors++;
+    int idx = m->n_tensors++;
+    if (data) {
+        float *dst = cc_model_alloc_tensor_data(m, idx, err);
+        if (!dst) {
+            free(m->tensors[--m->n_tensors].name);
+            return -1;
+        }
+        memcpy(dst, data, (size_t)count * sizeof(float));
+    }
+    return idx;
+}
+
+float *cc_model_alloc_tensor_data(struct cc_model *m, int tensor, struct cc_error *err)
+{
+    if (tensor < 0 || tensor >= m->n_tensors || m->tensors[tensor].data) {
+        cc_error_set(err, "tensor index %d does not exist or already has data", tensor);
+        return NULL;
+    }
+    struct cc_tensor *t = &m->tensors[tensor];
+    // count <= 2^28, so bytes fit; aligned_alloc wants a multiple of the alignment.
+    size_t bytes = ((size_t)t->count * sizeof(float) + 63) & ~(size_t)63;
+    t->data = aligned_alloc(64, bytes);
+    if (!t->data) {
+        cc_error_set(err, "out of memory for the data of tensor \"%s\" (%zu bytes)", t->name,
+                     bytes);
+        return NULL;
+    }
+    memset(t->data, 0, bytes);
+    return t->data;
 }
 
 int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n_inputs,

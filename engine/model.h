@@ -135,6 +135,12 @@ struct cc_model *cc_model_new(const char *name);
 int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
                         const int64_t *shape, const float *data, struct cc_error *err);
 
+/* Gives tensor (added without data) zeroed 64-byte aligned storage for its count f32 values,
+ * owned by the model, and returns it for the caller to fill: the tensor becomes a constant.
+ * The bundle loader reads weights straight into it. NULL with err set on out of memory or when
+ * the tensor already has data. */
+float *cc_model_alloc_tensor_data(struct cc_model *m, int tensor, struct cc_error *err);
+
 /* Looks a tensor up by name; -1 when absent. */
 int cc_model_find_tensor(const struct cc_model *m, const char *name);
 
