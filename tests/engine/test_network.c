@@ -1,0 +1,100 @@
+/* camclass — whole-network test: a bundle on one backend against PyTorch's own logits.
+ *
+ *     test_network BACKEND BUNDLE INPUT.bin LOGITS.bin
+ *
+ * INPUT.bin (NCHW f32) and LOGITS.bin (f32) come from tests/engine/make_reference.py, which
+ * runs the original, unfused torchvision module in the same build. Passes when
+ *     max |logit - ref| <= 1e-4 * max |ref|   and   the top-5 indices are identical in order,
+ * on two consecutive runs (the second checks that re-submitting the recorded work gives the
+ * same result). The requested backend must be the one that runs: no fallback is accepted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "testutil.h"
+
+#define TOLERANCE 1e-4 // relative to max |ref|
+#define TOP_K 5
+
+/* Reads a raw f32 file that must hold exactly count values; NULL (and a failed check) else. */
+static float *read_f32(const char *path, size_t count)
+{
+    size_t size = 0;
+    float *data = tu_read_file(path, &size);
+    if (!CHECKF(data != NULL, "cannot read %s", path))
+        return NULL;
+    if (!CHECKF(size == count * sizeof(float), "%s holds %zu bytes, the model needs %zu", path,
+                size, count * sizeof(float))) {
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+static void check_logits(const char *what, const float *out, const float *ref, size_t n)
+{
+    size_t worst = 0;
+    double err = tu_max_abs_diff(out, ref, n, &worst);
+    double scale = tu_max_abs(ref, n);
+    printf("%s: max |logit - ref| = %.3g at %zu (%.3g x max|ref| %.4g; tolerance %.0e)\n", what,
+           err, worst, err / scale, scale, TOLERANCE);
+    CHECKF(err <= TOLERANCE * scale, "%s: max |logit - ref| %.3g > %.0e x %.4g (logit %zu: %.7g "
+           "vs %.7g)", what, err, TOLERANCE, scale, worst, out[worst], ref[worst]);
+
+    struct cc_topk got[TOP_K], want[TOP_K];
+    int k = cc_topk(out, (int)n, TOP_K, got);
+    CHECK(cc_topk(ref, (int)n, TOP_K, want) == k);
+    printf("%s: top-%d", what, k);
+    for (int i = 0; i < k; i++)
+        printf(" %d (%.5f / ref %d %.5f)", got[i].index, got[i].score, want[i].index,
+               want[i].score);
+    printf("\n");
+    for (int i = 0; i < k; i++)
+        CHECKF(got[i].index == want[i].index, "%s: top-%d rank %d is class %d, PyTorch says %d",
+               what, k, i + 1, got[i].index, want[i].index);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s cpu|vulkan BUNDLE INPUT.bin LOGITS.bin\n", argv[0]);
+        return 2;
+    }
+    struct cc_engine_options opt = cc_engine_options_default();
+    if (!cc_backend_kind_parse(argv[1], &opt.backend) || opt.backend == CC_BACKEND_AUTO) {
+        fprintf(stderr, "%s: backend must be cpu or vulkan, not %s\n", argv[0], argv[1]);
+        return 2;
+    }
+    opt.notices = stderr;
+
+    struct cc_error err = {0};
+    struct cc_engine *e = cc_engine_create(argv[2], &opt, &err);
+    if (!CHECKF(e != NULL, "cc_engine_create(%s, %s): %s", argv[2], argv[1], err.msg))
+        return tu_exit_code();
+    printf("backend %s, device %s\n", cc_engine_backend_name(e), cc_engine_device_name(e));
+    CHECKF(strcmp(cc_engine_backend_name(e), argv[1]) == 0, "asked for %s, got %s", argv[1],
+           cc_engine_backend_name(e));
+
+    size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
+    float *input = read_f32(argv[3], n_in);
+    float *ref = read_f32(argv[4], n_out);
+    float *out = calloc(n_out, sizeof(float));
+    float *again = calloc(n_out, sizeof(float));
+    if (input && ref && CHECK(out && again)) {
+        if (CHECKF(cc_engine_run(e, input, out, &err), "run 1: %s", err.msg))
+            check_logits("run 1", out, ref, n_out);
+        if (CHECKF(cc_engine_run(e, input, again, &err), "run 2: %s", err.msg))
+            CHECKF(memcmp(out, again, n_out * sizeof(float)) == 0,
+                   "run 2 differs from run 1 by up to %.3g",
+                   tu_max_abs_diff(again, out, n_out, NULL));
+    }
+    free(again);
+    free(out);
+    free(ref);
+    free(input);
+    cc_engine_destroy(e);
+    return tu_exit_code();
+}

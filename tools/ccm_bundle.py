@@ -1,0 +1,110 @@
+"""camclass model bundles (docs/MODEL_FORMAT.md) from Python: read one, and run one.
+
+`read_bundle(path)` returns the manifest and its constant tensors; `run_graph(...)` executes a
+bundle graph with PyTorch ops in float64, written straight from the op table of the format
+spec. The exporter runs it on the graph it is about to write (to catch folding bugs before a
+file exists), and the tests run it on the written file.
+"""
+
+import json
+import zipfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+FORMAT = "camclass-bundle"
+VERSION = 1
+ALIGN = 64  # every tensor starts at a multiple of this inside its data entry
+
+# A fused activation is a clamp range; JSON has no infinity, so an open side of a "clamp"
+# activation is written as the largest f32 (clamping to it changes no finite f32 value).
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def act_range(attrs):
+    """(min, max) of a node's fused activation (None for an open side)."""
+    act = (attrs or {}).get("activation", "none")
+    if act == "none":
+        return None, None
+    if act == "relu":
+        return 0.0, None
+    if act == "relu6":
+        return 0.0, 6.0
+    if act == "clamp":
+        lo, hi = attrs["clamp_min"], attrs["clamp_max"]
+        return (None if lo <= -F32_MAX else lo), (None if hi >= F32_MAX else hi)
+    raise ValueError("unknown activation %r" % act)
+
+
+def read_bundle(path):
+    """Returns (manifest dict, {tensor name: float32 ndarray} for every constant, labels)."""
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("manifest.json").decode("utf-8"))
+        entries = {}
+        consts = {}
+        for t in manifest["tensors"]:
+            ref = t.get("data")
+            if ref is None:
+                continue
+            info = z.getinfo(ref["entry"])
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise ValueError("entry %s is compressed" % ref["entry"])
+            if ref["entry"] not in entries:
+                entries[ref["entry"]] = z.read(ref["entry"])
+            raw = entries[ref["entry"]][ref["offset"]:ref["offset"] + ref["size"]]
+            consts[t["name"]] = np.frombuffer(raw, dtype="<f4").reshape(t["shape"])
+        labels = manifest["labels"]
+        if isinstance(labels, dict):
+            text = z.read(labels["entry"]).decode("utf-8")
+            labels = text.replace("\r\n", "\n").rstrip("\n").split("\n")
+    return manifest, consts, labels
+
+
+def _clamp(y, attrs):
+    lo, hi = act_range(attrs)
+    return y if lo is None and hi is None else torch.clamp(y, min=lo, max=hi)
+
+
+def _conv2d(x, ins, attrs, shape):
+    a = attrs or {}
+    top, left, bottom, right = a.get("padding", [0, 0, 0, 0])
+    x = F.pad(x, (left, right, top, bottom))
+    y = F.conv2d(x, ins[1], ins[2] if len(ins) > 2 else None, stride=a.get("stride", [1, 1]),
+                 dilation=a.get("dilation", [1, 1]), groups=a.get("groups", 1))
+    return _clamp(y, a)
+
+
+def _linear(x, ins, attrs, shape):
+    return _clamp(F.linear(x, ins[1], ins[2] if len(ins) > 2 else None), attrs)
+
+
+# op name -> f(first input, all inputs, attrs, declared output shape), per the spec's op table.
+OPS = {
+    "conv2d": _conv2d,
+    "linear": _linear,
+    "add": lambda x, ins, a, s: _clamp(ins[0] + ins[1], a),
+    "global_avg_pool": lambda x, ins, a, s: x.mean(dim=(2, 3), keepdim=True),
+    "flatten": lambda x, ins, a, s: x.reshape(1, -1),
+    "reshape": lambda x, ins, a, s: x.reshape(s),
+    "softmax": lambda x, ins, a, s: torch.softmax(x, dim=-1),
+    "clamp": lambda x, ins, a, s: _clamp(x, a),
+}
+
+
+def run_graph(manifest, consts, x):
+    """Runs the manifest's graph on input x (array-like, the input shape) in float64.
+    Returns the output tensor as a float64 ndarray."""
+    shapes = {t["name"]: t["shape"] for t in manifest["tensors"]}
+    vals = {name: torch.from_numpy(np.asarray(a, dtype=np.float64)) for name, a in consts.items()}
+    vals[manifest["input"]["tensor"]] = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    with torch.no_grad():
+        for node in manifest["graph"]:
+            ins = [vals[name] for name in node["inputs"]]
+            out = node["outputs"][0]
+            y = OPS[node["op"]](ins[0], ins, node.get("attrs"), shapes[out])
+            if list(y.shape) != shapes[out]:
+                raise ValueError("node %s computes shape %s, the manifest declares %s"
+                                 % (node["name"], list(y.shape), shapes[out]))
+            vals[out] = y
+    return vals[manifest["output"]["tensor"]].numpy()
