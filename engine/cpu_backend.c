@@ -1,0 +1,318 @@
+/* camclass — the CPU backend: runs a finalized model with the plain C ops of cpu_ops.c.
+ *
+ * Activations live in one arena laid out by cc_plan; constants are read in place from the
+ * model. Nodes run in order; a node whose op can split its work (convolutions mostly) is
+ * shared between the calling thread and the pool's workers, part p of n each.
+ *
+ * Threads: the calling thread (the engine's user) drives the run; the workers only ever run
+ * parts of the current node, handed over under pool.lock, and sleep otherwise.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cpu_ops.h"
+#include "plan.h"
+
+enum {
+    ARENA_ALIGN = 64,      // bytes; one cache line, and what SIMD loads like
+    MAX_THREADS = 16,      // upper bound for cpu_threads
+    DEFAULT_THREADS = 4,   // cap when cpu_threads is 0 (a Raspberry Pi 4 has 4 cores)
+    SPLIT_MIN_COUNT = 4096 // outputs below this run on one thread: a hand-over costs more
+};
+
+/* ------------------------------------------------------------------------------------------
+ * Worker pool
+ */
+
+// One node's work, as handed to the workers.
+struct job {
+    const struct cc_model *model;
+    const struct cc_node *node;
+    const struct cc_cpu_op *op;
+    const float *const *in;
+    float *out;
+    int n_parts;
+};
+
+struct pool {
+    pthread_t threads[MAX_THREADS]; // (n_workers)
+    int n_workers;
+    pthread_mutex_t lock; // guards everything below
+    pthread_cond_t wake;  // workers wait here for a new generation or quit
+    pthread_cond_t done;  // the caller waits here for pending == 0
+    struct job job;
+    unsigned generation; // bumped for every job
+    int pending;         // workers still busy with the current job
+    bool quit;
+};
+
+// A worker's own view: the pool and its part number (1..n_workers; the caller is part 0).
+struct worker_arg {
+    struct pool *pool;
+    int part;
+};
+
+struct cpu_state {
+    const struct cc_model *model; // not owned
+    struct cc_plan plan;
+    void *arena;       // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
+    float **data;      // (n_tensors) values of each tensor: model data or inside arena
+    const float **ins; // (n_nodes * CC_MAX_NODE_INPUTS) input pointers per node
+    struct cc_layer_timing *timings; // (n_nodes), of the last run
+    int n_timings;
+    char device_name[160];
+    struct pool pool;
+    bool pool_started;
+    struct worker_arg args[MAX_THREADS];
+};
+
+static void *worker_main(void *p)
+{
+    struct worker_arg *arg = p;
+    struct pool *pool = arg->pool;
+    unsigned seen = 0;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->quit && pool->generation == seen)
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        if (pool->quit)
+            break;
+        seen = pool->generation;
+        struct job job = pool->job;
+        pthread_mutex_unlock(&pool->lock);
+
+        if (arg->part < job.n_parts)
+            job.op->run(job.model, job.node, job.in, job.out,
+                        (struct cc_cpu_part){arg->part, job.n_parts});
+
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->pending == 0)
+            pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+/* Runs job on the calling thread (part 0) and every worker; returns when all are done. */
+static void pool_run(struct pool *pool, const struct job *job)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->job = *job;
+    pool->generation++;
+    pool->pending = pool->n_workers;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+
+    job->op->run(job->model, job->node, job->in, job->out, (struct cc_cpu_part){0, job->n_parts});
+
+    pthread_mutex_lock(&pool->lock);
+    while (pool->pending > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+static bool pool_start(struct cpu_state *s, int n_workers, struct cc_error *err)
+{
+    struct pool *pool = &s->pool;
+    memset(pool, 0, sizeof(*pool));
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    s->pool_started = true;
+    for (int i = 0; i < n_workers; i++) {
+        s->args[i] = (struct worker_arg){pool, i + 1};
+        int rc = pthread_create(&pool->threads[i], NULL, worker_main, &s->args[i]);
+        if (rc != 0)
+            return cc_error_set(err,
+                                "cpu backend: pthread_create failed (%s); "
+                                "try fewer threads",
+                                strerror(rc));
+        pool->n_workers++;
+    }
+    return true;
+}
+
+static void pool_stop(struct pool *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->quit = true;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < pool->n_workers; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->wake);
+    pthread_mutex_destroy(&pool->lock);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Backend
+ */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int choose_threads(const struct cc_engine_options *opts)
+{
+    int n = opts ? opts->cpu_threads : 0;
+    if (n <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online < 1 ? 1 : (online > DEFAULT_THREADS ? DEFAULT_THREADS : (int)online);
+    }
+    return n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+/* "CPU: <model name> (N threads)"; the model from /proc/cpuinfo where it says. */
+static void describe_cpu(char *out, size_t size, int threads)
+{
+    char model[96] = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f)) {
+            char *colon = strchr(line, ':');
+            if (!colon || (strncmp(line, "model name", 10) && strncmp(line, "Model", 5)))
+                continue;
+            const char *v = colon + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            snprintf(model, sizeof(model), "%.*s", (int)strcspn(v, "\n"), v);
+            break;
+        }
+        fclose(f);
+    }
+    snprintf(out, size, "CPU%s%s (%d thread%s)", model[0] ? ": " : "", model, threads,
+             threads == 1 ? "" : "s");
+}
+
+static void cpu_destroy(void *p)
+{
+    struct cpu_state *s = p;
+    if (!s)
+        return;
+    if (s->pool_started)
+        pool_stop(&s->pool);
+    free(s->timings);
+    free(s->ins);
+    free(s->data);
+    free(s->arena);
+    cc_plan_finish(&s->plan);
+    free(s);
+}
+
+static void *cpu_create(const struct cc_model *m, const struct cc_engine_options *opts,
+                        struct cc_error *err)
+{
+    for (int n = 0; n < m->n_nodes; n++)
+        if (!cc_cpu_op_find(m->nodes[n].op)) {
+            cc_error_set(err, "cpu backend: op %s (node %s) is not implemented",
+                         cc_op_name(m->nodes[n].op), m->nodes[n].name);
+            return NULL;
+        }
+
+    struct cpu_state *s = calloc(1, sizeof(*s));
+    if (!s) {
+        cc_error_set(err, "cpu backend: out of memory");
+        return NULL;
+    }
+    s->model = m;
+    if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
+        goto error;
+
+    size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
+    size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
+    size_t arena = s->plan.arena_size ? s->plan.arena_size : ARENA_ALIGN;
+    if (posix_memalign(&s->arena, ARENA_ALIGN, arena) != 0)
+        s->arena = NULL;
+    s->data = calloc(n_tensors, sizeof(*s->data));
+    s->ins = calloc(n_nodes * CC_MAX_NODE_INPUTS, sizeof(*s->ins));
+    s->timings = calloc(n_nodes, sizeof(*s->timings));
+    if (!s->arena || !s->data || !s->ins || !s->timings) {
+        cc_error_set(err, "cpu backend: out of memory for a %zu-byte activation arena", arena);
+        goto error;
+    }
+    memset(s->arena, 0, arena);
+    for (int t = 0; t < m->n_tensors; t++)
+        s->data[t] = m->tensors[t].data ? m->tensors[t].data
+                                        : (float *)((char *)s->arena + s->plan.offset[t]);
+    for (int n = 0; n < m->n_nodes; n++)
+        for (int i = 0; i < m->nodes[n].n_inputs; i++)
+            s->ins[(size_t)n * CC_MAX_NODE_INPUTS + i] = s->data[m->nodes[n].inputs[i]];
+
+    int threads = choose_threads(opts);
+    describe_cpu(s->device_name, sizeof(s->device_name), threads);
+    if (!pool_start(s, threads - 1, err))
+        goto error;
+    return s;
+
+error:
+    cpu_destroy(s);
+    return NULL;
+}
+
+static bool cpu_run(void *p, const float *input, float *output, struct cc_error *err)
+{
+    struct cpu_state *s = p;
+    const struct cc_model *m = s->model;
+    const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
+    const struct cc_tensor *out_t = &m->tensors[m->output.tensor];
+    memcpy(s->data[m->input.tensor], input, (size_t)in_t->count * sizeof(float));
+
+    int n_parts = s->pool.n_workers + 1;
+    s->n_timings = 0;
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_node *node = &m->nodes[n];
+        const struct cc_cpu_op *op = cc_cpu_op_find(node->op);
+        struct job job = {
+            .model = m,
+            .node = node,
+            .op = op,
+            .in = &s->ins[(size_t)n * CC_MAX_NODE_INPUTS],
+            .out = s->data[node->outputs[0]],
+            .n_parts = 1,
+        };
+        double t0 = now_ms();
+        if (n_parts > 1 && op->splits && m->tensors[node->outputs[0]].count >= SPLIT_MIN_COUNT) {
+            job.n_parts = n_parts;
+            pool_run(&s->pool, &job);
+        } else {
+            op->run(m, node, job.in, job.out, (struct cc_cpu_part){0, 1});
+        }
+        s->timings[s->n_timings++] = (struct cc_layer_timing){n, now_ms() - t0};
+    }
+
+    memcpy(output, s->data[m->output.tensor], (size_t)out_t->count * sizeof(float));
+    (void)err; // nothing in a CPU run can fail once create succeeded
+    return true;
+}
+
+static int cpu_layer_timings(void *p, const struct cc_layer_timing **out)
+{
+    struct cpu_state *s = p;
+    *out = s->timings;
+    return s->n_timings;
+}
+
+static const char *cpu_device_name(void *p)
+{
+    return ((struct cpu_state *)p)->device_name;
+}
+
+const struct cc_backend_ops cc_cpu_backend = {
+    .name = "cpu",
+    .create = cpu_create,
+    .run = cpu_run,
+    .layer_timings = cpu_layer_timings,
+    .device_name = cpu_device_name,
+    .destroy = cpu_destroy,
+};

@@ -1,0 +1,80 @@
+/* camclass — plain C implementation of every op: the reference that each Vulkan kernel is
+ * tested against, and the CPU backend's compute.
+ *
+ * Layouts are the bundle's: activations NCHW with batch 1 (so [C][H][W] contiguous), conv
+ * weights [O][C/groups][kh][kw], linear weights [N][K]. Sums are accumulated in float, as
+ * PyTorch's CPU kernels do; the order of the terms may differ from PyTorch's, which is why
+ * tests compare with a tolerance.
+ *
+ * Every function here is pure: it reads its inputs, writes its output and keeps no state, so
+ * several threads may run different parts of one op at once (see struct cc_cpu_part).
+ * Inputs and output must not overlap, except for flatten/reshape (which may alias).
+ */
+#ifndef CC_CPU_OPS_H
+#define CC_CPU_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+/* Everything one conv2d needs besides its data. */
+struct cc_conv2d_desc {
+    int c, h, w;   // input channels, height, width
+    int o, kh, kw; // output channels, kernel height, width
+    int ho, wo;    // output height, width
+    struct cc_conv2d_attrs attrs;
+    struct cc_act act;
+};
+
+/* Computes output channels [o_begin, o_end) of a conv2d (0, d->o for all of it).
+ * x: (c, h, w); w: (o, c/groups, kh, kw); bias: (o) or NULL; y: (o, ho, wo). */
+void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *w,
+                   const float *bias, float *y, int o_begin, int o_end);
+
+/* y = act(a + b); n values. */
+void cc_cpu_add(const float *a, const float *b, float *y, size_t n, struct cc_act act);
+
+/* y[c] = mean of x[c][0..hw). */
+void cc_cpu_global_avg_pool(const float *x, float *y, int c, int hw);
+
+/* Computes outputs [n_begin, n_end) of y = act(w x + bias). x: (k); w: (n, k); bias: (n) or
+ * NULL; y: (n). */
+void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
+                   int n_end, struct cc_act act);
+
+/* y = softmax(x) over n values, max-subtracted (stable for large inputs). y may alias x. */
+void cc_cpu_softmax(const float *x, float *y, int n);
+
+/* y = clamp(x, act.min, act.max); n values. y may alias x. */
+void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act);
+
+/* ------------------------------------------------------------------------------------------
+ * Node level: the op table.
+ */
+
+/* Which share of a node's work to do: part p of n_parts (0 <= p < n_parts). Ops that cannot
+ * split do everything in part 0 and nothing in the others. */
+struct cc_cpu_part {
+    int p, n_parts;
+};
+
+/* Runs one node of a finalized model. in[i]: data of node->inputs[i] (NULL for an absent
+ * optional bias); out: data of node->outputs[0]. */
+typedef void (*cc_cpu_op_fn)(const struct cc_model *m, const struct cc_node *node,
+                             const float *const *in, float *out, struct cc_cpu_part part);
+
+struct cc_cpu_op {
+    enum cc_op op;
+    cc_cpu_op_fn run;
+    bool splits; // run divides the work over parts (worth handing to several threads)
+};
+
+/* The table entry for op; NULL when the CPU has no implementation. */
+const struct cc_cpu_op *cc_cpu_op_find(enum cc_op op);
+
+/* Fills d from a conv2d node of a finalized model (shapes from its tensors). */
+void cc_cpu_conv2d_desc_from_node(const struct cc_model *m, const struct cc_node *node,
+                                  struct cc_conv2d_desc *d);
+
+#endif

@@ -1,0 +1,763 @@
+/* camclass — the Vulkan backend (cc_vulkan_backend, see backend.h).
+ *
+ * At create: choose the device, pick a kernel and its specialization per node, build the
+ * pipelines (one builder, kernels.c), repack and upload every weight once into one buffer, plan
+ * the activations into one arena (plan.h), write one descriptor set per node, and record ONE
+ * command buffer holding every dispatch with compute→compute barriers between them (plus the
+ * input/output copies on devices with separate memory). run() copies the input in, re-submits
+ * that command buffer, waits on a fence and copies the output out.
+ *
+ * Activations stay NCHW f32, exactly as the model declares them, so flatten/reshape alias their
+ * input and results are read back without conversion.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vulkan/vulkan.h>
+
+#include "backend.h"
+#include "kernels.h"
+#include "plan.h"
+#include "vk_context.h"
+
+/* One recorded step: a dispatch, or a copy for a reshape the plan did not alias. */
+struct vk_step {
+    int node;               // index into model->nodes
+    enum cc_kernel kernel;  // CC_KERNEL_COUNT for a copy step
+    VkPipeline pipeline;    // not owned (vk_state.pipelines owns it)
+    VkDescriptorSet set;
+    uint32_t groups[3];
+    VkDeviceSize copy_src, copy_dst, copy_size; // copy steps
+};
+
+/* A unique specialization; nodes with identical ones share the pipeline. */
+struct vk_pipeline {
+    enum cc_kernel kernel;
+    uint32_t local[3];
+    uint32_t spec[CC_KERNEL_MAX_SPEC];
+    VkPipeline pipeline; // owned
+};
+
+struct vk_state {
+    const struct cc_model *model; // not owned; outlives the state
+    struct cc_vk *vk;
+    struct cc_kernels *kernels;
+    struct cc_plan plan;
+    bool plan_ok;
+    VkDeviceSize align; // offset alignment for views and storage descriptors
+
+    struct cc_vk_buffer weights;     // repacked constants, uploaded once
+    struct cc_vk_buffer arena;       // every activation, planned by cc_plan
+    struct cc_vk_buffer staging_in;  // devices without UMA: input copied from here
+    struct cc_vk_buffer staging_out; // devices without UMA: output copied to here
+    size_t in_off, in_bytes, out_off, out_bytes; // in the arena
+
+    struct vk_pipeline *pipelines; // (n_pipelines)
+    int n_pipelines;
+    VkBufferView *views; // (n_views)
+    int n_views, cap_views;
+    VkDescriptorPool pool;
+    struct vk_step *steps; // (n_steps) in node order
+    int n_steps;
+
+    VkCommandBuffer cmd; // recorded once at create, re-submitted per run
+    VkFence fence;
+    VkQueryPool queries; // 2 per dispatch when profiling, else VK_NULL_HANDLE
+    struct cc_layer_timing *timings; // (n_timings)
+    int n_timings;
+};
+
+static void vk_destroy(void *state);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Weight packing: one host array, each blob at an aligned offset                             */
+
+struct blob_writer {
+    float *data; // (cap) floats
+    size_t n, cap;
+    size_t align_floats;
+};
+
+/* Reserves count zeroed floats at an aligned offset; returns a pointer to them (and the byte
+ * offset in *off), NULL when out of memory. The pointer is valid until the next call. */
+static float *blob_reserve(struct blob_writer *w, size_t count, size_t *off)
+{
+    size_t start = (w->n + w->align_floats - 1) / w->align_floats * w->align_floats;
+    size_t end = start + (count ? count : 4);
+    if (end > w->cap) {
+        size_t cap = w->cap ? w->cap : 1 << 16;
+        while (cap < end)
+            cap *= 2;
+        float *d = realloc(w->data, cap * sizeof(float));
+        if (!d)
+            return NULL;
+        memset(d + w->cap, 0, (cap - w->cap) * sizeof(float));
+        w->data = d;
+        w->cap = cap;
+    }
+    w->n = end;
+    *off = start * sizeof(float);
+    return w->data + start;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Descriptors                                                                               */
+
+static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
+                      bool vec4, const char *what, VkBufferView *out, struct cc_error *err)
+{
+    uint64_t elems = bytes / (vec4 ? 16 : 4);
+    uint32_t limit = s->vk->props.limits.maxTexelBufferElements;
+    if (elems > limit)
+        return cc_error_set(err, "%s has %llu texels, more than this Vulkan device's "
+                                 "maxTexelBufferElements (%u); use --backend cpu",
+                            what, (unsigned long long)elems, limit);
+    if (s->n_views == s->cap_views) {
+        int cap = s->cap_views ? 2 * s->cap_views : 64;
+        VkBufferView *v = realloc(s->views, (size_t)cap * sizeof(*v));
+        if (!v)
+            return cc_error_set(err, "out of memory");
+        s->views = v;
+        s->cap_views = cap;
+    }
+    VkBufferViewCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+        .buffer = buf,
+        .format = vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT,
+        .offset = off,
+        .range = bytes,
+    };
+    if (!cc_vk_check(vkCreateBufferView(s->vk->device, &ci, NULL, out), "vkCreateBufferView",
+                     err))
+        return false;
+    s->views[s->n_views++] = *out;
+    return true;
+}
+
+/* One binding's source: a texel view of a range (weights or arena), or a storage range. */
+struct binding_src {
+    bool weights;     // in the weights buffer (else the arena)
+    VkDeviceSize off; // bytes
+    VkDeviceSize bytes;
+    bool vec4;        // texel view format RGBA32F (else R32F)
+    const char *what; // tensor name for messages
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Per-node kernel choice                                                                    */
+
+/* Smallest power of two ≥ n, within [8, 64]: small layers do not waste a 64-wide group. */
+static uint32_t local_for(int64_t n)
+{
+    uint32_t l = 8;
+    while (l < 64 && (int64_t)l < n)
+        l *= 2;
+    return l;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* What a node needs: kernel, specialization, dispatch, bindings (weights already packed). */
+struct node_setup {
+    enum cc_kernel kernel;
+    uint32_t spec[CC_KERNEL_MAX_SPEC];
+    uint32_t local[3];
+    int64_t groups[3];
+    struct binding_src bind[CC_KERNEL_MAX_BINDINGS];
+};
+
+static struct binding_src arena_src(const struct vk_state *s, int t, bool vec4)
+{
+    const struct cc_tensor *ten = &s->model->tensors[t];
+    return (struct binding_src){
+        .off = s->plan.offset[t],
+        .bytes = (VkDeviceSize)ten->count * sizeof(float),
+        .vec4 = vec4,
+        .what = ten->name,
+    };
+}
+
+static struct binding_src weight_src(size_t off, size_t floats, bool vec4, const char *what)
+{
+    return (struct binding_src){
+        .weights = true, .off = off, .bytes = floats * sizeof(float), .vec4 = vec4, .what = what,
+    };
+}
+
+static bool setup_conv(struct vk_state *s, const struct cc_node *n, struct blob_writer *w,
+                       struct node_setup *ns, struct cc_error *err)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
+    int64_t O = y->shape[1], HO = y->shape[2], WO = y->shape[3];
+    int64_t KH = wt->shape[2], KW = wt->shape[3];
+    float *p;
+    size_t off;
+
+    bool pointwise = KH == 1 && KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
+                     a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 &&
+                     a->groups == 1;
+    if (pointwise) {
+        bool vec4 = (H * W) % 4 == 0;
+        const struct cc_kernel_info *row = &cc_kernel_table[CC_KERNEL_CONV2D_PW];
+        int64_t ob = row->block[1], pb = row->block[0];
+        int64_t Op = ceil_div(O, ob) * ob;
+        ns->kernel = vec4 ? CC_KERNEL_CONV2D_PW_VEC4 : CC_KERNEL_CONV2D_PW;
+        uint32_t spec[] = {(uint32_t)C, (uint32_t)(H * W), (uint32_t)O,
+                           cc_kernel_spec_float(n->act.min), cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
+        if (!(p = blob_reserve(w, (size_t)(Op * C), &off)))
+            return cc_error_set(err, "out of memory");
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t c = 0; c < C; c++)
+                p[((o / 4) * C + c) * 4 + o % 4] = wt->data[o * C + c];
+        ns->bind[1] = weight_src(off, (size_t)(Op * C), true, wt->name);
+        if (!(p = blob_reserve(w, (size_t)Op, &off)))
+            return cc_error_set(err, "out of memory");
+        if (b)
+            memcpy(p, b->data, (size_t)O * sizeof(float));
+        ns->bind[2] = weight_src(off, (size_t)Op, true, b ? b->name : "bias");
+        ns->bind[0] = arena_src(s, n->inputs[0], vec4);
+        int64_t nx = ceil_div(H * W, pb);
+        ns->local[0] = local_for(nx);
+        ns->groups[0] = ceil_div(nx, ns->local[0]);
+        ns->groups[1] = Op / ob;
+    } else {
+        const struct cc_kernel_info *row = &cc_kernel_table[CC_KERNEL_CONV2D];
+        ns->kernel = CC_KERNEL_CONV2D;
+        uint32_t spec[] = {(uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)O, (uint32_t)HO,
+                           (uint32_t)WO, (uint32_t)KH, (uint32_t)KW, (uint32_t)a->stride[0],
+                           (uint32_t)a->stride[1], (uint32_t)a->dilation[0],
+                           (uint32_t)a->dilation[1], (uint32_t)a->pad[0], (uint32_t)a->pad[1],
+                           (uint32_t)a->groups, cc_kernel_spec_float(n->act.min),
+                           cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        if (!(p = blob_reserve(w, (size_t)wt->count, &off)))
+            return cc_error_set(err, "out of memory");
+        memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
+        ns->bind[1] = weight_src(off, (size_t)wt->count, false, wt->name);
+        if (!(p = blob_reserve(w, (size_t)O, &off)))
+            return cc_error_set(err, "out of memory");
+        if (b)
+            memcpy(p, b->data, (size_t)O * sizeof(float));
+        ns->bind[2] = weight_src(off, (size_t)O, false, b ? b->name : "bias");
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        int64_t nx = HO * ceil_div(WO, row->block[0]);
+        ns->local[0] = local_for(nx);
+        ns->groups[0] = ceil_div(nx, ns->local[0]);
+        ns->groups[1] = O;
+    }
+    ns->bind[3] = arena_src(s, n->outputs[0], false);
+    return true;
+}
+
+static bool setup_linear(struct vk_state *s, const struct cc_node *n, struct blob_writer *w,
+                         struct node_setup *ns, struct cc_error *err)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
+    int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
+    float *p;
+    size_t off;
+    ns->kernel = CC_KERNEL_LINEAR;
+    uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max)};
+    memcpy(ns->spec, spec, sizeof(spec));
+    /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
+    if (!(p = blob_reserve(w, (size_t)(N * K4 * 4), &off)))
+        return cc_error_set(err, "out of memory");
+    for (int64_t i = 0; i < N; i++)
+        memcpy(p + i * K4 * 4, wt->data + i * K, (size_t)K * sizeof(float));
+    ns->bind[1] = weight_src(off, (size_t)(N * K4 * 4), true, wt->name);
+    if (!(p = blob_reserve(w, (size_t)N, &off)))
+        return cc_error_set(err, "out of memory");
+    if (b)
+        memcpy(p, b->data, (size_t)N * sizeof(float));
+    ns->bind[2] = weight_src(off, (size_t)N, false, b ? b->name : "bias");
+    ns->bind[0] = arena_src(s, n->inputs[0], false);
+    ns->bind[3] = arena_src(s, n->outputs[0], false);
+    ns->local[0] = local_for(N);
+    ns->groups[0] = ceil_div(N, ns->local[0]);
+    return true;
+}
+
+/* Fills ns for node i. Returns false with err set; *skip is set for nodes that need no
+ * dispatch. */
+static bool setup_node(struct vk_state *s, int i, struct blob_writer *w, struct node_setup *ns,
+                       struct cc_error *err)
+{
+    const struct cc_node *n = &s->model->nodes[i];
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    memset(ns, 0, sizeof(*ns));
+    ns->local[0] = 64;
+    ns->local[1] = ns->local[2] = 1;
+    ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
+    switch (n->op) {
+    case CC_OP_CONV2D:
+        return setup_conv(s, n, w, ns, err);
+    case CC_OP_LINEAR:
+        return setup_linear(s, n, w, ns, err);
+    case CC_OP_ADD:
+    case CC_OP_CLAMP: {
+        bool add = n->op == CC_OP_ADD;
+        ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
+        uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
+                           cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        if (add)
+            ns->bind[1] = arena_src(s, n->inputs[1], false);
+        ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
+        ns->groups[0] = ceil_div(x->count, 64);
+        return true;
+    }
+    case CC_OP_GLOBAL_AVG_POOL: {
+        ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
+        int64_t C = x->shape[1];
+        ns->spec[0] = (uint32_t)C;
+        ns->spec[1] = (uint32_t)(x->shape[2] * x->shape[3]);
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        ns->local[0] = local_for(C);
+        ns->groups[0] = ceil_div(C, ns->local[0]);
+        return true;
+    }
+    case CC_OP_SOFTMAX:
+        ns->kernel = CC_KERNEL_SOFTMAX;
+        ns->spec[0] = (uint32_t)x->count;
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        return true;
+    case CC_OP_FLATTEN:
+    case CC_OP_RESHAPE:
+        ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
+        return true;
+    default:
+        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend",
+                            n->name, cc_op_name(n->op));
+    }
+}
+
+/* Returns the shared pipeline for a specialization, building it on first use. */
+static bool get_pipeline(struct vk_state *s, const struct node_setup *ns, VkPipeline *out,
+                         struct cc_error *err)
+{
+    int n_spec = cc_kernel_table[ns->kernel].n_spec;
+    for (int i = 0; i < s->n_pipelines; i++) {
+        struct vk_pipeline *p = &s->pipelines[i];
+        if (p->kernel == ns->kernel && !memcmp(p->local, ns->local, sizeof(p->local)) &&
+            !memcmp(p->spec, ns->spec, (size_t)n_spec * sizeof(uint32_t))) {
+            *out = p->pipeline;
+            return true;
+        }
+    }
+    struct vk_pipeline *p = &s->pipelines[s->n_pipelines];
+    p->kernel = ns->kernel;
+    memcpy(p->local, ns->local, sizeof(p->local));
+    memcpy(p->spec, ns->spec, sizeof(p->spec));
+    if (!cc_kernels_pipeline(s->kernels, ns->kernel, ns->local, ns->spec, n_spec, &p->pipeline,
+                             err))
+        return false;
+    s->n_pipelines++;
+    *out = p->pipeline;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Create                                                                                    */
+
+static bool write_set(struct vk_state *s, struct vk_step *st, const struct node_setup *ns,
+                      struct cc_error *err)
+{
+    const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+    VkDescriptorSetLayout layout = s->kernels->set_layout[ns->kernel];
+    VkDescriptorSetAllocateInfo ai = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = s->pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &layout,
+    };
+    if (!cc_vk_check(vkAllocateDescriptorSets(s->vk->device, &ai, &st->set),
+                     "vkAllocateDescriptorSets", err))
+        return false;
+    VkWriteDescriptorSet wr[CC_KERNEL_MAX_BINDINGS];
+    VkBufferView views[CC_KERNEL_MAX_BINDINGS];
+    VkDescriptorBufferInfo infos[CC_KERNEL_MAX_BINDINGS];
+    for (int b = 0; b < row->n_bindings; b++) {
+        const struct binding_src *src = &ns->bind[b];
+        VkBuffer buf = src->weights ? s->weights.buffer : s->arena.buffer;
+        wr[b] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = st->set,
+            .dstBinding = (uint32_t)b,
+            .descriptorCount = 1,
+            .descriptorType = row->bindings[b],
+        };
+        if (row->bindings[b] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+            if (!make_view(s, buf, src->off, src->bytes, src->vec4, src->what, &views[b], err))
+                return false;
+            wr[b].pTexelBufferView = &views[b];
+        } else {
+            if (src->bytes > s->vk->props.limits.maxStorageBufferRange)
+                return cc_error_set(err, "tensor %s (%llu bytes) exceeds this Vulkan device's "
+                                         "maxStorageBufferRange; use --backend cpu",
+                                    src->what, (unsigned long long)src->bytes);
+            infos[b] = (VkDescriptorBufferInfo){.buffer = buf, .offset = src->off,
+                                                .range = src->bytes};
+            wr[b].pBufferInfo = &infos[b];
+        }
+    }
+    vkUpdateDescriptorSets(s->vk->device, (uint32_t)row->n_bindings, wr, 0, NULL);
+    return true;
+}
+
+static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst, VkAccessFlags dst_access)
+{
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = src_access,
+        .dstAccessMask = dst_access,
+    };
+    vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static bool record(struct vk_state *s, struct cc_error *err)
+{
+    VkCommandBufferAllocateInfo cai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = s->vk->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (!cc_vk_check(vkAllocateCommandBuffers(s->vk->device, &cai, &s->cmd),
+                     "vkAllocateCommandBuffers", err) ||
+        !cc_vk_check(vkBeginCommandBuffer(s->cmd, &bi), "vkBeginCommandBuffer", err))
+        return false;
+    VkCommandBuffer cmd = s->cmd;
+    const VkPipelineStageFlags CS = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    const VkPipelineStageFlags XFER = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    const VkAccessFlags RW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    if (s->queries)
+        vkCmdResetQueryPool(cmd, s->queries, 0, (uint32_t)(2 * s->n_timings));
+    if (!s->arena.map) {
+        VkBufferCopy c = {.srcOffset = 0, .dstOffset = s->in_off, .size = s->in_bytes};
+        vkCmdCopyBuffer(cmd, s->staging_in.buffer, s->arena.buffer, 1, &c);
+    }
+    /* Every step waits for the one before: in a chain network each consumes the previous
+     * result, and arena reuse makes later writes depend on earlier reads (WAR). */
+    barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER | CS,
+            RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    int q = 0;
+    for (int i = 0; i < s->n_steps; i++) {
+        const struct vk_step *st = &s->steps[i];
+        if (i > 0)
+            barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    XFER | CS, RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+        if (st->kernel == CC_KERNEL_COUNT) {
+            VkBufferCopy c = {.srcOffset = st->copy_src, .dstOffset = st->copy_dst,
+                              .size = st->copy_size};
+            vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, 1, &c);
+            continue;
+        }
+        if (s->queries)
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->queries,
+                                (uint32_t)(2 * q));
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                s->kernels->layout[st->kernel], 0, 1, &st->set, 0, NULL);
+        vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
+        if (s->queries)
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries,
+                                (uint32_t)(2 * q + 1));
+        q++;
+    }
+    if (!s->arena.map) {
+        barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER,
+                VK_ACCESS_TRANSFER_READ_BIT);
+        VkBufferCopy c = {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes};
+        vkCmdCopyBuffer(cmd, s->arena.buffer, s->staging_out.buffer, 1, &c);
+        barrier(cmd, XFER, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                VK_ACCESS_HOST_READ_BIT);
+    } else {
+        barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    }
+    return cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err);
+}
+
+static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
+                       struct cc_error *err)
+{
+    struct vk_state *s = calloc(1, sizeof(*s));
+    struct node_setup *setups = NULL;
+    struct blob_writer w = {0};
+    if (!s) {
+        cc_error_set(err, "out of memory");
+        return NULL;
+    }
+    s->model = model;
+    if (!(s->vk = cc_vk_create(opts->device_index, err)))
+        goto error;
+    const VkPhysicalDeviceLimits *lim = &s->vk->props.limits;
+    s->align = 16; // vec4 texel views
+    if (lim->minTexelBufferOffsetAlignment > s->align)
+        s->align = lim->minTexelBufferOffsetAlignment;
+    if (lim->minStorageBufferOffsetAlignment > s->align)
+        s->align = lim->minStorageBufferOffsetAlignment;
+    w.align_floats = (size_t)s->align / sizeof(float);
+    if (!(s->kernels = cc_kernels_create(s->vk, opts->pipeline_cache, opts->notices, err)))
+        goto error;
+    if (!cc_plan_init(&s->plan, model, (size_t)s->align, err))
+        goto error;
+    s->plan_ok = true;
+
+    /* Kernel choice and weight packing per node. */
+    int nn = model->n_nodes;
+    setups = calloc((size_t)(nn ? nn : 1), sizeof(*setups));
+    s->steps = calloc((size_t)(nn ? nn : 1), sizeof(*s->steps));
+    s->pipelines = calloc((size_t)(nn ? nn : 1), sizeof(*s->pipelines));
+    if (!setups || !s->steps || !s->pipelines) {
+        cc_error_set(err, "out of memory");
+        goto error;
+    }
+    int n_dispatch = 0;
+    for (int i = 0; i < nn; i++) {
+        if (!setup_node(s, i, &w, &setups[i], err))
+            goto error;
+        if (setups[i].kernel != CC_KERNEL_COUNT)
+            n_dispatch++;
+    }
+    for (int i = 0; i < nn; i++) {
+        for (int d = 0; d < 3; d++) {
+            if (setups[i].groups[d] > lim->maxComputeWorkGroupCount[d]) {
+                cc_error_set(err, "node %s needs %lld workgroups along %c, more than this "
+                                  "Vulkan device allows (%u); use --backend cpu",
+                             model->nodes[i].name, (long long)setups[i].groups[d], "xyz"[d],
+                             lim->maxComputeWorkGroupCount[d]);
+                goto error;
+            }
+        }
+    }
+
+    /* Buffers: weights uploaded once, the arena, staging when memory is not shared. */
+    const VkBufferUsageFlags XFER_DST = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (!cc_vk_buffer_init(s->vk, &s->weights, w.n * sizeof(float),
+                           VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | XFER_DST,
+                           CC_VK_MEM_DEVICE, err) ||
+        !cc_vk_upload(s->vk, &s->weights, 0, w.data, w.n * sizeof(float), err))
+        goto error;
+    free(w.data);
+    w.data = NULL;
+    if (!cc_vk_buffer_init(s->vk, &s->arena, s->plan.arena_size,
+                           VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | XFER_DST,
+                           CC_VK_MEM_DEVICE, err))
+        goto error;
+    s->in_off = s->plan.offset[model->input.tensor];
+    s->in_bytes = (size_t)model->tensors[model->input.tensor].count * sizeof(float);
+    s->out_off = s->plan.offset[model->output.tensor];
+    s->out_bytes = (size_t)model->tensors[model->output.tensor].count * sizeof(float);
+    if (!s->arena.map &&
+        (!cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes,
+                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT, CC_VK_MEM_STAGING, err) ||
+         !cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
+                            err)))
+        goto error;
+
+    /* Descriptor pool: one set per dispatch. */
+    VkDescriptorPoolSize sizes[] = {
+        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, (uint32_t)(3 * n_dispatch + 1)},
+        {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(n_dispatch + 1)},
+    };
+    VkDescriptorPoolCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = (uint32_t)(n_dispatch + 1),
+        .poolSizeCount = 2,
+        .pPoolSizes = sizes,
+    };
+    if (!cc_vk_check(vkCreateDescriptorPool(s->vk->device, &pci, NULL, &s->pool),
+                     "vkCreateDescriptorPool", err))
+        goto error;
+
+    /* Steps: pipelines (shared between equal specializations) and descriptor sets. */
+    for (int i = 0; i < nn; i++) {
+        const struct node_setup *ns = &setups[i];
+        struct vk_step *st = &s->steps[s->n_steps];
+        st->node = i;
+        st->kernel = ns->kernel;
+        if (ns->kernel == CC_KERNEL_COUNT) {
+            int in = model->nodes[i].inputs[0], out = model->nodes[i].outputs[0];
+            if (s->plan.offset[in] == s->plan.offset[out])
+                continue; // aliased by the plan: nothing to do
+            st->copy_src = s->plan.offset[in];
+            st->copy_dst = s->plan.offset[out];
+            st->copy_size = (VkDeviceSize)model->tensors[out].count * sizeof(float);
+            s->n_steps++;
+            continue;
+        }
+        if (!get_pipeline(s, ns, &st->pipeline, err) || !write_set(s, st, ns, err))
+            goto error;
+        for (int d = 0; d < 3; d++)
+            st->groups[d] = (uint32_t)ns->groups[d];
+        s->n_steps++;
+    }
+    free(setups);
+    setups = NULL;
+
+    struct cc_error cache_err = {0};
+    if (!cc_kernels_save_cache(s->kernels, &cache_err) && opts->notices)
+        fprintf(opts->notices, "camclass: %s\n", cache_err.msg);
+
+    /* Profiling: two timestamps per dispatch. */
+    s->n_timings = n_dispatch;
+    if (opts->profile && s->vk->timestamp_valid_bits > 0 && n_dispatch > 0) {
+        s->timings = calloc((size_t)n_dispatch, sizeof(*s->timings));
+        VkQueryPoolCreateInfo qci = {
+            .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+            .queryType = VK_QUERY_TYPE_TIMESTAMP,
+            .queryCount = (uint32_t)(2 * n_dispatch),
+        };
+        if (!s->timings) {
+            cc_error_set(err, "out of memory");
+            goto error;
+        }
+        if (!cc_vk_check(vkCreateQueryPool(s->vk->device, &qci, NULL, &s->queries),
+                         "vkCreateQueryPool", err))
+            goto error;
+        int q = 0;
+        for (int i = 0; i < s->n_steps; i++) {
+            if (s->steps[i].kernel != CC_KERNEL_COUNT)
+                s->timings[q++].node = s->steps[i].node;
+        }
+    } else if (opts->profile && opts->notices) {
+        fprintf(opts->notices, "camclass: this Vulkan queue has no timestamps; no per-layer "
+                               "timings\n");
+    }
+
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if (!cc_vk_check(vkCreateFence(s->vk->device, &fci, NULL, &s->fence), "vkCreateFence", err) ||
+        !record(s, err))
+        goto error;
+    return s;
+
+error:
+    free(setups);
+    free(w.data);
+    vk_destroy(s);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Run                                                                                       */
+
+static bool vk_run(void *state, const float *input, float *output, struct cc_error *err)
+{
+    struct vk_state *s = state;
+    if (s->arena.map)
+        memcpy((char *)s->arena.map + s->in_off, input, s->in_bytes);
+    else
+        memcpy(s->staging_in.map, input, s->in_bytes);
+    if (!cc_vk_submit_wait(s->vk, s->cmd, s->fence, err))
+        return false;
+    if (s->arena.map)
+        memcpy(output, (const char *)s->arena.map + s->out_off, s->out_bytes);
+    else
+        memcpy(output, s->staging_out.map, s->out_bytes);
+
+    if (s->queries) {
+        uint64_t *ts = calloc((size_t)(2 * s->n_timings), sizeof(uint64_t));
+        if (!ts)
+            return cc_error_set(err, "out of memory");
+        VkResult r = vkGetQueryPoolResults(
+            s->vk->device, s->queries, 0, (uint32_t)(2 * s->n_timings),
+            (size_t)(2 * s->n_timings) * sizeof(uint64_t), ts, sizeof(uint64_t),
+            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        if (!cc_vk_check(r, "vkGetQueryPoolResults", err)) {
+            free(ts);
+            return false;
+        }
+        uint32_t bits = s->vk->timestamp_valid_bits;
+        uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        double period = s->vk->props.limits.timestampPeriod; // ns per tick
+        for (int i = 0; i < s->n_timings; i++) {
+            uint64_t d = ((ts[2 * i + 1] & mask) - (ts[2 * i] & mask)) & mask;
+            s->timings[i].ms = (double)d * period * 1e-6;
+        }
+        free(ts);
+    }
+    return true;
+}
+
+static int vk_layer_timings(void *state, const struct cc_layer_timing **out)
+{
+    struct vk_state *s = state;
+    if (!s->queries)
+        return 0;
+    *out = s->timings;
+    return s->n_timings;
+}
+
+static const char *vk_device_name(void *state)
+{
+    struct vk_state *s = state;
+    return s->vk->props.deviceName;
+}
+
+static void vk_destroy(void *state)
+{
+    struct vk_state *s = state;
+    if (!s)
+        return;
+    if (s->vk) {
+        VkDevice dev = s->vk->device;
+        vkDeviceWaitIdle(dev);
+        if (s->fence)
+            vkDestroyFence(dev, s->fence, NULL);
+        if (s->cmd)
+            vkFreeCommandBuffers(dev, s->vk->cmd_pool, 1, &s->cmd);
+        if (s->queries)
+            vkDestroyQueryPool(dev, s->queries, NULL);
+        if (s->pool)
+            vkDestroyDescriptorPool(dev, s->pool, NULL);
+        for (int i = 0; i < s->n_views; i++)
+            vkDestroyBufferView(dev, s->views[i], NULL);
+        for (int i = 0; i < s->n_pipelines; i++)
+            vkDestroyPipeline(dev, s->pipelines[i].pipeline, NULL);
+        cc_vk_buffer_finish(s->vk, &s->weights);
+        cc_vk_buffer_finish(s->vk, &s->arena);
+        cc_vk_buffer_finish(s->vk, &s->staging_in);
+        cc_vk_buffer_finish(s->vk, &s->staging_out);
+        cc_kernels_destroy(s->kernels);
+        cc_vk_destroy(s->vk);
+    }
+    if (s->plan_ok)
+        cc_plan_finish(&s->plan);
+    free(s->views);
+    free(s->pipelines);
+    free(s->steps);
+    free(s->timings);
+    free(s);
+}
+
+const struct cc_backend_ops cc_vulkan_backend = {
+    .name = "vulkan",
+    .create = vk_create,
+    .run = vk_run,
+    .layer_timings = vk_layer_timings,
+    .device_name = vk_device_name,
+    .destroy = vk_destroy,
+};

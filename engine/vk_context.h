@@ -1,0 +1,88 @@
+/* camclass — the Vulkan context: instance, physical device choice, one compute queue, memory
+ * and buffer helpers (internal to engine/).
+ *
+ * Only Vulkan 1.1 core is required. Optional features (fp16/int8 arithmetic, 16-bit storage)
+ * are detected and recorded in cc_vk.features, never required: the Raspberry Pi 4's v3dv has
+ * none of them.
+ *
+ * Errors: every failing Vulkan call is reported once, where it fails, through cc_vk_check():
+ * "vkCreateDevice failed: VK_ERROR_OUT_OF_DEVICE_MEMORY (what to do)".
+ *
+ * Threads: a context is used by one thread at a time (the engine's).
+ */
+#ifndef CC_VK_CONTEXT_H
+#define CC_VK_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <vulkan/vulkan.h>
+
+#include "error.h"
+
+struct cc_vk_features {
+    bool shader_float16;       // VK_KHR_shader_float16_int8 shaderFloat16
+    bool shader_int8;          // VK_KHR_shader_float16_int8 shaderInt8
+    bool storage_buffer_16bit; // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
+};
+
+struct cc_vk {
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkPhysicalDeviceProperties props; // name, limits, vendor/device ids, timestampPeriod
+    VkPhysicalDeviceMemoryProperties mem;
+    struct cc_vk_features features;
+    VkDevice device;
+    uint32_t queue_family;
+    uint32_t timestamp_valid_bits; // of queue_family; 0 = no timestamps
+    VkQueue queue;
+    VkCommandPool cmd_pool; // for queue_family, resettable command buffers
+    bool uma; // device-local memory is also host-visible: no staging copies needed
+};
+
+/* A buffer and its own memory. map is the persistent host mapping when the memory is
+ * host-visible, NULL otherwise. */
+struct cc_vk_buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *map;
+};
+
+enum cc_vk_mem {
+    CC_VK_MEM_DEVICE,  // fastest for the device (on UMA devices also mapped)
+    CC_VK_MEM_STAGING, // host-visible + coherent, for copies in and out
+};
+
+/* Creates the context on device_index (-1 = best: discrete > integrated > virtual > CPU).
+ * Returns NULL with err set. */
+struct cc_vk *cc_vk_create(int device_index, struct cc_error *err);
+
+/* Waits for the device to be idle and frees everything; accepts NULL and half-built
+ * contexts. */
+void cc_vk_destroy(struct cc_vk *vk);
+
+/* Returns true when r is VK_SUCCESS; otherwise sets err to "<call> failed: <VK_NAME> (<hint>)"
+ * and returns false. */
+bool cc_vk_check(VkResult r, const char *call, struct cc_error *err);
+const char *cc_vk_result_name(VkResult r);
+
+/* Creates a buffer of size bytes with its own memory of the given kind. Returns false with err
+ * set. */
+bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize size,
+                       VkBufferUsageFlags usage, enum cc_vk_mem kind, struct cc_error *err);
+/* Frees the buffer and zeroes it; accepts a zeroed or half-built buffer. */
+void cc_vk_buffer_finish(struct cc_vk *vk, struct cc_vk_buffer *buf);
+
+/* One-shot upload of size bytes to buf at offset: a memcpy when buf is mapped, otherwise a
+ * temporary staging buffer, a copy command, and a wait. buf needs TRANSFER_DST usage when it is
+ * not mapped. */
+bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset,
+                  const void *data, size_t size, struct cc_error *err);
+
+/* Submits cmd on the queue and waits for fence (which is reset first). */
+bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence,
+                       struct cc_error *err);
+
+#endif

@@ -1,0 +1,91 @@
+#version 450
+// Pointwise (1×1, stride 1, no padding, groups 1) convolution, NCHW, fused bias + clamp:
+// a matrix product Y(O, HW) = Wt(O, C) · X(C, HW). Register-blocked: one invocation computes
+// OB output channels × PB pixels; the channel block is the workgroup's y so that weight loads
+// are uniform. Weights are repacked at upload as vec4 texels (O4, C) holding 4 consecutive
+// output channels, O padded with zeros to a multiple of OB.
+// VEC4: pixels are read and written as vec4 (needs HW % 4 == 0); otherwise scalar.
+layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
+
+layout(constant_id = 0) const int C = 1;   // input channels
+layout(constant_id = 1) const int HW = 1;  // pixels
+layout(constant_id = 2) const int O = 1;   // output channels
+layout(constant_id = 3) const float ACT_MIN = -1.0 / 0.0;
+layout(constant_id = 4) const float ACT_MAX = 1.0 / 0.0;
+
+#ifndef OB
+#define OB 8
+#endif
+#ifndef PB
+#define PB 8
+#endif
+const int NV = OB / 4; // weight vec4s per input channel
+const int NQ = PB / 4; // pixel quads per invocation
+
+layout(binding = 0) uniform samplerBuffer X;    // (C, HW): vec4 texels when VEC4
+layout(binding = 1) uniform samplerBuffer Wt;   // vec4 (O4, C)
+layout(binding = 2) uniform samplerBuffer Bias; // vec4 (O4)
+#ifdef VEC4
+layout(binding = 3, std430) writeonly buffer Y { vec4 y[]; }; // (O, HW/4)
+const int HWQ = HW / 4;
+#else
+layout(binding = 3, std430) writeonly buffer Y { float y[]; }; // (O, HW)
+#endif
+
+void main()
+{
+    int p0 = int(gl_GlobalInvocationID.x) * PB;
+    int ob = int(gl_WorkGroupID.y);
+    if (p0 >= HW)
+        return;
+    vec4 acc[OB][NQ];
+    for (int v = 0; v < NV; v++) {
+        vec4 b = texelFetch(Bias, ob * NV + v);
+        for (int q = 0; q < NQ; q++) {
+            acc[v * 4 + 0][q] = vec4(b.x);
+            acc[v * 4 + 1][q] = vec4(b.y);
+            acc[v * 4 + 2][q] = vec4(b.z);
+            acc[v * 4 + 3][q] = vec4(b.w);
+        }
+    }
+    for (int c = 0; c < C; c++) {
+        vec4 x[NQ];
+#ifdef VEC4
+        for (int q = 0; q < NQ; q++)
+            x[q] = texelFetch(X, c * HWQ + min(p0 / 4 + q, HWQ - 1));
+#else
+        for (int q = 0; q < NQ; q++) {
+            int p = c * HW + p0 + q * 4;
+            int last = c * HW + HW - 1;
+            x[q] = vec4(texelFetch(X, min(p, last)).x, texelFetch(X, min(p + 1, last)).x,
+                        texelFetch(X, min(p + 2, last)).x, texelFetch(X, min(p + 3, last)).x);
+        }
+#endif
+        for (int v = 0; v < NV; v++) {
+            vec4 w = texelFetch(Wt, (ob * NV + v) * C + c);
+            for (int q = 0; q < NQ; q++) {
+                acc[v * 4 + 0][q] += w.x * x[q];
+                acc[v * 4 + 1][q] += w.y * x[q];
+                acc[v * 4 + 2][q] += w.z * x[q];
+                acc[v * 4 + 3][q] += w.w * x[q];
+            }
+        }
+    }
+    for (int k = 0; k < OB; k++) {
+        int o = ob * OB + k;
+        if (o >= O)
+            break;
+        for (int q = 0; q < NQ; q++) {
+            vec4 r = clamp(acc[k][q], vec4(ACT_MIN), vec4(ACT_MAX));
+#ifdef VEC4
+            if (p0 / 4 + q < HWQ)
+                y[o * HWQ + p0 / 4 + q] = r;
+#else
+            for (int l = 0; l < 4; l++) {
+                if (p0 + q * 4 + l < HW)
+                    y[o * HW + p0 + q * 4 + l] = r[l];
+            }
+#endif
+        }
+    }
+}

@@ -1,0 +1,406 @@
+/* camclass — every Vulkan kernel against the CPU reference.
+ *
+ * Each case builds a model around ONE computing node with the model.h builder (random weights,
+ * fixed seed) and runs it through cc_engine_create_from_model() on the Vulkan and on the CPU
+ * backend. The graph input must be [1,3,h,w] and the output [1,N], so the node under test is
+ * framed by reshape/flatten nodes, which compute nothing (they alias memory).
+ *
+ * Tolerance: max |vulkan - cpu| <= 1e-4 * max(1, max |cpu|) per case.
+ *
+ * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "model.h"
+#include "testutil.h"
+
+#define TOLERANCE 1e-4
+
+enum act_kind { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_CLAMP };
+
+static struct cc_act make_act(enum act_kind a)
+{
+    switch (a) {
+    case ACT_RELU: return cc_act_relu();
+    case ACT_RELU6: return cc_act_relu6();
+    case ACT_CLAMP: return (struct cc_act){-0.3f, 0.4f};
+    default: return cc_act_none();
+    }
+}
+
+static const char *act_name(enum act_kind a)
+{
+    static const char *names[] = {"none", "relu", "relu6", "clamp(-0.3,0.4)"};
+    return names[a];
+}
+
+/* One test case; the fields used depend on op. */
+struct kcase {
+    enum cc_op op;
+    int C, H, W;         // input of the node under test (linear/softmax: C = K or N)
+    int O, KH, KW;       // conv2d: output channels, kernel; linear: O = N
+    int stride[2], pad[4], dilation[2], groups;
+    bool bias;
+    enum act_kind act;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Model building                                                                            */
+
+struct builder {
+    struct cc_model *m;
+    struct tu_rng rng;
+    struct cc_error err;
+    bool ok;
+};
+
+static int tensor(struct builder *b, const char *name, int ndim, int64_t d0, int64_t d1,
+                  int64_t d2, int64_t d3, float scale)
+{
+    int64_t shape[4] = {d0, d1, d2, d3};
+    float *data = NULL;
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= shape[i];
+    if (scale > 0) {
+        data = malloc((size_t)count * sizeof(float));
+        tu_rng_fill(&b->rng, data, (size_t)count, -scale, scale);
+    }
+    int t = cc_model_add_tensor(b->m, name, CC_DTYPE_F32, ndim, shape, data, &b->err);
+    free(data);
+    if (t < 0)
+        b->ok = false;
+    return t;
+}
+
+static void node(struct builder *b, enum cc_op op, const char *name, int n_in, const int *in,
+                 int out, const union cc_attrs *attrs, struct cc_act act)
+{
+    if (b->ok && cc_model_add_node(b->m, op, name, n_in, in, 1, &out, attrs, act, &b->err) < 0)
+        b->ok = false;
+}
+
+/* Builds the case's model (deterministic: same seed, same model). Returns NULL with *err. */
+static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_error *err)
+{
+    struct builder b = {.m = cc_model_new("kernel"), .ok = true};
+    if (!b.m) {
+        cc_error_set(err, "out of memory");
+        return NULL;
+    }
+    tu_rng_seed(&b.rng, seed);
+    int64_t in_count = (int64_t)k->C * k->H * k->W;
+    if (in_count % 3 != 0) {
+        cc_model_destroy(b.m);
+        cc_error_set(err, "test case input count %lld is not a multiple of 3",
+                     (long long)in_count);
+        return NULL;
+    }
+    int x = tensor(&b, "input", 4, 1, 3, 1, in_count / 3, 0);
+    struct cc_act act = make_act(k->act);
+    int y = -1;
+    if (k->op == CC_OP_LINEAR || k->op == CC_OP_SOFTMAX) {
+        int flat = tensor(&b, "flat", 2, 1, in_count, 1, 1, 0);
+        node(&b, CC_OP_FLATTEN, "flatten", 1, &x, flat, NULL, cc_act_none());
+        if (k->op == CC_OP_SOFTMAX) {
+            y = tensor(&b, "output", 2, 1, in_count, 1, 1, 0);
+            node(&b, CC_OP_SOFTMAX, "softmax", 1, &flat, y, NULL, cc_act_none());
+        } else {
+            int w = tensor(&b, "w", 2, k->O, in_count, 1, 1, 1.0f / sqrtf((float)in_count));
+            int bias = k->bias ? tensor(&b, "b", 1, k->O, 1, 1, 1, 0.5f) : -1;
+            y = tensor(&b, "output", 2, 1, k->O, 1, 1, 0);
+            int in[3] = {flat, w, bias};
+            node(&b, CC_OP_LINEAR, "linear", k->bias ? 3 : 2, in, y, NULL, act);
+        }
+    } else {
+        int r = tensor(&b, "r", 4, 1, k->C, k->H, k->W, 0);
+        node(&b, CC_OP_RESHAPE, "reshape", 1, &x, r, NULL, cc_act_none());
+        int t = -1;
+        int64_t out_count = 0;
+        if (k->op == CC_OP_CONV2D) {
+            union cc_attrs a = {.conv = {
+                .stride = {k->stride[0], k->stride[1]},
+                .pad = {k->pad[0], k->pad[1], k->pad[2], k->pad[3]},
+                .dilation = {k->dilation[0], k->dilation[1]},
+                .groups = k->groups,
+            }};
+            int cg = k->C / k->groups;
+            int ho = (k->H + k->pad[0] + k->pad[2] - k->dilation[0] * (k->KH - 1) - 1) /
+                         k->stride[0] + 1;
+            int wo = (k->W + k->pad[1] + k->pad[3] - k->dilation[1] * (k->KW - 1) - 1) /
+                         k->stride[1] + 1;
+            float s = 1.0f / sqrtf((float)(cg * k->KH * k->KW));
+            int w = tensor(&b, "w", 4, k->O, cg, k->KH, k->KW, s);
+            int bias = k->bias ? tensor(&b, "b", 1, k->O, 1, 1, 1, 0.5f) : -1;
+            t = tensor(&b, "t", 4, 1, k->O, ho, wo, 0);
+            int in[3] = {r, w, bias};
+            node(&b, CC_OP_CONV2D, "conv", k->bias ? 3 : 2, in, t, &a, act);
+            out_count = (int64_t)k->O * ho * wo;
+        } else if (k->op == CC_OP_ADD) {
+            /* b = clamp(r) so that the two operands differ; both nodes are under test. */
+            int c = tensor(&b, "c", 4, 1, k->C, k->H, k->W, 0);
+            node(&b, CC_OP_CLAMP, "clamp", 1, &r, c, NULL, (struct cc_act){-0.5f, 0.7f});
+            t = tensor(&b, "t", 4, 1, k->C, k->H, k->W, 0);
+            int in[2] = {r, c};
+            node(&b, CC_OP_ADD, "add", 2, in, t, NULL, act);
+            out_count = in_count;
+        } else if (k->op == CC_OP_CLAMP) {
+            t = tensor(&b, "t", 4, 1, k->C, k->H, k->W, 0);
+            node(&b, CC_OP_CLAMP, "clamp", 1, &r, t, NULL, act);
+            out_count = in_count;
+        } else if (k->op == CC_OP_GLOBAL_AVG_POOL) {
+            t = tensor(&b, "t", 4, 1, k->C, 1, 1, 0);
+            node(&b, CC_OP_GLOBAL_AVG_POOL, "gap", 1, &r, t, NULL, cc_act_none());
+            out_count = k->C;
+        }
+        y = tensor(&b, "output", 2, 1, out_count, 1, 1, 0);
+        node(&b, CC_OP_FLATTEN, "flatten", 1, &t, y, NULL, cc_act_none());
+    }
+    if (!b.ok) {
+        *err = b.err;
+        cc_model_destroy(b.m);
+        return NULL;
+    }
+    b.m->input.tensor = x;
+    b.m->input.color = CC_COLOR_RGB;
+    for (int c = 0; c < 3; c++) {
+        b.m->input.mean[c] = 0.0f;
+        b.m->input.std[c] = 1.0f;
+    }
+    b.m->input.resize = CC_RESIZE_SQUASH;
+    b.m->output.tensor = y;
+    b.m->output.kind = CC_OUTPUT_LOGITS;
+    if (!cc_model_finalize(b.m, err)) {
+        cc_model_destroy(b.m);
+        return NULL;
+    }
+    return b.m;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Running                                                                                   */
+
+/* Runs the case's model on backend; returns the malloc'd output (count in *n), NULL on error
+ * (counted as a failed check). */
+static float *run(const struct kcase *k, const char *label, enum cc_backend_kind backend,
+                  uint64_t seed, size_t *n)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = build(k, seed, &err);
+    if (!CHECKF(m != NULL, "%s: building the model: %s", label, err.msg))
+        return NULL;
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = backend;
+    opt.pipeline_cache = ""; // this test measures kernels, not the cache
+    struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
+    if (!CHECKF(e != NULL, "%s: creating the %s engine: %s", label,
+                backend == CC_BACKEND_VULKAN ? "vulkan" : "cpu", err.msg))
+        return NULL;
+    size_t in_n = cc_engine_input_count(e);
+    *n = cc_engine_output_count(e);
+    float *in = malloc(in_n * sizeof(float));
+    float *out = calloc(*n, sizeof(float));
+    struct tu_rng rng;
+    tu_rng_seed(&rng, seed ^ 0x5eed);
+    tu_rng_fill(&rng, in, in_n, -2.0f, 2.0f);
+    bool ok = cc_engine_run(e, in, out, &err);
+    CHECKF(ok, "%s: run: %s", label, err.msg);
+    if (ok && backend == CC_BACKEND_VULKAN) {
+        /* A second run of the same recorded command buffer must give the same result. */
+        float *again = calloc(*n, sizeof(float));
+        CHECKF(cc_engine_run(e, in, again, &err), "%s: second run: %s", label, err.msg);
+        CHECKF(memcmp(again, out, *n * sizeof(float)) == 0, "%s: second run differs", label);
+        free(again);
+    }
+    free(in);
+    cc_engine_destroy(e);
+    if (!ok) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void describe(const struct kcase *k, char *buf, size_t size)
+{
+    switch (k->op) {
+    case CC_OP_CONV2D:
+        snprintf(buf, size,
+                 "conv2d C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
+                 k->C, k->H, k->W, k->O, k->KH, k->KW, k->stride[0], k->stride[1], k->pad[0],
+                 k->pad[1], k->pad[2], k->pad[3], k->dilation[0], k->dilation[1], k->groups,
+                 k->bias ? " bias" : "", act_name(k->act));
+        break;
+    case CC_OP_LINEAR:
+        snprintf(buf, size, "linear K%d -> N%d%s %s", k->C * k->H * k->W, k->O,
+                 k->bias ? " bias" : "", act_name(k->act));
+        break;
+    default:
+        snprintf(buf, size, "%s %dx%dx%d %s", cc_op_name(k->op), k->C, k->H, k->W,
+                 act_name(k->act));
+        break;
+    }
+}
+
+static void run_case(const struct kcase *k, uint64_t seed)
+{
+    char label[256];
+    describe(k, label, sizeof(label));
+    size_t n_vk = 0, n_cpu = 0;
+    float *vk = run(k, label, CC_BACKEND_VULKAN, seed, &n_vk);
+    float *cpu = run(k, label, CC_BACKEND_CPU, seed, &n_cpu);
+    if (vk && cpu && CHECKF(n_vk == n_cpu, "%s: output counts differ", label)) {
+        size_t worst = 0;
+        double diff = tu_max_abs_diff(vk, cpu, n_cpu, &worst);
+        double ref = tu_max_abs(cpu, n_cpu);
+        double tol = TOLERANCE * (ref > 1.0 ? ref : 1.0);
+        printf("%-72s max|diff| %.2e (tolerance %.2e)\n", label, diff, tol);
+        CHECKF(diff <= tol, "%s: max |vulkan - cpu| = %g at %zu (vulkan %g, cpu %g) > %g",
+               label, diff, worst, (double)vk[worst], (double)cpu[worst], tol);
+    }
+    free(vk);
+    free(cpu);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cases                                                                                     */
+
+#define CONV(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)                  \
+    {CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act}
+
+static const struct kcase cases[] = {
+    /* General kernel: dense, depthwise, grouped; strides, asymmetric padding, dilation. */
+    CONV(3, 7, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6),
+    CONV(3, 16, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6), // mobilenet stem
+    CONV(6, 13, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, false, ACT_NONE),
+    CONV(6, 9, 11, 6, 3, 3, 2, 2, 0, 1, 2, 1, 1, 1, 2, true, ACT_RELU),
+    CONV(5, 12, 9, 7, 2, 3, 1, 1, 2, 0, 1, 1, 2, 1, 1, true, ACT_CLAMP),
+    CONV(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_RELU6),
+    CONV(24, 15, 15, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 24, true, ACT_RELU6),
+    CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE), // dilated depthwise
+    CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),  // 1×1 input
+    CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),  // 1×1 stride 2
+    CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU), // 1×1 padded
+    CONV(12, 7, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true, ACT_NONE), // 1×1 grouped
+    /* Pointwise kernel: vec4 (HW % 4 == 0) and scalar pixels, O not a multiple of 8. */
+    CONV(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
+    CONV(15, 7, 13, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),
+    CONV(96, 14, 14, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),
+    CONV(33, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_CLAMP),
+    CONV(12, 1, 1, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, ACT_RELU),
+    CONV(3, 12, 20, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
+    /* Element-wise, pooling, linear, softmax. */
+    {CC_OP_ADD, 6, 7, 13, .act = ACT_NONE},
+    {CC_OP_ADD, 3, 1, 1, .act = ACT_RELU6},
+    {CC_OP_ADD, 24, 9, 9, .act = ACT_CLAMP},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_RELU},
+    {CC_OP_CLAMP, 3, 1, 1, .act = ACT_CLAMP},
+    {CC_OP_GLOBAL_AVG_POOL, 9, 7, 13},
+    {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7},
+    {CC_OP_GLOBAL_AVG_POOL, 3, 1, 1},
+    {CC_OP_LINEAR, 3, 1, 4, .O = 7, .bias = true, .act = ACT_NONE},
+    {CC_OP_LINEAR, 1281, 1, 1, .O = 1000, .bias = true, .act = ACT_NONE},
+    {CC_OP_LINEAR, 3, 1, 5, .O = 1, .bias = false, .act = ACT_RELU},
+    {CC_OP_LINEAR, 1280, 1, 3, .O = 13, .bias = true, .act = ACT_CLAMP},
+    {CC_OP_SOFTMAX, 999, 1, 1},
+    {CC_OP_SOFTMAX, 3, 1, 1},
+    {CC_OP_SOFTMAX, 3, 1, 1000},
+};
+
+/* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
+static struct kcase random_conv(struct tu_rng *r)
+{
+    struct kcase k = {.op = CC_OP_CONV2D};
+    int kind = tu_rng_range(r, 0, 2); // 0 dense, 1 depthwise, 2 pointwise
+    k.groups = 1;
+    k.C = tu_rng_range(r, 1, 20);
+    k.KH = kind == 2 ? 1 : tu_rng_range(r, 1, 4);
+    k.KW = kind == 2 ? 1 : tu_rng_range(r, 1, 4);
+    k.H = tu_rng_range(r, 1, 17);
+    k.W = tu_rng_range(r, 1, 17);
+    while ((k.C * k.H * k.W) % 3 != 0)
+        k.C++;
+    k.O = kind == 1 ? k.C : tu_rng_range(r, 1, 20);
+    if (kind == 1)
+        k.groups = k.C;
+    for (int i = 0; i < 2; i++) {
+        k.stride[i] = kind == 2 ? 1 : tu_rng_range(r, 1, 2);
+        k.dilation[i] = kind == 2 ? 1 : tu_rng_range(r, 1, 2);
+    }
+    for (int i = 0; i < 4; i++)
+        k.pad[i] = kind == 2 ? 0 : tu_rng_range(r, 0, 2);
+    /* The kernel must fit into the padded input. */
+    while (k.H + k.pad[0] + k.pad[2] < k.dilation[0] * (k.KH - 1) + 1)
+        k.pad[2]++;
+    while (k.W + k.pad[1] + k.pad[3] < k.dilation[1] * (k.KW - 1) + 1)
+        k.pad[3]++;
+    k.bias = tu_rng_range(r, 0, 1);
+    k.act = (enum act_kind)tu_rng_range(r, 0, 3);
+    return k;
+}
+
+/* Device choice errors and the pipeline cache file. */
+static void test_device_and_cache(void)
+{
+    struct cc_error err = {0};
+    struct kcase k = CONV(3, 4, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE);
+
+    int n = cc_vulkan_list_devices(stdout, &err);
+    CHECKF(n >= 1, "no Vulkan device (%s); install mesa-vulkan-drivers", err.msg);
+
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_VULKAN;
+    opt.device_index = 99;
+    struct cc_engine *e = cc_engine_create_from_model(build(&k, 1, &err), &opt, &err);
+    CHECKF(e == NULL && strstr(err.msg, "out of range"),
+           "device index 99 should be rejected as out of range, got \"%s\"", err.msg);
+    cc_engine_destroy(e);
+
+    char path[] = "/tmp/camclass-test-cache-XXXXXX";
+    int fd = mkstemp(path);
+    CHECKF(fd >= 0, "mkstemp");
+    if (fd < 0)
+        return;
+    close(fd);
+    FILE *f = fopen(path, "wb"); // garbage: must be ignored, then replaced by a valid cache
+    fputs("not a pipeline cache, but longer than its 32-byte header", f);
+    fclose(f);
+    opt.device_index = -1;
+    opt.pipeline_cache = path;
+    for (int pass = 0; pass < 2; pass++) {
+        e = cc_engine_create_from_model(build(&k, 1, &err), &opt, &err);
+        CHECKF(e != NULL, "engine with pipeline cache %s (pass %d): %s", path, pass, err.msg);
+        cc_engine_destroy(e);
+        size_t size = 0;
+        unsigned char *data = tu_read_file(path, &size);
+        uint32_t hdr[2] = {0, 0};
+        if (data && size >= 8)
+            memcpy(hdr, data, sizeof(hdr));
+        CHECKF(data && size >= 32 && hdr[0] >= 32 && hdr[1] == 1,
+               "pipeline cache %s not written with a VkPipelineCacheHeaderVersionOne header "
+               "(pass %d, %zu bytes)", path, pass, size);
+        free(data);
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    printf("tolerance: max |vulkan - cpu| <= %g * max(1, max |cpu|)\n", TOLERANCE);
+    test_device_and_cache();
+    size_t n = sizeof(cases) / sizeof(cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&cases[i], 1000 + i);
+    struct tu_rng r;
+    tu_rng_seed(&r, 42);
+    for (int i = 0; i < 24; i++) {
+        struct kcase k = random_conv(&r);
+        run_case(&k, 5000 + (uint64_t)i);
+    }
+    return tu_exit_code();
+}
