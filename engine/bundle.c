@@ -1,0 +1,839 @@
+/* camclass — the model bundle loader (see bundle.h, docs/MODEL_FORMAT.md).
+ *
+ * Order of work: open the zip (libzip), check every entry name, read and parse manifest.json
+ * (cJSON), then tensors (reading constant data straight into model storage), input/output
+ * spec, labels and graph, each through the model.h builder, and last cc_model_finalize(),
+ * which checks the graph (order, shapes, limits). Every message starts with "bundle PATH: ".
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <zip.h>
+
+#include "bundle.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "bundle.c reads little-endian f32 data in place; add byte swapping for this host"
+#endif
+
+#define FORMAT_NAME "camclass-bundle"
+#define FORMAT_VERSION 1
+#define MANIFEST_ENTRY "manifest.json"
+#define MAX_MANIFEST_BYTES ((zip_uint64_t)16 << 20)
+#define MAX_LABELS_BYTES ((zip_uint64_t)32 << 20) // 100 000 labels of 256 bytes + line ends
+#define MAX_CONST_BYTES ((int64_t)2 << 30)
+#define MAX_TENSORS 65536
+#define MAX_NODES 65536
+#define MAX_CLASSES 100000
+#define MAX_DIM 1048576.0
+#define MAX_JSON_INT 9007199254740992.0 // 2^53: larger JSON numbers are not exact as doubles
+#define DATA_ALIGN 64
+
+// State of one load. Nothing outlives the call except the returned model.
+struct loader {
+    const char *bundle;    // path or name used in messages (borrowed)
+    zip_t *za;             // the open archive (borrowed)
+    struct cc_model *m;    // the model being built (owned until returned)
+    struct cc_error *err;  // the caller's error (may be NULL)
+    struct cc_error merr;  // builder errors, passed on with the bundle prefix
+    int *index;            // tensor name hash: slot -> tensor index + 1, 0 = empty; owned
+    size_t mask;           // slots - 1 (power of two)
+    int64_t const_bytes;   // constant data read so far
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors and small helpers                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Sets "bundle PATH: <msg>" with control characters (from hostile names) replaced by '?', so
+ * that the message stays one line. Returns false. */
+__attribute__((format(printf, 2, 3))) static bool fail(struct loader *L, const char *fmt, ...)
+{
+    char msg[sizeof(L->merr.msg)];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cc_error_set(L->err, "bundle %s: %s", L->bundle, msg);
+    for (char *p = L->err ? L->err->msg : NULL; p && *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    return false;
+}
+
+/* Passes a builder error (L->merr) on with the bundle prefix. */
+static bool fail_builder(struct loader *L)
+{
+    return fail(L, "%s", L->merr.msg);
+}
+
+/* Looks name up in a table of n names; -1 when absent. */
+static int name_index(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Writes "a, b, c" into buf. */
+static const char *join(char *buf, size_t size, const char *const *names, int n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", names[i]);
+    return buf;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* JSON access: each getter fails with a message naming where (a tensor, node, "input"...)  */
+/* ---------------------------------------------------------------------------------------- */
+
+static const char *json_type_name(int type)
+{
+    switch (type) {
+    case cJSON_String:
+        return "string";
+    case cJSON_Number:
+        return "number";
+    case cJSON_Array:
+        return "array";
+    default:
+        return "object";
+    }
+}
+
+/* obj[key], which must exist and have the given cJSON type. */
+static const cJSON *member(struct loader *L, const cJSON *obj, const char *key, int type,
+                           const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v)
+        fail(L, "%s has no \"%s\"", where, key);
+    else if ((v->type & 0xff) != type)
+        fail(L, "%s: \"%s\" must be a %s", where, key, json_type_name(type));
+    else
+        return v;
+    return NULL;
+}
+
+/* obj[key] as a string, or NULL with the error set. */
+static const char *member_str(struct loader *L, const cJSON *obj, const char *key,
+                              const char *where)
+{
+    const cJSON *v = member(L, obj, key, cJSON_String, where);
+    return v ? v->valuestring : NULL;
+}
+
+/* v as an integer in lo..hi (JSON numbers are doubles: exact up to 2^53). */
+static bool json_int(struct loader *L, const cJSON *v, double lo, double hi, int64_t *out,
+                     const char *where, const char *key)
+{
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= lo && d <= hi) || d != floor(d)) {
+        if (isnan(d))
+            return fail(L, "%s: \"%s\" must be an integer in %.0f..%.0f", where, key, lo, hi);
+        return fail(L, "%s: \"%s\" must be an integer in %.0f..%.0f (got %.17g)", where, key,
+                    lo, hi, d);
+    }
+    *out = (int64_t)d;
+    return true;
+}
+
+/* v as an array of n_min..n_max integers in lo..hi; *n gets the length. */
+static bool json_ints(struct loader *L, const cJSON *v, int n_min, int n_max, double lo,
+                      double hi, int64_t *out, int *n, const char *where, const char *key)
+{
+    int len = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+    if (len < n_min || len > n_max) {
+        if (n_min == n_max)
+            return fail(L, "%s: \"%s\" must be an array of %d integers", where, key, n_min);
+        return fail(L, "%s: \"%s\" must be an array of %d to %d integers", where, key, n_min,
+                    n_max);
+    }
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) if (!json_int(L, e, lo, hi, &out[i++], where, key)) return false;
+    *n = len;
+    return true;
+}
+
+/* obj[key] as int array of exactly n ints, or def when the key is absent. */
+static bool attr_ints(struct loader *L, const cJSON *obj, const char *key, int n, int *out,
+                      const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v)
+        return true; // the caller filled in the default
+    int64_t tmp[4];
+    int got;
+    if (!json_ints(L, v, n, n, -2147483648.0, 2147483647.0, tmp, &got, where, key))
+        return false;
+    for (int i = 0; i < n; i++)
+        out[i] = (int)tmp[i];
+    return true;
+}
+
+/* obj[key] as one of names (as an index). Absent: def when def >= 0, else an error. */
+static bool member_enum(struct loader *L, const cJSON *obj, const char *key,
+                        const char *const *names, int n, int def, int *out, const char *where)
+{
+    if (def >= 0 && !cJSON_GetObjectItemCaseSensitive(obj, key)) {
+        *out = def;
+        return true;
+    }
+    const char *s = member_str(L, obj, key, where);
+    if (!s)
+        return false;
+    if ((*out = name_index(names, n, s)) < 0) {
+        char list[256];
+        return fail(L, "%s: \"%s\" is \"%s\"; expected one of %s", where, key, s,
+                    join(list, sizeof(list), names, n));
+    }
+    return true;
+}
+
+/* obj[key] as n floats. */
+static bool member_floats(struct loader *L, const cJSON *obj, const char *key, int n,
+                          float *out, const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != n)
+        return fail(L, "%s: \"%s\" must be an array of %d numbers", where, key, n);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        if (!cJSON_IsNumber(e))
+            return fail(L, "%s: \"%s\" must be an array of %d numbers", where, key, n);
+        out[i++] = (float)e->valuedouble;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Zip entries                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Rejects names that could point outside the bundle when extracted. */
+static bool check_entry_name(struct loader *L, const char *name)
+{
+    if (!name || !*name)
+        return fail(L, "an entry has an empty name");
+    if (name[0] == '/' || name[0] == '\\')
+        return fail(L, "entry \"%s\" is an absolute path; entry names must be relative", name);
+    if (strchr(name, '\\'))
+        return fail(L, "entry \"%s\" contains a backslash; entry names use \"/\"", name);
+    if (isalpha((unsigned char)name[0]) && name[1] == ':')
+        return fail(L, "entry \"%s\" starts with a drive letter; entry names must be relative",
+                    name);
+    for (const char *p = name; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
+        if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
+            return fail(L, "entry \"%s\" has a \"..\" component; entry names must stay inside "
+                        "the bundle", name);
+    return true;
+}
+
+static bool check_all_entry_names(struct loader *L)
+{
+    zip_int64_t n = zip_get_num_entries(L->za, 0);
+    for (zip_int64_t i = 0; i < n; i++)
+        if (!check_entry_name(L, zip_get_name(L->za, (zip_uint64_t)i, 0)))
+            return false;
+    return true;
+}
+
+/* Finds entry name (referenced by what) and stats it. Returns its index or -1. */
+static zip_int64_t find_entry(struct loader *L, const char *name, const char *what,
+                              zip_stat_t *st)
+{
+    if (!check_entry_name(L, name))
+        return -1;
+    zip_int64_t i = zip_name_locate(L->za, name, 0);
+    if (i < 0) {
+        fail(L, "%s entry \"%s\" is not in the bundle", what, name);
+        return -1;
+    }
+    zip_stat_init(st);
+    if (zip_stat_index(L->za, (zip_uint64_t)i, 0, st) != 0 || !(st->valid & ZIP_STAT_SIZE)) {
+        fail(L, "cannot read the directory record of entry \"%s\": %s", name,
+             zip_strerror(L->za));
+        return -1;
+    }
+    return i;
+}
+
+/* Reads size bytes at offset of entry i (name for messages) into dst. */
+static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name,
+                             zip_uint64_t offset, zip_uint64_t size, void *dst)
+{
+    zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
+    if (!f)
+        return fail(L, "cannot open entry \"%s\": %s", name, zip_strerror(L->za));
+    bool ok = offset == 0 || zip_fseek(f, (zip_int64_t)offset, SEEK_SET) == 0;
+    zip_int64_t got = ok ? zip_fread(f, dst, size) : -1;
+    if (got < 0 || (zip_uint64_t)got != size)
+        fail(L, "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
+             "truncated or damaged", (unsigned long long)size, (unsigned long long)offset, name,
+             got < 0 ? zip_file_strerror(f) : "short read");
+    zip_fclose(f);
+    return got >= 0 && (zip_uint64_t)got == size;
+}
+
+/* Reads a whole entry of at most limit bytes; returns a malloc'd NUL-terminated copy. */
+static char *read_entry(struct loader *L, const char *name, const char *what,
+                        zip_uint64_t limit, size_t *size)
+{
+    zip_stat_t st;
+    zip_int64_t i = find_entry(L, name, what, &st);
+    if (i < 0)
+        return NULL;
+    if (st.size > limit) {
+        fail(L, "%s entry \"%s\" is %llu bytes, above the limit of %llu", what, name,
+             (unsigned long long)st.size, (unsigned long long)limit);
+        return NULL;
+    }
+    char *buf = malloc(st.size + 1);
+    if (!buf) {
+        fail(L, "out of memory reading entry \"%s\"", name);
+        return NULL;
+    }
+    if (!read_entry_range(L, i, name, 0, st.size, buf)) {
+        free(buf);
+        return NULL;
+    }
+    buf[st.size] = 0;
+    *size = st.size;
+    return buf;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tensors                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Indexes all tensor names (called once every tensor is added). */
+static bool build_index(struct loader *L)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)L->m->n_tensors)
+        cap *= 2;
+    if (!(L->index = calloc(cap, sizeof(*L->index))))
+        return fail(L, "out of memory indexing %d tensors", L->m->n_tensors);
+    L->mask = cap - 1;
+    for (int t = 0; t < L->m->n_tensors; t++) {
+        size_t h = hash_name(L->m->tensors[t].name) & L->mask;
+        while (L->index[h])
+            h = (h + 1) & L->mask;
+        L->index[h] = t + 1;
+    }
+    return true;
+}
+
+/* Tensor index by name; -1 with the error set ("<where>: <role> "x" is not a declared
+ * tensor") when absent. */
+static int lookup(struct loader *L, const char *name, const char *where, const char *role)
+{
+    for (size_t h = hash_name(name) & L->mask; L->index[h]; h = (h + 1) & L->mask)
+        if (strcmp(L->m->tensors[L->index[h] - 1].name, name) == 0)
+            return L->index[h] - 1;
+    fail(L, "%s: %s \"%s\" is not a declared tensor (see \"tensors\")", where, role, name);
+    return -1;
+}
+
+/* Reads the data of tensor idx described by jdata {entry, offset, size}. */
+static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char *where)
+{
+    if (!cJSON_IsObject(jdata))
+        return fail(L, "%s: \"data\" must be an object {entry, offset, size}", where);
+    const char *entry = member_str(L, jdata, "entry", where);
+    int64_t off = 0, size = 0;
+    if (!entry ||
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "offset"), 0, MAX_JSON_INT, &off,
+                  where, "offset") ||
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "size"), 0, MAX_JSON_INT, &size,
+                  where, "size"))
+        return false;
+    int64_t want = L->m->tensors[idx].count * (int64_t)sizeof(float);
+    if (size != want)
+        return fail(L, "%s: data size is %lld bytes but its %lld f32 values take %lld", where,
+                    (long long)size, (long long)L->m->tensors[idx].count, (long long)want);
+    if (off % DATA_ALIGN)
+        return fail(L, "%s: data offset %lld is not a multiple of %d; re-export the bundle",
+                    where, (long long)off, DATA_ALIGN);
+    if (L->const_bytes + size > MAX_CONST_BYTES)
+        return fail(L, "%s: constant data exceeds the limit of %lld bytes", where,
+                    (long long)MAX_CONST_BYTES);
+    zip_stat_t st;
+    char what[320];
+    snprintf(what, sizeof(what), "%s: data", where);
+    zip_int64_t ei = find_entry(L, entry, what, &st);
+    if (ei < 0)
+        return false;
+    if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
+        return fail(L, "%s entry \"%s\" is compressed (zip method %d); tensor data must be "
+                    "stored uncompressed (zip -0)", what, entry, (int)st.comp_method);
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
+        return fail(L, "%s entry \"%s\" is encrypted; tensor data must be plain", what, entry);
+    uint64_t end;
+    if (__builtin_add_overflow((uint64_t)off, (uint64_t)size, &end) || end > st.size)
+        return fail(L, "%s: data bytes %lld..%lld lie outside entry \"%s\" (%llu bytes)", where,
+                    (long long)off, (long long)(off + size), entry,
+                    (unsigned long long)st.size);
+    float *dst = cc_model_alloc_tensor_data(L->m, idx, &L->merr);
+    if (!dst)
+        return fail_builder(L);
+    L->const_bytes += size;
+    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, dst);
+}
+
+static bool load_tensor(struct loader *L, const cJSON *jt, int i)
+{
+    char where[300];
+    snprintf(where, sizeof(where), "tensors[%d]", i);
+    if (!cJSON_IsObject(jt))
+        return fail(L, "%s is not an object", where);
+    const char *name = member_str(L, jt, "name", where);
+    if (!name)
+        return false;
+    snprintf(where, sizeof(where), "tensor \"%.256s\"", name);
+    const char *dt = member_str(L, jt, "dtype", where);
+    if (!dt)
+        return false;
+    enum cc_dtype dtype = CC_DTYPE_F32;
+    while (dtype <= CC_DTYPE_I8 && strcmp(cc_dtype_name(dtype), dt) != 0)
+        dtype++;
+    if (dtype > CC_DTYPE_I8)
+        return fail(L, "%s: unknown dtype \"%s\"; format version 1 stores f32", where, dt);
+    if (dtype != CC_DTYPE_F32)
+        return fail(L, "%s: dtype %s is not supported by this camclass; export the model as f32",
+                    where, dt);
+    int64_t shape[CC_MAX_DIMS];
+    int ndim;
+    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(jt, "shape"), 1, CC_MAX_DIMS,
+                   -MAX_JSON_INT, MAX_JSON_INT, shape, &ndim, where, "shape"))
+        return false;
+    int idx = cc_model_add_tensor(L->m, name, dtype, ndim, shape, NULL, &L->merr);
+    if (idx < 0)
+        return fail_builder(L);
+    const cJSON *jdata = cJSON_GetObjectItemCaseSensitive(jt, "data");
+    return !jdata || load_data(L, jdata, idx, where);
+}
+
+static bool load_tensors(struct loader *L, const cJSON *root)
+{
+    const cJSON *arr = member(L, root, "tensors", cJSON_Array, "manifest");
+    if (!arr)
+        return false;
+    if (cJSON_GetArraySize(arr) > MAX_TENSORS)
+        return fail(L, "%d tensors, above the limit of %d", cJSON_GetArraySize(arr),
+                    MAX_TENSORS);
+    int i = 0;
+    const cJSON *jt;
+    cJSON_ArrayForEach(jt, arr) if (!load_tensor(L, jt, i++)) return false;
+    return build_index(L);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Input and output spec, labels                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+static const char *const color_names[] = {[CC_COLOR_RGB] = "RGB", [CC_COLOR_BGR] = "BGR"};
+static const char *const resize_names[] = {[CC_RESIZE_SQUASH] = "squash",
+                                           [CC_RESIZE_CENTER_CROP] = "center_crop"};
+static const char *const kind_names[] = {[CC_OUTPUT_LOGITS] = "logits",
+                                         [CC_OUTPUT_PROBABILITIES] = "probabilities"};
+
+static bool load_input(struct loader *L, const cJSON *root)
+{
+    struct cc_input_spec *in = &L->m->input;
+    const cJSON *ji = cJSON_GetObjectItemCaseSensitive(root, "input");
+    if (!cJSON_IsObject(ji))
+        return fail(L, "manifest has no \"input\" object (tensor, shape, color_order, mean, std, "
+                    "resize)");
+    const char *name = member_str(L, ji, "tensor", "input");
+    if (!name || (in->tensor = lookup(L, name, "input", "tensor")) < 0)
+        return false;
+    const struct cc_tensor *t = &L->m->tensors[in->tensor];
+    int64_t shape[4];
+    int n;
+    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(ji, "shape"), 4, 4, 0, MAX_DIM, shape,
+                   &n, "input", "shape"))
+        return false;
+    if (t->ndim != 4 || memcmp(shape, t->shape, sizeof(shape)) != 0)
+        return fail(L, "input: \"shape\" [%lld,%lld,%lld,%lld] differs from the declared shape of "
+                    "tensor \"%s\"", (long long)shape[0], (long long)shape[1],
+                    (long long)shape[2], (long long)shape[3], t->name);
+    int color, resize;
+    if (!member_enum(L, ji, "color_order", color_names, 2, -1, &color, "input") ||
+        !member_floats(L, ji, "mean", 3, in->mean, "input") ||
+        !member_floats(L, ji, "std", 3, in->std, "input"))
+        return false;
+    in->color = (enum cc_color_order)color;
+    const cJSON *jr = member(L, ji, "resize", cJSON_Object, "input");
+    if (!jr || !member_enum(L, jr, "policy", resize_names, 2, -1, &resize, "input.resize"))
+        return false;
+    in->resize = (enum cc_resize_policy)resize;
+    int64_t size = 0;
+    if (in->resize == CC_RESIZE_CENTER_CROP &&
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jr, "size"), 1, MAX_DIM, &size,
+                  "input.resize", "size"))
+        return false;
+    in->resize_size = (int)size;
+    return true;
+}
+
+static bool load_output(struct loader *L, const cJSON *root)
+{
+    struct cc_output_spec *out = &L->m->output;
+    const cJSON *jo = cJSON_GetObjectItemCaseSensitive(root, "output");
+    if (!cJSON_IsObject(jo))
+        return fail(L, "manifest has no \"output\" object (tensor, kind, classes)");
+    const char *name = member_str(L, jo, "tensor", "output");
+    int kind;
+    int64_t classes = 0;
+    if (!name || (out->tensor = lookup(L, name, "output", "tensor")) < 0 ||
+        !member_enum(L, jo, "kind", kind_names, 2, -1, &kind, "output") ||
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jo, "classes"), 1, MAX_CLASSES, &classes,
+                  "output", "classes"))
+        return false;
+    out->kind = (enum cc_output_kind)kind;
+    out->classes = (int)classes;
+    return true;
+}
+
+/* Adds the lines of a labels entry: "\n" or "\r\n" ends, blank lines at the end ignored. */
+static bool add_label_lines(struct loader *L, const char *entry, char *text, size_t size)
+{
+    if (memchr(text, 0, size))
+        return fail(L, "labels entry \"%s\" contains a NUL byte; it must be UTF-8 text", entry);
+    while (size > 0 && (text[size - 1] == '\n' || text[size - 1] == '\r'))
+        text[--size] = 0;
+    int line = 1;
+    for (char *p = text; size > 0 && p; line++) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = 0;
+        size_t len = strlen(p);
+        if (len > 0 && p[len - 1] == '\r')
+            p[--len] = 0;
+        if (len == 0)
+            return fail(L, "labels entry \"%s\" line %d is empty; every class needs a label",
+                        entry, line);
+        if (!cc_model_add_label(L->m, p, &L->merr))
+            return fail(L, "labels entry \"%s\" line %d: %s", entry, line, L->merr.msg);
+        p = nl ? nl + 1 : NULL;
+    }
+    return true;
+}
+
+static bool load_labels(struct loader *L, const cJSON *root)
+{
+    const cJSON *jl = cJSON_GetObjectItemCaseSensitive(root, "labels");
+    if (cJSON_IsArray(jl)) {
+        int i = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, jl)
+        {
+            if (!cJSON_IsString(e))
+                return fail(L, "labels[%d] is not a string", i);
+            if (!cc_model_add_label(L->m, e->valuestring, &L->merr))
+                return fail_builder(L);
+            i++;
+        }
+        return true;
+    }
+    if (!cJSON_IsObject(jl))
+        return fail(L, "manifest has no \"labels\"; give an array of strings or "
+                    "{\"entry\": \"labels.txt\"}");
+    const char *entry = member_str(L, jl, "entry", "labels");
+    size_t size;
+    char *text = entry ? read_entry(L, entry, "labels", MAX_LABELS_BYTES, &size) : NULL;
+    bool ok = text && add_label_lines(L, entry, text, size);
+    free(text);
+    return ok;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Graph                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+// Attribute names each op accepts; anything else is an error (catches exporter typos).
+static const char *const conv_keys[] = {"stride",     "padding",   "dilation", "groups",
+                                        "activation", "clamp_min", "clamp_max"};
+static const char *const act_keys[] = {"activation", "clamp_min", "clamp_max"};
+static const struct {
+    const char *const *keys;
+    int n;
+} op_attr_keys[CC_OP_COUNT] = {
+    [CC_OP_CONV2D] = {conv_keys, 7},
+    [CC_OP_ADD] = {act_keys, 3},
+    [CC_OP_LINEAR] = {act_keys, 3},
+    [CC_OP_CLAMP] = {act_keys, 3},
+};
+
+static const char *const act_names[] = {"none", "relu", "relu6", "clamp"};
+
+/* Parses a node's attrs (NULL when absent) into attrs/act. */
+static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union cc_attrs *attrs,
+                       struct cc_act *act, const char *where)
+{
+    attrs->conv = (struct cc_conv2d_attrs){{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    *act = cc_act_none();
+    if (!ja)
+        return true;
+    if (!cJSON_IsObject(ja))
+        return fail(L, "%s: \"attrs\" must be an object", where);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ja)
+    {
+        if (name_index(op_attr_keys[op].keys, op_attr_keys[op].n, e->string) < 0) {
+            char list[256];
+            return fail(L, "%s: unknown attribute \"%s\"; %s takes %s", where, e->string,
+                        cc_op_name(op),
+                        op_attr_keys[op].n ? join(list, sizeof(list), op_attr_keys[op].keys,
+                                                  op_attr_keys[op].n)
+                                           : "none");
+        }
+    }
+    int kind;
+    if (!attr_ints(L, ja, "stride", 2, attrs->conv.stride, where) ||
+        !attr_ints(L, ja, "padding", 4, attrs->conv.pad, where) ||
+        !attr_ints(L, ja, "dilation", 2, attrs->conv.dilation, where) ||
+        !member_enum(L, ja, "activation", act_names, 4, 0, &kind, where))
+        return false;
+    const cJSON *jg = cJSON_GetObjectItemCaseSensitive(ja, "groups");
+    int64_t g = 1;
+    if (jg && !json_int(L, jg, 1, MAX_DIM, &g, where, "groups"))
+        return false;
+    attrs->conv.groups = (int)g;
+    switch (kind) {
+    case 1:
+        *act = cc_act_relu();
+        break;
+    case 2:
+        *act = cc_act_relu6();
+        break;
+    case 3: {
+        const cJSON *lo = member(L, ja, "clamp_min", cJSON_Number, where);
+        const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
+        if (!hi)
+            return false;
+        *act = (struct cc_act){(float)lo->valuedouble, (float)hi->valuedouble};
+        break;
+    }
+    }
+    return true;
+}
+
+/* Looks up the names of a node's inputs or outputs (an array of n_min..n_max strings). */
+static bool load_node_tensors(struct loader *L, const cJSON *jn, const char *key, int n_min,
+                              int n_max, int *out, int *n, const char *where)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(jn, key);
+    int len = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : -1;
+    if (len < n_min || len > n_max)
+        return fail(L, "%s: \"%s\" must be an array of %d to %d tensor names", where, key, n_min,
+                    n_max);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        if (!cJSON_IsString(e))
+            return fail(L, "%s: \"%s\" must hold tensor names (strings)", where, key);
+        if ((out[i++] = lookup(L, e->valuestring, where, key[0] == 'i' ? "input" : "output")) <
+            0)
+            return false;
+    }
+    *n = len;
+    return true;
+}
+
+static bool load_node(struct loader *L, const cJSON *jn, int k)
+{
+    char where[300];
+    snprintf(where, sizeof(where), "graph[%d]", k);
+    if (!cJSON_IsObject(jn))
+        return fail(L, "%s is not an object", where);
+    const char *name = member_str(L, jn, "name", where);
+    if (!name)
+        return false;
+    snprintf(where, sizeof(where), "node \"%.256s\"", name);
+    const char *opname = member_str(L, jn, "op", where);
+    if (!opname)
+        return false;
+    enum cc_op op = cc_op_from_name(opname);
+    if (op == CC_OP_COUNT) {
+        const char *ops[CC_OP_COUNT];
+        char list[256];
+        for (int i = 0; i < CC_OP_COUNT; i++)
+            ops[i] = cc_op_name((enum cc_op)i);
+        return fail(L, "%s uses unknown op \"%s\"; this camclass supports %s", where, opname,
+                    join(list, sizeof(list), ops, CC_OP_COUNT));
+    }
+    int in[CC_MAX_NODE_INPUTS], out[CC_MAX_NODE_OUTPUTS], n_in, n_out;
+    union cc_attrs attrs;
+    struct cc_act act;
+    if (!load_node_tensors(L, jn, "inputs", 1, CC_MAX_NODE_INPUTS, in, &n_in, where) ||
+        !load_node_tensors(L, jn, "outputs", 1, CC_MAX_NODE_OUTPUTS, out, &n_out, where) ||
+        !load_attrs(L, cJSON_GetObjectItemCaseSensitive(jn, "attrs"), op, &attrs, &act, where))
+        return false;
+    if (cc_model_add_node(L->m, op, name, n_in, in, n_out, out, &attrs, act, &L->merr) < 0)
+        return fail_builder(L);
+    return true;
+}
+
+static bool load_graph(struct loader *L, const cJSON *root)
+{
+    const cJSON *arr = member(L, root, "graph", cJSON_Array, "manifest");
+    if (!arr)
+        return false;
+    if (cJSON_GetArraySize(arr) > MAX_NODES)
+        return fail(L, "%d nodes, above the limit of %d", cJSON_GetArraySize(arr), MAX_NODES);
+    int k = 0;
+    const cJSON *jn;
+    cJSON_ArrayForEach(jn, arr) if (!load_node(L, jn, k++)) return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Manifest and archive                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Parses manifest.json; returns the root object or NULL with the error set. */
+static cJSON *read_manifest(struct loader *L)
+{
+    if (zip_name_locate(L->za, MANIFEST_ENTRY, 0) < 0) {
+        fail(L, "no manifest.json entry; is this a camclass bundle? (docs/MODEL_FORMAT.md)");
+        return NULL;
+    }
+    size_t size;
+    char *text = read_entry(L, MANIFEST_ENTRY, "manifest", MAX_MANIFEST_BYTES, &size);
+    if (!text)
+        return NULL;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, size, &end, false);
+    if (!root) {
+        size_t at = end && end >= text && end <= text + size ? (size_t)(end - text) : 0;
+        fail(L, "manifest.json is not valid JSON (error near byte %zu)", at);
+    } else if (!cJSON_IsObject(root)) {
+        fail(L, "manifest.json is not a JSON object");
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    free(text);
+    return root;
+}
+
+/* Checks format and version; returns the model name or NULL. */
+static const char *check_header(struct loader *L, const cJSON *root)
+{
+    const char *format = member_str(L, root, "format", "manifest");
+    if (!format)
+        return NULL;
+    if (strcmp(format, FORMAT_NAME) != 0) {
+        fail(L, "manifest \"format\" is \"%s\", expected \"%s\"; this is not a camclass bundle",
+             format, FORMAT_NAME);
+        return NULL;
+    }
+    const cJSON *v = member(L, root, "version", cJSON_Number, "manifest");
+    if (!v)
+        return NULL;
+    if (v->valuedouble != FORMAT_VERSION) {
+        fail(L, "unknown format version %g; this camclass reads version %d", v->valuedouble,
+             FORMAT_VERSION);
+        return NULL;
+    }
+    return member_str(L, root, "name", "manifest");
+}
+
+static struct cc_model *load_archive(zip_t *za, const char *bundle, struct cc_error *err)
+{
+    struct loader L = {.bundle = bundle, .za = za, .err = err};
+    cJSON *root = NULL;
+    if (!check_all_entry_names(&L) || !(root = read_manifest(&L)))
+        goto error;
+    const char *name = check_header(&L, root);
+    if (!name)
+        goto error;
+    if (!(L.m = cc_model_new(name))) {
+        fail(&L, "out of memory");
+        goto error;
+    }
+    if (!load_tensors(&L, root) || !load_input(&L, root) || !load_output(&L, root) ||
+        !load_labels(&L, root) || !load_graph(&L, root))
+        goto error;
+    if (!cc_model_finalize(L.m, &L.merr)) {
+        fail_builder(&L);
+        goto error;
+    }
+    cJSON_Delete(root);
+    free(L.index);
+    return L.m;
+error:
+    cJSON_Delete(root);
+    free(L.index);
+    cc_model_destroy(L.m);
+    return NULL;
+}
+
+/* Reports a failed zip open: not a zip, damaged, or cannot be read. */
+static struct cc_model *open_failed(const char *bundle, zip_error_t *ze, struct cc_error *err)
+{
+    int code = zip_error_code_zip(ze);
+    if (code == ZIP_ER_NOZIP)
+        cc_error_set(err, "bundle %s: not a zip archive; a bundle is a zip file made by "
+                     "tools/export (docs/MODEL_FORMAT.md)", bundle);
+    else if (code == ZIP_ER_OPEN || code == ZIP_ER_NOENT || code == ZIP_ER_READ)
+        cc_error_set(err, "bundle %s: cannot open: %s", bundle, zip_error_strerror(ze));
+    else
+        cc_error_set(err, "bundle %s: damaged zip archive (%s); the file may be truncated",
+                     bundle, zip_error_strerror(ze));
+    zip_error_fini(ze);
+    return NULL;
+}
+
+struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
+{
+    int code = 0;
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
+    if (!za) {
+        zip_error_t ze;
+        zip_error_init_with_code(&ze, code);
+        return open_failed(path, &ze, err);
+    }
+    struct cc_model *m = load_archive(za, path, err);
+    zip_discard(za);
+    return m;
+}
+
+struct cc_model *cc_bundle_load_from_memory(const void *data, size_t size, const char *name,
+                                            struct cc_error *err)
+{
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze) : NULL;
+    if (!za) {
+        zip_source_free(src); // the archive owns src only when the open succeeded
+        return open_failed(name, &ze, err);
+    }
+    zip_error_fini(&ze);
+    struct cc_model *m = load_archive(za, name, err);
+    zip_discard(za);
+    return m;
+}

@@ -1,0 +1,435 @@
+/* camclass — tests of the bundle loader (engine/bundle.c).
+ *
+ * Writes bundles with libzip into a temporary directory: one valid tiny bundle (conv2d+relu6 ->
+ * global_avg_pool -> flatten -> linear+clamp, labels.txt) whose loaded fields are checked, then
+ * a table of malformed variants, each made by changing one thing (a manifest field, set by a
+ * JSON path, or how the zip is written) and each expecting its own error message. Last, the
+ * valid bundle cut at many lengths and with flipped bytes must fail cleanly, never crash.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <zip.h>
+
+#include "bundle.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The valid bundle                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+// Written with ' for " to stay readable; quotes() swaps them back.
+static const char valid_manifest[] =
+    "{'format': 'camclass-bundle', 'version': 1, 'name': 'tiny',"
+    " 'input': {'tensor': 'input', 'shape': [1, 3, 8, 8], 'color_order': 'BGR',"
+    "   'mean': [0.5, 0.4, 0.3], 'std': [0.2, 0.25, 0.5],"
+    "   'resize': {'policy': 'center_crop', 'size': 10}},"
+    " 'output': {'tensor': 'logits', 'kind': 'logits', 'classes': 2},"
+    " 'labels': {'entry': 'labels.txt'},"
+    " 'tensors': ["
+    "  {'name': 'input', 'dtype': 'f32', 'shape': [1, 3, 8, 8]},"
+    "  {'name': 'conv.w', 'dtype': 'f32', 'shape': [4, 3, 3, 3],"
+    "   'data': {'entry': 'weights.bin', 'offset': 0, 'size': 432}},"
+    "  {'name': 'conv.b', 'dtype': 'f32', 'shape': [4],"
+    "   'data': {'entry': 'weights.bin', 'offset': 448, 'size': 16}},"
+    "  {'name': 'conv.out', 'dtype': 'f32', 'shape': [1, 4, 4, 4]},"
+    "  {'name': 'gap.out', 'dtype': 'f32', 'shape': [1, 4, 1, 1]},"
+    "  {'name': 'flat.out', 'dtype': 'f32', 'shape': [1, 4]},"
+    "  {'name': 'fc.w', 'dtype': 'f32', 'shape': [2, 4],"
+    "   'data': {'entry': 'weights.bin', 'offset': 512, 'size': 32}},"
+    "  {'name': 'fc.b', 'dtype': 'f32', 'shape': [2],"
+    "   'data': {'entry': 'weights.bin', 'offset': 576, 'size': 8}},"
+    "  {'name': 'logits', 'dtype': 'f32', 'shape': [1, 2]}],"
+    " 'graph': ["
+    "  {'op': 'conv2d', 'name': 'conv', 'inputs': ['input', 'conv.w', 'conv.b'],"
+    "   'outputs': ['conv.out'], 'attrs': {'stride': [2, 2], 'padding': [1, 1, 1, 1],"
+    "   'dilation': [1, 1], 'groups': 1, 'activation': 'relu6'}},"
+    "  {'op': 'global_avg_pool', 'name': 'gap', 'inputs': ['conv.out'], 'outputs': ['gap.out']},"
+    "  {'op': 'flatten', 'name': 'flat', 'inputs': ['gap.out'], 'outputs': ['flat.out']},"
+    "  {'op': 'linear', 'name': 'fc', 'inputs': ['flat.out', 'fc.w', 'fc.b'],"
+    "   'outputs': ['logits'],"
+    "   'attrs': {'activation': 'clamp', 'clamp_min': -5, 'clamp_max': 5}}]}";
+
+#define WEIGHTS_BYTES 584 // conv.w @0 (432), conv.b @448 (16), fc.w @512 (32), fc.b @576 (8)
+#define DEFAULT_LABELS "cat\r\ndog\n\n"
+
+/* The value stored at float index i of weights.bin. */
+static float weight_value(size_t i)
+{
+    return (float)i * 0.25f - 3.0f;
+}
+
+/* Returns a malloc'd copy of s with every ' turned into ". */
+static char *quotes(const char *s)
+{
+    char *r = strdup(s);
+    for (char *p = r; p && *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    return r;
+}
+
+/* How a variant's zip is written; zero = like the valid bundle. */
+struct zip_opts {
+    const char *raw_file;      // write these bytes as the whole file instead of a zip
+    const char *manifest_text; // manifest.json contents instead of the (changed) JSON
+    bool no_manifest;
+    bool compress_data;
+    bool no_labels_txt;
+    const char *labels_text;   // labels.txt contents instead of DEFAULT_LABELS
+    const char *extra_entry;   // also add a 1-byte entry with this name
+};
+
+static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
+{
+    zip_source_t *s = zip_source_buffer(za, data, size, 0);
+    zip_int64_t i = s ? zip_file_add(za, name, s, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) : -1;
+    if (i < 0) {
+        zip_source_free(s);
+        return false;
+    }
+    return zip_set_file_compression(za, (zip_uint64_t)i, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
+                                    0) == 0;
+}
+
+/* Writes a bundle to path; manifest is the JSON text (buffers live until zip_close). */
+static bool write_bundle(const char *path, const char *manifest, const struct zip_opts *o)
+{
+    if (o->raw_file) {
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(o->raw_file, 1, strlen(o->raw_file), f) == strlen(o->raw_file);
+        return (f ? fclose(f) == 0 : false) && ok;
+    }
+    float weights[WEIGHTS_BYTES / 4];
+    for (size_t i = 0; i < WEIGHTS_BYTES / 4; i++)
+        weights[i] = weight_value(i);
+    const char *text = o->manifest_text ? o->manifest_text : manifest;
+    const char *labels = o->labels_text ? o->labels_text : DEFAULT_LABELS;
+    int code;
+    zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code);
+    if (!za)
+        return false;
+    bool ok = (o->no_manifest || add_entry(za, "manifest.json", text, strlen(text), true)) &&
+              add_entry(za, "weights.bin", weights, sizeof(weights), o->compress_data) &&
+              (o->no_labels_txt || add_entry(za, "labels.txt", labels, strlen(labels), true)) &&
+              (!o->extra_entry || add_entry(za, o->extra_entry, "x", 1, false));
+    if (!ok) {
+        zip_discard(za);
+        return false;
+    }
+    return zip_close(za) == 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Manifest changes by JSON path                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+static cJSON *child(cJSON *node, const char *key)
+{
+    if (cJSON_IsArray(node))
+        return cJSON_GetArrayItem(node, atoi(key));
+    return cJSON_GetObjectItemCaseSensitive(node, key);
+}
+
+/* Sets root at path ("tensors/1/data/offset") to the JSON value (' for "), or deletes it when
+ * value is NULL. Returns false when the path does not exist. */
+static bool json_set(cJSON *root, const char *path, const char *value)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", path);
+    char *last = strrchr(buf, '/');
+    cJSON *parent = root;
+    if (last) {
+        *last++ = 0;
+        for (char *tok = strtok(buf, "/"); tok && parent; tok = strtok(NULL, "/"))
+            parent = child(parent, tok);
+    } else {
+        last = buf;
+    }
+    if (!parent)
+        return false;
+    if (!value) {
+        cJSON *gone = cJSON_IsArray(parent) ? cJSON_DetachItemFromArray(parent, atoi(last))
+                                            : cJSON_DetachItemFromObjectCaseSensitive(parent, last);
+        cJSON_Delete(gone);
+        return gone != NULL;
+    }
+    char *text = quotes(value);
+    cJSON *v = cJSON_Parse(text);
+    free(text);
+    if (!v)
+        return false;
+    if (cJSON_IsArray(parent))
+        return cJSON_ReplaceItemInArray(parent, atoi(last), v);
+    if (cJSON_GetObjectItemCaseSensitive(parent, last))
+        return cJSON_ReplaceItemInObjectCaseSensitive(parent, last, v);
+    cJSON_AddItemToObject(parent, last, v);
+    return true;
+}
+
+/* Writes the valid bundle with one change to path. */
+static bool write_variant(const char *path, const char *set_path, const char *value,
+                          const struct zip_opts *o)
+{
+    char *text = quotes(valid_manifest);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    bool ok = root && (!set_path || json_set(root, set_path, value));
+    char *manifest = ok ? cJSON_PrintUnformatted(root) : NULL;
+    ok = manifest && write_bundle(path, manifest, o);
+    free(manifest);
+    cJSON_Delete(root);
+    return ok;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tests                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static void check_valid_model(const struct cc_model *m)
+{
+    CHECK(strcmp(m->name, "tiny") == 0);
+    CHECK(m->n_tensors == 9 && m->n_nodes == 4);
+    CHECK(m->input.tensor == 0 && m->input.color == CC_COLOR_BGR);
+    CHECK(m->input.mean[1] == 0.4f && m->input.std[2] == 0.5f);
+    CHECK(m->input.resize == CC_RESIZE_CENTER_CROP && m->input.resize_size == 10);
+    CHECK(m->output.tensor == 8 && m->output.kind == CC_OUTPUT_LOGITS && m->output.classes == 2);
+    CHECK(m->n_labels == 2 && strcmp(m->labels[0], "cat") == 0 &&
+          strcmp(m->labels[1], "dog") == 0);
+    static const struct {
+        int tensor;
+        size_t offset; // bytes in weights.bin
+    } consts[] = {{1, 0}, {2, 448}, {6, 512}, {7, 576}};
+    for (size_t c = 0; c < sizeof(consts) / sizeof(consts[0]); c++) {
+        const struct cc_tensor *t = &m->tensors[consts[c].tensor];
+        bool same = t->data != NULL;
+        for (int64_t i = 0; same && i < t->count; i++)
+            same = t->data[i] == weight_value(consts[c].offset / 4 + (size_t)i);
+        CHECKF(same, "data of tensor %s", t->name);
+        CHECKF(((uintptr_t)t->data & 63) == 0, "tensor %s data is 64-byte aligned", t->name);
+    }
+    CHECK(m->tensors[3].data == NULL && m->tensors[3].producer == 0);
+    CHECK(m->tensors[8].producer == 3);
+    const struct cc_node *conv = &m->nodes[0], *fc = &m->nodes[3];
+    CHECK(conv->op == CC_OP_CONV2D && conv->n_inputs == 3 && conv->attrs.conv.stride[0] == 2 &&
+          conv->attrs.conv.pad[3] == 1 && conv->attrs.conv.groups == 1);
+    CHECK(conv->act.min == 0.0f && conv->act.max == 6.0f);
+    CHECK(fc->op == CC_OP_LINEAR && fc->act.min == -5.0f && fc->act.max == 5.0f);
+    CHECK(m->nodes[1].op == CC_OP_GLOBAL_AVG_POOL && isinf(m->nodes[1].act.max));
+}
+
+static void test_valid(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/valid.ccm", dir);
+    static const struct zip_opts plain = {0};
+    CHECK(write_variant(path, NULL, NULL, &plain));
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(path, &err);
+    CHECKF(m != NULL, "valid bundle: %s", err.msg);
+    if (m)
+        check_valid_model(m);
+    cc_model_destroy(m);
+
+    // Inline labels instead of labels.txt, and no labels.txt entry at all.
+    static const struct zip_opts no_txt = {.no_labels_txt = true};
+    CHECK(write_variant(path, "labels", "['cat', 'dog']", &no_txt));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->n_labels == 2 && strcmp(m->labels[1], "dog") == 0, "inline labels: %s",
+           err.msg);
+    cc_model_destroy(m);
+    unlink(path);
+
+    snprintf(path, sizeof(path), "%s/does-not-exist.ccm", dir);
+    CHECK(!cc_bundle_load(path, &err) && strstr(err.msg, "cannot open"));
+}
+
+struct bad_case {
+    const char *what;
+    const char *path;  // manifest field to change (NULL: none)
+    const char *value; // its new JSON value, ' for " (NULL: delete the field)
+    struct zip_opts zip;
+    const char *expect; // substring of the error message
+};
+
+static const struct bad_case bad_cases[] = {
+    {"not a zip", NULL, NULL, {.raw_file = "hello, I am not a zip file\n"}, "not a zip archive"},
+    {"missing manifest", NULL, NULL, {.no_manifest = true}, "no manifest.json entry"},
+    {"malformed JSON", NULL, NULL, {.manifest_text = "{\"format\": \"camclass-bundle\", "},
+     "manifest.json is not valid JSON"},
+    {"manifest not an object", NULL, NULL, {.manifest_text = "[1, 2]"}, "not a JSON object"},
+    {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
+    {"unknown version", "version", "2", {0},
+     "unknown format version 2; this camclass reads version 1"},
+    {"missing name", "name", NULL, {0}, "manifest has no \"name\""},
+    {"unknown op", "graph/1/op", "'gelu'", {0},
+     "node \"gap\" uses unknown op \"gelu\"; this camclass supports conv2d, add, "
+     "global_avg_pool, linear, flatten, reshape, softmax, clamp"},
+    {"undefined tensor", "graph/1/inputs/0", "'nope'", {0},
+     "node \"gap\": input \"nope\" is not a declared tensor"},
+    {"duplicate tensor", "tensors/4/name", "'conv.out'", {0},
+     "duplicate tensor name \"conv.out\""},
+    {"duplicate node", "graph/2/name", "'gap'", {0}, "duplicate node name \"gap\""},
+    {"shape mismatch", "tensors/3/shape", "[1, 4, 5, 5]", {0},
+     "node \"conv\" (conv2d): computed output shape [1,4,4,4] but tensor \"conv.out\" is "
+     "declared [1,4,5,5]"},
+    {"input count", "graph/1/inputs", "['conv.out', 'conv.b']", {0},
+     "node \"gap\" (global_avg_pool) has 2 inputs; global_avg_pool takes 1"},
+    {"dtype f16", "tensors/1/dtype", "'f16'", {0},
+     "tensor \"conv.w\": dtype f16 is not supported by this camclass"},
+    {"dtype i8", "tensors/6/dtype", "'i8'", {0},
+     "tensor \"fc.w\": dtype i8 is not supported by this camclass"},
+    {"unknown dtype", "tensors/6/dtype", "'f64'", {0}, "unknown dtype \"f64\""},
+    {"data outside entry", "tensors/7/data/offset", "640", {0},
+     "tensor \"fc.b\": data bytes 640..648 lie outside entry \"weights.bin\" (584 bytes)"},
+    {"offset near 2^53", "tensors/1/data/offset", "9007199254740928", {0},
+     "lie outside entry \"weights.bin\""},
+    {"offset near UINT64_MAX", "tensors/1/data/offset", "18446744073709551615", {0},
+     "tensor \"conv.w\": \"offset\" must be an integer in 0..9007199254740992"},
+    {"negative size", "tensors/2/data/size", "-16", {0}, "\"size\" must be an integer"},
+    {"wrong data size", "tensors/2/data/size", "12", {0},
+     "tensor \"conv.b\": data size is 12 bytes but its 4 f32 values take 16"},
+    {"misaligned offset", "tensors/2/data/offset", "456", {0},
+     "data offset 456 is not a multiple of 64"},
+    {"missing data entry", "tensors/2/data/entry", "'nope.bin'", {0},
+     "tensor \"conv.b\": data entry \"nope.bin\" is not in the bundle"},
+    {"compressed data", NULL, NULL, {.compress_data = true},
+     "tensor \"conv.w\": data entry \"weights.bin\" is compressed"},
+    {"dimension above limit", "tensors/3/shape", "[1, 4, 2000000, 4]", {0},
+     "tensor \"conv.out\": dimension 2 is 2000000, outside 1..1048576"},
+    {"element count overflow", "tensors/3/shape", "[1048576, 1048576, 1048576, 1048576]", {0},
+     "tensor \"conv.out\": more than 268435456 elements"},
+    {"five dimensions", "tensors/3/shape", "[1, 1, 4, 4, 4]", {0},
+     "\"shape\" must be an array of 1 to 4 integers"},
+    {"label count", "labels", "['a', 'b', 'c']", {0}, "3 labels for 2 classes"},
+    {"labels.txt missing", NULL, NULL, {.no_labels_txt = true},
+     "labels entry \"labels.txt\" is not in the bundle"},
+    {"blank label", NULL, NULL, {.labels_text = "cat\n\ndog\n"},
+     "labels entry \"labels.txt\" line 2 is empty"},
+    {"no labels", "labels", NULL, {0}, "manifest has no \"labels\""},
+    {"classes mismatch", "output/classes", "3", {0},
+     "output tensor \"logits\" has shape [1,2], expected [1,3]"},
+    {"unknown output kind", "output/kind", "'scores'", {0},
+     "\"kind\" is \"scores\"; expected one of logits, probabilities"},
+    {"dotdot entry", NULL, NULL, {.extra_entry = "../evil.txt"},
+     "entry \"../evil.txt\" has a \"..\" component"},
+    {"dotdot data reference", "tensors/1/data/entry", "'a/../../weights.bin'", {0},
+     "entry \"a/../../weights.bin\" has a \"..\" component"},
+    {"absolute entry", NULL, NULL, {.extra_entry = "/etc/passwd"},
+     "entry \"/etc/passwd\" is an absolute path"},
+    {"backslash entry", NULL, NULL, {.extra_entry = "dir\\evil.txt"}, "contains a backslash"},
+    {"drive letter entry", NULL, NULL, {.extra_entry = "C:evil.txt"}, "drive letter"},
+    {"use before produce", "graph/1/inputs/0", "'flat.out'", {0},
+     "node \"gap\" reads tensor \"flat.out\" before node \"flat\" produces it (cycle or wrong "
+     "order"},
+    {"produced twice", "graph/2/outputs/0", "'gap.out'", {0},
+     "tensor \"gap.out\" is produced by both node \"gap\" and node \"flat\""},
+    {"missing input spec", "input", NULL, {0}, "manifest has no \"input\" object"},
+    {"input shape differs", "input/shape", "[1, 3, 9, 9]", {0},
+     "input: \"shape\" [1,3,9,9] differs from the declared shape of tensor \"input\""},
+    {"std zero", "input/std/1", "0", {0}, "every std must be > 0"},
+    {"unknown color order", "input/color_order", "'RGBA'", {0}, "expected one of RGB, BGR"},
+    {"crop size too small", "input/resize/size", "4", {0}, "center_crop needs size >= max(H, W)"},
+    {"groups", "graph/0/attrs/groups", "2", {0},
+     "node \"conv\" (conv2d): groups 2 must divide the input channels (3)"},
+    {"stride zero", "graph/0/attrs/stride", "[0, 1]", {0}, "stride out of range"},
+    {"unknown attribute", "graph/2/attrs", "{'axis': 1}", {0},
+     "node \"flat\": unknown attribute \"axis\"; flatten takes none"},
+    {"unknown activation", "graph/0/attrs/activation", "'gelu'", {0},
+     "\"activation\" is \"gelu\"; expected one of none, relu, relu6, clamp"},
+    {"clamp min above max", "graph/3/attrs/clamp_min", "6", {0},
+     "clamp_min 6 > clamp_max 5"},
+    {"output not produced", "output/tensor", "'fc.b'", {0},
+     "output tensor \"fc.b\" is produced by no node"},
+};
+
+static void test_malformed(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/bad.ccm", dir);
+    for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+        const struct bad_case *c = &bad_cases[i];
+        if (!CHECKF(write_variant(path, c->path, c->value, &c->zip), "%s: cannot write bundle",
+                    c->what))
+            continue;
+        struct cc_error err = {0};
+        struct cc_model *m = cc_bundle_load(path, &err);
+        CHECKF(!m && strstr(err.msg, c->expect) && strncmp(err.msg, "bundle ", 7) == 0 &&
+                   !strchr(err.msg, '\n'),
+               "%s:\n  got  \"%s\"\n  want \"%s\"", c->what, err.msg, c->expect);
+        printf("%-24s %s\n", c->what, err.msg);
+        cc_model_destroy(m);
+        unlink(path);
+    }
+}
+
+/* The valid bundle cut at every length, and with random bytes flipped: loading must fail
+ * with one message (or, for flips inside tensor data, succeed), and never crash. */
+static void test_damaged(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/cut.ccm", dir);
+    static const struct zip_opts plain = {0};
+    size_t size = 0;
+    unsigned char *full = write_variant(path, NULL, NULL, &plain) ? tu_read_file(path, &size)
+                                                                   : NULL;
+    if (!CHECK(full != NULL && size > 0))
+        return;
+    int bad = 0;
+    for (size_t cut = 0; cut < size; cut++) {
+        struct cc_error err = {0};
+        struct cc_model *m = cc_bundle_load_from_memory(full, cut, "cut.ccm", &err);
+        bad += m != NULL || strncmp(err.msg, "bundle cut.ccm: ", 16) != 0;
+        cc_model_destroy(m);
+    }
+    CHECKF(bad == 0, "%d of %zu truncated bundles loaded or gave no message", bad, size);
+
+    // A few cuts through the file path as well.
+    for (size_t cut = 1; cut < size; cut += size / 7) {
+        FILE *f = fopen(path, "wb");
+        bool ok = f && fwrite(full, 1, cut, f) == cut;
+        if (f)
+            fclose(f);
+        struct cc_error err = {0};
+        struct cc_model *m = ok ? cc_bundle_load(path, &err) : NULL;
+        CHECKF(ok && !m && err.msg[0], "file cut at %zu bytes: \"%s\"", cut, err.msg);
+        cc_model_destroy(m);
+    }
+
+    struct tu_rng rng;
+    tu_rng_seed(&rng, 7);
+    unsigned char *copy = malloc(size);
+    int loaded = 0, silent = 0;
+    for (int iter = 0; copy && iter < 2000; iter++) {
+        memcpy(copy, full, size);
+        for (int k = tu_rng_range(&rng, 1, 4); k > 0; k--)
+            copy[tu_rng_range(&rng, 0, (int)size - 1)] ^= (unsigned char)tu_rng_range(&rng, 1, 255);
+        struct cc_error err = {0};
+        struct cc_model *m = cc_bundle_load_from_memory(copy, size, "flip.ccm", &err);
+        loaded += m != NULL;
+        silent += !m && !err.msg[0];
+        cc_model_destroy(m);
+    }
+    CHECKF(silent == 0, "%d damaged bundles failed without a message", silent);
+    printf("damaged bundles: %zu cuts rejected, %d of 2000 with flipped bytes still loaded\n",
+           size, loaded);
+    free(copy);
+    free(full);
+    unlink(path);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/camclass-bundle-test-XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return tu_exit_code();
+    test_valid(dir);
+    test_malformed(dir);
+    test_damaged(dir);
+    rmdir(dir);
+    return tu_exit_code();
+}
