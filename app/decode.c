@@ -1,0 +1,191 @@
+/* camclass — JPEG and PNG decoding from memory (see decode.h). */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+#include <png.h>
+
+#include "decode.h"
+
+// Largest image accepted (pixels): refuses absurd headers before allocating.
+#define MAX_PIXELS (16384 * 16384)
+
+void cc_image_finish(struct cc_image *img)
+{
+    if (!img)
+        return;
+    free(img->pixels);
+    memset(img, 0, sizeof(*img));
+}
+
+bool cc_is_png(const uint8_t *data, size_t size)
+{
+    return size >= 8 && png_sig_cmp(data, 0, 8) == 0;
+}
+
+bool cc_is_jpeg(const uint8_t *data, size_t size)
+{
+    return size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff;
+}
+
+/* Makes room for w × h × channels bytes in img. */
+static bool image_reserve(struct cc_image *img, int w, int h, int channels, const char *name,
+                          struct cc_error *err)
+{
+    if (w <= 0 || h <= 0 || (long long)w * h > MAX_PIXELS)
+        return cc_error_set(err, "%s: image size %dx%d is not supported (at most %d pixels)",
+                            name, w, h, MAX_PIXELS);
+    size_t need = (size_t)w * h * channels;
+    if (need > img->capacity) {
+        uint8_t *p = realloc(img->pixels, need);
+        if (!p)
+            return cc_error_set(err, "%s: out of memory for a %dx%d image", name, w, h);
+        img->pixels = p;
+        img->capacity = need;
+    }
+    img->width = w;
+    img->height = h;
+    img->channels = channels;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* JPEG                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+// libjpeg's error manager extended with our escape: error_exit must not return (its default
+// calls exit()), so it longjmps back into cc_decode_jpeg with the message saved.
+struct jpeg_err {
+    struct jpeg_error_mgr pub;
+    jmp_buf jmp;
+    char msg[JMSG_LENGTH_MAX];
+};
+
+static void jpeg_error_exit(j_common_ptr cinfo)
+{
+    struct jpeg_err *e = (struct jpeg_err *)cinfo->err;
+    cinfo->err->format_message(cinfo, e->msg);
+    longjmp(e->jmp, 1);
+}
+
+/* Warnings are silent, except a premature end of data: libjpeg would fill the rest of the
+ * image with grey and carry on, which hides a truncated file. */
+static void jpeg_emit_message(j_common_ptr cinfo, int level)
+{
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF)
+        jpeg_error_exit(cinfo);
+}
+
+bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
+                    struct cc_error *err)
+{
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_err jerr;
+    cinfo.err = jpeg_std_error(&jerr.pub);
+    jerr.pub.error_exit = jpeg_error_exit;
+    jerr.pub.emit_message = jpeg_emit_message;
+    if (setjmp(jerr.jmp)) {
+        // Only cinfo (not modified since setjmp in a register-held way: it lives in memory)
+        // and img (caller memory) are used here.
+        jpeg_destroy_decompress(&cinfo);
+        return cc_error_set(err, "%s: corrupt or truncated JPEG (%s); replace the file or frame",
+                            name, jerr.msg);
+    }
+    jpeg_create_decompress(&cinfo);
+    if (size == 0 || size > (size_t)0xffffffffu) {
+        jpeg_destroy_decompress(&cinfo);
+        return cc_error_set(err, "%s: JPEG data of %zu bytes is empty or too large", name, size);
+    }
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    if (!image_reserve(img, (int)cinfo.output_width, (int)cinfo.output_height, 3, name, err)) {
+        jpeg_destroy_decompress(&cinfo);
+        return false;
+    }
+    size_t row_bytes = (size_t)img->width * 3;
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = img->pixels + cinfo.output_scanline * row_bytes;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* PNG                                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+// Reader state for libpng's callbacks: the memory being read and the error text.
+struct png_ctx {
+    const uint8_t *data;
+    size_t size, pos;
+    char msg[256];
+};
+
+static void png_on_error(png_structp png, png_const_charp msg)
+{
+    struct png_ctx *ctx = png_get_error_ptr(png);
+    snprintf(ctx->msg, sizeof(ctx->msg), "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg; // warnings (e.g. an unknown chunk) do not stop decoding and are not printed
+}
+
+static void png_read_mem(png_structp png, png_bytep out, png_size_t n)
+{
+    struct png_ctx *ctx = png_get_io_ptr(png);
+    if (n > ctx->size - ctx->pos)
+        png_error(png, "unexpected end of file");
+    memcpy(out, ctx->data + ctx->pos, n);
+    ctx->pos += n;
+}
+
+bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
+                   struct cc_error *err)
+{
+    struct png_ctx ctx = {.data = data, .size = size};
+    png_structp png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        return cc_error_set(err, "%s: out of memory starting libpng", name);
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        return cc_error_set(err, "%s: corrupt or truncated PNG (%s); replace the file", name,
+                            ctx.msg);
+    }
+    png_set_read_fn(png, &ctx, png_read_mem);
+    png_read_info(png, info);
+    png_set_expand(png);     // palette → RGB, 1/2/4-bit grey → 8-bit, tRNS → alpha
+    png_set_scale_16(png);   // 16-bit → 8-bit, rounded
+    png_set_strip_alpha(png);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    int channels = png_get_channels(png, info);
+    int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
+    if (channels != 1 && channels != 3) // cannot happen after the transforms above
+        png_error(png, "unexpected channel count after conversion");
+    if (!image_reserve(img, w, h, channels, name, err)) {
+        png_destroy_read_struct(&png, &info, NULL);
+        return false;
+    }
+    size_t row_bytes = (size_t)w * channels;
+    for (int p = 0; p < passes; p++)
+        for (int y = 0; y < h; y++)
+            png_read_row(png, img->pixels + y * row_bytes, NULL);
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    return true;
+}

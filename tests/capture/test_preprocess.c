@@ -1,0 +1,266 @@
+/* camclass — preprocessing against PyTorch (suite 'unit').
+ *
+ * Usage: test_preprocess PYTHON make_preprocess_ref.py
+ * Runs the reference script into a temporary directory (the references are produced by
+ * PyTorch in this run), then preprocesses every frame it wrote and compares: max abs diff
+ * ≤ 1e-4 for every format, geometry and policy. MJPEG frames are also compared with decoding
+ * the same JPEG by libjpeg and taking the RGB24 path (must be identical). Also checks the
+ * vectorized YUV row converters on all 2^24 inputs, the geometry rules, and malformed frames.
+ */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "decode.h"
+#include "preprocess.h"
+#include "testutil.h"
+
+#define TOLERANCE 1e-4
+
+extern char **environ;
+
+/* ---- YUV converters: vectorized rows == the scalar definition, for every input ---------- */
+
+static void test_yuv_rows(void)
+{
+    // One row holds every Y for a fixed (U, V): 256 pixels = 128 pairs.
+    uint8_t yuyv[512], ny[256], nuv[256], r[256], g[256], b[256], r2[256], g2[256], b2[256];
+    long bad = 0;
+    for (int u = 0; u < 256; u++) {
+        for (int v = 0; v < 256; v++) {
+            for (int k = 0; k < 128; k++) {
+                yuyv[4 * k] = ny[2 * k] = (uint8_t)(2 * k);
+                yuyv[4 * k + 2] = ny[2 * k + 1] = (uint8_t)(2 * k + 1);
+                yuyv[4 * k + 1] = nuv[2 * k] = (uint8_t)u;
+                yuyv[4 * k + 3] = nuv[2 * k + 1] = (uint8_t)v;
+            }
+            cc_yuyv_row_to_planar(yuyv, 0, 128, r, g, b);
+            cc_nv12_row_to_planar(ny, nuv, 0, 128, r2, g2, b2);
+            for (int y = 0; y < 256; y++) {
+                int o[3];
+                cc_yuv_to_rgb(y, u, v, o);
+                bad += o[0] != r[y] || o[1] != g[y] || o[2] != b[y];
+                bad += o[0] != r2[y] || o[1] != g2[y] || o[2] != b2[y];
+            }
+        }
+    }
+    CHECKF(bad == 0, "vectorized YUV rows differ from cc_yuv_to_rgb at %ld pixels", bad);
+    int o[3];
+    cc_yuv_to_rgb(235, 128, 128, o);
+    CHECKF(o[0] == 255 && o[1] == 255 && o[2] == 255, "white: %d %d %d", o[0], o[1], o[2]);
+    cc_yuv_to_rgb(16, 128, 128, o);
+    CHECKF(o[0] == 0 && o[1] == 0 && o[2] == 0, "black: %d %d %d", o[0], o[1], o[2]);
+}
+
+/* ---- geometry rules ------------------------------------------------------------------- */
+
+static void check_geo(int in_w, int in_h, int s, int out_w, int out_h, int rw, int rh, int cx,
+                      int cy)
+{
+    struct cc_input_spec spec = {.resize = s ? CC_RESIZE_CENTER_CROP : CC_RESIZE_SQUASH,
+                                 .resize_size = s};
+    struct cc_preprocess_geometry g;
+    struct cc_error err = {{0}};
+    bool ok = cc_preprocess_geometry(in_w, in_h, &spec, out_w, out_h, &g, &err);
+    CHECKF(ok && g.resized_w == rw && g.resized_h == rh && g.crop_x == cx && g.crop_y == cy,
+           "geometry %dx%d S=%d -> %dx%d: got resized %dx%d crop (%d,%d), want %dx%d (%d,%d) %s",
+           in_w, in_h, s, out_w, out_h, g.resized_w, g.resized_h, g.crop_x, g.crop_y, rw, rh,
+           cx, cy, err.msg);
+}
+
+static void test_geometry(void)
+{
+    check_geo(640, 480, 0, 224, 224, 224, 224, 0, 0);
+    // int(256*640/480) = 341; round(117/2 = 58.5) = 58 (half to even); (256-224)/2 = 16.
+    check_geo(640, 480, 256, 224, 224, 341, 256, 58, 16);
+    // int(256*1280/720) = 455; round(115.5) = 116.
+    check_geo(1280, 720, 256, 224, 224, 455, 256, 116, 16);
+    check_geo(101, 333, 256, 224, 224, 256, 844, 16, 310);
+    check_geo(333, 101, 225, 224, 224, 741, 225, 258, 0); // round(0.5) = 0
+    check_geo(300, 300, 227, 224, 224, 227, 227, 2, 2);   // round(1.5) = 2
+    struct cc_input_spec spec = {.resize = CC_RESIZE_CENTER_CROP, .resize_size = 200};
+    struct cc_preprocess_geometry g;
+    struct cc_error err = {{0}};
+    CHECK(!cc_preprocess_geometry(640, 480, &spec, 224, 224, &g, &err));
+    CHECKF(strstr(err.msg, "resize.size") != NULL, "error text: %s", err.msg);
+}
+
+/* ---- malformed frames ----------------------------------------------------------------- */
+
+static void test_bad_frames(struct cc_preprocess *pp)
+{
+    static uint8_t data[64 * 48 * 3];
+    float *out = malloc(sizeof(float) * 3 * 32 * 32);
+    struct cc_input_spec spec = {.color = CC_COLOR_RGB, .std = {1, 1, 1}};
+    struct cc_error err = {{0}};
+    struct cc_frame f = {.format = CC_PIX_YUYV, .width = 64, .height = 48, .stride = 128,
+                         .data = data, .size = 64 * 48 * 2 - 1, .sequence = 7};
+    CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
+    CHECKF(strstr(err.msg, "frame 7") && strstr(err.msg, "truncated"), "%s", err.msg);
+    f.size = sizeof(data);
+    f.stride = 100;
+    CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
+    CHECKF(strstr(err.msg, "stride 100") != NULL, "%s", err.msg);
+    f.format = CC_PIX_NV12;
+    f.stride = 64;
+    f.size = 64 * 48 + 64 * 23; // one UV row short
+    CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
+    f.size = 64 * 48 * 3 / 2;
+    err.msg[0] = 0;
+    CHECKF(cc_preprocess(pp, &f, &spec, 32, 32, out, &err), "%s", err.msg);
+    f.format = CC_PIX_MJPEG;
+    f.size = 100;
+    memset(data, 0x55, 100);
+    CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
+    CHECKF(strstr(err.msg, "MJPEG frame 7") != NULL, "%s", err.msg);
+    free(out);
+}
+
+/* ---- against PyTorch ------------------------------------------------------------------ */
+
+static bool run_script(const char *python, const char *script, const char *dir)
+{
+    char *argv[] = {(char *)python, (char *)script, (char *)dir, NULL};
+    pid_t pid;
+    if (posix_spawn(&pid, python, NULL, NULL, argv, environ) != 0)
+        return false;
+    int status;
+    return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    return remove(path);
+}
+
+static enum cc_pixfmt parse_format(const char *s)
+{
+    static const char *names[] = {"YUYV", "MJPEG", "RGB24", "BGR24", "NV12", "GREY"};
+    static const enum cc_pixfmt fmts[] = {CC_PIX_YUYV, CC_PIX_MJPEG, CC_PIX_RGB24,
+                                          CC_PIX_BGR24, CC_PIX_NV12, CC_PIX_GREY};
+    for (int i = 0; i < 6; i++)
+        if (strcmp(s, names[i]) == 0)
+            return fmts[i];
+    return CC_PIX_COUNT;
+}
+
+/* One case line: preprocess the frame, compare with the PyTorch tensor. Returns the diff. */
+static double run_case(struct cc_preprocess *pp, const char *dir, const char *line,
+                       double worst_per_fmt[CC_PIX_COUNT])
+{
+    char name[128], fmt_s[16], policy[16], color[8];
+    int w, h, stride, size, ow, oh;
+    struct cc_input_spec spec = {0};
+    if (sscanf(line, "%127s %15s %d %d %d %15s %d %d %d %7s %f %f %f %f %f %f", name, fmt_s, &w,
+               &h, &stride, policy, &size, &ow, &oh, color, &spec.mean[0], &spec.mean[1],
+               &spec.mean[2], &spec.std[0], &spec.std[1], &spec.std[2]) != 16) {
+        CHECKF(false, "bad case line: %s", line);
+        return 1e9;
+    }
+    spec.color = strcmp(color, "BGR") == 0 ? CC_COLOR_BGR : CC_COLOR_RGB;
+    spec.resize = strcmp(policy, "squash") == 0 ? CC_RESIZE_SQUASH : CC_RESIZE_CENTER_CROP;
+    spec.resize_size = size;
+    char path[4200];
+    size_t frame_size, ref_size;
+    snprintf(path, sizeof(path), "%s/%s.frame", dir, name);
+    uint8_t *data = tu_read_file(path, &frame_size);
+    snprintf(path, sizeof(path), "%s/%s.ref", dir, name);
+    float *ref = tu_read_file(path, &ref_size);
+    size_t n = (size_t)3 * ow * oh;
+    float *out = malloc(sizeof(float) * n);
+    double diff = 1e9;
+    enum cc_pixfmt fmt = parse_format(fmt_s);
+    if (!CHECKF(data && ref && out && ref_size == n * sizeof(float) && fmt != CC_PIX_COUNT,
+                "%s: cannot read the case files", name))
+        goto done;
+    struct cc_frame f = {.format = fmt, .width = w, .height = h, .stride = stride,
+                         .data = data, .size = frame_size, .capacity = frame_size};
+    struct cc_error err = {{0}};
+    if (!CHECKF(cc_preprocess(pp, &f, &spec, ow, oh, out, &err), "%s: %s", name, err.msg))
+        goto done;
+    size_t at;
+    diff = tu_max_abs_diff(out, ref, n, &at);
+    CHECKF(diff <= TOLERANCE, "%s: max abs diff %.3g at %zu (got %.6f, PyTorch %.6f)", name,
+           diff, at, out[at], ref[at]);
+    if (diff > worst_per_fmt[fmt])
+        worst_per_fmt[fmt] = diff;
+    if (fmt == CC_PIX_MJPEG) { // same JPEG through libjpeg + the RGB24 path: identical
+        struct cc_image img = {0};
+        float *out2 = malloc(sizeof(float) * n);
+        if (CHECKF(out2 && cc_decode_jpeg(data, frame_size, name, &img, &err), "%s: %s", name,
+                   err.msg)) {
+            struct cc_frame rgb = {.format = CC_PIX_RGB24, .width = img.width,
+                                   .height = img.height, .stride = img.width * 3,
+                                   .data = img.pixels, .size = img.capacity};
+            CHECKF(cc_preprocess(pp, &rgb, &spec, ow, oh, out2, &err), "%s", err.msg);
+            CHECKF(memcmp(out, out2, n * sizeof(float)) == 0,
+                   "%s: MJPEG path differs from libjpeg decode + RGB24 path", name);
+        }
+        free(out2);
+        cc_image_finish(&img);
+    }
+done:
+    free(out);
+    free(ref);
+    free(data);
+    return diff;
+}
+
+static void test_against_pytorch(struct cc_preprocess *pp, const char *python,
+                                 const char *script)
+{
+    char dir[] = "/tmp/cc_preprocess_ref_XXXXXX";
+    if (!CHECKF(mkdtemp(dir) != NULL, "mkdtemp failed"))
+        return;
+    if (CHECKF(run_script(python, script, dir), "%s %s %s failed", python, script, dir)) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/cases.txt", dir);
+        FILE *f = fopen(path, "r");
+        double worst[CC_PIX_COUNT] = {0}, worst_all = 0;
+        int cases = 0;
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) {
+            double d = run_case(pp, dir, line, worst);
+            worst_all = d > worst_all ? d : worst_all;
+            cases++;
+        }
+        if (f)
+            fclose(f);
+        CHECKF(cases >= 100, "only %d reference cases", cases);
+        printf("%d cases against PyTorch, max abs diff %.3g (tolerance %.0e)\n", cases,
+               worst_all, TOLERANCE);
+        for (int i = 0; i < CC_PIX_COUNT; i++)
+            printf("  %-5s max abs diff %.3g\n", cc_pixfmt_name((enum cc_pixfmt)i), worst[i]);
+    }
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_preprocess PYTHON make_preprocess_ref.py\n");
+        return 2;
+    }
+    struct cc_error err = {{0}};
+    struct cc_preprocess *pp = cc_preprocess_create(&err);
+    if (!pp) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    test_yuv_rows();
+    test_geometry();
+    test_bad_frames(pp);
+    test_against_pytorch(pp, argv[1], argv[2]);
+    cc_preprocess_destroy(pp);
+    cc_preprocess_destroy(NULL);
+    return tu_exit_code();
+}
