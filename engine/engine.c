@@ -1,0 +1,204 @@
+/* camclass — the engine: one model on one backend (see engine.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "bundle.h"
+#include "cpu_ops.h"
+#include "engine.h"
+
+struct cc_engine {
+    struct cc_model *model;           // owned
+    const struct cc_backend_ops *ops; // the backend running it
+    void *state;                      // owned, freed by ops->destroy
+    size_t input_count, output_count; // f32 values of the input / output tensor
+};
+
+struct cc_engine_options cc_engine_options_default(void)
+{
+    return (struct cc_engine_options){
+        .backend = CC_BACKEND_AUTO,
+        .device_index = -1,
+        .profile = false,
+        .pipeline_cache = NULL,
+        .notices = NULL,
+        .cpu_threads = 0,
+    };
+}
+
+bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out)
+{
+    static const struct {
+        const char *name;
+        enum cc_backend_kind kind;
+    } kinds[] = {
+        {"auto", CC_BACKEND_AUTO},
+        {"vulkan", CC_BACKEND_VULKAN},
+        {"cpu", CC_BACKEND_CPU},
+    };
+    for (size_t i = 0; s && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(s, kinds[i].name) == 0) {
+            *out = kinds[i].kind;
+            return true;
+        }
+    return false;
+}
+
+struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engine_options *opts,
+                                   struct cc_error *err)
+{
+    struct cc_model *model = cc_bundle_load(bundle_path, err);
+    if (!model)
+        return NULL;
+    return cc_engine_create_from_model(model, opts, err);
+}
+
+/* Vulkan first; on failure a notice and the CPU backend. Returns the chosen table, or NULL
+ * with err set when the CPU backend fails as well. */
+static const struct cc_backend_ops *
+create_auto(struct cc_engine *e, const struct cc_engine_options *opts, struct cc_error *err)
+{
+    struct cc_error vk_err = {0};
+    e->state = cc_vulkan_backend.create(e->model, opts, &vk_err);
+    if (e->state) {
+        if (opts->notices)
+            fprintf(opts->notices, "camclass: using the Vulkan backend on %s\n",
+                    cc_vulkan_backend.device_name(e->state));
+        return &cc_vulkan_backend;
+    }
+    if (opts->notices)
+        fprintf(opts->notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
+                vk_err.msg[0] ? vk_err.msg : "no reason given");
+    e->state = cc_cpu_backend.create(e->model, opts, err);
+    return e->state ? &cc_cpu_backend : NULL;
+}
+
+struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
+                                              const struct cc_engine_options *opts,
+                                              struct cc_error *err)
+{
+    struct cc_engine_options defaults = cc_engine_options_default();
+    if (!opts)
+        opts = &defaults;
+    if (!model) {
+        cc_error_set(err, "engine: no model given");
+        return NULL;
+    }
+    struct cc_engine *e = calloc(1, sizeof(*e));
+    if (!e) {
+        cc_model_destroy(model);
+        cc_error_set(err, "engine: out of memory");
+        return NULL;
+    }
+    e->model = model;
+    e->input_count = (size_t)model->tensors[model->input.tensor].count;
+    e->output_count = (size_t)model->tensors[model->output.tensor].count;
+
+    switch (opts->backend) {
+    case CC_BACKEND_AUTO:
+        e->ops = create_auto(e, opts, err);
+        break;
+    case CC_BACKEND_VULKAN:
+        e->ops = &cc_vulkan_backend;
+        e->state = cc_vulkan_backend.create(model, opts, err);
+        break;
+    case CC_BACKEND_CPU:
+        e->ops = &cc_cpu_backend;
+        e->state = cc_cpu_backend.create(model, opts, err);
+        break;
+    default:
+        cc_error_set(err, "engine: unknown backend kind %d; use auto, vulkan or cpu",
+                     (int)opts->backend);
+        break;
+    }
+    if (!e->state) {
+        e->ops = NULL;
+        cc_engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struct cc_error *err)
+{
+    if (!e || !input || !output)
+        return cc_error_set(err, "engine: run needs an engine, an input and an output buffer");
+    return e->ops->run(e->state, input, output, err);
+}
+
+const struct cc_model *cc_engine_model(const struct cc_engine *e)
+{
+    return e->model;
+}
+
+size_t cc_engine_input_count(const struct cc_engine *e)
+{
+    return e->input_count;
+}
+
+size_t cc_engine_output_count(const struct cc_engine *e)
+{
+    return e->output_count;
+}
+
+const char *cc_engine_backend_name(const struct cc_engine *e)
+{
+    return e->ops->name;
+}
+
+const char *cc_engine_device_name(const struct cc_engine *e)
+{
+    return e->ops->device_name(e->state);
+}
+
+int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_timing **out)
+{
+    *out = NULL;
+    if (!e->ops->layer_timings)
+        return 0;
+    return e->ops->layer_timings(e->state, out);
+}
+
+// NaN ranks below every number, so that it never shows up as a top class.
+static float rank_key(float x)
+{
+    return isnan(x) ? -INFINITY : x;
+}
+
+int cc_topk(const float *scores, int n, int k, struct cc_topk *out)
+{
+    int kept = 0;
+    if (k <= 0 || n <= 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        float key = rank_key(scores[i]);
+        // Insert after every kept entry with a key >= this one: earlier indices win ties.
+        int pos = kept;
+        while (pos > 0 && rank_key(out[pos - 1].score) < key)
+            pos--;
+        if (pos >= k)
+            continue;
+        int last = kept < k ? kept : k - 1;
+        memmove(&out[pos + 1], &out[pos], (size_t)(last - pos) * sizeof(*out));
+        out[pos] = (struct cc_topk){i, scores[i]};
+        if (kept < k)
+            kept++;
+    }
+    return kept;
+}
+
+void cc_softmax(const float *in, float *out, int n)
+{
+    cc_cpu_softmax(in, out, n);
+}
+
+void cc_engine_destroy(struct cc_engine *e)
+{
+    if (!e)
+        return;
+    if (e->ops)
+        e->ops->destroy(e->state);
+    cc_model_destroy(e->model);
+    free(e);
+}
