@@ -6,6 +6,7 @@
  * which checks the graph (order, shapes, limits). Every message starts with "bundle PATH: ".
  */
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -37,14 +38,14 @@
 
 // State of one load. Nothing outlives the call except the returned model.
 struct loader {
-    const char *bundle;    // path or name used in messages (borrowed)
-    zip_t *za;             // the open archive (borrowed)
-    struct cc_model *m;    // the model being built (owned until returned)
-    struct cc_error *err;  // the caller's error (may be NULL)
-    struct cc_error merr;  // builder errors, passed on with the bundle prefix
-    int *index;            // tensor name hash: slot -> tensor index + 1, 0 = empty; owned
-    size_t mask;           // slots - 1 (power of two)
-    int64_t const_bytes;   // constant data read so far
+    const char *bundle;   // path or name used in messages (borrowed)
+    zip_t *za;            // the open archive (borrowed)
+    struct cc_model *m;   // the model being built (owned until returned)
+    struct cc_error *err; // the caller's error (may be NULL)
+    struct cc_error merr; // builder errors, passed on with the bundle prefix
+    int *index;           // tensor name hash: slot -> tensor index + 1, 0 = empty; owned
+    size_t mask;          // slots - 1 (power of two)
+    int64_t const_bytes;  // constant data read so far
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -140,16 +141,16 @@ static bool json_int(struct loader *L, const cJSON *v, double lo, double hi, int
     if (!(d >= lo && d <= hi) || d != floor(d)) {
         if (isnan(d))
             return fail(L, "%s: \"%s\" must be an integer in %.0f..%.0f", where, key, lo, hi);
-        return fail(L, "%s: \"%s\" must be an integer in %.0f..%.0f (got %.17g)", where, key,
-                    lo, hi, d);
+        return fail(L, "%s: \"%s\" must be an integer in %.0f..%.0f (got %.17g)", where, key, lo,
+                    hi, d);
     }
     *out = (int64_t)d;
     return true;
 }
 
 /* v as an array of n_min..n_max integers in lo..hi; *n gets the length. */
-static bool json_ints(struct loader *L, const cJSON *v, int n_min, int n_max, double lo,
-                      double hi, int64_t *out, int *n, const char *where, const char *key)
+static bool json_ints(struct loader *L, const cJSON *v, int n_min, int n_max, double lo, double hi,
+                      int64_t *out, int *n, const char *where, const char *key)
 {
     int len = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
     if (len < n_min || len > n_max) {
@@ -160,7 +161,11 @@ static bool json_ints(struct loader *L, const cJSON *v, int n_min, int n_max, do
     }
     int i = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, v) if (!json_int(L, e, lo, hi, &out[i++], where, key)) return false;
+    cJSON_ArrayForEach(e, v)
+    {
+        if (!json_int(L, e, lo, hi, &out[i++], where, key))
+            return false;
+    }
     *n = len;
     return true;
 }
@@ -200,9 +205,16 @@ static bool member_enum(struct loader *L, const cJSON *obj, const char *key,
     return true;
 }
 
+/* d as a float; values beyond the float range become +-infinity (a plain cast would be
+ * undefined behaviour). */
+static float to_float(double d)
+{
+    return d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
+}
+
 /* obj[key] as n floats. */
-static bool member_floats(struct loader *L, const cJSON *obj, const char *key, int n,
-                          float *out, const char *where)
+static bool member_floats(struct loader *L, const cJSON *obj, const char *key, int n, float *out,
+                          const char *where)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != n)
@@ -213,7 +225,7 @@ static bool member_floats(struct loader *L, const cJSON *obj, const char *key, i
     {
         if (!cJSON_IsNumber(e))
             return fail(L, "%s: \"%s\" must be an array of %d numbers", where, key, n);
-        out[i++] = (float)e->valuedouble;
+        out[i++] = to_float(e->valuedouble);
     }
     return true;
 }
@@ -236,8 +248,10 @@ static bool check_entry_name(struct loader *L, const char *name)
                     name);
     for (const char *p = name; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
         if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
-            return fail(L, "entry \"%s\" has a \"..\" component; entry names must stay inside "
-                        "the bundle", name);
+            return fail(L,
+                        "entry \"%s\" has a \"..\" component; entry names must stay inside "
+                        "the bundle",
+                        name);
     return true;
 }
 
@@ -251,8 +265,7 @@ static bool check_all_entry_names(struct loader *L)
 }
 
 /* Finds entry name (referenced by what) and stats it. Returns its index or -1. */
-static zip_int64_t find_entry(struct loader *L, const char *name, const char *what,
-                              zip_stat_t *st)
+static zip_int64_t find_entry(struct loader *L, const char *name, const char *what, zip_stat_t *st)
 {
     if (!check_entry_name(L, name))
         return -1;
@@ -263,16 +276,15 @@ static zip_int64_t find_entry(struct loader *L, const char *name, const char *wh
     }
     zip_stat_init(st);
     if (zip_stat_index(L->za, (zip_uint64_t)i, 0, st) != 0 || !(st->valid & ZIP_STAT_SIZE)) {
-        fail(L, "cannot read the directory record of entry \"%s\": %s", name,
-             zip_strerror(L->za));
+        fail(L, "cannot read the directory record of entry \"%s\": %s", name, zip_strerror(L->za));
         return -1;
     }
     return i;
 }
 
 /* Reads size bytes at offset of entry i (name for messages) into dst. */
-static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name,
-                             zip_uint64_t offset, zip_uint64_t size, void *dst)
+static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name, zip_uint64_t offset,
+                             zip_uint64_t size, void *dst)
 {
     zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
     if (!f)
@@ -280,16 +292,18 @@ static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name,
     bool ok = offset == 0 || zip_fseek(f, (zip_int64_t)offset, SEEK_SET) == 0;
     zip_int64_t got = ok ? zip_fread(f, dst, size) : -1;
     if (got < 0 || (zip_uint64_t)got != size)
-        fail(L, "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
-             "truncated or damaged", (unsigned long long)size, (unsigned long long)offset, name,
+        fail(L,
+             "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
+             "truncated or damaged",
+             (unsigned long long)size, (unsigned long long)offset, name,
              got < 0 ? zip_file_strerror(f) : "short read");
     zip_fclose(f);
     return got >= 0 && (zip_uint64_t)got == size;
 }
 
 /* Reads a whole entry of at most limit bytes; returns a malloc'd NUL-terminated copy. */
-static char *read_entry(struct loader *L, const char *name, const char *what,
-                        zip_uint64_t limit, size_t *size)
+static char *read_entry(struct loader *L, const char *name, const char *what, zip_uint64_t limit,
+                        size_t *size)
 {
     zip_stat_t st;
     zip_int64_t i = find_entry(L, name, what, &st);
@@ -365,16 +379,16 @@ static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char 
     if (!entry ||
         !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "offset"), 0, MAX_JSON_INT, &off,
                   where, "offset") ||
-        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "size"), 0, MAX_JSON_INT, &size,
-                  where, "size"))
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "size"), 0, MAX_JSON_INT, &size, where,
+                  "size"))
         return false;
     int64_t want = L->m->tensors[idx].count * (int64_t)sizeof(float);
     if (size != want)
         return fail(L, "%s: data size is %lld bytes but its %lld f32 values take %lld", where,
                     (long long)size, (long long)L->m->tensors[idx].count, (long long)want);
     if (off % DATA_ALIGN)
-        return fail(L, "%s: data offset %lld is not a multiple of %d; re-export the bundle",
-                    where, (long long)off, DATA_ALIGN);
+        return fail(L, "%s: data offset %lld is not a multiple of %d; re-export the bundle", where,
+                    (long long)off, DATA_ALIGN);
     if (L->const_bytes + size > MAX_CONST_BYTES)
         return fail(L, "%s: constant data exceeds the limit of %lld bytes", where,
                     (long long)MAX_CONST_BYTES);
@@ -385,15 +399,16 @@ static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char 
     if (ei < 0)
         return false;
     if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
-        return fail(L, "%s entry \"%s\" is compressed (zip method %d); tensor data must be "
-                    "stored uncompressed (zip -0)", what, entry, (int)st.comp_method);
+        return fail(L,
+                    "%s entry \"%s\" is compressed (zip method %d); tensor data must be "
+                    "stored uncompressed (zip -0)",
+                    what, entry, (int)st.comp_method);
     if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
         return fail(L, "%s entry \"%s\" is encrypted; tensor data must be plain", what, entry);
     uint64_t end;
     if (__builtin_add_overflow((uint64_t)off, (uint64_t)size, &end) || end > st.size)
         return fail(L, "%s: data bytes %lld..%lld lie outside entry \"%s\" (%llu bytes)", where,
-                    (long long)off, (long long)(off + size), entry,
-                    (unsigned long long)st.size);
+                    (long long)off, (long long)(off + size), entry, (unsigned long long)st.size);
     float *dst = cc_model_alloc_tensor_data(L->m, idx, &L->merr);
     if (!dst)
         return fail_builder(L);
@@ -424,8 +439,8 @@ static bool load_tensor(struct loader *L, const cJSON *jt, int i)
                     where, dt);
     int64_t shape[CC_MAX_DIMS];
     int ndim;
-    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(jt, "shape"), 1, CC_MAX_DIMS,
-                   -MAX_JSON_INT, MAX_JSON_INT, shape, &ndim, where, "shape"))
+    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(jt, "shape"), 1, CC_MAX_DIMS, -MAX_JSON_INT,
+                   MAX_JSON_INT, shape, &ndim, where, "shape"))
         return false;
     int idx = cc_model_add_tensor(L->m, name, dtype, ndim, shape, NULL, &L->merr);
     if (idx < 0)
@@ -440,11 +455,14 @@ static bool load_tensors(struct loader *L, const cJSON *root)
     if (!arr)
         return false;
     if (cJSON_GetArraySize(arr) > MAX_TENSORS)
-        return fail(L, "%d tensors, above the limit of %d", cJSON_GetArraySize(arr),
-                    MAX_TENSORS);
+        return fail(L, "%d tensors, above the limit of %d", cJSON_GetArraySize(arr), MAX_TENSORS);
     int i = 0;
     const cJSON *jt;
-    cJSON_ArrayForEach(jt, arr) if (!load_tensor(L, jt, i++)) return false;
+    cJSON_ArrayForEach(jt, arr)
+    {
+        if (!load_tensor(L, jt, i++))
+            return false;
+    }
     return build_index(L);
 }
 
@@ -453,10 +471,10 @@ static bool load_tensors(struct loader *L, const cJSON *root)
 /* ---------------------------------------------------------------------------------------- */
 
 static const char *const color_names[] = {[CC_COLOR_RGB] = "RGB", [CC_COLOR_BGR] = "BGR"};
-static const char *const resize_names[] = {[CC_RESIZE_SQUASH] = "squash",
-                                           [CC_RESIZE_CENTER_CROP] = "center_crop"};
-static const char *const kind_names[] = {[CC_OUTPUT_LOGITS] = "logits",
-                                         [CC_OUTPUT_PROBABILITIES] = "probabilities"};
+static const char *const resize_names[] = {
+    [CC_RESIZE_SQUASH] = "squash", [CC_RESIZE_CENTER_CROP] = "center_crop"};
+static const char *const kind_names[] = {
+    [CC_OUTPUT_LOGITS] = "logits", [CC_OUTPUT_PROBABILITIES] = "probabilities"};
 
 static bool load_input(struct loader *L, const cJSON *root)
 {
@@ -464,20 +482,22 @@ static bool load_input(struct loader *L, const cJSON *root)
     const cJSON *ji = cJSON_GetObjectItemCaseSensitive(root, "input");
     if (!cJSON_IsObject(ji))
         return fail(L, "manifest has no \"input\" object (tensor, shape, color_order, mean, std, "
-                    "resize)");
+                       "resize)");
     const char *name = member_str(L, ji, "tensor", "input");
     if (!name || (in->tensor = lookup(L, name, "input", "tensor")) < 0)
         return false;
     const struct cc_tensor *t = &L->m->tensors[in->tensor];
     int64_t shape[4];
     int n;
-    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(ji, "shape"), 4, 4, 0, MAX_DIM, shape,
-                   &n, "input", "shape"))
+    if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(ji, "shape"), 4, 4, 0, MAX_DIM, shape, &n,
+                   "input", "shape"))
         return false;
     if (t->ndim != 4 || memcmp(shape, t->shape, sizeof(shape)) != 0)
-        return fail(L, "input: \"shape\" [%lld,%lld,%lld,%lld] differs from the declared shape of "
-                    "tensor \"%s\"", (long long)shape[0], (long long)shape[1],
-                    (long long)shape[2], (long long)shape[3], t->name);
+        return fail(L,
+                    "input: \"shape\" [%lld,%lld,%lld,%lld] differs from the declared shape of "
+                    "tensor \"%s\"",
+                    (long long)shape[0], (long long)shape[1], (long long)shape[2],
+                    (long long)shape[3], t->name);
     int color, resize;
     if (!member_enum(L, ji, "color_order", color_names, 2, -1, &color, "input") ||
         !member_floats(L, ji, "mean", 3, in->mean, "input") ||
@@ -532,8 +552,8 @@ static bool add_label_lines(struct loader *L, const char *entry, char *text, siz
         if (len > 0 && p[len - 1] == '\r')
             p[--len] = 0;
         if (len == 0)
-            return fail(L, "labels entry \"%s\" line %d is empty; every class needs a label",
-                        entry, line);
+            return fail(L, "labels entry \"%s\" line %d is empty; every class needs a label", entry,
+                        line);
         if (!cc_model_add_label(L->m, p, &L->merr))
             return fail(L, "labels entry \"%s\" line %d: %s", entry, line, L->merr.msg);
         p = nl ? nl + 1 : NULL;
@@ -559,7 +579,7 @@ static bool load_labels(struct loader *L, const cJSON *root)
     }
     if (!cJSON_IsObject(jl))
         return fail(L, "manifest has no \"labels\"; give an array of strings or "
-                    "{\"entry\": \"labels.txt\"}");
+                       "{\"entry\": \"labels.txt\"}");
     const char *entry = member_str(L, jl, "entry", "labels");
     size_t size;
     char *text = entry ? read_entry(L, entry, "labels", MAX_LABELS_BYTES, &size) : NULL;
@@ -605,9 +625,9 @@ static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union c
             char list[256];
             return fail(L, "%s: unknown attribute \"%s\"; %s takes %s", where, e->string,
                         cc_op_name(op),
-                        op_attr_keys[op].n ? join(list, sizeof(list), op_attr_keys[op].keys,
-                                                  op_attr_keys[op].n)
-                                           : "none");
+                        op_attr_keys[op].n
+                            ? join(list, sizeof(list), op_attr_keys[op].keys, op_attr_keys[op].n)
+                            : "none");
         }
     }
     int kind;
@@ -633,7 +653,7 @@ static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union c
         const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
         if (!hi)
             return false;
-        *act = (struct cc_act){(float)lo->valuedouble, (float)hi->valuedouble};
+        *act = (struct cc_act){to_float(lo->valuedouble), to_float(hi->valuedouble)};
         break;
     }
     }
@@ -655,8 +675,7 @@ static bool load_node_tensors(struct loader *L, const cJSON *jn, const char *key
     {
         if (!cJSON_IsString(e))
             return fail(L, "%s: \"%s\" must hold tensor names (strings)", where, key);
-        if ((out[i++] = lookup(L, e->valuestring, where, key[0] == 'i' ? "input" : "output")) <
-            0)
+        if ((out[i++] = lookup(L, e->valuestring, where, key[0] == 'i' ? "input" : "output")) < 0)
             return false;
     }
     *n = len;
@@ -706,7 +725,11 @@ static bool load_graph(struct loader *L, const cJSON *root)
         return fail(L, "%d nodes, above the limit of %d", cJSON_GetArraySize(arr), MAX_NODES);
     int k = 0;
     const cJSON *jn;
-    cJSON_ArrayForEach(jn, arr) if (!load_node(L, jn, k++)) return false;
+    cJSON_ArrayForEach(jn, arr)
+    {
+        if (!load_node(L, jn, k++))
+            return false;
+    }
     return true;
 }
 
@@ -796,13 +819,15 @@ static struct cc_model *open_failed(const char *bundle, zip_error_t *ze, struct 
 {
     int code = zip_error_code_zip(ze);
     if (code == ZIP_ER_NOZIP)
-        cc_error_set(err, "bundle %s: not a zip archive; a bundle is a zip file made by "
-                     "tools/export (docs/MODEL_FORMAT.md)", bundle);
+        cc_error_set(err,
+                     "bundle %s: not a zip archive; a bundle is a zip file made by "
+                     "tools/export (docs/MODEL_FORMAT.md)",
+                     bundle);
     else if (code == ZIP_ER_OPEN || code == ZIP_ER_NOENT || code == ZIP_ER_READ)
         cc_error_set(err, "bundle %s: cannot open: %s", bundle, zip_error_strerror(ze));
     else
-        cc_error_set(err, "bundle %s: damaged zip archive (%s); the file may be truncated",
-                     bundle, zip_error_strerror(ze));
+        cc_error_set(err, "bundle %s: damaged zip archive (%s); the file may be truncated", bundle,
+                     zip_error_strerror(ze));
     zip_error_fini(ze);
     return NULL;
 }

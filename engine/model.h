@@ -125,8 +125,9 @@ const char *cc_dtype_name(enum cc_dtype dtype);
 /* Builder. cc_model_new returns an empty model (NULL on out of memory) with input.tensor and
  * output.tensor = -1 (not set), std = {1,1,1}, mean = 0, RGB, squash, logits, classes 0.
  * The caller must set input.tensor and output.tensor before finalize; output.classes 0 means
- * "take it from the output tensor's shape [1, classes]"; labels are optional (n_labels == 0
- * skips the label check; otherwise n_labels must equal classes). */
+ * "take it from the output tensor's shape [1, N]" (then without the 100 000 class limit, for
+ * kernel tests); labels are optional (n_labels == 0 skips the label check; otherwise n_labels
+ * must equal classes). */
 struct cc_model *cc_model_new(const char *name);
 
 /* Adds a tensor and returns its index, or -1 with err set (duplicate name, bad shape, out of

@@ -80,8 +80,8 @@ struct zip_opts {
     bool no_manifest;
     bool compress_data;
     bool no_labels_txt;
-    const char *labels_text;   // labels.txt contents instead of DEFAULT_LABELS
-    const char *extra_entry;   // also add a 1-byte entry with this name
+    const char *labels_text; // labels.txt contents instead of DEFAULT_LABELS
+    const char *extra_entry; // also add a 1-byte entry with this name
 };
 
 static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
@@ -198,8 +198,7 @@ static void check_valid_model(const struct cc_model *m)
     CHECK(m->input.mean[1] == 0.4f && m->input.std[2] == 0.5f);
     CHECK(m->input.resize == CC_RESIZE_CENTER_CROP && m->input.resize_size == 10);
     CHECK(m->output.tensor == 8 && m->output.kind == CC_OUTPUT_LOGITS && m->output.classes == 2);
-    CHECK(m->n_labels == 2 && strcmp(m->labels[0], "cat") == 0 &&
-          strcmp(m->labels[1], "dog") == 0);
+    CHECK(m->n_labels == 2 && strcmp(m->labels[0], "cat") == 0 && strcmp(m->labels[1], "dog") == 0);
     static const struct {
         int tensor;
         size_t offset; // bytes in weights.bin
@@ -239,8 +238,7 @@ static void test_valid(const char *dir)
     static const struct zip_opts no_txt = {.no_labels_txt = true};
     CHECK(write_variant(path, "labels", "['cat', 'dog']", &no_txt));
     m = cc_bundle_load(path, &err);
-    CHECKF(m && m->n_labels == 2 && strcmp(m->labels[1], "dog") == 0, "inline labels: %s",
-           err.msg);
+    CHECKF(m && m->n_labels == 2 && strcmp(m->labels[1], "dog") == 0, "inline labels: %s", err.msg);
     cc_model_destroy(m);
     unlink(path);
 
@@ -259,91 +257,185 @@ struct bad_case {
 static const struct bad_case bad_cases[] = {
     {"not a zip", NULL, NULL, {.raw_file = "hello, I am not a zip file\n"}, "not a zip archive"},
     {"missing manifest", NULL, NULL, {.no_manifest = true}, "no manifest.json entry"},
-    {"malformed JSON", NULL, NULL, {.manifest_text = "{\"format\": \"camclass-bundle\", "},
+    {"malformed JSON",
+     NULL,
+     NULL,
+     {.manifest_text = "{\"format\": \"camclass-bundle\", "},
      "manifest.json is not valid JSON"},
     {"manifest not an object", NULL, NULL, {.manifest_text = "[1, 2]"}, "not a JSON object"},
     {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
-    {"unknown version", "version", "2", {0},
+    {"unknown version",
+     "version",
+     "2",
+     {0},
      "unknown format version 2; this camclass reads version 1"},
     {"missing name", "name", NULL, {0}, "manifest has no \"name\""},
-    {"unknown op", "graph/1/op", "'gelu'", {0},
+    {"unknown op",
+     "graph/1/op",
+     "'gelu'",
+     {0},
      "node \"gap\" uses unknown op \"gelu\"; this camclass supports conv2d, add, "
      "global_avg_pool, linear, flatten, reshape, softmax, clamp"},
-    {"undefined tensor", "graph/1/inputs/0", "'nope'", {0},
+    {"undefined tensor",
+     "graph/1/inputs/0",
+     "'nope'",
+     {0},
      "node \"gap\": input \"nope\" is not a declared tensor"},
-    {"duplicate tensor", "tensors/4/name", "'conv.out'", {0},
-     "duplicate tensor name \"conv.out\""},
+    {"duplicate tensor", "tensors/4/name", "'conv.out'", {0}, "duplicate tensor name \"conv.out\""},
     {"duplicate node", "graph/2/name", "'gap'", {0}, "duplicate node name \"gap\""},
-    {"shape mismatch", "tensors/3/shape", "[1, 4, 5, 5]", {0},
+    {"shape mismatch",
+     "tensors/3/shape",
+     "[1, 4, 5, 5]",
+     {0},
      "node \"conv\" (conv2d): computed output shape [1,4,4,4] but tensor \"conv.out\" is "
      "declared [1,4,5,5]"},
-    {"input count", "graph/1/inputs", "['conv.out', 'conv.b']", {0},
+    {"input count",
+     "graph/1/inputs",
+     "['conv.out', 'conv.b']",
+     {0},
      "node \"gap\" (global_avg_pool) has 2 inputs; global_avg_pool takes 1"},
-    {"dtype f16", "tensors/1/dtype", "'f16'", {0},
+    {"dtype f16",
+     "tensors/1/dtype",
+     "'f16'",
+     {0},
      "tensor \"conv.w\": dtype f16 is not supported by this camclass"},
-    {"dtype i8", "tensors/6/dtype", "'i8'", {0},
+    {"dtype i8",
+     "tensors/6/dtype",
+     "'i8'",
+     {0},
      "tensor \"fc.w\": dtype i8 is not supported by this camclass"},
     {"unknown dtype", "tensors/6/dtype", "'f64'", {0}, "unknown dtype \"f64\""},
-    {"data outside entry", "tensors/7/data/offset", "640", {0},
+    {"data outside entry",
+     "tensors/7/data/offset",
+     "640",
+     {0},
      "tensor \"fc.b\": data bytes 640..648 lie outside entry \"weights.bin\" (584 bytes)"},
-    {"offset near 2^53", "tensors/1/data/offset", "9007199254740928", {0},
+    {"offset near 2^53",
+     "tensors/1/data/offset",
+     "9007199254740928",
+     {0},
      "lie outside entry \"weights.bin\""},
-    {"offset near UINT64_MAX", "tensors/1/data/offset", "18446744073709551615", {0},
+    {"offset near UINT64_MAX",
+     "tensors/1/data/offset",
+     "18446744073709551615",
+     {0},
      "tensor \"conv.w\": \"offset\" must be an integer in 0..9007199254740992"},
     {"negative size", "tensors/2/data/size", "-16", {0}, "\"size\" must be an integer"},
-    {"wrong data size", "tensors/2/data/size", "12", {0},
+    {"wrong data size",
+     "tensors/2/data/size",
+     "12",
+     {0},
      "tensor \"conv.b\": data size is 12 bytes but its 4 f32 values take 16"},
-    {"misaligned offset", "tensors/2/data/offset", "456", {0},
+    {"misaligned offset",
+     "tensors/2/data/offset",
+     "456",
+     {0},
      "data offset 456 is not a multiple of 64"},
-    {"missing data entry", "tensors/2/data/entry", "'nope.bin'", {0},
+    {"missing data entry",
+     "tensors/2/data/entry",
+     "'nope.bin'",
+     {0},
      "tensor \"conv.b\": data entry \"nope.bin\" is not in the bundle"},
-    {"compressed data", NULL, NULL, {.compress_data = true},
+    {"compressed data",
+     NULL,
+     NULL,
+     {.compress_data = true},
      "tensor \"conv.w\": data entry \"weights.bin\" is compressed"},
-    {"dimension above limit", "tensors/3/shape", "[1, 4, 2000000, 4]", {0},
+    {"dimension above limit",
+     "tensors/3/shape",
+     "[1, 4, 2000000, 4]",
+     {0},
      "tensor \"conv.out\": dimension 2 is 2000000, outside 1..1048576"},
-    {"element count overflow", "tensors/3/shape", "[1048576, 1048576, 1048576, 1048576]", {0},
+    {"element count overflow",
+     "tensors/3/shape",
+     "[1048576, 1048576, 1048576, 1048576]",
+     {0},
      "tensor \"conv.out\": more than 268435456 elements"},
-    {"five dimensions", "tensors/3/shape", "[1, 1, 4, 4, 4]", {0},
+    {"five dimensions",
+     "tensors/3/shape",
+     "[1, 1, 4, 4, 4]",
+     {0},
      "\"shape\" must be an array of 1 to 4 integers"},
     {"label count", "labels", "['a', 'b', 'c']", {0}, "3 labels for 2 classes"},
-    {"labels.txt missing", NULL, NULL, {.no_labels_txt = true},
+    {"labels.txt missing",
+     NULL,
+     NULL,
+     {.no_labels_txt = true},
      "labels entry \"labels.txt\" is not in the bundle"},
-    {"blank label", NULL, NULL, {.labels_text = "cat\n\ndog\n"},
+    {"blank label",
+     NULL,
+     NULL,
+     {.labels_text = "cat\n\ndog\n"},
      "labels entry \"labels.txt\" line 2 is empty"},
     {"no labels", "labels", NULL, {0}, "manifest has no \"labels\""},
-    {"classes mismatch", "output/classes", "3", {0},
+    {"classes mismatch",
+     "output/classes",
+     "3",
+     {0},
      "output tensor \"logits\" has shape [1,2], expected [1,3]"},
-    {"unknown output kind", "output/kind", "'scores'", {0},
+    {"unknown output kind",
+     "output/kind",
+     "'scores'",
+     {0},
      "\"kind\" is \"scores\"; expected one of logits, probabilities"},
-    {"dotdot entry", NULL, NULL, {.extra_entry = "../evil.txt"},
+    {"dotdot entry",
+     NULL,
+     NULL,
+     {.extra_entry = "../evil.txt"},
      "entry \"../evil.txt\" has a \"..\" component"},
-    {"dotdot data reference", "tensors/1/data/entry", "'a/../../weights.bin'", {0},
+    {"dotdot data reference",
+     "tensors/1/data/entry",
+     "'a/../../weights.bin'",
+     {0},
      "entry \"a/../../weights.bin\" has a \"..\" component"},
-    {"absolute entry", NULL, NULL, {.extra_entry = "/etc/passwd"},
+    {"absolute entry",
+     NULL,
+     NULL,
+     {.extra_entry = "/etc/passwd"},
      "entry \"/etc/passwd\" is an absolute path"},
     {"backslash entry", NULL, NULL, {.extra_entry = "dir\\evil.txt"}, "contains a backslash"},
     {"drive letter entry", NULL, NULL, {.extra_entry = "C:evil.txt"}, "drive letter"},
-    {"use before produce", "graph/1/inputs/0", "'flat.out'", {0},
+    {"use before produce",
+     "graph/1/inputs/0",
+     "'flat.out'",
+     {0},
      "node \"gap\" reads tensor \"flat.out\" before node \"flat\" produces it (cycle or wrong "
      "order"},
-    {"produced twice", "graph/2/outputs/0", "'gap.out'", {0},
+    {"produced twice",
+     "graph/2/outputs/0",
+     "'gap.out'",
+     {0},
      "tensor \"gap.out\" is produced by both node \"gap\" and node \"flat\""},
     {"missing input spec", "input", NULL, {0}, "manifest has no \"input\" object"},
-    {"input shape differs", "input/shape", "[1, 3, 9, 9]", {0},
+    {"input shape differs",
+     "input/shape",
+     "[1, 3, 9, 9]",
+     {0},
      "input: \"shape\" [1,3,9,9] differs from the declared shape of tensor \"input\""},
     {"std zero", "input/std/1", "0", {0}, "every std must be > 0"},
     {"unknown color order", "input/color_order", "'RGBA'", {0}, "expected one of RGB, BGR"},
     {"crop size too small", "input/resize/size", "4", {0}, "center_crop needs size >= max(H, W)"},
-    {"groups", "graph/0/attrs/groups", "2", {0},
+    {"groups",
+     "graph/0/attrs/groups",
+     "2",
+     {0},
      "node \"conv\" (conv2d): groups 2 must divide the input channels (3)"},
     {"stride zero", "graph/0/attrs/stride", "[0, 1]", {0}, "stride out of range"},
-    {"unknown attribute", "graph/2/attrs", "{'axis': 1}", {0},
+    {"unknown attribute",
+     "graph/2/attrs",
+     "{'axis': 1}",
+     {0},
      "node \"flat\": unknown attribute \"axis\"; flatten takes none"},
-    {"unknown activation", "graph/0/attrs/activation", "'gelu'", {0},
+    {"unknown activation",
+     "graph/0/attrs/activation",
+     "'gelu'",
+     {0},
      "\"activation\" is \"gelu\"; expected one of none, relu, relu6, clamp"},
-    {"clamp min above max", "graph/3/attrs/clamp_min", "6", {0},
-     "clamp_min 6 > clamp_max 5"},
-    {"output not produced", "output/tensor", "'fc.b'", {0},
+    {"clamp min above max", "graph/3/attrs/clamp_min", "6", {0}, "clamp_min 6 > clamp_max 5"},
+    {"output not produced",
+     "output/tensor",
+     "'fc.b'",
+     {0},
      "output tensor \"fc.b\" is produced by no node"},
 };
 
@@ -375,8 +467,8 @@ static void test_damaged(const char *dir)
     snprintf(path, sizeof(path), "%s/cut.ccm", dir);
     static const struct zip_opts plain = {0};
     size_t size = 0;
-    unsigned char *full = write_variant(path, NULL, NULL, &plain) ? tu_read_file(path, &size)
-                                                                   : NULL;
+    unsigned char *full =
+        write_variant(path, NULL, NULL, &plain) ? tu_read_file(path, &size) : NULL;
     if (!CHECK(full != NULL && size > 0))
         return;
     int bad = 0;
@@ -415,8 +507,8 @@ static void test_damaged(const char *dir)
         cc_model_destroy(m);
     }
     CHECKF(silent == 0, "%d damaged bundles failed without a message", silent);
-    printf("damaged bundles: %zu cuts rejected, %d of 2000 with flipped bytes still loaded\n",
-           size, loaded);
+    printf("damaged bundles: %zu cuts rejected, %d of 2000 with flipped bytes still loaded\n", size,
+           loaded);
     free(copy);
     free(full);
     unlink(path);

@@ -15,14 +15,14 @@
 /* ---------------------------------------------------------------------------------------- */
 
 struct knobs {
-    int64_t conv_out_hw;  // declared conv output H and W (correct: 4)
-    int64_t w_in_ch;      // weight dim 1 (correct: 3)
-    int groups;           // correct: 1
-    int64_t fc_classes;   // linear output (correct: 2)
-    int n_labels;         // correct: 2
-    bool swap_nodes;      // put global_avg_pool before conv2d
+    int64_t conv_out_hw; // declared conv output H and W (correct: 4)
+    int64_t w_in_ch;     // weight dim 1 (correct: 3)
+    int groups;          // correct: 1
+    int64_t fc_classes;  // linear output (correct: 2)
+    int n_labels;        // correct: 2
+    bool swap_nodes;     // put global_avg_pool before conv2d
     bool no_input_spec;
-    float std0;           // correct: 0.5
+    float std0; // correct: 0.5
     bool act_on_flatten;
 };
 
@@ -56,18 +56,17 @@ static struct cc_model *build(const struct knobs *k, struct cc_error *err)
     if (k->swap_nodes)
         ok = cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
                                cc_act_none(), err) >= 0 &&
-             cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv,
-                               cc_act_relu6(), err) >= 0;
+             cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv, cc_act_relu6(),
+                               err) >= 0;
     else
-        ok = cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv,
-                               cc_act_relu6(), err) >= 0 &&
+        ok = cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv, cc_act_relu6(),
+                               err) >= 0 &&
              cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
                                cc_act_none(), err) >= 0;
-    ok = ok &&
-         cc_model_add_node(m, CC_OP_FLATTEN, "flat", 1, &t[4], 1, &t[5], NULL, flat_act, err) >=
-             0 &&
-         cc_model_add_node(m, CC_OP_LINEAR, "fc", 3, fc_in, 1, &t[8], NULL, cc_act_none(), err) >=
-             0;
+    ok =
+        ok &&
+        cc_model_add_node(m, CC_OP_FLATTEN, "flat", 1, &t[4], 1, &t[5], NULL, flat_act, err) >= 0 &&
+        cc_model_add_node(m, CC_OP_LINEAR, "fc", 3, fc_in, 1, &t[8], NULL, cc_act_none(), err) >= 0;
     for (int i = 0; ok && i < k->n_labels; i++)
         ok = cc_model_add_label(m, i % 2 ? "dog" : "cat", err);
     if (!ok)
@@ -123,18 +122,22 @@ struct bad_case {
 static void test_bad(void)
 {
     static const struct bad_case cases[] = {
-        {"conv output", {2, 3, 1, 2, 2, false, false, 0.5f, false},
+        {"conv output",
+         {2, 3, 1, 2, 2, false, false, 0.5f, false},
          "node \"conv\" (conv2d): computed output shape [1,4,4,4] but tensor \"conv.out\" is "
          "declared [1,4,2,2]"},
-        {"weight channels", {4, 2, 1, 2, 2, false, false, 0.5f, false},
+        {"weight channels",
+         {4, 2, 1, 2, 2, false, false, 0.5f, false},
          "input \"conv.w\" has shape [4,2,3,3], expected [O,3,kh,kw]"},
         {"groups", {4, 3, 2, 2, 2, false, false, 0.5f, false}, "groups 2 must divide"},
         {"labels", {4, 3, 1, 2, 3, false, false, 0.5f, false}, "3 labels for 2 classes"},
-        {"order", {4, 3, 1, 2, 2, true, false, 0.5f, false},
+        {"order",
+         {4, 3, 1, 2, 2, true, false, 0.5f, false},
          "node \"gap\" reads tensor \"conv.out\" before node \"conv\" produces it (cycle"},
         {"input spec", {4, 3, 1, 2, 2, false, true, 0.5f, false}, "model has no input tensor"},
         {"std", {4, 3, 1, 2, 2, false, false, 0.0f, false}, "every std must be > 0"},
-        {"act", {4, 3, 1, 2, 2, false, false, 0.5f, true},
+        {"act",
+         {4, 3, 1, 2, 2, false, false, 0.5f, true},
          "node \"flat\" (flatten) has a fused activation"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -163,13 +166,10 @@ static void test_builder_errors(void)
           strstr(err.msg, "dtype f16 is not supported"));
     CHECK(cc_model_add_tensor(m, "", CC_DTYPE_F32, 2, ok_shape, NULL, &err) < 0);
     int in[] = {0}, out[] = {0}, bad[] = {7};
-    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) ==
-          0);
-    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) <
-              0 &&
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) == 0);
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) < 0 &&
           strstr(err.msg, "duplicate node name \"s\""));
-    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "t", 1, bad, 1, out, NULL, cc_act_none(), &err) <
-              0 &&
+    CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "t", 1, bad, 1, out, NULL, cc_act_none(), &err) < 0 &&
           strstr(err.msg, "tensor index 7"));
     CHECK(!cc_model_add_label(m, "", &err) && strstr(err.msg, "label 1 is 0 bytes"));
     cc_model_destroy(m);
