@@ -82,6 +82,7 @@ struct zip_opts {
     bool no_labels_txt;
     const char *labels_text; // labels.txt contents instead of DEFAULT_LABELS
     const char *extra_entry; // also add a 1-byte entry with this name
+    size_t pad_manifest;     // pad manifest.json with spaces to this many bytes
 };
 
 static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
@@ -108,20 +109,26 @@ static bool write_bundle(const char *path, const char *manifest, const struct zi
     for (size_t i = 0; i < WEIGHTS_BYTES / 4; i++)
         weights[i] = weight_value(i);
     const char *text = o->manifest_text ? o->manifest_text : manifest;
+    char *padded = NULL;
+    if (o->pad_manifest > strlen(text) && (padded = malloc(o->pad_manifest + 1))) {
+        memset(padded, ' ', o->pad_manifest);
+        memcpy(padded, text, strlen(text));
+        padded[o->pad_manifest] = 0;
+        text = padded;
+    }
     const char *labels = o->labels_text ? o->labels_text : DEFAULT_LABELS;
     int code;
     zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code);
-    if (!za)
-        return false;
-    bool ok = (o->no_manifest || add_entry(za, "manifest.json", text, strlen(text), true)) &&
+    bool ok = za && (o->no_manifest || add_entry(za, "manifest.json", text, strlen(text), true)) &&
               add_entry(za, "weights.bin", weights, sizeof(weights), o->compress_data) &&
               (o->no_labels_txt || add_entry(za, "labels.txt", labels, strlen(labels), true)) &&
               (!o->extra_entry || add_entry(za, o->extra_entry, "x", 1, false));
-    if (!ok) {
+    if (!ok)
         zip_discard(za);
-        return false;
-    }
-    return zip_close(za) == 0;
+    else
+        ok = zip_close(za) == 0;
+    free(padded);
+    return ok;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -263,6 +270,11 @@ static const struct bad_case bad_cases[] = {
      {.manifest_text = "{\"format\": \"camclass-bundle\", "},
      "manifest.json is not valid JSON"},
     {"manifest not an object", NULL, NULL, {.manifest_text = "[1, 2]"}, "not a JSON object"},
+    {"manifest above 16 MiB",
+     NULL,
+     NULL,
+     {.pad_manifest = (16 << 20) + 1},
+     "manifest entry \"manifest.json\" is 16777217 bytes, above the limit of 16777216"},
     {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
     {"unknown version",
      "version",
