@@ -1,0 +1,59 @@
+/* camclass — file sources: PNG and JPEG images, directories of them, Y4M video.
+ *
+ * A source is opened on a path:
+ *   - a PNG or JPEG file (recognised by content, not by name): one frame, GREY or RGB24;
+ *   - a directory: its *.png, *.jpg, *.jpeg files (any case), in byte order of the names,
+ *     one frame each; subdirectories and other files are ignored;
+ *   - a .y4m file (recognised by content): its frames, as NV12 (4:2:0), RGB24 (4:4:4) or GREY
+ *     (mono); see y4m.h.
+ * With loop set, the source starts again at the first frame after the last, forever.
+ *
+ * Frames are read either by pulling (cc_source_file_read) or by a producer thread that hands
+ * them to the inference side through the latest-frame-wins slot (frame_slot.h) at a chosen
+ * rate (cc_source_file_start). A corrupt or truncated file ends the stream with one error line
+ * naming the file.
+ *
+ * Ownership and threads: the caller owns the source. While the producer thread runs (between
+ * start and stop/destroy) the thread owns the source's state: the caller must not call read.
+ */
+#ifndef CC_SOURCE_FILE_H
+#define CC_SOURCE_FILE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "frame.h"
+#include "frame_slot.h"
+
+struct cc_source_file;
+
+/* Opens path (see above). Fails, with err naming the path, when it does not exist, is not a
+ * PNG/JPEG/Y4M file, has an unusable Y4M header, or is a directory without images. Image
+ * files are decoded when read, so a corrupt image is reported by read (or the thread). */
+struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err);
+
+/* Stops the producer thread if it runs (see stop), then frees everything. Accepts NULL. */
+void cc_source_file_destroy(struct cc_source_file *src);
+
+/* The Y4M header's frame rate, or 0 (images, or no F tag). */
+double cc_source_file_native_fps(const struct cc_source_file *src);
+
+/* Reads the next frame into frame (format, size, stride, size, sequence, timestamp_ns set;
+ * frame->data grown with realloc when frame->capacity is short — the caller owns and frees
+ * frame->data). Returns 1 for a frame, 0 at the end (never with loop), -1 on error. */
+int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame,
+                        struct cc_error *err);
+
+/* Starts the producer thread: it reads frames and puts them into slot, fps frames a second
+ * (fps > 0), or, with fps == 0, each as soon as the consumer has taken the previous one (no
+ * frame is dropped). At the end of the stream it closes the slot (take then reports
+ * CC_SLOT_CLOSED with an empty message); on an error it closes the slot with the error line.
+ * It stops when the slot is closed by anyone. The slot must outlive the thread. */
+bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot, double fps,
+                          struct cc_error *err);
+
+/* Closes the slot (ending the thread's loop; a no-op when already closed) and joins the
+ * thread. Safe to call when no thread runs. */
+void cc_source_file_stop(struct cc_source_file *src);
+
+#endif

@@ -1,0 +1,42 @@
+/* camclass — reader for uncompressed YUV4MPEG2 (.y4m) video.
+ *
+ * Supported colour spaces: C420jpeg (the default when C is absent), C420, C420mpeg2,
+ * C420paldv — all 8-bit planar 4:2:0, delivered as NV12 (chroma siting is ignored: chroma is
+ * replicated, as for camera NV12) —, C444 (delivered as RGB24 through the BT.601 conversion of
+ * convert.h) and Cmono (delivered as GREY). Other colour spaces (4:2:2, alpha, >8 bits) are
+ * refused with a message saying how to convert the file.
+ *
+ * Ownership: the reader owns its FILE and buffers; cc_y4m_close frees them (accepts NULL).
+ */
+#ifndef CC_Y4M_H
+#define CC_Y4M_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "frame.h"
+
+struct cc_y4m;
+
+/* Opens path and parses the stream header. NULL with err (naming the file) on failure. */
+struct cc_y4m *cc_y4m_open(const char *path, struct cc_error *err);
+void cc_y4m_close(struct cc_y4m *y);
+
+/* Frame size and rate from the header (fps 0 when the header has no F tag). */
+int cc_y4m_width(const struct cc_y4m *y);
+int cc_y4m_height(const struct cc_y4m *y);
+double cc_y4m_fps(const struct cc_y4m *y);
+
+/* Reads the next frame into frame: format, size, stride and bytes set; frame->data grown with
+ * realloc when frame->capacity is short (the caller owns frame->data). Returns 1 for a frame,
+ * 0 at the end of the stream, -1 on error (truncated or corrupt frame; err names the file and
+ * the frame number). */
+int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err);
+
+/* Goes back to the first frame (for looping). */
+bool cc_y4m_rewind(struct cc_y4m *y, struct cc_error *err);
+
+#endif

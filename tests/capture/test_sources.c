@@ -1,0 +1,501 @@
+/* camclass — file sources: PNG, JPEG, directories, Y4M, corrupt files, the producer thread
+ * (suite 'unit'). Every test file is written here (libpng, libjpeg, plain stdio) into a
+ * temporary directory that is removed at the end.
+ */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jpeglib.h>
+#include <png.h>
+
+#include "convert.h"
+#include "source_file.h"
+#include "testutil.h"
+
+static char tmpdir[] = "/tmp/cc_sources_XXXXXX";
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[4][512]; // a few live paths at once; single-threaded test
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+    return buf[k];
+}
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECKF(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "cannot write %s", path);
+}
+
+/* Writes the first `keep` bytes of src to dst (a truncated copy). */
+static void truncate_copy(const char *src, const char *dst, double keep_fraction)
+{
+    size_t n;
+    uint8_t *d = tu_read_file(src, &n);
+    if (CHECKF(d != NULL, "cannot read %s", src))
+        write_bytes(dst, d, (size_t)(n * keep_fraction));
+    free(d);
+}
+
+/* ---- writers -------------------------------------------------------------------------- */
+
+/* PNG of color_type with bit depth 8 or 16; pixels are 8-bit samples (16-bit: value*257). */
+static void write_png(const char *path, int w, int h, int color_type, int depth,
+                      const uint8_t *pixels, int channels)
+{
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (!CHECKF(f && png && info, "png writer") || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        if (f)
+            fclose(f);
+        return;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, w, h, depth, color_type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    uint8_t *row = malloc((size_t)w * channels * 2);
+    for (int y = 0; y < h; y++) {
+        for (int i = 0; i < w * channels; i++) {
+            uint8_t v = pixels[(size_t)y * w * channels + i];
+            if (depth == 16) {
+                row[2 * i] = v; // big endian v*257
+                row[2 * i + 1] = v;
+            } else {
+                row[i] = v;
+            }
+        }
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+    free(row);
+}
+
+static void write_jpeg(const char *path, int w, int h, int channels, const uint8_t *pixels)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    FILE *f = fopen(path, "wb");
+    if (!CHECKF(f != NULL, "cannot write %s", path))
+        return;
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = channels;
+    c.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 95, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * channels);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    fclose(f);
+}
+
+/* Y4M with `frames` frames of planar data; frame k's byte i is (i * 7 + k * 31) & 255. */
+static void write_y4m(const char *path, const char *cspace, int w, int h, int frames,
+                      size_t frame_bytes)
+{
+    FILE *f = fopen(path, "wb");
+    if (!CHECKF(f != NULL, "cannot write %s", path))
+        return;
+    fprintf(f, "YUV4MPEG2 W%d H%d F25:1 Ip A1:1%s%s XCOMMENT=test\n", w, h, cspace ? " C" : "",
+            cspace ? cspace : "");
+    for (int k = 0; k < frames; k++) {
+        fprintf(f, k == 1 ? "FRAME Ixyz\n" : "FRAME\n");
+        for (size_t i = 0; i < frame_bytes; i++)
+            fputc((int)((i * 7 + (size_t)k * 31) & 255), f);
+    }
+    fclose(f);
+}
+
+static uint8_t y4m_byte(size_t i, int k)
+{
+    return (uint8_t)((i * 7 + (size_t)k * 31) & 255);
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+/* Opens path and reads one frame; returns the read result, err filled on failure. */
+static int open_read(const char *path, bool loop, struct cc_frame *f, struct cc_error *err)
+{
+    struct cc_source_file *src = cc_source_file_open(path, loop, err);
+    if (!src)
+        return -2;
+    int r = cc_source_file_read(src, f, err);
+    cc_source_file_destroy(src);
+    return r;
+}
+
+/* The file must be refused at open or at the first read, with its path in the message. */
+static void expect_error(const char *path, const char *what)
+{
+    struct cc_frame f = {0};
+    struct cc_error err = {{0}};
+    int r = open_read(path, false, &f, &err);
+    CHECKF(r < 0, "%s (%s): no error (read returned %d)", path, what, r);
+    CHECKF(strstr(err.msg, path) != NULL, "%s (%s): message does not name the file: %s", path,
+           what, err.msg);
+    printf("  %-14s -> %s\n", what, err.msg);
+    free(f.data);
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+static void test_png(void)
+{
+    enum { W = 37, H = 23 };
+    uint8_t rgb[W * H * 3], rgba[W * H * 4], grey[W * H];
+    struct tu_rng rng;
+    tu_rng_seed(&rng, 3);
+    for (int i = 0; i < W * H; i++) {
+        grey[i] = (uint8_t)tu_rng_u32(&rng);
+        for (int c = 0; c < 4; c++) {
+            rgba[4 * i + c] = (uint8_t)tu_rng_u32(&rng);
+            if (c < 3)
+                rgb[3 * i + c] = rgba[4 * i + c];
+        }
+    }
+    struct {
+        const char *name;
+        int type, depth, channels;
+        const uint8_t *pixels, *want;
+        enum cc_pixfmt fmt;
+    } cases[] = {
+        {"rgb8.png", PNG_COLOR_TYPE_RGB, 8, 3, rgb, rgb, CC_PIX_RGB24},
+        {"rgb16.png", PNG_COLOR_TYPE_RGB, 16, 3, rgb, rgb, CC_PIX_RGB24},
+        {"rgba8.png", PNG_COLOR_TYPE_RGBA, 8, 4, rgba, rgb, CC_PIX_RGB24},
+        {"grey8.png", PNG_COLOR_TYPE_GRAY, 8, 1, grey, grey, CC_PIX_GREY},
+        {"grey16.png", PNG_COLOR_TYPE_GRAY, 16, 1, grey, grey, CC_PIX_GREY},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *path = tmp_path(cases[i].name);
+        write_png(path, W, H, cases[i].type, cases[i].depth, cases[i].pixels,
+                  cases[i].channels);
+        struct cc_frame f = {0};
+        struct cc_error err = {{0}};
+        int r = open_read(path, false, &f, &err);
+        size_t n = (size_t)W * H * (cases[i].fmt == CC_PIX_GREY ? 1 : 3);
+        CHECKF(r == 1 && f.format == cases[i].fmt && f.width == W && f.height == H &&
+                   f.size == n && f.stride == (int)(n / H) &&
+                   memcmp(f.data, cases[i].want, n) == 0,
+               "%s: r=%d %s %dx%d size %zu; %s", cases[i].name, r, cc_pixfmt_name(f.format),
+               f.width, f.height, f.size, err.msg);
+        free(f.data);
+    }
+}
+
+static void test_jpeg(void)
+{
+    enum { W = 64, H = 48 };
+    uint8_t rgb[W * H * 3], grey[W * H];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            grey[y * W + x] = (uint8_t)(x * 4);
+            rgb[3 * (y * W + x)] = (uint8_t)(x * 4);
+            rgb[3 * (y * W + x) + 1] = (uint8_t)(y * 5);
+            rgb[3 * (y * W + x) + 2] = 128;
+        }
+    write_jpeg(tmp_path("rgb.jpg"), W, H, 3, rgb);
+    write_jpeg(tmp_path("grey.jpeg"), W, H, 1, grey);
+    struct cc_frame f = {0};
+    struct cc_error err = {{0}};
+    int r = open_read(tmp_path("rgb.jpg"), false, &f, &err);
+    if (CHECKF(r == 1 && f.format == CC_PIX_RGB24 && f.width == W && f.height == H,
+               "rgb.jpg: r=%d %s", r, err.msg)) {
+        int worst = 0;
+        for (int i = 0; i < W * H * 3; i++) {
+            int d = abs(f.data[i] - rgb[i]);
+            worst = d > worst ? d : worst;
+        }
+        CHECKF(worst <= 12, "rgb.jpg decodes %d away from what was encoded", worst);
+    }
+    r = open_read(tmp_path("grey.jpeg"), false, &f, &err);
+    if (CHECKF(r == 1 && f.format == CC_PIX_RGB24, "grey.jpeg: r=%d %s", r, err.msg)) {
+        bool same = true;
+        for (int i = 0; i < W * H; i++)
+            same &= f.data[3 * i] == f.data[3 * i + 1] && f.data[3 * i] == f.data[3 * i + 2] &&
+                    abs(f.data[3 * i] - grey[i]) <= 8;
+        CHECKF(same, "grey JPEG is not delivered as R = G = B close to the source");
+    }
+    free(f.data);
+}
+
+static void test_directory(void)
+{
+    CHECK(mkdir(tmp_path("dir"), 0700) == 0);
+    CHECK(mkdir(tmp_path("dir/sub.png"), 0700) == 0); // a directory with an image name
+    uint8_t px[3 * 4 * 2] = {0};
+    const char *names[] = {"dir/b.png", "dir/c.PNG", "dir/a.jpg"};
+    for (int i = 0; i < 3; i++) {
+        memset(px, 40 * (i + 1), sizeof(px));
+        if (i < 2)
+            write_png(tmp_path(names[i]), 4, 2, PNG_COLOR_TYPE_RGB, 8, px, 3);
+        else
+            write_jpeg(tmp_path(names[i]), 4, 2, 3, px);
+    }
+    write_bytes(tmp_path("dir/notes.txt"), "hello", 5);
+    // Expected order by name bytes: a.jpg (120), b.png (40), c.PNG (80).
+    static const int want[] = {120, 40, 80, 120, 40};
+    for (int loop = 0; loop < 2; loop++) {
+        struct cc_error err = {{0}};
+        struct cc_source_file *src = cc_source_file_open(tmp_path("dir"), loop, &err);
+        if (!CHECKF(src != NULL, "dir: %s", err.msg))
+            continue;
+        struct cc_frame f = {0};
+        for (int k = 0; k < 5; k++) {
+            int r = cc_source_file_read(src, &f, &err);
+            if (!loop && k >= 3) {
+                CHECKF(r == 0, "dir without loop: read %d gave %d, want end", k, r);
+                continue;
+            }
+            CHECKF(r == 1 && f.width == 4 && f.height == 2 && f.sequence == (uint64_t)k &&
+                       abs(f.data[0] - want[k]) <= 2,
+                   "dir loop=%d frame %d: r=%d seq %llu value %d want %d %s", loop, k, r,
+                   (unsigned long long)f.sequence, r == 1 ? f.data[0] : -1, want[k], err.msg);
+        }
+        free(f.data);
+        cc_source_file_destroy(src);
+    }
+    CHECK(mkdir(tmp_path("empty"), 0700) == 0);
+    expect_error(tmp_path("empty"), "empty dir");
+}
+
+static void test_y4m(void)
+{
+    enum { W = 33, H = 17, CW = 17, CH = 9 };
+    const size_t n420 = W * H + 2 * CW * CH;
+    write_y4m(tmp_path("v420.y4m"), NULL, W, H, 3, n420); // no C tag: 420jpeg
+    write_y4m(tmp_path("v420mpeg2.y4m"), "420mpeg2", W, H, 1, n420);
+    write_y4m(tmp_path("v444.y4m"), "444", W, H, 2, 3 * W * H);
+    write_y4m(tmp_path("vmono.y4m"), "mono", W, H, 2, W * H);
+
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(tmp_path("v420.y4m"), true, &err);
+    if (CHECKF(src != NULL, "v420.y4m: %s", err.msg)) {
+        CHECKF(cc_source_file_native_fps(src) == 25.0, "fps %g",
+               cc_source_file_native_fps(src));
+        struct cc_frame f = {0};
+        for (int k = 0; k < 7; k++) { // 3 frames, looping
+            int r = cc_source_file_read(src, &f, &err);
+            int fk = k % 3;
+            if (!CHECKF(r == 1 && f.format == CC_PIX_NV12 && f.width == W && f.height == H &&
+                            f.stride == W + 1 && f.sequence == (uint64_t)k,
+                        "v420 frame %d: r=%d %s %s", k, r, cc_pixfmt_name(f.format), err.msg))
+                break;
+            bool ok = true;
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    ok &= f.data[y * f.stride + x] == y4m_byte((size_t)y * W + x, fk);
+            const uint8_t *uv = f.data + (size_t)f.stride * H;
+            for (int y = 0; y < CH; y++)
+                for (int x = 0; x < CW; x++) {
+                    size_t ui = (size_t)W * H + (size_t)y * CW + x, vi = ui + CW * CH;
+                    ok &= uv[y * f.stride + 2 * x] == y4m_byte(ui, fk);
+                    ok &= uv[y * f.stride + 2 * x + 1] == y4m_byte(vi, fk);
+                }
+            CHECKF(ok, "v420 frame %d: NV12 bytes differ from the y4m planes", k);
+        }
+        free(f.data);
+        cc_source_file_destroy(src);
+    }
+    struct cc_frame f = {0};
+    int r = open_read(tmp_path("v420mpeg2.y4m"), false, &f, &err);
+    CHECKF(r == 1 && f.format == CC_PIX_NV12, "C420mpeg2: r=%d %s", r, err.msg);
+    r = open_read(tmp_path("v444.y4m"), false, &f, &err);
+    if (CHECKF(r == 1 && f.format == CC_PIX_RGB24 && f.stride == 3 * W, "C444: r=%d %s", r,
+               err.msg)) {
+        bool ok = true;
+        for (int i = 0; i < W * H; i++) {
+            int o[3];
+            cc_yuv_to_rgb(y4m_byte((size_t)i, 0), y4m_byte((size_t)i + W * H, 0),
+                          y4m_byte((size_t)i + 2 * W * H, 0), o);
+            ok &= f.data[3 * i] == o[0] && f.data[3 * i + 1] == o[1] && f.data[3 * i + 2] == o[2];
+        }
+        CHECKF(ok, "C444 frame differs from cc_yuv_to_rgb");
+    }
+    r = open_read(tmp_path("vmono.y4m"), false, &f, &err);
+    CHECKF(r == 1 && f.format == CC_PIX_GREY && f.stride == W && f.data[5] == y4m_byte(5, 0),
+           "Cmono: r=%d %s", r, err.msg);
+    free(f.data);
+}
+
+static void test_corrupt_files(void)
+{
+    printf("corrupt files:\n");
+    uint8_t px[16 * 16 * 3];
+    for (size_t i = 0; i < sizeof(px); i++)
+        px[i] = (uint8_t)(i * 13);
+    write_png(tmp_path("good.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
+    write_jpeg(tmp_path("good.jpg"), 16, 16, 3, px);
+    truncate_copy(tmp_path("good.png"), tmp_path("trunc.png"), 0.6);
+    expect_error(tmp_path("trunc.png"), "truncated PNG");
+    size_t n;
+    uint8_t *d = tu_read_file(tmp_path("good.png"), &n);
+    if (d) {
+        d[n - 20] ^= 0xff; // inside IDAT: CRC mismatch
+        write_bytes(tmp_path("crc.png"), d, n);
+        expect_error(tmp_path("crc.png"), "bad CRC PNG");
+        free(d);
+    }
+    truncate_copy(tmp_path("good.jpg"), tmp_path("trunc.jpg"), 0.5);
+    expect_error(tmp_path("trunc.jpg"), "truncated JPEG");
+    static const uint8_t junk_jpeg[] = {0xff, 0xd8, 0xff, 0xe0, 0x00, 0x02, 0x13, 0x37,
+                                        0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42};
+    write_bytes(tmp_path("junk.jpg"), junk_jpeg, sizeof(junk_jpeg));
+    expect_error(tmp_path("junk.jpg"), "garbage JPEG");
+    write_bytes(tmp_path("text.png"), "not an image at all", 19);
+    expect_error(tmp_path("text.png"), "not an image");
+    expect_error(tmp_path("missing.png"), "missing file");
+    write_y4m(tmp_path("full.y4m"), "420jpeg", 16, 8, 2, 16 * 8 * 3 / 2);
+    truncate_copy(tmp_path("full.y4m"), tmp_path("trunc.y4m"), 0.4);
+    expect_error(tmp_path("trunc.y4m"), "truncated Y4M");
+    write_bytes(tmp_path("nosize.y4m"), "YUV4MPEG2 F25:1 C420\nFRAME\n", 27);
+    expect_error(tmp_path("nosize.y4m"), "Y4M no size");
+    write_y4m(tmp_path("c422.y4m"), "422", 16, 8, 1, 16 * 8 * 2);
+    expect_error(tmp_path("c422.y4m"), "Y4M C422");
+    write_bytes(tmp_path("noframe.y4m"), "YUV4MPEG2 W2 H2 Cmono\nFRAMX\nabcd", 32);
+    expect_error(tmp_path("noframe.y4m"), "Y4M bad FRAME");
+    // A corrupt file inside a directory stops the stream, naming that file.
+    CHECK(mkdir(tmp_path("baddir"), 0700) == 0);
+    write_png(tmp_path("baddir/1.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
+    truncate_copy(tmp_path("good.png"), tmp_path("baddir/2.png"), 0.5);
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(tmp_path("baddir"), false, &err);
+    struct cc_frame f = {0};
+    if (CHECKF(src != NULL, "baddir: %s", err.msg)) {
+        CHECK(cc_source_file_read(src, &f, &err) == 1);
+        CHECK(cc_source_file_read(src, &f, &err) == -1);
+        CHECKF(strstr(err.msg, "baddir/2.png") != NULL, "%s", err.msg);
+    }
+    free(f.data);
+    cc_source_file_destroy(src);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Takes every frame until the slot closes; returns how many, sequences must increase. */
+static int drain(struct cc_frame_slot *slot, int consumer_ms, struct cc_error *err)
+{
+    int n = 0;
+    int64_t last = -1;
+    for (;;) {
+        struct cc_frame *f = NULL;
+        enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
+        if (st == CC_SLOT_CLOSED)
+            return n;
+        if (!CHECKF(st == CC_SLOT_FRAME, "take timed out after %d frames", n))
+            return n;
+        CHECKF((int64_t)f->sequence > last, "sequence %llu after %lld",
+               (unsigned long long)f->sequence, (long long)last);
+        last = (int64_t)f->sequence;
+        n++;
+        cc_frame_slot_release(slot, f);
+        if (consumer_ms) {
+            struct timespec ts = {0, consumer_ms * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void test_thread(void)
+{
+    write_y4m(tmp_path("t.y4m"), "420jpeg", 64, 48, 20, 64 * 48 * 3 / 2);
+    struct cc_error err = {{0}};
+    // fps 0: every frame delivered although the consumer is slow; end of stream closes.
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct cc_source_file *src = cc_source_file_open(tmp_path("t.y4m"), false, &err);
+    if (CHECKF(slot && src && cc_source_file_start(src, slot, 0, &err), "%s", err.msg)) {
+        int n = drain(slot, 3, &err);
+        struct cc_frame_slot_stats st = cc_frame_slot_get_stats(slot);
+        CHECKF(n == 20 && st.dropped == 0 && err.msg[0] == 0,
+               "fps 0: %d frames, %llu dropped, close message \"%s\"", n,
+               (unsigned long long)st.dropped, err.msg);
+    }
+    cc_source_file_destroy(src);
+    cc_frame_slot_destroy(slot);
+
+    // fps 200: 20 frames take about 95 ms.
+    slot = cc_frame_slot_create(1, &err);
+    src = cc_source_file_open(tmp_path("t.y4m"), false, &err);
+    double t0 = now_s();
+    if (CHECKF(slot && src && cc_source_file_start(src, slot, 200, &err), "%s", err.msg)) {
+        int n = drain(slot, 0, &err);
+        double dt = now_s() - t0;
+        CHECKF(n >= 15 && dt >= 0.085 && dt < 2.0, "fps 200: %d frames in %.3f s", n, dt);
+    }
+    cc_source_file_destroy(src);
+    cc_frame_slot_destroy(slot);
+
+    // An error in the stream closes the slot with the message naming the file.
+    truncate_copy(tmp_path("t.y4m"), tmp_path("t_trunc.y4m"), 0.5);
+    slot = cc_frame_slot_create(1, &err);
+    src = cc_source_file_open(tmp_path("t_trunc.y4m"), false, &err);
+    if (CHECKF(slot && src && cc_source_file_start(src, slot, 0, &err), "%s", err.msg)) {
+        int n = drain(slot, 0, &err);
+        CHECKF(n == 9 && strstr(err.msg, "t_trunc.y4m") && strstr(err.msg, "truncated"),
+               "truncated stream: %d frames, message \"%s\"", n, err.msg);
+    }
+    cc_source_file_destroy(src);
+    cc_frame_slot_destroy(slot);
+
+    // A looping source at a low rate stops promptly when stopped.
+    slot = cc_frame_slot_create(1, &err);
+    src = cc_source_file_open(tmp_path("t.y4m"), true, &err);
+    if (CHECKF(slot && src && cc_source_file_start(src, slot, 2, &err), "%s", err.msg)) {
+        struct cc_frame *f = NULL;
+        CHECK(cc_frame_slot_take(slot, 5000, &f, &err) == CC_SLOT_FRAME);
+        cc_frame_slot_release(slot, f);
+        t0 = now_s();
+        cc_source_file_stop(src);
+        CHECKF(now_s() - t0 < 0.2, "stop took %.3f s", now_s() - t0);
+    }
+    cc_source_file_destroy(src);
+    cc_frame_slot_destroy(slot);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    return remove(path);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_png();
+    test_jpeg();
+    test_directory();
+    test_y4m();
+    test_corrupt_files();
+    test_thread();
+    cc_source_file_destroy(NULL);
+    nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return tu_exit_code();
+}
