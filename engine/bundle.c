@@ -46,6 +46,7 @@ struct loader {
     int *index;           // tensor name hash: slot -> tensor index + 1, 0 = empty; owned
     size_t mask;          // slots - 1 (power of two)
     int64_t const_bytes;  // constant data read so far
+    bool *crc_checked;    // (entries in the zip) data entries whose CRC-32 was checked; owned
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -301,6 +302,27 @@ static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name, 
     return got >= 0 && (zip_uint64_t)got == size;
 }
 
+/* Reads data entry i (name for messages) once from start to end, so that libzip checks its
+ * CRC-32: reads that seek skip the check, and damaged weights would give wrong results. */
+static bool check_entry_crc(struct loader *L, zip_int64_t i, const char *name)
+{
+    if (L->crc_checked[i])
+        return true;
+    L->crc_checked[i] = true;
+    zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
+    if (!f)
+        return fail(L, "cannot open entry \"%s\": %s", name, zip_strerror(L->za));
+    char buf[16384];
+    zip_int64_t got;
+    while ((got = zip_fread(f, buf, sizeof(buf))) > 0)
+        continue;
+    if (got < 0)
+        fail(L, "entry \"%s\" is damaged (%s); copy or export the bundle again", name,
+             zip_file_strerror(f));
+    zip_fclose(f);
+    return got == 0;
+}
+
 /* Reads a whole entry of at most limit bytes; returns a malloc'd NUL-terminated copy. */
 static char *read_entry(struct loader *L, const char *name, const char *what, zip_uint64_t limit,
                         size_t *size)
@@ -413,7 +435,8 @@ static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char 
     if (!dst)
         return fail_builder(L);
     L->const_bytes += size;
-    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, dst);
+    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, dst) &&
+           check_entry_crc(L, ei, entry);
 }
 
 static bool load_tensor(struct loader *L, const cJSON *jt, int i)
@@ -788,6 +811,11 @@ static struct cc_model *load_archive(zip_t *za, const char *bundle, struct cc_er
 {
     struct loader L = {.bundle = bundle, .za = za, .err = err};
     cJSON *root = NULL;
+    zip_int64_t n_entries = zip_get_num_entries(za, 0);
+    if (!(L.crc_checked = calloc(n_entries > 0 ? (size_t)n_entries : 1, sizeof(bool)))) {
+        fail(&L, "out of memory");
+        goto error;
+    }
     if (!check_all_entry_names(&L) || !(root = read_manifest(&L)))
         goto error;
     const char *name = check_header(&L, root);
@@ -800,18 +828,17 @@ static struct cc_model *load_archive(zip_t *za, const char *bundle, struct cc_er
     if (!load_tensors(&L, root) || !load_input(&L, root) || !load_output(&L, root) ||
         !load_labels(&L, root) || !load_graph(&L, root))
         goto error;
-    if (!cc_model_finalize(L.m, &L.merr)) {
-        fail_builder(&L);
-        goto error;
-    }
-    cJSON_Delete(root);
-    free(L.index);
-    return L.m;
+    if (cc_model_finalize(L.m, &L.merr))
+        goto done;
+    fail_builder(&L);
 error:
+    cc_model_destroy(L.m);
+    L.m = NULL;
+done:
     cJSON_Delete(root);
     free(L.index);
-    cc_model_destroy(L.m);
-    return NULL;
+    free(L.crc_checked);
+    return L.m;
 }
 
 /* Reports a failed zip open: not a zip, damaged, or cannot be read. */

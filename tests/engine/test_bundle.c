@@ -504,6 +504,19 @@ static void test_damaged(const char *dir)
         cc_model_destroy(m);
     }
 
+    // One flipped bit inside the stored weights: only the entry's CRC-32 can tell.
+    float probe = weight_value(20);
+    unsigned char *at = memmem(full, size, &probe, sizeof(probe));
+    if (CHECK(at != NULL)) {
+        *at ^= 1;
+        struct cc_error err = {0};
+        struct cc_model *m = cc_bundle_load_from_memory(full, size, "flip.ccm", &err);
+        CHECKF(!m && strstr(err.msg, "entry \"weights.bin\" is damaged"), "weights bit flip: %s",
+               err.msg);
+        cc_model_destroy(m);
+        *at ^= 1;
+    }
+
     struct tu_rng rng;
     tu_rng_seed(&rng, 7);
     unsigned char *copy = malloc(size);
