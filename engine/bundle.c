@@ -100,16 +100,10 @@ static const char *join(char *buf, size_t size, const char *const *names, int n)
 
 static const char *json_type_name(int type)
 {
-    switch (type) {
-    case cJSON_String:
-        return "string";
-    case cJSON_Number:
-        return "number";
-    case cJSON_Array:
-        return "array";
-    default:
-        return "object";
-    }
+    return type == cJSON_String   ? "string"
+           : type == cJSON_Number ? "number"
+           : type == cJSON_Array  ? "array"
+                                  : "object";
 }
 
 /* obj[key], which must exist and have the given cJSON type. */
@@ -283,15 +277,19 @@ static zip_int64_t find_entry(struct loader *L, const char *name, const char *wh
     return i;
 }
 
-/* Reads size bytes at offset of entry i (name for messages) into dst. */
+/* Reads size bytes at offset of entry i (name for messages) into dst; whole: that is the
+ * whole entry, whose CRC-32 is then checked. */
 static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name, zip_uint64_t offset,
-                             zip_uint64_t size, void *dst)
+                             zip_uint64_t size, bool whole, void *dst)
 {
     zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
     if (!f)
         return fail(L, "cannot open entry \"%s\": %s", name, zip_strerror(L->za));
     bool ok = offset == 0 || zip_fseek(f, (zip_int64_t)offset, SEEK_SET) == 0;
     zip_int64_t got = ok ? zip_fread(f, dst, size) : -1;
+    char more;
+    if (whole && got >= 0 && (zip_uint64_t)got == size && zip_fread(f, &more, 1) != 0)
+        got = -1; // libzip checks the CRC-32 when a read reaches the end
     if (got < 0 || (zip_uint64_t)got != size)
         fail(L,
              "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
@@ -341,7 +339,7 @@ static char *read_entry(struct loader *L, const char *name, const char *what, zi
         fail(L, "out of memory reading entry \"%s\"", name);
         return NULL;
     }
-    if (!read_entry_range(L, i, name, 0, st.size, buf)) {
+    if (!read_entry_range(L, i, name, 0, st.size, true, buf)) {
         free(buf);
         return NULL;
     }
@@ -435,7 +433,7 @@ static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char 
     if (!dst)
         return fail_builder(L);
     L->const_bytes += size;
-    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, dst) &&
+    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, false, dst) &&
            check_entry_crc(L, ei, entry);
 }
 
@@ -629,7 +627,9 @@ static const struct {
     [CC_OP_CLAMP] = {act_keys, 3},
 };
 
+// Fused activations by name; "clamp" (no function) reads clamp_min and clamp_max.
 static const char *const act_names[] = {"none", "relu", "relu6", "clamp"};
+static struct cc_act (*const act_fns[])(void) = {cc_act_none, cc_act_relu, cc_act_relu6, NULL};
 
 /* Parses a node's attrs (NULL when absent) into attrs/act. */
 static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union cc_attrs *attrs,
@@ -664,23 +664,15 @@ static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union c
     if (jg && !json_int(L, jg, 1, MAX_DIM, &g, where, "groups"))
         return false;
     attrs->conv.groups = (int)g;
-    switch (kind) {
-    case 1:
-        *act = cc_act_relu();
-        break;
-    case 2:
-        *act = cc_act_relu6();
-        break;
-    case 3: {
-        const cJSON *lo = member(L, ja, "clamp_min", cJSON_Number, where);
-        const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
-        if (!hi)
-            return false;
+    if (act_fns[kind]) {
+        *act = act_fns[kind]();
+        return true;
+    }
+    const cJSON *lo = member(L, ja, "clamp_min", cJSON_Number, where);
+    const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
+    if (hi)
         *act = (struct cc_act){to_float(lo->valuedouble), to_float(hi->valuedouble)};
-        break;
-    }
-    }
-    return true;
+    return hi != NULL;
 }
 
 /* Looks up the names of a node's inputs or outputs (an array of n_min..n_max strings). */
