@@ -205,6 +205,29 @@ class ExporterTest(unittest.TestCase):
         tensor_names = [t["name"] for t in manifest["tensors"]]
         self.assertEqual(len(tensor_names), len(set(tensor_names)))
 
+    def test_fusion_respects_other_users(self):
+        """relu fuses into the conv; the clamp after it must not, because the relu's result
+        also feeds the add (fusing it would clamp what the add sees). The unused sigmoid-free
+        dead branch is dropped."""
+        class TwoUsers(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+            def forward(self, x):
+                y = F.relu(self.conv(x))
+                unused = y + y  # noqa: F841  (dead: must not reach the bundle)
+                z = torch.clamp(y, max=0.1)
+                return torch.flatten((y + z).mean((2, 3), keepdim=True), 1)
+
+        m = TwoUsers().eval()
+        ce.export_module(m, self.path, (1, 3, 6, 6), resize=("squash", None))
+        manifest, _ = self.check_outputs(m, (1, 3, 6, 6))
+        graph = [(n["op"], n.get("attrs", {}).get("activation", "none"))
+                 for n in manifest["graph"]]
+        self.assertEqual(graph, [("conv2d", "relu"), ("clamp", "clamp"), ("add", "none"),
+                                 ("global_avg_pool", "none"), ("flatten", "none")])
+
     # -- errors: one line naming op and location, exit 1, no file --
 
     def check_refused(self, result, *needles):
@@ -281,6 +304,20 @@ class ExporterTest(unittest.TestCase):
         with open(self.path, "rb") as f:
             self.assertEqual(f.read(), b"old")
         self.assertEqual(os.listdir(self.dir.name), ["m.ccm"])
+
+    def test_format_limits(self):
+        class BigStride(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 1, stride=65)
+
+            def forward(self, x):
+                return torch.flatten(self.conv(x), 1)
+
+        with self.assertRaises(ce.ExportError) as cm:
+            ce.export_module(BigStride(), self.path, (1, 3, 8, 8), resize=("squash", None))
+        self.assertIn("node conv: kernel [1, 1], stride [65, 65]", str(cm.exception))
+        self.assertFalse(os.path.exists(self.path))
 
     # -- labels --
 
