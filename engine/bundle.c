@@ -853,6 +853,10 @@ static struct cc_model *open_failed(const char *bundle, zip_error_t *ze, struct 
 
 struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
 {
+    if (!path || !*path) {
+        cc_error_set(err, "no bundle path given; pass the path of a .ccm file");
+        return NULL;
+    }
     int code = 0;
     zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {
@@ -868,6 +872,8 @@ struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
 struct cc_model *cc_bundle_load_from_memory(const void *data, size_t size, const char *name,
                                             struct cc_error *err)
 {
+    if (!name)
+        name = "(in memory)";
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);

@@ -251,6 +251,8 @@ static void test_valid(const char *dir)
 
     snprintf(path, sizeof(path), "%s/does-not-exist.ccm", dir);
     CHECK(!cc_bundle_load(path, &err) && strstr(err.msg, "cannot open"));
+    CHECK(!cc_bundle_load(NULL, &err) && strstr(err.msg, "no bundle path"));
+    CHECK(!cc_bundle_load(path, NULL)); // err may be NULL
 }
 
 struct bad_case {
