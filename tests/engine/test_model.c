@@ -32,45 +32,55 @@ static const struct knobs good = {4, 3, 1, 2, 2, false, false, 0.5f, false};
 static struct cc_model *build(const struct knobs *k, struct cc_error *err)
 {
     static const float zeros[4 * 3 * 3 * 3] = {0};
+    const struct {
+        const char *name;
+        int ndim;
+        int64_t shape[4];
+        bool constant;
+    } tensors[] = {
+        {"input", 4, {1, 3, 8, 8}, false},
+        {"conv.w", 4, {4, k->w_in_ch, 3, 3}, true},
+        {"conv.b", 1, {4}, true},
+        {"conv.out", 4, {1, 4, k->conv_out_hw, k->conv_out_hw}, false},
+        {"gap.out", 4, {1, 4, 1, 1}, false},
+        {"flat.out", 2, {1, 4}, false},
+        {"fc.w", 2, {k->fc_classes, 4}, true},
+        {"fc.b", 1, {k->fc_classes}, true},
+        {"logits", 2, {1, k->fc_classes}, false},
+    };
     struct cc_model *m = cc_model_new("tiny");
-    int64_t s_in[] = {1, 3, 8, 8}, s_w[] = {4, k->w_in_ch, 3, 3}, s_b[] = {4};
-    int64_t s_c[] = {1, 4, k->conv_out_hw, k->conv_out_hw}, s_g[] = {1, 4, 1, 1}, s_f[] = {1, 4};
-    int64_t s_fw[] = {k->fc_classes, 4}, s_fb[] = {k->fc_classes}, s_out[] = {1, k->fc_classes};
     int t[9];
-    t[0] = cc_model_add_tensor(m, "input", CC_DTYPE_F32, 4, s_in, NULL, err);
-    t[1] = cc_model_add_tensor(m, "conv.w", CC_DTYPE_F32, 4, s_w, zeros, err);
-    t[2] = cc_model_add_tensor(m, "conv.b", CC_DTYPE_F32, 1, s_b, zeros, err);
-    t[3] = cc_model_add_tensor(m, "conv.out", CC_DTYPE_F32, 4, s_c, NULL, err);
-    t[4] = cc_model_add_tensor(m, "gap.out", CC_DTYPE_F32, 4, s_g, NULL, err);
-    t[5] = cc_model_add_tensor(m, "flat.out", CC_DTYPE_F32, 2, s_f, NULL, err);
-    t[6] = cc_model_add_tensor(m, "fc.w", CC_DTYPE_F32, 2, s_fw, zeros, err);
-    t[7] = cc_model_add_tensor(m, "fc.b", CC_DTYPE_F32, 1, s_fb, zeros, err);
-    t[8] = cc_model_add_tensor(m, "logits", CC_DTYPE_F32, 2, s_out, NULL, err);
     for (int i = 0; i < 9; i++)
-        if (t[i] < 0)
+        if ((t[i] = cc_model_add_tensor(m, tensors[i].name, CC_DTYPE_F32, tensors[i].ndim,
+                                        tensors[i].shape, tensors[i].constant ? zeros : NULL,
+                                        err)) < 0)
             goto fail;
     union cc_attrs conv = {.conv = {{2, 2}, {1, 1, 1, 1}, {1, 1}, k->groups}};
-    int conv_in[] = {t[0], t[1], t[2]}, gap_in[] = {t[3]}, fc_in[] = {t[5], t[6], t[7]};
-    struct cc_act flat_act = k->act_on_flatten ? cc_act_relu() : cc_act_none();
-    bool ok;
-    if (k->swap_nodes)
-        ok = cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
-                               cc_act_none(), err) >= 0 &&
-             cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv, cc_act_relu6(),
-                               err) >= 0;
-    else
-        ok = cc_model_add_node(m, CC_OP_CONV2D, "conv", 3, conv_in, 1, &t[3], &conv, cc_act_relu6(),
-                               err) >= 0 &&
-             cc_model_add_node(m, CC_OP_GLOBAL_AVG_POOL, "gap", 1, gap_in, 1, &t[4], NULL,
-                               cc_act_none(), err) >= 0;
-    ok =
-        ok &&
-        cc_model_add_node(m, CC_OP_FLATTEN, "flat", 1, &t[4], 1, &t[5], NULL, flat_act, err) >= 0 &&
-        cc_model_add_node(m, CC_OP_LINEAR, "fc", 3, fc_in, 1, &t[8], NULL, cc_act_none(), err) >= 0;
-    for (int i = 0; ok && i < k->n_labels; i++)
-        ok = cc_model_add_label(m, i % 2 ? "dog" : "cat", err);
-    if (!ok)
-        goto fail;
+    int conv_in[] = {t[0], t[1], t[2]}, fc_in[] = {t[5], t[6], t[7]};
+    const struct {
+        enum cc_op op;
+        const char *name;
+        int n_in;
+        const int *in;
+        int out;
+        const union cc_attrs *attrs;
+        struct cc_act act;
+    } nodes[] = {
+        {CC_OP_CONV2D, "conv", 3, conv_in, t[3], &conv, cc_act_relu6()},
+        {CC_OP_GLOBAL_AVG_POOL, "gap", 1, &t[3], t[4], NULL, cc_act_none()},
+        {CC_OP_FLATTEN, "flat", 1, &t[4], t[5], NULL,
+         k->act_on_flatten ? cc_act_relu() : cc_act_none()},
+        {CC_OP_LINEAR, "fc", 3, fc_in, t[8], NULL, cc_act_none()},
+    };
+    for (int i = 0; i < 4; i++) {
+        int j = k->swap_nodes && i < 2 ? 1 - i : i; // swap: gap before conv
+        if (cc_model_add_node(m, nodes[j].op, nodes[j].name, nodes[j].n_in, nodes[j].in, 1,
+                              &nodes[j].out, nodes[j].attrs, nodes[j].act, err) < 0)
+            goto fail;
+    }
+    for (int i = 0; i < k->n_labels; i++)
+        if (!cc_model_add_label(m, i % 2 ? "dog" : "cat", err))
+            goto fail;
     if (!k->no_input_spec)
         m->input.tensor = t[0];
     m->input.std[0] = k->std0;
