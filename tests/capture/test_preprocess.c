@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jpeglib.h>
+
 #include "convert.h"
 #include "decode.h"
 #include "preprocess.h"
@@ -120,6 +122,72 @@ static void test_bad_frames(struct cc_preprocess *pp)
     CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
     CHECKF(strstr(err.msg, "MJPEG frame 7") != NULL, "%s", err.msg);
     free(out);
+}
+
+/* ---- MJPEG without Huffman tables ------------------------------------------------------ */
+
+/* Many webcams send MJPEG frames without DHT segments (the standard tables are implied).
+ * Encodes a frame with libjpeg's standard tables, strips every DHT segment, and checks that
+ * the frame still preprocesses to exactly the same tensor. */
+static void test_mjpeg_without_dht(struct cc_preprocess *pp)
+{
+    enum { W = 96, H = 64 };
+    static uint8_t rgb[W * H * 3];
+    for (int i = 0; i < W * H * 3; i++)
+        rgb[i] = (uint8_t)(i * 7 + (i / (W * 3)) * 3);
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    unsigned char *jpg = NULL;
+    unsigned long jpg_size = 0;
+    jpeg_mem_dest(&c, &jpg, &jpg_size);
+    c.image_width = W;
+    c.image_height = H;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c); // standard Huffman tables (optimize_coding off)
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < H) {
+        JSAMPROW row = rgb + (size_t)c.next_scanline * W * 3;
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    // Copy without DHT (FF C4) segments; everything up to SOS has a 2-byte length.
+    uint8_t *stripped = malloc(jpg_size);
+    size_t n = 0, i = 2, dht = 0;
+    memcpy(stripped, jpg, 2);
+    n = 2;
+    while (i + 4 <= jpg_size && jpg[i] == 0xff && jpg[i + 1] != 0xda) {
+        size_t len = 2 + ((size_t)jpg[i + 2] << 8 | jpg[i + 3]);
+        if (jpg[i + 1] == 0xc4)
+            dht++;
+        else {
+            memcpy(stripped + n, jpg + i, len);
+            n += len;
+        }
+        i += len;
+    }
+    memcpy(stripped + n, jpg + i, jpg_size - i);
+    n += jpg_size - i;
+    CHECKF(dht > 0, "the test JPEG has no DHT segment to strip");
+    struct cc_input_spec spec = {.color = CC_COLOR_RGB, .mean = {0.5f, 0.5f, 0.5f},
+                                 .std = {0.25f, 0.25f, 0.25f}};
+    float *a = malloc(sizeof(float) * 3 * 32 * 32), *b = malloc(sizeof(float) * 3 * 32 * 32);
+    struct cc_frame f = {.format = CC_PIX_MJPEG, .width = W, .height = H, .data = jpg,
+                         .size = jpg_size};
+    struct cc_error err = {{0}};
+    bool ok = cc_preprocess(pp, &f, &spec, 32, 32, a, &err);
+    f.data = stripped;
+    f.size = n;
+    ok = ok && cc_preprocess(pp, &f, &spec, 32, 32, b, &err);
+    CHECKF(ok && memcmp(a, b, sizeof(float) * 3 * 32 * 32) == 0,
+           "MJPEG without DHT: %s", ok ? "tensor differs" : err.msg);
+    free(a);
+    free(b);
+    free(stripped);
+    free(jpg);
 }
 
 /* ---- against PyTorch ------------------------------------------------------------------ */
@@ -259,6 +327,7 @@ int main(int argc, char **argv)
     test_yuv_rows();
     test_geometry();
     test_bad_frames(pp);
+    test_mjpeg_without_dht(pp);
     test_against_pytorch(pp, argv[1], argv[2]);
     cc_preprocess_destroy(pp);
     cc_preprocess_destroy(NULL);
