@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <jpeglib.h>
+
 #include "preprocess.h"
 
 static double now_ms(void)
@@ -21,6 +23,32 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* JPEG of a w × h RGB image (quality 85) in a malloc'd buffer; NULL on failure. */
+static unsigned char *encode_jpeg(const uint8_t *rgb, int w, int h, unsigned long *size)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    unsigned char *out = NULL;
+    *size = 0;
+    jpeg_mem_dest(&c, &out, size);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, 85, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * w * 3);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    return out;
 }
 
 /* Times `iters` runs of one case; prints median/min. Returns false on a preprocess error. */
@@ -81,6 +109,17 @@ int main(int argc, char **argv)
         spec.resize_size = 256;
         ok = ok && bench_case(pp, &f, &spec, "center_crop", iters, out, times);
     }
+    // MJPEG: a smooth image (noise would not be a realistic JPEG); includes the decode.
+    for (int y = 0; y < h; y++)
+        for (int i = 0; i < w * 3; i++)
+            data[(size_t)y * w * 3 + i] = (uint8_t)((i / 3) * 255 / w + (i % 3) * 40 + y / 4);
+    unsigned long jpg_size;
+    unsigned char *jpg = encode_jpeg(data, w, h, &jpg_size);
+    struct cc_frame mj = {.format = CC_PIX_MJPEG, .width = w, .height = h, .data = jpg,
+                          .size = jpg_size, .capacity = jpg_size};
+    spec.resize = CC_RESIZE_SQUASH;
+    ok = ok && jpg && bench_case(pp, &mj, &spec, "squash", iters / 10 + 1, out, times);
+    free(jpg);
     cc_preprocess_destroy(pp);
     free(times);
     free(out);
