@@ -53,8 +53,8 @@ static unsigned char *encode_jpeg(const uint8_t *rgb, int w, int h, unsigned lon
 
 /* Times `iters` runs of one case; prints median/min. Returns false on a preprocess error. */
 static bool bench_case(struct cc_preprocess *pp, const struct cc_frame *f,
-                       const struct cc_input_spec *spec, const char *label, int iters,
-                       float *out, double *times)
+                       const struct cc_input_spec *spec, const char *label, int iters, float *out,
+                       double *times)
 {
     struct cc_error err = {{0}};
     for (int i = 0; i < iters + 10; i++) { // 10 warm-up runs
@@ -67,8 +67,8 @@ static bool bench_case(struct cc_preprocess *pp, const struct cc_frame *f,
             times[i - 10] = now_ms() - t0;
     }
     qsort(times, (size_t)iters, sizeof(double), cmp_double);
-    printf("%-6s 640x480 -> 224x224 %-12s median %.3f ms  min %.3f ms\n",
-           cc_pixfmt_name(f->format), label, times[iters / 2], times[0]);
+    printf("%-6s 640x480 -> 224x224 %-12s median %.3f ms  min %.3f ms\n", cc_pixfmt_name(f->format),
+           label, times[iters / 2], times[0]);
     return true;
 }
 
@@ -95,13 +95,16 @@ int main(int argc, char **argv)
         x = x * 1664525u + 1013904223u;
         data[i] = (uint8_t)(x >> 24);
     }
-    struct cc_input_spec spec = {.color = CC_COLOR_RGB,
-                                 .mean = {0.485f, 0.456f, 0.406f},
-                                 .std = {0.229f, 0.224f, 0.225f}};
+    struct cc_input_spec spec = {
+        .color = CC_COLOR_RGB, .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f}};
     bool ok = true;
     for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
-        struct cc_frame f = {.format = fmts[k], .width = w, .height = h,
-                             .stride = w * bpp_num[k], .data = data, .size = cap,
+        struct cc_frame f = {.format = fmts[k],
+                             .width = w,
+                             .height = h,
+                             .stride = w * bpp_num[k],
+                             .data = data,
+                             .size = cap,
                              .capacity = cap};
         spec.resize = CC_RESIZE_SQUASH;
         ok = ok && bench_case(pp, &f, &spec, "squash", iters, out, times);
@@ -115,8 +118,12 @@ int main(int argc, char **argv)
             data[(size_t)y * w * 3 + i] = (uint8_t)((i / 3) * 255 / w + (i % 3) * 40 + y / 4);
     unsigned long jpg_size;
     unsigned char *jpg = encode_jpeg(data, w, h, &jpg_size);
-    struct cc_frame mj = {.format = CC_PIX_MJPEG, .width = w, .height = h, .data = jpg,
-                          .size = jpg_size, .capacity = jpg_size};
+    struct cc_frame mj = {.format = CC_PIX_MJPEG,
+                          .width = w,
+                          .height = h,
+                          .data = jpg,
+                          .size = jpg_size,
+                          .capacity = jpg_size};
     spec.resize = CC_RESIZE_SQUASH;
     ok = ok && jpg && bench_case(pp, &mj, &spec, "squash", iters / 10 + 1, out, times);
     free(jpg);

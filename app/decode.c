@@ -36,8 +36,8 @@ static bool image_reserve(struct cc_image *img, int w, int h, int channels, cons
                           struct cc_error *err)
 {
     if (w <= 0 || h <= 0 || (long long)w * h > MAX_PIXELS)
-        return cc_error_set(err, "%s: image size %dx%d is not supported (at most %d pixels)",
-                            name, w, h, MAX_PIXELS);
+        return cc_error_set(err, "%s: image size %dx%d is not supported (at most %d pixels)", name,
+                            w, h, MAX_PIXELS);
     size_t need = (size_t)w * h * channels;
     if (need > img->capacity) {
         uint8_t *p = realloc(img->pixels, need);
@@ -168,8 +168,8 @@ bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc
     }
     png_set_read_fn(png, &ctx, png_read_mem);
     png_read_info(png, info);
-    png_set_expand(png);     // palette → RGB, 1/2/4-bit grey → 8-bit, tRNS → alpha
-    png_set_scale_16(png);   // 16-bit → 8-bit, rounded
+    png_set_expand(png);   // palette → RGB, 1/2/4-bit grey → 8-bit, tRNS → alpha
+    png_set_scale_16(png); // 16-bit → 8-bit, rounded
     png_set_strip_alpha(png);
     int passes = png_set_interlace_handling(png);
     png_read_update_info(png, info);

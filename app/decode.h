@@ -21,9 +21,9 @@
  * grows with realloc only when a larger image comes). Free with cc_image_finish. */
 struct cc_image {
     int width, height;
-    int channels;       // 1 (grey) or 3 (R G B)
-    uint8_t *pixels;    // (height, width, channels), tightly packed
-    size_t capacity;    // bytes allocated in pixels
+    int channels;    // 1 (grey) or 3 (R G B)
+    uint8_t *pixels; // (height, width, channels), tightly packed
+    size_t capacity; // bytes allocated in pixels
 };
 
 void cc_image_finish(struct cc_image *img);

@@ -69,8 +69,11 @@ bool cc_preprocess_geometry(int in_w, int in_h, const struct cc_input_spec *spec
     if (in_w <= 0 || in_h <= 0 || out_w <= 0 || out_h <= 0)
         return cc_error_set(err, "preprocess: frame %dx%d or tensor %dx%d has no pixels", in_w,
                             in_h, out_w, out_h);
-    *g = (struct cc_preprocess_geometry){.in_w = in_w, .in_h = in_h, .out_w = out_w,
-                                         .out_h = out_h, .resized_w = out_w,
+    *g = (struct cc_preprocess_geometry){.in_w = in_w,
+                                         .in_h = in_h,
+                                         .out_w = out_w,
+                                         .out_h = out_h,
+                                         .resized_w = out_w,
                                          .resized_h = out_h};
     if (spec->resize == CC_RESIZE_SQUASH)
         return true;
@@ -236,9 +239,8 @@ struct source {
 /* Source pixel x of a row as R, G, B. row points at the row in the first plane; uvrow at the
  * chroma row that covers it (NV12 only); planar RGB rows are `plane` bytes apart. Chroma of
  * 4:2:2 / 4:2:0 is replicated (nearest). */
-static inline __attribute__((always_inline)) void fetch(int fmt, const uint8_t *row,
-                                                       const uint8_t *uvrow, size_t plane, int x,
-                                                       int rgb[3])
+static inline __attribute__((always_inline)) void
+fetch(int fmt, const uint8_t *row, const uint8_t *uvrow, size_t plane, int x, int rgb[3])
 {
     switch (fmt) {
     case PIX_PLANAR_RGB:
@@ -279,8 +281,8 @@ static inline __attribute__((always_inline)) void fetch(int fmt, const uint8_t *
  * dst[c][o] = p(i0)·w0 + p(i1)·w1, as PyTorch's inner interpolation. Inlined once per format
  * by hrow() so that the per-pixel switch disappears. */
 static inline __attribute__((always_inline)) void hrow_core(int fmt, const uint8_t *row,
-                                                           const uint8_t *uvrow, size_t plane,
-                                                           const struct taps *tx, float *dst)
+                                                            const uint8_t *uvrow, size_t plane,
+                                                            const struct taps *tx, float *dst)
 {
     int n = tx->n;
     float *r = dst, *g = dst + n, *b = dst + 2 * n;
@@ -361,8 +363,8 @@ static bool source_from_frame(const struct cc_frame *in, struct source *s, struc
         return cc_error_set(err,
                             "preprocess: frame %llu (%s %dx%d) has stride %d, need at least %zu "
                             "bytes per row; the source set a wrong frame layout",
-                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format),
-                            in->width, in->height, in->stride, row_bytes);
+                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format), in->width,
+                            in->height, in->stride, row_bytes);
     size_t stride = (size_t)in->stride, h = (size_t)in->height;
     size_t need = (h - 1) * stride + row_bytes;
     if (in->format == CC_PIX_NV12)
@@ -371,10 +373,10 @@ static bool source_from_frame(const struct cc_frame *in, struct source *s, struc
         return cc_error_set(err,
                             "preprocess: frame %llu (%s %dx%d, stride %d) has %zu bytes, needs "
                             "%zu; the frame is truncated",
-                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format),
-                            in->width, in->height, in->stride, in->size, need);
-    *s = (struct source){.fmt = in->format, .data = in->data, .stride = in->stride,
-                         .w = in->width, .h = in->height};
+                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format), in->width,
+                            in->height, in->stride, in->size, need);
+    *s = (struct source){
+        .fmt = in->format, .data = in->data, .stride = in->stride, .w = in->width, .h = in->height};
     if (in->format == CC_PIX_NV12)
         s->uv = in->data + h * stride;
     return true;
@@ -403,8 +405,10 @@ bool cc_preprocess(struct cc_preprocess *pp, const struct cc_frame *in,
         snprintf(name, sizeof(name), "MJPEG frame %llu", (unsigned long long)in->sequence);
         if (!in->data || !cc_decode_jpeg(in->data, in->size, name, &pp->jpeg, err))
             return in->data ? false : cc_error_set(err, "preprocess: %s has no data", name);
-        s = (struct source){.fmt = CC_PIX_RGB24, .data = pp->jpeg.pixels,
-                            .stride = pp->jpeg.width * 3, .w = pp->jpeg.width,
+        s = (struct source){.fmt = CC_PIX_RGB24,
+                            .data = pp->jpeg.pixels,
+                            .stride = pp->jpeg.width * 3,
+                            .w = pp->jpeg.width,
                             .h = pp->jpeg.height};
     } else if (!source_from_frame(in, &s, err)) {
         return false;

@@ -21,10 +21,10 @@ struct cc_source_file {
     bool loop;
 
     // Images (a single file or a directory): one frame per file.
-    char **files;      // (n_files) owned paths, sorted
+    char **files; // (n_files) owned paths, sorted
     int n_files;
-    int next_file;     // index of the file the next read decodes
-    uint8_t *buf;      // (buf_cap) the compressed file being decoded
+    int next_file; // index of the file the next read decodes
+    uint8_t *buf;  // (buf_cap) the compressed file being decoded
     size_t buf_cap;
     struct cc_image img; // the last decoded image
     bool img_cached;     // one file only: img already holds it, loops reuse it
@@ -57,8 +57,8 @@ static int64_t now_ns(void)
 static bool has_image_extension(const char *name)
 {
     const char *dot = strrchr(name, '.');
-    return dot && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") ||
-                   !strcasecmp(dot, ".jpeg"));
+    return dot &&
+           (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -258,8 +258,7 @@ static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
     return 1;
 }
 
-int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame,
-                        struct cc_error *err)
+int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
     int r;
     if (src->y4m) {

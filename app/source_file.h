@@ -41,8 +41,7 @@ double cc_source_file_native_fps(const struct cc_source_file *src);
 /* Reads the next frame into frame (format, size, stride, size, sequence, timestamp_ns set;
  * frame->data grown with realloc when frame->capacity is short — the caller owns and frees
  * frame->data). Returns 1 for a frame, 0 at the end (never with loop), -1 on error. */
-int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame,
-                        struct cc_error *err);
+int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err);
 
 /* Starts the producer thread: it reads frames and puts them into slot, fps frames a second
  * (fps > 0), or, with fps == 0, each as soon as the consumer has taken the previous one (no

@@ -13,15 +13,15 @@ enum y4m_layout { Y4M_420, Y4M_444, Y4M_MONO };
 
 struct cc_y4m {
     FILE *f;
-    char *path;                 // owned copy, for messages
+    char *path; // owned copy, for messages
     int w, h;
-    int fps_num, fps_den;       // 0/0 when absent
+    int fps_num, fps_den; // 0/0 when absent
     enum y4m_layout layout;
-    size_t frame_bytes;         // planar payload of one frame
-    long data_start;            // file offset of the first FRAME header
-    uint64_t index;             // frames read since open/rewind
-    uint8_t *planar;            // (frame_bytes) read buffer of 4:2:0 and 4:4:4 frames, which
-                                // are converted into the frame; NULL for mono (read in place)
+    size_t frame_bytes; // planar payload of one frame
+    long data_start;    // file offset of the first FRAME header
+    uint64_t index;     // frames read since open/rewind
+    uint8_t *planar;    // (frame_bytes) read buffer of 4:2:0 and 4:4:4 frames, which
+                        // are converted into the frame; NULL for mono (read in place)
 };
 
 /* Reads one header line (without '\n') into buf. Returns its length, -1 at EOF before any
@@ -44,8 +44,10 @@ static int read_line(FILE *f, char *buf, int cap)
 static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
 {
     if (strncmp(line, "YUV4MPEG2", 9) != 0 || (line[9] != ' ' && line[9] != 0))
-        return cc_error_set(err, "%s: not a YUV4MPEG2 file (header does not start with "
-                                 "\"YUV4MPEG2 \")", y->path);
+        return cc_error_set(err,
+                            "%s: not a YUV4MPEG2 file (header does not start with "
+                            "\"YUV4MPEG2 \")",
+                            y->path);
     const char *cspace = "420jpeg";
     char *save = NULL;
     for (char *tok = strtok_r(line + 9, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -67,8 +69,10 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
             break;
         case 'I':
             if (tok[1] != 'p' && tok[1] != '?' && tok[1] != 0)
-                return cc_error_set(err, "%s: interlaced y4m (I%s) is not supported; "
-                                         "deinterlace it first", y->path, tok + 1);
+                return cc_error_set(err,
+                                    "%s: interlaced y4m (I%s) is not supported; "
+                                    "deinterlace it first",
+                                    y->path, tok + 1);
             break;
         default: // A (aspect), X (comments/extensions) and future tags are ignored
             break;
@@ -91,8 +95,9 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
         y->layout = Y4M_MONO;
         y->frame_bytes = n;
     } else {
-        return cc_error_set(err, "%s: y4m colour space C%s is not supported (use 420jpeg, 420, "
-                                 "420mpeg2, 420paldv, 444 or mono; e.g. ffmpeg -pix_fmt yuv420p)",
+        return cc_error_set(err,
+                            "%s: y4m colour space C%s is not supported (use 420jpeg, 420, "
+                            "420mpeg2, 420paldv, 444 or mono; e.g. ffmpeg -pix_fmt yuv420p)",
                             y->path, cspace);
     }
     return true;
@@ -177,8 +182,8 @@ int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err)
     if (n == -1 && !ferror(y->f))
         return 0;
     if (n < 0 || strncmp(line, "FRAME", 5) != 0 || (line[5] != ' ' && line[5] != 0)) {
-        cc_error_set(err, "%s: corrupt y4m: frame %llu does not start with a FRAME header",
-                     y->path, (unsigned long long)y->index);
+        cc_error_set(err, "%s: corrupt y4m: frame %llu does not start with a FRAME header", y->path,
+                     (unsigned long long)y->index);
         return -1;
     }
     size_t out_bytes = y->layout == Y4M_420   ? cc_nv12_size(y->w, y->h)

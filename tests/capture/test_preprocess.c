@@ -72,8 +72,8 @@ static void check_geo(int in_w, int in_h, int s, int out_w, int out_h, int rw, i
     bool ok = cc_preprocess_geometry(in_w, in_h, &spec, out_w, out_h, &g, &err);
     CHECKF(ok && g.resized_w == rw && g.resized_h == rh && g.crop_x == cx && g.crop_y == cy,
            "geometry %dx%d S=%d -> %dx%d: got resized %dx%d crop (%d,%d), want %dx%d (%d,%d) %s",
-           in_w, in_h, s, out_w, out_h, g.resized_w, g.resized_h, g.crop_x, g.crop_y, rw, rh,
-           cx, cy, err.msg);
+           in_w, in_h, s, out_w, out_h, g.resized_w, g.resized_h, g.crop_x, g.crop_y, rw, rh, cx,
+           cy, err.msg);
 }
 
 static void test_geometry(void)
@@ -101,8 +101,13 @@ static void test_bad_frames(struct cc_preprocess *pp)
     float *out = malloc(sizeof(float) * 3 * 32 * 32);
     struct cc_input_spec spec = {.color = CC_COLOR_RGB, .std = {1, 1, 1}};
     struct cc_error err = {{0}};
-    struct cc_frame f = {.format = CC_PIX_YUYV, .width = 64, .height = 48, .stride = 128,
-                         .data = data, .size = 64 * 48 * 2 - 1, .sequence = 7};
+    struct cc_frame f = {.format = CC_PIX_YUYV,
+                         .width = 64,
+                         .height = 48,
+                         .stride = 128,
+                         .data = data,
+                         .size = 64 * 48 * 2 - 1,
+                         .sequence = 7};
     CHECK(!cc_preprocess(pp, &f, &spec, 32, 32, out, &err));
     CHECKF(strstr(err.msg, "frame 7") && strstr(err.msg, "truncated"), "%s", err.msg);
     f.size = sizeof(data);
@@ -172,18 +177,18 @@ static void test_mjpeg_without_dht(struct cc_preprocess *pp)
     memcpy(stripped + n, jpg + i, jpg_size - i);
     n += jpg_size - i;
     CHECKF(dht > 0, "the test JPEG has no DHT segment to strip");
-    struct cc_input_spec spec = {.color = CC_COLOR_RGB, .mean = {0.5f, 0.5f, 0.5f},
-                                 .std = {0.25f, 0.25f, 0.25f}};
+    struct cc_input_spec spec = {
+        .color = CC_COLOR_RGB, .mean = {0.5f, 0.5f, 0.5f}, .std = {0.25f, 0.25f, 0.25f}};
     float *a = malloc(sizeof(float) * 3 * 32 * 32), *b = malloc(sizeof(float) * 3 * 32 * 32);
-    struct cc_frame f = {.format = CC_PIX_MJPEG, .width = W, .height = H, .data = jpg,
-                         .size = jpg_size};
+    struct cc_frame f = {
+        .format = CC_PIX_MJPEG, .width = W, .height = H, .data = jpg, .size = jpg_size};
     struct cc_error err = {{0}};
     bool ok = cc_preprocess(pp, &f, &spec, 32, 32, a, &err);
     f.data = stripped;
     f.size = n;
     ok = ok && cc_preprocess(pp, &f, &spec, 32, 32, b, &err);
-    CHECKF(ok && memcmp(a, b, sizeof(float) * 3 * 32 * 32) == 0,
-           "MJPEG without DHT: %s", ok ? "tensor differs" : err.msg);
+    CHECKF(ok && memcmp(a, b, sizeof(float) * 3 * 32 * 32) == 0, "MJPEG without DHT: %s",
+           ok ? "tensor differs" : err.msg);
     free(a);
     free(b);
     free(stripped);
@@ -213,8 +218,8 @@ static int rm_entry(const char *path, const struct stat *sb, int type, struct FT
 static enum cc_pixfmt parse_format(const char *s)
 {
     static const char *names[] = {"YUYV", "MJPEG", "RGB24", "BGR24", "NV12", "GREY"};
-    static const enum cc_pixfmt fmts[] = {CC_PIX_YUYV, CC_PIX_MJPEG, CC_PIX_RGB24,
-                                          CC_PIX_BGR24, CC_PIX_NV12, CC_PIX_GREY};
+    static const enum cc_pixfmt fmts[] = {CC_PIX_YUYV,  CC_PIX_MJPEG, CC_PIX_RGB24,
+                                          CC_PIX_BGR24, CC_PIX_NV12,  CC_PIX_GREY};
     for (int i = 0; i < 6; i++)
         if (strcmp(s, names[i]) == 0)
             return fmts[i];
@@ -228,9 +233,9 @@ static double run_case(struct cc_preprocess *pp, const char *dir, const char *li
     char name[128], fmt_s[16], policy[16], color[8];
     int w, h, stride, size, ow, oh;
     struct cc_input_spec spec = {0};
-    if (sscanf(line, "%127s %15s %d %d %d %15s %d %d %d %7s %f %f %f %f %f %f", name, fmt_s, &w,
-               &h, &stride, policy, &size, &ow, &oh, color, &spec.mean[0], &spec.mean[1],
-               &spec.mean[2], &spec.std[0], &spec.std[1], &spec.std[2]) != 16) {
+    if (sscanf(line, "%127s %15s %d %d %d %15s %d %d %d %7s %f %f %f %f %f %f", name, fmt_s, &w, &h,
+               &stride, policy, &size, &ow, &oh, color, &spec.mean[0], &spec.mean[1], &spec.mean[2],
+               &spec.std[0], &spec.std[1], &spec.std[2]) != 16) {
         CHECKF(false, "bad case line: %s", line);
         return 1e9;
     }
@@ -250,15 +255,20 @@ static double run_case(struct cc_preprocess *pp, const char *dir, const char *li
     if (!CHECKF(data && ref && out && ref_size == n * sizeof(float) && fmt != CC_PIX_COUNT,
                 "%s: cannot read the case files", name))
         goto done;
-    struct cc_frame f = {.format = fmt, .width = w, .height = h, .stride = stride,
-                         .data = data, .size = frame_size, .capacity = frame_size};
+    struct cc_frame f = {.format = fmt,
+                         .width = w,
+                         .height = h,
+                         .stride = stride,
+                         .data = data,
+                         .size = frame_size,
+                         .capacity = frame_size};
     struct cc_error err = {{0}};
     if (!CHECKF(cc_preprocess(pp, &f, &spec, ow, oh, out, &err), "%s: %s", name, err.msg))
         goto done;
     size_t at;
     diff = tu_max_abs_diff(out, ref, n, &at);
-    CHECKF(diff <= TOLERANCE, "%s: max abs diff %.3g at %zu (got %.6f, PyTorch %.6f)", name,
-           diff, at, out[at], ref[at]);
+    CHECKF(diff <= TOLERANCE, "%s: max abs diff %.3g at %zu (got %.6f, PyTorch %.6f)", name, diff,
+           at, out[at], ref[at]);
     if (diff > worst_per_fmt[fmt])
         worst_per_fmt[fmt] = diff;
     if (fmt == CC_PIX_MJPEG) { // same JPEG through libjpeg + the RGB24 path: identical
@@ -266,9 +276,12 @@ static double run_case(struct cc_preprocess *pp, const char *dir, const char *li
         float *out2 = malloc(sizeof(float) * n);
         if (CHECKF(out2 && cc_decode_jpeg(data, frame_size, name, &img, &err), "%s: %s", name,
                    err.msg)) {
-            struct cc_frame rgb = {.format = CC_PIX_RGB24, .width = img.width,
-                                   .height = img.height, .stride = img.width * 3,
-                                   .data = img.pixels, .size = img.capacity};
+            struct cc_frame rgb = {.format = CC_PIX_RGB24,
+                                   .width = img.width,
+                                   .height = img.height,
+                                   .stride = img.width * 3,
+                                   .data = img.pixels,
+                                   .size = img.capacity};
             CHECKF(cc_preprocess(pp, &rgb, &spec, ow, oh, out2, &err), "%s", err.msg);
             CHECKF(memcmp(out, out2, n * sizeof(float)) == 0,
                    "%s: MJPEG path differs from libjpeg decode + RGB24 path", name);
@@ -283,8 +296,7 @@ done:
     return diff;
 }
 
-static void test_against_pytorch(struct cc_preprocess *pp, const char *python,
-                                 const char *script)
+static void test_against_pytorch(struct cc_preprocess *pp, const char *python, const char *script)
 {
     char dir[] = "/tmp/cc_preprocess_ref_XXXXXX";
     if (!CHECKF(mkdtemp(dir) != NULL, "mkdtemp failed"))
@@ -304,8 +316,8 @@ static void test_against_pytorch(struct cc_preprocess *pp, const char *python,
         if (f)
             fclose(f);
         CHECKF(cases >= 100, "only %d reference cases", cases);
-        printf("%d cases against PyTorch, max abs diff %.3g (tolerance %.0e)\n", cases,
-               worst_all, TOLERANCE);
+        printf("%d cases against PyTorch, max abs diff %.3g (tolerance %.0e)\n", cases, worst_all,
+               TOLERANCE);
         for (int i = 0; i < CC_PIX_COUNT; i++)
             printf("  %-5s max abs diff %.3g\n", cc_pixfmt_name((enum cc_pixfmt)i), worst[i]);
     }

@@ -150,8 +150,8 @@ static void expect_error(const char *path, const char *what)
     struct cc_error err = {{0}};
     int r = open_read(path, false, &f, &err);
     CHECKF(r < 0, "%s (%s): no error (read returned %d)", path, what, r);
-    CHECKF(strstr(err.msg, path) != NULL, "%s (%s): message does not name the file: %s", path,
-           what, err.msg);
+    CHECKF(strstr(err.msg, path) != NULL, "%s (%s): message does not name the file: %s", path, what,
+           err.msg);
     printf("  %-14s -> %s\n", what, err.msg);
     free(f.data);
 }
@@ -186,15 +186,13 @@ static void test_png(void)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *path = tmp_path(cases[i].name);
-        write_png(path, W, H, cases[i].type, cases[i].depth, cases[i].pixels,
-                  cases[i].channels);
+        write_png(path, W, H, cases[i].type, cases[i].depth, cases[i].pixels, cases[i].channels);
         struct cc_frame f = {0};
         struct cc_error err = {{0}};
         int r = open_read(path, false, &f, &err);
         size_t n = (size_t)W * H * (cases[i].fmt == CC_PIX_GREY ? 1 : 3);
-        CHECKF(r == 1 && f.format == cases[i].fmt && f.width == W && f.height == H &&
-                   f.size == n && f.stride == (int)(n / H) &&
-                   memcmp(f.data, cases[i].want, n) == 0,
+        CHECKF(r == 1 && f.format == cases[i].fmt && f.width == W && f.height == H && f.size == n &&
+                   f.stride == (int)(n / H) && memcmp(f.data, cases[i].want, n) == 0,
                "%s: r=%d %s %dx%d size %zu; %s", cases[i].name, r, cc_pixfmt_name(f.format),
                f.width, f.height, f.size, err.msg);
         free(f.data);
@@ -289,8 +287,7 @@ static void test_y4m(void)
     struct cc_error err = {{0}};
     struct cc_source_file *src = cc_source_file_open(tmp_path("v420.y4m"), true, &err);
     if (CHECKF(src != NULL, "v420.y4m: %s", err.msg)) {
-        CHECKF(cc_source_file_native_fps(src) == 25.0, "fps %g",
-               cc_source_file_native_fps(src));
+        CHECKF(cc_source_file_native_fps(src) == 25.0, "fps %g", cc_source_file_native_fps(src));
         struct cc_frame f = {0};
         for (int k = 0; k < 7; k++) { // 3 frames, looping
             int r = cc_source_file_read(src, &f, &err);
