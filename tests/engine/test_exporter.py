@@ -358,6 +358,28 @@ class ExporterTest(unittest.TestCase):
         module = ce.build_torchvision_model("mobilenet_v2", 10, random_seed=4)
         self.check_outputs(module, (1, 3, 96, 96))
 
+    def test_cli_user_module_with_weights(self):
+        """--module FILE:CLASS --weights state_dict.pth: the bundle computes what the module
+        with those weights computes (not its fresh initialization)."""
+        sys.path.insert(0, HERE)
+        from small_net import SmallNet
+        m = randomize_bn(SmallNet(), seed=9)
+        weights = os.path.join(self.dir.name, "small.pth")
+        torch.save(m.state_dict(), weights)
+        r = self.run_cli("--module", os.path.join(HERE, "small_net.py") + ":SmallNet",
+                         "--weights", weights, "--input-size", "13", "--resize", "squash",
+                         "-o", self.path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        manifest, _ = self.check_outputs(m, (1, 3, 13, 13))
+        self.assertEqual(manifest["name"], "SmallNet")
+        self.assertEqual(manifest["output"]["kind"], "probabilities")
+        # a state_dict for another module is refused in one line, nothing written
+        os.unlink(self.path)
+        torch.save(ConvBnRelu6().state_dict(), weights)
+        r = self.run_cli("--module", os.path.join(HERE, "small_net.py") + ":SmallNet",
+                         "--weights", weights, "--input-size", "13", "-o", self.path)
+        self.check_refused(r, "cannot load", "small.pth")
+
     def test_imagenet_labels_default(self):
         labels = ce.imagenet_labels()
         if labels is not None:  # torchvision ships them in 0.14
