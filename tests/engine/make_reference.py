@@ -2,7 +2,8 @@
 """Reference data for the whole-network test (test_network.c).
 
     make_reference.py --bundle B.ccm (--model mobilenet_v2 | --module FILE.py:CLASS) \
-                      --random-seed N --input-seed S --input-out input.bin --logits-out logits.bin
+                      --random-seed N --input-seed S \
+                      --input-out input.bin --logits-out logits.bin
 
 Rebuilds the ORIGINAL, unfused module the bundle was exported from (same torchvision model
 name or module class, same seed as the exporter's --random-seed), draws a seeded random input of the bundle's
