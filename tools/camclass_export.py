@@ -15,10 +15,10 @@ ShapeProp. Each fx node is lowered through a table (module type / function / met
 handler, in ccm_lower.py) to a small graph of bundle ops plus a temporary `batchnorm` op;
 activations become `clamp` nodes. Passes then drop dead nodes, fold every BatchNorm2d into the
 convolution before it (or, with no convolution to fold into, turn it into a depthwise 1x1
-convolution) and fuse each activation into the conv2d/linear/add/clamp that produces its input. The result is run in float64 from the
-exact f32 tensors about to be written and compared with the original module; only then is the
-zip written, to a temporary file renamed into place at the end, so that a failed export never
-leaves a bundle behind.
+convolution) and fuse each activation into the conv2d/linear/add/clamp that produces its input.
+The result is run in float64 from the exact f32 tensors about to be written and compared with
+the original module; only then is the zip written, to a temporary file renamed into place at the
+end, so that a failed export never leaves a bundle behind.
 
 Anything unsupported stops the export with one line naming the op and where it is in the source.
 """

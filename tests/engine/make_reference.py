@@ -5,10 +5,10 @@
                       --random-seed N --input-seed S \
                       --input-out input.bin --logits-out logits.bin
 
-Rebuilds the ORIGINAL, unfused module the bundle was exported from (same torchvision model
-name or module class, same seed as the exporter's --random-seed), draws a seeded random input of the bundle's
-input shape and writes it (NCHW f32, little endian) together with the module's own logits
-(f32). Before writing it checks that the bundle really is that module: its graph, run in
+Rebuilds the ORIGINAL, unfused module the bundle was exported from (same torchvision model name
+or module class, same seed as the exporter's --random-seed), draws a seeded random input of the
+bundle's input shape and writes it (NCHW f32, little endian) together with the module's own
+logits (f32). Before writing it checks that the bundle really is that module: its graph, run in
 float64 by tools/ccm_bundle.py, must give the same logits (1e-4 relative), so a bundle built
 from another seed or model fails here with a clear message instead of in the C test.
 """
