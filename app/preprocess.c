@@ -236,11 +236,11 @@ struct source {
     int w, h;
 };
 
-/* Source pixel x of a row as R, G, B. row points at the row in the first plane; uvrow at the
- * chroma row that covers it (NV12 only); planar RGB rows are `plane` bytes apart. Chroma of
- * 4:2:2 / 4:2:0 is replicated (nearest). */
-static inline __attribute__((always_inline)) void
-fetch(int fmt, const uint8_t *row, const uint8_t *uvrow, size_t plane, int x, int rgb[3])
+/* Source pixel x of a row as R, G, B. row points at the packed row, or, for PIX_PLANAR_RGB
+ * (YUYV and NV12 rows after conversion, see hrow), at the R plane, G and B following `plane`
+ * bytes apart each. */
+static inline __attribute__((always_inline)) void fetch(int fmt, const uint8_t *row, size_t plane,
+                                                        int x, int rgb[3])
 {
     switch (fmt) {
     case PIX_PLANAR_RGB:
@@ -261,17 +261,7 @@ fetch(int fmt, const uint8_t *row, const uint8_t *uvrow, size_t plane, int x, in
     case CC_PIX_GREY:
         rgb[0] = rgb[1] = rgb[2] = row[x];
         break;
-    case CC_PIX_YUYV: {
-        const uint8_t *p = row + 4 * (x >> 1); // Y0 U Y1 V
-        cc_yuv_to_rgb(p[2 * (x & 1)], p[1], p[3], rgb);
-        break;
-    }
-    case CC_PIX_NV12: {
-        const uint8_t *c = uvrow + 2 * (x >> 1);
-        cc_yuv_to_rgb(row[x], c[0], c[1], rgb);
-        break;
-    }
-    default:
+    default: // not reached: YUYV and NV12 come as PIX_PLANAR_RGB
         rgb[0] = rgb[1] = rgb[2] = 0;
         break;
     }
@@ -280,16 +270,15 @@ fetch(int fmt, const uint8_t *row, const uint8_t *uvrow, size_t plane, int x, in
 /* The horizontal pass of one row into dst (planar R, G, B rows of tx->n floats):
  * dst[c][o] = p(i0)·w0 + p(i1)·w1, as PyTorch's inner interpolation. Inlined once per format
  * by hrow() so that the per-pixel switch disappears. */
-static inline __attribute__((always_inline)) void hrow_core(int fmt, const uint8_t *row,
-                                                            const uint8_t *uvrow, size_t plane,
-                                                            const struct taps *tx, float *dst)
+static inline __attribute__((always_inline)) void
+hrow_core(int fmt, const uint8_t *row, size_t plane, const struct taps *tx, float *dst)
 {
     int n = tx->n;
     float *r = dst, *g = dst + n, *b = dst + 2 * n;
     for (int o = 0; o < n; o++) {
         int p0[3], p1[3];
-        fetch(fmt, row, uvrow, plane, tx->i0[o], p0);
-        fetch(fmt, row, uvrow, plane, tx->i1[o], p1);
+        fetch(fmt, row, plane, tx->i0[o], p0);
+        fetch(fmt, row, plane, tx->i1[o], p1);
         float w0 = tx->w0[o], w1 = tx->w1[o];
         r[o] = (float)p0[0] * w0 + (float)p1[0] * w1;
         g[o] = (float)p0[1] * w0 + (float)p1[1] * w1;
@@ -311,21 +300,21 @@ static void hrow(struct cc_preprocess *pp, const struct source *s, int y, float 
     int pair0 = tx->i0[0] >> 1, pair1 = (tx->i1[tx->n - 1] >> 1) + 1;
     switch (s->fmt) {
     case CC_PIX_RGB24:
-        hrow_core(CC_PIX_RGB24, row, NULL, 0, tx, dst);
+        hrow_core(CC_PIX_RGB24, row, 0, tx, dst);
         break;
     case CC_PIX_BGR24:
-        hrow_core(CC_PIX_BGR24, row, NULL, 0, tx, dst);
+        hrow_core(CC_PIX_BGR24, row, 0, tx, dst);
         break;
     case CC_PIX_GREY:
-        hrow_core(CC_PIX_GREY, row, NULL, 0, tx, dst);
+        hrow_core(CC_PIX_GREY, row, 0, tx, dst);
         break;
     case CC_PIX_YUYV:
         cc_yuyv_row_to_planar(row, pair0, pair1, pr, pg, pb);
-        hrow_core(PIX_PLANAR_RGB, pr, NULL, plane, tx, dst);
+        hrow_core(PIX_PLANAR_RGB, pr, plane, tx, dst);
         break;
     case CC_PIX_NV12:
         cc_nv12_row_to_planar(row, uvrow, pair0, pair1, pr, pg, pb);
-        hrow_core(PIX_PLANAR_RGB, pr, NULL, plane, tx, dst);
+        hrow_core(PIX_PLANAR_RGB, pr, plane, tx, dst);
         break;
     default:
         break;
