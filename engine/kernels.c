@@ -51,7 +51,7 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
     [CC_KERNEL_CONV2D] = {
         .name = "conv2d", SPV(spv_conv2d),
         .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w, bias, y
-        .local_size = {64, 1, 1}, .block = {4, 1}, // PX output columns; one channel per y
+        .local_size = {64, 1, 1}, .block = {8, 1}, // PX output columns; one channel per y
         .n_spec = 17,
         .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT",
                  "PADL", "GROUPS", "ACT_MIN", "ACT_MAX"},

@@ -30,7 +30,7 @@ layout(binding = 2) uniform samplerBuffer Bias;  // (O), zeros when the node has
 layout(binding = 3, std430) writeonly buffer Y { float y[]; }; // (O, HO, WO)
 
 #ifndef PX
-#define PX 4
+#define PX 8
 #endif
 const int CG = C / GROUPS;
 const int OG = O / GROUPS;
