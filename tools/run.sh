@@ -3,4 +3,4 @@
 set -eu
 cd "$(dirname "$0")/.."
 tools/setup.sh
-exec build/app/camclass-bench "${@:-build/assets/mobilenet_v2_random.ccm}"
+exec build/app/camclass-bench "${@:-build/tools/mobilenet_v2_random.ccm}"
