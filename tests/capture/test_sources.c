@@ -46,9 +46,11 @@ static void truncate_copy(const char *src, const char *dst, double keep_fraction
 
 /* ---- writers -------------------------------------------------------------------------- */
 
-/* PNG of color_type with bit depth 8 or 16; pixels are 8-bit samples (16-bit: value*257). */
-static void write_png(const char *path, int w, int h, int color_type, int depth,
-                      const uint8_t *pixels, int channels)
+/* PNG of color_type with bit depth 8 or 16; pixels are 8-bit samples (16-bit: value*257).
+ * palette (256 RGB entries) is used for PNG_COLOR_TYPE_PALETTE; interlace is Adam7 or none. */
+static void write_png_ex(const char *path, int w, int h, int color_type, int depth,
+                         const uint8_t *pixels, int channels, const png_color *palette,
+                         int interlace)
 {
     FILE *f = fopen(path, "wb");
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
@@ -60,26 +62,36 @@ static void write_png(const char *path, int w, int h, int color_type, int depth,
         return;
     }
     png_init_io(png, f);
-    png_set_IHDR(png, info, w, h, depth, color_type, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, w, h, depth, color_type, interlace, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    if (palette)
+        png_set_PLTE(png, info, palette, 256);
     png_write_info(png, info);
+    int passes = png_set_interlace_handling(png);
     uint8_t *row = malloc((size_t)w * channels * 2);
-    for (int y = 0; y < h; y++) {
-        for (int i = 0; i < w * channels; i++) {
-            uint8_t v = pixels[(size_t)y * w * channels + i];
-            if (depth == 16) {
-                row[2 * i] = v; // big endian v*257
-                row[2 * i + 1] = v;
-            } else {
-                row[i] = v;
+    for (int pass = 0; pass < passes; pass++)
+        for (int y = 0; y < h; y++) {
+            for (int i = 0; i < w * channels; i++) {
+                uint8_t v = pixels[(size_t)y * w * channels + i];
+                if (depth == 16) {
+                    row[2 * i] = v; // big endian v*257
+                    row[2 * i + 1] = v;
+                } else {
+                    row[i] = v;
+                }
             }
+            png_write_row(png, row);
         }
-        png_write_row(png, row);
-    }
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     fclose(f);
     free(row);
+}
+
+static void write_png(const char *path, int w, int h, int color_type, int depth,
+                      const uint8_t *pixels, int channels)
+{
+    write_png_ex(path, w, h, color_type, depth, pixels, channels, NULL, PNG_INTERLACE_NONE);
 }
 
 static void write_jpeg(const char *path, int w, int h, int channels, const uint8_t *pixels)
@@ -184,6 +196,33 @@ static void test_png(void)
         {"grey8.png", PNG_COLOR_TYPE_GRAY, 8, 1, grey, grey, CC_PIX_GREY},
         {"grey16.png", PNG_COLOR_TYPE_GRAY, 16, 1, grey, grey, CC_PIX_GREY},
     };
+    // Palette (index i -> colour (i, 255 - i, 3i)) and Adam7-interlaced files.
+    png_color palette[256];
+    uint8_t pal_rgb[W * H * 3];
+    for (int i = 0; i < 256; i++)
+        palette[i] = (png_color){(png_byte)i, (png_byte)(255 - i), (png_byte)(3 * i)};
+    for (int i = 0; i < W * H; i++) {
+        pal_rgb[3 * i] = palette[grey[i]].red;
+        pal_rgb[3 * i + 1] = palette[grey[i]].green;
+        pal_rgb[3 * i + 2] = palette[grey[i]].blue;
+    }
+    write_png_ex(tmp_path("palette.png"), W, H, PNG_COLOR_TYPE_PALETTE, 8, grey, 1, palette,
+                 PNG_INTERLACE_NONE);
+    write_png_ex(tmp_path("adam7.png"), W, H, PNG_COLOR_TYPE_RGB, 8, rgb, 3, NULL,
+                 PNG_INTERLACE_ADAM7);
+    struct {
+        const char *name;
+        const uint8_t *want;
+    } more[] = {{"palette.png", pal_rgb}, {"adam7.png", rgb}};
+    for (size_t i = 0; i < 2; i++) {
+        struct cc_frame f = {0};
+        struct cc_error err = {{0}};
+        int r = open_read(tmp_path(more[i].name), false, &f, &err);
+        CHECKF(r == 1 && f.format == CC_PIX_RGB24 && f.width == W && f.height == H &&
+                   memcmp(f.data, more[i].want, (size_t)W * H * 3) == 0,
+               "%s: r=%d %s", more[i].name, r, err.msg);
+        free(f.data);
+    }
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const char *path = tmp_path(cases[i].name);
         write_png(path, W, H, cases[i].type, cases[i].depth, cases[i].pixels, cases[i].channels);
