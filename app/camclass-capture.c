@@ -1,0 +1,347 @@
+/* camclass-capture — lists cameras, captures frames and prints what arrived, optionally writing
+ * them to files. A tool for people and for collecting frames (in the vivid VM too:
+ * tests/vm/run-vm.sh --output DIR --bin camclass-capture-static -- camclass-capture-static ...).
+ *
+ * Files written with --output DIR, by native format:
+ *   RGB3, BGR3 -> frame-NNNNNN.ppm (BGR swapped to RGB)    GREY -> frame-NNNNNN.pgm
+ *   MJPG       -> frame-NNNNNN.jpg                         YUYV -> capture.y4m (C422, planar)
+ *   NV12       -> capture.y4m (C420, planar)               --raw: frame-NNNNNN.<fourcc> as is
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "capture.h"
+#include "error.h"
+#include "frame_slot.h"
+
+#define MAX_CTRLS 16
+
+struct options {
+    struct cc_capture_config cap;
+    int frames;      // how many frames to take
+    int slow_ms;     // consumer delay per frame (shows latest-frame-wins drops)
+    const char *out; // folder for frames, or NULL
+    bool raw;        // write native bytes instead of ppm/pgm/y4m
+    bool list_cameras, list_controls, quiet, help;
+    const char *ctrls[MAX_CTRLS]; // "name=value"
+    int n_ctrls;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: camclass-capture [options]\n"
+            "  --list-cameras        devices with their formats, sizes and frame rates\n"
+            "  -d, --device PATH     camera (default /dev/video0)\n"
+            "  -s, --size WxH        requested size (default 640x480)\n"
+            "  -r, --fps N           requested rate (default 30)\n"
+            "  -f, --format FOURCC   insist on YUYV, MJPG, RGB3, BGR3, NV12 or GREY\n"
+            "  -n, --frames N        frames to capture (default 10; 0: only negotiate)\n"
+            "  -c, --set-ctrl N=V    set a control first (repeatable), e.g. test_pattern=3;\n"
+            "                        a button needs no value (--set-ctrl disconnect)\n"
+            "  --list-controls       the camera's controls and their values\n"
+            "  -o, --output DIR      write frames (ppm/pgm/jpg, y4m for YUYV/NV12)\n"
+            "  --raw                 with --output: native bytes, one file per frame\n"
+            "  --slow MS             pretend inference takes MS per frame\n"
+            "  -q, --quiet           no per-frame lines\n");
+}
+
+static bool parse(int argc, char **argv, struct options *o, struct cc_error *err)
+{
+    enum { OPT_LIST = 256, OPT_LISTCTRL, OPT_RAW, OPT_SLOW };
+    static const struct option longs[] = {
+        {"list-cameras", no_argument, NULL, OPT_LIST},
+        {"list-controls", no_argument, NULL, OPT_LISTCTRL},
+        {"device", required_argument, NULL, 'd'},
+        {"size", required_argument, NULL, 's'},
+        {"fps", required_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'f'},
+        {"frames", required_argument, NULL, 'n'},
+        {"set-ctrl", required_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"raw", no_argument, NULL, OPT_RAW},
+        {"slow", required_argument, NULL, OPT_SLOW},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    o->cap = cc_capture_config_default();
+    o->cap.log = stderr;
+    o->frames = 10;
+    int c;
+    while ((c = getopt_long(argc, argv, "d:s:r:f:n:c:o:qh", longs, NULL)) != -1) {
+        switch (c) {
+        case OPT_LIST:
+            o->list_cameras = true;
+            break;
+        case OPT_LISTCTRL:
+            o->list_controls = true;
+            break;
+        case 'd':
+            o->cap.device = optarg;
+            break;
+        case 's':
+            if (sscanf(optarg, "%dx%d", &o->cap.width, &o->cap.height) != 2 ||
+                o->cap.width <= 0 || o->cap.height <= 0)
+                return cc_error_set(err, "--size %s: give WIDTHxHEIGHT, e.g. 640x480", optarg);
+            break;
+        case 'r':
+            o->cap.fps = atof(optarg);
+            if (o->cap.fps <= 0)
+                return cc_error_set(err, "--fps %s: give a positive rate, e.g. 30", optarg);
+            break;
+        case 'f':
+            o->cap.format = -1;
+            for (int i = 0; i < CC_PIX_COUNT; i++)
+                if (strcasecmp(optarg, cc_pixfmt_name((enum cc_pixfmt)i)) == 0)
+                    o->cap.format = i;
+            if (strcasecmp(optarg, "MJPEG") == 0)
+                o->cap.format = CC_PIX_MJPEG;
+            if (o->cap.format < 0)
+                return cc_error_set(err, "--format %s: use YUYV, MJPG, RGB3, BGR3, NV12 or GREY",
+                                    optarg);
+            break;
+        case 'n':
+            o->frames = atoi(optarg);
+            break;
+        case 'c':
+            if (o->n_ctrls == MAX_CTRLS)
+                return cc_error_set(err, "at most %d --set-ctrl options", MAX_CTRLS);
+            o->ctrls[o->n_ctrls++] = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case OPT_RAW:
+            o->raw = true;
+            break;
+        case OPT_SLOW:
+            o->slow_ms = atoi(optarg);
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            o->help = true;
+            break;
+        default:
+            usage(stderr);
+            return cc_error_set(err, "unknown option (see above)");
+        }
+    }
+    if (optind < argc)
+        return cc_error_set(err, "unexpected argument '%s' (see --help)", argv[optind]);
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Writing frames
+ * ------------------------------------------------------------------------------------------- */
+
+struct writer {
+    const char *dir;
+    bool raw;
+    FILE *y4m; // open while YUYV/NV12 frames go to capture.y4m
+    uint8_t *planes; // scratch for planar repacking, (w*h*2) bytes
+};
+
+static bool write_file(const char *path, const char *header, const uint8_t *a, size_t na,
+                       struct cc_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return cc_error_set(err, "cannot write %s: %s", path, strerror(errno));
+    bool ok = (!header || fputs(header, f) >= 0) && fwrite(a, 1, na, f) == na;
+    ok = (fclose(f) == 0) && ok;
+    return ok ? true : cc_error_set(err, "writing %s failed: %s (disk full?)", path,
+                                    strerror(errno));
+}
+
+static bool write_frame(struct writer *w, const struct cc_frame *f, double fps, int index,
+                        struct cc_error *err)
+{
+    char path[1024], header[128];
+    const char *name = cc_pixfmt_name(f->format);
+    int W = f->width, H = f->height;
+    if (w->raw || f->format == CC_PIX_MJPEG) {
+        snprintf(path, sizeof(path), "%s/frame-%06d.%s", w->dir, index,
+                 f->format == CC_PIX_MJPEG && !w->raw ? "jpg" : name);
+        return write_file(path, NULL, f->data, f->size, err);
+    }
+    if (f->format == CC_PIX_GREY || f->format == CC_PIX_RGB24 || f->format == CC_PIX_BGR24) {
+        int bpp = f->format == CC_PIX_GREY ? 1 : 3;
+        for (int y = 0; y < H; y++) { // tight rows, RGB order
+            const uint8_t *s = f->data + (size_t)y * f->stride;
+            uint8_t *d = w->planes + (size_t)y * W * bpp;
+            if (f->format == CC_PIX_BGR24)
+                for (int x = 0; x < W; x++)
+                    d[3 * x] = s[3 * x + 2], d[3 * x + 1] = s[3 * x + 1], d[3 * x + 2] = s[3 * x];
+            else
+                memcpy(d, s, (size_t)W * bpp);
+        }
+        snprintf(path, sizeof(path), "%s/frame-%06d.%s", w->dir, index, bpp == 1 ? "pgm" : "ppm");
+        snprintf(header, sizeof(header), "P%d\n%d %d\n255\n", bpp == 1 ? 5 : 6, W, H);
+        return write_file(path, header, w->planes, (size_t)W * H * bpp, err);
+    }
+    // YUYV and NV12: planar Y, U, V into one y4m stream.
+    if (!w->y4m) {
+        snprintf(path, sizeof(path), "%s/capture.y4m", w->dir);
+        w->y4m = fopen(path, "wb");
+        if (!w->y4m)
+            return cc_error_set(err, "cannot write %s: %s", path, strerror(errno));
+        fprintf(w->y4m, "YUV4MPEG2 W%d H%d F%d:1000 Ip A1:1 %s\n", W, H,
+                (int)(fps > 0 ? fps * 1000 : 30000), f->format == CC_PIX_YUYV ? "C422" : "C420");
+    }
+    uint8_t *Y = w->planes, *U = Y + (size_t)W * H, *V;
+    size_t n;
+    if (f->format == CC_PIX_YUYV) {
+        V = U + (size_t)W / 2 * H;
+        for (int y = 0; y < H; y++) {
+            const uint8_t *s = f->data + (size_t)y * f->stride;
+            for (int x = 0; x < W / 2; x++) {
+                Y[(size_t)y * W + 2 * x] = s[4 * x];
+                U[(size_t)y * (W / 2) + x] = s[4 * x + 1];
+                Y[(size_t)y * W + 2 * x + 1] = s[4 * x + 2];
+                V[(size_t)y * (W / 2) + x] = s[4 * x + 3];
+            }
+        }
+        n = (size_t)W * H * 2;
+    } else {
+        V = U + (size_t)(W / 2) * (H / 2);
+        for (int y = 0; y < H; y++)
+            memcpy(Y + (size_t)y * W, f->data + (size_t)y * f->stride, (size_t)W);
+        const uint8_t *uv = f->data + (size_t)f->stride * H;
+        for (int y = 0; y < H / 2; y++)
+            for (int x = 0; x < W / 2; x++) {
+                U[(size_t)y * (W / 2) + x] = uv[(size_t)y * f->stride + 2 * x];
+                V[(size_t)y * (W / 2) + x] = uv[(size_t)y * f->stride + 2 * x + 1];
+            }
+        n = (size_t)W * H + 2 * (size_t)(W / 2) * (H / 2);
+    }
+    if (fputs("FRAME\n", w->y4m) < 0 || fwrite(w->planes, 1, n, w->y4m) != n)
+        return cc_error_set(err, "writing %s/capture.y4m failed: %s", w->dir, strerror(errno));
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Main
+ * ------------------------------------------------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool run(struct options *o, struct cc_error *err)
+{
+    if (o->help) {
+        usage(stdout);
+        return true;
+    }
+    if (o->list_cameras)
+        return cc_capture_list(stdout, err);
+
+    bool ok = false;
+    struct cc_frame_slot *slot = NULL;
+    struct writer w = {.dir = o->out, .raw = o->raw};
+    struct cc_capture *cap = cc_capture_open(&o->cap, err);
+    if (!cap)
+        return false;
+    const struct cc_capture_info *info = cc_capture_get_info(cap);
+    printf("%s\n", info->line);
+    for (int i = 0; i < o->n_ctrls; i++) {
+        char name[128];
+        const char *eq = strchr(o->ctrls[i], '=');
+        size_t len = eq ? (size_t)(eq - o->ctrls[i]) : strlen(o->ctrls[i]);
+        snprintf(name, sizeof(name), "%.*s", (int)len, o->ctrls[i]);
+        if (!cc_capture_set_ctrl(cap, name, eq ? eq + 1 : "1", err))
+            goto done;
+    }
+    if (o->list_controls && !cc_capture_list_ctrls(cap, stdout, err))
+        goto done;
+    if (o->out) {
+        if (mkdir(o->out, 0777) < 0 && errno != EEXIST) {
+            cc_error_set(err, "cannot create %s: %s", o->out, strerror(errno));
+            goto done;
+        }
+        w.planes = malloc((size_t)info->width * info->height * 3);
+        if (!w.planes) {
+            cc_error_set(err, "out of memory");
+            goto done;
+        }
+    }
+    if (o->frames <= 0) {
+        ok = true;
+        goto done;
+    }
+    slot = cc_frame_slot_create(1, err);
+    if (!slot || !cc_capture_start(cap, slot, err))
+        goto done;
+    int64_t t0 = now_ns(), first_ts = 0, last_ts = 0;
+    for (int n = 0; n < o->frames; n++) {
+        struct cc_frame *f;
+        enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
+        if (st == CC_SLOT_TIMEOUT) {
+            cc_error_set(err, "%s delivered no frame for 5 s; check that it is not covered by "
+                              "another program and try a lower --fps", info->device);
+            goto done;
+        }
+        if (st == CC_SLOT_CLOSED)
+            goto done; // err holds the capture's message
+        int64_t latency = now_ns() - f->timestamp_ns;
+        if (n == 0)
+            first_ts = f->timestamp_ns;
+        last_ts = f->timestamp_ns;
+        if (!o->quiet)
+            printf("frame %d: seq %llu  t %.3f s  %s %dx%d  %zu bytes  latency %.1f ms\n", n,
+                   (unsigned long long)f->sequence, (double)(f->timestamp_ns - first_ts) / 1e9,
+                   cc_pixfmt_name(f->format), f->width, f->height, f->size, (double)latency / 1e6);
+        bool wrote = !o->out || write_frame(&w, f, info->fps, n, err);
+        if (o->slow_ms > 0) {
+            struct timespec ts = {o->slow_ms / 1000, (long)(o->slow_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        cc_frame_slot_release(slot, f);
+        if (!wrote)
+            goto done;
+    }
+    cc_capture_stop(cap);
+    struct cc_frame_slot_stats ss = cc_frame_slot_get_stats(slot);
+    struct cc_capture_stats cs = cc_capture_get_stats(cap);
+    double secs = (double)(last_ts - first_ts) / 1e9;
+    printf("%d frames, %.1f fps by driver timestamps, %.1f s wall; dropped: %llu by the slot "
+           "(consumer slower), %llu by the driver; camera lost %llu times\n",
+           o->frames, secs > 0 ? (o->frames - 1) / secs : 0, (double)(now_ns() - t0) / 1e9,
+           (unsigned long long)ss.dropped, (unsigned long long)cs.driver_dropped,
+           (unsigned long long)cs.lost);
+    ok = true;
+    if (o->out)
+        printf("frames written to %s\n", o->out);
+
+done:
+    if (w.y4m && fclose(w.y4m) != 0 && ok)
+        ok = cc_error_set(err, "writing %s/capture.y4m failed: %s", o->out, strerror(errno));
+    free(w.planes);
+    cc_capture_destroy(cap);
+    cc_frame_slot_destroy(slot);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct options o = {0};
+    struct cc_error err = {""};
+    if (!parse(argc, argv, &o, &err) || !run(&o, &err)) {
+        fprintf(stderr, "camclass-capture: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}

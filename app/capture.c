@@ -1,0 +1,713 @@
+/* camclass — V4L2 camera capture (see capture.h).
+ *
+ * Call order as in the kernel's V4L2 capture example: open, QUERYCAP, enumerate, S_FMT (which
+ * may change the size), S_PARM, REQBUFS, QUERYBUF + mmap, QBUF all, STREAMON, then
+ * poll/DQBUF/copy/QBUF in the capture thread. Every ioctl goes through libv4l2 with format
+ * conversion disabled: we want the camera's native formats (preprocessing converts them).
+ * Control names and listing live in capture_ctrl.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libv4l2.h>
+#include <linux/videodev2.h>
+
+#include "capture.h"
+#include "capture_internal.h"
+
+#define MAX_BUFFERS 8
+
+struct buffer {
+    void *start;   // mmap'd driver buffer
+    size_t length; // bytes mapped
+};
+
+struct cc_capture {
+    struct cc_capture_config config; // copy; config.device points into info.device
+    struct cc_capture_info info;     // fixed after open
+
+    // The device. Owned by the controlling thread until start, by the capture thread between
+    // start and stop. The fd is replaced (reopen) only under lock, so set_ctrl may use it.
+    int fd; // -1 while the camera is lost
+    struct buffer bufs[MAX_BUFFERS];
+    int n_bufs;
+    bool streaming;
+
+    // The thread.
+    pthread_t thread;
+    bool running;                // set and cleared by the controlling thread
+    int stop_fd;                 // eventfd: stop writes it, the thread polls it
+    struct cc_frame_slot *slot;  // where frames go; not owned
+    uint64_t seq_base, last_seq; // 64-bit sequence = seq_base + driver's 32-bit sequence
+    bool have_seq;
+
+    pthread_mutex_t lock;           // guards fd changes and stats
+    struct cc_capture_stats stats;  // guarded by lock
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Small helpers
+ * ------------------------------------------------------------------------------------------- */
+
+int cc_v4l2_ioctl(int fd, unsigned long request, void *arg)
+{
+    int r;
+    do {
+        r = v4l2_ioctl(fd, request, arg);
+    } while (r == -1 && errno == EINTR);
+    return r;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int cc_capture_pixfmt_from_fourcc(uint32_t fourcc)
+{
+    switch (fourcc) {
+    case V4L2_PIX_FMT_YUYV:
+        return CC_PIX_YUYV;
+    case V4L2_PIX_FMT_MJPEG:
+    case V4L2_PIX_FMT_JPEG:
+        return CC_PIX_MJPEG;
+    case V4L2_PIX_FMT_RGB24:
+        return CC_PIX_RGB24;
+    case V4L2_PIX_FMT_BGR24:
+        return CC_PIX_BGR24;
+    case V4L2_PIX_FMT_NV12:
+        return CC_PIX_NV12;
+    case V4L2_PIX_FMT_GREY:
+        return CC_PIX_GREY;
+    default:
+        return -1;
+    }
+}
+
+void cc_fourcc_str(uint32_t f, char out[5])
+{
+    for (int i = 0; i < 4; i++) {
+        char c = (char)((f >> (8 * i)) & 0xff);
+        out[i] = (c >= 32 && c < 127) ? c : '?';
+    }
+    out[4] = '\0';
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Opening a device
+ * ------------------------------------------------------------------------------------------- */
+
+int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_capture,
+                 struct cc_error *err)
+{
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            cc_error_set(err, "no such device %s: is the camera plugged in? (--list-cameras "
+                              "shows the cameras there are)", path);
+        else if (e == EACCES || e == EPERM)
+            cc_error_set(err, "permission denied opening %s: add your user to the 'video' "
+                              "group (sudo usermod -aG video $USER) and log in again", path);
+        else if (e == EBUSY)
+            cc_error_set(err, "%s is busy: another program is using the camera; close it and "
+                              "try again", path);
+        else if (e == ENODEV || e == ENXIO)
+            cc_error_set(err, "%s: device gone (%s): it was unplugged or its driver unloaded; "
+                              "reconnect it", path, strerror(e));
+        else
+            cc_error_set(err, "cannot open %s: %s", path, strerror(e));
+        return -1;
+    }
+    // QUERYCAP on the raw fd first: libv4l2 would print its own complaint for a non-V4L2 file.
+    memset(caps, 0, sizeof(*caps));
+    int r;
+    do {
+        r = ioctl(fd, VIDIOC_QUERYCAP, caps);
+    } while (r == -1 && errno == EINTR);
+    if (r < 0) {
+        int e = errno;
+        close(fd);
+        if (e == ENODEV)
+            return cc_error_set(err, "%s: device gone (ENODEV): reconnect it", path), -1;
+        return cc_error_set(err, "%s is not a video capture device (VIDIOC_QUERYCAP: %s); "
+                                 "pick one from --list-cameras", path, strerror(e)), -1;
+    }
+    uint32_t dc = (caps->capabilities & V4L2_CAP_DEVICE_CAPS) ? caps->device_caps
+                                                               : caps->capabilities;
+    if (need_capture && !(dc & V4L2_CAP_VIDEO_CAPTURE)) {
+        close(fd);
+        return cc_error_set(err, "%s (%s) is not a video capture device (it may be a metadata "
+                                 "or output node); pick one from --list-cameras",
+                            path, (const char *)caps->card), -1;
+    }
+    if (need_capture && !(dc & V4L2_CAP_STREAMING)) {
+        close(fd);
+        return cc_error_set(err, "%s (%s) cannot stream with mmap buffers (no "
+                                 "V4L2_CAP_STREAMING); camclass needs a streaming camera",
+                            path, (const char *)caps->card), -1;
+    }
+    // Conversion off: libv4l2 then passes formats through but still handles the device.
+    int vfd = v4l2_fd_open(fd, V4L2_DISABLE_CONVERSION);
+    if (vfd < 0) {
+        int e = errno;
+        close(fd);
+        return cc_error_set(err, "%s: libv4l2 cannot open it: %s", path, strerror(e)), -1;
+    }
+    return vfd;
+}
+
+static const char *busy_or(int e, const char *otherwise)
+{
+    return e == EBUSY ? "the camera is busy: another program is using it; close it and retry"
+                      : otherwise;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Choosing a mode
+ * ------------------------------------------------------------------------------------------- */
+
+// Formats we prefer when several reach the asked size and rate: uncompressed colour first
+// (cheapest to preprocess), then MJPEG (what webcams give at high rates), grey last.
+static int format_rank(int pixfmt)
+{
+    static const int rank[CC_PIX_COUNT] = {
+        [CC_PIX_YUYV] = 0, [CC_PIX_NV12] = 1, [CC_PIX_BGR24] = 2,
+        [CC_PIX_RGB24] = 3, [CC_PIX_MJPEG] = 4, [CC_PIX_GREY] = 5,
+    };
+    return rank[pixfmt];
+}
+
+// How far a size is from the asked one: 0 exact, 1.. larger (crop/resize down), 100.. smaller.
+static double size_cost(int w, int h, int rw, int rh)
+{
+    if (w == rw && h == rh)
+        return 0;
+    double a = (double)w * h, ra = (double)rw * rh;
+    if (w >= rw && h >= rh)
+        return 1 + (a - ra) / ra;
+    return 100 + ra / (a > 0 ? a : 1);
+}
+
+// True when a is a better choice than b for the request.
+static bool better_mode(const struct cc_mode *a, const struct cc_mode *b, int rw, int rh,
+                        double rfps)
+{
+    double ca = size_cost(a->width, a->height, rw, rh), cb = size_cost(b->width, b->height, rw, rh);
+    if (fabs(ca - cb) > 1e-9)
+        return ca < cb;
+    // Unknown rates (0) count as reaching the request: we learn the truth from S_PARM.
+    double fa = a->max_fps > 0 ? fmin(a->max_fps, rfps) : rfps;
+    double fb = b->max_fps > 0 ? fmin(b->max_fps, rfps) : rfps;
+    if (fabs(fa - fb) > 0.01 * rfps)
+        return fa > fb;
+    return format_rank(a->pixfmt) < format_rank(b->pixfmt);
+}
+
+static bool negotiate(struct cc_capture *cap, int fd, struct cc_error *err)
+{
+    const struct cc_capture_config *c = &cap->config;
+    struct cc_capture_info *info = &cap->info;
+    struct cc_mode *modes = NULL;
+    int n = 0;
+    if (!cc_v4l2_enum_modes(fd, c->width, c->height, false, &modes, &n, err))
+        return false;
+
+    const struct cc_mode *best = NULL;
+    for (int i = 0; i < n; i++) {
+        if (c->format >= 0 && modes[i].pixfmt != c->format)
+            continue;
+        if (!best || better_mode(&modes[i], best, c->width, c->height, c->fps))
+            best = &modes[i];
+    }
+    if (!best) {
+        bool ok = c->format >= 0
+                      ? cc_error_set(err, "%s offers no %s; leave the format to camclass or pick "
+                                          "one that --list-cameras shows", info->device,
+                                     cc_pixfmt_name((enum cc_pixfmt)c->format))
+                      : cc_error_set(err, "%s has no usable format: it offers none of YUYV, "
+                                          "MJPG, RGB3, BGR3, NV12, GREY (--list-cameras shows "
+                                          "what it offers)", info->device);
+        free(modes);
+        return ok;
+    }
+    struct cc_mode chosen = *best;
+    free(modes);
+
+    struct v4l2_format fmt = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
+    fmt.fmt.pix.width = (uint32_t)chosen.width;
+    fmt.fmt.pix.height = (uint32_t)chosen.height;
+    fmt.fmt.pix.pixelformat = chosen.fourcc;
+    fmt.fmt.pix.field = V4L2_FIELD_NONE;
+    if (cc_v4l2_ioctl(fd, VIDIOC_S_FMT, &fmt) < 0) {
+        int e = errno;
+        return cc_error_set(err, "%s: VIDIOC_S_FMT failed: %s; %s", info->device, strerror(e),
+                            busy_or(e, "try another size or format"));
+    }
+    if (fmt.fmt.pix.pixelformat != chosen.fourcc) {
+        char want[5], got[5];
+        cc_fourcc_str(chosen.fourcc, want);
+        cc_fourcc_str(fmt.fmt.pix.pixelformat, got);
+        return cc_error_set(err, "%s: asked for %s, the driver gave %s; force another format",
+                            info->device, want, got);
+    }
+    info->fourcc = chosen.fourcc;
+    info->format = (enum cc_pixfmt)chosen.pixfmt;
+    info->width = (int)fmt.fmt.pix.width; // S_FMT may change the size
+    info->height = (int)fmt.fmt.pix.height;
+    info->stride = info->format == CC_PIX_MJPEG ? 0 : (int)fmt.fmt.pix.bytesperline;
+    info->image_bytes = fmt.fmt.pix.sizeimage;
+
+    // Frame rate: many drivers stay at their default (vivid: 5 fps) unless told.
+    double want_fps = chosen.max_fps > 0 ? fmin(c->fps, chosen.max_fps) : c->fps;
+    struct v4l2_streamparm parm = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
+    info->fps = 0;
+    if (cc_v4l2_ioctl(fd, VIDIOC_G_PARM, &parm) == 0 &&
+        (parm.parm.capture.capability & V4L2_CAP_TIMEPERFRAME)) {
+        parm.parm.capture.timeperframe.numerator = 1000;
+        parm.parm.capture.timeperframe.denominator = (uint32_t)lround(want_fps * 1000);
+        if (cc_v4l2_ioctl(fd, VIDIOC_S_PARM, &parm) < 0) {
+            int e = errno;
+            return cc_error_set(err, "%s: VIDIOC_S_PARM (%.1f fps) failed: %s; %s",
+                                info->device, want_fps, strerror(e),
+                                busy_or(e, "ask for another rate"));
+        }
+    }
+    struct v4l2_fract tpf = parm.parm.capture.timeperframe;
+    if (tpf.numerator && tpf.denominator)
+        info->fps = (double)tpf.denominator / tpf.numerator;
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Buffers and streaming
+ * ------------------------------------------------------------------------------------------- */
+
+// Unmaps, frees the driver's buffers and closes. Errors are ignored: the device may be gone.
+static void teardown(struct cc_capture *cap)
+{
+    if (cap->fd < 0)
+        return;
+    if (cap->streaming) {
+        enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+        cc_v4l2_ioctl(cap->fd, VIDIOC_STREAMOFF, &type);
+        cap->streaming = false;
+    }
+    for (int i = 0; i < cap->n_bufs; i++)
+        if (cap->bufs[i].start)
+            v4l2_munmap(cap->bufs[i].start, cap->bufs[i].length);
+    if (cap->n_bufs > 0) {
+        struct v4l2_requestbuffers req = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+                                          .memory = V4L2_MEMORY_MMAP, .count = 0};
+        cc_v4l2_ioctl(cap->fd, VIDIOC_REQBUFS, &req);
+    }
+    memset(cap->bufs, 0, sizeof(cap->bufs));
+    cap->n_bufs = 0;
+    v4l2_close(cap->fd);
+    cap->fd = -1;
+}
+
+static bool map_buffers(struct cc_capture *cap, struct cc_error *err)
+{
+    const char *dev = cap->info.device;
+    struct v4l2_requestbuffers req = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+                                      .memory = V4L2_MEMORY_MMAP,
+                                      .count = (uint32_t)cap->config.buffers};
+    if (cc_v4l2_ioctl(cap->fd, VIDIOC_REQBUFS, &req) < 0) {
+        int e = errno;
+        return cc_error_set(err, "%s: VIDIOC_REQBUFS failed: %s; %s", dev, strerror(e),
+                            busy_or(e, "the driver cannot stream with mmap buffers"));
+    }
+    if (req.count < 2)
+        return cc_error_set(err, "%s: the driver gave only %u buffer(s); it needs 2 to stream",
+                            dev, req.count);
+    cap->n_bufs = req.count < MAX_BUFFERS ? (int)req.count : MAX_BUFFERS;
+    for (int i = 0; i < cap->n_bufs; i++) {
+        struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+                                .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
+        if (cc_v4l2_ioctl(cap->fd, VIDIOC_QUERYBUF, &b) < 0)
+            return cc_error_set(err, "%s: VIDIOC_QUERYBUF failed: %s", dev, strerror(errno));
+        void *p = v4l2_mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, cap->fd,
+                            b.m.offset);
+        if (p == MAP_FAILED)
+            return cc_error_set(err, "%s: mmap of buffer %d failed: %s", dev, i, strerror(errno));
+        cap->bufs[i] = (struct buffer){p, b.length};
+    }
+    cap->info.buffers = cap->n_bufs;
+    return true;
+}
+
+static bool stream_on(struct cc_capture *cap, struct cc_error *err)
+{
+    for (int i = 0; i < cap->n_bufs; i++) {
+        struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
+                                .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
+        if (cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &b) < 0)
+            return cc_error_set(err, "%s: VIDIOC_QBUF failed: %s", cap->info.device,
+                                strerror(errno));
+    }
+    enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+    if (cc_v4l2_ioctl(cap->fd, VIDIOC_STREAMON, &type) < 0) {
+        int e = errno;
+        return cc_error_set(err, "%s: VIDIOC_STREAMON failed: %s; %s", cap->info.device,
+                            strerror(e), busy_or(e, "unplug and replug the camera"));
+    }
+    cap->streaming = true;
+    return true;
+}
+
+// Opens the device, negotiates and maps buffers into cap (fd must be -1). On failure cap is
+// torn down again.
+static bool open_and_map(struct cc_capture *cap, struct cc_error *err)
+{
+    struct v4l2_capability caps;
+    cap->fd = cc_v4l2_open(cap->info.device, &caps, true, err);
+    if (cap->fd < 0)
+        return false;
+    snprintf(cap->info.driver, sizeof(cap->info.driver), "%s", (const char *)caps.driver);
+    snprintf(cap->info.card, sizeof(cap->info.card), "%s", (const char *)caps.card);
+    if (!negotiate(cap, cap->fd, err) || !map_buffers(cap, err)) {
+        teardown(cap);
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Create / destroy
+ * ------------------------------------------------------------------------------------------- */
+
+struct cc_capture_config cc_capture_config_default(void)
+{
+    return (struct cc_capture_config){
+        .device = "/dev/video0", .width = 640, .height = 480, .fps = 30, .format = -1,
+        .buffers = 4, .reopen_ms = 10000, .log = NULL,
+    };
+}
+
+struct cc_capture *cc_capture_open(const struct cc_capture_config *config, struct cc_error *err)
+{
+    struct cc_capture *cap = calloc(1, sizeof(*cap));
+    if (!cap) {
+        cc_error_set(err, "capture: out of memory");
+        return NULL;
+    }
+    cap->fd = -1;
+    cap->stop_fd = -1;
+    pthread_mutex_init(&cap->lock, NULL);
+    cap->config = *config;
+    struct cc_capture_config *c = &cap->config;
+    snprintf(cap->info.device, sizeof(cap->info.device), "%s",
+             c->device ? c->device : "/dev/video0");
+    c->device = cap->info.device;
+    if (c->width <= 0 || c->height <= 0) {
+        c->width = 640;
+        c->height = 480;
+    }
+    if (c->fps <= 0)
+        c->fps = 30;
+    if (c->buffers <= 0)
+        c->buffers = 4;
+    c->buffers = c->buffers < 2 ? 2 : c->buffers > MAX_BUFFERS ? MAX_BUFFERS : c->buffers;
+    if (c->reopen_ms == 0)
+        c->reopen_ms = 10000;
+    if (c->format >= CC_PIX_COUNT)
+        c->format = -1;
+
+    cap->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (cap->stop_fd < 0) {
+        cc_error_set(err, "capture: eventfd failed: %s", strerror(errno));
+        goto error;
+    }
+    if (!open_and_map(cap, err))
+        goto error;
+
+    struct cc_capture_info *i = &cap->info;
+    char fps[32] = "driver's rate (no S_PARM)";
+    if (i->fps > 0)
+        snprintf(fps, sizeof(fps), "%.4g fps", i->fps);
+    snprintf(i->line, sizeof(i->line), "%s (%s, %s): %s %dx%d @ %s (asked %dx%d @ %.4g fps), %d "
+                                       "buffers",
+             i->device, i->card, i->driver, cc_pixfmt_name(i->format), i->width, i->height, fps,
+             c->width, c->height, c->fps, i->buffers);
+    return cap;
+
+error:
+    cc_capture_destroy(cap);
+    return NULL;
+}
+
+void cc_capture_destroy(struct cc_capture *cap)
+{
+    if (!cap)
+        return;
+    cc_capture_stop(cap);
+    teardown(cap);
+    if (cap->stop_fd >= 0)
+        close(cap->stop_fd);
+    pthread_mutex_destroy(&cap->lock);
+    free(cap);
+}
+
+const struct cc_capture_info *cc_capture_get_info(const struct cc_capture *cap)
+{
+    return &cap->info;
+}
+
+struct cc_capture_stats cc_capture_get_stats(struct cc_capture *cap)
+{
+    pthread_mutex_lock(&cap->lock);
+    struct cc_capture_stats s = cap->stats;
+    pthread_mutex_unlock(&cap->lock);
+    return s;
+}
+
+int cc_capture_lock_fd(struct cc_capture *cap)
+{
+    pthread_mutex_lock(&cap->lock);
+    return cap->fd;
+}
+
+void cc_capture_unlock_fd(struct cc_capture *cap)
+{
+    pthread_mutex_unlock(&cap->lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The capture thread
+ * ------------------------------------------------------------------------------------------- */
+
+static void log_line(struct cc_capture *cap, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void log_line(struct cc_capture *cap, const char *fmt, ...)
+{
+    if (!cap->config.log)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(cap->config.log, fmt, ap);
+    va_end(ap);
+    fputc('\n', cap->config.log);
+    fflush(cap->config.log);
+}
+
+// Waits ms milliseconds unless stop is asked; returns true when stop was asked.
+static bool wait_or_stop(struct cc_capture *cap, int ms)
+{
+    struct pollfd p = {.fd = cap->stop_fd, .events = POLLIN};
+    int r;
+    do {
+        r = poll(&p, 1, ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0;
+}
+
+// The camera disappeared: reopen with back-off until it is back (true), the time is up or the
+// format cannot be restored (false, err says why), or stop is asked (false, err "").
+static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err)
+{
+    const char *dev = cap->info.device;
+    struct cc_capture_info before = cap->info;
+    pthread_mutex_lock(&cap->lock);
+    cap->stats.lost++;
+    teardown(cap);
+    pthread_mutex_unlock(&cap->lock);
+    if (cap->config.reopen_ms < 0)
+        return cc_error_set(err, "camera %s lost (%s); reconnect it and restart", dev, why);
+    log_line(cap, "camera %s lost (%s); reopening", dev, why);
+
+    int64_t deadline = now_ns() + (int64_t)cap->config.reopen_ms * 1000000;
+    int delay = 100;
+    struct cc_error last = {""};
+    for (;;) {
+        if (wait_or_stop(cap, delay)) {
+            err->msg[0] = '\0';
+            return false;
+        }
+        pthread_mutex_lock(&cap->lock);
+        bool ok = open_and_map(cap, &last) && stream_on(cap, &last);
+        if (ok && (cap->info.fourcc != before.fourcc || cap->info.width != before.width ||
+                   cap->info.height != before.height)) {
+            teardown(cap);
+            pthread_mutex_unlock(&cap->lock);
+            cap->info = before;
+            return cc_error_set(err, "camera %s came back but no longer gives %s %dx%d; "
+                                     "restart camclass", dev, cc_pixfmt_name(before.format),
+                                before.width, before.height);
+        }
+        if (ok) {
+            cap->stats.reopened++;
+        } else {
+            teardown(cap);
+        }
+        pthread_mutex_unlock(&cap->lock);
+        if (ok) {
+            cap->info.fps = before.fps; // keep info stable for readers (rate is re-set anyway)
+            log_line(cap, "camera %s is back: %s %dx%d", dev, cc_pixfmt_name(cap->info.format),
+                     cap->info.width, cap->info.height);
+            cap->seq_base = cap->have_seq ? cap->last_seq + 1 : 0;
+            cap->have_seq = false;
+            return true;
+        }
+        if (now_ns() > deadline)
+            return cc_error_set(err, "camera %s was lost (%s) and did not come back within %.1f s "
+                                     "(last try: %s); reconnect it and restart camclass", dev,
+                                why, cap->config.reopen_ms / 1000.0, last.msg);
+        delay = delay * 2 > 2000 ? 2000 : delay * 2;
+    }
+}
+
+// One dequeued buffer into the slot. Returns false when the slot is closed (time to stop).
+static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qbuf_errno)
+{
+    const struct buffer *buf = &cap->bufs[b->index];
+    size_t used = b->bytesused ? b->bytesused : buf->length;
+    if (used > buf->length)
+        used = buf->length;
+    size_t want = cap->info.image_bytes > used ? cap->info.image_bytes : used;
+    struct cc_error err = {""};
+    struct cc_frame *f = cc_frame_slot_acquire(cap->slot, want, &err);
+    if (f) {
+        memcpy(f->data, buf->start, used);
+        f->size = used;
+    }
+    // Give the buffer back to the driver before anything else.
+    struct v4l2_buffer q = {.type = b->type, .memory = b->memory, .index = b->index};
+    *qbuf_errno = cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &q) < 0 ? errno : 0;
+    if (!f)
+        return false;
+
+    uint64_t seq = cap->seq_base + b->sequence;
+    pthread_mutex_lock(&cap->lock);
+    if (cap->have_seq && seq > cap->last_seq + 1)
+        cap->stats.driver_dropped += seq - cap->last_seq - 1;
+    cap->stats.frames++;
+    pthread_mutex_unlock(&cap->lock);
+    if (cap->have_seq && seq <= cap->last_seq) // a driver restarting its count: stay increasing
+        seq = cap->last_seq + 1, cap->seq_base = seq - b->sequence;
+    cap->last_seq = seq;
+    cap->have_seq = true;
+
+    f->format = cap->info.format;
+    f->width = cap->info.width;
+    f->height = cap->info.height;
+    f->stride = cap->info.stride;
+    f->sequence = seq;
+    if ((b->flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) == V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+        f->timestamp_ns = (int64_t)b->timestamp.tv_sec * 1000000000 +
+                          (int64_t)b->timestamp.tv_usec * 1000;
+    else
+        f->timestamp_ns = now_ns();
+    return cc_frame_slot_put(cap->slot, f);
+}
+
+static void *capture_main(void *arg)
+{
+    struct cc_capture *cap = arg;
+    struct cc_error err = {""};
+    char why[128];
+    for (;;) {
+        struct pollfd p[2] = {{.fd = cap->fd, .events = POLLIN},
+                              {.fd = cap->stop_fd, .events = POLLIN}};
+        int r = poll(p, 2, 1000);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            cc_error_set(&err, "camera %s: poll failed: %s", cap->info.device, strerror(errno));
+            break;
+        }
+        if (p[1].revents)
+            break; // stop asked
+        if (r == 0) {
+            if (cc_frame_slot_closed(cap->slot))
+                break;
+            continue; // no frame yet: slow driver (or TCG); keep waiting
+        }
+        struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP};
+        int e = 0;
+        if (cc_v4l2_ioctl(cap->fd, VIDIOC_DQBUF, &b) < 0) {
+            e = errno;
+            if (e == EAGAIN)
+                continue;
+            snprintf(why, sizeof(why), "VIDIOC_DQBUF: %s", strerror(e));
+        } else if (b.index >= (uint32_t)cap->n_bufs) {
+            cc_error_set(&err, "camera %s: driver returned buffer %u of %d", cap->info.device,
+                         b.index, cap->n_bufs);
+            break;
+        } else if (b.flags & V4L2_BUF_FLAG_ERROR) {
+            pthread_mutex_lock(&cap->lock);
+            cap->stats.errors++;
+            pthread_mutex_unlock(&cap->lock);
+            struct v4l2_buffer q = {.type = b.type, .memory = b.memory, .index = b.index};
+            e = cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &q) < 0 ? errno : 0;
+            snprintf(why, sizeof(why), "VIDIOC_QBUF: %s", strerror(e));
+        } else {
+            if (!deliver(cap, &b, &e))
+                break; // the consumer closed the slot
+            snprintf(why, sizeof(why), "VIDIOC_QBUF: %s", strerror(e));
+        }
+        if (e == 0)
+            continue;
+        if (e == ENODEV || e == EIO || e == EPIPE) { // unplugged (EIO/EPIPE: some USB drivers)
+            if (!reopen(cap, why, &err))
+                break;
+            continue;
+        }
+        cc_error_set(&err, "camera %s: %s; restart camclass", cap->info.device, why);
+        break;
+    }
+    if (err.msg[0]) {
+        log_line(cap, "%s", err.msg);
+        cc_frame_slot_close(cap->slot, err.msg);
+    }
+    return NULL;
+}
+
+bool cc_capture_start(struct cc_capture *cap, struct cc_frame_slot *slot, struct cc_error *err)
+{
+    if (cap->running)
+        return cc_error_set(err, "capture of %s already started", cap->info.device);
+    if (cap->fd < 0)
+        return cc_error_set(err, "capture of %s: camera lost; open it again", cap->info.device);
+    if (!cap->streaming && !stream_on(cap, err))
+        return false;
+    uint64_t drain;
+    while (read(cap->stop_fd, &drain, sizeof(drain)) > 0) {
+    }
+    cap->slot = slot;
+    int e = pthread_create(&cap->thread, NULL, capture_main, cap);
+    if (e)
+        return cc_error_set(err, "capture: cannot start the thread: %s", strerror(e));
+    cap->running = true;
+    return true;
+}
+
+void cc_capture_stop(struct cc_capture *cap)
+{
+    if (!cap || !cap->running)
+        return;
+    uint64_t one = 1;
+    if (write(cap->stop_fd, &one, sizeof(one)) < 0) {
+        // An eventfd write fails only on counter overflow; the thread is being stopped anyway.
+    }
+    pthread_join(cap->thread, NULL);
+    cap->running = false;
+    if (cap->fd >= 0 && cap->streaming) {
+        enum v4l2_buf_type type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+        cc_v4l2_ioctl(cap->fd, VIDIOC_STREAMOFF, &type); // also dequeues every buffer
+        cap->streaming = false;
+    }
+}

@@ -1,0 +1,376 @@
+/* camclass — enumerating what a camera offers, --list-cameras, and V4L2 controls by name
+ * (see capture.h). Everything here is called by the controlling thread. */
+#include <ctype.h>
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libv4l2.h>
+#include <linux/videodev2.h>
+
+#include "capture.h"
+#include "capture_internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Formats, sizes, rates
+ * ------------------------------------------------------------------------------------------- */
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+// Fills the rates of m (format and size set).
+static void enum_rates(int fd, struct cc_mode *m)
+{
+    struct v4l2_frmivalenum iv = {.pixel_format = m->fourcc,
+                                  .width = (uint32_t)m->width,
+                                  .height = (uint32_t)m->height};
+    m->n_fps = 0;
+    m->max_fps = 0;
+    for (iv.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &iv) == 0; iv.index++) {
+        if (iv.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
+            if (iv.discrete.numerator && m->n_fps < CC_MODE_MAX_RATES)
+                m->fps[m->n_fps++] = (double)iv.discrete.denominator / iv.discrete.numerator;
+        } else { // stepwise or continuous: the fastest is 1 / min interval
+            struct v4l2_fract lo = iv.stepwise.min, hi = iv.stepwise.max;
+            if (lo.numerator && hi.numerator) {
+                m->fps[0] = (double)lo.denominator / lo.numerator;
+                m->fps[1] = (double)hi.denominator / hi.numerator;
+                m->n_fps = 2;
+                m->stepwise_rates = true;
+            }
+            break;
+        }
+    }
+    if (!m->stepwise_rates)
+        qsort(m->fps, (size_t)m->n_fps, sizeof(double), cmp_desc);
+    if (m->n_fps > 0)
+        m->max_fps = m->fps[0];
+}
+
+static bool push_mode(struct cc_mode **modes, int *n, int *cap, const struct cc_mode *m,
+                      struct cc_error *err)
+{
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 64;
+        struct cc_mode *p = realloc(*modes, (size_t)c * sizeof(*p));
+        if (!p)
+            return cc_error_set(err, "capture: out of memory listing modes");
+        *modes = p;
+        *cap = c;
+    }
+    (*modes)[(*n)++] = *m;
+    return true;
+}
+
+static int fit(int want, uint32_t min, uint32_t max, uint32_t step)
+{
+    long v = want < (long)min ? (long)min : want > (long)max ? (long)max : want;
+    if (step > 1)
+        v = (long)min + (v - (long)min) / (long)step * (long)step;
+    return (int)v;
+}
+
+bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes,
+                        int *n, struct cc_error *err)
+{
+    *modes = NULL;
+    *n = 0;
+    int cap = 0;
+    struct v4l2_fmtdesc fd_ = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
+    for (fd_.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FMT, &fd_) == 0; fd_.index++) {
+        if (fd_.flags & V4L2_FMT_FLAG_EMULATED)
+            continue;
+        struct cc_mode m = {.fourcc = fd_.pixelformat,
+                            .pixfmt = cc_capture_pixfmt_from_fourcc(fd_.pixelformat)};
+        snprintf(m.description, sizeof(m.description), "%s", (const char *)fd_.description);
+        if (m.pixfmt < 0 && !all)
+            continue;
+        struct v4l2_frmsizeenum fs = {.pixel_format = fd_.pixelformat};
+        int sizes = 0;
+        for (fs.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
+            if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
+                m.width = (int)fs.discrete.width;
+                m.height = (int)fs.discrete.height;
+            } else {
+                struct v4l2_frmsize_stepwise *s = &fs.stepwise;
+                m.width = fit(want_w, s->min_width, s->max_width, s->step_width);
+                m.height = fit(want_h, s->min_height, s->max_height, s->step_height);
+                m.stepwise_size = true;
+            }
+            enum_rates(fd, &m);
+            if (!push_mode(modes, n, &cap, &m, err))
+                goto error;
+            sizes++;
+            if (m.stepwise_size)
+                break;
+        }
+        if (sizes == 0) { // no size enumeration: offer the request, S_FMT will adjust it
+            m.width = want_w;
+            m.height = want_h;
+            m.stepwise_size = true;
+            enum_rates(fd, &m);
+            if (!push_mode(modes, n, &cap, &m, err))
+                goto error;
+        }
+    }
+    if (*n == 0 && errno == ENODEV) {
+        cc_error_set(err, "camera gone while listing its formats (ENODEV); reconnect it");
+        goto error;
+    }
+    return true;
+
+error:
+    free(*modes);
+    *modes = NULL;
+    *n = 0;
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * --list-cameras
+ * ------------------------------------------------------------------------------------------- */
+
+static int cmp_version(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void print_modes(FILE *out, const struct cc_mode *modes, int n)
+{
+    uint32_t last = 0;
+    for (int i = 0; i < n; i++) {
+        const struct cc_mode *m = &modes[i];
+        if (i == 0 || m->fourcc != last) {
+            char fcc[5];
+            cc_fourcc_str(m->fourcc, fcc);
+            fprintf(out, "  %s  %s%s\n", fcc, m->description,
+                    m->pixfmt < 0 ? "  (not handled by camclass)" : "");
+            last = m->fourcc;
+        }
+        fprintf(out, "      %s%dx%d:", m->stepwise_size ? "any size, e.g. " : "", m->width,
+                m->height);
+        if (m->stepwise_rates)
+            fprintf(out, " %.4g to %.4g fps", m->fps[1], m->fps[0]);
+        else
+            for (int k = 0; k < m->n_fps; k++)
+                fprintf(out, "%s %.4g", k ? "," : "", m->fps[k]);
+        fprintf(out, "%s\n", m->n_fps ? (m->stepwise_rates ? "" : " fps") : " rate not listed");
+    }
+}
+
+bool cc_capture_list(FILE *out, struct cc_error *err)
+{
+    glob_t g;
+    if (glob("/dev/video*", 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+        globfree(&g);
+        return cc_error_set(err, "no cameras: /dev/video* does not exist; plug a camera in (or "
+                                 "load its driver) and try again");
+    }
+    qsort(g.gl_pathv, g.gl_pathc, sizeof(char *), cmp_version);
+    int cameras = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *path = g.gl_pathv[i];
+        struct v4l2_capability caps;
+        struct cc_error e = {""};
+        int fd = cc_v4l2_open(path, &caps, true, &e);
+        if (fd < 0) {
+            fprintf(out, "%s: %s\n", path, e.msg);
+            continue;
+        }
+        cameras++;
+        fprintf(out, "%s: %s (driver %s, %s)\n", path, (const char *)caps.card,
+                (const char *)caps.driver, (const char *)caps.bus_info);
+        struct cc_mode *modes;
+        int n;
+        if (cc_v4l2_enum_modes(fd, 640, 480, true, &modes, &n, &e)) {
+            print_modes(out, modes, n);
+            free(modes);
+        } else {
+            fprintf(out, "  %s\n", e.msg);
+        }
+        v4l2_close(fd);
+    }
+    globfree(&g);
+    if (cameras == 0)
+        return cc_error_set(err, "no usable camera among /dev/video* (see the reasons above)");
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Controls
+ * ------------------------------------------------------------------------------------------- */
+
+// "Test Pattern", "test_pattern" and "test-pattern" compare equal.
+static bool same_name(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int x = isalnum((unsigned char)*a) ? tolower((unsigned char)*a) : (*a ? '_' : 0);
+        int y = isalnum((unsigned char)*b) ? tolower((unsigned char)*b) : (*b ? '_' : 0);
+        if (x != y)
+            return false;
+        if (!x)
+            return true;
+    }
+}
+
+static bool find_ctrl(int fd, const char *name, struct v4l2_queryctrl *q)
+{
+    memset(q, 0, sizeof(*q));
+    q->id = V4L2_CTRL_FLAG_NEXT_CTRL;
+    while (cc_v4l2_ioctl(fd, VIDIOC_QUERYCTRL, q) == 0) {
+        if (!(q->flags & V4L2_CTRL_FLAG_DISABLED) && q->type != V4L2_CTRL_TYPE_CTRL_CLASS &&
+            same_name((const char *)q->name, name))
+            return true;
+        q->id |= V4L2_CTRL_FLAG_NEXT_CTRL;
+    }
+    return false;
+}
+
+static const char *type_name(uint32_t t)
+{
+    switch (t) {
+    case V4L2_CTRL_TYPE_INTEGER:
+        return "int";
+    case V4L2_CTRL_TYPE_BOOLEAN:
+        return "bool";
+    case V4L2_CTRL_TYPE_MENU:
+        return "menu";
+    case V4L2_CTRL_TYPE_INTEGER_MENU:
+        return "intmenu";
+    case V4L2_CTRL_TYPE_BUTTON:
+        return "button";
+    case V4L2_CTRL_TYPE_INTEGER64:
+        return "int64";
+    case V4L2_CTRL_TYPE_STRING:
+        return "string";
+    case V4L2_CTRL_TYPE_BITMASK:
+        return "bitmask";
+    default:
+        return "other";
+    }
+}
+
+// Parses value for control q into *v; menu items by name or index.
+static bool parse_value(int fd, const struct v4l2_queryctrl *q, const char *value, int64_t *v,
+                        struct cc_error *err)
+{
+    if (q->type == V4L2_CTRL_TYPE_BUTTON) {
+        *v = 1;
+        return true;
+    }
+    if (q->type == V4L2_CTRL_TYPE_BOOLEAN) {
+        static const char *const yes[] = {"1", "on", "true", "yes"}, *const no[] = {"0", "off",
+                                                                                     "false", "no"};
+        for (int i = 0; i < 4; i++) {
+            if (same_name(value, yes[i]))
+                return *v = 1, true;
+            if (same_name(value, no[i]))
+                return *v = 0, true;
+        }
+        return cc_error_set(err, "control '%s' is on/off; '%s' is neither", (const char *)q->name,
+                            value);
+    }
+    char *end;
+    errno = 0;
+    long long x = strtoll(value, &end, 0);
+    if (*value && !*end && errno == 0) {
+        *v = x;
+        return true;
+    }
+    if (q->type == V4L2_CTRL_TYPE_MENU) {
+        struct v4l2_querymenu m = {.id = q->id};
+        for (int64_t i = q->minimum; i <= q->maximum; i++) {
+            m.index = (uint32_t)i;
+            if (cc_v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) == 0 &&
+                same_name((const char *)m.name, value))
+                return *v = i, true;
+        }
+        return cc_error_set(err, "control '%s' has no item '%s' (--list-controls shows them)",
+                            (const char *)q->name, value);
+    }
+    return cc_error_set(err, "control '%s' wants a number, not '%s'", (const char *)q->name,
+                        value);
+}
+
+bool cc_capture_set_ctrl(struct cc_capture *cap, const char *name, const char *value,
+                         struct cc_error *err)
+{
+    const char *dev = cc_capture_get_info(cap)->device;
+    int fd = cc_capture_lock_fd(cap);
+    bool ok = false;
+    struct v4l2_queryctrl q;
+    int64_t v = 0;
+    if (fd < 0) {
+        cc_error_set(err, "%s: cannot set '%s': the camera is lost (reopening)", dev, name);
+    } else if (!find_ctrl(fd, name, &q)) {
+        cc_error_set(err, "%s has no control '%s'; --list-controls shows the names", dev, name);
+    } else if (q.type == V4L2_CTRL_TYPE_STRING || q.type > V4L2_CTRL_TYPE_BITMASK) {
+        cc_error_set(err, "%s: control '%s' is of a type camclass cannot set", dev, name);
+    } else if (parse_value(fd, &q, value ? value : "", &v, err)) {
+        struct v4l2_ext_control c = {.id = q.id};
+        if (q.type == V4L2_CTRL_TYPE_INTEGER64)
+            c.value64 = v;
+        else
+            c.value = (int32_t)v;
+        struct v4l2_ext_controls cs = {.which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1,
+                                       .controls = &c};
+        if (cc_v4l2_ioctl(fd, VIDIOC_S_EXT_CTRLS, &cs) == 0) {
+            ok = true;
+        } else {
+            int e = errno;
+            if (e == ERANGE || e == EINVAL)
+                cc_error_set(err, "%s: control '%s' = %" PRId64 " refused (%s); range %d..%d",
+                             dev, (const char *)q.name, v, strerror(e), q.minimum, q.maximum);
+            else if (e == EACCES)
+                cc_error_set(err, "%s: control '%s' is read-only", dev, (const char *)q.name);
+            else
+                cc_error_set(err, "%s: setting control '%s' failed: %s%s", dev,
+                             (const char *)q.name, strerror(e),
+                             e == EBUSY ? "; it cannot change while streaming" : "");
+        }
+    }
+    cc_capture_unlock_fd(cap);
+    return ok;
+}
+
+bool cc_capture_list_ctrls(struct cc_capture *cap, FILE *out, struct cc_error *err)
+{
+    const char *dev = cc_capture_get_info(cap)->device;
+    int fd = cc_capture_lock_fd(cap);
+    if (fd < 0) {
+        cc_capture_unlock_fd(cap);
+        return cc_error_set(err, "%s: the camera is lost (reopening)", dev);
+    }
+    struct v4l2_queryctrl q = {.id = V4L2_CTRL_FLAG_NEXT_CTRL};
+    while (cc_v4l2_ioctl(fd, VIDIOC_QUERYCTRL, &q) == 0) {
+        if (q.type == V4L2_CTRL_TYPE_CTRL_CLASS) {
+            fprintf(out, "%s\n", (const char *)q.name);
+        } else if (!(q.flags & V4L2_CTRL_FLAG_DISABLED)) {
+            struct v4l2_control c = {.id = q.id};
+            bool has = q.type != V4L2_CTRL_TYPE_BUTTON && q.type <= V4L2_CTRL_TYPE_BITMASK &&
+                       q.type != V4L2_CTRL_TYPE_STRING && q.type != V4L2_CTRL_TYPE_INTEGER64 &&
+                       cc_v4l2_ioctl(fd, VIDIOC_G_CTRL, &c) == 0;
+            fprintf(out, "  %-32s %-7s %d..%d", (const char *)q.name, type_name(q.type),
+                    q.minimum, q.maximum);
+            if (has)
+                fprintf(out, " = %d", c.value);
+            fputc('\n', out);
+            if (q.type == V4L2_CTRL_TYPE_MENU) {
+                struct v4l2_querymenu m = {.id = q.id};
+                for (int i = q.minimum; i <= q.maximum; i++) {
+                    m.index = (uint32_t)i;
+                    if (cc_v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) == 0)
+                        fprintf(out, "      %d: %s\n", i, (const char *)m.name);
+                }
+            }
+        }
+        q.id |= V4L2_CTRL_FLAG_NEXT_CTRL;
+    }
+    cc_capture_unlock_fd(cap);
+    return true;
+}
