@@ -1,5 +1,6 @@
 /* camclass — preprocessing benchmark: ms per frame for 640×480 (YUYV and the other formats)
- * → 224×224, squash and center_crop 256, on the calling thread (one core).
+ * → 224×224, squash and center_crop 256, plus 1280×720 YUYV and 640×480 MJPEG (decode
+ * included), on the calling thread (one core).
  *
  * Usage: bench_preprocess [iterations]   (default 300). Prints the median and the minimum.
  */
@@ -67,8 +68,8 @@ static bool bench_case(struct cc_preprocess *pp, const struct cc_frame *f,
             times[i - 10] = now_ms() - t0;
     }
     qsort(times, (size_t)iters, sizeof(double), cmp_double);
-    printf("%-6s 640x480 -> 224x224 %-12s median %.3f ms  min %.3f ms\n", cc_pixfmt_name(f->format),
-           label, times[iters / 2], times[0]);
+    printf("%-6s %4dx%-4d -> 224x224 %-12s median %.3f ms  min %.3f ms\n",
+           cc_pixfmt_name(f->format), f->width, f->height, label, times[iters / 2], times[0]);
     return true;
 }
 
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
     const int w = 640, h = 480;
     static const enum cc_pixfmt fmts[] = {CC_PIX_YUYV, CC_PIX_NV12, CC_PIX_RGB24, CC_PIX_GREY};
     static const int bpp_num[] = {2, 1, 3, 1}; // stride = w * bpp_num
-    size_t cap = (size_t)w * h * 3;
+    size_t cap = (size_t)1280 * 720 * 3;       // room for the 720p case
     uint8_t *data = malloc(cap);
     float *out = malloc(sizeof(float) * 3 * 224 * 224);
     double *times = malloc(sizeof(double) * (size_t)iters);
@@ -112,6 +113,16 @@ int main(int argc, char **argv)
         spec.resize_size = 256;
         ok = ok && bench_case(pp, &f, &spec, "center_crop", iters, out, times);
     }
+    // Larger camera frames: YUYV 1280x720.
+    struct cc_frame hd = {.format = CC_PIX_YUYV,
+                          .width = 1280,
+                          .height = 720,
+                          .stride = 2560,
+                          .data = data,
+                          .size = cap,
+                          .capacity = cap};
+    spec.resize = CC_RESIZE_SQUASH;
+    ok = ok && bench_case(pp, &hd, &spec, "squash", iters, out, times);
     // MJPEG: a smooth image (noise would not be a realistic JPEG); includes the decode.
     for (int y = 0; y < h; y++)
         for (int i = 0; i < w * 3; i++)
