@@ -38,6 +38,8 @@ struct job {
     const float *const *in;
     float *out;
     int n_parts;
+    float *scratch;        // part p uses scratch + p * scratch_stride
+    size_t scratch_stride; // floats
 };
 
 struct pool {
@@ -61,9 +63,11 @@ struct worker_arg {
 struct cpu_state {
     const struct cc_model *model; // not owned
     struct cc_plan plan;
-    void *arena;       // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
-    float **data;      // (n_tensors) values of each tensor: model data or inside arena
-    const float **ins; // (n_nodes * CC_MAX_NODE_INPUTS) input pointers per node
+    void *arena;           // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
+    float **data;          // (n_tensors) values of each tensor: model data or inside arena
+    const float **ins;     // (n_nodes * CC_MAX_NODE_INPUTS) input pointers per node
+    float *scratch;        // (threads * scratch_stride) ops' scratch, one share per thread
+    size_t scratch_stride; // floats: the most any node needs
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
     char device_name[160];
@@ -71,6 +75,13 @@ struct cpu_state {
     bool pool_started;
     struct worker_arg args[MAX_THREADS];
 };
+
+static void run_part(const struct job *job, int part)
+{
+    job->op->run(job->model, job->node, job->in, job->out,
+                 (struct cc_cpu_part){part, job->n_parts,
+                                      job->scratch + (size_t)part * job->scratch_stride});
+}
 
 static void *worker_main(void *p)
 {
@@ -88,8 +99,7 @@ static void *worker_main(void *p)
         pthread_mutex_unlock(&pool->lock);
 
         if (arg->part < job.n_parts)
-            job.op->run(job.model, job.node, job.in, job.out,
-                        (struct cc_cpu_part){arg->part, job.n_parts});
+            run_part(&job, arg->part);
 
         pthread_mutex_lock(&pool->lock);
         if (--pool->pending == 0)
@@ -109,7 +119,7 @@ static void pool_run(struct pool *pool, const struct job *job)
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
-    job->op->run(job->model, job->node, job->in, job->out, (struct cc_cpu_part){0, job->n_parts});
+    run_part(job, 0);
 
     pthread_mutex_lock(&pool->lock);
     while (pool->pending > 0)
@@ -203,6 +213,7 @@ static void cpu_destroy(void *p)
     if (s->pool_started)
         pool_stop(&s->pool);
     free(s->timings);
+    free(s->scratch);
     free(s->ins);
     free(s->data);
     free(s->arena);
@@ -250,6 +261,19 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
             s->ins[(size_t)n * CC_MAX_NODE_INPUTS + i] = s->data[m->nodes[n].inputs[i]];
 
     int threads = choose_threads(opts);
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_cpu_op *op = cc_cpu_op_find(m->nodes[n].op);
+        size_t need = op->scratch ? op->scratch(m, &m->nodes[n]) : 0;
+        s->scratch_stride = need > s->scratch_stride ? need : s->scratch_stride;
+    }
+    if (s->scratch_stride) {
+        s->scratch = malloc((size_t)threads * s->scratch_stride * sizeof(float));
+        if (!s->scratch) {
+            cc_error_set(err, "cpu backend: out of memory for %d x %zu floats of scratch", threads,
+                         s->scratch_stride);
+            goto error;
+        }
+    }
     describe_cpu(s->device_name, sizeof(s->device_name), threads);
     if (!pool_start(s, threads - 1, err))
         goto error;
@@ -280,13 +304,15 @@ static bool cpu_run(void *p, const float *input, float *output, struct cc_error 
             .in = &s->ins[(size_t)n * CC_MAX_NODE_INPUTS],
             .out = s->data[node->outputs[0]],
             .n_parts = 1,
+            .scratch = s->scratch,
+            .scratch_stride = s->scratch_stride,
         };
         double t0 = now_ms();
         if (n_parts > 1 && op->splits && m->tensors[node->outputs[0]].count >= SPLIT_MIN_COUNT) {
             job.n_parts = n_parts;
             pool_run(&s->pool, &job);
         } else {
-            op->run(m, node, job.in, job.out, (struct cc_cpu_part){0, 1});
+            run_part(&job, 0);
         }
         s->timings[s->n_timings++] = (struct cc_layer_timing){n, now_ms() - t0};
     }

@@ -66,119 +66,148 @@ static void part_range(int n, struct cc_cpu_part part, int granule, int *begin, 
  * conv2d
  */
 
-enum { TILE_ROWS = 4, TILE_PIXELS = 8 }; // GEMM register tile: output channels x pixels
+// GEMM register tile: TILE_ROWS output channels x TILE_VECS * 4 pixels.
+enum { TILE_ROWS = 4, TILE_VECS = 2, TILE_PIXELS = 4 * TILE_VECS };
 
-/* One tile of a 1x1 conv: rows output channels (<= TILE_ROWS) x TILE_PIXELS pixels.
- * x: column p of (k, hw); w: first row of (rows, k); y: row 0, column p of (rows, hw).
+/* One GEMM tile: rows output channels (<= TILE_ROWS) x TILE_PIXELS pixels.
+ * x: column p of (k, n), rows x_stride apart; w: (rows, k); y: column p of (rows, n), rows
+ * y_stride apart.
  * Inlined with rows == TILE_ROWS so that the accumulators live in registers. */
-static inline __attribute__((always_inline)) void gemm_tile(int rows, const float *x, size_t hw,
-                                                            const float *w, int k,
+static inline __attribute__((always_inline)) void gemm_tile(int rows, const float *x,
+                                                            size_t x_stride, const float *w, int k,
                                                             const float *bias, float *y,
-                                                            struct cc_act act)
+                                                            size_t y_stride, struct cc_act act)
 {
-    v4f acc[TILE_ROWS][2];
+    v4f acc[TILE_ROWS][TILE_VECS];
     for (int r = 0; r < rows; r++)
-        acc[r][0] = acc[r][1] = v4_splat(bias ? bias[r] : 0.0f);
+        for (int v = 0; v < TILE_VECS; v++)
+            acc[r][v] = v4_splat(bias ? bias[r] : 0.0f);
     for (int c = 0; c < k; c++) {
-        const float *xc = x + (size_t)c * hw;
-        v4f x0 = v4_load(xc), x1 = v4_load(xc + 4);
+        const float *xc = x + (size_t)c * x_stride;
+        v4f xv[TILE_VECS];
+        for (int v = 0; v < TILE_VECS; v++)
+            xv[v] = v4_load(xc + 4 * v);
         for (int r = 0; r < rows; r++) {
             v4f wv = v4_splat(w[(size_t)r * k + c]);
-            acc[r][0] += wv * x0;
-            acc[r][1] += wv * x1;
+            for (int v = 0; v < TILE_VECS; v++)
+                acc[r][v] += wv * xv[v];
         }
     }
     for (int r = 0; r < rows; r++) {
-        float *yr = y + (size_t)r * hw;
-        v4_store(yr, acc[r][0]);
-        v4_store(yr + 4, acc[r][1]);
+        float *yr = y + (size_t)r * y_stride;
+        for (int v = 0; v < TILE_VECS; v++)
+            v4_store(yr + 4 * v, acc[r][v]);
         clamp_span(yr, TILE_PIXELS, act);
     }
 }
 
-/* 1x1 conv, stride 1, no padding, one group: y (o_end-o_begin, hw) = w x + bias, where x is
- * (k, hw) and w, bias, y point at row o_begin. */
-static void conv1x1_gemm(const float *x, int k, size_t hw, const float *w, const float *bias,
-                         float *y, int rows, struct cc_act act)
+/* y (rows, n) = w x + bias: x is (k, n) with rows x_stride apart, y has rows y_stride apart;
+ * w (rows, k) and bias (rows) start at the first output row. */
+static void gemm(const float *x, size_t x_stride, int k, size_t n, const float *w,
+                 const float *bias, float *y, size_t y_stride, int rows, struct cc_act act)
 {
     size_t p = 0;
-    for (; p + TILE_PIXELS <= hw; p += TILE_PIXELS) {
+    for (; p + TILE_PIXELS <= n; p += TILE_PIXELS) {
         int r = 0;
         for (; r + TILE_ROWS <= rows; r += TILE_ROWS)
-            gemm_tile(TILE_ROWS, x + p, hw, w + (size_t)r * k, k, bias ? bias + r : NULL,
-                      y + (size_t)r * hw + p, act);
+            gemm_tile(TILE_ROWS, x + p, x_stride, w + (size_t)r * k, k, bias ? bias + r : NULL,
+                      y + (size_t)r * y_stride + p, y_stride, act);
         if (r < rows)
-            gemm_tile(rows - r, x + p, hw, w + (size_t)r * k, k, bias ? bias + r : NULL,
-                      y + (size_t)r * hw + p, act);
+            gemm_tile(rows - r, x + p, x_stride, w + (size_t)r * k, k, bias ? bias + r : NULL,
+                      y + (size_t)r * y_stride + p, y_stride, act);
     }
-    // The last hw % TILE_PIXELS pixels, one at a time.
-    for (; p < hw; p++) {
+    // The last n % TILE_PIXELS columns, one at a time.
+    for (; p < n; p++) {
         for (int r = 0; r < rows; r++) {
             float s = bias ? bias[r] : 0.0f;
             for (int c = 0; c < k; c++)
-                s += w[(size_t)r * k + c] * x[(size_t)c * hw + p];
-            y[(size_t)r * hw + p] = s;
-            clamp_span(&y[(size_t)r * hw + p], 1, act);
+                s += w[(size_t)r * k + c] * x[(size_t)c * x_stride + p];
+            y[(size_t)r * y_stride + p] = s;
+            clamp_span(&y[(size_t)r * y_stride + p], 1, act);
         }
     }
 }
 
-/* Output columns [*ox0, *ox1) whose input column ox*stride + off lies inside [0, w). */
-static void valid_span(int off, int stride, int w, int wo, int *ox0, int *ox1)
+enum { IM2COL_FLOATS = 1 << 16 }; // im2col chunk: 256 KiB, about an L2 cache's share
+
+static int im2col_rows(const struct cc_conv2d_desc *d)
 {
-    int lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    int hi = w - 1 - off < 0 ? 0 : (w - 1 - off) / stride + 1;
-    *ox0 = lo < wo ? lo : wo;
-    *ox1 = hi < wo ? hi : wo;
-    if (*ox1 < *ox0)
-        *ox1 = *ox0;
+    return d->c / d->attrs.groups * d->kh * d->kw;
 }
 
-/* Any conv, one output channel o: the plane starts at the bias, then every (input channel,
- * ky, kx) adds weight * (shifted input plane) to it. Inner loops run over output columns,
- * contiguous in memory when the stride is 1. */
-static void conv_direct_channel(const struct cc_conv2d_desc *d, const float *x, const float *w,
-                                const float *bias, float *y, int o)
+/* Output pixels per im2col chunk: a multiple of TILE_PIXELS that keeps the chunk near
+ * IM2COL_FLOATS, at least one tile, at most the whole output. */
+static size_t im2col_pixels(const struct cc_conv2d_desc *d)
+{
+    size_t hw = (size_t)d->ho * d->wo;
+    size_t p = IM2COL_FLOATS / (size_t)im2col_rows(d) / TILE_PIXELS * TILE_PIXELS;
+    p = p < TILE_PIXELS ? TILE_PIXELS : p;
+    return p < hw ? p : hw;
+}
+
+/* Columns [p0, p0 + n) of the im2col matrix of group g into col (im2col_rows, n): row
+ * (ci, ky, kx), column (oy, ox) holds x[g*cpg + ci][iy][ix], 0 where that is padding. */
+static void im2col(const struct cc_conv2d_desc *d, const float *x, int g, size_t p0, size_t n,
+                   float *col)
+{
+    const struct cc_conv2d_attrs *a = &d->attrs;
+    const int cpg = d->c / a->groups;
+    for (int ci = 0; ci < cpg; ci++) {
+        const float *xc = x + (size_t)(g * cpg + ci) * d->h * d->w;
+        for (int ky = 0; ky < d->kh; ky++)
+            for (int kx = 0; kx < d->kw; kx++) {
+                float *row = col + ((size_t)(ci * d->kh + ky) * d->kw + kx) * n;
+                int oy = (int)(p0 / d->wo), ox = (int)(p0 % d->wo);
+                for (size_t i = 0; i < n; i++) {
+                    int iy = oy * a->stride[0] - a->pad[0] + ky * a->dilation[0];
+                    int ix = ox * a->stride[1] - a->pad[1] + kx * a->dilation[1];
+                    bool inside = iy >= 0 && iy < d->h && ix >= 0 && ix < d->w;
+                    row[i] = inside ? xc[(size_t)iy * d->w + ix] : 0.0f;
+                    if (++ox == d->wo)
+                        ox = 0, oy++;
+                }
+            }
+    }
+}
+
+/* Depthwise-like conv (one input channel per group), output channel o: the input plane is
+ * copied with its zero padding into xp, then each output row starts at the bias and every
+ * tap adds weight * (a strided input row) to it, with the row in the L1 cache. */
+static void conv_depthwise_channel(const struct cc_conv2d_desc *d, const float *x, const float *w,
+                                   const float *bias, float *y, int o, float *restrict xp)
 {
     const struct cc_conv2d_attrs *a = &d->attrs;
     const int sh = a->stride[0], sw = a->stride[1], dh = a->dilation[0], dw = a->dilation[1];
-    const int pt = a->pad[0], pl = a->pad[1];
-    const int cpg = d->c / a->groups, opg = d->o / a->groups;
-    const int c0 = (o / opg) * cpg;
-    const size_t plane_out = (size_t)d->ho * d->wo, plane_in = (size_t)d->h * d->w;
+    const int wp = d->w + a->pad[1] + a->pad[3], hp = d->h + a->pad[0] + a->pad[2];
+    const int c = o / (d->o / a->groups); // its one input channel
 
-    float *yo = y + (size_t)o * plane_out;
+    memset(xp, 0, (size_t)wp * hp * sizeof(*xp));
+    for (int iy = 0; iy < d->h; iy++)
+        memcpy(xp + (size_t)(iy + a->pad[0]) * wp + a->pad[1], x + ((size_t)c * d->h + iy) * d->w,
+               (size_t)d->w * sizeof(*xp));
+
+    const float *wk = w + (size_t)o * d->kh * d->kw;
     const float b = bias ? bias[o] : 0.0f;
-    for (size_t i = 0; i < plane_out; i++)
-        yo[i] = b;
-
-    for (int ci = 0; ci < cpg; ci++) {
-        const float *xc = x + (size_t)(c0 + ci) * plane_in;
-        const float *wk = w + ((size_t)o * cpg + ci) * d->kh * d->kw;
+    for (int oy = 0; oy < d->ho; oy++) {
+        float *restrict yr = y + ((size_t)o * d->ho + oy) * d->wo;
+        for (int ox = 0; ox < d->wo; ox++)
+            yr[ox] = b;
         for (int ky = 0; ky < d->kh; ky++) {
-            int oy0, oy1;
-            valid_span(ky * dh - pt, sh, d->h, d->ho, &oy0, &oy1);
+            const float *xr = xp + (size_t)(oy * sh + ky * dh) * wp;
             for (int kx = 0; kx < d->kw; kx++) {
                 const float wv = wk[ky * d->kw + kx];
-                const int offx = kx * dw - pl;
-                int ox0, ox1;
-                valid_span(offx, sw, d->w, d->wo, &ox0, &ox1);
-                for (int oy = oy0; oy < oy1; oy++) {
-                    const int iy = oy * sh + ky * dh - pt;
-                    const float *xr = xc + (size_t)iy * d->w;
-                    float *yr = yo + (size_t)oy * d->wo;
-                    if (sw == 1) {
-                        for (int ox = ox0; ox < ox1; ox++)
-                            yr[ox] += wv * xr[ox + offx];
-                    } else {
-                        for (int ox = ox0; ox < ox1; ox++)
-                            yr[ox] += wv * xr[ox * sw + offx];
-                    }
+                const float *xt = xr + kx * dw;
+                if (sw == 1) {
+                    for (int ox = 0; ox < d->wo; ox++)
+                        yr[ox] += wv * xt[ox];
+                } else {
+                    for (int ox = 0; ox < d->wo; ox++)
+                        yr[ox] += wv * xt[ox * sw];
                 }
             }
         }
+        clamp_span(yr, (size_t)d->wo, d->act);
     }
-    clamp_span(yo, plane_out, d->act);
 }
 
 static bool conv_is_pointwise(const struct cc_conv2d_desc *d)
@@ -188,24 +217,44 @@ static bool conv_is_pointwise(const struct cc_conv2d_desc *d)
            a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0;
 }
 
-void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *w,
-                   const float *bias, float *y, int o_begin, int o_end)
+size_t cc_cpu_conv2d_scratch(const struct cc_conv2d_desc *d)
 {
-    if (!conv_is_pointwise(d)) {
+    const struct cc_conv2d_attrs *a = &d->attrs;
+    if (conv_is_pointwise(d))
+        return 0;
+    if (d->c == a->groups) // one input channel per group: the padded plane
+        return (size_t)(d->h + a->pad[0] + a->pad[2]) * (d->w + a->pad[1] + a->pad[3]);
+    return (size_t)im2col_rows(d) * im2col_pixels(d);
+}
+
+void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *w,
+                   const float *bias, float *y, int o_begin, int o_end, float *scratch)
+{
+    const int groups = d->attrs.groups, cpg = d->c / groups, opg = d->o / groups;
+    if (cpg == 1 && !conv_is_pointwise(d)) {
         for (int o = o_begin; o < o_end; o++)
-            conv_direct_channel(d, x, w, bias, y, o);
+            conv_depthwise_channel(d, x, w, bias, y, o, scratch);
         return;
     }
-    // Pointwise: one GEMM per group, over the part of [o_begin, o_end) in that group.
-    const int groups = d->attrs.groups, cpg = d->c / groups, opg = d->o / groups;
-    const size_t hw = (size_t)d->h * d->w;
+    // A GEMM per group, over the part of [o_begin, o_end) in that group: on the input itself
+    // for pointwise convs, else on chunks of its im2col matrix.
+    const size_t hw = (size_t)d->ho * d->wo, chunk = conv_is_pointwise(d) ? hw : im2col_pixels(d);
+    const int k = cpg * d->kh * d->kw;
     for (int g = 0; g < groups; g++) {
         int ob = o_begin > g * opg ? o_begin : g * opg;
         int oe = o_end < (g + 1) * opg ? o_end : (g + 1) * opg;
-        if (ob >= oe)
-            continue;
-        conv1x1_gemm(x + (size_t)g * cpg * hw, cpg, hw, w + (size_t)ob * cpg,
-                     bias ? bias + ob : NULL, y + (size_t)ob * hw, oe - ob, d->act);
+        for (size_t p0 = 0; ob < oe && p0 < hw; p0 += chunk) {
+            size_t n = hw - p0 < chunk ? hw - p0 : chunk;
+            const float *cols = x + (size_t)g * cpg * hw + p0;
+            size_t stride = hw;
+            if (!conv_is_pointwise(d)) {
+                im2col(d, x, g, p0, n, scratch);
+                cols = scratch;
+                stride = n;
+            }
+            gemm(cols, stride, k, n, w + (size_t)ob * k, bias ? bias + ob : NULL,
+                 y + (size_t)ob * hw + p0, hw, oe - ob, d->act);
+        }
     }
 }
 
@@ -231,16 +280,27 @@ void cc_cpu_global_avg_pool(const float *x, float *y, int c, int hw)
     }
 }
 
+// Sum of a[i] * b[i], in eight interleaved partial sums.
+static float dot(const float *a, const float *b, int k)
+{
+    v4f acc0 = v4_splat(0.0f), acc1 = v4_splat(0.0f);
+    int i = 0;
+    for (; i + 8 <= k; i += 8) {
+        acc0 += v4_load(a + i) * v4_load(b + i);
+        acc1 += v4_load(a + i + 4) * v4_load(b + i + 4);
+    }
+    v4f acc = acc0 + acc1;
+    float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (; i < k; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
 void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
                    int n_end, struct cc_act act)
 {
-    for (int n = n_begin; n < n_end; n++) {
-        const float *wn = w + (size_t)n * k;
-        float s = 0.0f;
-        for (int i = 0; i < k; i++)
-            s += wn[i] * x[i];
-        y[n] = s + (bias ? bias[n] : 0.0f);
-    }
+    for (int n = n_begin; n < n_end; n++)
+        y[n] = dot(w + (size_t)n * k, x, k) + (bias ? bias[n] : 0.0f);
     if (n_end > n_begin)
         clamp_span(y + n_begin, (size_t)(n_end - n_begin), act);
 }
@@ -310,7 +370,14 @@ static void run_conv2d(const struct cc_model *m, const struct cc_node *node, con
     cc_cpu_conv2d_desc_from_node(m, node, &d);
     int ob, oe;
     part_range(d.o, part, TILE_ROWS, &ob, &oe);
-    cc_cpu_conv2d(&d, in[0], in[1], bias_input(node, in), out, ob, oe);
+    cc_cpu_conv2d(&d, in[0], in[1], bias_input(node, in), out, ob, oe, part.scratch);
+}
+
+static size_t scratch_conv2d(const struct cc_model *m, const struct cc_node *node)
+{
+    struct cc_conv2d_desc d;
+    cc_cpu_conv2d_desc_from_node(m, node, &d);
+    return cc_cpu_conv2d_scratch(&d);
 }
 
 static void run_add(const struct cc_model *m, const struct cc_node *node, const float *const *in,
@@ -365,7 +432,7 @@ static void run_clamp(const struct cc_model *m, const struct cc_node *node, cons
 }
 
 static const struct cc_cpu_op cpu_ops[] = {
-    {CC_OP_CONV2D, run_conv2d, true},
+    {CC_OP_CONV2D, run_conv2d, true, scratch_conv2d},
     {CC_OP_ADD, run_add, true},
     {CC_OP_GLOBAL_AVG_POOL, run_global_avg_pool, false},
     {CC_OP_LINEAR, run_linear, true},

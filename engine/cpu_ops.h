@@ -27,10 +27,14 @@ struct cc_conv2d_desc {
     struct cc_act act;
 };
 
+/* Floats of scratch memory cc_cpu_conv2d needs for d (0 when none). */
+size_t cc_cpu_conv2d_scratch(const struct cc_conv2d_desc *d);
+
 /* Computes output channels [o_begin, o_end) of a conv2d (0, d->o for all of it).
- * x: (c, h, w); w: (o, c/groups, kh, kw); bias: (o) or NULL; y: (o, ho, wo). */
+ * x: (c, h, w); w: (o, c/groups, kh, kw); bias: (o) or NULL; y: (o, ho, wo); scratch:
+ * cc_cpu_conv2d_scratch(d) floats for this call alone (NULL when that is 0). */
 void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *w,
-                   const float *bias, float *y, int o_begin, int o_end);
+                   const float *bias, float *y, int o_begin, int o_end, float *scratch);
 
 /* y = act(a + b); n values. */
 void cc_cpu_add(const float *a, const float *b, float *y, size_t n, struct cc_act act);
@@ -54,9 +58,11 @@ void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act);
  */
 
 /* Which share of a node's work to do: part p of n_parts (0 <= p < n_parts). Ops that cannot
- * split do everything in part 0 and nothing in the others. */
+ * split do everything in part 0 and nothing in the others. scratch: the op's scratch floats
+ * (see struct cc_cpu_op), this part's alone. */
 struct cc_cpu_part {
     int p, n_parts;
+    float *scratch;
 };
 
 /* Runs one node of a finalized model. in[i]: data of node->inputs[i] (NULL for an absent
@@ -68,6 +74,8 @@ struct cc_cpu_op {
     enum cc_op op;
     cc_cpu_op_fn run;
     bool splits; // run divides the work over parts (worth handing to several threads)
+    // Floats of scratch memory each part needs for node; NULL when the op needs none.
+    size_t (*scratch)(const struct cc_model *m, const struct cc_node *node);
 };
 
 /* The table entry for op; NULL when the CPU has no implementation. */

@@ -100,6 +100,17 @@ static void check_close(const char *what, const float *y, const float *ref, cons
            bad ? (double)y[first] : 0.0, bad ? (double)ref[first] : 0.0);
 }
 
+/* cc_cpu_conv2d with a scratch buffer of exactly the size it asks for (so that a sanitizer
+ * build catches an overrun). */
+static void conv(const struct cc_conv2d_desc *d, const float *x, const float *w, const float *b,
+                 float *y, int o_begin, int o_end)
+{
+    size_t n = cc_cpu_conv2d_scratch(d);
+    float *scratch = n ? malloc(n * sizeof(float)) : NULL;
+    cc_cpu_conv2d(d, x, w, b, y, o_begin, o_end, scratch);
+    free(scratch);
+}
+
 /* Runs cc_cpu_conv2d whole and in three parts against ref_conv. */
 static void check_conv(const char *what, const struct cc_conv2d_desc *d, struct tu_rng *r)
 {
@@ -116,16 +127,16 @@ static void check_conv(const char *what, const struct cc_conv2d_desc *d, struct 
     bool use_bias = tu_rng_range(r, 0, 3) != 0;
 
     ref_conv(d, x, w, use_bias ? b : NULL, ref, tol);
-    cc_cpu_conv2d(d, x, w, use_bias ? b : NULL, y, 0, d->o);
+    conv(d, x, w, use_bias ? b : NULL, y, 0, d->o);
     check_close(what, y, ref, tol, 0, ny);
 
     // In parts at odd boundaries: exactly the same values.
     int cut1 = d->o / 3, cut2 = d->o - d->o / 4;
     for (size_t i = 0; i < ny; i++)
         y2[i] = NAN;
-    cc_cpu_conv2d(d, x, w, use_bias ? b : NULL, y2, 0, cut1);
-    cc_cpu_conv2d(d, x, w, use_bias ? b : NULL, y2, cut1, cut2);
-    cc_cpu_conv2d(d, x, w, use_bias ? b : NULL, y2, cut2, d->o);
+    conv(d, x, w, use_bias ? b : NULL, y2, 0, cut1);
+    conv(d, x, w, use_bias ? b : NULL, y2, cut1, cut2);
+    conv(d, x, w, use_bias ? b : NULL, y2, cut2, d->o);
     CHECKF(memcmp(y, y2, ny * sizeof(float)) == 0, "%s: output-channel parts differ", what);
     free(x), free(w), free(b), free(y), free(y2), free(ref), free(tol);
 }
@@ -203,6 +214,9 @@ static void test_conv_shapes(void)
         {"dilated", make_desc(4, 12, 11, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 1, cc_act_none())},
         {"kernel > input", make_desc(2, 2, 3, 3, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, cc_act_none())},
         {"wide pointwise", make_desc(64, 7, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, cc_act_relu6())},
+        {"im2col chunks", make_desc(64, 16, 17, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, cc_act_relu6())},
+        {"grouped 3x3", make_desc(8, 9, 7, 6, 3, 3, 2, 1, 1, 0, 1, 2, 1, 2, cc_act_none())},
+        {"depthwise x2", make_desc(4, 8, 9, 8, 3, 3, 1, 2, 1, 1, 1, 1, 2, 4, cc_act_relu())},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         CHECKF(cases[i].d.ho >= 1 && cases[i].d.wo >= 1, "%s: bad case", cases[i].what);
@@ -218,30 +232,30 @@ static void test_conv_hand(void)
     // 2x2 kernel [[1,0],[0,1]], no padding: sums of diagonal pairs.
     const float diag[4] = {1, 0, 0, 1};
     struct cc_conv2d_desc d = make_desc(1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, cc_act_none());
-    cc_cpu_conv2d(&d, x, diag, NULL, y, 0, 1);
+    conv(&d, x, diag, NULL, y, 0, 1);
     CHECK(d.ho == 2 && d.wo == 2 && y[0] == 6 && y[1] == 8 && y[2] == 12 && y[3] == 14);
 
     // 3x3 ones, stride 2, padding 1: the four corner 2x2 sums; bias 0.5; relu6 caps at 6.
     const float ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, bias = 0.5f;
     d = make_desc(1, 3, 3, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, cc_act_none());
-    cc_cpu_conv2d(&d, x, ones, &bias, y, 0, 1);
+    conv(&d, x, ones, &bias, y, 0, 1);
     CHECK(y[0] == 12.5f && y[1] == 16.5f && y[2] == 24.5f && y[3] == 28.5f);
     d.act = (struct cc_act){13.0f, 25.0f};
-    cc_cpu_conv2d(&d, x, ones, &bias, y, 0, 1);
+    conv(&d, x, ones, &bias, y, 0, 1);
     CHECK(y[0] == 13.0f && y[1] == 16.5f && y[2] == 24.5f && y[3] == 25.0f);
 
     // Dilation 2, 2x2 kernel of ones on 3x3: the four corners, one output.
     d = make_desc(1, 3, 3, 1, 2, 2, 1, 1, 0, 0, 0, 0, 2, 1, cc_act_none());
-    cc_cpu_conv2d(&d, x, ones, NULL, y, 0, 1);
+    conv(&d, x, ones, NULL, y, 0, 1);
     CHECK(d.ho == 1 && d.wo == 1 && y[0] == 1 + 3 + 7 + 9);
 
     // Depthwise 1x1 on 2 channels: per-channel scale. Pointwise 2 -> 1: channel mix.
     const float x2[2] = {3, -4}, scale[2] = {2, 0.5f}, mix[2] = {1, 1};
     d = make_desc(2, 1, 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1, 2, cc_act_none());
-    cc_cpu_conv2d(&d, x2, scale, NULL, y, 0, 2);
+    conv(&d, x2, scale, NULL, y, 0, 2);
     CHECK(y[0] == 6 && y[1] == -2);
     d = make_desc(2, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, cc_act_relu());
-    cc_cpu_conv2d(&d, x2, mix, NULL, y, 0, 1);
+    conv(&d, x2, mix, NULL, y, 0, 1);
     CHECK(y[0] == 0);
 }
 
@@ -451,11 +465,11 @@ static void run_net_by_hand(const struct net *net, const float *input, float *pr
     float gap[NET_C], fc[NET_CLASSES];
     struct cc_conv2d_desc d =
         make_desc(3, NET_H, NET_W, NET_C, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, cc_act_relu6());
-    cc_cpu_conv2d(&d, input, net->stem_w, net->stem_b, stem, 0, NET_C);
+    conv(&d, input, net->stem_w, net->stem_b, stem, 0, NET_C);
     d = make_desc(NET_C, NET_HO, NET_WO, NET_C, 3, 3, 1, 1, 1, 1, 1, 1, 1, NET_C, cc_act_relu6());
-    cc_cpu_conv2d(&d, stem, net->dw_w, NULL, dw, 0, NET_C);
+    conv(&d, stem, net->dw_w, NULL, dw, 0, NET_C);
     d = make_desc(NET_C, NET_HO, NET_WO, NET_C, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, cc_act_none());
-    cc_cpu_conv2d(&d, dw, net->pw_w, NULL, pw, 0, NET_C);
+    conv(&d, dw, net->pw_w, NULL, pw, 0, NET_C);
     cc_cpu_add(stem, pw, sum, n, cc_act_none());
     cc_cpu_global_avg_pool(sum, gap, NET_C, NET_HO * NET_WO);
     cc_cpu_linear(gap, net->fc_w, net->fc_b, fc, NET_C, 0, NET_CLASSES, cc_act_none());
