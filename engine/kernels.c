@@ -242,6 +242,8 @@ bool cc_kernels_save_cache(struct cc_kernels *k, struct cc_error *err)
     if (!cc_vk_check(vkGetPipelineCacheData(k->vk->device, k->cache, &size, NULL),
                      "vkGetPipelineCacheData", err))
         return false;
+    if (size == k->loaded_size)
+        return true; // nothing new was compiled: keep the file as it is
     void *data = malloc(size ? size : 1);
     if (!data)
         return cc_error_set(err, "out of memory saving the pipeline cache");

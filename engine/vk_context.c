@@ -400,7 +400,9 @@ bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize 
         cc_vk_buffer_finish(vk, buf);
         return false;
     }
-    if (vk->mem.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    /* Mapped only when coherent: run() memcpys without flushes. */
+    const VkMemoryPropertyFlags flags = vk->mem.memoryTypes[type].propertyFlags;
+    if ((flags & host) == host) {
         if (!cc_vk_check(vkMapMemory(vk->device, buf->memory, 0, VK_WHOLE_SIZE, 0, &buf->map),
                          "vkMapMemory", err)) {
             cc_vk_buffer_finish(vk, buf);
