@@ -5,7 +5,8 @@
  * padding, dilation, every activation. Tolerance of conv/linear: the worst-case bound of float
  * summation, |y - ref| <= n * eps * sum|terms| (n terms, eps = FLT_EPSILON), plus 1e-7. Tiny
  * hand-computed cases check the meaning of every attribute. The CPU backend is then run on a
- * small network with 1, 2 and 3 threads and compared with the ops composed by hand.
+ * small network with 1, 2 and 3 threads and compared with the ops composed by hand, and so is
+ * the engine API with backend auto when no Vulkan driver can be found (it must fall back).
  */
 #include <float.h>
 #include <math.h>
@@ -514,6 +515,103 @@ static void test_backend(void)
     free_net(&net);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The engine API around the backends (engine.c)                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_engine_helpers(void)
+{
+    enum cc_backend_kind k = CC_BACKEND_CPU;
+    CHECK(cc_backend_kind_parse("auto", &k) && k == CC_BACKEND_AUTO);
+    CHECK(cc_backend_kind_parse("vulkan", &k) && k == CC_BACKEND_VULKAN);
+    CHECK(cc_backend_kind_parse("cpu", &k) && k == CC_BACKEND_CPU);
+    CHECK(!cc_backend_kind_parse("gpu", &k) && !cc_backend_kind_parse("", &k) &&
+          !cc_backend_kind_parse(NULL, &k) && k == CC_BACKEND_CPU);
+    struct cc_engine_options o = cc_engine_options_default();
+    CHECK(o.backend == CC_BACKEND_AUTO && o.device_index == -1 && !o.profile && !o.notices &&
+          o.cpu_threads == 0);
+
+    // Highest first, ties to the lower index, NaN below every number (tied with -inf).
+    const float scores[6] = {1, 3, 3, NAN, 2, -INFINITY};
+    struct cc_topk top[8];
+    CHECK(cc_topk(scores, 6, 3, top) == 3);
+    CHECK(top[0].index == 1 && top[1].index == 2 && top[2].index == 4 && top[2].score == 2);
+    CHECK(cc_topk(scores, 6, 8, top) == 6);
+    CHECK(top[3].index == 0 && top[4].index == 3 && top[5].index == 5);
+    CHECK(cc_topk(scores, 6, 0, top) == 0 && cc_topk(scores, 0, 3, top) == 0);
+    const float one[1] = {-7};
+    CHECK(cc_topk(one, 1, 5, top) == 1 && top[0].index == 0 && top[0].score == -7);
+
+    float p[3] = {0, 0, logf(2)};
+    cc_softmax(p, p, 3);
+    CHECK(fabsf(p[0] - 0.25f) < 1e-7f && fabsf(p[2] - 0.5f) < 1e-7f);
+}
+
+/* Reads what was written to f as one string (static buffer). */
+static const char *file_text(FILE *f)
+{
+    static char buf[1024];
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void test_engine(void)
+{
+    struct net net = {0};
+    struct cc_error err = {0};
+    if (!CHECKF(build_net(&net, &err), "build: %s", err.msg)) {
+        free_net(&net);
+        return;
+    }
+    struct tu_rng r;
+    tu_rng_seed(&r, 8);
+    float input[3 * NET_H * NET_W], expect[NET_CLASSES], got[NET_CLASSES];
+    tu_rng_fill(&r, input, sizeof(input) / sizeof(input[0]), -1, 1);
+    run_net_by_hand(&net, input, expect);
+
+    // auto with no Vulkan driver to be found: one notice, then the CPU backend.
+    setenv("VK_ICD_FILENAMES", "/nonexistent/camclass-test.json", 1);
+    setenv("VK_DRIVER_FILES", "/nonexistent/camclass-test.json", 1);
+    FILE *notices = tmpfile();
+    struct cc_engine_options opts = cc_engine_options_default();
+    opts.notices = notices;
+    struct cc_engine *e = cc_engine_create_from_model(net.m, &opts, &err);
+    net.m = NULL; // the engine owns it now
+    if (CHECKF(e != NULL, "auto without Vulkan: %s", err.msg)) {
+        const char *text = file_text(notices);
+        CHECKF(strstr(text, "Vulkan unavailable (") && strstr(text, "using the CPU backend") &&
+                   strchr(text, '\n') == text + strlen(text) - 1,
+               "notice: %s", text);
+        CHECK(strcmp(cc_engine_backend_name(e), "cpu") == 0);
+        CHECK(cc_engine_input_count(e) == 3 * NET_H * NET_W);
+        CHECK(cc_engine_output_count(e) == NET_CLASSES);
+        CHECK(cc_engine_model(e)->n_nodes == 8);
+        CHECKF(cc_engine_run(e, input, got, &err), "run: %s", err.msg);
+        CHECK(memcmp(got, expect, sizeof(got)) == 0);
+        const struct cc_layer_timing *tm;
+        CHECK(cc_engine_layer_timings(e, &tm) == 8);
+        CHECK(!cc_engine_run(e, NULL, got, &err) && strstr(err.msg, "input"));
+    }
+    cc_engine_destroy(e);
+    cc_engine_destroy(NULL);
+    if (notices)
+        fclose(notices);
+
+    // Explicit vulkan does not fall back.
+    CHECKF(build_net(&net, &err), "build: %s", err.msg);
+    opts.backend = CC_BACKEND_VULKAN;
+    opts.notices = NULL;
+    err.msg[0] = 0;
+    e = cc_engine_create_from_model(net.m, &opts, &err);
+    net.m = NULL;
+    CHECKF(e == NULL && err.msg[0], "vulkan without a driver: engine %p, message \"%s\"", (void *)e,
+           err.msg);
+    cc_engine_destroy(e);
+    free_net(&net);
+}
+
 int main(void)
 {
     test_conv_hand();
@@ -523,5 +621,7 @@ int main(void)
     test_small_random();
     test_table();
     test_backend();
+    test_engine_helpers();
+    test_engine();
     return tu_exit_code();
 }
