@@ -68,58 +68,69 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     *a = (struct bench_args){
         .opts = cc_engine_options_default(), .runs = DEFAULT_RUNS, .warmup = DEFAULT_WARMUP};
     a->opts.notices = stderr;
+    const struct {
+        const char *flag;
+        int lo, hi;
+        int *dst;
+    } ints[] = {
+        {"--device", 0, 1000, &a->opts.device_index},
+        {"--threads", 1, 16, &a->opts.cpu_threads},
+        {"--runs", 1, 1000000, &a->runs},
+        {"--warmup", 0, 1000000, &a->warmup},
+    };
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes_value = true;
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             fputs(usage, stdout);
             return -1;
         } else if (strcmp(arg, "--profile") == 0) {
-            takes_value = false;
             a->profile = true;
+            continue;
         } else if (strcmp(arg, "--list-devices") == 0) {
-            takes_value = false;
             a->list_devices = true;
-        } else if (strcmp(arg, "--backend") == 0) {
-            if (!cc_backend_kind_parse(val, &a->opts.backend))
-                goto bad_value;
-        } else if (strcmp(arg, "--device") == 0) {
-            if (!parse_int(val, 0, 1000, &a->opts.device_index))
-                goto bad_value;
-        } else if (strcmp(arg, "--threads") == 0) {
-            if (!parse_int(val, 1, 16, &a->opts.cpu_threads))
-                goto bad_value;
-        } else if (strcmp(arg, "--runs") == 0) {
-            if (!parse_int(val, 1, 1000000, &a->runs))
-                goto bad_value;
-        } else if (strcmp(arg, "--warmup") == 0) {
-            if (!parse_int(val, 0, 1000000, &a->warmup))
-                goto bad_value;
-        } else if (strcmp(arg, "--trace") == 0) {
-            if (!val || !*val)
-                goto bad_value;
+            continue;
+        } else if (arg[0] != '-' || !arg[1]) {
+            if (a->model) {
+                fprintf(stderr, "camclass-bench: one MODEL only (got %s and %s); see --help\n",
+                        a->model, arg);
+                return 2;
+            }
+            a->model = arg;
+            continue;
+        }
+
+        // Options with a value.
+        i++;
+        if (strcmp(arg, "--backend") == 0) {
+            if (!cc_backend_kind_parse(val, &a->opts.backend)) {
+                fprintf(stderr,
+                        "camclass-bench: --backend takes auto, vulkan or cpu, not "
+                        "\"%s\"\n",
+                        val ? val : "");
+                return 2;
+            }
+            continue;
+        }
+        if (strcmp(arg, "--trace") == 0) {
+            if (!val || !*val) {
+                fprintf(stderr, "camclass-bench: --trace needs a file name\n");
+                return 2;
+            }
             a->trace = val;
-        } else if (arg[0] == '-' && arg[1]) {
+            continue;
+        }
+        size_t k = 0;
+        while (k < sizeof(ints) / sizeof(ints[0]) && strcmp(arg, ints[k].flag) != 0)
+            k++;
+        if (k == sizeof(ints) / sizeof(ints[0])) {
             fprintf(stderr, "camclass-bench: unknown option %s; see --help\n", arg);
             return 2;
-        } else if (!a->model) {
-            takes_value = false;
-            a->model = arg;
-        } else {
-            fprintf(stderr, "camclass-bench: one MODEL only (got %s and %s); see --help\n",
-                    a->model, arg);
+        }
+        if (!parse_int(val, ints[k].lo, ints[k].hi, ints[k].dst)) {
+            fprintf(stderr, "camclass-bench: %s takes a whole number from %d to %d, not \"%s\"\n",
+                    arg, ints[k].lo, ints[k].hi, val ? val : "");
             return 2;
         }
-        if (takes_value)
-            i++;
-        continue;
-    bad_value:
-        fprintf(stderr, "camclass-bench: %s needs %s, got \"%s\"; see --help\n", arg,
-                strcmp(arg, "--backend") == 0 ? "auto, vulkan or cpu"
-                : strcmp(arg, "--trace") == 0 ? "a file name"
-                                              : "a number in range",
-                val ? val : "nothing");
-        return 2;
     }
     if (!a->model && !a->list_devices) {
         fprintf(stderr, "camclass-bench: no MODEL given; see --help\n");
