@@ -28,6 +28,7 @@
 
 enum cc_kernel {
     CC_KERNEL_CONV2D,         // general conv2d (groups, stride, padding, dilation)
+    CC_KERNEL_CONV2D_OC4,     // same, 4 output channels per invocation ((O/groups) % 4 == 0)
     CC_KERNEL_CONV2D_PW,      // 1×1 stride 1 unpadded groups 1, scalar pixel loads
     CC_KERNEL_CONV2D_PW_VEC4, // same, vec4 pixel loads/stores (HW % 4 == 0)
     CC_KERNEL_ADD,

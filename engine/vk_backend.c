@@ -233,8 +233,12 @@ static bool setup_conv(struct vk_state *s, const struct cc_node *n, struct blob_
         ns->groups[0] = ceil_div(nx, ns->local[0]);
         ns->groups[1] = Op / ob;
     } else {
-        const struct cc_kernel_info *row = &cc_kernel_table[CC_KERNEL_CONV2D];
-        ns->kernel = CC_KERNEL_CONV2D;
+        /* Four output channels per invocation share every input load, when they are in one
+         * group; otherwise (depthwise) one channel per invocation. */
+        bool oc4 = (O / a->groups) % 4 == 0;
+        ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
+        const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+        int64_t K = wt->count / O; // (C/groups) * KH * KW
         uint32_t spec[] = {(uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)O, (uint32_t)HO,
                            (uint32_t)WO, (uint32_t)KH, (uint32_t)KW, (uint32_t)a->stride[0],
                            (uint32_t)a->stride[1], (uint32_t)a->dilation[0],
@@ -244,18 +248,24 @@ static bool setup_conv(struct vk_state *s, const struct cc_node *n, struct blob_
         memcpy(ns->spec, spec, sizeof(spec));
         if (!(p = blob_reserve(w, (size_t)wt->count, &off)))
             return cc_error_set(err, "out of memory");
-        memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
-        ns->bind[1] = weight_src(off, (size_t)wt->count, false, wt->name);
+        if (oc4) { // (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels
+            for (int64_t o = 0; o < O; o++)
+                for (int64_t k = 0; k < K; k++)
+                    p[((o / 4) * K + k) * 4 + o % 4] = wt->data[o * K + k];
+        } else {
+            memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
+        }
+        ns->bind[1] = weight_src(off, (size_t)wt->count, oc4, wt->name);
         if (!(p = blob_reserve(w, (size_t)O, &off)))
             return cc_error_set(err, "out of memory");
         if (b)
             memcpy(p, b->data, (size_t)O * sizeof(float));
-        ns->bind[2] = weight_src(off, (size_t)O, false, b ? b->name : "bias");
+        ns->bind[2] = weight_src(off, (size_t)O, oc4, b ? b->name : "bias");
         ns->bind[0] = arena_src(s, n->inputs[0], false);
         int64_t nx = HO * ceil_div(WO, row->block[0]);
         ns->local[0] = local_for(nx);
         ns->groups[0] = ceil_div(nx, ns->local[0]);
-        ns->groups[1] = O;
+        ns->groups[1] = O / row->block[1];
     }
     ns->bind[3] = arena_src(s, n->outputs[0], false);
     return true;

@@ -1,9 +1,14 @@
 #version 450
 // General 2-D convolution, NCHW, any groups / stride / padding / dilation, fused bias + clamp.
-// One invocation computes PX consecutive output columns of one output row of one output
-// channel; the channel is the workgroup's y so that its weight loads are uniform. Every shape
-// is a specialization constant, so the KH×KW loops unroll (a depthwise 3×3 node becomes
-// straight-line code) and all index arithmetic folds.
+// One invocation computes PX consecutive output columns of one output row for OCB output
+// channels of one group; the channel block is the workgroup's y so that its weight loads are
+// uniform. Every shape is a specialization constant, so the KH×KW loops unroll (a depthwise
+// 3×3 node becomes straight-line code) and all index arithmetic folds.
+//   default: OCB = 1, weights (O, C/GROUPS, KH, KW) as scalars (depthwise and any grouping).
+//   OC4:     OCB = 4 (needs (O/GROUPS) % 4 == 0): each input load feeds 4 output channels;
+//            weights repacked at upload as vec4 texels (O/4, C/GROUPS, KH, KW).
+// Results are stored 4 columns at a time when WO % 4 == 0: a vec4 store costs about as much as
+// a scalar one on CPU drivers, which store lane by lane.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
 layout(constant_id = 0) const int C = 1;       // input channels
@@ -24,53 +29,84 @@ layout(constant_id = 14) const int GROUPS = 1;
 layout(constant_id = 15) const float ACT_MIN = -1.0 / 0.0; // fused clamp
 layout(constant_id = 16) const float ACT_MAX = 1.0 / 0.0;
 
-layout(binding = 0) uniform samplerBuffer X;     // (C, H, W)
-layout(binding = 1) uniform samplerBuffer Wt;    // (O, C/GROUPS, KH, KW)
-layout(binding = 2) uniform samplerBuffer Bias;  // (O), zeros when the node has no bias
-layout(binding = 3, std430) writeonly buffer Y { float y[]; }; // (O, HO, WO)
-
 #ifndef PX
-#define PX 8
+#define PX 8 // output columns per invocation, a multiple of 4
 #endif
+#ifdef OC4
+#define ACC vec4
+#define OCB 4
+#else
+#define ACC float
+#define OCB 1
+#endif
+
+layout(binding = 0) uniform samplerBuffer X;     // (C, H, W)
+layout(binding = 1) uniform samplerBuffer Wt;    // see above
+layout(binding = 2) uniform samplerBuffer Bias;  // (O) [vec4 (O/4) with OC4]; zeros if none
+layout(binding = 3, std430) writeonly buffer Y { vec4 y4[]; }; // (O, HO, WO) floats
+
 const int CG = C / GROUPS;
 const int OG = O / GROUPS;
 const int WB = (WO + PX - 1) / PX;
 
+/* Stores the PX columns of one output channel row starting at flat float index base. */
+void store_row(int base, int ox0, float v[PX])
+{
+    if (WO % 4 == 0) {
+        for (int q = 0; q < PX / 4; q++) {
+            if (ox0 + 4 * q < WO)
+                y4[base / 4 + q] = vec4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        }
+    } else {
+        for (int j = 0; j < PX; j++) {
+            int i = base + j;
+            if (ox0 + j < WO)
+                y4[i / 4][i % 4] = v[j];
+        }
+    }
+}
+
 void main()
 {
     int idx = int(gl_GlobalInvocationID.x);
-    int o = int(gl_WorkGroupID.y);
+    int ob = int(gl_WorkGroupID.y); // output channel block
     if (idx >= HO * WB)
         return;
     int oy = idx / WB;
     int ox0 = (idx - oy * WB) * PX;
-    int g = o / OG;
-    float b = texelFetch(Bias, o).x;
-    float acc[PX];
+    int g = ob * OCB / OG;
+    ACC b = ACC(texelFetch(Bias, ob));
+    ACC acc[PX];
     for (int j = 0; j < PX; j++)
         acc[j] = b;
     int iy0 = oy * SH - PADT;
     int ix0 = ox0 * SW - PADL;
     for (int ci = 0; ci < CG; ci++) {
         int cbase = (g * CG + ci) * H;
-        int wbase = (o * CG + ci) * KH * KW;
+        int wbase = (ob * CG + ci) * KH * KW;
         for (int ky = 0; ky < KH; ky++) {
             int iy = iy0 + ky * DH;
             bool yin = iy >= 0 && iy < H;
             int row = (cbase + clamp(iy, 0, H - 1)) * W;
             for (int kx = 0; kx < KW; kx++) {
-                float w = texelFetch(Wt, wbase + ky * KW + kx).x;
+                ACC w = ACC(texelFetch(Wt, wbase + ky * KW + kx));
                 for (int j = 0; j < PX; j++) {
                     int ix = ix0 + (j * SW + kx * DW);
                     float v = texelFetch(X, row + clamp(ix, 0, W - 1)).x;
-                    acc[j] += (yin && ix >= 0 && ix < W) ? v * w : 0.0;
+                    acc[j] += (yin && ix >= 0 && ix < W) ? v * w : ACC(0.0);
                 }
             }
         }
     }
-    int obase = (o * HO + oy) * WO;
-    for (int j = 0; j < PX; j++) {
-        if (ox0 + j < WO)
-            y[obase + ox0 + j] = clamp(acc[j], ACT_MIN, ACT_MAX);
+    for (int k = 0; k < OCB; k++) {
+        float v[PX];
+        for (int j = 0; j < PX; j++) {
+#ifdef OC4
+            v[j] = clamp(acc[j][k], ACT_MIN, ACT_MAX);
+#else
+            v[j] = clamp(acc[j], ACT_MIN, ACT_MAX);
+#endif
+        }
+        store_row(((ob * OCB + k) * HO + oy) * WO + ox0, ox0, v);
     }
 }
