@@ -217,10 +217,11 @@ static bool better_mode(const struct cc_mode *a, const struct cc_mode *b, int rw
     return format_rank(a->pixfmt) < format_rank(b->pixfmt);
 }
 
-static bool negotiate(struct cc_capture *cap, int fd, struct cc_error *err)
+// Chooses and sets the mode; fills *info (format, size, stride, image_bytes, fps).
+static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *info,
+                      struct cc_error *err)
 {
     const struct cc_capture_config *c = &cap->config;
-    struct cc_capture_info *info = &cap->info;
     struct cc_mode *modes = NULL;
     int n = 0;
     if (!cc_v4l2_enum_modes(fd, c->width, c->height, false, &modes, &n, err))
@@ -320,9 +321,9 @@ static void teardown(struct cc_capture *cap)
     cap->fd = -1;
 }
 
-static bool map_buffers(struct cc_capture *cap, struct cc_error *err)
+static bool map_buffers(struct cc_capture *cap, struct cc_capture_info *info, struct cc_error *err)
 {
-    const char *dev = cap->info.device;
+    const char *dev = info->device;
     struct v4l2_requestbuffers req = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
                                       .memory = V4L2_MEMORY_MMAP,
                                       .count = (uint32_t)cap->config.buffers};
@@ -346,7 +347,7 @@ static bool map_buffers(struct cc_capture *cap, struct cc_error *err)
             return cc_error_set(err, "%s: mmap of buffer %d failed: %s", dev, i, strerror(errno));
         cap->bufs[i] = (struct buffer){p, b.length};
     }
-    cap->info.buffers = cap->n_bufs;
+    info->buffers = cap->n_bufs;
     return true;
 }
 
@@ -369,17 +370,19 @@ static bool stream_on(struct cc_capture *cap, struct cc_error *err)
     return true;
 }
 
-// Opens the device, negotiates and maps buffers into cap (fd must be -1). On failure cap is
-// torn down again.
-static bool open_and_map(struct cc_capture *cap, struct cc_error *err)
+// Opens the device, negotiates and maps buffers into cap (fd must be -1); what was negotiated
+// goes to *info (device already set): cap->info at open, a scratch copy at a reopen, so that
+// cap->info never changes after open. On failure cap is torn down again.
+static bool open_and_map(struct cc_capture *cap, struct cc_capture_info *info,
+                         struct cc_error *err)
 {
     struct v4l2_capability caps;
-    cap->fd = cc_v4l2_open(cap->info.device, &caps, true, err);
+    cap->fd = cc_v4l2_open(info->device, &caps, true, err);
     if (cap->fd < 0)
         return false;
-    snprintf(cap->info.driver, sizeof(cap->info.driver), "%s", (const char *)caps.driver);
-    snprintf(cap->info.card, sizeof(cap->info.card), "%s", (const char *)caps.card);
-    if (!negotiate(cap, cap->fd, err) || !map_buffers(cap, err)) {
+    snprintf(info->driver, sizeof(info->driver), "%s", (const char *)caps.driver);
+    snprintf(info->card, sizeof(info->card), "%s", (const char *)caps.card);
+    if (!negotiate(cap, cap->fd, info, err) || !map_buffers(cap, info, err)) {
         teardown(cap);
         return false;
     }
@@ -432,7 +435,7 @@ struct cc_capture *cc_capture_open(const struct cc_capture_config *config, struc
         cc_error_set(err, "capture: eventfd failed: %s", strerror(errno));
         goto error;
     }
-    if (!open_and_map(cap, err))
+    if (!open_and_map(cap, &cap->info, err))
         goto error;
 
     struct cc_capture_info *i = &cap->info;
@@ -520,7 +523,6 @@ static bool wait_or_stop(struct cc_capture *cap, int ms)
 static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err)
 {
     const char *dev = cap->info.device;
-    struct cc_capture_info before = cap->info;
     pthread_mutex_lock(&cap->lock);
     cap->stats.lost++;
     teardown(cap);
@@ -537,27 +539,24 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
             err->msg[0] = '\0';
             return false;
         }
+        struct cc_capture_info again = {0};
+        snprintf(again.device, sizeof(again.device), "%s", dev);
         pthread_mutex_lock(&cap->lock);
-        bool ok = open_and_map(cap, &last) && stream_on(cap, &last);
-        if (ok && (cap->info.fourcc != before.fourcc || cap->info.width != before.width ||
-                   cap->info.height != before.height)) {
-            teardown(cap);
-            pthread_mutex_unlock(&cap->lock);
-            cap->info = before;
-            return cc_error_set(err, "camera %s came back but no longer gives %s %dx%d; "
-                                     "restart camclass", dev, cc_pixfmt_name(before.format),
-                                before.width, before.height);
-        }
-        if (ok) {
+        bool ok = open_and_map(cap, &again, &last) && stream_on(cap, &last);
+        bool same = again.fourcc == cap->info.fourcc && again.width == cap->info.width &&
+                    again.height == cap->info.height;
+        if (ok && same)
             cap->stats.reopened++;
-        } else {
+        else
             teardown(cap);
-        }
         pthread_mutex_unlock(&cap->lock);
+        if (ok && !same)
+            return cc_error_set(err, "camera %s came back but no longer gives %s %dx%d; "
+                                     "restart camclass", dev, cc_pixfmt_name(cap->info.format),
+                                cap->info.width, cap->info.height);
         if (ok) {
-            cap->info.fps = before.fps; // keep info stable for readers (rate is re-set anyway)
-            log_line(cap, "camera %s is back: %s %dx%d", dev, cc_pixfmt_name(cap->info.format),
-                     cap->info.width, cap->info.height);
+            log_line(cap, "camera %s is back: %s %dx%d", dev, cc_pixfmt_name(again.format),
+                     again.width, again.height);
             cap->seq_base = cap->have_seq ? cap->last_seq + 1 : 0;
             cap->have_seq = false;
             return true;

@@ -194,6 +194,90 @@ static void test_auto_choice(void)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Colours: channel order and range per format, on vivid's 75% colour bar
+ * ------------------------------------------------------------------------------------------- */
+
+// One frame of fmt at 320x180 with the still 75% colour bar; NULL on failure. The caller frees
+// the returned copy of the frame data.
+static uint8_t *grab_colourbar(enum cc_pixfmt fmt, int *stride)
+{
+    struct cc_error err = {""};
+    struct cc_capture_config c = config((int)fmt, 320, 180, 30);
+    struct cc_capture *cap = cc_capture_open(&c, &err);
+    if (!TF(cap != NULL, "open %s: %s", cc_pixfmt_name(fmt), err.msg))
+        return NULL;
+    TF(cc_capture_set_ctrl(cap, "test_pattern", "75% Colorbar", &err), "%s", err.msg);
+    TF(cc_capture_set_ctrl(cap, "horizontal_movement", "No Movement", &err), "%s", err.msg);
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    uint8_t *copy = NULL;
+    T(cc_capture_start(cap, slot, &err));
+    struct cc_frame *f;
+    for (int i = 0; i < 3; i++) { // the third frame: surely made after the controls changed
+        if (!T(cc_frame_slot_take(slot, 3000, &f, &err) == CC_SLOT_FRAME))
+            break;
+        if (i == 2 && (copy = malloc(f->size)) != NULL) {
+            memcpy(copy, f->data, f->size);
+            *stride = f->stride;
+        }
+        cc_frame_slot_release(slot, f);
+    }
+    cc_capture_destroy(cap);
+    cc_frame_slot_destroy(slot);
+    return copy;
+}
+
+static bool near(int v, int want)
+{
+    return v >= want - 4 && v <= want + 4;
+}
+
+static void test_colours(void)
+{
+    // Bars left to right: white, yellow, cyan, green, magenta, red, blue, black (40 px each at
+    // 320 wide); sampled on row 170, below vivid's text.
+    static const int rgb[8][3] = {{191, 191, 191}, {191, 191, 0}, {0, 191, 191}, {0, 191, 0},
+                                  {191, 0, 191},   {191, 0, 0},   {0, 0, 191},   {0, 0, 0}};
+    const int y = 170;
+    int stride;
+    uint8_t *p = grab_colourbar(CC_PIX_RGB24, &stride);
+    for (int b = 0; p && b < 8; b++) {
+        const uint8_t *px = p + (size_t)y * stride + (size_t)(40 * b + 20) * 3;
+        TF(near(px[0], rgb[b][0]) && near(px[1], rgb[b][1]) && near(px[2], rgb[b][2]),
+           "RGB3 bar %d: %d %d %d", b, px[0], px[1], px[2]);
+    }
+    free(p);
+    p = grab_colourbar(CC_PIX_BGR24, &stride);
+    for (int b = 0; p && b < 8; b++) {
+        const uint8_t *px = p + (size_t)y * stride + (size_t)(40 * b + 20) * 3;
+        TF(near(px[2], rgb[b][0]) && near(px[1], rgb[b][1]) && near(px[0], rgb[b][2]),
+           "BGR3 bar %d: %d %d %d (memory order B G R)", b, px[0], px[1], px[2]);
+    }
+    free(p);
+    // Luma: YUYV and NV12 limited range (75% white 180, black 16), GREY full range (191, 0).
+    p = grab_colourbar(CC_PIX_YUYV, &stride);
+    if (p) {
+        int white = p[(size_t)y * stride + 2 * 20], black = p[(size_t)y * stride + 2 * 300];
+        printf("  YUYV luma: 75%% white %d, black %d\n", white, black);
+        TF(near(white, 180) && near(black, 16), "YUYV luma white %d black %d", white, black);
+    }
+    free(p);
+    p = grab_colourbar(CC_PIX_NV12, &stride);
+    if (p) {
+        int white = p[(size_t)y * stride + 20], black = p[(size_t)y * stride + 300];
+        printf("  NV12 luma: 75%% white %d, black %d\n", white, black);
+        TF(near(white, 180) && near(black, 16), "NV12 luma white %d black %d", white, black);
+    }
+    free(p);
+    p = grab_colourbar(CC_PIX_GREY, &stride);
+    if (p) {
+        int white = p[(size_t)y * stride + 20], black = p[(size_t)y * stride + 300];
+        printf("  GREY: 75%% white %d, black %d\n", white, black);
+        TF(near(white, 191) && near(black, 0), "GREY white %d black %d", white, black);
+    }
+    free(p);
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Latest-frame-wins with a slow consumer
  * ------------------------------------------------------------------------------------------- */
 
@@ -447,6 +531,7 @@ static const struct {
     {"list", test_list},
     {"auto_choice", test_auto_choice},
     {"busy", test_busy},
+    {"colours", test_colours},
     {"formats", test_formats},
     {"slow_consumer", test_slow_consumer},
     {"disconnect_reopen", test_disconnect_reopen},

@@ -5,7 +5,8 @@
 #   tests/vm/run-vm.sh [options] [--] [guest command...]
 #     --bin PATH        copy a (statically linked) program into the guest's /bin; repeatable
 #     --shell           interactive guest shell on the console instead of a command (exit: poweroff -f)
-#     --output DIR      the guest's /out is copied back into DIR after the command (tar over ttyS1)
+#     --output DIR      the guest's /out is copied back into DIR after the command (a tar
+#                       written to a virtio disk; --output-mb sizes it, default 1024, sparse)
 #     --vivid 'ARGS'    vivid module parameters (default: one webcam-like capture node)
 #     --timeout S       kill qemu after S seconds (default 280)
 #     --cache DIR       kernel cache (default $CAMCLASS_VM_CACHE or ~/.cache/camclass-vm)
@@ -23,7 +24,7 @@ set -u
 vivid_args="n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0"
 timeout_s=280
 cache="${CAMCLASS_VM_CACHE:-$HOME/.cache/camclass-vm}"
-shell=0 output="" use_vmlinuz=0 verbose=0
+shell=0 output="" output_mb=1024 use_vmlinuz=0 verbose=0
 bins=()
 
 while [ $# -gt 0 ]; do
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     --bin) bins+=("$2"); shift 2 ;;
     --shell) shell=1; shift ;;
     --output) output="$2"; shift 2 ;;
+    --output-mb) output_mb="$2"; shift 2 ;;
     --vivid) vivid_args="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --cache) cache="$2"; shift 2 ;;
@@ -52,13 +54,16 @@ fi
 # and this host may have no modinfo, so the order is written down here.
 MODULES="mc videodev videobuf2-common videobuf2-v4l2 rc-core cec v4l2-dv-timings v4l2-tpg
   videobuf2-memops videobuf2-dma-contig videobuf2-vmalloc vivid"
+# For --output: a virtio disk (/dev/vda) that receives /out as a tar.
+DISK_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk"
 
-for tool in qemu-system-x86_64 cpio python3; do
-  command -v "$tool" >/dev/null || { echo "run-vm: $tool not found; run tools/setup.sh (installs qemu-system-x86 cpio python3)" >&2; exit 1; }
+for tool in qemu-system-x86_64 cpio python3 readelf; do
+  command -v "$tool" >/dev/null || { echo "run-vm: $tool not found; run tools/setup.sh (installs qemu-system-x86 cpio python3 binutils)" >&2; exit 1; }
 done
 busybox=""
 for b in /bin/busybox /usr/bin/busybox; do
-  if [ -x "$b" ] && file -L "$b" 2>/dev/null | grep -q 'statically linked'; then busybox="$b"; break; fi
+  # Static: no program interpreter (readelf comes with binutils, part of build-essential).
+  if [ -x "$b" ] && ! readelf -l "$b" 2>/dev/null | grep -q 'program interpreter'; then busybox="$b"; break; fi
 done
 [ -n "$busybox" ] || { echo "run-vm: no statically linked busybox; apt-get install busybox-static" >&2; exit 1; }
 
@@ -108,13 +113,13 @@ fetch_kernel() { # $1 package name; fills $cache/$1
     rm -f "$tmp/out/vmlinux"
   fi
   local m f
-  for m in $MODULES; do
+  for m in $MODULES $DISK_MODULES; do
     f=$(find "$tmp/root/lib/modules" \( -name "$m.ko*" -o -name "${m//-/_}.ko*" \) | head -n1)
     [ -n "$f" ] || { echo "run-vm: module $m missing from $pkg" >&2; rm -rf "$tmp"; return 1; }
     case "$f" in
-      *.ko.xz) xz -dc "$f" >"$tmp/out/modules/$m.ko" ;;
-      *.ko.zst) zstd -qdc "$f" >"$tmp/out/modules/$m.ko" ;;
+      *.ko.xz) python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$f" >"$tmp/out/modules/$m.ko" ;;
       *.ko.gz) gzip -dc "$f" >"$tmp/out/modules/$m.ko" ;;
+      *.ko.zst) zstd -qdc "$f" >"$tmp/out/modules/$m.ko" || echo "run-vm: zstd needed for $f (apt-get install zstd)" >&2 ;;
       *) cp "$f" "$tmp/out/modules/$m.ko" ;;
     esac || { rm -rf "$tmp"; return 1; }
   done
@@ -122,15 +127,21 @@ fetch_kernel() { # $1 package name; fills $cache/$1
   mv "$tmp/out" "$dir" && rm -rf "$tmp"
 }
 
+have_kernel() { # $1 package: true when its cache folder is complete
+  local m
+  [ -n "$1" ] && [ -f "$cache/$1/vmlinuz" ] || return 1
+  for m in $MODULES $DISK_MODULES; do [ -f "$cache/$1/modules/$m.ko" ] || return 1; done
+}
+
 mkdir -p "$cache" || exit 1
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
-if [ -n "$pkg" ] && [ ! -f "$cache/$pkg/modules/vivid.ko" ]; then
+if [ -n "$pkg" ] && ! have_kernel "$pkg"; then
   fetch_kernel "$pkg" || pkg=""
 fi
-if [ -z "$pkg" ] || [ ! -f "$cache/$pkg/modules/vivid.ko" ]; then
+if ! have_kernel "$pkg"; then
   # No apt or no network: the newest kernel fetched before.
   pkg=$(ls -1 "$cache" 2>/dev/null | grep '^linux-image-' | sort -V | tail -n1)
-  if [ -z "$pkg" ] || [ ! -f "$cache/$pkg/modules/vivid.ko" ]; then
+  if ! have_kernel "$pkg"; then
     echo "run-vm: no Debian kernel available: apt-get download of linux-image-amd64's kernel failed and $cache holds none; check network access to the Debian mirror" >&2
     exit 1
   fi
@@ -145,7 +156,7 @@ kernel="$kdir/vmlinux"
 # ---------------------------------------------------------------------------------------------
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/camclass-vm.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT
+[ -n "${CAMCLASS_VM_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
 root="$work/root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/modules}
 cp "$busybox" "$root/bin/busybox"
@@ -174,6 +185,9 @@ for m in $(echo $MODULES); do
   if [ \$m = vivid ]; then insmod /lib/modules/vivid.ko $vivid_args; else insmod /lib/modules/\$m.ko; fi \
     || echo "run-vm guest: insmod \$m failed"
 done
+if [ -n "$output" ]; then
+  for m in $DISK_MODULES; do insmod /lib/modules/\$m.ko || echo "run-vm guest: insmod \$m failed"; done
+fi
 i=0; while [ ! -e /dev/video0 ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
 echo "CAMCLASS-VM-READY uptime=\$(cut -d' ' -f1 /proc/uptime)"
 if [ $shell = 1 ]; then
@@ -186,8 +200,9 @@ else
 fi
 echo "CAMCLASS-VM-DONE uptime=\$(cut -d' ' -f1 /proc/uptime)"
 if [ -n "$output" ]; then
-  stty -F /dev/ttyS1 raw -echo 2>/dev/null
-  (cd /out && tar -c .) >/dev/ttyS1
+  i=0; while [ ! -e /dev/vda ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
+  (cd /out && tar -c .) >/dev/vda || echo "run-vm guest: writing /out to /dev/vda failed (too big for --output-mb?)"
+  sync
 fi
 echo "CAMCLASS-VM-EXIT=\$rc"
 sync
@@ -204,10 +219,10 @@ append="console=ttyS0 rdinit=/init panic=-1 oops=panic tsc=reliable no_timer_che
 [ "$verbose" = 1 ] || append="$append quiet loglevel=1"
 qemu=(qemu-system-x86_64 -accel tcg -cpu max -m 768 -smp 1 -nodefaults -no-reboot
   -display none -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "$append")
+qemu+=(-serial stdio)
 if [ -n "$output" ]; then
-  qemu+=(-serial stdio -serial "file:$work/out.tar")
-else
-  qemu+=(-serial stdio)
+  truncate -s "${output_mb}M" "$work/out.tar" || exit 1
+  qemu+=(-drive "if=none,id=out,file=$work/out.tar,format=raw" -device virtio-blk-pci,drive=out)
 fi
 
 start=$(date +%s.%N)
@@ -221,8 +236,16 @@ qrc=${PIPESTATUS[0]}
 end=$(date +%s.%N)
 secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 
-if [ -n "$output" ] && [ -s "$work/out.tar" ]; then
-  mkdir -p "$output" && tar -xf "$work/out.tar" -C "$output" && echo "run-vm: guest /out copied to $output" >&2
+if [ -n "$output" ]; then
+  if [ "$(head -c 512 "$work/out.tar" | tr -d '\0' | wc -c)" -eq 0 ]; then
+    echo "run-vm: the guest wrote nothing to the output disk (see the console above)" >&2
+    qrc=1
+  elif mkdir -p "$output" && tar -xf "$work/out.tar" -C "$output"; then
+    echo "run-vm: guest /out copied to $output" >&2
+  else
+    echo "run-vm: could not unpack the guest's /out into $output" >&2
+    qrc=1
+  fi
 fi
 rc=$(tr -d '\r' <"$work/console.log" | sed -n 's/^CAMCLASS-VM-EXIT=\([0-9]*\)$/\1/p' | tail -n1)
 if [ -z "$rc" ]; then
@@ -234,4 +257,5 @@ if [ -z "$rc" ]; then
   exit 1
 fi
 echo "run-vm: guest exit status $rc after ${secs}s" >&2
+[ "$rc" = 0 ] && [ -n "$output" ] && [ "$qrc" != 0 ] && rc=1
 exit "$rc"
