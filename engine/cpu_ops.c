@@ -1,7 +1,12 @@
 /* camclass — plain C ops (see cpu_ops.h).
  *
- * Sections: helpers, conv2d (a GEMM path for 1x1 convs and a direct path for the rest),
- * the small ops, the node wrappers and their table.
+ * Sections: helpers; conv2d; the small ops; the node wrappers and their table.
+ * conv2d takes one of three paths, all summing in float:
+ *   - pointwise (1x1, stride 1, no padding): a register-tiled GEMM straight on the input;
+ *   - one input channel per group (depthwise): a row kernel over a zero-padded copy of the
+ *     input plane;
+ *   - anything else (the 3x3 stem, grouped convs): the same GEMM on im2col chunks.
+ * Portable C with GCC/Clang vector extensions; no intrinsics, no CPU-specific flags.
  */
 #include <math.h>
 #include <string.h>
