@@ -217,6 +217,18 @@ static bool better_mode(const struct cc_mode *a, const struct cc_mode *b, int rw
     return format_rank(a->pixfmt) < format_rank(b->pixfmt);
 }
 
+int cc_capture_choose_mode(const struct cc_mode *modes, int n, const struct cc_capture_config *c)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (modes[i].pixfmt < 0 || (c->format >= 0 && modes[i].pixfmt != c->format))
+            continue;
+        if (best < 0 || better_mode(&modes[i], &modes[best], c->width, c->height, c->fps))
+            best = i;
+    }
+    return best;
+}
+
 // Chooses and sets the mode; fills *info (format, size, stride, image_bytes, fps).
 static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *info,
                       struct cc_error *err)
@@ -227,13 +239,8 @@ static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *in
     if (!cc_v4l2_enum_modes(fd, c->width, c->height, false, &modes, &n, err))
         return false;
 
-    const struct cc_mode *best = NULL;
-    for (int i = 0; i < n; i++) {
-        if (c->format >= 0 && modes[i].pixfmt != c->format)
-            continue;
-        if (!best || better_mode(&modes[i], best, c->width, c->height, c->fps))
-            best = &modes[i];
-    }
+    int chosen_i = cc_capture_choose_mode(modes, n, c);
+    const struct cc_mode *best = chosen_i >= 0 ? &modes[chosen_i] : NULL;
     if (!best) {
         bool ok = c->format >= 0
                       ? cc_error_set(err, "%s offers no %s; leave the format to camclass or pick "

@@ -37,6 +37,12 @@ int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_captu
 bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes,
                         int *n, struct cc_error *err);
 
+/* The best mode for the request (config's size, fps, format; defaults already applied): the
+ * closest size (exact, else the smallest covering one, else the largest), then the one reaching
+ * the rate (or coming closest), then by format preference YUYV, NV12, BGR3, RGB3, MJPG, GREY.
+ * Returns an index into modes, or -1 when none is usable. */
+int cc_capture_choose_mode(const struct cc_mode *modes, int n, const struct cc_capture_config *c);
+
 void cc_fourcc_str(uint32_t fourcc, char out[5]);
 
 /* The capture's fd, locked against a reopen; -1 while the camera is lost. Unlock after use. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -480,6 +481,40 @@ static void test_missing_device(void)
     T(strstr(err.msg, "not a video capture device") != NULL);
 }
 
+// As an unprivileged user (the guest's /dev/video0 is root-only, mode 0600): the 'video' hint.
+static void test_permission(void)
+{
+    int pipefd[2];
+    if (!T(pipe(pipefd) == 0))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        struct cc_error err = {""};
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            snprintf(err.msg, sizeof(err.msg), "setuid failed: %s", strerror(errno));
+        else {
+            struct cc_capture_config c = config(-1, 320, 180, 30);
+            struct cc_capture *cap = cc_capture_open(&c, &err);
+            if (cap)
+                snprintf(err.msg, sizeof(err.msg), "opened as uid 65534");
+            cc_capture_destroy(cap);
+        }
+        ssize_t w = write(pipefd[1], err.msg, strlen(err.msg) + 1);
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(pipefd[1]);
+    char msg[512] = "";
+    ssize_t r = read(pipefd[0], msg, sizeof(msg) - 1);
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    T(r > 0);
+    printf("  as uid 65534: %s\n", msg);
+    TF(strstr(msg, "permission denied opening /dev/video0") && strstr(msg, "'video' group"),
+       "message: %s", msg);
+}
+
 static void test_busy(void)
 {
     struct cc_error err = {""};
@@ -530,6 +565,7 @@ static const struct {
     {"missing_device", test_missing_device},
     {"list", test_list},
     {"auto_choice", test_auto_choice},
+    {"permission", test_permission},
     {"busy", test_busy},
     {"colours", test_colours},
     {"formats", test_formats},
