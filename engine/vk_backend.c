@@ -65,6 +65,7 @@ struct vk_state {
     VkCommandBuffer cmd; // recorded once at create, re-submitted per run
     VkFence fence;
     VkQueryPool queries; // 2 per dispatch when profiling, else VK_NULL_HANDLE
+    uint64_t *stamps;                // (2 * n_timings) query results
     struct cc_layer_timing *timings; // (n_timings)
     int n_timings;
 };
@@ -482,15 +483,17 @@ static bool record(struct vk_state *s, struct cc_error *err)
             vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, 1, &c);
             continue;
         }
+        /* Both timestamps at the compute stage: the first is written once the previous
+         * dispatch has finished (a top-of-pipe one may be written while it still runs). */
         if (s->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s->queries,
+            vkCmdWriteTimestamp(cmd, CS, s->queries,
                                 (uint32_t)(2 * q));
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
                                 s->kernels->layout[st->kernel], 0, 1, &st->set, 0, NULL);
         vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
         if (s->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s->queries,
+            vkCmdWriteTimestamp(cmd, CS, s->queries,
                                 (uint32_t)(2 * q + 1));
         q++;
     }
@@ -636,12 +639,13 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     s->n_timings = n_dispatch;
     if (opts->profile && s->vk->timestamp_valid_bits > 0 && n_dispatch > 0) {
         s->timings = calloc((size_t)n_dispatch, sizeof(*s->timings));
+        s->stamps = calloc((size_t)(2 * n_dispatch), sizeof(*s->stamps));
         VkQueryPoolCreateInfo qci = {
             .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
             .queryType = VK_QUERY_TYPE_TIMESTAMP,
             .queryCount = (uint32_t)(2 * n_dispatch),
         };
-        if (!s->timings) {
+        if (!s->timings || !s->stamps) {
             cc_error_set(err, "out of memory");
             goto error;
         }
@@ -689,17 +693,13 @@ static bool vk_run(void *state, const float *input, float *output, struct cc_err
         memcpy(output, s->staging_out.map, s->out_bytes);
 
     if (s->queries) {
-        uint64_t *ts = calloc((size_t)(2 * s->n_timings), sizeof(uint64_t));
-        if (!ts)
-            return cc_error_set(err, "out of memory");
+        uint64_t *ts = s->stamps;
         VkResult r = vkGetQueryPoolResults(
             s->vk->device, s->queries, 0, (uint32_t)(2 * s->n_timings),
             (size_t)(2 * s->n_timings) * sizeof(uint64_t), ts, sizeof(uint64_t),
             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (!cc_vk_check(r, "vkGetQueryPoolResults", err)) {
-            free(ts);
+        if (!cc_vk_check(r, "vkGetQueryPoolResults", err))
             return false;
-        }
         uint32_t bits = s->vk->timestamp_valid_bits;
         uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
         double period = s->vk->props.limits.timestampPeriod; // ns per tick
@@ -707,7 +707,6 @@ static bool vk_run(void *state, const float *input, float *output, struct cc_err
             uint64_t d = ((ts[2 * i + 1] & mask) - (ts[2 * i] & mask)) & mask;
             s->timings[i].ms = (double)d * period * 1e-6;
         }
-        free(ts);
     }
     return true;
 }
@@ -760,6 +759,7 @@ static void vk_destroy(void *state)
     free(s->pipelines);
     free(s->steps);
     free(s->timings);
+    free(s->stamps);
     free(s);
 }
 
