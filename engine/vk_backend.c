@@ -666,6 +666,11 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     if (!cc_vk_check(vkCreateFence(s->vk->device, &fci, NULL, &s->fence), "vkCreateFence", err) ||
         !record(s, err))
         goto error;
+    /* One warm-up submission: drivers may finish compiling pipelines at their first dispatch
+     * (lavapipe does: its first run took ~500 ms against ~50 ms after), which belongs to the
+     * load, not to the first frame. The arena holds no input yet; its results are unused. */
+    if (!cc_vk_submit_wait(s->vk, s->cmd, s->fence, err))
+        goto error;
     return s;
 
 error:
