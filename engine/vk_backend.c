@@ -21,6 +21,7 @@
 #include "kernels.h"
 #include "plan.h"
 #include "vk_context.h"
+#include "vk_nodes.h"
 
 /* One recorded step: a dispatch, or a copy for a reshape the plan did not alias. */
 struct vk_step {
@@ -72,36 +73,6 @@ struct vk_state {
 
 static void vk_destroy(void *state);
 
-/* ---------------------------------------------------------------------------------------- */
-/* Weight packing: one host array, each blob at an aligned offset                             */
-
-struct blob_writer {
-    float *data; // (cap) floats
-    size_t n, cap;
-    size_t align_floats;
-};
-
-/* Reserves count zeroed floats at an aligned offset; returns a pointer to them (and the byte
- * offset in *off), NULL when out of memory. The pointer is valid until the next call. */
-static float *blob_reserve(struct blob_writer *w, size_t count, size_t *off)
-{
-    size_t start = (w->n + w->align_floats - 1) / w->align_floats * w->align_floats;
-    size_t end = start + (count ? count : 4);
-    if (end > w->cap) {
-        size_t cap = w->cap ? w->cap : 1 << 16;
-        while (cap < end)
-            cap *= 2;
-        float *d = realloc(w->data, cap * sizeof(float));
-        if (!d)
-            return NULL;
-        memset(d + w->cap, 0, (cap - w->cap) * sizeof(float));
-        w->data = d;
-        w->cap = cap;
-    }
-    w->n = end;
-    *off = start * sizeof(float);
-    return w->data + start;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Descriptors                                                                               */
@@ -137,231 +108,8 @@ static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDevi
     return true;
 }
 
-/* One binding's source: a texel view of a range (weights or arena), or a storage range. */
-struct binding_src {
-    bool weights;     // in the weights buffer (else the arena)
-    VkDeviceSize off; // bytes
-    VkDeviceSize bytes;
-    bool vec4;        // texel view format RGBA32F (else R32F)
-    const char *what; // tensor name for messages
-};
-
-/* ---------------------------------------------------------------------------------------- */
-/* Per-node kernel choice                                                                    */
-
-/* Smallest power of two ≥ n, within [8, 64]: small layers do not waste a 64-wide group. */
-static uint32_t local_for(int64_t n)
-{
-    uint32_t l = 8;
-    while (l < 64 && (int64_t)l < n)
-        l *= 2;
-    return l;
-}
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return (a + b - 1) / b;
-}
-
-/* What a node needs: kernel, specialization, dispatch, bindings (weights already packed). */
-struct node_setup {
-    enum cc_kernel kernel;
-    uint32_t spec[CC_KERNEL_MAX_SPEC];
-    uint32_t local[3];
-    int64_t groups[3];
-    struct binding_src bind[CC_KERNEL_MAX_BINDINGS];
-};
-
-static struct binding_src arena_src(const struct vk_state *s, int t, bool vec4)
-{
-    const struct cc_tensor *ten = &s->model->tensors[t];
-    return (struct binding_src){
-        .off = s->plan.offset[t],
-        .bytes = (VkDeviceSize)ten->count * sizeof(float),
-        .vec4 = vec4,
-        .what = ten->name,
-    };
-}
-
-static struct binding_src weight_src(size_t off, size_t floats, bool vec4, const char *what)
-{
-    return (struct binding_src){
-        .weights = true, .off = off, .bytes = floats * sizeof(float), .vec4 = vec4, .what = what,
-    };
-}
-
-static bool setup_conv(struct vk_state *s, const struct cc_node *n, struct blob_writer *w,
-                       struct node_setup *ns, struct cc_error *err)
-{
-    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
-    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
-    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
-    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
-    const struct cc_conv2d_attrs *a = &n->attrs.conv;
-    int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
-    int64_t O = y->shape[1], HO = y->shape[2], WO = y->shape[3];
-    int64_t KH = wt->shape[2], KW = wt->shape[3];
-    float *p;
-    size_t off;
-
-    bool pointwise = KH == 1 && KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
-                     a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 &&
-                     a->groups == 1;
-    if (pointwise) {
-        bool vec4 = (H * W) % 4 == 0;
-        const struct cc_kernel_info *row = &cc_kernel_table[CC_KERNEL_CONV2D_PW];
-        int64_t ob = row->block[1], pb = row->block[0];
-        int64_t Op = ceil_div(O, ob) * ob;
-        ns->kernel = vec4 ? CC_KERNEL_CONV2D_PW_VEC4 : CC_KERNEL_CONV2D_PW;
-        uint32_t spec[] = {(uint32_t)C, (uint32_t)(H * W), (uint32_t)O,
-                           cc_kernel_spec_float(n->act.min), cc_kernel_spec_float(n->act.max)};
-        memcpy(ns->spec, spec, sizeof(spec));
-        /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
-        if (!(p = blob_reserve(w, (size_t)(Op * C), &off)))
-            return cc_error_set(err, "out of memory");
-        for (int64_t o = 0; o < O; o++)
-            for (int64_t c = 0; c < C; c++)
-                p[((o / 4) * C + c) * 4 + o % 4] = wt->data[o * C + c];
-        ns->bind[1] = weight_src(off, (size_t)(Op * C), true, wt->name);
-        if (!(p = blob_reserve(w, (size_t)Op, &off)))
-            return cc_error_set(err, "out of memory");
-        if (b)
-            memcpy(p, b->data, (size_t)O * sizeof(float));
-        ns->bind[2] = weight_src(off, (size_t)Op, true, b ? b->name : "bias");
-        ns->bind[0] = arena_src(s, n->inputs[0], vec4);
-        int64_t nx = ceil_div(H * W, pb);
-        ns->local[0] = local_for(nx);
-        ns->groups[0] = ceil_div(nx, ns->local[0]);
-        ns->groups[1] = Op / ob;
-    } else {
-        /* Four output channels per invocation share every input load, when they are in one
-         * group; otherwise (depthwise) one channel per invocation. */
-        bool oc4 = (O / a->groups) % 4 == 0;
-        ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
-        const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
-        int64_t K = wt->count / O; // (C/groups) * KH * KW
-        uint32_t spec[] = {(uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)O, (uint32_t)HO,
-                           (uint32_t)WO, (uint32_t)KH, (uint32_t)KW, (uint32_t)a->stride[0],
-                           (uint32_t)a->stride[1], (uint32_t)a->dilation[0],
-                           (uint32_t)a->dilation[1], (uint32_t)a->pad[0], (uint32_t)a->pad[1],
-                           (uint32_t)a->groups, cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max)};
-        memcpy(ns->spec, spec, sizeof(spec));
-        if (!(p = blob_reserve(w, (size_t)wt->count, &off)))
-            return cc_error_set(err, "out of memory");
-        if (oc4) { // (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels
-            for (int64_t o = 0; o < O; o++)
-                for (int64_t k = 0; k < K; k++)
-                    p[((o / 4) * K + k) * 4 + o % 4] = wt->data[o * K + k];
-        } else {
-            memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
-        }
-        ns->bind[1] = weight_src(off, (size_t)wt->count, oc4, wt->name);
-        if (!(p = blob_reserve(w, (size_t)O, &off)))
-            return cc_error_set(err, "out of memory");
-        if (b)
-            memcpy(p, b->data, (size_t)O * sizeof(float));
-        ns->bind[2] = weight_src(off, (size_t)O, oc4, b ? b->name : "bias");
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
-        int64_t nx = HO * ceil_div(WO, row->block[0]);
-        ns->local[0] = local_for(nx);
-        ns->groups[0] = ceil_div(nx, ns->local[0]);
-        ns->groups[1] = O / row->block[1];
-    }
-    ns->bind[3] = arena_src(s, n->outputs[0], false);
-    return true;
-}
-
-static bool setup_linear(struct vk_state *s, const struct cc_node *n, struct blob_writer *w,
-                         struct node_setup *ns, struct cc_error *err)
-{
-    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
-    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
-    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
-    int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
-    float *p;
-    size_t off;
-    ns->kernel = CC_KERNEL_LINEAR;
-    uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
-                       cc_kernel_spec_float(n->act.max)};
-    memcpy(ns->spec, spec, sizeof(spec));
-    /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
-    if (!(p = blob_reserve(w, (size_t)(N * K4 * 4), &off)))
-        return cc_error_set(err, "out of memory");
-    for (int64_t i = 0; i < N; i++)
-        memcpy(p + i * K4 * 4, wt->data + i * K, (size_t)K * sizeof(float));
-    ns->bind[1] = weight_src(off, (size_t)(N * K4 * 4), true, wt->name);
-    if (!(p = blob_reserve(w, (size_t)N, &off)))
-        return cc_error_set(err, "out of memory");
-    if (b)
-        memcpy(p, b->data, (size_t)N * sizeof(float));
-    ns->bind[2] = weight_src(off, (size_t)N, false, b ? b->name : "bias");
-    ns->bind[0] = arena_src(s, n->inputs[0], false);
-    ns->bind[3] = arena_src(s, n->outputs[0], false);
-    ns->local[0] = local_for(N);
-    ns->groups[0] = ceil_div(N, ns->local[0]);
-    return true;
-}
-
-/* Fills ns for node i. Returns false with err set; *skip is set for nodes that need no
- * dispatch. */
-static bool setup_node(struct vk_state *s, int i, struct blob_writer *w, struct node_setup *ns,
-                       struct cc_error *err)
-{
-    const struct cc_node *n = &s->model->nodes[i];
-    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
-    memset(ns, 0, sizeof(*ns));
-    ns->local[0] = 64;
-    ns->local[1] = ns->local[2] = 1;
-    ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
-    switch (n->op) {
-    case CC_OP_CONV2D:
-        return setup_conv(s, n, w, ns, err);
-    case CC_OP_LINEAR:
-        return setup_linear(s, n, w, ns, err);
-    case CC_OP_ADD:
-    case CC_OP_CLAMP: {
-        bool add = n->op == CC_OP_ADD;
-        ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
-        uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max)};
-        memcpy(ns->spec, spec, sizeof(spec));
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
-        if (add)
-            ns->bind[1] = arena_src(s, n->inputs[1], false);
-        ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
-        ns->groups[0] = ceil_div(x->count, 64);
-        return true;
-    }
-    case CC_OP_GLOBAL_AVG_POOL: {
-        ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
-        int64_t C = x->shape[1];
-        ns->spec[0] = (uint32_t)C;
-        ns->spec[1] = (uint32_t)(x->shape[2] * x->shape[3]);
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
-        ns->bind[1] = arena_src(s, n->outputs[0], false);
-        ns->local[0] = local_for(C);
-        ns->groups[0] = ceil_div(C, ns->local[0]);
-        return true;
-    }
-    case CC_OP_SOFTMAX:
-        ns->kernel = CC_KERNEL_SOFTMAX;
-        ns->spec[0] = (uint32_t)x->count;
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
-        ns->bind[1] = arena_src(s, n->outputs[0], false);
-        return true;
-    case CC_OP_FLATTEN:
-    case CC_OP_RESHAPE:
-        ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
-        return true;
-    default:
-        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend",
-                            n->name, cc_op_name(n->op));
-    }
-}
-
 /* Returns the shared pipeline for a specialization, building it on first use. */
-static bool get_pipeline(struct vk_state *s, const struct node_setup *ns, VkPipeline *out,
+static bool get_pipeline(struct vk_state *s, const struct cc_vk_node *ns, VkPipeline *out,
                          struct cc_error *err)
 {
     int n_spec = cc_kernel_table[ns->kernel].n_spec;
@@ -388,7 +136,7 @@ static bool get_pipeline(struct vk_state *s, const struct node_setup *ns, VkPipe
 /* ---------------------------------------------------------------------------------------- */
 /* Create                                                                                    */
 
-static bool write_set(struct vk_state *s, struct vk_step *st, const struct node_setup *ns,
+static bool write_set(struct vk_state *s, struct vk_step *st, const struct cc_vk_node *ns,
                       struct cc_error *err)
 {
     const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
@@ -406,7 +154,7 @@ static bool write_set(struct vk_state *s, struct vk_step *st, const struct node_
     VkBufferView views[CC_KERNEL_MAX_BINDINGS];
     VkDescriptorBufferInfo infos[CC_KERNEL_MAX_BINDINGS];
     for (int b = 0; b < row->n_bindings; b++) {
-        const struct binding_src *src = &ns->bind[b];
+        const struct cc_vk_binding *src = &ns->bind[b];
         VkBuffer buf = src->weights ? s->weights.buffer : s->arena.buffer;
         wr[b] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
@@ -515,8 +263,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
                        struct cc_error *err)
 {
     struct vk_state *s = calloc(1, sizeof(*s));
-    struct node_setup *setups = NULL;
-    struct blob_writer w = {0};
+    struct cc_vk_node *setups = NULL;
+    struct cc_vk_weights w = {0};
     if (!s) {
         cc_error_set(err, "out of memory");
         return NULL;
@@ -548,7 +296,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
     int n_dispatch = 0;
     for (int i = 0; i < nn; i++) {
-        if (!setup_node(s, i, &w, &setups[i], err))
+        if (!cc_vk_node_setup(model, s->plan.offset, i, &w, &setups[i], err))
             goto error;
         if (setups[i].kernel != CC_KERNEL_COUNT)
             n_dispatch++;
@@ -572,8 +320,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
                            CC_VK_MEM_DEVICE, err) ||
         !cc_vk_upload(s->vk, &s->weights, 0, w.data, w.n * sizeof(float), err))
         goto error;
-    free(w.data);
-    w.data = NULL;
+    cc_vk_weights_finish(&w);
     if (!cc_vk_buffer_init(s->vk, &s->arena, s->plan.arena_size,
                            VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
@@ -608,7 +355,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
 
     /* Steps: pipelines (shared between equal specializations) and descriptor sets. */
     for (int i = 0; i < nn; i++) {
-        const struct node_setup *ns = &setups[i];
+        const struct cc_vk_node *ns = &setups[i];
         struct vk_step *st = &s->steps[s->n_steps];
         st->node = i;
         st->kernel = ns->kernel;
@@ -675,7 +422,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
 
 error:
     free(setups);
-    free(w.data);
+    cc_vk_weights_finish(&w);
     vk_destroy(s);
     return NULL;
 }

@@ -1,0 +1,251 @@
+/* camclass — Vulkan backend: per-node kernel choice and weight repacking (see vk_nodes.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_nodes.h"
+
+/* What the setup functions read: the model and the plan's offsets. */
+struct setup_ctx {
+    const struct cc_model *model;
+    const size_t *offset; // (model->n_tensors) bytes in the arena
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Weight packing: one host array, each blob at an aligned offset                             */
+
+
+void cc_vk_weights_finish(struct cc_vk_weights *w)
+{
+    free(w->data);
+    memset(w, 0, sizeof(*w));
+}
+
+/* Reserves count zeroed floats at an aligned offset; returns a pointer to them (and the byte
+ * offset in *off), NULL when out of memory. The pointer is valid until the next call. */
+static float *weights_reserve(struct cc_vk_weights *w, size_t count, size_t *off)
+{
+    size_t start = (w->n + w->align_floats - 1) / w->align_floats * w->align_floats;
+    size_t end = start + (count ? count : 4);
+    if (end > w->cap) {
+        size_t cap = w->cap ? w->cap : 1 << 16;
+        while (cap < end)
+            cap *= 2;
+        float *d = realloc(w->data, cap * sizeof(float));
+        if (!d)
+            return NULL;
+        memset(d + w->cap, 0, (cap - w->cap) * sizeof(float));
+        w->data = d;
+        w->cap = cap;
+    }
+    w->n = end;
+    *off = start * sizeof(float);
+    return w->data + start;
+}
+
+
+
+/* ---------------------------------------------------------------------------------------- */
+/* Per-node kernel choice                                                                    */
+
+/* Smallest power of two ≥ n, within [8, 64]: small layers do not waste a 64-wide group. */
+static uint32_t local_for(int64_t n)
+{
+    uint32_t l = 8;
+    while (l < 64 && (int64_t)l < n)
+        l *= 2;
+    return l;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+
+static struct cc_vk_binding arena_src(const struct setup_ctx *s, int t, bool vec4)
+{
+    const struct cc_tensor *ten = &s->model->tensors[t];
+    return (struct cc_vk_binding){
+        .off = s->offset[t],
+        .bytes = (VkDeviceSize)ten->count * sizeof(float),
+        .vec4 = vec4,
+        .what = ten->name,
+    };
+}
+
+static struct cc_vk_binding weight_src(size_t off, size_t floats, bool vec4, const char *what)
+{
+    return (struct cc_vk_binding){
+        .weights = true, .off = off, .bytes = floats * sizeof(float), .vec4 = vec4, .what = what,
+    };
+}
+
+static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_weights *w,
+                       struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
+    int64_t O = y->shape[1], HO = y->shape[2], WO = y->shape[3];
+    int64_t KH = wt->shape[2], KW = wt->shape[3];
+    float *p;
+    size_t off;
+
+    bool pointwise = KH == 1 && KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
+                     a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 &&
+                     a->groups == 1;
+    if (pointwise) {
+        bool vec4 = (H * W) % 4 == 0;
+        const struct cc_kernel_info *row = &cc_kernel_table[CC_KERNEL_CONV2D_PW];
+        int64_t ob = row->block[1], pb = row->block[0];
+        int64_t Op = ceil_div(O, ob) * ob;
+        ns->kernel = vec4 ? CC_KERNEL_CONV2D_PW_VEC4 : CC_KERNEL_CONV2D_PW;
+        uint32_t spec[] = {(uint32_t)C, (uint32_t)(H * W), (uint32_t)O,
+                           cc_kernel_spec_float(n->act.min), cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
+        if (!(p = weights_reserve(w, (size_t)(Op * C), &off)))
+            return cc_error_set(err, "out of memory");
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t c = 0; c < C; c++)
+                p[((o / 4) * C + c) * 4 + o % 4] = wt->data[o * C + c];
+        ns->bind[1] = weight_src(off, (size_t)(Op * C), true, wt->name);
+        if (!(p = weights_reserve(w, (size_t)Op, &off)))
+            return cc_error_set(err, "out of memory");
+        if (b)
+            memcpy(p, b->data, (size_t)O * sizeof(float));
+        ns->bind[2] = weight_src(off, (size_t)Op, true, b ? b->name : "bias");
+        ns->bind[0] = arena_src(s, n->inputs[0], vec4);
+        int64_t nx = ceil_div(H * W, pb);
+        ns->local[0] = local_for(nx);
+        ns->groups[0] = ceil_div(nx, ns->local[0]);
+        ns->groups[1] = Op / ob;
+    } else {
+        /* Four output channels per invocation share every input load, when they are in one
+         * group; otherwise (depthwise) one channel per invocation. */
+        bool oc4 = (O / a->groups) % 4 == 0;
+        ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
+        const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+        int64_t K = wt->count / O; // (C/groups) * KH * KW
+        uint32_t spec[] = {(uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)O, (uint32_t)HO,
+                           (uint32_t)WO, (uint32_t)KH, (uint32_t)KW, (uint32_t)a->stride[0],
+                           (uint32_t)a->stride[1], (uint32_t)a->dilation[0],
+                           (uint32_t)a->dilation[1], (uint32_t)a->pad[0], (uint32_t)a->pad[1],
+                           (uint32_t)a->groups, cc_kernel_spec_float(n->act.min),
+                           cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        if (!(p = weights_reserve(w, (size_t)wt->count, &off)))
+            return cc_error_set(err, "out of memory");
+        if (oc4) { // (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels
+            for (int64_t o = 0; o < O; o++)
+                for (int64_t k = 0; k < K; k++)
+                    p[((o / 4) * K + k) * 4 + o % 4] = wt->data[o * K + k];
+        } else {
+            memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
+        }
+        ns->bind[1] = weight_src(off, (size_t)wt->count, oc4, wt->name);
+        if (!(p = weights_reserve(w, (size_t)O, &off)))
+            return cc_error_set(err, "out of memory");
+        if (b)
+            memcpy(p, b->data, (size_t)O * sizeof(float));
+        ns->bind[2] = weight_src(off, (size_t)O, oc4, b ? b->name : "bias");
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        int64_t nx = HO * ceil_div(WO, row->block[0]);
+        ns->local[0] = local_for(nx);
+        ns->groups[0] = ceil_div(nx, ns->local[0]);
+        ns->groups[1] = O / row->block[1];
+    }
+    ns->bind[3] = arena_src(s, n->outputs[0], false);
+    return true;
+}
+
+static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_weights *w,
+                         struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
+    int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
+    float *p;
+    size_t off;
+    ns->kernel = CC_KERNEL_LINEAR;
+    uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max)};
+    memcpy(ns->spec, spec, sizeof(spec));
+    /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
+    if (!(p = weights_reserve(w, (size_t)(N * K4 * 4), &off)))
+        return cc_error_set(err, "out of memory");
+    for (int64_t i = 0; i < N; i++)
+        memcpy(p + i * K4 * 4, wt->data + i * K, (size_t)K * sizeof(float));
+    ns->bind[1] = weight_src(off, (size_t)(N * K4 * 4), true, wt->name);
+    if (!(p = weights_reserve(w, (size_t)N, &off)))
+        return cc_error_set(err, "out of memory");
+    if (b)
+        memcpy(p, b->data, (size_t)N * sizeof(float));
+    ns->bind[2] = weight_src(off, (size_t)N, false, b ? b->name : "bias");
+    ns->bind[0] = arena_src(s, n->inputs[0], false);
+    ns->bind[3] = arena_src(s, n->outputs[0], false);
+    ns->local[0] = local_for(N);
+    ns->groups[0] = ceil_div(N, ns->local[0]);
+    return true;
+}
+
+bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int i,
+                      struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct setup_ctx ctx = {model, offset}, *s = &ctx;
+    const struct cc_node *n = &s->model->nodes[i];
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    memset(ns, 0, sizeof(*ns));
+    ns->local[0] = 64;
+    ns->local[1] = ns->local[2] = 1;
+    ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
+    switch (n->op) {
+    case CC_OP_CONV2D:
+        return setup_conv(s, n, w, ns, err);
+    case CC_OP_LINEAR:
+        return setup_linear(s, n, w, ns, err);
+    case CC_OP_ADD:
+    case CC_OP_CLAMP: {
+        bool add = n->op == CC_OP_ADD;
+        ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
+        uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
+                           cc_kernel_spec_float(n->act.max)};
+        memcpy(ns->spec, spec, sizeof(spec));
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        if (add)
+            ns->bind[1] = arena_src(s, n->inputs[1], false);
+        ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
+        ns->groups[0] = ceil_div(x->count, 64);
+        return true;
+    }
+    case CC_OP_GLOBAL_AVG_POOL: {
+        ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
+        int64_t C = x->shape[1];
+        ns->spec[0] = (uint32_t)C;
+        ns->spec[1] = (uint32_t)(x->shape[2] * x->shape[3]);
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        ns->local[0] = local_for(C);
+        ns->groups[0] = ceil_div(C, ns->local[0]);
+        return true;
+    }
+    case CC_OP_SOFTMAX:
+        ns->kernel = CC_KERNEL_SOFTMAX;
+        ns->spec[0] = (uint32_t)x->count;
+        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        return true;
+    case CC_OP_FLATTEN:
+    case CC_OP_RESHAPE:
+        ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
+        return true;
+    default:
+        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend",
+                            n->name, cc_op_name(n->op));
+    }
+}

@@ -1,0 +1,55 @@
+/* camclass — Vulkan backend: per-node kernel choice and weight repacking (internal to
+ * engine/, used by vk_backend.c).
+ *
+ * For each node, cc_vk_node_setup() picks the kernel row (kernels.h) and its specialization,
+ * computes the dispatch size, repacks the node's weights into a host array in the layout the
+ * kernel reads (e.g. pointwise weights as vec4 texels of 4 output channels), and says where
+ * every binding lives (weights array or activation arena, as planned by cc_plan).
+ */
+#ifndef CC_VK_NODES_H
+#define CC_VK_NODES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vulkan/vulkan.h>
+
+#include "error.h"
+#include "kernels.h"
+#include "model.h"
+
+/* Host copy of every repacked constant, uploaded once. Each blob starts at a multiple of
+ * align_floats floats (set by the caller before the first node); padding is zero. */
+struct cc_vk_weights {
+    float *data; // (cap) floats
+    size_t n, cap;
+    size_t align_floats;
+};
+
+void cc_vk_weights_finish(struct cc_vk_weights *w);
+
+/* One binding's source: a texel view of a range (weights or arena), or a storage range. */
+struct cc_vk_binding {
+    bool weights;     // in the weights buffer (else the arena)
+    VkDeviceSize off; // bytes
+    VkDeviceSize bytes;
+    bool vec4;        // texel view format RGBA32F (else R32F)
+    const char *what; // tensor name for messages
+};
+
+/* What a node needs: kernel, specialization, dispatch, bindings (weights already packed). */
+struct cc_vk_node {
+    enum cc_kernel kernel; // CC_KERNEL_COUNT: no dispatch (flatten/reshape alias)
+    uint32_t spec[CC_KERNEL_MAX_SPEC];
+    uint32_t local[3];
+    int64_t groups[3];
+    struct cc_vk_binding bind[CC_KERNEL_MAX_BINDINGS];
+};
+
+/* Fills ns for node `node` of model; offset is the plan's byte offset per tensor. Returns false
+ * with err set (unsupported op, out of memory). */
+bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int node,
+                      struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err);
+
+#endif
