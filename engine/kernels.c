@@ -50,6 +50,8 @@ static const uint32_t spv_softmax[] =
 
 /* Loads go through texel buffers (texelFetch): on Mesa 22.3 lavapipe they measured 2–4× cheaper
  * than storage-buffer loads. Results are written to storage buffers. */
+// One row per kernel reads better than one field per line:
+// clang-format off
 const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
     [CC_KERNEL_CONV2D] = {
         .name = "conv2d", SPV(spv_conv2d),
@@ -110,6 +112,7 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .n_spec = 1, .spec = {"N"},
     },
 };
+// clang-format on
 
 uint32_t cc_kernel_spec_float(float f)
 {
@@ -198,8 +201,8 @@ out:
     fclose(f);
     if (why) {
         if (notices)
-            fprintf(notices, "camclass: ignoring pipeline cache %s: %s; it will be rebuilt\n",
-                    path, why);
+            fprintf(notices, "camclass: ignoring pipeline cache %s: %s; it will be rebuilt\n", path,
+                    why);
         free(data);
         return NULL;
     }
@@ -276,8 +279,9 @@ bool cc_kernels_save_cache(struct cc_kernels *k, struct cc_error *err)
         if (ok)
             e = errno;
         unlink(tmp);
-        return cc_error_set(err, "cannot write pipeline cache %s: %s (check the directory's "
-                                 "permissions or set XDG_CACHE_HOME)",
+        return cc_error_set(err,
+                            "cannot write pipeline cache %s: %s (check the directory's "
+                            "permissions or set XDG_CACHE_HOME)",
                             k->cache_path, strerror(e));
     }
     return true;
@@ -338,8 +342,9 @@ bool cc_kernels_pipeline(struct cc_kernels *k, enum cc_kernel id, const uint32_t
 {
     const struct cc_kernel_info *row = &cc_kernel_table[id];
     if (n_spec != row->n_spec)
-        return cc_error_set(err, "kernel %s takes %d specialization constants, got %d (a "
-                                 "camclass bug)",
+        return cc_error_set(err,
+                            "kernel %s takes %d specialization constants, got %d (a "
+                            "camclass bug)",
                             row->name, row->n_spec, n_spec);
     if (!prepare_row(k, id, err))
         return false;
@@ -352,8 +357,8 @@ bool cc_kernels_pipeline(struct cc_kernels *k, enum cc_kernel id, const uint32_t
     for (int i = 0; i < n_spec + 3; i++) {
         values[n] = i < n_spec ? spec[i] : local[i - n_spec];
         map[n] = (VkSpecializationMapEntry){
-            .constantID = i < n_spec ? (uint32_t)i
-                                     : (uint32_t)(CC_KERNEL_SPEC_LOCAL_SIZE_ID + i - n_spec),
+            .constantID =
+                i < n_spec ? (uint32_t)i : (uint32_t)(CC_KERNEL_SPEC_LOCAL_SIZE_ID + i - n_spec),
             .offset = (uint32_t)(n * sizeof(uint32_t)),
             .size = sizeof(uint32_t),
         };
@@ -367,13 +372,14 @@ bool cc_kernels_pipeline(struct cc_kernels *k, enum cc_kernel id, const uint32_t
     };
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {
-            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-            .module = k->module[id],
-            .pName = "main",
-            .pSpecializationInfo = &si,
-        },
+        .stage =
+            {
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = k->module[id],
+                .pName = "main",
+                .pSpecializationInfo = &si,
+            },
         .layout = k->layout[id],
     };
     VkResult r = vkCreateComputePipelines(k->vk->device, k->cache, 1, &ci, NULL, out);

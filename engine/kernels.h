@@ -51,7 +51,7 @@ struct cc_kernel_info {
     VkDescriptorType bindings[CC_KERNEL_MAX_BINDINGS]; // binding i's type
     uint32_t push_size;                                // push-constant bytes (0: none)
     uint32_t local_size[3];                            // default workgroup size
-    int block[2];         // output elements per invocation along the dispatch's x and y
+    int block[2]; // output elements per invocation along the dispatch's x and y
     int n_spec;
     const char *spec[CC_KERNEL_MAX_SPEC]; // specialization constant names, ids 0..n_spec-1
 };
@@ -59,10 +59,10 @@ struct cc_kernel_info {
 extern const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT];
 
 struct cc_kernels {
-    struct cc_vk *vk;     // not owned
+    struct cc_vk *vk; // not owned
     VkPipelineCache cache;
-    char *cache_path;     // NULL: no cache file
-    size_t loaded_size;   // bytes of cache data loaded from the file (0: none)
+    char *cache_path;   // NULL: no cache file
+    size_t loaded_size; // bytes of cache data loaded from the file (0: none)
     VkDescriptorSetLayout set_layout[CC_KERNEL_COUNT]; // created on first use of a row
     VkPipelineLayout layout[CC_KERNEL_COUNT];
     VkShaderModule module[CC_KERNEL_COUNT];
@@ -79,8 +79,7 @@ struct cc_kernels *cc_kernels_create(struct cc_vk *vk, const char *cache_path, F
  * shader module of kernel id, then a compute pipeline specialized with spec[0..n_spec-1]
  * (n_spec must equal the row's) and workgroup size local (NULL: the row's default). */
 bool cc_kernels_pipeline(struct cc_kernels *k, enum cc_kernel id, const uint32_t local[3],
-                         const uint32_t *spec, int n_spec, VkPipeline *out,
-                         struct cc_error *err);
+                         const uint32_t *spec, int n_spec, VkPipeline *out, struct cc_error *err);
 
 /* Writes the pipeline cache to its file atomically (temp file + rename). No-op without a
  * cache path. Returns false with err set on failure (the caller may only warn). */

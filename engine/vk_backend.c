@@ -25,9 +25,9 @@
 
 /* One recorded step: a dispatch, or a copy for a reshape the plan did not alias. */
 struct vk_step {
-    int node;               // index into model->nodes
-    enum cc_kernel kernel;  // CC_KERNEL_COUNT for a copy step
-    VkPipeline pipeline;    // not owned (vk_state.pipelines owns it)
+    int node;              // index into model->nodes
+    enum cc_kernel kernel; // CC_KERNEL_COUNT for a copy step
+    VkPipeline pipeline;   // not owned (vk_state.pipelines owns it)
     VkDescriptorSet set;
     uint32_t groups[3];
     VkDeviceSize copy_src, copy_dst, copy_size; // copy steps
@@ -49,10 +49,10 @@ struct vk_state {
     bool plan_ok;
     VkDeviceSize align; // offset alignment for views and storage descriptors
 
-    struct cc_vk_buffer weights;     // repacked constants, uploaded once
-    struct cc_vk_buffer arena;       // every activation, planned by cc_plan
-    struct cc_vk_buffer staging_in;  // devices without UMA: input copied from here
-    struct cc_vk_buffer staging_out; // devices without UMA: output copied to here
+    struct cc_vk_buffer weights;                 // repacked constants, uploaded once
+    struct cc_vk_buffer arena;                   // every activation, planned by cc_plan
+    struct cc_vk_buffer staging_in;              // devices without UMA: input copied from here
+    struct cc_vk_buffer staging_out;             // devices without UMA: output copied to here
     size_t in_off, in_bytes, out_off, out_bytes; // in the arena
 
     struct vk_pipeline *pipelines; // (n_pipelines)
@@ -65,14 +65,13 @@ struct vk_state {
 
     VkCommandBuffer cmd; // recorded once at create, re-submitted per run
     VkFence fence;
-    VkQueryPool queries; // 2 per dispatch when profiling, else VK_NULL_HANDLE
+    VkQueryPool queries;             // 2 per dispatch when profiling, else VK_NULL_HANDLE
     uint64_t *stamps;                // (2 * n_timings) query results
     struct cc_layer_timing *timings; // (n_timings)
     int n_timings;
 };
 
 static void vk_destroy(void *state);
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* Descriptors                                                                               */
@@ -83,8 +82,9 @@ static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDevi
     uint64_t elems = bytes / (vec4 ? 16 : 4);
     uint32_t limit = s->vk->props.limits.maxTexelBufferElements;
     if (elems > limit)
-        return cc_error_set(err, "%s has %llu texels, more than this Vulkan device's "
-                                 "maxTexelBufferElements (%u); use --backend cpu",
+        return cc_error_set(err,
+                            "%s has %llu texels, more than this Vulkan device's "
+                            "maxTexelBufferElements (%u); use --backend cpu",
                             what, (unsigned long long)elems, limit);
     if (s->n_views == s->cap_views) {
         int cap = s->cap_views ? 2 * s->cap_views : 64;
@@ -101,8 +101,7 @@ static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDevi
         .offset = off,
         .range = bytes,
     };
-    if (!cc_vk_check(vkCreateBufferView(s->vk->device, &ci, NULL, out), "vkCreateBufferView",
-                     err))
+    if (!cc_vk_check(vkCreateBufferView(s->vk->device, &ci, NULL, out), "vkCreateBufferView", err))
         return false;
     s->views[s->n_views++] = *out;
     return true;
@@ -169,11 +168,12 @@ static bool write_set(struct vk_state *s, struct vk_step *st, const struct cc_vk
             wr[b].pTexelBufferView = &views[b];
         } else {
             if (src->bytes > s->vk->props.limits.maxStorageBufferRange)
-                return cc_error_set(err, "tensor %s (%llu bytes) exceeds this Vulkan device's "
-                                         "maxStorageBufferRange; use --backend cpu",
+                return cc_error_set(err,
+                                    "tensor %s (%llu bytes) exceeds this Vulkan device's "
+                                    "maxStorageBufferRange; use --backend cpu",
                                     src->what, (unsigned long long)src->bytes);
-            infos[b] = (VkDescriptorBufferInfo){.buffer = buf, .offset = src->off,
-                                                .range = src->bytes};
+            infos[b] =
+                (VkDescriptorBufferInfo){.buffer = buf, .offset = src->off, .range = src->bytes};
             wr[b].pBufferInfo = &infos[b];
         }
     }
@@ -226,23 +226,21 @@ static bool record(struct vk_state *s, struct cc_error *err)
             barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     XFER | CS, RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
         if (st->kernel == CC_KERNEL_COUNT) {
-            VkBufferCopy c = {.srcOffset = st->copy_src, .dstOffset = st->copy_dst,
-                              .size = st->copy_size};
+            VkBufferCopy c = {
+                .srcOffset = st->copy_src, .dstOffset = st->copy_dst, .size = st->copy_size};
             vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, 1, &c);
             continue;
         }
         /* Both timestamps at the compute stage: the first is written once the previous
          * dispatch has finished (a top-of-pipe one may be written while it still runs). */
         if (s->queries)
-            vkCmdWriteTimestamp(cmd, CS, s->queries,
-                                (uint32_t)(2 * q));
+            vkCmdWriteTimestamp(cmd, CS, s->queries, (uint32_t)(2 * q));
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                s->kernels->layout[st->kernel], 0, 1, &st->set, 0, NULL);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->kernels->layout[st->kernel],
+                                0, 1, &st->set, 0, NULL);
         vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
         if (s->queries)
-            vkCmdWriteTimestamp(cmd, CS, s->queries,
-                                (uint32_t)(2 * q + 1));
+            vkCmdWriteTimestamp(cmd, CS, s->queries, (uint32_t)(2 * q + 1));
         q++;
     }
     if (!s->arena.map) {
@@ -304,10 +302,11 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     for (int i = 0; i < nn; i++) {
         for (int d = 0; d < 3; d++) {
             if (setups[i].groups[d] > lim->maxComputeWorkGroupCount[d]) {
-                cc_error_set(err, "node %s needs %lld workgroups along %c, more than this "
-                                  "Vulkan device allows (%u); use --backend cpu",
+                cc_error_set(err,
+                             "node %s needs %lld workgroups along %c, more than this "
+                             "Vulkan device allows (%u); use --backend cpu",
                              model->nodes[i].name, (long long)setups[i].groups[d], "xyz"[d],
-                             lim->maxComputeWorkGroupCount[d]);
+                             lim -> maxComputeWorkGroupCount[d]);
                 goto error;
             }
         }
@@ -316,8 +315,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     /* Buffers: weights uploaded once, the arena, staging when memory is not shared. */
     const VkBufferUsageFlags XFER_DST = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if (!cc_vk_buffer_init(s->vk, &s->weights, w.n * sizeof(float),
-                           VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | XFER_DST,
-                           CC_VK_MEM_DEVICE, err) ||
+                           VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | XFER_DST, CC_VK_MEM_DEVICE,
+                           err) ||
         !cc_vk_upload(s->vk, &s->weights, 0, w.data, w.n * sizeof(float), err))
         goto error;
     cc_vk_weights_finish(&w);
@@ -332,8 +331,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     s->out_off = s->plan.offset[model->output.tensor];
     s->out_bytes = (size_t)model->tensors[model->output.tensor].count * sizeof(float);
     if (!s->arena.map &&
-        (!cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes,
-                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT, CC_VK_MEM_STAGING, err) ||
+        (!cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                            CC_VK_MEM_STAGING, err) ||
          !cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
                             err)))
         goto error;

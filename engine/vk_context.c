@@ -13,6 +13,7 @@
 
 const char *cc_vk_result_name(VkResult r)
 {
+    // clang-format off
     switch (r) {
 #define R(x) case x: return #x;
         R(VK_SUCCESS) R(VK_NOT_READY) R(VK_TIMEOUT) R(VK_EVENT_SET) R(VK_EVENT_RESET)
@@ -27,6 +28,7 @@ const char *cc_vk_result_name(VkResult r)
     default:
         return "VK_ERROR_(unnamed)";
     }
+    // clang-format on
 }
 
 /* What the user can do about r, in a few words. */
@@ -82,8 +84,7 @@ static bool create_instance(VkInstance *out, struct cc_error *err)
 static int enumerate_devices(VkInstance inst, VkPhysicalDevice **out, struct cc_error *err)
 {
     uint32_t n = 0;
-    if (!cc_vk_check(vkEnumeratePhysicalDevices(inst, &n, NULL), "vkEnumeratePhysicalDevices",
-                     err))
+    if (!cc_vk_check(vkEnumeratePhysicalDevices(inst, &n, NULL), "vkEnumeratePhysicalDevices", err))
         return -1;
     *out = calloc(n ? n : 1, sizeof(**out));
     if (!*out) {
@@ -103,11 +104,16 @@ static int enumerate_devices(VkInstance inst, VkPhysicalDevice **out, struct cc_
 static const char *device_type_name(VkPhysicalDeviceType t)
 {
     switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-    default: return "other";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return "cpu";
+    default:
+        return "other";
     }
 }
 
@@ -115,11 +121,16 @@ static const char *device_type_name(VkPhysicalDeviceType t)
 static int device_rank(VkPhysicalDeviceType t)
 {
     switch (t) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
-    default: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -216,8 +227,9 @@ static bool choose_device(struct cc_vk *vk, int device_index, struct cc_error *e
     }
     if (device_index >= n) {
         free(devs);
-        return cc_error_set(err, "Vulkan device index %d is out of range: %d device%s "
-                                 "(0..%d); see --list-devices",
+        return cc_error_set(err,
+                            "Vulkan device index %d is out of range: %d device%s "
+                            "(0..%d); see --list-devices",
                             device_index, n, n == 1 ? "" : "s", n - 1);
     }
     int best = -1, best_rank = -1;
@@ -229,8 +241,9 @@ static bool choose_device(struct cc_vk *vk, int device_index, struct cc_error *e
         bool usable = p.apiVersion >= VK_API_VERSION_1_1 && find_compute_queue(devs[i]) >= 0;
         if (device_index >= 0 && !usable) {
             free(devs);
-            return cc_error_set(err, "Vulkan device %d (%s) is not usable: it needs Vulkan 1.1 "
-                                     "and a compute queue; choose another --device",
+            return cc_error_set(err,
+                                "Vulkan device %d (%s) is not usable: it needs Vulkan 1.1 "
+                                "and a compute queue; choose another --device",
                                 device_index, p.deviceName);
         }
         if (usable && device_rank(p.deviceType) > best_rank) {
@@ -240,8 +253,10 @@ static bool choose_device(struct cc_vk *vk, int device_index, struct cc_error *e
     }
     if (best < 0) {
         free(devs);
-        return cc_error_set(err, "none of the %d Vulkan devices supports Vulkan 1.1 with a "
-                                 "compute queue; update the driver or use --backend cpu", n);
+        return cc_error_set(err,
+                            "none of the %d Vulkan devices supports Vulkan 1.1 with a "
+                            "compute queue; update the driver or use --backend cpu",
+                            n);
     }
     vk->phys = devs[best];
     free(devs);
@@ -339,8 +354,7 @@ void cc_vk_destroy(struct cc_vk *vk)
 /* Memory and buffers                                                                        */
 
 /* First memory type allowed by type_bits that has all of want; -1 if none. */
-static int find_memory_type(const struct cc_vk *vk, uint32_t type_bits,
-                            VkMemoryPropertyFlags want)
+static int find_memory_type(const struct cc_vk *vk, uint32_t type_bits, VkMemoryPropertyFlags want)
 {
     for (uint32_t i = 0; i < vk->mem.memoryTypeCount; i++) {
         if ((type_bits & (1u << i)) && (vk->mem.memoryTypes[i].propertyFlags & want) == want)
@@ -360,8 +374,7 @@ bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize 
         .usage = usage,
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
-    if (!cc_vk_check(vkCreateBuffer(vk->device, &bci, NULL, &buf->buffer), "vkCreateBuffer",
-                     err))
+    if (!cc_vk_check(vkCreateBuffer(vk->device, &bci, NULL, &buf->buffer), "vkCreateBuffer", err))
         return false;
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk->device, buf->buffer, &req);
@@ -370,8 +383,7 @@ bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize 
         VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     int type = -1;
     if (kind == CC_VK_MEM_DEVICE && vk->uma)
-        type = find_memory_type(vk, req.memoryTypeBits,
-                                VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+        type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
     else if (kind == CC_VK_MEM_DEVICE)
         type = find_memory_type(vk, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     else {
@@ -384,8 +396,9 @@ bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize 
         type = find_memory_type(vk, req.memoryTypeBits, 0);
     if (type < 0) {
         cc_vk_buffer_finish(vk, buf);
-        return cc_error_set(err, "no Vulkan memory type fits a %llu-byte buffer; the driver "
-                                 "looks broken, try --backend cpu",
+        return cc_error_set(err,
+                            "no Vulkan memory type fits a %llu-byte buffer; the driver "
+                            "looks broken, try --backend cpu",
                             (unsigned long long)size);
     }
     VkMemoryAllocateInfo mai = {
@@ -423,8 +436,7 @@ void cc_vk_buffer_finish(struct cc_vk *vk, struct cc_vk_buffer *buf)
     memset(buf, 0, sizeof(*buf));
 }
 
-bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence,
-                       struct cc_error *err)
+bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence, struct cc_error *err)
 {
     VkSubmitInfo si = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
@@ -437,8 +449,8 @@ bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence,
                        "vkWaitForFences", err);
 }
 
-bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset,
-                  const void *data, size_t size, struct cc_error *err)
+bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset, const void *data,
+                  size_t size, struct cc_error *err)
 {
     if (size == 0)
         return true;
@@ -450,8 +462,8 @@ bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offse
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
     bool ok = false;
-    if (!cc_vk_buffer_init(vk, &staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                           CC_VK_MEM_STAGING, err))
+    if (!cc_vk_buffer_init(vk, &staging, size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, CC_VK_MEM_STAGING,
+                           err))
         return false;
     memcpy(staging.map, data, size);
     VkCommandBufferAllocateInfo cai = {
@@ -465,8 +477,8 @@ bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offse
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
-    if (!cc_vk_check(vkAllocateCommandBuffers(vk->device, &cai, &cmd),
-                     "vkAllocateCommandBuffers", err) ||
+    if (!cc_vk_check(vkAllocateCommandBuffers(vk->device, &cai, &cmd), "vkAllocateCommandBuffers",
+                     err) ||
         !cc_vk_check(vkCreateFence(vk->device, &fci, NULL, &fence), "vkCreateFence", err) ||
         !cc_vk_check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer", err))
         goto out;

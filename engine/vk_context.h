@@ -38,7 +38,7 @@ struct cc_vk {
     uint32_t timestamp_valid_bits; // of queue_family; 0 = no timestamps
     VkQueue queue;
     VkCommandPool cmd_pool; // for queue_family, resettable command buffers
-    bool uma; // device-local memory is also host-visible: no staging copies needed
+    bool uma;               // device-local memory is also host-visible: no staging copies needed
 };
 
 /* A buffer and its own memory. map is the persistent host mapping when the memory is
@@ -78,11 +78,10 @@ void cc_vk_buffer_finish(struct cc_vk *vk, struct cc_vk_buffer *buf);
 /* One-shot upload of size bytes to buf at offset: a memcpy when buf is mapped, otherwise a
  * temporary staging buffer, a copy command, and a wait. buf needs TRANSFER_DST usage when it is
  * not mapped. */
-bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset,
-                  const void *data, size_t size, struct cc_error *err);
+bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset, const void *data,
+                  size_t size, struct cc_error *err);
 
 /* Submits cmd on the queue and waits for fence (which is reset first). */
-bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence,
-                       struct cc_error *err);
+bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence, struct cc_error *err);
 
 #endif

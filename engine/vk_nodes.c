@@ -14,7 +14,6 @@ struct setup_ctx {
 /* ---------------------------------------------------------------------------------------- */
 /* Weight packing: one host array, each blob at an aligned offset                             */
 
-
 void cc_vk_weights_finish(struct cc_vk_weights *w)
 {
     free(w->data);
@@ -43,8 +42,6 @@ static float *weights_reserve(struct cc_vk_weights *w, size_t count, size_t *off
     return w->data + start;
 }
 
-
-
 /* ---------------------------------------------------------------------------------------- */
 /* Per-node kernel choice                                                                    */
 
@@ -62,7 +59,6 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-
 static struct cc_vk_binding arena_src(const struct setup_ctx *s, int t, bool vec4)
 {
     const struct cc_tensor *ten = &s->model->tensors[t];
@@ -77,7 +73,11 @@ static struct cc_vk_binding arena_src(const struct setup_ctx *s, int t, bool vec
 static struct cc_vk_binding weight_src(size_t off, size_t floats, bool vec4, const char *what)
 {
     return (struct cc_vk_binding){
-        .weights = true, .off = off, .bytes = floats * sizeof(float), .vec4 = vec4, .what = what,
+        .weights = true,
+        .off = off,
+        .bytes = floats * sizeof(float),
+        .vec4 = vec4,
+        .what = what,
     };
 }
 
@@ -131,11 +131,22 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
         ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
         const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
         int64_t K = wt->count / O; // (C/groups) * KH * KW
-        uint32_t spec[] = {(uint32_t)C, (uint32_t)H, (uint32_t)W, (uint32_t)O, (uint32_t)HO,
-                           (uint32_t)WO, (uint32_t)KH, (uint32_t)KW, (uint32_t)a->stride[0],
-                           (uint32_t)a->stride[1], (uint32_t)a->dilation[0],
-                           (uint32_t)a->dilation[1], (uint32_t)a->pad[0], (uint32_t)a->pad[1],
-                           (uint32_t)a->groups, cc_kernel_spec_float(n->act.min),
+        uint32_t spec[] = {(uint32_t)C,
+                           (uint32_t)H,
+                           (uint32_t)W,
+                           (uint32_t)O,
+                           (uint32_t)HO,
+                           (uint32_t)WO,
+                           (uint32_t)KH,
+                           (uint32_t)KW,
+                           (uint32_t)a->stride[0],
+                           (uint32_t)a->stride[1],
+                           (uint32_t)a->dilation[0],
+                           (uint32_t)a->dilation[1],
+                           (uint32_t)a->pad[0],
+                           (uint32_t)a->pad[1],
+                           (uint32_t)a->groups,
+                           cc_kernel_spec_float(n->act.min),
                            cc_kernel_spec_float(n->act.max)};
         memcpy(ns->spec, spec, sizeof(spec));
         if (!(p = weights_reserve(w, (size_t)wt->count, &off)))
@@ -163,8 +174,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
     return true;
 }
 
-static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_weights *w,
-                         struct cc_vk_node *ns, struct cc_error *err)
+static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
+                         struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
@@ -245,7 +256,7 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int i,
         ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
         return true;
     default:
-        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend",
-                            n->name, cc_op_name(n->op));
+        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend", n->name,
+                            cc_op_name(n->op));
     }
 }

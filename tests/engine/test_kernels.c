@@ -26,10 +26,14 @@ enum act_kind { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_CLAMP };
 static struct cc_act make_act(enum act_kind a)
 {
     switch (a) {
-    case ACT_RELU: return cc_act_relu();
-    case ACT_RELU6: return cc_act_relu6();
-    case ACT_CLAMP: return (struct cc_act){-0.3f, 0.4f};
-    default: return cc_act_none();
+    case ACT_RELU:
+        return cc_act_relu();
+    case ACT_RELU6:
+        return cc_act_relu6();
+    case ACT_CLAMP:
+        return (struct cc_act){-0.3f, 0.4f};
+    default:
+        return cc_act_none();
     }
 }
 
@@ -42,8 +46,8 @@ static const char *act_name(enum act_kind a)
 /* One test case; the fields used depend on op. */
 struct kcase {
     enum cc_op op;
-    int C, H, W;         // input of the node under test (linear/softmax: C = K or N)
-    int O, KH, KW;       // conv2d: output channels, kernel; linear: O = N
+    int C, H, W;   // input of the node under test (linear/softmax: C = K or N)
+    int O, KH, KW; // conv2d: output channels, kernel; linear: O = N
     int stride[2], pad[4], dilation[2], groups;
     bool bias;
     enum act_kind act;
@@ -59,8 +63,8 @@ struct builder {
     bool ok;
 };
 
-static int tensor(struct builder *b, const char *name, int ndim, int64_t d0, int64_t d1,
-                  int64_t d2, int64_t d3, float scale)
+static int tensor(struct builder *b, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                  int64_t d3, float scale)
 {
     int64_t shape[4] = {d0, d1, d2, d3};
     float *data = NULL;
@@ -97,8 +101,7 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
     int64_t in_count = (int64_t)k->C * k->H * k->W;
     if (in_count % 3 != 0) {
         cc_model_destroy(b.m);
-        cc_error_set(err, "test case input count %lld is not a multiple of 3",
-                     (long long)in_count);
+        cc_error_set(err, "test case input count %lld is not a multiple of 3", (long long)in_count);
         return NULL;
     }
     int x = tensor(&b, "input", 4, 1, 3, 1, in_count / 3, 0);
@@ -124,16 +127,18 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
         int64_t out_count = 0;
         if (k->op == CC_OP_CONV2D) {
             union cc_attrs a = {.conv = {
-                .stride = {k->stride[0], k->stride[1]},
-                .pad = {k->pad[0], k->pad[1], k->pad[2], k->pad[3]},
-                .dilation = {k->dilation[0], k->dilation[1]},
-                .groups = k->groups,
-            }};
+                                    .stride = {k->stride[0], k->stride[1]},
+                                    .pad = {k->pad[0], k->pad[1], k->pad[2], k->pad[3]},
+                                    .dilation = {k->dilation[0], k->dilation[1]},
+                                    .groups = k->groups,
+                                }};
             int cg = k->C / k->groups;
-            int ho = (k->H + k->pad[0] + k->pad[2] - k->dilation[0] * (k->KH - 1) - 1) /
-                         k->stride[0] + 1;
-            int wo = (k->W + k->pad[1] + k->pad[3] - k->dilation[1] * (k->KW - 1) - 1) /
-                         k->stride[1] + 1;
+            int ho =
+                (k->H + k->pad[0] + k->pad[2] - k->dilation[0] * (k->KH - 1) - 1) / k->stride[0] +
+                1;
+            int wo =
+                (k->W + k->pad[1] + k->pad[3] - k->dilation[1] * (k->KW - 1) - 1) / k->stride[1] +
+                1;
             float s = 1.0f / sqrtf((float)(cg * k->KH * k->KW));
             int w = tensor(&b, "w", 4, k->O, cg, k->KH, k->KW, s);
             int bias = k->bias ? tensor(&b, "b", 1, k->O, 1, 1, 1, 0.5f) : -1;
@@ -231,9 +236,9 @@ static void describe(const struct kcase *k, char *buf, size_t size)
     switch (k->op) {
     case CC_OP_CONV2D:
         snprintf(buf, size,
-                 "conv2d C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
-                 k->C, k->H, k->W, k->O, k->KH, k->KW, k->stride[0], k->stride[1], k->pad[0],
-                 k->pad[1], k->pad[2], k->pad[3], k->dilation[0], k->dilation[1], k->groups,
+                 "conv2d C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s", k->C,
+                 k->H, k->W, k->O, k->KH, k->KW, k->stride[0], k->stride[1], k->pad[0], k->pad[1],
+                 k->pad[2], k->pad[3], k->dilation[0], k->dilation[1], k->groups,
                  k->bias ? " bias" : "", act_name(k->act));
         break;
     case CC_OP_LINEAR:
@@ -260,8 +265,8 @@ static void run_case(const struct kcase *k, uint64_t seed)
         double ref = tu_max_abs(cpu, n_cpu);
         double tol = TOLERANCE * (ref > 1.0 ? ref : 1.0);
         printf("%-72s max|diff| %.2e (tolerance %.2e)\n", label, diff, tol);
-        CHECKF(diff <= tol, "%s: max |vulkan - cpu| = %g at %zu (vulkan %g, cpu %g) > %g",
-               label, diff, worst, (double)vk[worst], (double)cpu[worst], tol);
+        CHECKF(diff <= tol, "%s: max |vulkan - cpu| = %g at %zu (vulkan %g, cpu %g) > %g", label,
+               diff, worst, (double)vk[worst], (double)cpu[worst], tol);
     }
     free(vk);
     free(cpu);
@@ -270,8 +275,10 @@ static void run_case(const struct kcase *k, uint64_t seed)
 /* ---------------------------------------------------------------------------------------- */
 /* Cases                                                                                     */
 
-#define CONV(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)                  \
-    {CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act}
+#define CONV(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)                     \
+    {                                                                                              \
+        CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act       \
+    }
 
 static const struct kcase cases[] = {
     /* General kernel: dense, depthwise, grouped; strides, asymmetric padding, dilation. */
@@ -282,13 +289,13 @@ static const struct kcase cases[] = {
     CONV(5, 12, 9, 7, 2, 3, 1, 1, 2, 0, 1, 1, 2, 1, 1, true, ACT_CLAMP),
     CONV(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_RELU6),
     CONV(24, 15, 15, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 24, true, ACT_RELU6),
-    CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE), // dilated depthwise
-    CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU), // 4 channels per group
+    CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE),     // dilated depthwise
+    CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU),    // 4 channels per group
     CONV(6, 10, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, ACT_NONE), // vec4 stores
-    CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),  // 1×1 input
-    CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),  // 1×1 stride 2
-    CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU), // 1×1 padded
-    CONV(12, 7, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true, ACT_NONE), // 1×1 grouped
+    CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),     // 1×1 input
+    CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),     // 1×1 stride 2
+    CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU),    // 1×1 padded
+    CONV(12, 7, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true, ACT_NONE),    // 1×1 grouped
     /* Pointwise kernel: vec4 (HW % 4 == 0) and scalar pixels, O not a multiple of 8. */
     CONV(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
     CONV(15, 7, 13, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),
@@ -385,7 +392,8 @@ static void test_device_and_cache(void)
             memcpy(hdr, data, sizeof(hdr));
         CHECKF(data && size >= 32 && hdr[0] >= 32 && hdr[1] == 1,
                "pipeline cache %s not written with a VkPipelineCacheHeaderVersionOne header "
-               "(pass %d, %zu bytes)", path, pass, size);
+               "(pass %d, %zu bytes)",
+               path, pass, size);
         free(data);
     }
     unlink(path);
