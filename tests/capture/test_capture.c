@@ -460,6 +460,74 @@ static void test_disconnect_reopen(void)
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * vivid's error injection: bad buffers, driver drops, a fatal streaming error
+ * ------------------------------------------------------------------------------------------- */
+
+// Takes frames for about `seconds`, checking that sequence numbers increase; returns how many.
+static int take_for(struct cc_frame_slot *slot, double seconds)
+{
+    struct cc_error err = {""};
+    int n = 0;
+    uint64_t last = 0;
+    double end = now_s() + seconds;
+    while (now_s() < end) {
+        struct cc_frame *f;
+        enum cc_slot_status st = cc_frame_slot_take(slot, 500, &f, &err);
+        if (st == CC_SLOT_CLOSED) {
+            TF(false, "stream ended: %s", err.msg);
+            break;
+        }
+        if (st == CC_SLOT_FRAME) {
+            TF(n == 0 || f->sequence > last, "sequence %llu after %llu",
+               (unsigned long long)f->sequence, (unsigned long long)last);
+            last = f->sequence;
+            n++;
+            cc_frame_slot_release(slot, f);
+        }
+    }
+    return n;
+}
+
+static void test_injected_errors(void)
+{
+    struct cc_error err = {""};
+    struct cc_capture_config c = config(CC_PIX_YUYV, 320, 180, 30);
+    struct cc_capture *cap = cc_capture_open(&c, &err);
+    if (!TF(cap != NULL, "open: %s", err.msg))
+        return;
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    T(cc_capture_start(cap, slot, &err));
+    T(take_for(slot, 0.3) > 3);
+
+    // A buffer flagged V4L2_BUF_FLAG_ERROR is skipped and counted; the stream goes on.
+    TF(cc_capture_set_ctrl(cap, "Inject V4L2_BUF_FLAG_ERROR", NULL, &err), "%s", err.msg);
+    T(take_for(slot, 0.5) > 5);
+    struct cc_capture_stats s = cc_capture_get_stats(cap);
+    TF(s.errors == 1, "errors %llu", (unsigned long long)s.errors);
+
+    // The driver drops half its buffers: gaps in the sequence numbers are counted.
+    uint64_t before = s.driver_dropped;
+    TF(cc_capture_set_ctrl(cap, "Percentage of Dropped Buffers", "50", &err), "%s", err.msg);
+    T(take_for(slot, 1.0) > 3);
+    TF(cc_capture_set_ctrl(cap, "Percentage of Dropped Buffers", "0", &err), "%s", err.msg);
+    s = cc_capture_get_stats(cap);
+    TF(s.driver_dropped >= before + 5, "driver dropped %llu", (unsigned long long)s.driver_dropped);
+
+    // A fatal streaming error (EIO from DQBUF): handled like an unplug, reopened, frames go on.
+    TF(cc_capture_set_ctrl(cap, "Inject Fatal Streaming Error", NULL, &err), "%s", err.msg);
+    int after = take_for(slot, 1.5);
+    s = cc_capture_get_stats(cap);
+    printf("  errors %llu, driver dropped %llu, lost %llu, reopened %llu, %d frames after the "
+           "fatal error\n", (unsigned long long)s.errors, (unsigned long long)s.driver_dropped,
+           (unsigned long long)s.lost, (unsigned long long)s.reopened, after);
+    TF(s.lost == 1 && s.reopened == 1, "lost %llu reopened %llu", (unsigned long long)s.lost,
+       (unsigned long long)s.reopened);
+    T(after > 5);
+    cc_capture_destroy(cap);
+    cc_frame_slot_destroy(slot);
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Errors and listing
  * ------------------------------------------------------------------------------------------- */
 
@@ -570,6 +638,7 @@ static const struct {
     {"colours", test_colours},
     {"formats", test_formats},
     {"slow_consumer", test_slow_consumer},
+    {"injected_errors", test_injected_errors},
     {"disconnect_reopen", test_disconnect_reopen},
     {"disconnect_final", test_disconnect_final},
 };
