@@ -164,7 +164,7 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
         if (b)
             memcpy(p, b->data, (size_t)O * sizeof(float));
         ns->bind[2] = weight_src(off, (size_t)O, oc4, b ? b->name : "bias");
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        ns->bind[0] = arena_src(s, n->inputs[0], W % 4 == 0); // rows read as vec4s
         int64_t nx = HO * ceil_div(WO, row->block[0]);
         ns->local[0] = local_for(nx);
         ns->groups[0] = ceil_div(nx, ns->local[0]);

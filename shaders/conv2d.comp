@@ -8,7 +8,9 @@
 //   OC4:     OCB = 4 (needs (O/GROUPS) % 4 == 0): each input load feeds 4 output channels;
 //            weights repacked at upload as vec4 texels (O/4, C/GROUPS, KH, KW).
 // Results are stored 4 columns at a time when WO % 4 == 0: a vec4 store costs about as much as
-// a scalar one on CPU drivers, which store lane by lane.
+// a scalar one on CPU drivers, which store lane by lane. Likewise, when W % 4 == 0 the input is
+// bound as vec4 texels and each row of taps is read as a few aligned vec4s (QUADS) instead of
+// one load per column; out-of-image quads read as zero, which is the padding.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
 layout(constant_id = 0) const int C = 1;       // input channels
@@ -40,7 +42,7 @@ layout(constant_id = 16) const float ACT_MAX = 1.0 / 0.0;
 #define OCB 1
 #endif
 
-layout(binding = 0) uniform samplerBuffer X;     // (C, H, W)
+layout(binding = 0) uniform samplerBuffer X;     // (C, H, W); vec4 texels when W % 4 == 0
 layout(binding = 1) uniform samplerBuffer Wt;    // see above
 layout(binding = 2) uniform samplerBuffer Bias;  // (O) [vec4 (O/4) with OC4]; zeros if none
 layout(binding = 3, std430) writeonly buffer Y { vec4 y4[]; }; // (O, HO, WO) floats
@@ -48,6 +50,19 @@ layout(binding = 3, std430) writeonly buffer Y { vec4 y4[]; }; // (O, HO, WO) fl
 const int CG = C / GROUPS;
 const int OG = O / GROUPS;
 const int WB = (WO + PX - 1) / PX;
+
+const bool XVEC4 = W % 4 == 0;
+const int SEG = (PX - 1) * SW + (KW - 1) * DW + 1; // input columns read by one row of taps
+const int OFF = (4 - PADL % 4) % 4; // first column's place in its quad (PX % 4 == 0)
+const int NQ = (OFF + SEG + 3) / 4; // quads covering a row of taps
+#define MAXQ 8
+const bool QUADS = XVEC4 && NQ <= MAXQ;
+
+/* Input element i (flat index), from either texel format. */
+float x_at(int i)
+{
+    return XVEC4 ? texelFetch(X, i / 4)[i % 4] : texelFetch(X, i).x;
+}
 
 /* Stores the PX columns of one output channel row starting at flat float index base. */
 void store_row(int base, int ox0, float v[PX])
@@ -88,11 +103,28 @@ void main()
             int iy = iy0 + ky * DH;
             bool yin = iy >= 0 && iy < H;
             int row = (cbase + clamp(iy, 0, H - 1)) * W;
+            if (QUADS) {
+                vec4 q[MAXQ];
+                int q0 = (ix0 - OFF) / 4; // exact: ix0 - OFF is a multiple of 4
+                for (int k = 0; k < NQ; k++) {
+                    int qi = q0 + k;
+                    vec4 v = texelFetch(X, row / 4 + clamp(qi, 0, W / 4 - 1));
+                    q[k] = (yin && qi >= 0 && qi < W / 4) ? v : vec4(0.0);
+                }
+                for (int kx = 0; kx < KW; kx++) {
+                    ACC w = ACC(texelFetch(Wt, wbase + ky * KW + kx));
+                    for (int j = 0; j < PX; j++) {
+                        int e = OFF + j * SW + kx * DW;
+                        acc[j] += q[e / 4][e % 4] * w;
+                    }
+                }
+                continue;
+            }
             for (int kx = 0; kx < KW; kx++) {
                 ACC w = ACC(texelFetch(Wt, wbase + ky * KW + kx));
                 for (int j = 0; j < PX; j++) {
                     int ix = ix0 + (j * SW + kx * DW);
-                    float v = texelFetch(X, row + clamp(ix, 0, W - 1)).x;
+                    float v = x_at(row + clamp(ix, 0, W - 1));
                     acc[j] += (yin && ix >= 0 && ix < W) ? v * w : ACC(0.0);
                 }
             }

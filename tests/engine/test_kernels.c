@@ -292,6 +292,7 @@ static const struct kcase cases[] = {
     CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE),     // dilated depthwise
     CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU),    // 4 channels per group
     CONV(6, 10, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, ACT_NONE), // vec4 stores
+    CONV(3, 9, 16, 4, 3, 5, 1, 2, 2, 2, 2, 2, 1, 4, 1, true, ACT_NONE),    // row too long for quads
     CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),     // 1×1 input
     CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),     // 1×1 stride 2
     CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU),    // 1×1 padded
