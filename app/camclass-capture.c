@@ -34,21 +34,20 @@ struct options {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: camclass-capture [options]\n"
-            "  --list-cameras        devices with their formats, sizes and frame rates\n"
-            "  -d, --device PATH     camera (default /dev/video0)\n"
-            "  -s, --size WxH        requested size (default 640x480)\n"
-            "  -r, --fps N           requested rate (default 30)\n"
-            "  -f, --format FOURCC   insist on YUYV, MJPG, RGB3, BGR3, NV12 or GREY\n"
-            "  -n, --frames N        frames to capture (default 10; 0: only negotiate)\n"
-            "  -c, --set-ctrl N=V    set a control first (repeatable), e.g. test_pattern=3;\n"
-            "                        a button needs no value (--set-ctrl disconnect)\n"
-            "  --list-controls       the camera's controls and their values\n"
-            "  -o, --output DIR      write frames (ppm/pgm/jpg, y4m for YUYV/NV12)\n"
-            "  --raw                 with --output: native bytes, one file per frame\n"
-            "  --slow MS             pretend inference takes MS per frame\n"
-            "  -q, --quiet           no per-frame lines\n");
+    fprintf(f, "usage: camclass-capture [options]\n"
+               "  --list-cameras        devices with their formats, sizes and frame rates\n"
+               "  -d, --device PATH     camera (default /dev/video0)\n"
+               "  -s, --size WxH        requested size (default 640x480)\n"
+               "  -r, --fps N           requested rate (default 30)\n"
+               "  -f, --format FOURCC   insist on YUYV, MJPG, RGB3, BGR3, NV12 or GREY\n"
+               "  -n, --frames N        frames to capture (default 10; 0: only negotiate)\n"
+               "  -c, --set-ctrl N=V    set a control first (repeatable), e.g. test_pattern=3;\n"
+               "                        a button needs no value (--set-ctrl disconnect)\n"
+               "  --list-controls       the camera's controls and their values\n"
+               "  -o, --output DIR      write frames (ppm/pgm/jpg, y4m for YUYV/NV12)\n"
+               "  --raw                 with --output: native bytes, one file per frame\n"
+               "  --slow MS             pretend inference takes MS per frame\n"
+               "  -q, --quiet           no per-frame lines\n");
 }
 
 static bool parse(int argc, char **argv, struct options *o, struct cc_error *err)
@@ -86,8 +85,8 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
             o->cap.device = optarg;
             break;
         case 's':
-            if (sscanf(optarg, "%dx%d", &o->cap.width, &o->cap.height) != 2 ||
-                o->cap.width <= 0 || o->cap.height <= 0)
+            if (sscanf(optarg, "%dx%d", &o->cap.width, &o->cap.height) != 2 || o->cap.width <= 0 ||
+                o->cap.height <= 0)
                 return cc_error_set(err, "--size %s: give WIDTHxHEIGHT, e.g. 640x480", optarg);
             break;
         case 'r':
@@ -146,7 +145,7 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
 struct writer {
     const char *dir;
     bool raw;
-    FILE *y4m; // open while YUYV/NV12 frames go to capture.y4m
+    FILE *y4m;       // open while YUYV/NV12 frames go to capture.y4m
     uint8_t *planes; // scratch for planar repacking, (w*h*2) bytes
 };
 
@@ -158,8 +157,8 @@ static bool write_file(const char *path, const char *header, const uint8_t *a, s
         return cc_error_set(err, "cannot write %s: %s", path, strerror(errno));
     bool ok = (!header || fputs(header, f) >= 0) && fwrite(a, 1, na, f) == na;
     ok = (fclose(f) == 0) && ok;
-    return ok ? true : cc_error_set(err, "writing %s failed: %s (disk full?)", path,
-                                    strerror(errno));
+    return ok ? true
+              : cc_error_set(err, "writing %s failed: %s (disk full?)", path, strerror(errno));
 }
 
 static bool write_frame(struct writer *w, const struct cc_frame *f, double fps, int index,
@@ -289,8 +288,10 @@ static bool run(struct options *o, struct cc_error *err)
         struct cc_frame *f;
         enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
         if (st == CC_SLOT_TIMEOUT) {
-            cc_error_set(err, "%s delivered no frame for 5 s; check that it is not covered by "
-                              "another program and try a lower --fps", info->device);
+            cc_error_set(err,
+                         "%s delivered no frame for 5 s; check that it is not covered by "
+                         "another program and try a lower --fps",
+                         info->device);
             goto done;
         }
         if (st == CC_SLOT_CLOSED)

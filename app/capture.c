@@ -52,8 +52,8 @@ struct cc_capture {
     uint64_t seq_base, last_seq; // 64-bit sequence = seq_base + driver's 32-bit sequence
     bool have_seq;
 
-    pthread_mutex_t lock;           // guards fd changes and stats
-    struct cc_capture_stats stats;  // guarded by lock
+    pthread_mutex_t lock;          // guards fd changes and stats
+    struct cc_capture_stats stats; // guarded by lock
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -117,17 +117,25 @@ int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_captu
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT)
-            cc_error_set(err, "no such device %s: is the camera plugged in? (--list-cameras "
-                              "shows the cameras there are)", path);
+            cc_error_set(err,
+                         "no such device %s: is the camera plugged in? (--list-cameras "
+                         "shows the cameras there are)",
+                         path);
         else if (e == EACCES || e == EPERM)
-            cc_error_set(err, "permission denied opening %s: add your user to the 'video' "
-                              "group (sudo usermod -aG video $USER) and log in again", path);
+            cc_error_set(err,
+                         "permission denied opening %s: add your user to the 'video' "
+                         "group (sudo usermod -aG video $USER) and log in again",
+                         path);
         else if (e == EBUSY)
-            cc_error_set(err, "%s is busy: another program is using the camera; close it and "
-                              "try again", path);
+            cc_error_set(err,
+                         "%s is busy: another program is using the camera; close it and "
+                         "try again",
+                         path);
         else if (e == ENODEV || e == ENXIO)
-            cc_error_set(err, "%s: device gone (%s): it was unplugged or its driver unloaded; "
-                              "reconnect it", path, strerror(e));
+            cc_error_set(err,
+                         "%s: device gone (%s): it was unplugged or its driver unloaded; "
+                         "reconnect it",
+                         path, strerror(e));
         else
             cc_error_set(err, "cannot open %s: %s", path, strerror(e));
         return -1;
@@ -143,22 +151,29 @@ int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_captu
         close(fd);
         if (e == ENODEV)
             return cc_error_set(err, "%s: device gone (ENODEV): reconnect it", path), -1;
-        return cc_error_set(err, "%s is not a video capture device (VIDIOC_QUERYCAP: %s); "
-                                 "pick one from --list-cameras", path, strerror(e)), -1;
+        return cc_error_set(err,
+                            "%s is not a video capture device (VIDIOC_QUERYCAP: %s); "
+                            "pick one from --list-cameras",
+                            path, strerror(e)),
+               -1;
     }
-    uint32_t dc = (caps->capabilities & V4L2_CAP_DEVICE_CAPS) ? caps->device_caps
-                                                               : caps->capabilities;
+    uint32_t dc =
+        (caps->capabilities & V4L2_CAP_DEVICE_CAPS) ? caps->device_caps : caps->capabilities;
     if (need_capture && !(dc & V4L2_CAP_VIDEO_CAPTURE)) {
         close(fd);
-        return cc_error_set(err, "%s (%s) is not a video capture device (it may be a metadata "
-                                 "or output node); pick one from --list-cameras",
-                            path, (const char *)caps->card), -1;
+        return cc_error_set(err,
+                            "%s (%s) is not a video capture device (it may be a metadata "
+                            "or output node); pick one from --list-cameras",
+                            path, (const char *)caps->card),
+               -1;
     }
     if (need_capture && !(dc & V4L2_CAP_STREAMING)) {
         close(fd);
-        return cc_error_set(err, "%s (%s) cannot stream with mmap buffers (no "
-                                 "V4L2_CAP_STREAMING); camclass needs a streaming camera",
-                            path, (const char *)caps->card), -1;
+        return cc_error_set(err,
+                            "%s (%s) cannot stream with mmap buffers (no "
+                            "V4L2_CAP_STREAMING); camclass needs a streaming camera",
+                            path, (const char *)caps->card),
+               -1;
     }
     // Conversion off: libv4l2 then passes formats through but still handles the device.
     int vfd = v4l2_fd_open(fd, V4L2_DISABLE_CONVERSION);
@@ -185,7 +200,7 @@ static const char *busy_or(int e, const char *otherwise)
 static int format_rank(int pixfmt)
 {
     static const int rank[CC_PIX_COUNT] = {
-        [CC_PIX_YUYV] = 0, [CC_PIX_NV12] = 1, [CC_PIX_BGR24] = 2,
+        [CC_PIX_YUYV] = 0,  [CC_PIX_NV12] = 1,  [CC_PIX_BGR24] = 2,
         [CC_PIX_RGB24] = 3, [CC_PIX_MJPEG] = 4, [CC_PIX_GREY] = 5,
     };
     return rank[pixfmt];
@@ -243,12 +258,15 @@ static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *in
     const struct cc_mode *best = chosen_i >= 0 ? &modes[chosen_i] : NULL;
     if (!best) {
         bool ok = c->format >= 0
-                      ? cc_error_set(err, "%s offers no %s; leave the format to camclass or pick "
-                                          "one that --list-cameras shows", info->device,
-                                     cc_pixfmt_name((enum cc_pixfmt)c->format))
-                      : cc_error_set(err, "%s has no usable format: it offers none of YUYV, "
-                                          "MJPG, RGB3, BGR3, NV12, GREY (--list-cameras shows "
-                                          "what it offers)", info->device);
+                      ? cc_error_set(err,
+                                     "%s offers no %s; leave the format to camclass or pick "
+                                     "one that --list-cameras shows",
+                                     info->device, cc_pixfmt_name((enum cc_pixfmt)c->format))
+                      : cc_error_set(err,
+                                     "%s has no usable format: it offers none of YUYV, "
+                                     "MJPG, RGB3, BGR3, NV12, GREY (--list-cameras shows "
+                                     "what it offers)",
+                                     info->device);
         free(modes);
         return ok;
     }
@@ -289,9 +307,8 @@ static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *in
         parm.parm.capture.timeperframe.denominator = (uint32_t)lround(want_fps * 1000);
         if (cc_v4l2_ioctl(fd, VIDIOC_S_PARM, &parm) < 0) {
             int e = errno;
-            return cc_error_set(err, "%s: VIDIOC_S_PARM (%.1f fps) failed: %s; %s",
-                                info->device, want_fps, strerror(e),
-                                busy_or(e, "ask for another rate"));
+            return cc_error_set(err, "%s: VIDIOC_S_PARM (%.1f fps) failed: %s; %s", info->device,
+                                want_fps, strerror(e), busy_or(e, "ask for another rate"));
         }
     }
     struct v4l2_fract tpf = parm.parm.capture.timeperframe;
@@ -318,8 +335,8 @@ static void teardown(struct cc_capture *cap)
         if (cap->bufs[i].start)
             v4l2_munmap(cap->bufs[i].start, cap->bufs[i].length);
     if (cap->n_bufs > 0) {
-        struct v4l2_requestbuffers req = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-                                          .memory = V4L2_MEMORY_MMAP, .count = 0};
+        struct v4l2_requestbuffers req = {
+            .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP, .count = 0};
         cc_v4l2_ioctl(cap->fd, VIDIOC_REQBUFS, &req);
     }
     memset(cap->bufs, 0, sizeof(cap->bufs));
@@ -340,16 +357,16 @@ static bool map_buffers(struct cc_capture *cap, struct cc_capture_info *info, st
                             busy_or(e, "the driver cannot stream with mmap buffers"));
     }
     if (req.count < 2)
-        return cc_error_set(err, "%s: the driver gave only %u buffer(s); it needs 2 to stream",
-                            dev, req.count);
+        return cc_error_set(err, "%s: the driver gave only %u buffer(s); it needs 2 to stream", dev,
+                            req.count);
     cap->n_bufs = req.count < MAX_BUFFERS ? (int)req.count : MAX_BUFFERS;
     for (int i = 0; i < cap->n_bufs; i++) {
-        struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-                                .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
+        struct v4l2_buffer b = {
+            .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
         if (cc_v4l2_ioctl(cap->fd, VIDIOC_QUERYBUF, &b) < 0)
             return cc_error_set(err, "%s: VIDIOC_QUERYBUF failed: %s", dev, strerror(errno));
-        void *p = v4l2_mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, cap->fd,
-                            b.m.offset);
+        void *p =
+            v4l2_mmap(NULL, b.length, PROT_READ | PROT_WRITE, MAP_SHARED, cap->fd, b.m.offset);
         if (p == MAP_FAILED)
             return cc_error_set(err, "%s: mmap of buffer %d failed: %s", dev, i, strerror(errno));
         cap->bufs[i] = (struct buffer){p, b.length};
@@ -361,8 +378,8 @@ static bool map_buffers(struct cc_capture *cap, struct cc_capture_info *info, st
 static bool stream_on(struct cc_capture *cap, struct cc_error *err)
 {
     for (int i = 0; i < cap->n_bufs; i++) {
-        struct v4l2_buffer b = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE,
-                                .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
+        struct v4l2_buffer b = {
+            .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP, .index = (uint32_t)i};
         if (cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &b) < 0)
             return cc_error_set(err, "%s: VIDIOC_QBUF failed: %s", cap->info.device,
                                 strerror(errno));
@@ -380,8 +397,7 @@ static bool stream_on(struct cc_capture *cap, struct cc_error *err)
 // Opens the device, negotiates and maps buffers into cap (fd must be -1); what was negotiated
 // goes to *info (device already set): cap->info at open, a scratch copy at a reopen, so that
 // cap->info never changes after open. On failure cap is torn down again.
-static bool open_and_map(struct cc_capture *cap, struct cc_capture_info *info,
-                         struct cc_error *err)
+static bool open_and_map(struct cc_capture *cap, struct cc_capture_info *info, struct cc_error *err)
 {
     struct v4l2_capability caps;
     cap->fd = cc_v4l2_open(info->device, &caps, true, err);
@@ -403,8 +419,14 @@ static bool open_and_map(struct cc_capture *cap, struct cc_capture_info *info,
 struct cc_capture_config cc_capture_config_default(void)
 {
     return (struct cc_capture_config){
-        .device = "/dev/video0", .width = 640, .height = 480, .fps = 30, .format = -1,
-        .buffers = 4, .reopen_ms = 10000, .log = NULL,
+        .device = "/dev/video0",
+        .width = 640,
+        .height = 480,
+        .fps = 30,
+        .format = -1,
+        .buffers = 4,
+        .reopen_ms = 10000,
+        .log = NULL,
     };
 }
 
@@ -449,8 +471,9 @@ struct cc_capture *cc_capture_open(const struct cc_capture_config *config, struc
     char fps[32] = "driver's rate (no S_PARM)";
     if (i->fps > 0)
         snprintf(fps, sizeof(fps), "%.4g fps", i->fps);
-    snprintf(i->line, sizeof(i->line), "%s (%s, %s): %s %dx%d @ %s (asked %dx%d @ %.4g fps), %d "
-                                       "buffers",
+    snprintf(i->line, sizeof(i->line),
+             "%s (%s, %s): %s %dx%d @ %s (asked %dx%d @ %.4g fps), %d "
+             "buffers",
              i->device, i->card, i->driver, cc_pixfmt_name(i->format), i->width, i->height, fps,
              c->width, c->height, c->fps, i->buffers);
     return cap;
@@ -558,9 +581,11 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
             teardown(cap);
         pthread_mutex_unlock(&cap->lock);
         if (ok && !same)
-            return cc_error_set(err, "camera %s came back but no longer gives %s %dx%d; "
-                                     "restart camclass", dev, cc_pixfmt_name(cap->info.format),
-                                cap->info.width, cap->info.height);
+            return cc_error_set(err,
+                                "camera %s came back but no longer gives %s %dx%d; "
+                                "restart camclass",
+                                dev, cc_pixfmt_name(cap->info.format), cap->info.width,
+                                cap->info.height);
         if (ok) {
             log_line(cap, "camera %s is back: %s %dx%d", dev, cc_pixfmt_name(again.format),
                      again.width, again.height);
@@ -569,9 +594,10 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
             return true;
         }
         if (now_ns() > deadline)
-            return cc_error_set(err, "camera %s was lost (%s) and did not come back within %.1f s "
-                                     "(last try: %s); reconnect it and restart camclass", dev,
-                                why, cap->config.reopen_ms / 1000.0, last.msg);
+            return cc_error_set(err,
+                                "camera %s was lost (%s) and did not come back within %.1f s "
+                                "(last try: %s); reconnect it and restart camclass",
+                                dev, why, cap->config.reopen_ms / 1000.0, last.msg);
         delay = delay * 2 > 2000 ? 2000 : delay * 2;
     }
 }
@@ -613,8 +639,8 @@ static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qb
     f->stride = cap->info.stride;
     f->sequence = seq;
     if ((b->flags & V4L2_BUF_FLAG_TIMESTAMP_MASK) == V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
-        f->timestamp_ns = (int64_t)b->timestamp.tv_sec * 1000000000 +
-                          (int64_t)b->timestamp.tv_usec * 1000;
+        f->timestamp_ns =
+            (int64_t)b->timestamp.tv_sec * 1000000000 + (int64_t)b->timestamp.tv_usec * 1000;
     else
         f->timestamp_ns = now_ns();
     return cc_frame_slot_put(cap->slot, f);

@@ -26,9 +26,8 @@ static int cmp_desc(const void *a, const void *b)
 // Fills the rates of m (format and size set).
 static void enum_rates(int fd, struct cc_mode *m)
 {
-    struct v4l2_frmivalenum iv = {.pixel_format = m->fourcc,
-                                  .width = (uint32_t)m->width,
-                                  .height = (uint32_t)m->height};
+    struct v4l2_frmivalenum iv = {
+        .pixel_format = m->fourcc, .width = (uint32_t)m->width, .height = (uint32_t)m->height};
     m->n_fps = 0;
     m->max_fps = 0;
     for (iv.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &iv) == 0; iv.index++) {
@@ -75,8 +74,8 @@ static int fit(int want, uint32_t min, uint32_t max, uint32_t step)
     return (int)v;
 }
 
-bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes,
-                        int *n, struct cc_error *err)
+bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes, int *n,
+                        struct cc_error *err)
 {
     *modes = NULL;
     *n = 0;
@@ -265,7 +264,7 @@ static bool parse_value(int fd, const struct v4l2_queryctrl *q, const char *valu
     }
     if (q->type == V4L2_CTRL_TYPE_BOOLEAN) {
         static const char *const yes[] = {"1", "on", "true", "yes"}, *const no[] = {"0", "off",
-                                                                                     "false", "no"};
+                                                                                    "false", "no"};
         for (int i = 0; i < 4; i++) {
             if (same_name(value, yes[i]))
                 return *v = 1, true;
@@ -293,8 +292,7 @@ static bool parse_value(int fd, const struct v4l2_queryctrl *q, const char *valu
         return cc_error_set(err, "control '%s' has no item '%s' (--list-controls shows them)",
                             (const char *)q->name, value);
     }
-    return cc_error_set(err, "control '%s' wants a number, not '%s'", (const char *)q->name,
-                        value);
+    return cc_error_set(err, "control '%s' wants a number, not '%s'", (const char *)q->name, value);
 }
 
 bool cc_capture_set_ctrl(struct cc_capture *cap, const char *name, const char *value,
@@ -317,15 +315,15 @@ bool cc_capture_set_ctrl(struct cc_capture *cap, const char *name, const char *v
             c.value64 = v;
         else
             c.value = (int32_t)v;
-        struct v4l2_ext_controls cs = {.which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1,
-                                       .controls = &c};
+        struct v4l2_ext_controls cs = {
+            .which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1, .controls = &c};
         if (cc_v4l2_ioctl(fd, VIDIOC_S_EXT_CTRLS, &cs) == 0) {
             ok = true;
         } else {
             int e = errno;
             if (e == ERANGE || e == EINVAL)
-                cc_error_set(err, "%s: control '%s' = %" PRId64 " refused (%s); range %d..%d",
-                             dev, (const char *)q.name, v, strerror(e), q.minimum, q.maximum);
+                cc_error_set(err, "%s: control '%s' = %" PRId64 " refused (%s); range %d..%d", dev,
+                             (const char *)q.name, v, strerror(e), q.minimum, q.maximum);
             else if (e == EACCES)
                 cc_error_set(err, "%s: control '%s' is read-only", dev, (const char *)q.name);
             else
@@ -355,8 +353,8 @@ bool cc_capture_list_ctrls(struct cc_capture *cap, FILE *out, struct cc_error *e
             bool has = q.type != V4L2_CTRL_TYPE_BUTTON && q.type <= V4L2_CTRL_TYPE_BITMASK &&
                        q.type != V4L2_CTRL_TYPE_STRING && q.type != V4L2_CTRL_TYPE_INTEGER64 &&
                        cc_v4l2_ioctl(fd, VIDIOC_G_CTRL, &c) == 0;
-            fprintf(out, "  %-32s %-7s %d..%d", (const char *)q.name, type_name(q.type),
-                    q.minimum, q.maximum);
+            fprintf(out, "  %-32s %-7s %d..%d", (const char *)q.name, type_name(q.type), q.minimum,
+                    q.maximum);
             if (has)
                 fprintf(out, " = %d", c.value);
             fputc('\n', out);

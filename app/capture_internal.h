@@ -17,7 +17,7 @@ struct cc_mode {
     int pixfmt; // enum cc_pixfmt, or -1 for a format we do not handle
     char description[32];
     int width, height;
-    double max_fps; // 0: the driver does not say
+    double max_fps;                // 0: the driver does not say
     double fps[CC_MODE_MAX_RATES]; // (n_fps) discrete rates, highest first; or {min, max}
     int n_fps;
     bool stepwise_rates; // fps holds {max, min} of a continuous range
@@ -34,8 +34,8 @@ int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_captu
 
 /* Enumerates formats x sizes x rates into a malloc'd array. Stepwise size ranges give one mode
  * at the request (want_w x want_h) fitted into the range. all: also formats we do not handle. */
-bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes,
-                        int *n, struct cc_error *err);
+bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode **modes, int *n,
+                        struct cc_error *err);
 
 /* The best mode for the request (config's size, fps, format; defaults already applied): the
  * closest size (exact, else the smallest covering one, else the largest), then the one reaching

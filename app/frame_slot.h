@@ -6,7 +6,9 @@
  * by the slot, so steady-state streaming allocates nothing per frame.
  *
  * Typical use:
- *   producer:  while ((f = cc_frame_slot_acquire(slot, bytes, &err))) { fill f; cc_frame_slot_put(slot, f); }
+ *   producer:  while ((f = cc_frame_slot_acquire(slot, bytes, &err))) {
+ *                  fill f; cc_frame_slot_put(slot, f);
+ *              }
  *              cc_frame_slot_close(slot, NULL);               // end of stream (or an error text)
  *   consumer:  while (cc_frame_slot_take(slot, 1000, &f, &err) != CC_SLOT_CLOSED) {
  *                  if (f) { use f; cc_frame_slot_release(slot, f); }

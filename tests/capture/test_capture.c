@@ -308,8 +308,7 @@ static void test_slow_consumer(void)
     struct cc_frame_slot_stats s = cc_frame_slot_get_stats(slot);
     struct cc_capture_stats cs = cc_capture_get_stats(cap);
     printf("  consumer at 5 fps: took %d, slot put %llu dropped %llu, capture frames %llu\n", n,
-           (unsigned long long)s.put, (unsigned long long)s.dropped,
-           (unsigned long long)cs.frames);
+           (unsigned long long)s.put, (unsigned long long)s.dropped, (unsigned long long)cs.frames);
     TF(s.dropped >= 10, "dropped %llu", (unsigned long long)s.dropped);
     TF(s.put >= s.taken + s.dropped && s.put <= s.taken + s.dropped + 1, "put != taken + dropped");
     T(cs.frames == s.put);
@@ -400,7 +399,8 @@ static void test_disconnect_final(void)
     cc_capture_destroy(cap);
     // Leave vivid loaded for whatever runs next.
     char cmd[512];
-    snprintf(cmd, sizeof(cmd), "insmod %s %s", getenv("CAMCLASS_VIVID_KO") ? getenv("CAMCLASS_VIVID_KO") : "vivid.ko",
+    snprintf(cmd, sizeof(cmd), "insmod %s %s",
+             getenv("CAMCLASS_VIVID_KO") ? getenv("CAMCLASS_VIVID_KO") : "vivid.ko",
              getenv("CAMCLASS_VIVID_ARGS") ? getenv("CAMCLASS_VIVID_ARGS") : "");
     T(run_shell(cmd));
 }
@@ -518,7 +518,8 @@ static void test_injected_errors(void)
     int after = take_for(slot, 1.5);
     s = cc_capture_get_stats(cap);
     printf("  errors %llu, driver dropped %llu, lost %llu, reopened %llu, %d frames after the "
-           "fatal error\n", (unsigned long long)s.errors, (unsigned long long)s.driver_dropped,
+           "fatal error\n",
+           (unsigned long long)s.errors, (unsigned long long)s.driver_dropped,
            (unsigned long long)s.lost, (unsigned long long)s.reopened, after);
     TF(s.lost == 1 && s.reopened == 1, "lost %llu reopened %llu", (unsigned long long)s.lost,
        (unsigned long long)s.reopened);

@@ -1,14 +1,17 @@
 /* camclass — the capture's mode choice on made-up cameras (suite 'unit'; no device needed).
- * The vivid tests in the VM cannot cover this: vivid has no MJPEG and every format at every size. */
+ * The vivid tests in the VM cannot cover this: vivid has no MJPEG and every format at every size.
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "capture_internal.h"
 #include "testutil.h"
 
-#define MODE(fcc, pix, w, h, rate)                                                              \
-    {.fourcc = (fcc), .pixfmt = (pix), .width = (w), .height = (h), .max_fps = (rate),         \
-     .fps = {(rate)}, .n_fps = 1}
+#define MODE(fcc, pix, w, h, rate)                                                                 \
+    {                                                                                              \
+        .fourcc = (fcc), .pixfmt = (pix), .width = (w), .height = (h), .max_fps = (rate),          \
+        .fps = {(rate)}, .n_fps = 1                                                                \
+    }
 
 // A typical UVC webcam: YUYV is USB-bandwidth bound at large sizes, MJPEG gives 30 fps anywhere.
 static const struct cc_mode webcam[] = {
@@ -34,9 +37,9 @@ static const struct cc_mode *choose(const struct cc_mode *modes, int n, int fmt,
     return i >= 0 ? &modes[i] : NULL;
 }
 
-#define EXPECT(m, pix, w, h)                                                                    \
-    CHECKF((m) && (m)->pixfmt == (pix) && (m)->width == (w) && (m)->height == (h),              \
-           "chose %s %dx%d, expected %s %dx%d", (m) ? cc_pixfmt_name((m)->pixfmt) : "nothing", \
+#define EXPECT(m, pix, w, h)                                                                       \
+    CHECKF((m) && (m)->pixfmt == (pix) && (m)->width == (w) && (m)->height == (h),                 \
+           "chose %s %dx%d, expected %s %dx%d", (m) ? cc_pixfmt_name((m)->pixfmt) : "nothing",     \
            (m) ? (m)->width : 0, (m) ? (m)->height : 0, cc_pixfmt_name(pix), (w), (h))
 
 int main(void)
