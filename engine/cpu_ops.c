@@ -175,6 +175,32 @@ static void im2col(const struct cc_conv2d_desc *d, const float *x, int g, size_t
     }
 }
 
+/* One output row of a 3x3 kernel over padded input rows r0..r2: the nine taps summed in
+ * registers, in the order of the general loop below (bias, then row by row, left to right),
+ * so that both give the same floats. */
+static inline __attribute__((always_inline)) void row3x3(float *restrict yr, const float *r0,
+                                                         const float *r1, const float *r2,
+                                                         const float *wk, float b, int wo, int sw,
+                                                         int dw)
+{
+    const float w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3], w4 = wk[4], w5 = wk[5];
+    const float w6 = wk[6], w7 = wk[7], w8 = wk[8];
+    for (int ox = 0; ox < wo; ox++) {
+        const int i = ox * sw;
+        float s = b;
+        s += w0 * r0[i];
+        s += w1 * r0[i + dw];
+        s += w2 * r0[i + 2 * dw];
+        s += w3 * r1[i];
+        s += w4 * r1[i + dw];
+        s += w5 * r1[i + 2 * dw];
+        s += w6 * r2[i];
+        s += w7 * r2[i + dw];
+        s += w8 * r2[i + 2 * dw];
+        yr[ox] = s;
+    }
+}
+
 /* Depthwise-like conv (one input channel per group), output channel o: the input plane is
  * copied with its zero padding into xp, then each output row starts at the bias and every
  * tap adds weight * (a strided input row) to it, with the row in the L1 cache. */
@@ -195,6 +221,15 @@ static void conv_depthwise_channel(const struct cc_conv2d_desc *d, const float *
     const float b = bias ? bias[o] : 0.0f;
     for (int oy = 0; oy < d->ho; oy++) {
         float *restrict yr = y + ((size_t)o * d->ho + oy) * d->wo;
+        if (d->kh == 3 && d->kw == 3) {
+            const float *r0 = xp + (size_t)(oy * sh) * wp, *r1 = r0 + (size_t)dh * wp;
+            if (sw == 1) // the constant stride lets the compiler vectorize
+                row3x3(yr, r0, r1, r1 + (size_t)dh * wp, wk, b, d->wo, 1, dw);
+            else
+                row3x3(yr, r0, r1, r1 + (size_t)dh * wp, wk, b, d->wo, sw, dw);
+            clamp_span(yr, (size_t)d->wo, d->act);
+            continue;
+        }
         for (int ox = 0; ox < d->wo; ox++)
             yr[ox] = b;
         for (int ky = 0; ky < d->kh; ky++) {

@@ -600,6 +600,8 @@ static void test_engine(void)
         fclose(notices);
 
     // Explicit vulkan does not fall back.
+    free_net(&net);
+    net = (struct net){0};
     CHECKF(build_net(&net, &err), "build: %s", err.msg);
     opts.backend = CC_BACKEND_VULKAN;
     opts.notices = NULL;
