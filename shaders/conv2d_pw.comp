@@ -1,9 +1,10 @@
 #version 450
 // Pointwise (1×1, stride 1, no padding, groups 1) convolution, NCHW, fused bias + clamp:
 // a matrix product Y(O, HW) = Wt(O, C) · X(C, HW). Register-blocked: one invocation computes
-// OB output channels × PB pixels; the channel block is the workgroup's y so that weight loads
-// are uniform. Weights are repacked at upload as vec4 texels (O4, C) holding 4 consecutive
-// output channels, O padded with zeros to a multiple of OB.
+// OB output channels × PB pixels (both multiples of 4, chosen per node: specialization
+// constants); the channel block is the workgroup's y so that weight loads are uniform. Weights
+// are repacked at upload as vec4 texels (O4, C) holding 4 consecutive output channels, O
+// padded with zeros to a multiple of OB.
 // VEC4: pixels are read and written as vec4 (needs HW % 4 == 0); otherwise scalar.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
@@ -13,12 +14,8 @@ layout(constant_id = 2) const int O = 1;   // output channels
 layout(constant_id = 3) const float ACT_MIN = -1.0 / 0.0;
 layout(constant_id = 4) const float ACT_MAX = 1.0 / 0.0;
 
-#ifndef OB
-#define OB 8
-#endif
-#ifndef PB
-#define PB 8
-#endif
+layout(constant_id = 5) const int OB = 8;  // output channels per invocation
+layout(constant_id = 6) const int PB = 8;  // pixels per invocation
 const int NV = OB / 4; // weight vec4s per input channel
 const int NQ = PB / 4; // pixel quads per invocation
 
