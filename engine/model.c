@@ -339,6 +339,75 @@ static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Name index: tensor and node names -> indices                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+// Reads the name of item i (a tensor or a node) of m.
+typedef const char *(*name_fn)(const struct cc_model *m, int i);
+
+static const char *tensor_name(const struct cc_model *m, int i)
+{
+    return m->tensors[i].name;
+}
+
+static const char *node_name(const struct cc_model *m, int i)
+{
+    return m->nodes[i].name;
+}
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of ix holding name, or the empty slot where it would go (ix has slots, at least
+ * half of them empty, so the probe ends). */
+static size_t index_slot(const struct cc_model *m, const struct cc_name_index *ix, name_fn name_of,
+                         const char *name)
+{
+    size_t h = (size_t)hash_name(name) & ix->mask;
+    while (ix->slots[h] && strcmp(name_of(m, ix->slots[h] - 1), name) != 0)
+        h = (h + 1) & ix->mask;
+    return h;
+}
+
+/* Index of the item named name; -1 when absent. */
+static int index_find(const struct cc_model *m, const struct cc_name_index *ix, name_fn name_of,
+                      const char *name)
+{
+    return ix->slots ? ix->slots[index_slot(m, ix, name_of, name)] - 1 : -1;
+}
+
+/* Records item i (already in its array, name unique, room reserved) in ix. */
+static void index_add(const struct cc_model *m, struct cc_name_index *ix, name_fn name_of, int i)
+{
+    ix->slots[index_slot(m, ix, name_of, name_of(m, i))] = i + 1;
+}
+
+/* Gives ix 2 * cap slots (cap: the item array's capacity, a power of two) when it has fewer,
+ * re-adding items 0..n-1: called after every grow() of the array, so that the table grows with
+ * it and stays at most half full. False on out of memory (ix unchanged). */
+static bool index_reserve(const struct cc_model *m, struct cc_name_index *ix, name_fn name_of,
+                          int n, int cap)
+{
+    size_t want = 2 * (size_t)cap;
+    if (ix->slots && ix->mask + 1 >= want)
+        return true;
+    int *slots = calloc(want, sizeof(*slots));
+    if (!slots)
+        return false;
+    free(ix->slots);
+    ix->slots = slots;
+    ix->mask = want - 1;
+    for (int i = 0; i < n; i++)
+        index_add(m, ix, name_of, i);
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Builder                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -386,18 +455,7 @@ struct cc_model *cc_model_new(const char *name)
 
 int cc_model_find_tensor(const struct cc_model *m, const char *name)
 {
-    for (int i = 0; m && name && i < m->n_tensors; i++)
-        if (strcmp(m->tensors[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
-static int find_node(const struct cc_model *m, const char *name)
-{
-    for (int i = 0; i < m->n_nodes; i++)
-        if (strcmp(m->nodes[i].name, name) == 0)
-            return i;
-    return -1;
+    return m && name ? index_find(m, &m->tensor_names, tensor_name, name) : -1;
 }
 
 int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
@@ -438,7 +496,8 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
             return -1;
         }
     }
-    if (!grow((void **)&m->tensors, &m->cap_tensors, m->n_tensors + 1, sizeof(*m->tensors))) {
+    if (!grow((void **)&m->tensors, &m->cap_tensors, m->n_tensors + 1, sizeof(*m->tensors)) ||
+        !index_reserve(m, &m->tensor_names, tensor_name, m->n_tensors, m->cap_tensors)) {
         cc_error_set(err, "out of memory adding tensor \"%s\"", name);
         return -1;
     }
@@ -459,6 +518,7 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
         }
         memcpy(dst, data, (size_t)count * sizeof(float));
     }
+    index_add(m, &m->tensor_names, tensor_name, idx); // last: nothing above needs undoing
     return idx;
 }
 
@@ -491,7 +551,7 @@ int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n
         cc_error_set(err, "node \"%s\": unknown op %d", name, (int)op);
         return -1;
     }
-    if (find_node(m, name) >= 0) {
+    if (index_find(m, &m->node_names, node_name, name) >= 0) {
         cc_error_set(err, "duplicate node name \"%s\"; node names must be unique", name);
         return -1;
     }
@@ -515,7 +575,8 @@ int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n
             return -1;
         }
     }
-    if (!grow((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof(*m->nodes))) {
+    if (!grow((void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof(*m->nodes)) ||
+        !index_reserve(m, &m->node_names, node_name, m->n_nodes, m->cap_nodes)) {
         cc_error_set(err, "out of memory adding node \"%s\"", name);
         return -1;
     }
@@ -532,6 +593,7 @@ int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n
         return -1;
     }
     m->nodes[m->n_nodes] = n;
+    index_add(m, &m->node_names, node_name, m->n_nodes);
     return m->n_nodes++;
 }
 
@@ -740,6 +802,8 @@ void cc_model_destroy(struct cc_model *m)
     free(m->tensors);
     free(m->nodes);
     free(m->labels);
+    free(m->tensor_names.slots);
+    free(m->node_names.slots);
     free(m->name);
     free(m);
 }

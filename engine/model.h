@@ -97,6 +97,12 @@ struct cc_output_spec {
     int classes;
 };
 
+/* A name -> index hash table (open addressing, linear probing); private to model.c. */
+struct cc_name_index {
+    int *slots;  // (mask + 1) item index + 1, 0 = empty; owned; NULL before the first item
+    size_t mask; // slot count - 1; the count is a power of two, twice the item array's capacity
+};
+
 struct cc_model {
     char *name;
     struct cc_input_spec input;
@@ -109,6 +115,9 @@ struct cc_model {
     struct cc_node *nodes; // (n_nodes) in topological order
     int n_nodes;
     int cap_nodes;
+    // Private to model.c: tensor and node names -> indices, kept by the builder so that adding
+    // and finding are O(1) (a hostile bundle may declare 65 536 of each).
+    struct cc_name_index tensor_names, node_names;
 };
 
 /* Activation helpers. */

@@ -1,11 +1,13 @@
 /* camclass — unit tests of the model builder and cc_model_finalize (engine/model.c).
  *
  * Builds a tiny network by code (conv2d+relu6 -> global_avg_pool -> flatten -> linear), checks
- * that it finalizes, then breaks it one way at a time and checks each error message.
+ * that it finalizes, then breaks it one way at a time and checks each error message. Last, the
+ * name index: tensors and nodes up to the 65 536 limit, duplicates caught across every growth.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 #include "testutil.h"
@@ -185,11 +187,92 @@ static void test_builder_errors(void)
     cc_model_destroy(m);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Names tried: more than the limit of 65 536 tensors (and nodes), so that the last ones are
+// refused and must then be absent.
+#define MANY_NAMES 70000
+#define NAME_LIMIT 65536
+
+/* The name index (model.c): tensors and nodes named "t<i>" / "n<i>" up to the limit, a
+ * duplicate of the first and of the latest name tried around each growth of the arrays (16,
+ * 32, ... items), then every name looked up, those past the limit being absent. Correctness only:
+ * the time is printed for information (a hostile bundle with 65 536 tensors took seconds with the
+ * old linear scan). */
+static void test_many_names(void)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_model_new("many");
+    int64_t shape[] = {1};
+    int io[] = {0};
+    char name[32];
+    int bad = 0, dup_checks = 0;
+    double t0 = now_s();
+    for (int i = 0; i < MANY_NAMES; i++) {
+        snprintf(name, sizeof(name), "t%d", i);
+        int got = cc_model_add_tensor(m, name, CC_DTYPE_F32, 1, shape, NULL, &err);
+        bool want_ok = i < NAME_LIMIT;
+        if (want_ok ? got != i : got >= 0 || !strstr(err.msg, "too many tensors"))
+            bad += !CHECKF(false, "add tensor %s: got %d (%s)", name, got, err.msg);
+        snprintf(name, sizeof(name), "n%d", i);
+        got = cc_model_add_node(m, CC_OP_SOFTMAX, name, 1, io, 1, io, NULL, cc_act_none(), &err);
+        if (want_ok ? got != i : got >= 0 || !strstr(err.msg, "too many nodes"))
+            bad += !CHECKF(false, "add node %s: got %d (%s)", name, got, err.msg);
+        if (bad > 5)
+            break;
+        // Duplicates just before and just after each growth (at 2^k items), and at the end.
+        if ((i & (i - 1)) != 0 && (i & (i + 1)) != 0 && i != MANY_NAMES - 1)
+            continue;
+        const char *tdups[] = {"t0", NULL}, *ndups[] = {"n0", NULL};
+        char tlast[32], nlast[32];
+        int last = i < NAME_LIMIT ? i : NAME_LIMIT - 1; // the latest name added
+        snprintf(tlast, sizeof(tlast), "t%d", last);
+        snprintf(nlast, sizeof(nlast), "n%d", last);
+        tdups[1] = tlast;
+        ndups[1] = nlast;
+        for (int d = 0; d < 2; d++) {
+            int nt = m->n_tensors, nn = m->n_nodes;
+            CHECKF(cc_model_add_tensor(m, tdups[d], CC_DTYPE_F32, 1, shape, NULL, &err) < 0 &&
+                       strstr(err.msg, "duplicate tensor name") && m->n_tensors == nt,
+                   "duplicate tensor \"%s\" after %d: %s", tdups[d], i + 1, err.msg);
+            CHECKF(cc_model_add_node(m, CC_OP_SOFTMAX, ndups[d], 1, io, 1, io, NULL, cc_act_none(),
+                                     &err) < 0 &&
+                       strstr(err.msg, "duplicate node name") && m->n_nodes == nn,
+                   "duplicate node \"%s\" after %d: %s", ndups[d], i + 1, err.msg);
+            dup_checks++;
+        }
+    }
+    double t1 = now_s();
+    CHECK(m->n_tensors == NAME_LIMIT && m->n_nodes == NAME_LIMIT && dup_checks >= 2 * 33);
+    int misses = 0;
+    for (int i = 0; i < MANY_NAMES && misses < 5; i++) {
+        snprintf(name, sizeof(name), "t%d", i);
+        int got = cc_model_find_tensor(m, name);
+        misses += !CHECKF(got == (i < NAME_LIMIT ? i : -1), "find %s: got %d", name, got);
+    }
+    CHECK(cc_model_find_tensor(m, "n0") == -1 && cc_model_find_tensor(m, "t") == -1 &&
+          cc_model_find_tensor(m, "t00") == -1 && cc_model_find_tensor(m, NULL) == -1 &&
+          cc_model_find_tensor(NULL, "t0") == -1);
+    printf("info: %d tensors and %d nodes added in %.3f s, %d names looked up in %.3f s\n",
+           m->n_tensors, m->n_nodes, t1 - t0, MANY_NAMES, now_s() - t1);
+    cc_model_destroy(m);
+
+    struct cc_model *empty = cc_model_new("empty");
+    CHECK(cc_model_find_tensor(empty, "t0") == -1);
+    cc_model_destroy(empty);
+}
+
 int main(void)
 {
     test_names();
     test_good();
     test_bad();
     test_builder_errors();
+    test_many_names();
     return tu_exit_code();
 }
