@@ -1,11 +1,11 @@
-/* camclass — the model bundle loader (see bundle.h, docs/MODEL_FORMAT.md).
+/* camclass — the model bundle loader: manifest -> model (see bundle.h, docs/MODEL_FORMAT.md).
  *
- * Order of work: open the zip (libzip), check every entry name, read and parse manifest.json
- * (cJSON), then tensors (reading constant data straight into model storage), input/output
- * spec, labels and graph, each through the model.h builder, and last cc_model_finalize(),
- * which checks the graph (order, shapes, limits). Every message starts with "bundle PATH: ".
+ * Order of work: open the zip and check every entry name (bundle_zip.c), read and parse
+ * manifest.json (cJSON), then tensors (reading constant data straight into model storage),
+ * input/output spec, labels and graph, each through the model.h builder, and last
+ * cc_model_finalize(), which checks the graph (order, shapes, limits). Every message starts
+ * with "bundle PATH: ".
  */
-#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <zip.h>
 
 #include "bundle.h"
+#include "bundle_zip.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "bundle.c reads little-endian f32 data in place; add byte swapping for this host"
@@ -26,8 +26,8 @@
 #define FORMAT_NAME "camclass-bundle"
 #define FORMAT_VERSION 1
 #define MANIFEST_ENTRY "manifest.json"
-#define MAX_MANIFEST_BYTES ((zip_uint64_t)16 << 20)
-#define MAX_LABELS_BYTES ((zip_uint64_t)32 << 20) // 100 000 labels of 256 bytes + line ends
+#define MAX_MANIFEST_BYTES ((uint64_t)16 << 20)
+#define MAX_LABELS_BYTES ((uint64_t)32 << 20) // 100 000 labels of 256 bytes + line ends
 #define MAX_CONST_BYTES ((int64_t)2 << 30)
 #define MAX_TENSORS 65536
 #define MAX_NODES 65536
@@ -38,34 +38,23 @@
 
 // State of one load. Nothing outlives the call except the returned model.
 struct loader {
-    const char *bundle;   // path or name used in messages (borrowed)
-    zip_t *za;            // the open archive (borrowed)
-    struct cc_model *m;   // the model being built (owned until returned)
-    struct cc_error *err; // the caller's error (may be NULL)
-    struct cc_error merr; // builder errors, passed on with the bundle prefix
-    int *index;           // tensor name hash: slot -> tensor index + 1, 0 = empty; owned
-    size_t mask;          // slots - 1 (power of two)
-    int64_t const_bytes;  // constant data read so far
-    bool *crc_checked;    // (entries in the zip) data entries whose CRC-32 was checked; owned
+    struct cc_bundle_zip *zip; // the open archive, bundle name and caller's error (borrowed)
+    struct cc_model *m;        // the model being built (owned until returned)
+    struct cc_error merr;      // builder errors, passed on with the bundle prefix
+    int64_t const_bytes;       // constant data read so far
 };
 
 /* ---------------------------------------------------------------------------------------- */
 /* Errors and small helpers                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Sets "bundle PATH: <msg>" with control characters (from hostile names) replaced by '?', so
- * that the message stays one line. Returns false. */
+/* Sets "bundle PATH: <msg>", one line (cc_bundle_zip_failv). Returns false. */
 __attribute__((format(printf, 2, 3))) static bool fail(struct loader *L, const char *fmt, ...)
 {
-    char msg[sizeof(L->merr.msg)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    cc_bundle_zip_failv(L->zip, fmt, ap);
     va_end(ap);
-    cc_error_set(L->err, "bundle %s: %s", L->bundle, msg);
-    for (char *p = L->err ? L->err->msg : NULL; p && *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
     return false;
 }
 
@@ -226,167 +215,17 @@ static bool member_floats(struct loader *L, const cJSON *obj, const char *key, i
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Zip entries                                                                               */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Rejects names that could point outside the bundle when extracted. */
-static bool check_entry_name(struct loader *L, const char *name)
-{
-    if (!name || !*name)
-        return fail(L, "an entry has an empty name");
-    if (name[0] == '/' || name[0] == '\\')
-        return fail(L, "entry \"%s\" is an absolute path; entry names must be relative", name);
-    if (strchr(name, '\\'))
-        return fail(L, "entry \"%s\" contains a backslash; entry names use \"/\"", name);
-    if (isalpha((unsigned char)name[0]) && name[1] == ':')
-        return fail(L, "entry \"%s\" starts with a drive letter; entry names must be relative",
-                    name);
-    for (const char *p = name; p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL)
-        if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == 0))
-            return fail(L,
-                        "entry \"%s\" has a \"..\" component; entry names must stay inside "
-                        "the bundle",
-                        name);
-    return true;
-}
-
-static bool check_all_entry_names(struct loader *L)
-{
-    zip_int64_t n = zip_get_num_entries(L->za, 0);
-    for (zip_int64_t i = 0; i < n; i++)
-        if (!check_entry_name(L, zip_get_name(L->za, (zip_uint64_t)i, 0)))
-            return false;
-    return true;
-}
-
-/* Finds entry name (referenced by what) and stats it. Returns its index or -1. */
-static zip_int64_t find_entry(struct loader *L, const char *name, const char *what, zip_stat_t *st)
-{
-    if (!check_entry_name(L, name))
-        return -1;
-    zip_int64_t i = zip_name_locate(L->za, name, 0);
-    if (i < 0) {
-        fail(L, "%s entry \"%s\" is not in the bundle", what, name);
-        return -1;
-    }
-    zip_stat_init(st);
-    if (zip_stat_index(L->za, (zip_uint64_t)i, 0, st) != 0 || !(st->valid & ZIP_STAT_SIZE)) {
-        fail(L, "cannot read the directory record of entry \"%s\": %s", name, zip_strerror(L->za));
-        return -1;
-    }
-    return i;
-}
-
-/* Reads size bytes at offset of entry i (name for messages) into dst; whole: that is the
- * whole entry, whose CRC-32 is then checked. */
-static bool read_entry_range(struct loader *L, zip_int64_t i, const char *name, zip_uint64_t offset,
-                             zip_uint64_t size, bool whole, void *dst)
-{
-    zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
-    if (!f)
-        return fail(L, "cannot open entry \"%s\": %s", name, zip_strerror(L->za));
-    bool ok = offset == 0 || zip_fseek(f, (zip_int64_t)offset, SEEK_SET) == 0;
-    zip_int64_t got = ok ? zip_fread(f, dst, size) : -1;
-    char more;
-    if (whole && got >= 0 && (zip_uint64_t)got == size && zip_fread(f, &more, 1) != 0)
-        got = -1; // libzip checks the CRC-32 when a read reaches the end
-    if (got < 0 || (zip_uint64_t)got != size)
-        fail(L,
-             "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
-             "truncated or damaged",
-             (unsigned long long)size, (unsigned long long)offset, name,
-             got < 0 ? zip_file_strerror(f) : "short read");
-    zip_fclose(f);
-    return got >= 0 && (zip_uint64_t)got == size;
-}
-
-/* Reads data entry i (name for messages) once from start to end, so that libzip checks its
- * CRC-32: reads that seek skip the check, and damaged weights would give wrong results. */
-static bool check_entry_crc(struct loader *L, zip_int64_t i, const char *name)
-{
-    if (L->crc_checked[i])
-        return true;
-    L->crc_checked[i] = true;
-    zip_file_t *f = zip_fopen_index(L->za, (zip_uint64_t)i, 0);
-    if (!f)
-        return fail(L, "cannot open entry \"%s\": %s", name, zip_strerror(L->za));
-    char buf[16384];
-    zip_int64_t got;
-    while ((got = zip_fread(f, buf, sizeof(buf))) > 0)
-        continue;
-    if (got < 0)
-        fail(L, "entry \"%s\" is damaged (%s); copy or export the bundle again", name,
-             zip_file_strerror(f));
-    zip_fclose(f);
-    return got == 0;
-}
-
-/* Reads a whole entry of at most limit bytes; returns a malloc'd NUL-terminated copy. */
-static char *read_entry(struct loader *L, const char *name, const char *what, zip_uint64_t limit,
-                        size_t *size)
-{
-    zip_stat_t st;
-    zip_int64_t i = find_entry(L, name, what, &st);
-    if (i < 0)
-        return NULL;
-    if (st.size > limit) {
-        fail(L, "%s entry \"%s\" is %llu bytes, above the limit of %llu", what, name,
-             (unsigned long long)st.size, (unsigned long long)limit);
-        return NULL;
-    }
-    char *buf = malloc(st.size + 1);
-    if (!buf) {
-        fail(L, "out of memory reading entry \"%s\"", name);
-        return NULL;
-    }
-    if (!read_entry_range(L, i, name, 0, st.size, true, buf)) {
-        free(buf);
-        return NULL;
-    }
-    buf[st.size] = 0;
-    *size = st.size;
-    return buf;
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* Tensors                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
-
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Indexes all tensor names (called once every tensor is added). */
-static bool build_index(struct loader *L)
-{
-    size_t cap = 16;
-    while (cap < 2 * (size_t)L->m->n_tensors)
-        cap *= 2;
-    if (!(L->index = calloc(cap, sizeof(*L->index))))
-        return fail(L, "out of memory indexing %d tensors", L->m->n_tensors);
-    L->mask = cap - 1;
-    for (int t = 0; t < L->m->n_tensors; t++) {
-        size_t h = hash_name(L->m->tensors[t].name) & L->mask;
-        while (L->index[h])
-            h = (h + 1) & L->mask;
-        L->index[h] = t + 1;
-    }
-    return true;
-}
 
 /* Tensor index by name; -1 with the error set ("<where>: <role> "x" is not a declared
  * tensor") when absent. */
 static int lookup(struct loader *L, const char *name, const char *where, const char *role)
 {
-    for (size_t h = hash_name(name) & L->mask; L->index[h]; h = (h + 1) & L->mask)
-        if (strcmp(L->m->tensors[L->index[h] - 1].name, name) == 0)
-            return L->index[h] - 1;
-    fail(L, "%s: %s \"%s\" is not a declared tensor (see \"tensors\")", where, role, name);
-    return -1;
+    int t = cc_model_find_tensor(L->m, name);
+    if (t < 0)
+        fail(L, "%s: %s \"%s\" is not a declared tensor (see \"tensors\")", where, role, name);
+    return t;
 }
 
 /* Reads the data of tensor idx described by jdata {entry, offset, size}. */
@@ -412,29 +251,21 @@ static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char 
     if (L->const_bytes + size > MAX_CONST_BYTES)
         return fail(L, "%s: constant data exceeds the limit of %lld bytes", where,
                     (long long)MAX_CONST_BYTES);
-    zip_stat_t st;
     char what[320];
     snprintf(what, sizeof(what), "%s: data", where);
-    zip_int64_t ei = find_entry(L, entry, what, &st);
+    uint64_t entry_size, end;
+    int64_t ei = cc_bundle_zip_find_stored(L->zip, entry, what, &entry_size);
     if (ei < 0)
         return false;
-    if (!(st.valid & ZIP_STAT_COMP_METHOD) || st.comp_method != ZIP_CM_STORE)
-        return fail(L,
-                    "%s entry \"%s\" is compressed (zip method %d); tensor data must be "
-                    "stored uncompressed (zip -0)",
-                    what, entry, (int)st.comp_method);
-    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE)
-        return fail(L, "%s entry \"%s\" is encrypted; tensor data must be plain", what, entry);
-    uint64_t end;
-    if (__builtin_add_overflow((uint64_t)off, (uint64_t)size, &end) || end > st.size)
+    if (__builtin_add_overflow((uint64_t)off, (uint64_t)size, &end) || end > entry_size)
         return fail(L, "%s: data bytes %lld..%lld lie outside entry \"%s\" (%llu bytes)", where,
-                    (long long)off, (long long)(off + size), entry, (unsigned long long)st.size);
+                    (long long)off, (long long)(off + size), entry, (unsigned long long)entry_size);
     float *dst = cc_model_alloc_tensor_data(L->m, idx, &L->merr);
     if (!dst)
         return fail_builder(L);
     L->const_bytes += size;
-    return read_entry_range(L, ei, entry, (zip_uint64_t)off, (zip_uint64_t)size, false, dst) &&
-           check_entry_crc(L, ei, entry);
+    return cc_bundle_zip_read_range(L->zip, ei, entry, (uint64_t)off, (uint64_t)size, false, dst) &&
+           cc_bundle_zip_check_crc(L->zip, ei, entry);
 }
 
 static bool load_tensor(struct loader *L, const cJSON *jt, int i)
@@ -484,7 +315,7 @@ static bool load_tensors(struct loader *L, const cJSON *root)
         if (!load_tensor(L, jt, i++))
             return false;
     }
-    return build_index(L);
+    return true;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -603,7 +434,8 @@ static bool load_labels(struct loader *L, const cJSON *root)
                        "{\"entry\": \"labels.txt\"}");
     const char *entry = member_str(L, jl, "entry", "labels");
     size_t size;
-    char *text = entry ? read_entry(L, entry, "labels", MAX_LABELS_BYTES, &size) : NULL;
+    char *text =
+        entry ? cc_bundle_zip_read(L->zip, entry, "labels", MAX_LABELS_BYTES, &size) : NULL;
     bool ok = text && add_label_lines(L, entry, text, size);
     free(text);
     return ok;
@@ -755,12 +587,12 @@ static bool load_graph(struct loader *L, const cJSON *root)
 /* Parses manifest.json; returns the root object or NULL with the error set. */
 static cJSON *read_manifest(struct loader *L)
 {
-    if (zip_name_locate(L->za, MANIFEST_ENTRY, 0) < 0) {
+    if (!cc_bundle_zip_has(L->zip, MANIFEST_ENTRY)) {
         fail(L, "no manifest.json entry; is this a camclass bundle? (docs/MODEL_FORMAT.md)");
         return NULL;
     }
     size_t size;
-    char *text = read_entry(L, MANIFEST_ENTRY, "manifest", MAX_MANIFEST_BYTES, &size);
+    char *text = cc_bundle_zip_read(L->zip, MANIFEST_ENTRY, "manifest", MAX_MANIFEST_BYTES, &size);
     if (!text)
         return NULL;
     const char *end = NULL;
@@ -799,16 +631,12 @@ static const char *check_header(struct loader *L, const cJSON *root)
     return member_str(L, root, "name", "manifest");
 }
 
-static struct cc_model *load_archive(zip_t *za, const char *bundle, struct cc_error *err)
+/* Loads the model from the open archive z; NULL with z->err set. */
+static struct cc_model *load_archive(struct cc_bundle_zip *z)
 {
-    struct loader L = {.bundle = bundle, .za = za, .err = err};
+    struct loader L = {.zip = z};
     cJSON *root = NULL;
-    zip_int64_t n_entries = zip_get_num_entries(za, 0);
-    if (!(L.crc_checked = calloc(n_entries > 0 ? (size_t)n_entries : 1, sizeof(bool)))) {
-        fail(&L, "out of memory");
-        goto error;
-    }
-    if (!check_all_entry_names(&L) || !(root = read_manifest(&L)))
+    if (!cc_bundle_zip_check_names(z) || !(root = read_manifest(&L)))
         goto error;
     const char *name = check_header(&L, root);
     if (!name)
@@ -828,27 +656,7 @@ error:
     L.m = NULL;
 done:
     cJSON_Delete(root);
-    free(L.index);
-    free(L.crc_checked);
     return L.m;
-}
-
-/* Reports a failed zip open: not a zip, damaged, or cannot be read. */
-static struct cc_model *open_failed(const char *bundle, zip_error_t *ze, struct cc_error *err)
-{
-    int code = zip_error_code_zip(ze);
-    if (code == ZIP_ER_NOZIP)
-        cc_error_set(err,
-                     "bundle %s: not a zip archive; a bundle is a zip file made by "
-                     "tools/export (docs/MODEL_FORMAT.md)",
-                     bundle);
-    else if (code == ZIP_ER_OPEN || code == ZIP_ER_NOENT || code == ZIP_ER_READ)
-        cc_error_set(err, "bundle %s: cannot open: %s", bundle, zip_error_strerror(ze));
-    else
-        cc_error_set(err, "bundle %s: damaged zip archive (%s); the file may be truncated", bundle,
-                     zip_error_strerror(ze));
-    zip_error_fini(ze);
-    return NULL;
 }
 
 struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
@@ -857,33 +665,21 @@ struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
         cc_error_set(err, "no bundle path given; pass the path of a .ccm file");
         return NULL;
     }
-    int code = 0;
-    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
-    if (!za) {
-        zip_error_t ze;
-        zip_error_init_with_code(&ze, code);
-        return open_failed(path, &ze, err);
-    }
-    struct cc_model *m = load_archive(za, path, err);
-    zip_discard(za);
+    struct cc_bundle_zip z;
+    if (!cc_bundle_zip_open(&z, path, err))
+        return NULL;
+    struct cc_model *m = load_archive(&z);
+    cc_bundle_zip_close(&z);
     return m;
 }
 
 struct cc_model *cc_bundle_load_from_memory(const void *data, size_t size, const char *name,
                                             struct cc_error *err)
 {
-    if (!name)
-        name = "(in memory)";
-    zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);
-    zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze) : NULL;
-    if (!za) {
-        zip_source_free(src); // the archive owns src only when the open succeeded
-        return open_failed(name, &ze, err);
-    }
-    zip_error_fini(&ze);
-    struct cc_model *m = load_archive(za, name, err);
-    zip_discard(za);
+    struct cc_bundle_zip z;
+    if (!cc_bundle_zip_open_memory(&z, data, size, name ? name : "(in memory)", err))
+        return NULL;
+    struct cc_model *m = load_archive(&z);
+    cc_bundle_zip_close(&z);
     return m;
 }
