@@ -339,10 +339,10 @@ static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Name index: tensor and node names -> indices                                              */
+/* Builder; the name index (tensor and node names -> indices)                                */
 /* ---------------------------------------------------------------------------------------- */
 
-// Reads the name of item i (a tensor or a node) of m.
+// Reads the name of item i (a tensor or a node) of m: tensor_name or node_name.
 typedef const char *(*name_fn)(const struct cc_model *m, int i);
 
 static const char *tensor_name(const struct cc_model *m, int i)
@@ -363,8 +363,7 @@ static uint64_t hash_name(const char *s)
     return h;
 }
 
-/* The slot of ix holding name, or the empty slot where it would go (ix has slots, at least
- * half of them empty, so the probe ends). */
+/* The slot of ix holding name, or the empty one where it would go (ix is at most half full). */
 static size_t index_slot(const struct cc_model *m, const struct cc_name_index *ix, name_fn name_of,
                          const char *name)
 {
@@ -400,16 +399,11 @@ static bool index_reserve(const struct cc_model *m, struct cc_name_index *ix, na
     if (!slots)
         return false;
     free(ix->slots);
-    ix->slots = slots;
-    ix->mask = want - 1;
+    *ix = (struct cc_name_index){slots, want - 1};
     for (int i = 0; i < n; i++)
         index_add(m, ix, name_of, i);
     return true;
 }
-
-/* ---------------------------------------------------------------------------------------- */
-/* Builder                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
 
 /* Grows *arr (of elem-sized items, *cap of them) to hold at least need; false on OOM. */
 static bool grow(void **arr, int *cap, int need, size_t elem)
