@@ -253,11 +253,12 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int i,
         uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
                            cc_kernel_spec_float(n->act.max)};
         memcpy(ns->spec, spec, sizeof(spec));
-        ns->bind[0] = arena_src(s, n->inputs[0], false);
+        bool v4 = x->count % 4 == 0; // 4 elements per invocation, as vec4 texels
+        ns->bind[0] = arena_src(s, n->inputs[0], v4);
         if (add)
-            ns->bind[1] = arena_src(s, n->inputs[1], false);
+            ns->bind[1] = arena_src(s, n->inputs[1], v4);
         ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
-        ns->groups[0] = ceil_div(x->count, 64);
+        ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
         return true;
     }
     case CC_OP_GLOBAL_AVG_POOL: {

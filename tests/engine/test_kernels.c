@@ -310,6 +310,7 @@ static const struct kcase cases[] = {
     {CC_OP_ADD, 24, 9, 9, .act = ACT_CLAMP},
     {CC_OP_CLAMP, 5, 9, 7, .act = ACT_RELU},
     {CC_OP_CLAMP, 3, 1, 1, .act = ACT_CLAMP},
+    {CC_OP_CLAMP, 12, 4, 4, .act = ACT_RELU6},
     {CC_OP_GLOBAL_AVG_POOL, 9, 7, 13},
     {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7},
     {CC_OP_GLOBAL_AVG_POOL, 3, 1, 1},
