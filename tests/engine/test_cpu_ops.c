@@ -375,6 +375,7 @@ static void test_table(void)
 /* ---------------------------------------------------------------------------------------- */
 
 enum { NET_H = 40, NET_W = 34, NET_C = 16, NET_HO = 20, NET_WO = 17, NET_CLASSES = 5 };
+enum { NET_INPUT = 3 * NET_H * NET_W };
 
 struct net {
     struct cc_model *m;
@@ -478,19 +479,30 @@ static void run_net_by_hand(const struct net *net, const float *input, float *pr
     free(stem), free(dw), free(pw), free(sum);
 }
 
+/* Builds the network, a random input (NET_INPUT values) and its expected output from the ops
+ * composed by hand. False (counted as a failed check, nothing left to free) when the build
+ * fails. */
+static bool prepare_net(struct net *net, float *input, float *expect)
+{
+    struct cc_error err = {0};
+    if (!CHECKF(build_net(net, &err), "build: %s", err.msg)) {
+        free_net(net);
+        return false;
+    }
+    struct tu_rng r;
+    tu_rng_seed(&r, 8);
+    tu_rng_fill(&r, input, NET_INPUT, -1, 1);
+    run_net_by_hand(net, input, expect);
+    return true;
+}
+
 static void test_backend(void)
 {
     struct net net = {0};
     struct cc_error err = {0};
-    if (!CHECKF(build_net(&net, &err), "build: %s", err.msg)) {
-        free_net(&net);
+    float input[NET_INPUT], expect[NET_CLASSES], got[NET_CLASSES];
+    if (!prepare_net(&net, input, expect))
         return;
-    }
-    struct tu_rng r;
-    tu_rng_seed(&r, 8);
-    float input[3 * NET_H * NET_W], expect[NET_CLASSES], got[NET_CLASSES];
-    tu_rng_fill(&r, input, sizeof(input) / sizeof(input[0]), -1, 1);
-    run_net_by_hand(&net, input, expect);
 
     for (int threads = 1; threads <= 3; threads++) {
         struct cc_engine_options opts = {.backend = CC_BACKEND_CPU, .cpu_threads = threads};
@@ -561,15 +573,9 @@ static void test_engine(void)
 {
     struct net net = {0};
     struct cc_error err = {0};
-    if (!CHECKF(build_net(&net, &err), "build: %s", err.msg)) {
-        free_net(&net);
+    float input[NET_INPUT], expect[NET_CLASSES], got[NET_CLASSES];
+    if (!prepare_net(&net, input, expect))
         return;
-    }
-    struct tu_rng r;
-    tu_rng_seed(&r, 8);
-    float input[3 * NET_H * NET_W], expect[NET_CLASSES], got[NET_CLASSES];
-    tu_rng_fill(&r, input, sizeof(input) / sizeof(input[0]), -1, 1);
-    run_net_by_hand(&net, input, expect);
 
     // auto with no Vulkan driver to be found: one notice, then the CPU backend.
     setenv("VK_ICD_FILENAMES", "/nonexistent/camclass-test.json", 1);
@@ -585,7 +591,7 @@ static void test_engine(void)
                    strchr(text, '\n') == text + strlen(text) - 1,
                "notice: %s", text);
         CHECK(strcmp(cc_engine_backend_name(e), "cpu") == 0);
-        CHECK(cc_engine_input_count(e) == 3 * NET_H * NET_W);
+        CHECK(cc_engine_input_count(e) == NET_INPUT);
         CHECK(cc_engine_output_count(e) == NET_CLASSES);
         CHECK(cc_engine_model(e)->n_nodes == 8);
         CHECKF(cc_engine_run(e, input, got, &err), "run: %s", err.msg);
