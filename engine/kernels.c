@@ -49,7 +49,24 @@ static const uint32_t spv_softmax[] =
 #define SPV(a) .spirv = a, .spirv_size = sizeof(a)
 
 /* Loads go through texel buffers (texelFetch): on Mesa 22.3 lavapipe they measured 2–4× cheaper
- * than storage-buffer loads. Results are written to storage buffers. */
+ * than storage-buffer loads. Results are written to storage buffers.
+ *
+ * What the kernels are shaped by (measured on lavapipe, where most of camclass's CI and
+ * development runs; every choice is generic and helps or costs nothing on GPUs):
+ * - A texel load is a per-lane gather; a vec4 texel costs little more than a scalar one, so
+ *   data is bound as RGBA32F texels wherever the layout allows (weights repacked at upload).
+ * - Storage-buffer stores (and loads) run lane by lane with a branch each; a vec4 store costs
+ *   about what a scalar one does, so results are stored 4 at a time where aligned.
+ * - Loads are not scalarized even when every lane reads the same address (weights indexed by
+ *   the workgroup id and a loop counter), so register tiles (output channels × pixels per
+ *   invocation) are what cuts loads per multiply-add; the pointwise tile is chosen per node.
+ * - subgroupBroadcast costs a loop over the lanes per component (slower than reloading), and
+ *   shared-memory tiling was slower too; neither is used.
+ * - Every shape is a specialization constant: loops unroll and index arithmetic folds. An
+ *   array indexed with a non-constant index spills to per-lane scratch memory (a 4-channel
+ *   unrolled pointwise loop doing that ran 4-6× slower), so arrays are indexed by constants
+ *   after unrolling.
+ */
 // One row per kernel reads better than one field per line:
 // clang-format off
 const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
