@@ -1,0 +1,35 @@
+/* camclass — one classification result, as the inference thread hands it to the overlay
+ * (main thread) and the detection logger.
+ *
+ * Plain data, copied by value; labels point into the engine's model, which outlives every
+ * result (the model is destroyed only after the pipeline has stopped).
+ */
+#ifndef CC_RESULT_H
+#define CC_RESULT_H
+
+#include <stdint.h>
+
+#define CC_RESULT_MAX_TOP 16
+
+struct cc_result_class {
+    int index;         // class index in the model's output
+    const char *label; // model->labels[index]; owned by the model
+    float score;       // probability (softmax of logits, or the model's probabilities)
+};
+
+struct cc_result {
+    uint64_t seq;          // source frame sequence number
+    int64_t capture_ns;    // frame timestamp, CLOCK_MONOTONIC (driver timestamp for V4L2)
+    int64_t result_ns;     // when the result was ready, CLOCK_MONOTONIC
+    double latency_ms;     // result_ns - capture_ns
+    double dequeue_ms;     // capture timestamp -> taken from the slot by inference
+    double preprocess_ms;  // convert + resize + normalize
+    double inference_ms;   // cc_engine_run
+    double camera_fps;     // frames delivered by the source per second (recent average)
+    double inference_fps;  // results per second (recent average)
+    uint64_t dropped;      // frames dropped by latest-frame-wins so far
+    int n_top;             // entries used in top
+    struct cc_result_class top[CC_RESULT_MAX_TOP]; // highest score first
+};
+
+#endif
