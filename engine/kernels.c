@@ -74,17 +74,17 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .name = "conv2d", SPV(spv_conv2d),
         .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w, bias, y
         .local_size = {64, 1, 1}, .block = {8, 1}, // PX output columns; one channel per y
-        .n_spec = 17,
+        .n_spec = 18,
         .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT",
-                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX"},
+                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX", "PX"},
     },
     [CC_KERNEL_CONV2D_OC4] = {
         .name = "conv2d_oc4", SPV(spv_conv2d_oc4),
         .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w (vec4), bias (vec4), y
         .local_size = {64, 1, 1}, .block = {8, 4}, // PX output columns × 4 channels
-        .n_spec = 17,
+        .n_spec = 18,
         .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT",
-                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX"},
+                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX", "PX"},
     },
     [CC_KERNEL_CONV2D_PW] = {
         .name = "conv2d_pw", SPV(spv_conv2d_pw),

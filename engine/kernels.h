@@ -40,7 +40,7 @@ enum cc_kernel {
 };
 
 #define CC_KERNEL_MAX_BINDINGS 4
-#define CC_KERNEL_MAX_SPEC 17
+#define CC_KERNEL_MAX_SPEC 18
 #define CC_KERNEL_SPEC_LOCAL_SIZE_ID 100 // ids 100..102: workgroup size x, y, z
 
 struct cc_kernel_info {

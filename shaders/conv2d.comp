@@ -1,7 +1,7 @@
 #version 450
 // General 2-D convolution, NCHW, any groups / stride / padding / dilation, fused bias + clamp.
-// One invocation computes PX consecutive output columns of one output row for OCB output
-// channels of one group; the channel block is the workgroup's y so that its weight loads are
+// One invocation computes PX (8 or 16, chosen per node) consecutive output columns of one
+// output row for OCB output channels of one group; the channel block is the workgroup's y so that its weight loads are
 // uniform. Every shape is a specialization constant, so the KH×KW loops unroll (a depthwise
 // 3×3 node becomes straight-line code) and all index arithmetic folds.
 //   default: OCB = 1, weights (O, C/GROUPS, KH, KW) as scalars (depthwise and any grouping).
@@ -31,9 +31,7 @@ layout(constant_id = 14) const int GROUPS = 1;
 layout(constant_id = 15) const float ACT_MIN = -1.0 / 0.0; // fused clamp
 layout(constant_id = 16) const float ACT_MAX = 1.0 / 0.0;
 
-#ifndef PX
-#define PX 8 // output columns per invocation, a multiple of 4
-#endif
+layout(constant_id = 17) const int PX = 8; // output columns per invocation, a multiple of 4
 #ifdef OC4
 #define ACC vec4
 #define OCB 4

@@ -289,14 +289,16 @@ static const struct kcase cases[] = {
     CONV(5, 12, 9, 7, 2, 3, 1, 1, 2, 0, 1, 1, 2, 1, 1, true, ACT_CLAMP),
     CONV(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_RELU6),
     CONV(24, 15, 15, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 24, true, ACT_RELU6),
-    CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE),     // dilated depthwise
-    CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU),    // 4 channels per group
-    CONV(6, 10, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, ACT_NONE), // vec4 stores
-    CONV(3, 9, 16, 4, 3, 5, 1, 2, 2, 2, 2, 2, 1, 4, 1, true, ACT_NONE),    // row too long for quads
-    CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),     // 1×1 input
-    CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),     // 1×1 stride 2
-    CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU),    // 1×1 padded
-    CONV(12, 7, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true, ACT_NONE),    // 1×1 grouped
+    CONV(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, true, ACT_NONE),       // dilated depthwise
+    CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU),      // 4 channels per group
+    CONV(6, 10, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, ACT_NONE),   // vec4 stores
+    CONV(16, 12, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ACT_RELU6), // 16 columns
+    CONV(3, 6, 20, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_NONE),      // 16 columns
+    CONV(3, 9, 16, 4, 3, 5, 1, 2, 2, 2, 2, 2, 1, 4, 1, true, ACT_NONE), // row too long for quads
+    CONV(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),  // 1×1 input
+    CONV(6, 9, 9, 4, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),  // 1×1 stride 2
+    CONV(6, 5, 7, 4, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, false, ACT_RELU), // 1×1 padded
+    CONV(12, 7, 8, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true, ACT_NONE), // 1×1 grouped
     /* Pointwise kernel: vec4 (HW % 4 == 0) and scalar pixels, O not a multiple of 8. */
     CONV(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
     CONV(15, 7, 13, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),
