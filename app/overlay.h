@@ -1,0 +1,107 @@
+/* camclass — the live SDL2 window: the camera frame and what the model sees in it.
+ *
+ * The window shows the live frame scaled with its aspect ratio kept (letterboxed) on the left,
+ * and a panel on the right: model name, backend and device, the top-k labels with probability
+ * bars, camera fps, inference fps and latency. Text is drawn with SDL2_ttf.
+ *
+ * Keys (cc_overlay_poll): q or Esc quit, f toggles fullscreen, p pauses (the window keeps
+ * showing the paused frame and result), s saves a PNG screenshot; closing the window quits.
+ *
+ * Threads: SDL wants its window on the main thread. Every function here must be called from
+ * the main thread; the overlay keeps no locks and starts no threads.
+ * Ownership: the caller owns the overlay and destroys it. present copies what it needs from
+ * the frame and the result (the caller may reuse both right after the call); label strings
+ * are copied too.
+ */
+#ifndef CC_OVERLAY_H
+#define CC_OVERLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "frame.h"
+#include "result.h"
+
+// Debian's fonts-dejavu-core; used when cc_overlay_config.font_path is NULL.
+#define CC_OVERLAY_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+struct cc_overlay;
+
+struct cc_overlay_config {
+    const char *title;          // window title; NULL = "camclass"
+    int width, height;          // initial window size in pixels; 0 = 1280 × 720
+    bool fullscreen;            // start fullscreen (desktop resolution)
+    const char *font_path;      // TrueType font; NULL = CC_OVERLAY_DEFAULT_FONT
+    const char *model_name;     // shown in the panel; NULL = ""
+    const char *backend_name;   // "vulkan", "cpu"; NULL = ""
+    const char *device_name;    // e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"; NULL = ""
+    int top_k;                  // label rows shown, 1..CC_RESULT_MAX_TOP; 0 = 5
+    const char *screenshot_dir; // where `s` writes screenshots; NULL = current directory
+    bool software;              // software renderer (tests; default: SDL picks, GPU first)
+};
+
+/* Opens the window. Returns NULL with one line in err when there is no display — neither
+ * DISPLAY nor WAYLAND_DISPLAY is set (and SDL_VIDEODRIVER does not name a driver), or SDL
+ * cannot initialize video or open the window — so that the caller can say so and run
+ * headless; also when the font cannot be opened (err names the path and fonts-dejavu-core). */
+struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct cc_error *err);
+
+/* Closes the window and frees everything; accepts NULL. */
+void cc_overlay_destroy(struct cc_overlay *ov);
+
+/* Draws one picture and shows it. frame: the newest frame, converted to RGB here (any
+ * cc_pixfmt; NULL keeps the previous one). r: the newest result (NULL keeps the previous one;
+ * before the first, the panel says it is waiting). While paused, frame and r are ignored and
+ * the paused picture is drawn again (so resizes and fullscreen still redraw). Returns false
+ * with err when the frame is malformed (size short for its format, undecodable MJPEG) or SDL
+ * fails to draw; the overlay stays usable. */
+bool cc_overlay_present(struct cc_overlay *ov, const struct cc_frame *frame,
+                        const struct cc_result *r, struct cc_error *err);
+
+enum cc_overlay_event {
+    CC_OVERLAY_NONE,       // no event is left that the caller must act on
+    CC_OVERLAY_QUIT,       // q, Esc, or the window was closed
+    CC_OVERLAY_PAUSED,     // p: paused (the caller may stop feeding inference)
+    CC_OVERLAY_RESUMED,    // p again: running
+    CC_OVERLAY_SCREENSHOT, // s: saved; msg says where, in one line
+    CC_OVERLAY_ERROR,      // s failed; msg says why, in one line
+};
+
+/* Handles pending window events (keys above, resize, fullscreen) until one the caller must
+ * act on, and returns it; CC_OVERLAY_NONE when the queue is empty. Call it in a loop once per
+ * main-loop iteration: while ((ev = cc_overlay_poll(ov, &msg)) != CC_OVERLAY_NONE) ...
+ * msg (may be NULL) receives the line for SCREENSHOT and ERROR. */
+enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg);
+
+/* True while paused. */
+bool cc_overlay_paused(const struct cc_overlay *ov);
+
+/* Draws the current picture again and writes it to path as an 8-bit RGB PNG (the window's
+ * pixel size). The `s` key calls this with camclass-YYYYmmdd-HHMMSS.png (local time) in
+ * screenshot_dir. Returns false with err naming the path and the failing call. */
+bool cc_overlay_save_png(struct cc_overlay *ov, const char *path, struct cc_error *err);
+
+/* Where things are drawn for the current window size, in window pixels (for tests and for
+ * callers that draw more). Rectangles: x, y, w, h. */
+struct cc_overlay_rect {
+    int x, y, w, h;
+};
+struct cc_overlay_layout {
+    int width, height;                                  // renderer output size
+    struct cc_overlay_rect frame_area;                  // where the frame may go (left part)
+    struct cc_overlay_rect frame;                       // the letterboxed frame inside frame_area
+    struct cc_overlay_rect panel;                       // the right-hand panel
+    int n_rows;                                         // label rows laid out (top_k)
+    struct cc_overlay_rect label[CC_RESULT_MAX_TOP];    // label text line of row i
+    struct cc_overlay_rect bar[CC_RESULT_MAX_TOP];      // full-length bar track of row i; the
+                                                        // bar fills round(score · w) pixels
+    struct cc_overlay_rect stats;                       // camera fps, inference fps, latency
+    uint8_t bar_rgb[3];                                 // colour of the filled bar
+    uint8_t track_rgb[3];                               // colour of the empty track
+    uint8_t background_rgb[3];                          // letterbox bands
+    uint8_t panel_rgb[3];                               // panel background
+};
+void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out);
+
+#endif
