@@ -61,11 +61,11 @@ static bool nothing_waiting(int fd)
     return recv(fd, &c, 1, MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-#define CHECK_MSG(fd, expected)                                                                \
-    do {                                                                                       \
-        char buf_[1024];                                                                       \
-        const char *got_ = next_message((fd), buf_, sizeof(buf_));                             \
-        CHECKF(strcmp(got_, (expected)) == 0, "got \"%s\", expected \"%s\"", got_, (expected)); \
+#define CHECK_MSG(fd, expected)                                                                    \
+    do {                                                                                           \
+        char buf_[1024];                                                                           \
+        const char *got_ = next_message((fd), buf_, sizeof(buf_));                                 \
+        CHECKF(strcmp(got_, (expected)) == 0, "got \"%s\", expected \"%s\"", got_, (expected));    \
     } while (0)
 
 /* ---------------------------------------------------------------------------------------------
