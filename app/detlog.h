@@ -41,16 +41,16 @@ enum cc_detlog_mode {
 };
 
 struct cc_detlog_config {
-    const char *path;         // log file, opened for append (created 0644 & ~umask);
-                              // NULL or "-": standard output (journald under systemd)
+    const char *path; // log file, opened for append (created 0644 & ~umask);
+                      // NULL or "-": standard output (journald under systemd)
     enum cc_detlog_mode mode;
-    double threshold;         // [0, 1]: smoothed top-1 score at or above which it is a detection
-    double hysteresis;        // [0, threshold]: a detection clears below threshold - hysteresis,
-                              // and a new label replaces it only when it leads by hysteresis
-    double ewma_alpha;        // [0, 1]: weight of the newest score, s = a*x + (1-a)*s; 0 = off
-    double stats_interval_s;  // >= 0: a "stats" line every this many seconds of result time
-                              // (result_ns), in either mode; 0 = no stats lines
-    const char *source;       // static fields written on every line; NULL is written as ""
+    double threshold;        // [0, 1]: smoothed top-1 score at or above which it is a detection
+    double hysteresis;       // [0, threshold]: a detection clears below threshold - hysteresis,
+                             // and a new label replaces it only when it leads by more
+    double ewma_alpha;       // [0, 1]: weight of the newest score, s = a*x + (1-a)*s; 0 = off
+    double stats_interval_s; // >= 0: a "stats" line every this many seconds of result time
+                             // (result_ns), in either mode; 0 = no stats lines
+    const char *source;      // static fields written on every line; NULL is written as ""
     const char *model;
     const char *backend;
 };
