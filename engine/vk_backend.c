@@ -301,12 +301,13 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
     for (int i = 0; i < nn; i++) {
         for (int d = 0; d < 3; d++) {
-            if (setups[i].groups[d] > lim->maxComputeWorkGroupCount[d]) {
+            uint32_t most = lim->maxComputeWorkGroupCount[d];
+            if (setups[i].groups[d] > most) {
+                const char *axis = d == 0 ? "x" : d == 1 ? "y" : "z";
                 cc_error_set(err,
-                             "node %s needs %lld workgroups along %c, more than this "
+                             "node %s needs %lld workgroups along %s, more than this "
                              "Vulkan device allows (%u); use --backend cpu",
-                             model->nodes[i].name, (long long)setups[i].groups[d], "xyz"[d],
-                             lim -> maxComputeWorkGroupCount[d]);
+                             model->nodes[i].name, (long long)setups[i].groups[d], axis, most);
                 goto error;
             }
         }
