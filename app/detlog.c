@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -559,10 +560,14 @@ bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err)
     int fd;
     if (!open_log(log->path, &fd, err))
         return false; // keep writing to the old file
+    // A partial line left by a failed write only matters when the path is still the same file.
+    struct stat a, b;
+    bool same = fstat(log->fd, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+                a.st_ino == b.st_ino;
     close(log->fd);
     log->fd = fd;
     log->failing = false;
-    log->partial = false;
+    log->partial = log->partial && same;
     return true;
 }
 

@@ -88,19 +88,19 @@ struct cc_overlay_rect {
     int x, y, w, h;
 };
 struct cc_overlay_layout {
-    int width, height;                                  // renderer output size
-    struct cc_overlay_rect frame_area;                  // where the frame may go (left part)
-    struct cc_overlay_rect frame;                       // the letterboxed frame inside frame_area
-    struct cc_overlay_rect panel;                       // the right-hand panel
-    int n_rows;                                         // label rows laid out (top_k)
-    struct cc_overlay_rect label[CC_RESULT_MAX_TOP];    // label text line of row i
-    struct cc_overlay_rect bar[CC_RESULT_MAX_TOP];      // full-length bar track of row i; the
-                                                        // bar fills round(score · w) pixels
-    struct cc_overlay_rect stats;                       // camera fps, inference fps, latency
-    uint8_t bar_rgb[3];                                 // colour of the filled bar
-    uint8_t track_rgb[3];                               // colour of the empty track
-    uint8_t background_rgb[3];                          // letterbox bands
-    uint8_t panel_rgb[3];                               // panel background
+    int width, height;                               // renderer output size
+    struct cc_overlay_rect frame_area;               // where the frame may go (left part)
+    struct cc_overlay_rect frame;                    // the letterboxed frame inside frame_area
+    struct cc_overlay_rect panel;                    // the right-hand panel
+    int n_rows;                                      // label rows laid out (top_k)
+    struct cc_overlay_rect label[CC_RESULT_MAX_TOP]; // label text line of row i
+    struct cc_overlay_rect bar[CC_RESULT_MAX_TOP];   // full-length bar track of row i; the
+                                                     // bar fills round(score · w) pixels
+    struct cc_overlay_rect stats;                    // camera fps, inference fps, latency
+    uint8_t bar_rgb[3];                              // colour of the filled bar
+    uint8_t track_rgb[3];                            // colour of the empty track
+    uint8_t background_rgb[3];                       // letterbox bands
+    uint8_t panel_rgb[3];                            // panel background
 };
 void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out);
 

@@ -4,7 +4,8 @@
  * key set and types). Detections mode runs on crafted score sequences: a stable label, a label
  * change, a score flickering around the threshold (with and without hysteresis), an EWMA that
  * hides a one-frame blip. Then: reopen after a logrotate-style rename, the summary, escaping
- * of hostile labels, write errors (/dev/full, a pipe with no reader), bad configurations.
+ * of hostile labels, write errors (/dev/full, a pipe with no reader, a line cut short), bad
+ * configurations.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -708,6 +710,58 @@ static void test_write_errors(void)
     }
 }
 
+// A write cut short (here by RLIMIT_FSIZE: part of the line fits, then EFBIG): the next line
+// starts on a new line, so only the cut one is lost to a reader.
+static void test_partial_line(void)
+{
+    char path[300];
+    tmp_path(path, sizeof(path), "partial.jsonl");
+    struct cc_error err = {""};
+    struct cc_detlog *log = open_log(path, CC_DETLOG_EVERY_FRAME, 0.5, 0.1, 0, 0);
+    if (!log)
+        return;
+    struct cc_result r = result(1, 100, 1, 1, "cat", 0.9f, 0, NULL, 0);
+    write_ok(log, &r);
+    struct stat st;
+    struct rlimit saved, lim;
+    if (!CHECK(stat(path, &st) == 0 && getrlimit(RLIMIT_FSIZE, &saved) == 0))
+        return;
+    signal(SIGXFSZ, SIG_IGN);
+    lim = saved;
+    lim.rlim_cur = (rlim_t)st.st_size + 40; // part of the next line fits
+    CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    r.seq = 2;
+    bool ok = cc_detlog_write(log, &r, &err);
+    CHECK(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    CHECKF(!ok && strstr(err.msg, strerror(EFBIG)), "cut write: %s", err.msg);
+    r.seq = 3;
+    write_ok(log, &r);
+    CHECK(cc_detlog_finish(log, &err));
+    cc_detlog_destroy(log);
+
+    // Lines: seq 1, the first 40 bytes of seq 2, seq 3, the summary.
+    size_t size;
+    char *text = tu_read_file(path, &size);
+    if (!CHECK(text != NULL))
+        return;
+    const char *want[] = {"1", NULL, "3", "summary"};
+    int n = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save), n++) {
+        cJSON *o = cJSON_Parse(l);
+        if (n < 4 && !want[n]) {
+            CHECKF(!o && strlen(l) == 40, "line %d should be the cut one: %s", n, l);
+        } else if (n < 4 && strcmp(want[n], "summary") == 0) {
+            CHECK(o && strcmp(event_of(o), "summary") == 0 && num(o, "lines_lost") == 1);
+        } else if (n < 4) {
+            CHECKF(o && num(o, "seq") == atof(want[n]), "line %d: %s", n, l);
+        }
+        cJSON_Delete(o);
+    }
+    CHECKF(n == 4, "%d lines", n);
+    free(text);
+}
+
 static void test_stdout(void)
 {
     char path[300];
@@ -778,6 +832,7 @@ int main(void)
     test_finish();
     test_escaping();
     test_write_errors();
+    test_partial_line();
     test_stdout();
     test_bad_config();
 

@@ -1,0 +1,495 @@
+/* camclass — the SDL2 overlay, drawn with SDL's offscreen driver and a software renderer.
+ *
+ * Usage: test_overlay SAMPLE_PNG SAMPLE_JPG OUTDIR
+ * A frame from a file source (the colour-bars sample) and a crafted result are drawn at
+ * 640×480 and 1280×720 and saved as PNG (OUTDIR/overlay-WxH.png, kept for people to look at);
+ * the saved files are read back and their pixels checked: the frame at its letterboxed place,
+ * bar lengths proportional to the scores, text in the label and stats regions, the stats region
+ * (and only it) changing with the fps. Then the keys (pause keeps the paused picture, s writes a
+ * screenshot, q/Esc/close quit), YUYV and MJPEG frames, a malformed frame, no display, and a
+ * missing font.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <SDL.h>
+
+#include "convert.h"
+#include "decode.h"
+#include "overlay.h"
+#include "source_file.h"
+#include "testutil.h"
+
+static const char *sample_png, *sample_jpg, *outdir;
+
+// The colour bars of tests/capture/make_samples.py (top 2/3 of the image).
+static const uint8_t BARS[8][3] = {{235, 235, 235}, {235, 235, 16}, {16, 235, 235}, {16, 235, 16},
+                                   {235, 16, 235},  {235, 16, 16},  {16, 16, 235},  {16, 16, 16}};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+static const uint8_t *px(const struct cc_image *im, int x, int y)
+{
+    return im->pixels + ((size_t)y * im->width + x) * 3;
+}
+
+static bool near(const uint8_t *a, const uint8_t *b, int tol)
+{
+    for (int c = 0; c < 3; c++)
+        if (abs((int)a[c] - (int)b[c]) > tol)
+            return false;
+    return true;
+}
+
+/* Saves the overlay's picture to path and reads it back (so the file itself is checked). */
+static bool save_and_load(struct cc_overlay *ov, const char *path, struct cc_image *im)
+{
+    struct cc_error err = {{0}};
+    if (!CHECKF(cc_overlay_save_png(ov, path, &err), "save_png %s: %s", path, err.msg))
+        return false;
+    size_t size;
+    uint8_t *data = tu_read_file(path, &size);
+    if (!CHECKF(data != NULL, "cannot read back %s", path))
+        return false;
+    bool ok = cc_decode_png(data, size, path, im, &err);
+    free(data);
+    return CHECKF(ok && im->channels == 3, "decode %s: %s", path, err.msg);
+}
+
+/* Pixels in r that are not the colour bg (within 24). */
+static int count_not(const struct cc_image *im, struct cc_overlay_rect r, const uint8_t bg[3])
+{
+    int n = 0;
+    for (int y = r.y; y < r.y + r.h; y++)
+        for (int x = r.x; x < r.x + r.w; x++)
+            n += !near(px(im, x, y), bg, 24);
+    return n;
+}
+
+static void push_key(SDL_Keycode k)
+{
+    SDL_Event e = {.type = SDL_KEYDOWN};
+    e.key.state = SDL_PRESSED;
+    e.key.keysym.sym = k;
+    SDL_PushEvent(&e);
+}
+
+static struct cc_result crafted_result(double camera_fps)
+{
+    struct cc_result r = {
+        .seq = 7, .latency_ms = 41.5, .camera_fps = camera_fps, .inference_fps = 24.25, .n_top = 5};
+    const char *labels[5] = {"golden retriever", "Labrador retriever",
+                             "a label much too long to fit into the panel at any window size",
+                             "tennis ball", NULL};
+    const float scores[5] = {0.8f, 0.4f, 0.2f, 0.1f, 0.05f};
+    for (int i = 0; i < 5; i++)
+        r.top[i] =
+            (struct cc_result_class){.index = 200 + i, .label = labels[i], .score = scores[i]};
+    return r;
+}
+
+static struct cc_overlay *open_overlay(int w, int h, const char *shot_dir)
+{
+    struct cc_overlay_config cfg = {.title = "camclass test",
+                                    .width = w,
+                                    .height = h,
+                                    .model_name = "mobilenet_v3_small",
+                                    .backend_name = "vulkan",
+                                    .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
+                                    .top_k = 5,
+                                    .screenshot_dir = shot_dir,
+                                    .software = true};
+    struct cc_error err = {{0}};
+    struct cc_overlay *ov = cc_overlay_create(&cfg, &err);
+    CHECKF(ov != NULL, "cc_overlay_create %dx%d: %s", w, h, err.msg);
+    return ov;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The picture                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The frame (fw × fh, the bars sample) lies at the letterboxed place: the test's own
+ * aspect-preserving fit of the frame into frame_area, the bar colours at their places inside,
+ * background around it. */
+static void check_frame(const struct cc_image *im, const struct cc_overlay_layout *L, int fw,
+                        int fh)
+{
+    const struct cc_overlay_rect a = L->frame_area, f = L->frame;
+    double s = (double)a.w / fw < (double)a.h / fh ? (double)a.w / fw : (double)a.h / fh;
+    int ew = (int)(fw * s + 0.5), eh = (int)(fh * s + 0.5);
+    CHECKF(abs(f.w - ew) <= 1 && abs(f.h - eh) <= 1, "frame %dx%d, expected %dx%d", f.w, f.h, ew,
+           eh);
+    CHECKF(abs(f.x - (a.x + (a.w - ew) / 2)) <= 1 && abs(f.y - (a.y + (a.h - eh) / 2)) <= 1,
+           "frame at %d,%d, expected centred at %d,%d", f.x, f.y, a.x + (a.w - ew) / 2,
+           a.y + (a.h - eh) / 2);
+    CHECKF(a.x == 0 && a.w + L->panel.w == L->width && f.w <= a.w && f.h <= a.h,
+           "frame area %d+%d, panel %d, width %d", a.x, a.w, L->panel.w, L->width);
+
+    // Inside: at the centre of each bar (±1/4 bar width, away from the blends at the edges),
+    // the bar's colour.
+    int bad = 0, checked = 0;
+    for (int b = 0; b < 8; b++)
+        for (int k = -2; k <= 2; k++) {
+            double sx = (b + 0.5 + k * 0.1) * fw / 8.0, sy = fh * (1 + k * 0.15) / 3.0;
+            int x = f.x + (int)(sx * f.w / fw), y = f.y + (int)(sy * f.h / fh);
+            checked++;
+            if (!near(px(im, x, y), BARS[b], 6) && bad++ < 4)
+                CHECKF(false, "frame pixel %d,%d (bar %d) is %d,%d,%d, expected %d,%d,%d", x, y, b,
+                       px(im, x, y)[0], px(im, x, y)[1], px(im, x, y)[2], BARS[b][0], BARS[b][1],
+                       BARS[b][2]);
+        }
+    CHECKF(bad == 0, "%d of %d frame pixels off", bad, checked);
+    // The grey ramp at the bottom: dark on the left, light on the right.
+    int ry = f.y + f.h * 5 / 6;
+    CHECKF(px(im, f.x + f.w / 20, ry)[0] < 40 && px(im, f.x + f.w * 19 / 20, ry)[0] > 215,
+           "grey ramp %d .. %d", px(im, f.x + f.w / 20, ry)[0], px(im, f.x + f.w * 19 / 20, ry)[0]);
+
+    // Outside the frame, inside the area: background (letterbox bands), next to the frame's
+    // edge (on the white bar, so the edge is sharp).
+    int xs = f.x + f.w / 16;
+    if (f.y > 0) {
+        CHECK(near(px(im, xs, f.y - 1), L->background_rgb, 2));
+        CHECK(near(px(im, xs, 0), L->background_rgb, 2));
+        CHECK(near(px(im, xs, f.y + 1), BARS[0], 6));
+    }
+    if (f.y + f.h < a.h) {
+        CHECK(near(px(im, xs, f.y + f.h), L->background_rgb, 2));
+        CHECK(near(px(im, xs, a.h - 1), L->background_rgb, 2));
+    }
+    if (f.x > 0) {
+        CHECK(near(px(im, f.x - 1, f.y + f.h / 3), L->background_rgb, 2));
+        CHECK(near(px(im, f.x + 1, f.y + f.h / 3), BARS[0], 6));
+    }
+    if (f.x + f.w < a.w)
+        CHECK(near(px(im, f.x + f.w, f.y + f.h / 3), L->background_rgb, 2));
+}
+
+/* Filled bar length of row i: bar-coloured pixels from the left on the bar's middle line. */
+static int bar_length(const struct cc_image *im, const struct cc_overlay_layout *L, int i)
+{
+    const struct cc_overlay_rect b = L->bar[i];
+    int y = b.y + b.h / 2, n = 0;
+    while (n < b.w && near(px(im, b.x + n, y), L->bar_rgb, 0))
+        n++;
+    // The rest of the track is the track colour: the bar is one run, not scattered pixels.
+    for (int x = b.x + n; x < b.x + b.w; x++)
+        if (!CHECKF(near(px(im, x, y), L->track_rgb, 0), "bar %d: pixel %d is not the track", i,
+                    x - b.x))
+            break;
+    return n;
+}
+
+static void check_panel(const struct cc_image *im, const struct cc_overlay_layout *L,
+                        const struct cc_result *r)
+{
+    CHECKF(L->n_rows == 5, "%d label rows laid out", L->n_rows);
+    int len[5] = {0};
+    for (int i = 0; i < L->n_rows && i < 5; i++) {
+        len[i] = bar_length(im, L, i);
+        int expect = (int)(r->top[i].score * L->bar[i].w + 0.5f);
+        CHECKF(abs(len[i] - expect) <= 1, "bar %d: %d px for %.2f of %d", i, len[i],
+               r->top[i].score, L->bar[i].w);
+        // Label text on the left half, the percentage on the right quarter of the line.
+        struct cc_overlay_rect lr = L->label[i], sr = L->label[i];
+        lr.w /= 2;
+        sr.x += sr.w * 3 / 4;
+        sr.w /= 4;
+        CHECKF(count_not(im, lr, L->panel_rgb) > 30, "row %d: no label text (%d px)", i,
+               count_not(im, lr, L->panel_rgb));
+        CHECKF(count_not(im, sr, L->panel_rgb) > 20, "row %d: no score text (%d px)", i,
+               count_not(im, sr, L->panel_rgb));
+    }
+    CHECKF(len[0] > 0 && abs(len[0] - 2 * len[1]) <= 2, "0.8 bar %d px, 0.4 bar %d px", len[0],
+           len[1]);
+    CHECKF(abs(len[1] - 2 * len[2]) <= 2, "0.4 bar %d px, 0.2 bar %d px", len[1], len[2]);
+    // Bars and text stay inside the panel; rows do not overlap the stats.
+    CHECK(L->bar[0].x >= L->panel.x && L->bar[0].x + L->bar[0].w <= L->width);
+    CHECK(L->bar[4].y + L->bar[4].h <= L->stats.y);
+    // Stats: three lines of text.
+    for (int k = 0; k < 3; k++) {
+        struct cc_overlay_rect s = L->stats;
+        s.h /= 3;
+        s.y += k * s.h;
+        CHECKF(count_not(im, s, L->panel_rgb) > 50, "stats line %d is empty", k);
+    }
+}
+
+/* Draws the bars sample with the crafted result at w × h; checks the picture; then draws it
+ * with another camera fps and checks that exactly the stats region changed. */
+static void test_picture(int w, int h, const struct cc_frame *frame)
+{
+    struct cc_overlay *ov = open_overlay(w, h, NULL);
+    if (!ov)
+        return;
+    struct cc_error err = {{0}};
+    struct cc_result r = crafted_result(30.0);
+    CHECKF(cc_overlay_present(ov, frame, &r, &err), "present: %s", err.msg);
+    struct cc_overlay_layout L;
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.width == w && L.height == h, "output %dx%d", L.width, L.height);
+
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d.png", outdir, w, h);
+    struct cc_image a = {0}, b = {0};
+    if (save_and_load(ov, path, &a) && CHECK(a.width == w && a.height == h)) {
+        check_frame(&a, &L, frame->width, frame->height);
+        check_panel(&a, &L, &r);
+    }
+
+    // Another camera fps: the stats region changes, nothing else does.
+    r = crafted_result(12.5);
+    CHECKF(cc_overlay_present(ov, NULL, &r, &err), "present: %s", err.msg);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-fps.png", outdir, w, h);
+    if (a.pixels && save_and_load(ov, path, &b) && CHECK(b.width == w && b.height == h)) {
+        int in = 0, out = 0;
+        const struct cc_overlay_rect s = L.stats;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                if (memcmp(px(&a, x, y), px(&b, x, y), 3)) {
+                    bool inside = x >= s.x && x < s.x + s.w && y >= s.y && y < s.y + s.h;
+                    in += inside;
+                    out += !inside;
+                }
+        CHECKF(in > 20, "fps 30 -> 12.5 changed %d pixels in the stats region", in);
+        CHECKF(out == 0, "fps 30 -> 12.5 changed %d pixels outside the stats region", out);
+    }
+    cc_image_finish(&a);
+    cc_image_finish(&b);
+    cc_overlay_destroy(ov);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Keys, formats, errors                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A solid YUYV frame of w × h (Y, U, V). */
+static struct cc_frame yuyv_frame(int w, int h, uint8_t y, uint8_t u, uint8_t v)
+{
+    struct cc_frame f = {.format = CC_PIX_YUYV, .width = w, .height = h, .stride = w * 2};
+    f.size = f.capacity = (size_t)f.stride * h;
+    f.data = malloc(f.size);
+    for (size_t i = 0; f.data && i < f.size; i += 4) {
+        f.data[i] = y;
+        f.data[i + 1] = u;
+        f.data[i + 2] = y;
+        f.data[i + 3] = v;
+    }
+    return f;
+}
+
+static void test_keys_and_formats(const struct cc_frame *bars)
+{
+    char shots[4096];
+    snprintf(shots, sizeof(shots), "%s/shots-XXXXXX", outdir);
+    if (!CHECKF(mkdtemp(shots) != NULL, "mkdtemp %s", shots))
+        return;
+    struct cc_overlay *ov = open_overlay(640, 480, shots);
+    if (!ov)
+        return;
+    struct cc_error err = {{0}}, msg = {{0}};
+    struct cc_result r = crafted_result(30.0);
+    CHECK(cc_overlay_present(ov, bars, &r, &err));
+    struct cc_image a = {0}, b = {0};
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/keys-before.png", outdir);
+    save_and_load(ov, path, &a);
+
+    // p: paused; a new frame and result are ignored, the paused picture stays.
+    push_key(SDLK_p);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_PAUSED && cc_overlay_paused(ov));
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    uint8_t red[3] = {0}; // Y 81 U 90 V 240 is BT.601 red
+    int rgb[3];
+    cc_yuv_to_rgb(81, 90, 240, rgb);
+    for (int c = 0; c < 3; c++)
+        red[c] = (uint8_t)rgb[c];
+    struct cc_frame wide = yuyv_frame(320, 90, 81, 90, 240);
+    struct cc_result r2 = crafted_result(5.0);
+    r2.top[0].score = 0.1f;
+    CHECK(cc_overlay_present(ov, &wide, &r2, &err));
+    snprintf(path, sizeof(path), "%s/keys-paused.png", outdir);
+    if (save_and_load(ov, path, &b) && a.pixels) {
+        struct cc_overlay_layout L;
+        cc_overlay_layout(ov, &L);
+        // The picture is the one before, except for the PAUSED badge on the frame's top left.
+        int diff = 0;
+        for (int y = 0; y < 480; y++)
+            for (int x = 0; x < 640; x++)
+                diff += memcmp(px(&a, x, y), px(&b, x, y), 3) != 0 &&
+                        !(x < L.frame_area.w / 2 && y < L.frame_area.h / 4);
+        CHECKF(diff == 0, "paused picture differs in %d pixels outside the badge", diff);
+        struct cc_overlay_rect badge = {0, 0, L.frame_area.w / 2, L.frame_area.h / 4};
+        int red_px = 0;
+        for (int y = badge.y; y < badge.h; y++)
+            for (int x = badge.x; x < badge.w; x++)
+                red_px += px(&b, x, y)[0] > 150 && px(&b, x, y)[1] < 80;
+        CHECKF(red_px > 200, "no PAUSED badge (%d red pixels)", red_px);
+    }
+
+    // p again: the wide YUYV frame shows, converted by convert.h, letterboxed top and bottom.
+    push_key(SDLK_p);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_RESUMED && !cc_overlay_paused(ov));
+    CHECK(cc_overlay_present(ov, &wide, &r2, &err));
+    snprintf(path, sizeof(path), "%s/keys-yuyv.png", outdir);
+    cc_image_finish(&b);
+    if (save_and_load(ov, path, &b)) {
+        struct cc_overlay_layout L;
+        cc_overlay_layout(ov, &L);
+        struct cc_overlay_rect f = L.frame;
+        CHECKF(f.w == L.frame_area.w && abs(f.h - (f.w * 90 + 160) / 320) <= 1,
+               "wide frame %dx%d in area %d", f.w, f.h, L.frame_area.w);
+        CHECKF(near(px(&b, f.x + f.w / 2, f.y + f.h / 2), red, 2),
+               "YUYV centre %d,%d,%d, expected %d,%d,%d", px(&b, f.x + f.w / 2, f.y + f.h / 2)[0],
+               px(&b, f.x + f.w / 2, f.y + f.h / 2)[1], px(&b, f.x + f.w / 2, f.y + f.h / 2)[2],
+               red[0], red[1], red[2]);
+        CHECK(near(px(&b, f.x + f.w / 2, f.y - 2), L.background_rgb, 2));
+        CHECK(near(px(&b, f.x + f.w / 2, f.y + f.h + 1), L.background_rgb, 2));
+        CHECK(L.bar[0].w > 0 && bar_length(&b, &L, 0) == (int)(0.1f * L.bar[0].w + 0.5f));
+    }
+    free(wide.data);
+
+    // A malformed frame: false with a line naming it; the previous frame stays.
+    struct cc_frame bad = yuyv_frame(320, 90, 81, 90, 240);
+    bad.size /= 2;
+    bad.sequence = 99;
+    CHECK(!cc_overlay_present(ov, &bad, &r2, &err) && strstr(err.msg, "frame 99") &&
+          strstr(err.msg, "bytes"));
+    printf("malformed frame: %s\n", err.msg);
+    free(bad.data);
+
+    // MJPEG: the JPEG sample as a camera would deliver it, decoded here.
+    size_t jsize;
+    uint8_t *jpeg = tu_read_file(sample_jpg, &jsize);
+    struct cc_frame mj = {.format = CC_PIX_MJPEG,
+                          .width = 320,
+                          .height = 240,
+                          .data = jpeg,
+                          .size = jsize,
+                          .capacity = jsize};
+    err.msg[0] = '\0';
+    CHECKF(jpeg && cc_overlay_present(ov, &mj, &r, &err), "MJPEG present: %s", err.msg);
+    snprintf(path, sizeof(path), "%s/keys-mjpeg.png", outdir);
+    cc_image_finish(&b);
+    if (save_and_load(ov, path, &b)) {
+        struct cc_overlay_layout L;
+        cc_overlay_layout(ov, &L);
+        for (int k = 0; k < 8; k++) {
+            int x = L.frame.x + (2 * k + 1) * L.frame.w / 16, y = L.frame.y + L.frame.h / 3;
+            CHECKF(near(px(&b, x, y), BARS[k], 12), "MJPEG bar %d is %d,%d,%d", k, px(&b, x, y)[0],
+                   px(&b, x, y)[1], px(&b, x, y)[2]);
+        }
+    }
+    free(jpeg);
+
+    // s: a screenshot in the configured directory, named camclass-YYYYmmdd-HHMMSS.png.
+    push_key(SDLK_s);
+    enum cc_overlay_event ev = cc_overlay_poll(ov, &msg);
+    CHECKF(ev == CC_OVERLAY_SCREENSHOT, "s: event %d, %s", (int)ev, msg.msg);
+    printf("s: %s\n", msg.msg);
+    char first[4096] = "";
+    const char *saved = strstr(msg.msg, "saved to ");
+    if (CHECKF(saved != NULL, "screenshot line: %s", msg.msg)) {
+        saved += strlen("saved to ");
+        snprintf(first, sizeof(first), "%s", saved);
+        const char *base = strrchr(saved, '/');
+        CHECKF(!strncmp(saved, shots, strlen(shots)) && base && !strncmp(base, "/camclass-", 10) &&
+                   strlen(base) == strlen("/camclass-YYYYmmdd-HHMMSS.png"),
+               "screenshot path %s", saved);
+        size_t size;
+        uint8_t *data = tu_read_file(saved, &size);
+        CHECKF(data && cc_decode_png(data, size, saved, &b, &err) && b.width == 640 &&
+                   b.height == 480,
+               "screenshot %s: %s", saved, err.msg);
+        free(data);
+    }
+    // A second s in the same second does not overwrite the first.
+    push_key(SDLK_s);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_SCREENSHOT);
+    const char *second = strstr(msg.msg, "saved to ");
+    CHECKF(first[0] && second && strcmp(second + 9, first) != 0, "second screenshot: %s", msg.msg);
+    if (first[0])
+        unlink(first);
+    if (second)
+        unlink(second + 9);
+    rmdir(shots);
+    // f toggles fullscreen and is not reported; q, Esc and closing the window quit.
+    push_key(SDLK_f);
+    push_key(SDLK_f);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    push_key(SDLK_q);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
+    push_key(SDLK_ESCAPE);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
+    SDL_Event quit = {.type = SDL_QUIT};
+    SDL_PushEvent(&quit);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err)); // still draws
+
+    cc_image_finish(&a);
+    cc_image_finish(&b);
+    cc_overlay_destroy(ov);
+}
+
+static void test_errors(void)
+{
+    struct cc_error err = {{0}};
+    struct cc_overlay_config cfg = {.software = true};
+
+    // No display: one line, NULL, nothing opened.
+    char *drv = getenv("SDL_VIDEODRIVER") ? strdup(getenv("SDL_VIDEODRIVER")) : NULL;
+    unsetenv("SDL_VIDEODRIVER");
+    unsetenv("DISPLAY");
+    unsetenv("WAYLAND_DISPLAY");
+    struct cc_overlay *ov = cc_overlay_create(&cfg, &err);
+    CHECKF(!ov && strstr(err.msg, "no display") && strstr(err.msg, "DISPLAY") &&
+               !strchr(err.msg, '\n'),
+           "no display: %s", err.msg);
+    printf("no display: %s\n", err.msg);
+    cc_overlay_destroy(ov);
+    setenv("SDL_VIDEODRIVER", drv ? drv : "offscreen", 1);
+    free(drv);
+
+    // Missing font: names the path and the package.
+    cfg.font_path = "/nonexistent/camclass/NoSuchFont.ttf";
+    err.msg[0] = '\0';
+    ov = cc_overlay_create(&cfg, &err);
+    CHECKF(!ov && strstr(err.msg, cfg.font_path) && strstr(err.msg, "fonts-dejavu-core"),
+           "missing font: %s", err.msg);
+    printf("missing font: %s\n", err.msg);
+    cc_overlay_destroy(ov);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_overlay SAMPLE_PNG SAMPLE_JPG OUTDIR\n");
+        return 2;
+    }
+    sample_png = argv[1];
+    sample_jpg = argv[2];
+    outdir = argv[3];
+
+    test_errors();
+
+    // The bars sample through the file source, as camclass --input would read it.
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(sample_png, false, &err);
+    struct cc_frame frame = {0};
+    if (CHECKF(src != NULL, "open %s: %s", sample_png, err.msg) &&
+        CHECKF(cc_source_file_read(src, &frame, &err) == 1, "read: %s", err.msg) &&
+        CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
+        test_picture(640, 480, &frame);
+        test_picture(1280, 720, &frame);
+        test_keys_and_formats(&frame);
+        printf("pictures in %s/overlay-640x480.png, %s/overlay-1280x720.png\n", outdir, outdir);
+    }
+    free(frame.data);
+    cc_source_file_destroy(src);
+    return tu_exit_code();
+}
