@@ -1,0 +1,313 @@
+#!/usr/bin/python3
+"""fetch_imagenet — torchvision's ImageNet mobilenet_v2 -> assets/models/mobilenet_v2-imagenet.ccm
+
+    fetch_imagenet.py [--url URL] [--dest DIR] [--force] [--timeout S] [--threads N]
+
+Downloads torchvision's official mobilenet_v2 ImageNet-1k weights (the published .pth of
+MobileNet_V2_Weights.IMAGENET1K_V1), checks the sha256 prefix that the file name carries
+(`mobilenet_v2-b0353104.pth`: the first hex digits of the file's sha256, the check torch.hub
+makes), loads them into torchvision's mobilenet_v2 and exports a camclass bundle with the
+exporter (tools/camclass_export.py): torchvision's 1000 ImageNet category names, center crop
+256 -> 224, ImageNet mean/std.
+
+Nothing partial is ever installed: the download goes to a temporary file (deleted on every
+exit), and the exporter writes the bundle to a temporary file renamed into place only after its
+fused graph has been checked against PyTorch. Any failure (no network, a wrong hash, a file that
+is not a mobilenet_v2 state_dict) is one line on stderr, exit status 1, and leaves the
+destination as it was; camclass then keeps using the self-test model.
+
+torch is imported only once the download is verified (or to read the default URL from
+torchvision when --url is not given), so that an offline run fails fast.
+"""
+
+import argparse
+import hashlib
+import http.client
+import os
+import re
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DEST = os.path.normpath(os.path.join(HERE, "..", "assets", "models"))
+BUNDLE_NAME = "mobilenet_v2-imagenet.ccm"
+MODEL_NAME = "mobilenet_v2-imagenet"
+SELFTEST_BUNDLE = "assets/models/selftest.ccm"
+PROG = "fetch_imagenet"
+sys.path.insert(0, HERE)  # camclass_export (imported with torch, once the download is verified)
+
+# torch.hub's HASH_REGEX: the hex digits between the first "-" and the following "." of the
+# file name are a prefix of the file's sha256. We ask for at least 8 of them (torchvision's
+# names carry 8): fewer would make the check meaningless.
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
+MIN_HASH_DIGITS = 8
+MAX_DOWNLOAD = 256 << 20  # the official file is 14 MB; a server streaming forever stops here
+CHUNK = 64 << 10
+
+
+class FetchError(Exception):
+    """One line for the user; nothing has been changed when it is raised."""
+
+
+def default_url():
+    """The published URL of torchvision's ImageNet mobilenet_v2 weights (package metadata)."""
+    from torchvision.models import MobileNet_V2_Weights
+    return MobileNet_V2_Weights.IMAGENET1K_V1.url
+
+
+def imagenet_categories():
+    from torchvision.models import MobileNet_V2_Weights
+    return list(MobileNet_V2_Weights.IMAGENET1K_V1.meta["categories"])
+
+
+def normalize_url(url):
+    """file://, http:// and https:// URLs; a bare path is taken as a local file."""
+    try:
+        scheme = urllib.parse.urlsplit(url).scheme.lower()
+    except ValueError as e:
+        raise FetchError("--url %s: %s" % (url, e))
+    if scheme == "":
+        return "file://" + urllib.request.pathname2url(os.path.abspath(url))
+    if scheme not in ("file", "http", "https"):
+        raise FetchError("--url %s: use a file://, http:// or https:// URL" % url)
+    return url
+
+
+def hash_prefix(url):
+    """The sha256 prefix the URL's file name carries, as torch.hub finds it."""
+    name = urllib.parse.unquote(os.path.basename(urllib.parse.urlsplit(url).path))
+    m = HASH_REGEX.search(name)
+    if m is None or len(m.group(1)) < MIN_HASH_DIGITS:
+        raise FetchError("%s: the file name %r carries no sha256 prefix (NAME-<%d or more hex "
+                         "digits>.pth, as in mobilenet_v2-b0353104.pth), so the download cannot "
+                         "be verified; keep the published file name"
+                         % (url, name, MIN_HASH_DIGITS))
+    return m.group(1)
+
+
+def _reason(e):
+    """A short reason for a failed download: 'Connection refused', 'timed out', ..."""
+    if isinstance(e, urllib.error.HTTPError):
+        return "HTTP %d %s" % (e.code, e.reason)
+    if isinstance(e, urllib.error.URLError):
+        if not isinstance(e.reason, BaseException):
+            return str(e.reason)
+        e = e.reason
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e) or type(e).__name__
+
+
+def offline_message(url, reason):
+    verb = "read" if url.startswith("file:") else "download"
+    return ("cannot %s %s: %s; camclass keeps using the self-test model (%s). Copy the .pth "
+            "by hand and run with --url file:///path/to/mobilenet_v2-b0353104.pth"
+            % (verb, url, reason, SELFTEST_BUNDLE))
+
+
+class Progress:
+    """A progress line on stderr, redrawn at most 10 times a second, only on a terminal."""
+
+    def __init__(self, name, total):
+        self.name, self.total = name, total
+        self.on = sys.stderr.isatty()
+        self.last = 0.0
+        self.drawn = False
+
+    def update(self, done, final=False):
+        now = time.monotonic()
+        if not self.on or (not final and now - self.last < 0.1):
+            return
+        self.last = now
+        line = "%s: %s %.1f" % (PROG, self.name, done / 1e6)
+        if self.total:
+            line += " / %.1f MB (%d%%)" % (self.total / 1e6, 100 * done // self.total)
+        else:
+            line += " MB"
+        sys.stderr.write("\r" + line + ("\n" if final else ""))
+        sys.stderr.flush()
+        self.drawn = not final
+
+    def break_line(self):
+        """Ends a half-drawn line, so that an error message starts on its own."""
+        if self.drawn:
+            sys.stderr.write("\n")
+            self.drawn = False
+
+
+def download(url, f, timeout):
+    """Streams url into the open binary file f; returns (bytes, sha256 hex digest).
+    Raises FetchError with the offline message when the URL cannot be read."""
+    name = os.path.basename(urllib.parse.urlsplit(url).path)
+    sha = hashlib.sha256()
+    done = 0
+    progress = None
+    try:
+        req = urllib.request.Request(url, headers={"User-Agent": "camclass-fetch_imagenet"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            total = r.headers.get("Content-Length")
+            total = int(total) if total and total.isdigit() else None
+            progress = Progress(name, total)
+            while True:
+                buf = r.read(CHUNK)
+                if not buf:
+                    break
+                done += len(buf)
+                if done > MAX_DOWNLOAD:
+                    raise FetchError("%s: more than %d MB, far larger than mobilenet_v2's "
+                                     "weights; nothing installed" % (url, MAX_DOWNLOAD >> 20))
+                try:
+                    f.write(buf)
+                except OSError as e:
+                    raise FetchError("cannot write the download to %s: %s; nothing installed"
+                                     % (tempfile.gettempdir(), _reason(e)))
+                sha.update(buf)
+                progress.update(done)
+            progress.update(done, final=True)
+    except (OSError, ValueError, http.client.HTTPException) as e:
+        # URLError (DNS failure, connection refused, HTTP status, missing file), socket
+        # timeouts and resets, a truncated or malformed HTTP response
+        if progress:
+            progress.break_line()
+        raise FetchError(offline_message(url, _reason(e)))
+    except BaseException:
+        if progress:
+            progress.break_line()
+        raise
+    if total is not None and done != total:
+        raise FetchError(offline_message(url, "got %d of %d bytes" % (done, total)))
+    return done, sha.hexdigest()
+
+
+def load_model(pth):
+    """torchvision's mobilenet_v2 (1000 classes) with the state_dict in pth, eval mode."""
+    import torch
+    import camclass_export as ce
+    model = ce.build_torchvision_model("mobilenet_v2", 1000)
+    try:
+        try:  # tensors only: the file came from the network
+            state = torch.load(pth, map_location="cpu", weights_only=True)
+        except TypeError:  # a torch without weights_only
+            state = torch.load(pth, map_location="cpu")
+        if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
+            state = state["state_dict"]
+        model.load_state_dict(state)
+    except Exception as e:  # pickle errors, missing/unexpected keys, size mismatches
+        msg = str(e).strip().splitlines()
+        raise FetchError("the downloaded file is not a mobilenet_v2 ImageNet state_dict (%s); "
+                         "nothing installed" % (msg[0] if msg else type(e).__name__))
+    return model.eval()
+
+
+def fetch(url, dest, force=False, timeout=30.0, threads=1):
+    """Downloads, verifies, exports and installs; returns (bundle path, summary) or
+    (bundle path, None) when it was already installed. Raises FetchError."""
+    out = os.path.join(dest, BUNDLE_NAME)
+    if os.path.exists(out) and not force:
+        return out, None
+    url = normalize_url(url)
+    expected = hash_prefix(url)
+
+    # The download goes to the temporary directory (not to dest: nothing appears there until
+    # the bundle is complete) and is deleted on every way out.
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="camclass-fetch-", suffix=".pth")
+    except OSError as e:
+        raise FetchError("cannot create a temporary file in %s: %s; nothing installed"
+                         % (tempfile.gettempdir(), _reason(e)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            size, digest = download(url, f, timeout)
+        if digest[:len(expected)] != expected:
+            raise FetchError("%s: sha256 mismatch: expected prefix %s (from the file name), got "
+                             "%s (sha256 %s of %d bytes); a damaged download or another file; "
+                             "nothing installed"
+                             % (url, expected, digest[:len(expected)], digest, size))
+
+        import torch
+        torch.set_num_threads(max(1, threads))
+        import camclass_export as ce
+        model = load_model(tmp)
+        labels = imagenet_categories()
+        if len(labels) != 1000:
+            raise FetchError("torchvision lists %d ImageNet categories, expected 1000"
+                             % len(labels))
+        created = not os.path.isdir(dest)
+        try:
+            os.makedirs(dest, exist_ok=True)
+            summary = ce.export_module(model, out, (1, 3, 224, 224), labels, MODEL_NAME,
+                                       "RGB", ce.IMAGENET_MEAN, ce.IMAGENET_STD,
+                                       ("center_crop", 256))
+        except (ce.ExportError, OSError) as e:
+            if created:
+                try:
+                    os.rmdir(dest)
+                except OSError:
+                    pass
+            raise FetchError("cannot export %s: %s; nothing installed" % (out, e))
+        summary["sha256"] = digest
+        return out, summary
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="fetch_imagenet.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Download torchvision's ImageNet mobilenet_v2 weights, verify them and "
+                    "install them as a camclass bundle (%s)." % BUNDLE_NAME,
+        epilog="examples:\n"
+               "  tools/fetch_imagenet.py                  # download and install\n"
+               "  tools/fetch_imagenet.py --url file:///path/to/mobilenet_v2-b0353104.pth\n"
+               "                                           # a .pth copied by hand\n"
+               "  tools/fetch_imagenet.py --force          # download and install again\n\n"
+               "The file name must keep its -<sha256 prefix> part (b0353104): it is checked.\n"
+               "Exit status 0: installed (or already there); 1: nothing changed, one line\n"
+               "on stderr says why; camclass then keeps using the self-test model.")
+    p.add_argument("--url", help="where to get the .pth: http(s):// or file:// URL or a local "
+                                 "path (default: torchvision's published URL, "
+                                 "MobileNet_V2_Weights.IMAGENET1K_V1.url)")
+    p.add_argument("--dest", default=DEFAULT_DEST,
+                   help="folder to install %s into (default: the repository's "
+                        "assets/models/)" % BUNDLE_NAME)
+    p.add_argument("--force", action="store_true",
+                   help="download and install even if the bundle is already there")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds without progress before a download gives up (30)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads for the export (1)")
+    args = p.parse_args(argv)
+    if not args.timeout > 0:
+        p.error("--timeout must be > 0")
+    try:
+        url = args.url or default_url()
+        out, summary = fetch(url, args.dest, args.force, args.timeout, args.threads)
+    except FetchError as e:
+        print("%s: %s" % (PROG, e), file=sys.stderr)
+        return 1
+    except ImportError as e:
+        print("%s: %s: install Debian's python3-torch and python3-torchvision "
+              "(tools/setup.sh); nothing installed" % (PROG, e), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("%s: interrupted; nothing installed" % PROG, file=sys.stderr)
+        return 130
+    if summary is None:
+        print("%s: %s is already installed (--force to download it again)" % (PROG, out))
+    else:
+        print("%s: installed %s: %d classes, %d nodes, %.1f MB of weights (sha256 %s...); "
+              "fused graph matches PyTorch within %.2g x max|output|"
+              % (PROG, out, summary["classes"], summary["nodes"], summary["weight_bytes"] / 1e6,
+                 summary["sha256"][:16], summary["verify_rel_err"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
