@@ -1,0 +1,364 @@
+/* camclass — command line and JSON config (see cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "result.h"
+
+#define MAX_CONFIG_BYTES (1 << 20)
+
+/* ------------------------------------------------------------------------------------------
+ * The option table: one row per option, for both the command line and the config file
+ */
+
+enum opt_kind {
+    OPT_FLAG,    // bool, no value (config: true/false)
+    OPT_STRING,  // char *, non-empty
+    OPT_INT,     // int in [lo, hi]
+    OPT_NUMBER,  // double in [lo, hi]
+    OPT_SIZE,    // WxH into width, height
+    OPT_BACKEND, // enum cc_backend_kind
+};
+
+struct opt {
+    const char *name; // long name without "--"; also the config key
+    enum opt_kind kind;
+    size_t offset; // of the field in struct cc_cli
+    double lo, hi; // OPT_INT, OPT_NUMBER
+    bool cli_only; // not accepted in a config file
+};
+
+#define F(field) offsetof(struct cc_cli, field)
+static const struct opt opts[] = {
+    {"camera", OPT_STRING, F(camera), 0, 0, false},
+    {"input", OPT_STRING, F(input), 0, 0, false},
+    {"loop", OPT_FLAG, F(loop), 0, 0, false},
+    {"model", OPT_STRING, F(model), 0, 0, false},
+    {"backend", OPT_BACKEND, F(backend), 0, 0, false},
+    {"device", OPT_INT, F(device), 0, 1000, false},
+    {"threads", OPT_INT, F(threads), 1, 16, false},
+    {"size", OPT_SIZE, F(width), 0, 0, false},
+    {"fps", OPT_NUMBER, F(fps), 0.1, 1000, false},
+    {"top-k", OPT_INT, F(top_k), 1, CC_RESULT_MAX_TOP, false},
+    {"threshold", OPT_NUMBER, F(threshold), 0, 1, false},
+    {"headless", OPT_FLAG, F(headless), 0, 0, false},
+    {"log", OPT_STRING, F(log), 0, 0, false},
+    {"log-mode", OPT_STRING, F(log_mode), 0, 0, false},
+    {"config", OPT_STRING, F(config), 0, 0, true},
+    {"profile", OPT_FLAG, F(profile), 0, 0, false},
+    {"selftest", OPT_FLAG, F(selftest), 0, 0, true},
+    {"list-devices", OPT_FLAG, F(list_devices), 0, 0, true},
+    {"list-cameras", OPT_FLAG, F(list_cameras), 0, 0, true},
+    {"help", OPT_FLAG, F(help), 0, 0, true},
+    {"version", OPT_FLAG, F(version), 0, 0, true},
+};
+#undef F
+enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
+_Static_assert(N_OPTS <= 64, "set_on_command_line is a 64-bit mask");
+
+static const char usage[] =
+    "usage: camclass [options]\n"
+    "Classifies camera or file frames with a camclass model: a live window with the top labels,\n"
+    "or, with --headless, a JSON-lines detection log.\n"
+    "\n"
+    "Input (default: /dev/video0 when it opens, else the bundled sample clip)\n"
+    "  --camera DEV        V4L2 camera, e.g. /dev/video0 (see --list-cameras)\n"
+    "  --input PATH        an image (PNG/JPEG), a directory of images, or a .y4m video\n"
+    "  --loop              start a file input again at its end\n"
+    "  --size WxH          camera size to ask for (default 640x480)\n"
+    "  --fps N             camera rate to ask for; for files, frames per second to play\n"
+    "                      (default: the video's rate, else as fast as inference goes)\n"
+    "Model\n"
+    "  --model BUNDLE      model bundle (.ccm); default: assets/models/mobilenet_v2-imagenet.ccm\n"
+    "                      when present, else assets/models/selftest.ccm\n"
+    "  --backend B         auto (default: Vulkan, else CPU), vulkan or cpu\n"
+    "  --device N          Vulkan device index (see --list-devices); default: the best one\n"
+    "  --threads N         CPU backend threads (default: online CPUs, at most 4)\n"
+    "  --top-k K           labels per result, 1 to 16 (default 5)\n"
+    "Output\n"
+    "  --headless          no window; results go to the log\n"
+    "  --log FILE|-        write the detection log (JSON lines) to FILE, or - for stdout\n"
+    "                      (--headless without --log logs to stdout)\n"
+    "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
+    "                      changes or its score crosses --threshold, plus periodic stats)\n"
+    "  --threshold P       score threshold 0..1 for detections mode\n"
+    "  --profile           per-stage times and the slowest layers at exit\n"
+    "Other\n"
+    "  --config FILE       JSON config; keys are the long option names (\"top-k\": 3);\n"
+    "                      the command line wins. Installed: /etc/camclass/config.json\n"
+    "  --selftest          classify the sample clip with the model and check its accuracy\n"
+    "  --list-devices      list the Vulkan devices and exit\n"
+    "  --list-cameras      list the V4L2 cameras with their formats and exit\n"
+    "  --version           print the version and exit\n"
+    "  --help              this text\n"
+    "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running, 2 a bad command\n"
+    "line, config, or unreadable file.\n";
+
+void cc_cli_usage(FILE *out)
+{
+    fputs(usage, out);
+}
+
+void cc_cli_init(struct cc_cli *cli)
+{
+    *cli = (struct cc_cli){
+        .backend = CC_BACKEND_AUTO,
+        .device = -1,
+        .top_k = CC_CLI_TOP_K_DEFAULT,
+        .threshold = -1,
+    };
+}
+
+void cc_cli_finish(struct cc_cli *cli)
+{
+    for (int i = 0; i < N_OPTS; i++)
+        if (opts[i].kind == OPT_STRING) {
+            char **p = (char **)((char *)cli + opts[i].offset);
+            free(*p);
+            *p = NULL;
+        }
+}
+
+static const struct opt *find_opt(const char *name, size_t len)
+{
+    for (int i = 0; i < N_OPTS; i++)
+        if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Values
+ */
+
+static bool parse_size(const char *s, int *w, int *h)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || (*end != 'x' && *end != 'X'))
+        return false;
+    const char *t = end + 1;
+    long b = strtol(t, &end, 10);
+    if (end == t || *end || errno || a < 16 || b < 16 || a > 8192 || b > 8192)
+        return false;
+    *w = (int)a, *h = (int)b;
+    return true;
+}
+
+/* Sets option o from a text value. where: "--name" or "config FILE: \"name\"" for messages. */
+static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, const char *where,
+                      struct cc_error *err)
+{
+    void *field = (char *)cli + o->offset;
+    char *end;
+    switch (o->kind) {
+    case OPT_FLAG:
+        *(bool *)field = true;
+        return true;
+    case OPT_STRING: {
+        if (!*val)
+            return cc_error_set(err, "%s needs a non-empty value", where);
+        char *copy = strdup(val);
+        if (!copy)
+            return cc_error_set(err, "out of memory");
+        free(*(char **)field);
+        *(char **)field = copy;
+        return true;
+    }
+    case OPT_INT: {
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (end == val || *end || errno || v < o->lo || v > o->hi)
+            return cc_error_set(err, "%s takes a whole number from %.0f to %.0f, not \"%s\"", where,
+                                o->lo, o->hi, val);
+        *(int *)field = (int)v;
+        return true;
+    }
+    case OPT_NUMBER: {
+        errno = 0;
+        double v = strtod(val, &end);
+        if (end == val || *end || errno || !isfinite(v) || v < o->lo || v > o->hi)
+            return cc_error_set(err, "%s takes a number from %g to %g, not \"%s\"", where, o->lo,
+                                o->hi, val);
+        *(double *)field = v;
+        return true;
+    }
+    case OPT_SIZE:
+        if (!parse_size(val, &cli->width, &cli->height))
+            return cc_error_set(err,
+                                "%s takes WIDTHxHEIGHT, 16 to 8192 each (e.g. 640x480), not "
+                                "\"%s\"",
+                                where, val);
+        return true;
+    case OPT_BACKEND:
+        if (!cc_backend_kind_parse(val, &cli->backend))
+            return cc_error_set(err, "%s takes auto, vulkan or cpu, not \"%s\"", where, val);
+        return true;
+    }
+    return cc_error_set(err, "%s: internal error (option kind)", where);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Command line
+ */
+
+enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struct cc_error *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0)
+            arg = "--help";
+        if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
+            cc_error_set(err, "unexpected argument \"%s\"; options start with -- (see --help)",
+                         arg);
+            return CC_CLI_ERROR;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct opt *o = find_opt(name, len);
+        if (!o) {
+            cc_error_set(err, "unknown option --%.*s (see --help)", (int)len, name);
+            return CC_CLI_ERROR;
+        }
+        char where[64];
+        snprintf(where, sizeof(where), "--%s", o->name);
+        const char *val = NULL;
+        if (o->kind == OPT_FLAG) {
+            if (eq) {
+                cc_error_set(err, "%s takes no value (got \"%s\")", where, eq + 1);
+                return CC_CLI_ERROR;
+            }
+        } else if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            cc_error_set(err, "%s needs a value (see --help)", where);
+            return CC_CLI_ERROR;
+        }
+        if (!set_value(cli, o, val, where, err))
+            return CC_CLI_ERROR;
+        cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    }
+    if (cli->camera && cli->input) {
+        cc_error_set(err, "--camera and --input exclude each other; give one source");
+        return CC_CLI_ERROR;
+    }
+    return CC_CLI_OK;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Config file
+ */
+
+static bool given(const struct cc_cli *cli, const char *name)
+{
+    const struct opt *o = find_opt(name, strlen(name));
+    return o && (cli->set_on_command_line >> (o - opts) & 1);
+}
+
+bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
+                              struct cc_error *err)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char *p = text; at && p < at; p++)
+            line += *p == '\n';
+        return cc_error_set(err, "config %s: not valid JSON (near line %d)", name, line);
+    }
+    bool ok = true;
+    if (!cJSON_IsObject(root)) {
+        ok =
+            cc_error_set(err, "config %s: must be a JSON object of options ({\"top-k\": 3})", name);
+        goto done;
+    }
+    // A source on the command line replaces the config's, whichever key it uses.
+    bool source_given = given(cli, "camera") || given(cli, "input");
+    const cJSON *item;
+    cJSON_ArrayForEach(item, root)
+    {
+        const char *key = item->string;
+        const struct opt *o = find_opt(key, strlen(key));
+        char where[320];
+        snprintf(where, sizeof(where), "config %s: \"%s\"", name, key);
+        if (!o || o->cli_only) {
+            ok = cc_error_set(err,
+                              "config %s: unknown key \"%s\" (keys are the long option "
+                              "names of --help, without --; not config or one-shot actions)",
+                              name, key);
+            goto done;
+        }
+        bool skip = (cli->set_on_command_line >> (o - opts) & 1) ||
+                    (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
+                                      o->offset == offsetof(struct cc_cli, input)));
+        char num[64];
+        const char *val;
+        if (o->kind == OPT_FLAG) {
+            if (!cJSON_IsBool(item)) {
+                ok = cc_error_set(err, "%s takes true or false", where);
+                goto done;
+            }
+            if (!skip)
+                *(bool *)((char *)cli + o->offset) = cJSON_IsTrue(item);
+            continue;
+        } else if (o->kind == OPT_INT || o->kind == OPT_NUMBER) {
+            if (!cJSON_IsNumber(item)) {
+                ok = cc_error_set(err, "%s takes a number", where);
+                goto done;
+            }
+            snprintf(num, sizeof(num), "%.17g", item->valuedouble);
+            val = num;
+        } else {
+            if (!cJSON_IsString(item)) {
+                ok = cc_error_set(err, "%s takes a string", where);
+                goto done;
+            }
+            val = item->valuestring;
+        }
+        if (skip)
+            continue; // type-checked above; the value itself is checked only when applied
+        if (!set_value(cli, o, val, where, err)) {
+            ok = false;
+            goto done;
+        }
+    }
+    if (cli->camera && cli->input)
+        ok = cc_error_set(err, "config %s: \"camera\" and \"input\" exclude each other", name);
+done:
+    cJSON_Delete(root);
+    return ok;
+}
+
+bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));
+    char *text = malloc(MAX_CONFIG_BYTES + 1);
+    size_t n = text ? fread(text, 1, MAX_CONFIG_BYTES + 1, f) : 0;
+    bool read_error = ferror(f);
+    int e = errno;
+    fclose(f);
+    if (!text)
+        return cc_error_set(err, "out of memory reading config %s", path);
+    bool ok;
+    if (read_error)
+        ok = cc_error_set(err, "cannot read config %s: %s", path, strerror(e));
+    else if (n > MAX_CONFIG_BYTES)
+        ok = cc_error_set(err, "config %s: larger than %d bytes", path, MAX_CONFIG_BYTES);
+    else {
+        text[n] = 0;
+        ok = cc_cli_apply_config_text(cli, text, path, err);
+    }
+    free(text);
+    return ok;
+}

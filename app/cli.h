@@ -1,0 +1,89 @@
+/* camclass — the command line and the JSON config file of the `camclass` program.
+ *
+ * Pure: parsing fills a struct cc_cli and reports the first problem as one line in err; nothing
+ * here prints, exits, or touches a device. main.c decides what to do with the result.
+ *
+ * Two sources, one table of options: the command line (`--top-k 3`, `--top-k=3`) and a JSON
+ * object whose keys are the long flag names without the dashes (`{"top-k": 3, "headless":
+ * true}`). The command line wins: a config key is applied only when the command line did not
+ * set that option. `camera` and `input` count as one choice (a source given on the command
+ * line replaces either key of the config).
+ *
+ *     struct cc_cli cli;
+ *     cc_cli_init(&cli);
+ *     switch (cc_cli_parse(&cli, argc, argv, &err)) { ... }        // command line
+ *     if (cli.config) cc_cli_load_config(&cli, cli.config, &err);    // then the config
+ *     cc_cli_finish(&cli);
+ *
+ * Ownership: every string in struct cc_cli is a copy owned by it; cc_cli_finish frees them.
+ */
+#ifndef CC_CLI_H
+#define CC_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "error.h"
+
+enum { CC_CLI_TOP_K_DEFAULT = 5 };
+
+struct cc_cli {
+    // Source: at most one of camera / input.
+    char *camera; // --camera DEV (a V4L2 device path); NULL: not given
+    char *input;  // --input PATH: an image, a directory of images, or a .y4m video
+    bool loop;    // --loop: start a file input again at its end
+
+    char *model;                  // --model BUNDLE; NULL: the default model (see main.c)
+    enum cc_backend_kind backend; // --backend auto|vulkan|cpu (default auto)
+    int device;                   // --device N: Vulkan device index; -1: the best one
+    int threads;                  // --threads N: CPU backend threads; 0: the engine's default
+    int width, height;            // --size WxH: camera size to ask for; 0: the capture default
+    double fps;        // --fps N: camera rate to ask for / file playback rate; 0: default
+    int top_k;         // --top-k K (1..CC_RESULT_MAX_TOP), default 5
+    double threshold;  // --threshold P (0..1): detections mode; < 0: not given
+    bool headless;     // --headless: no window
+    char *log;         // --log FILE|-: detection log (JSON lines); NULL: none
+    char *log_mode;    // --log-mode every|detections; NULL: detlog's default
+    char *config;      // --config FILE (command line only)
+    bool profile;      // --profile: per-stage and per-layer times at exit
+    bool selftest;     // --selftest: classify the sample clip, check accuracy
+    bool list_devices; // --list-devices
+    bool list_cameras; // --list-cameras
+    bool help;         // --help
+    bool version;      // --version
+
+    uint64_t set_on_command_line; // private: bit i = option i of the table was given
+};
+
+enum cc_cli_status {
+    CC_CLI_OK,    // parsed; run
+    CC_CLI_ERROR, // err holds one line; main exits with status 2
+};
+
+/* Fills cli with the defaults (no strings). */
+void cc_cli_init(struct cc_cli *cli);
+
+/* Frees the strings; cli can be initialised again. */
+void cc_cli_finish(struct cc_cli *cli);
+
+/* Parses argv[1..argc-1] into cli. Long options only: `--name value` or `--name=value`.
+ * Errors: unknown option, missing or bad value (naming the accepted range or words),
+ * positional arguments, both --camera and --input. */
+enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struct cc_error *err);
+
+/* Applies a JSON config text (an object; keys = long option names) to the options the command
+ * line did not set. name is used in messages ("config FILE: ..."). Unknown keys, wrong JSON
+ * types and bad values are errors; "config" and the one-shot actions (help, version, list-*,
+ * selftest) are not accepted as keys. */
+bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
+                              struct cc_error *err);
+
+/* Reads path and applies it as above. A file that cannot be read is an error naming errno. */
+bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *err);
+
+/* The --help text. */
+void cc_cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,648 @@
+/* camclass — classifies camera or file frames live: an SDL window with the top labels, or a
+ * headless JSON-lines detection log (a systemd service). See docs/camclass.1 and --help.
+ *
+ * Threads (pipeline.h): a source thread (camera or file) and the inference thread; this main
+ * thread owns the window (SDL wants it here), signals, sd_notify and the exit. The detection
+ * log is written by the inference thread (pipeline on_result), which also does the SIGHUP
+ * reopen; main writes its summary line after the threads have been joined.
+ *
+ * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (both volatile sig_atomic_t:
+ * the only process-wide mutable state, because a signal handler can reach nothing else);
+ * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error).
+ *
+ * Exit status: 0 ok (also after SIGINT/SIGTERM and at the end of a file input), 1 a failure
+ * while running (engine, camera lost, self-test below its figure), 2 a bad command line or
+ * config, or a file or device that cannot be used.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "capture.h"
+#include "cli.h"
+#include "detlog.h"
+#include "engine.h"
+#include "notify.h"
+#include "overlay.h"
+#include "pipeline.h"
+#include "selftest.h"
+#include "source_file.h"
+
+#ifndef CAMCLASS_VERSION
+#define CAMCLASS_VERSION "unknown"
+#endif
+#ifndef CAMCLASS_DATADIR // installed assets (meson: datadir/camclass)
+#define CAMCLASS_DATADIR "/usr/local/share/camclass"
+#endif
+#ifndef CAMCLASS_SOURCE_ASSETS // the source tree's assets/, for runs from the build tree
+#define CAMCLASS_SOURCE_ASSETS ""
+#endif
+#ifndef CAMCLASS_SYSCONFDIR
+#define CAMCLASS_SYSCONFDIR "/etc"
+#endif
+#ifndef CAMCLASS_BINDIR
+#define CAMCLASS_BINDIR "/usr/local/bin"
+#endif
+
+#define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
+#define SELFTEST_MODEL "models/selftest.ccm"
+#define SAMPLE_INPUT "samples/selftest"
+
+enum { EXIT_USAGE = 2, DETECTIONS_STATS_S = 60 };
+
+static volatile sig_atomic_t stop_flag, reopen_flag;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void on_hup(int sig)
+{
+    (void)sig;
+    reopen_flag = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {0};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_hup;
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Where things are: assets and the installed config
+ */
+
+/* The folder of the running executable (no trailing slash) into dir; false when unknown. */
+static bool exe_dir(char *dir, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+    if (n <= 0)
+        return false;
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = 0;
+    return true;
+}
+
+/* True when this executable runs from the folder it is installed to. */
+static bool running_installed(void)
+{
+    char dir[PATH_MAX], real_bindir[PATH_MAX];
+    return exe_dir(dir, sizeof(dir)) && realpath(CAMCLASS_BINDIR, real_bindir) &&
+           strcmp(dir, real_bindir) == 0;
+}
+
+/* Finds an asset (rel: "models/x.ccm") and writes its path to out. Order: $CAMCLASS_DATADIR,
+ * <exe>/../share/camclass (an installed, possibly relocated tree), the source tree's assets/
+ * (a build-tree run), the configured datadir. */
+static bool find_asset(const char *rel, char *out, size_t size)
+{
+    char exe[PATH_MAX], share[PATH_MAX + 32];
+    const char *env = getenv("CAMCLASS_DATADIR");
+    const char *roots[4] = {env && *env ? env : NULL, NULL, CAMCLASS_SOURCE_ASSETS,
+                            CAMCLASS_DATADIR};
+    if (exe_dir(exe, sizeof(exe))) {
+        snprintf(share, sizeof(share), "%s/../share/camclass", exe);
+        roots[1] = share;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!roots[i] || !*roots[i])
+            continue;
+        snprintf(out, size, "%s/%s", roots[i], rel);
+        if (access(out, R_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Defaults: model and input
+ */
+
+/* Resolves the model path into path; says which model in one line (stderr). */
+static bool choose_model(const struct cc_cli *cli, char *path, size_t size, struct cc_error *err)
+{
+    if (cli->model) {
+        snprintf(path, size, "%s", cli->model);
+        if (access(path, R_OK) != 0)
+            return cc_error_set(err, "cannot read model %s: %s", path, strerror(errno));
+        return true;
+    }
+    if (find_asset(IMAGENET_MODEL, path, size)) {
+        fprintf(stderr, "camclass: model %s (ImageNet mobilenet_v2)\n", path);
+        return true;
+    }
+    if (find_asset(SELFTEST_MODEL, path, size)) {
+        fprintf(stderr,
+                "camclass: model %s (the self-test model: vivid test patterns; "
+                "tools/fetch_imagenet.py installs the ImageNet model)\n",
+                path);
+        return true;
+    }
+    return cc_error_set(err,
+                        "no model: neither %s nor %s was found in $CAMCLASS_DATADIR, "
+                        "%s or %s; give one with --model",
+                        IMAGENET_MODEL, SELFTEST_MODEL, CAMCLASS_SOURCE_ASSETS, CAMCLASS_DATADIR);
+}
+
+/* The bundled sample input (a folder of frames) into path. */
+static bool find_sample(char *path, size_t size, struct cc_error *err)
+{
+    if (find_asset(SAMPLE_INPUT, path, size))
+        return true;
+    return cc_error_set(err, "no sample input: %s not found in $CAMCLASS_DATADIR, %s or %s",
+                        SAMPLE_INPUT, CAMCLASS_SOURCE_ASSETS, CAMCLASS_DATADIR);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The run
+ */
+
+struct app {
+    struct cc_cli cli;
+    char model_path[PATH_MAX];
+    struct cc_model *model; // loaded, until the engine takes it
+    char source_name[PATH_MAX];
+    bool from_camera;
+    bool loop;
+    struct cc_engine *engine;
+    struct cc_capture *camera;
+    struct cc_source_file *file;
+    struct cc_detlog *log;
+    struct cc_overlay *overlay;
+    struct cc_pipeline *pipeline;
+    struct cc_series present_ms;
+};
+
+/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results). */
+static void log_result(void *ctx, const struct cc_result *r)
+{
+    struct app *a = ctx;
+    struct cc_error err = {0};
+    if (reopen_flag) {
+        reopen_flag = 0;
+        if (!cc_detlog_reopen(a->log, &err))
+            fprintf(stderr, "camclass: %s\n", err.msg);
+    }
+    if (!cc_detlog_write(a->log, r, &err))
+        fprintf(stderr, "camclass: %s\n", err.msg);
+}
+
+/* Opens the source: returns 0, or the exit status after printing one line. */
+static int open_source(struct app *a)
+{
+    struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
+    const char *dev = cli->camera;
+    const char *input = cli->input;
+    a->loop = cli->loop;
+    if (!dev && !input) {
+        // No source given: the first camera if it opens, else the sample clip, looped.
+        struct stat st;
+        if (stat("/dev/video0", &st) == 0) {
+            struct cc_capture_config cc = cc_capture_config_default();
+            cc.device = "/dev/video0";
+            cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
+            cc.log = stderr;
+            a->camera = cc_capture_open(&cc, &err);
+            if (a->camera) {
+                snprintf(a->source_name, sizeof(a->source_name), "/dev/video0");
+                a->from_camera = true;
+                fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
+                return 0;
+            }
+            fprintf(stderr, "camclass: /dev/video0 does not open (%s); using the sample input\n",
+                    err.msg);
+        }
+        if (!find_sample(a->source_name, sizeof(a->source_name), &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+        input = a->source_name;
+        a->loop = true;
+        fprintf(stderr, "camclass: input %s (no camera; the bundled sample, looped)\n", input);
+    }
+    if (dev) {
+        if (access(dev, F_OK) != 0) {
+            fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev, strerror(errno));
+            return EXIT_USAGE;
+        }
+        struct cc_capture_config cc = cc_capture_config_default();
+        cc.device = dev;
+        cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
+        cc.log = stderr;
+        if (!(a->camera = cc_capture_open(&cc, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return EXIT_USAGE;
+        }
+        snprintf(a->source_name, sizeof(a->source_name), "%s", dev);
+        a->from_camera = true;
+        fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
+        return 0;
+    }
+    if (input != a->source_name)
+        snprintf(a->source_name, sizeof(a->source_name), "%s", input);
+    if (access(input, R_OK) != 0) {
+        fprintf(stderr, "camclass: cannot read input %s: %s\n", input, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (!(a->file = cc_source_file_open(input, a->loop, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Loads the bundle: a file that is not a usable bundle is a bad argument (exit 2). */
+static int load_model(struct app *a)
+{
+    struct cc_error err = {0};
+    if (!(a->model = cc_bundle_load(a->model_path, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Prepares the engine on the chosen backend (a device failure: exit 1). */
+static int open_engine(struct app *a)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = a->cli.backend;
+    opt.device_index = a->cli.device;
+    opt.cpu_threads = a->cli.threads;
+    opt.profile = a->cli.profile;
+    opt.notices = stderr;
+    a->engine = cc_engine_create_from_model(a->model, &opt, &err);
+    a->model = NULL; // owned by the engine, also on failure
+    if (!a->engine) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The detection log (headless always; with a window only when --log is given). */
+static int open_log(struct app *a, const char *path)
+{
+    struct cc_cli *cli = &a->cli;
+    enum cc_detlog_mode mode = CC_DETLOG_EVERY_FRAME;
+    if (cli->log_mode) {
+        if (strcmp(cli->log_mode, "detections") == 0)
+            mode = CC_DETLOG_DETECTIONS;
+        else if (strcmp(cli->log_mode, "every") != 0) {
+            fprintf(stderr, "camclass: --log-mode takes every or detections, not \"%s\"\n",
+                    cli->log_mode);
+            return EXIT_USAGE;
+        }
+    } else if (cli->threshold >= 0) {
+        mode = CC_DETLOG_DETECTIONS; // a threshold only means something there
+    }
+    double threshold = cli->threshold >= 0 ? cli->threshold : 0.5;
+    double hysteresis = threshold < 0.1 ? threshold : 0.1;
+    struct cc_detlog_config cfg = {
+        .path = path,
+        .mode = mode,
+        .threshold = threshold,
+        .hysteresis = hysteresis,
+        .ewma_alpha = mode == CC_DETLOG_DETECTIONS ? 0.3 : 0,
+        .stats_interval_s = DETECTIONS_STATS_S,
+        .source = a->source_name,
+        .model = cc_engine_model(a->engine)->name,
+        .backend = cc_engine_backend_name(a->engine),
+    };
+    struct cc_error err = {0};
+    if (!(a->log = cc_detlog_create(&cfg, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void print_profile(struct app *a)
+{
+    struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->pipeline);
+    const struct {
+        const char *name;
+        const struct cc_series *s;
+    } rows[] = {
+        {"capture->dequeue", pr.dequeue}, {"preprocess", pr.preprocess},
+        {"inference", pr.inference},      {"present", &a->present_ms},
+        {"latency", pr.latency},
+    };
+    fprintf(stderr, "camclass: profile (ms)      n      mean       p50       p90       max\n");
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const struct cc_series *s = rows[i].s;
+        if (!s->n)
+            continue;
+        fprintf(stderr, "  %-18s %8zu %9.2f %9.2f %9.2f %9.2f\n", rows[i].name, s->n,
+                cc_series_mean(s), cc_series_percentile(s, 50), cc_series_percentile(s, 90),
+                cc_series_percentile(s, 100));
+    }
+    // The engine's per-layer times of the last run (the inference thread has been joined).
+    const struct cc_layer_timing *t;
+    int n = cc_engine_layer_timings(a->engine, &t);
+    if (n <= 0)
+        return;
+    const struct cc_model *m = cc_engine_model(a->engine);
+    int order[10], k = 0;
+    for (; k < 10 && k < n; k++) {
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            bool used = false;
+            for (int j = 0; j < k; j++)
+                used |= order[j] == i;
+            if (!used && (best < 0 || t[i].ms > t[best].ms))
+                best = i;
+        }
+        order[k] = best;
+    }
+    fprintf(stderr, "camclass: slowest layers of the last frame\n");
+    for (int j = 0; j < k; j++) {
+        const struct cc_layer_timing *l = &t[order[j]];
+        fprintf(stderr, "  %8.3f ms  %-16s %s\n", l->ms, cc_op_name(m->nodes[l->node].op),
+                m->nodes[l->node].name);
+    }
+}
+
+/* The main loop with a window: present the newest result until q/Esc or a signal. */
+static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
+{
+    struct cc_frame frame = {0};
+    struct cc_result r;
+    enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
+    int64_t last_present = 0, last_ping = 0;
+    uint64_t interval_us = cc_notify_watchdog_interval_us();
+    bool ready = false;
+    while (!stop_flag) {
+        state = cc_pipeline_wait(a->pipeline, *seen, 15);
+        struct cc_error msg = {0};
+        enum cc_overlay_event ev;
+        bool quit = false;
+        while ((ev = cc_overlay_poll(a->overlay, &msg)) != CC_OVERLAY_NONE) {
+            if (ev == CC_OVERLAY_QUIT)
+                quit = true;
+            else if (ev == CC_OVERLAY_SCREENSHOT || ev == CC_OVERLAY_ERROR)
+                fprintf(stderr, "camclass: %s\n", msg.msg);
+        }
+        if (quit)
+            break;
+        int64_t t = now_ns();
+        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r, &frame);
+        if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
+            struct cc_error err = {0};
+            if (!cc_overlay_present(a->overlay, fresh && frame.size ? &frame : NULL,
+                                    fresh ? &r : NULL, &err))
+                fprintf(stderr, "camclass: %s\n", err.msg);
+            int64_t t2 = now_ns();
+            if (fresh && a->cli.profile)
+                cc_series_add(&a->present_ms, (double)(t2 - t) / 1e6);
+            last_present = t2;
+        }
+        if (fresh && !ready) {
+            cc_notify_ready();
+            ready = true;
+        }
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us) {
+            cc_notify_watchdog();
+            last_ping = t;
+        }
+        if (state == CC_PIPELINE_FAILED)
+            break;
+        if (state == CC_PIPELINE_ENDED)
+            sleep_ms(15); // the last picture stays until the user quits
+    }
+    free(frame.data);
+    return state == CC_PIPELINE_FAILED ? state : CC_PIPELINE_RUNNING;
+}
+
+/* The main loop without a window: wait for results, signals, the end of a file input. */
+static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen)
+{
+    struct cc_result r;
+    uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
+    int64_t last_ping = 0;
+    bool ready = false;
+    enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
+    while (!stop_flag) {
+        state = cc_pipeline_wait(a->pipeline, *seen, 100);
+        if (cc_pipeline_latest(a->pipeline, seen, &r, NULL) && !ready) {
+            cc_notify_ready();
+            cc_notify_status("classifying %s", a->source_name);
+            ready = true;
+        }
+        // The watchdog is fed only while results keep coming: a stuck camera or engine gets
+        // the service restarted.
+        int64_t t = now_ns();
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && *seen > pinged) {
+            cc_notify_watchdog();
+            last_ping = t;
+            pinged = *seen;
+        }
+        if (state != CC_PIPELINE_RUNNING)
+            break;
+    }
+    return state;
+}
+
+static int run(struct app *a)
+{
+    struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
+    int rc;
+    if ((rc = open_source(a)) || (rc = open_engine(a)))
+        return rc;
+
+    // The window first: without a display we say so once and carry on headless.
+    bool headless = cli->headless;
+    if (!headless) {
+        struct cc_overlay_config oc = {
+            .model_name = cc_engine_model(a->engine)->name,
+            .backend_name = cc_engine_backend_name(a->engine),
+            .device_name = cc_engine_device_name(a->engine),
+            .top_k = cli->top_k,
+        };
+        if (!(a->overlay = cc_overlay_create(&oc, &err))) {
+            const char *why = err.msg;
+            if (strncmp(why, "overlay: ", 9) == 0)
+                why += 9;
+            if (strncmp(why, "no display: ", 12) == 0)
+                why += 12;
+            fprintf(stderr, "camclass: no display (%s); running headless\n", why);
+            headless = true;
+        }
+    }
+    const char *log_path = cli->log ? cli->log : headless ? "-" : NULL;
+    if (log_path && (rc = open_log(a, log_path)))
+        return rc;
+    fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
+            cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
+
+    // File inputs: --fps, else every frame as fast as inference goes when logging a file given
+    // on the command line, else (a window, or the looped default sample) the video's own
+    // rate or 2 images a second.
+    double file_fps = 0;
+    if (a->file) {
+        if (cli->fps > 0)
+            file_fps = cli->fps;
+        else if (!headless || !cli->input) {
+            file_fps = cc_source_file_native_fps(a->file);
+            if (file_fps <= 0)
+                file_fps = 2;
+        }
+    }
+    struct cc_pipeline_config pc = {
+        .engine = a->engine,
+        .camera = a->camera,
+        .file = a->file,
+        .file_fps = file_fps,
+        .top_k = cli->top_k,
+        .keep_frames = a->overlay != NULL,
+        .profile = cli->profile,
+        .on_result = a->log ? log_result : NULL,
+        .ctx = a,
+    };
+    if (!(a->pipeline = cc_pipeline_create(&pc, &err)) || !cc_pipeline_start(a->pipeline, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    uint64_t seen = 0;
+    enum cc_pipeline_state state = a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen);
+
+    cc_notify_stopping();
+    cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
+    if (a->log && !cc_detlog_finish(a->log, &err))
+        fprintf(stderr, "camclass: %s\n", err.msg);
+    struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
+    fprintf(stderr,
+            "camclass: %llu frames, %llu classified, %llu dropped, mean latency %.1f ms, "
+            "%.1f results/s over %.1f s\n",
+            (unsigned long long)t.frames, (unsigned long long)t.results,
+            (unsigned long long)t.dropped, t.mean_latency_ms,
+            t.elapsed_s > 0 ? (double)t.results / t.elapsed_s : 0.0, t.elapsed_s);
+    if (cli->profile)
+        print_profile(a);
+    if (state == CC_PIPELINE_FAILED) {
+        fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
+        return 1;
+    }
+    return 0;
+}
+
+static void app_finish(struct app *a)
+{
+    cc_pipeline_destroy(a->pipeline);
+    cc_overlay_destroy(a->overlay);
+    cc_detlog_destroy(a->log);
+    cc_capture_destroy(a->camera);
+    cc_source_file_destroy(a->file);
+    cc_engine_destroy(a->engine);
+    cc_model_destroy(a->model);
+    cc_series_free(&a->present_ms);
+    cc_cli_finish(&a->cli);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * main
+ */
+
+int main(int argc, char **argv)
+{
+    static struct app a; // large (paths); one per process
+    struct cc_error err = {0};
+    cc_cli_init(&a.cli);
+    int rc = 0;
+    if (cc_cli_parse(&a.cli, argc, argv, &err) != CC_CLI_OK) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (a.cli.help) {
+        cc_cli_usage(stdout);
+        goto out;
+    }
+    if (a.cli.version) {
+        printf("camclass %s\n", CAMCLASS_VERSION);
+        goto out;
+    }
+    // The config: --config, else the system one when running installed (and present).
+    const char *config = a.cli.config;
+    char sys_config[PATH_MAX];
+    snprintf(sys_config, sizeof(sys_config), "%s/camclass/config.json", CAMCLASS_SYSCONFDIR);
+    if (!config && running_installed() && access(sys_config, F_OK) == 0)
+        config = sys_config;
+    if (config && !cc_cli_load_config(&a.cli, config, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (a.cli.list_devices || a.cli.list_cameras) {
+        if (a.cli.list_devices && cc_vulkan_list_devices(stdout, &err) < 0) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            rc = 1;
+        }
+        if (a.cli.list_cameras && !cc_capture_list(stdout, &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            rc = 1;
+        }
+        goto out;
+    }
+    if (!choose_model(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    install_signals();
+    if (a.cli.selftest) {
+        char sample[PATH_MAX];
+        const char *dir = a.cli.input;
+        if (!dir && !find_sample(sample, sizeof(sample), &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            rc = 1;
+            goto out;
+        }
+        struct cc_engine_options opt = cc_engine_options_default();
+        opt.backend = a.cli.backend;
+        opt.device_index = a.cli.device;
+        opt.cpu_threads = a.cli.threads;
+        opt.notices = stderr;
+        rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
+        goto out;
+    }
+    if (!(rc = load_model(&a)))
+        rc = run(&a);
+out:
+    app_finish(&a);
+    return rc;
+}

@@ -1,0 +1,454 @@
+/* camclass — source → slot → inference thread → on_result / mailbox (see pipeline.h). */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "frame_slot.h"
+#include "preprocess.h"
+
+enum {
+    TAKE_TIMEOUT_MS = 200, // how often an idle inference thread looks at the stop flag
+    FPS_WINDOW = 32,       // results over which camera_fps and inference_fps are averaged
+};
+
+struct fps_sample {
+    int64_t t_ns;
+    uint64_t put; // frames the source had put by then
+};
+
+struct cc_pipeline {
+    struct cc_pipeline_config cfg;
+    struct cc_frame_slot *slot;
+    const struct cc_model *model;
+    int in_w, in_h;           // model input tensor size
+    float *input;             // (3 * in_h * in_w) the preprocessed tensor; inference thread
+    float *scores;            // (classes) the model output, then probabilities; inference thread
+    struct cc_topk *top;      // (top_k) inference thread
+    struct cc_preprocess *pp; // inference thread
+
+    pthread_t thread;
+    bool thread_running, source_running;
+    int64_t start_ns, stop_ns;
+
+    // Inference-thread state (no lock: only that thread touches it while running).
+    struct fps_sample fps_ring[FPS_WINDOW];
+    uint64_t fps_n;
+    double latency_sum_ms;
+    struct cc_series s_dequeue, s_preprocess, s_inference, s_latency;
+
+    // Shared: everything below under lock.
+    pthread_mutex_t lock;
+    pthread_cond_t cond; // signalled on a new result and at the end
+    bool stop;           // main asks the inference thread to stop
+    enum cc_pipeline_state state;
+    char error[512];
+    uint64_t generation; // results published so far
+    struct cc_result latest;
+    struct cc_frame latest_frame; // data owned here (keep_frames)
+    uint64_t results, bad_frames;
+    double mean_latency_ms;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double ms_between(int64_t a, int64_t b)
+{
+    return (double)(b - a) / 1e6;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Series (profile)
+ */
+
+bool cc_series_add(struct cc_series *s, double v)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        double *p = realloc(s->v, cap * sizeof(double));
+        if (!p)
+            return false;
+        s->v = p, s->cap = cap;
+    }
+    s->v[s->n++] = v;
+    return true;
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+double cc_series_percentile(const struct cc_series *s, double p)
+{
+    if (!s->n)
+        return 0;
+    double *c = malloc(s->n * sizeof(double));
+    if (!c)
+        return 0;
+    memcpy(c, s->v, s->n * sizeof(double));
+    qsort(c, s->n, sizeof(double), cmp_double);
+    size_t rank = (size_t)(p / 100.0 * (double)s->n + 0.999999);
+    double v = c[rank < 1 ? 0 : (rank > s->n ? s->n - 1 : rank - 1)];
+    free(c);
+    return v;
+}
+
+double cc_series_mean(const struct cc_series *s)
+{
+    double sum = 0;
+    for (size_t i = 0; i < s->n; i++)
+        sum += s->v[i];
+    return s->n ? sum / (double)s->n : 0;
+}
+
+void cc_series_free(struct cc_series *s)
+{
+    free(s->v);
+    *s = (struct cc_series){0};
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Create / destroy
+ */
+
+struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
+{
+    if (!cfg->engine || (!cfg->camera == !cfg->file) || cfg->top_k < 1 ||
+        cfg->top_k > CC_RESULT_MAX_TOP) {
+        cc_error_set(err, "pipeline: needs an engine, one source and top_k in 1..%d",
+                     CC_RESULT_MAX_TOP);
+        return NULL;
+    }
+    struct cc_pipeline *p = calloc(1, sizeof(*p));
+    if (!p) {
+        cc_error_set(err, "out of memory creating the pipeline");
+        return NULL;
+    }
+    p->cfg = *cfg;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    p->model = cc_engine_model(cfg->engine);
+    const struct cc_tensor *in = &p->model->tensors[p->model->input.tensor];
+    p->in_h = (int)in->shape[2];
+    p->in_w = (int)in->shape[3];
+    size_t n_in = cc_engine_input_count(cfg->engine), n_out = cc_engine_output_count(cfg->engine);
+    if (in->ndim != 4 || in->shape[1] != 3 || n_in != (size_t)(3 * p->in_w * p->in_h)) {
+        cc_error_set(err, "model %s: input tensor is not [1, 3, H, W]", p->model->name);
+        goto error;
+    }
+    p->input = malloc(n_in * sizeof(float));
+    p->scores = malloc(n_out * sizeof(float));
+    p->top = malloc((size_t)cfg->top_k * sizeof(struct cc_topk));
+    if (!p->input || !p->scores || !p->top) {
+        cc_error_set(err, "out of memory for the model's input and output");
+        goto error;
+    }
+    if (!(p->pp = cc_preprocess_create(err)) || !(p->slot = cc_frame_slot_create(1, err)))
+        goto error;
+    return p;
+error:
+    cc_pipeline_destroy(p);
+    return NULL;
+}
+
+void cc_pipeline_destroy(struct cc_pipeline *p)
+{
+    if (!p)
+        return;
+    cc_pipeline_stop(p);
+    cc_frame_slot_destroy(p->slot);
+    cc_preprocess_destroy(p->pp);
+    free(p->input);
+    free(p->scores);
+    free(p->top);
+    free(p->latest_frame.data);
+    cc_series_free(&p->s_dequeue);
+    cc_series_free(&p->s_preprocess);
+    cc_series_free(&p->s_inference);
+    cc_series_free(&p->s_latency);
+    pthread_cond_destroy(&p->cond);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The inference thread
+ */
+
+/* Ends the stream from the inference thread: state and message, and wakes main. */
+static void finish_stream(struct cc_pipeline *p, enum cc_pipeline_state state, const char *msg)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->state == CC_PIPELINE_RUNNING) {
+        p->state = state;
+        snprintf(p->error, sizeof(p->error), "%s", msg ? msg : "");
+    }
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    cc_frame_slot_close(p->slot, msg); // stops the source's loop (a no-op at end of stream)
+}
+
+/* camera_fps and inference_fps over the last FPS_WINDOW results. */
+static void update_fps(struct cc_pipeline *p, int64_t t, struct cc_result *r)
+{
+    struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
+    p->fps_ring[p->fps_n % FPS_WINDOW] = (struct fps_sample){t, st.put};
+    p->fps_n++;
+    r->dropped = st.dropped;
+    uint64_t n = p->fps_n < FPS_WINDOW ? p->fps_n : FPS_WINDOW;
+    const struct fps_sample *old = &p->fps_ring[(p->fps_n - n) % FPS_WINDOW];
+    double dt = (double)(t - old->t_ns) / 1e9;
+    if (n < 2 || dt <= 0)
+        return;
+    r->inference_fps = (double)(n - 1) / dt;
+    r->camera_fps = (double)(st.put - old->put) / dt;
+}
+
+/* Classifies one frame into r. False with err on an engine failure (fatal). */
+static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_take,
+                     struct cc_result *r, bool *bad_frame, struct cc_error *err)
+{
+    *bad_frame = false;
+    if (!cc_preprocess(p->pp, f, &p->model->input, p->in_w, p->in_h, p->input, err)) {
+        *bad_frame = true;
+        return false;
+    }
+    int64_t t_pp = now_ns();
+    if (!cc_engine_run(p->cfg.engine, p->input, p->scores, err))
+        return false;
+    int64_t t_run = now_ns();
+    int classes = p->model->output.classes;
+    if (p->model->output.kind == CC_OUTPUT_LOGITS)
+        cc_softmax(p->scores, p->scores, classes);
+    int n = cc_topk(p->scores, classes, p->cfg.top_k, p->top);
+
+    *r = (struct cc_result){
+        .seq = f->sequence,
+        .capture_ns = f->timestamp_ns,
+        .result_ns = t_run,
+        .latency_ms = ms_between(f->timestamp_ns, t_run),
+        .dequeue_ms = ms_between(f->timestamp_ns, t_take),
+        .preprocess_ms = ms_between(t_take, t_pp),
+        .inference_ms = ms_between(t_pp, t_run),
+        .n_top = n,
+    };
+    for (int i = 0; i < n; i++) {
+        int k = p->top[i].index;
+        r->top[i] = (struct cc_result_class){
+            .index = k,
+            .label = k < p->model->n_labels ? p->model->labels[k] : "",
+            .score = p->top[i].score,
+        };
+    }
+    update_fps(p, t_run, r);
+    return true;
+}
+
+/* Copies frame f into dst, growing dst->data. */
+static bool copy_frame(struct cc_frame *dst, const struct cc_frame *f)
+{
+    if (dst->capacity < f->size) {
+        uint8_t *d = realloc(dst->data, f->size);
+        if (!d)
+            return false;
+        dst->data = d, dst->capacity = f->size;
+    }
+    uint8_t *data = dst->data;
+    size_t cap = dst->capacity;
+    *dst = *f;
+    dst->data = data, dst->capacity = cap;
+    memcpy(dst->data, f->data, f->size);
+    return true;
+}
+
+static void publish(struct cc_pipeline *p, const struct cc_result *r, const struct cc_frame *f)
+{
+    pthread_mutex_lock(&p->lock);
+    p->latest = *r;
+    if (p->cfg.keep_frames && !copy_frame(&p->latest_frame, f))
+        p->latest_frame.size = 0; // out of memory: show no frame rather than a stale one
+    p->generation++;
+    p->results++;
+    p->latency_sum_ms += r->latency_ms;
+    p->mean_latency_ms = p->latency_sum_ms / (double)p->results;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void *inference_main(void *arg)
+{
+    struct cc_pipeline *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        bool stop = p->stop;
+        pthread_mutex_unlock(&p->lock);
+        if (stop)
+            break;
+
+        struct cc_frame *f = NULL;
+        struct cc_error err = {0};
+        enum cc_slot_status st = cc_frame_slot_take(p->slot, TAKE_TIMEOUT_MS, &f, &err);
+        if (st == CC_SLOT_TIMEOUT)
+            continue;
+        if (st == CC_SLOT_CLOSED) {
+            // Closed by stop (state stays RUNNING until stop sets it), the source's end, or its
+            // error.
+            pthread_mutex_lock(&p->lock);
+            stop = p->stop;
+            pthread_mutex_unlock(&p->lock);
+            if (!stop)
+                finish_stream(p, err.msg[0] ? CC_PIPELINE_FAILED : CC_PIPELINE_ENDED,
+                              err.msg[0] ? err.msg : NULL);
+            break;
+        }
+        int64_t t_take = now_ns();
+        struct cc_result r;
+        bool bad;
+        if (!classify(p, f, t_take, &r, &bad, &err)) {
+            cc_frame_slot_release(p->slot, f);
+            if (bad) {
+                pthread_mutex_lock(&p->lock);
+                uint64_t n = ++p->bad_frames;
+                pthread_mutex_unlock(&p->lock);
+                if (n == 1)
+                    fprintf(stderr, "camclass: skipping a bad frame: %s\n", err.msg);
+                continue;
+            }
+            finish_stream(p, CC_PIPELINE_FAILED, err.msg);
+            break;
+        }
+        if (p->cfg.profile) {
+            cc_series_add(&p->s_dequeue, r.dequeue_ms);
+            cc_series_add(&p->s_preprocess, r.preprocess_ms);
+            cc_series_add(&p->s_inference, r.inference_ms);
+            cc_series_add(&p->s_latency, r.latency_ms);
+        }
+        if (p->cfg.on_result)
+            p->cfg.on_result(p->cfg.ctx, &r);
+        publish(p, &r, f);
+        cc_frame_slot_release(p->slot, f);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Control (main thread)
+ */
+
+bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err)
+{
+    p->start_ns = now_ns();
+    int e = pthread_create(&p->thread, NULL, inference_main, p);
+    if (e)
+        return cc_error_set(err, "pthread_create (inference thread): %s", strerror(e));
+    p->thread_running = true;
+    bool ok = p->cfg.camera ? cc_capture_start(p->cfg.camera, p->slot, err)
+                            : cc_source_file_start(p->cfg.file, p->slot, p->cfg.file_fps, err);
+    if (!ok) {
+        cc_pipeline_stop(p);
+        return false;
+    }
+    p->source_running = true;
+    return true;
+}
+
+void cc_pipeline_stop(struct cc_pipeline *p)
+{
+    if (!p->thread_running && !p->source_running)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_mutex_unlock(&p->lock);
+    // The inference thread first: it finishes the frame it holds (and its on_result) and exits;
+    // the slot stays open meanwhile so that the source does not see a closed slot as an error.
+    if (p->thread_running)
+        pthread_join(p->thread, NULL);
+    p->thread_running = false;
+    cc_frame_slot_close(p->slot, NULL);
+    if (p->source_running) {
+        if (p->cfg.camera)
+            cc_capture_stop(p->cfg.camera);
+        else
+            cc_source_file_stop(p->cfg.file);
+    }
+    p->source_running = false;
+    p->stop_ns = now_ns();
+    pthread_mutex_lock(&p->lock);
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+enum cc_pipeline_state cc_pipeline_wait(struct cc_pipeline *p, uint64_t seen, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000)
+        deadline.tv_sec++, deadline.tv_nsec -= 1000000000;
+    pthread_mutex_lock(&p->lock);
+    while (p->state == CC_PIPELINE_RUNNING && p->generation <= seen && !p->stop)
+        if (pthread_cond_timedwait(&p->cond, &p->lock, &deadline) == ETIMEDOUT)
+            break;
+    enum cc_pipeline_state s = p->state;
+    pthread_mutex_unlock(&p->lock);
+    return s;
+}
+
+bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result *r,
+                        struct cc_frame *frame)
+{
+    bool fresh = false;
+    pthread_mutex_lock(&p->lock);
+    if (p->generation > *seen) {
+        fresh = true;
+        *seen = p->generation;
+        *r = p->latest;
+        if (frame && p->cfg.keep_frames && p->latest_frame.size &&
+            !copy_frame(frame, &p->latest_frame))
+            frame->size = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return fresh;
+}
+
+const char *cc_pipeline_error(struct cc_pipeline *p)
+{
+    return p->error;
+}
+
+struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p)
+{
+    struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
+    struct cc_pipeline_totals t = {.frames = st.put, .dropped = st.dropped};
+    pthread_mutex_lock(&p->lock);
+    t.results = p->results;
+    t.bad_frames = p->bad_frames;
+    t.mean_latency_ms = p->mean_latency_ms;
+    pthread_mutex_unlock(&p->lock);
+    int64_t end = p->stop_ns ? p->stop_ns : now_ns();
+    t.elapsed_s = p->start_ns ? (double)(end - p->start_ns) / 1e9 : 0;
+    return t;
+}
+
+struct cc_pipeline_profile cc_pipeline_get_profile(struct cc_pipeline *p)
+{
+    return (struct cc_pipeline_profile){&p->s_dequeue, &p->s_preprocess, &p->s_inference,
+                                        &p->s_latency};
+}

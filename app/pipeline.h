@@ -1,0 +1,115 @@
+/* camclass — the running classifier: source thread → latest-frame-wins slot → inference thread.
+ *
+ *   camera/file thread ──put──▶ [frame slot] ──take──▶ inference thread ──▶ on_result (logger)
+ *        (capture.h, source_file.h)                   preprocess + engine       └──▶ mailbox
+ *                                                     + softmax + top-k               │
+ *                                                                      main thread ◀──┘
+ *                                                                   (overlay, signals, watchdog)
+ *
+ * The source thread captures frame N+1 while the inference thread works on frame N; a frame
+ * that waits while a newer one arrives is dropped (counted in cc_result.dropped). Each result
+ * carries the timing of its stages (capture → dequeue, preprocess, inference) and the latency
+ * from the frame's (driver) timestamp to the result.
+ *
+ * Threads and ownership:
+ * - on_result runs on the inference thread, once per result, in order; it is where the
+ *   detection log is written (detlog.h: one thread uses a log at a time). It must not block
+ *   for long: the next frame waits for it.
+ * - The mailbox holds only the newest result (and, with keep_frames, a copy of the frame it
+ *   was computed from); cc_pipeline_latest / cc_pipeline_wait read it from the main thread
+ *   under the pipeline's mutex. Results the main thread misses are not queued (the overlay
+ *   only ever wants the newest).
+ * - The engine and the source are owned by the caller and must outlive the pipeline; between
+ *   start and stop the inference thread uses the engine and the source thread owns the source.
+ * - create/start/stop/destroy are called by one controlling thread (main).
+ */
+#ifndef CC_PIPELINE_H
+#define CC_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "engine.h"
+#include "error.h"
+#include "frame.h"
+#include "result.h"
+#include "source_file.h"
+
+struct cc_pipeline;
+
+struct cc_pipeline_config {
+    struct cc_engine *engine;    // not owned
+    struct cc_capture *camera;   // the source: a camera (opened, not started) ...
+    struct cc_source_file *file; // ... or a file source (opened, not started); not owned
+    double file_fps;             // file sources: frames per second; 0 = as fast as taken
+    int top_k;                   // 1..CC_RESULT_MAX_TOP
+    bool keep_frames;            // copy each result's frame into the mailbox (for display)
+    bool profile;                // keep every stage time for cc_pipeline_profile
+    // Called on the inference thread with each result (may be NULL).
+    void (*on_result)(void *ctx, const struct cc_result *r);
+    void *ctx;
+};
+
+/* Prepares (buffers, slot); starts nothing. NULL with err on a bad config or out of memory. */
+struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err);
+
+/* Starts the inference thread, then the source thread. False with err when a thread or the
+ * source cannot start (nothing is left running). */
+bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err);
+
+/* Ends the stream and joins both threads: the result being computed is finished and handed to
+ * on_result first. Idempotent; safe when not started. */
+void cc_pipeline_stop(struct cc_pipeline *p);
+
+/* Stops if needed and frees; accepts NULL. */
+void cc_pipeline_destroy(struct cc_pipeline *p);
+
+enum cc_pipeline_state {
+    CC_PIPELINE_RUNNING,
+    CC_PIPELINE_ENDED,  // the file source reached its end; every frame was classified
+    CC_PIPELINE_FAILED, // a fatal error (camera lost for good, engine failure): see error
+};
+
+/* Waits up to timeout_ms for a result newer than `seen` (a generation number: 0 before the
+ * first) or for the pipeline to end; returns the state. Call from the main thread. */
+enum cc_pipeline_state cc_pipeline_wait(struct cc_pipeline *p, uint64_t seen, int timeout_ms);
+
+/* Copies the newest result into *r (and, when frame is not NULL and keep_frames is on, its
+ * frame into *frame, whose data the caller owns and this function grows with realloc) if its
+ * generation is newer than *seen, and updates *seen. Returns false when there is nothing new. */
+bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result *r,
+                        struct cc_frame *frame);
+
+/* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
+const char *cc_pipeline_error(struct cc_pipeline *p);
+
+/* Totals since start (read under the lock). */
+struct cc_pipeline_totals {
+    uint64_t frames;        // frames the source delivered into the slot
+    uint64_t results;       // frames classified
+    uint64_t dropped;       // replaced in the slot before inference took them
+    uint64_t bad_frames;    // frames preprocessing rejected (skipped, first one reported)
+    double mean_latency_ms; // over all results
+    double elapsed_s;       // start -> now (or -> stop)
+};
+struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p);
+
+/* Stage times kept with profile on; values in ms. One series per stage. */
+struct cc_series {
+    double *v; // (n) values, owned
+    size_t n, cap;
+};
+bool cc_series_add(struct cc_series *s, double v);
+double cc_series_percentile(const struct cc_series *s, double p); // nearest rank; sorts a copy
+double cc_series_mean(const struct cc_series *s);
+void cc_series_free(struct cc_series *s);
+
+struct cc_pipeline_profile {
+    const struct cc_series *dequeue, *preprocess, *inference, *latency; // valid until destroy
+};
+/* After stop: the series (empty without profile). */
+struct cc_pipeline_profile cc_pipeline_get_profile(struct cc_pipeline *p);
+
+#endif

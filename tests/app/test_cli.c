@@ -1,0 +1,220 @@
+/* camclass — unit tests of the command line and the JSON config (app/cli.c): every option
+ * parses into its field, both `--name value` and `--name=value`; every bad value is refused with
+ * a line that names the option; a config fills what the command line left out and never
+ * overrides it. The program's exit status for these cases is checked by test_cli_exit.py. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "testutil.h"
+
+/* Parses a NULL-terminated list of arguments into cli (initialised here). */
+static enum cc_cli_status parse(struct cc_cli *cli, struct cc_error *err, ...)
+{
+    char *argv[64] = {"camclass"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, err);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && argc < 63)
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    cc_cli_init(cli);
+    *err = (struct cc_error){0};
+    return cc_cli_parse(cli, argc, argv, err);
+}
+
+static void test_defaults(void)
+{
+    struct cc_cli c;
+    struct cc_error err;
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+    CHECK(!c.camera && !c.input && !c.model && !c.log && !c.config && !c.log_mode);
+    CHECK(c.backend == CC_BACKEND_AUTO);
+    CHECK(c.device == -1 && c.threads == 0 && c.width == 0 && c.height == 0 && c.fps == 0);
+    CHECK(c.top_k == 5);
+    CHECK(c.threshold < 0);
+    CHECK(!c.headless && !c.profile && !c.selftest && !c.loop && !c.help && !c.version);
+    CHECK(!c.list_devices && !c.list_cameras);
+    cc_cli_finish(&c);
+}
+
+static void test_every_flag(void)
+{
+    struct cc_cli c;
+    struct cc_error err;
+    CHECKF(parse(&c, &err, "--camera", "/dev/video3", "--loop", "--model", "m.ccm", "--backend",
+                 "cpu", "--device", "2", "--threads", "3", "--size", "1280x720", "--fps", "15",
+                 "--top-k", "7", "--threshold", "0.4", "--headless", "--log", "out.jsonl",
+                 "--log-mode", "detections", "--config", "c.json", "--profile", "--selftest",
+                 "--list-devices", "--list-cameras", "--help", "--version", NULL) == CC_CLI_OK,
+           "%s", err.msg);
+    CHECK(c.camera && strcmp(c.camera, "/dev/video3") == 0);
+    CHECK(c.loop);
+    CHECK(c.model && strcmp(c.model, "m.ccm") == 0);
+    CHECK(c.backend == CC_BACKEND_CPU);
+    CHECK(c.device == 2 && c.threads == 3);
+    CHECK(c.width == 1280 && c.height == 720);
+    CHECK(c.fps == 15);
+    CHECK(c.top_k == 7);
+    CHECK(c.threshold == 0.4);
+    CHECK(c.headless && c.profile && c.selftest && c.list_devices && c.list_cameras && c.help &&
+          c.version);
+    CHECK(c.log && strcmp(c.log, "out.jsonl") == 0);
+    CHECK(c.log_mode && strcmp(c.log_mode, "detections") == 0);
+    CHECK(c.config && strcmp(c.config, "c.json") == 0);
+    cc_cli_finish(&c);
+
+    // --name=value, --input, -h, and a later value replacing an earlier one.
+    CHECKF(parse(&c, &err, "--input=dir/", "--backend=vulkan", "--top-k=1", "--top-k", "16",
+                 "--size=16x8192", "--log=-", "-h", NULL) == CC_CLI_OK,
+           "%s", err.msg);
+    CHECK(c.input && strcmp(c.input, "dir/") == 0);
+    CHECK(c.backend == CC_BACKEND_VULKAN);
+    CHECK(c.top_k == 16);
+    CHECK(c.width == 16 && c.height == 8192);
+    CHECK(c.log && strcmp(c.log, "-") == 0);
+    CHECK(c.help);
+    cc_cli_finish(&c);
+}
+
+/* Each bad command line: refused, with a message containing want. */
+static void test_bad(void)
+{
+    static const struct {
+        const char *args[4];
+        const char *want;
+    } cases[] = {
+        {{"--bogus"}, "unknown option --bogus"},
+        {{"--bogus=1"}, "unknown option --bogus"},
+        {{"-x"}, "unexpected argument \"-x\""},
+        {{"video.y4m"}, "unexpected argument \"video.y4m\""},
+        {{"--"}, "unexpected argument"},
+        {{"--top-k"}, "--top-k needs a value"},
+        {{"--top-k", "0"}, "--top-k takes a whole number from 1 to 16, not \"0\""},
+        {{"--top-k", "17"}, "from 1 to 16"},
+        {{"--top-k", "3x"}, "not \"3x\""},
+        {{"--device", "-1"}, "--device takes a whole number from 0 to 1000"},
+        {{"--threads", "0"}, "--threads takes a whole number from 1 to 16"},
+        {{"--fps", "0"}, "--fps takes a number from 0.1 to 1000, not \"0\""},
+        {{"--fps", "nan"}, "--fps takes a number"},
+        {{"--threshold", "1.5"}, "--threshold takes a number from 0 to 1, not \"1.5\""},
+        {{"--threshold", "-0.1"}, "--threshold takes a number from 0 to 1"},
+        {{"--size", "640"}, "--size takes WIDTHxHEIGHT"},
+        {{"--size", "640x"}, "--size takes WIDTHxHEIGHT"},
+        {{"--size", "8x8"}, "16 to 8192"},
+        {{"--size", "640x480x3"}, "not \"640x480x3\""},
+        {{"--backend", "opengl"}, "--backend takes auto, vulkan or cpu, not \"opengl\""},
+        {{"--model", ""}, "--model needs a non-empty value"},
+        {{"--headless=yes"}, "--headless takes no value"},
+        {{"--camera", "/dev/video0", "--input", "x"}, "--camera and --input exclude each other"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *argv[6] = {"camclass"};
+        int argc = 1;
+        for (int k = 0; k < 4 && cases[i].args[k]; k++)
+            argv[argc++] = (char *)cases[i].args[k];
+        struct cc_cli c;
+        struct cc_error err = {0};
+        cc_cli_init(&c);
+        CHECKF(cc_cli_parse(&c, argc, argv, &err) == CC_CLI_ERROR, "case %zu (%s) accepted", i,
+               cases[i].args[0]);
+        CHECKF(strstr(err.msg, cases[i].want) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, err.msg,
+               cases[i].want);
+        CHECKF(!strchr(err.msg, '\n'), "case %zu: more than one line", i);
+        cc_cli_finish(&c);
+    }
+}
+
+static void test_config(void)
+{
+    struct cc_cli c;
+    struct cc_error err;
+    // Every config key, nothing on the command line.
+    const char *all = "{\"camera\": \"/dev/video1\", \"loop\": true, \"model\": \"a.ccm\","
+                      " \"backend\": \"cpu\", \"device\": 1, \"threads\": 2, \"size\": \"320x240\","
+                      " \"fps\": 12.5, \"top-k\": 3, \"threshold\": 0.25, \"headless\": true,"
+                      " \"log\": \"-\", \"log-mode\": \"every\", \"profile\": true}";
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+    CHECKF(cc_cli_apply_config_text(&c, all, "t.json", &err), "%s", err.msg);
+    CHECK(c.camera && strcmp(c.camera, "/dev/video1") == 0);
+    CHECK(c.loop && c.headless && c.profile);
+    CHECK(c.model && strcmp(c.model, "a.ccm") == 0);
+    CHECK(c.backend == CC_BACKEND_CPU && c.device == 1 && c.threads == 2);
+    CHECK(c.width == 320 && c.height == 240 && c.fps == 12.5);
+    CHECK(c.top_k == 3 && c.threshold == 0.25);
+    CHECK(c.log && strcmp(c.log, "-") == 0);
+    CHECK(c.log_mode && strcmp(c.log_mode, "every") == 0);
+    cc_cli_finish(&c);
+
+    // The command line wins, option by option; the config fills the rest. A source on the
+    // command line (input) replaces the config's camera.
+    CHECK(parse(&c, &err, "--top-k", "9", "--backend", "vulkan", "--input", "x.y4m", NULL) ==
+          CC_CLI_OK);
+    CHECKF(cc_cli_apply_config_text(&c, all, "t.json", &err), "%s", err.msg);
+    CHECK(c.top_k == 9);
+    CHECK(c.backend == CC_BACKEND_VULKAN);
+    CHECK(!c.camera && c.input && strcmp(c.input, "x.y4m") == 0);
+    CHECK(c.threads == 2 && c.headless && c.threshold == 0.25); // from the config
+    cc_cli_finish(&c);
+
+    // A flag given on the command line is not turned off by "false" in the config.
+    CHECK(parse(&c, &err, "--headless", NULL) == CC_CLI_OK);
+    CHECK(cc_cli_apply_config_text(&c, "{\"headless\": false, \"loop\": false}", "t", &err));
+    CHECK(c.headless && !c.loop);
+    cc_cli_finish(&c);
+
+    // The installed config of the systemd unit parses.
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+    CHECKF(cc_cli_apply_config_text(&c,
+                                    "{\"camera\": \"/dev/video0\", \"backend\": \"auto\","
+                                    " \"headless\": true, \"log\": \"-\", \"log-mode\":"
+                                    " \"detections\", \"top-k\": 5, \"threshold\": 0.5}",
+                                    "config.json", &err),
+           "%s", err.msg);
+    cc_cli_finish(&c);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"{\"top-k\": 3,", "config t.json: not valid JSON"},
+        {"[1, 2]", "must be a JSON object"},
+        {"{\"bogus\": 1}", "config t.json: unknown key \"bogus\""},
+        {"{\"config\": \"x.json\"}", "unknown key \"config\""},
+        {"{\"selftest\": true}", "unknown key \"selftest\""},
+        {"{\"top-k\": \"3\"}", "config t.json: \"top-k\" takes a number"},
+        {"{\"top-k\": 99}", "\"top-k\" takes a whole number from 1 to 16, not \"99\""},
+        {"{\"top-k\": 2.5}", "not \"2.5\""},
+        {"{\"headless\": 1}", "\"headless\" takes true or false"},
+        {"{\"camera\": 0}", "\"camera\" takes a string"},
+        {"{\"backend\": \"gpu\"}", "\"backend\" takes auto, vulkan or cpu"},
+        {"{\"size\": \"big\"}", "\"size\" takes WIDTHxHEIGHT"},
+        {"{\"camera\": \"/dev/video0\", \"input\": \"x\"}", "exclude each other"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+        CHECKF(!cc_cli_apply_config_text(&c, bad[i].text, "t.json", &err), "config %zu accepted",
+               i);
+        CHECKF(strstr(err.msg, bad[i].want) != NULL, "config %zu: \"%s\" lacks \"%s\"", i, err.msg,
+               bad[i].want);
+        cc_cli_finish(&c);
+    }
+
+    // A file that is not there.
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+    CHECK(!cc_cli_load_config(&c, "/nonexistent/camclass.json", &err));
+    CHECKF(strstr(err.msg, "cannot read config /nonexistent/camclass.json: No such file") != NULL,
+           "%s", err.msg);
+    cc_cli_finish(&c);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_every_flag();
+    test_bad();
+    test_config();
+    return tu_exit_code();
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""camclass's exit status and its one line on stderr for every kind of bad command line:
+unknown flags, bad values, unreadable or unusable files (model, input, config, log), a camera
+that is not there. Each must end with exit status 2 and exactly one line, "camclass: ...",
+naming the problem. --help and --version exit 0 with their text on stdout.
+
+    test_cli_exit.py CAMCLASS MODEL
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+    return cond
+
+
+def run(exe, args, timeout=60):
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    exe, model = sys.argv[1], os.path.abspath(sys.argv[2])
+    tmp = tempfile.mkdtemp(prefix="camclass-cli-")
+    text = os.path.join(tmp, "notes.txt")
+    with open(text, "w") as f:
+        f.write("not a model, not an image\n")
+    bad_json = os.path.join(tmp, "bad.json")
+    with open(bad_json, "w") as f:
+        f.write('{"top-k": 3,\n')
+    bad_key = os.path.join(tmp, "key.json")
+    with open(bad_key, "w") as f:
+        f.write('{"topk": 3}\n')
+    unreadable = os.path.join(tmp, "secret.json")
+    with open(unreadable, "w") as f:
+        f.write("{}\n")
+    os.chmod(unreadable, 0)
+    empty_dir = os.path.join(tmp, "empty")
+    os.mkdir(empty_dir)
+    y4m = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets",
+                       "samples", "moving_128x96.y4m")
+    common = ["--model", model, "--backend", "cpu", "--headless"]
+
+    cases = [
+        # (arguments, text the one line must contain)
+        (["--bogus"], "camclass: unknown option --bogus (see --help)"),
+        (["--camera"], "camclass: --camera needs a value"),
+        (["video0"], "camclass: unexpected argument \"video0\""),
+        (["--top-k", "0"], "camclass: --top-k takes a whole number from 1 to 16, not \"0\""),
+        (["--top-k", "abc"], "not \"abc\""),
+        (["--fps", "-5"], "camclass: --fps takes a number from 0.1 to 1000"),
+        (["--threshold", "2"], "camclass: --threshold takes a number from 0 to 1, not \"2\""),
+        (["--size", "huge"], "camclass: --size takes WIDTHxHEIGHT"),
+        (["--backend", "opengl"], "camclass: --backend takes auto, vulkan or cpu, not \"opengl\""),
+        (["--device", "x"], "camclass: --device takes a whole number"),
+        (["--headless=1"], "camclass: --headless takes no value"),
+        (["--camera", "/dev/video0", "--input", y4m], "exclude each other"),
+        (["--model", "/nonexistent/m.ccm", "--input", y4m],
+         "camclass: cannot read model /nonexistent/m.ccm: No such file or directory"),
+        (["--model", text, "--input", y4m, "--backend", "cpu", "--headless"],
+         "camclass: bundle " + text),
+        (common + ["--input", "/nonexistent/clip.y4m"],
+         "camclass: cannot read input /nonexistent/clip.y4m: No such file or directory"),
+        (common + ["--input", text], text),
+        (common + ["--input", empty_dir], empty_dir),
+        (common + ["--camera", "/dev/nonexistent-video"],
+         "camclass: camera /dev/nonexistent-video: No such file or directory"),
+        (common + ["--config", "/nonexistent/c.json"],
+         "camclass: cannot read config /nonexistent/c.json: No such file or directory"),
+        (common + ["--config", bad_json], "camclass: config %s: not valid JSON" % bad_json),
+        (common + ["--config", bad_key], "camclass: config %s: unknown key \"topk\"" % bad_key),
+        (common + ["--input", y4m, "--log", "/nonexistent/dir/log.jsonl"],
+         "/nonexistent/dir/log.jsonl"),
+        (common + ["--input", y4m, "--log-mode", "sometimes"],
+         "camclass: --log-mode takes every or detections, not \"sometimes\""),
+    ]
+    if os.geteuid() != 0:  # root reads mode-0 files
+        cases.append((common + ["--config", unreadable],
+                      "camclass: cannot read config %s: Permission denied" % unreadable))
+
+    for args, want in cases:
+        rc, out, err = run(exe, args)
+        lines = err.splitlines()
+        what = " ".join(args)
+        check(rc == 2, "%s: exit status %d, not 2 (stderr: %r)" % (what, rc, err))
+        if check(len(lines) == 1, "%s: %d lines on stderr, not 1: %r" % (what, len(lines), err)):
+            check(want in lines[0], "%s: %r lacks %r" % (what, lines[0], want))
+            check(lines[0].startswith("camclass: "), "%s: %r" % (what, lines[0]))
+        check(out == "", "%s: wrote to stdout: %r" % (what, out))
+
+    rc, out, err = run(exe, ["--help"])
+    check(rc == 0 and out.startswith("usage: camclass") and err == "", "--help")
+    for flag in ("--camera", "--input", "--model", "--backend", "--device", "--list-devices",
+                 "--list-cameras", "--size", "--fps", "--top-k", "--threshold", "--headless",
+                 "--log", "--config", "--profile", "--version", "--help", "--selftest",
+                 "--loop", "--log-mode", "--threads"):
+        check(flag + " " in out, "--help does not list %s" % flag)
+    rc, out, err = run(exe, ["--version"])
+    check(rc == 0 and out.startswith("camclass ") and len(out.splitlines()) == 1, "--version")
+
+    # A good run for contrast: exit 0 on a file input (every frame, then the end).
+    rc, out, err = run(exe, common + ["--input", y4m, "--log", os.path.join(tmp, "ok.jsonl")])
+    check(rc == 0, "good run: exit %d: %s" % (rc, err))
+
+    os.chmod(unreadable, 0o600)
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""camclass --headless on file sources (suite app):
+
+- a directory of images and a .y4m, `--log FILE` and `--log -`: exit 0 at the end of the
+  input; every line parses (Python's json and libcjson's cJSON_Parse) and matches the schema of
+  docs/LOG_FORMAT.md; one `frame` line per frame, then one `summary` line;
+- detections mode on a crafted sequence (runs of two different images): fewer lines than
+  frames, and each `detection` names a label other than the one before;
+- SIGHUP after the log file was renamed (logrotate): a new file appears and receives lines;
+  SIGTERM and SIGINT: exit 0, and the last line is the summary.
+
+    test_headless.py CAMCLASS MODEL ASSETS_SAMPLES
+"""
+import ctypes
+import ctypes.util
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL", what, flush=True)
+    return cond
+
+
+_cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
+_cjson.cJSON_Parse.restype = ctypes.c_void_p
+_cjson.cJSON_Parse.argtypes = [ctypes.c_char_p]
+_cjson.cJSON_Delete.argtypes = [ctypes.c_void_p]
+
+
+def cjson_parses(line):
+    p = _cjson.cJSON_Parse(line.encode())
+    if p:
+        _cjson.cJSON_Delete(p)
+    return bool(p)
+
+
+TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+NUM = (int, float)
+COMMON = {"ts": str, "event": str, "source": str, "model": str, "backend": str}
+RESULT = {"seq": int, "latency_ms": NUM + (type(None),), "fps": NUM + (type(None),),
+          "camera_fps": NUM + (type(None),), "dropped": int, "top": list}
+SUMMARY = {"seq": (int, type(None)), "frames": int, "detections": int, "clears": int,
+           "lines": int, "lines_lost": int, "dropped": int, "duration_s": NUM, "fps": NUM,
+           "latency_ms": NUM + (type(None),), "latency_max_ms": NUM + (type(None),),
+           "active": (dict, type(None))}
+STATS = {"seq": int, "interval_s": NUM, "frames": int, "detections": int, "fps": NUM,
+         "dropped": int, "latency_ms": NUM + (type(None),)}
+
+
+def check_fields(obj, schema, where):
+    for k, t in schema.items():
+        if not check(k in obj, "%s: no %r in %s" % (where, k, obj)):
+            continue
+        v = obj[k]
+        check(isinstance(v, t) and not isinstance(v, bool), "%s: %r is %r" % (where, k, v))
+
+
+def check_class(c, where, top_k=None):
+    check(isinstance(c, dict) and isinstance(c.get("index"), int) and
+          isinstance(c.get("label"), str) and isinstance(c.get("score"), NUM) and
+          0 <= c["score"] <= 1, "%s: bad class %r" % (where, c))
+
+
+def parse_log(text, where, model_name, backend, source, top_k=5):
+    """Checks every line; returns the objects."""
+    check(text.endswith("\n") or text == "", "%s: does not end with a newline" % where)
+    objs = []
+    for i, line in enumerate(text.splitlines()):
+        w = "%s line %d" % (where, i + 1)
+        check(cjson_parses(line), "%s: cJSON_Parse fails: %r" % (w, line))
+        try:
+            o = json.loads(line)
+        except ValueError as e:
+            check(False, "%s: not JSON (%s): %r" % (w, e, line))
+            continue
+        if not check(isinstance(o, dict), "%s: not an object" % w):
+            continue
+        check_fields(o, COMMON, w)
+        check(TS.match(o.get("ts", "")) is not None, "%s: ts %r" % (w, o.get("ts")))
+        check(o.get("model") == model_name or model_name is None, "%s: model %r" % (w, o))
+        check(o.get("backend") == backend, "%s: backend %r" % (w, o.get("backend")))
+        check(o.get("source") == source, "%s: source %r, not %r" % (w, o.get("source"), source))
+        ev = o.get("event")
+        if ev in ("frame", "detection", "clear"):
+            check_fields(o, RESULT, w)
+            top = o.get("top", [])
+            check(len(top) == top_k, "%s: %d top entries, not %d" % (w, len(top), top_k))
+            for c in top:
+                check_class(c, w)
+            scores = [c.get("score", 0) for c in top]
+            check(scores == sorted(scores, reverse=True), "%s: top not sorted" % w)
+            if ev == "detection":
+                check(o.get("reason") in ("onset", "change"), "%s: reason" % w)
+                check_class(o.get("detection"), w)
+                if o.get("reason") == "change":
+                    check_class(o.get("previous"), w)
+            if ev == "clear":
+                check_class(o.get("detection"), w)
+                check(isinstance(o.get("duration_s"), NUM), "%s: duration_s" % w)
+        elif ev == "summary":
+            check_fields(o, SUMMARY, w)
+        elif ev == "stats":
+            check_fields(o, STATS, w)
+        else:
+            check(False, "%s: unknown event %r" % (w, ev))
+        objs.append(o)
+    return objs
+
+
+def env_headless():
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    env.pop("NOTIFY_SOCKET", None)
+    return env
+
+
+def run(exe, args, timeout=120):
+    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout,
+                       env=env_headless())
+    return p.returncode, p.stdout, p.stderr
+
+
+def wait_for(cond, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def lines_in(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def main():
+    exe, model, samples = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
+    tmp = tempfile.mkdtemp(prefix="camclass-headless-")
+    base = ["--model", model, "--backend", "cpu", "--headless"]
+    png = os.path.join(samples, "bars_320x240.png")
+    jpg = os.path.join(samples, "bars_320x240.jpg")
+    y4m = os.path.join(samples, "moving_128x96.y4m")
+
+    # The model's name as every line must give it: from a first run.
+    rc, out, err = run(exe, base + ["--input", png, "--log", "-"])
+    check(rc == 0, "single image: exit %d: %s" % (rc, err))
+    first = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    model_name = first[0]["model"] if first else None
+
+    # 1. A directory of images, --log FILE: one frame line per image, then the summary.
+    frames = os.path.join(tmp, "frames")
+    os.mkdir(frames)
+    for i in range(6):
+        shutil.copy(png if i % 2 == 0 else jpg, os.path.join(frames, "f%02d%s" %
+                                                              (i, ".png" if i % 2 == 0 else ".jpg")))
+    log = os.path.join(tmp, "dir.jsonl")
+    rc, out, err = run(exe, base + ["--input", frames, "--log", log, "--top-k", "3"])
+    check(rc == 0, "directory: exit %d: %s" % (rc, err))
+    check(out == "", "directory: stdout not empty with --log FILE: %r" % out[:200])
+    objs = parse_log(lines_in(log), "directory log", model_name, "cpu", frames, top_k=3)
+    ev = [o.get("event") for o in objs]
+    check(ev == ["frame"] * 6 + ["summary"], "directory: events %r" % ev)
+    check([o.get("seq") for o in objs[:6]] == list(range(6)), "directory: seq %r" %
+          [o.get("seq") for o in objs])
+    if objs:
+        s = objs[-1]
+        check(s.get("frames") == 6 and s.get("lines") == 6 and s.get("dropped") == 0,
+              "directory: summary %r" % s)
+    check(re.search(r"camclass: 6 frames, 6 classified, 0 dropped", err) is not None,
+          "directory: summary on stderr: %r" % err)
+
+    # 2. A y4m to stdout (--log -), and --headless alone (stdout is the default).
+    for extra in (["--log", "-"], []):
+        rc, out, err = run(exe, base + ["--input", y4m] + extra)
+        check(rc == 0, "y4m %r: exit %d: %s" % (extra, rc, err))
+        objs = parse_log(out, "y4m stdout %r" % extra, model_name, "cpu", y4m)
+        ev = [o.get("event") for o in objs]
+        check(ev == ["frame"] * 4 + ["summary"], "y4m: events %r" % ev)
+
+    # 3. Detections mode on a crafted sequence: runs of two images (A A A A B B B B A A A A).
+    # Every-frame first, to know each frame's top-1; then detections with threshold 0.
+    crafted = os.path.join(tmp, "crafted")
+    os.mkdir(crafted)
+    seq = "AAAABBBBAAAA"
+    other = os.path.join(tmp, "other.png")
+    # B: a frame of the self-test sample when there is one (another picture), else the JPEG
+    # of the same bars (other pixels after compression).
+    b_src = jpg
+    for cand in sorted(os.listdir(os.path.join(samples, "selftest"))
+                       if os.path.isdir(os.path.join(samples, "selftest")) else []):
+        if cand.endswith(".png"):
+            b_src = os.path.join(samples, "selftest", cand)
+            break
+    shutil.copy(b_src, other)
+    for i, c in enumerate(seq):
+        shutil.copy(png if c == "A" else other, os.path.join(crafted, "%02d.png" % i))
+    rc, out, err = run(exe, base + ["--input", crafted, "--log", "-"])
+    every = parse_log(out, "crafted every", model_name, "cpu", crafted)
+    top1 = [o["top"][0]["label"] for o in every if o.get("event") == "frame" and o.get("top")]
+    check(len(top1) == len(seq), "crafted: %d frame lines" % len(top1))
+    rc, out, err = run(exe, base + ["--input", crafted, "--log", "-", "--log-mode", "detections",
+                                    "--threshold", "0"])
+    check(rc == 0, "detections: exit %d: %s" % (rc, err))
+    det = parse_log(out, "crafted detections", model_name, "cpu", crafted)
+    ev = [o.get("event") for o in det]
+    check(ev and ev[-1] == "summary", "detections: no summary last: %r" % ev)
+    check("frame" not in ev, "detections mode wrote frame lines: %r" % ev)
+    dets = [o for o in det if o.get("event") == "detection"]
+    check(0 < len(dets) < len(seq), "detections: %d detection lines for %d frames" %
+          (len(dets), len(seq)))
+    check(dets and dets[0].get("reason") == "onset", "detections: first is not an onset")
+    labels = [d["detection"]["label"] for d in dets if isinstance(d.get("detection"), dict)]
+    check(all(a != b for a, b in zip(labels, labels[1:])), "detections repeat a label: %r" %
+          labels)
+    changes = sum(1 for a, b in zip(top1, top1[1:]) if a != b)
+    check(len(dets) <= changes + 1, "detections: %d lines, top-1 changed %d times" %
+          (len(dets), changes))
+
+    # 4. SIGHUP reopens after a rename; SIGTERM (and SIGINT) end with a summary and exit 0.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        log = os.path.join(tmp, "live-%d.jsonl" % sig)
+        p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "20", "--log",
+                                             log], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env_headless())
+        try:
+            check(wait_for(lambda: lines_in(log).count("\n") >= 3, 60),
+                  "live: no lines in %s" % log)
+            rotated = log + ".1"
+            if sig == signal.SIGTERM:
+                os.rename(log, rotated)
+                n_old = lines_in(rotated).count("\n")
+                p.send_signal(signal.SIGHUP)
+                check(wait_for(lambda: lines_in(log).count("\n") >= 3, 30),
+                      "SIGHUP: no new file with lines at %s" % log)
+                time.sleep(0.3)
+                check(lines_in(rotated).count("\n") <= n_old + 1,
+                      "SIGHUP: the rotated file kept growing")
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=30)
+        except Exception:
+            p.kill()
+            p.communicate()
+            raise
+        check(p.returncode == 0, "signal %d: exit %d: %s" % (sig, p.returncode, err))
+        objs = parse_log(lines_in(log), "live log %d" % sig, model_name, "cpu", y4m)
+        check(objs and objs[-1].get("event") == "summary", "signal %d: last line %r" %
+              (sig, objs[-1] if objs else None))
+        check(sum(o.get("event") == "summary" for o in objs) == 1, "signal %d: summaries" % sig)
+        if sig == signal.SIGTERM:
+            old = parse_log(lines_in(log + ".1"), "rotated log", model_name, "cpu", y4m)
+            check(old and all(o.get("event") == "frame" for o in old),
+                  "rotated log: %r" % [o.get("event") for o in old])
+            # Nothing lost or doubled across the rotation: frame seqs continue.
+            seqs = [o["seq"] for o in old + objs if o.get("event") == "frame"]
+            check(seqs == sorted(set(seqs)), "rotation: seqs not increasing: %r" % seqs[:50])
+
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
