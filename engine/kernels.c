@@ -90,13 +90,13 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .name = "conv2d_pw", SPV(spv_conv2d_pw),
         .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w (vec4), bias (vec4), y
         .local_size = {64, 1, 1}, .block = {8, 8}, // default PB pixels × OB channels
-        .n_spec = 7, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB"},
+        .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"},
     },
     [CC_KERNEL_CONV2D_PW_VEC4] = {
         .name = "conv2d_pw_vec4", SPV(spv_conv2d_pw_vec4),
         .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x (vec4), w, bias, y
         .local_size = {64, 1, 1}, .block = {8, 8},
-        .n_spec = 7, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB"},
+        .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"},
     },
     [CC_KERNEL_ADD] = {
         .name = "add", SPV(spv_add),

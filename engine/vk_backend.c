@@ -294,7 +294,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
     int n_dispatch = 0;
     for (int i = 0; i < nn; i++) {
-        if (!cc_vk_node_setup(model, s->plan.offset, i, &w, &setups[i], err))
+        if (!cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w, &setups[i], err))
             goto error;
         if (setups[i].kernel != CC_KERNEL_COUNT)
             n_dispatch++;

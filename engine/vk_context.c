@@ -192,7 +192,7 @@ static bool has_extension(VkPhysicalDevice phys, const char *name)
     return found;
 }
 
-/* Records optional features; none is enabled or required. */
+/* Records optional features (none is enabled or required) and the subgroup size. */
 static void detect_features(struct cc_vk *vk)
 {
     VkPhysicalDevice16BitStorageFeatures s16 = {
@@ -212,6 +212,16 @@ static void detect_features(struct cc_vk *vk)
     vk->features.shader_float16 = has_f16 && f16.shaderFloat16;
     vk->features.shader_int8 = has_f16 && f16.shaderInt8;
     vk->features.storage_buffer_16bit = s16.storageBuffer16BitAccess;
+
+    VkPhysicalDeviceSubgroupProperties sg = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+    };
+    VkPhysicalDeviceProperties2 p2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &sg,
+    };
+    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
+    vk->subgroup_size = sg.subgroupSize ? sg.subgroupSize : 1;
 }
 
 static bool choose_device(struct cc_vk *vk, int device_index, struct cc_error *err)

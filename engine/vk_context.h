@@ -36,6 +36,7 @@ struct cc_vk {
     VkDevice device;
     uint32_t queue_family;
     uint32_t timestamp_valid_bits; // of queue_family; 0 = no timestamps
+    uint32_t subgroup_size;        // invocations run in lockstep (Vulkan 1.1 property), >= 1
     VkQueue queue;
     VkCommandPool cmd_pool; // for queue_family, resettable command buffers
     bool uma;               // device-local memory is also host-visible: no staging copies needed

@@ -9,6 +9,7 @@
 struct setup_ctx {
     const struct cc_model *model;
     const size_t *offset; // (model->n_tensors) bytes in the arena
+    uint32_t subgroup;    // the device's subgroup size
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -146,7 +147,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            cc_kernel_spec_float(n->act.min),
                            cc_kernel_spec_float(n->act.max),
                            (uint32_t)ob,
-                           (uint32_t)pb};
+                           (uint32_t)pb,
+                           0};
         memcpy(ns->spec, spec, sizeof(spec));
         /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
         if (!(p = weights_reserve(w, (size_t)(Op * C), &off)))
@@ -161,10 +163,18 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
             memcpy(p, b->data, (size_t)O * sizeof(float));
         ns->bind[2] = weight_src(off, (size_t)Op, true, b ? b->name : "bias");
         ns->bind[0] = arena_src(s, n->inputs[0], vec4);
-        int64_t nx = ceil_div(H * W, pb);
-        ns->local[0] = local_for(nx);
-        ns->groups[0] = ceil_div(nx, ns->local[0]);
-        ns->groups[1] = Op / ob;
+        /* Pixel blocks along x and channel blocks along y, unless the pixel blocks would leave
+         * a subgroup part-empty in every channel block: then both share x (FLAT). */
+        int64_t npb = ceil_div(H * W, pb), nob = Op / ob;
+        if (npb % s->subgroup != 0) {
+            ns->spec[7] = 1;
+            ns->local[0] = local_for(npb * nob);
+            ns->groups[0] = ceil_div(npb * nob, ns->local[0]);
+        } else {
+            ns->local[0] = local_for(npb);
+            ns->groups[0] = ceil_div(npb, ns->local[0]);
+            ns->groups[1] = nob;
+        }
     } else {
         /* Four output channels per invocation share every input load, when they are in one
          * group; otherwise (depthwise) one channel per invocation. */
@@ -248,10 +258,10 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
     return true;
 }
 
-bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int i,
+bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
-    const struct setup_ctx ctx = {model, offset}, *s = &ctx;
+    const struct setup_ctx ctx = {model, offset, subgroup}, *s = &ctx;
     const struct cc_node *n = &s->model->nodes[i];
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     memset(ns, 0, sizeof(*ns));

@@ -47,9 +47,10 @@ struct cc_vk_node {
     struct cc_vk_binding bind[CC_KERNEL_MAX_BINDINGS];
 };
 
-/* Fills ns for node `node` of model; offset is the plan's byte offset per tensor. Returns false
- * with err set (unsupported op, out of memory). */
-bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, int node,
-                      struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err);
+/* Fills ns for node `node` of model; offset is the plan's byte offset per tensor, subgroup the
+ * device's subgroup size. Returns false with err set (unsupported op, out of memory). */
+bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup,
+                      int node, struct cc_vk_weights *w, struct cc_vk_node *ns,
+                      struct cc_error *err);
 
 #endif

@@ -16,6 +16,11 @@ layout(constant_id = 4) const float ACT_MAX = 1.0 / 0.0;
 
 layout(constant_id = 5) const int OB = 8;  // output channels per invocation
 layout(constant_id = 6) const int PB = 8;  // pixels per invocation
+// FLAT = 1: invocation x enumerates (pixel block, channel block) pairs, pixel block fastest,
+// so that no subgroup is left part-empty when a row of pixel blocks is not a multiple of the
+// subgroup size (a 7x7 layer has 7 blocks of 8 pixels); FLAT = 0: channel block = workgroup y
+// (weight loads uniform across the workgroup).
+layout(constant_id = 7) const int FLAT = 0;
 const int NV = OB / 4; // weight vec4s per input channel
 const int NQ = PB / 4; // pixel quads per invocation
 
@@ -31,10 +36,20 @@ layout(binding = 3, std430) writeonly buffer Y { float y[]; }; // (O, HW)
 
 void main()
 {
-    int p0 = int(gl_GlobalInvocationID.x) * PB;
-    int ob = int(gl_WorkGroupID.y);
-    if (p0 >= HW)
-        return;
+    int p0, ob;
+    if (FLAT != 0) {
+        const int NPB = (HW + PB - 1) / PB; // pixel blocks
+        int i = int(gl_GlobalInvocationID.x);
+        if (i >= NPB * ((O + OB - 1) / OB))
+            return;
+        ob = i / NPB;
+        p0 = (i - ob * NPB) * PB;
+    } else {
+        p0 = int(gl_GlobalInvocationID.x) * PB;
+        ob = int(gl_WorkGroupID.y);
+        if (p0 >= HW)
+            return;
+    }
     vec4 acc[OB][NQ];
     for (int v = 0; v < NV; v++) {
         vec4 b = texelFetch(Bias, ob * NV + v);

@@ -306,6 +306,7 @@ static const struct kcase cases[] = {
     CONV(33, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_CLAMP),
     CONV(12, 1, 1, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, ACT_RELU),
     CONV(3, 12, 20, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
+    CONV(6, 8, 16, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6), // channel blocks in y
     /* Element-wise, pooling, linear, softmax. */
     {CC_OP_ADD, 6, 7, 13, .act = ACT_NONE},
     {CC_OP_ADD, 3, 1, 1, .act = ACT_RELU6},
