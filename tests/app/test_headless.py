@@ -7,7 +7,9 @@
 - detections mode on a crafted sequence (runs of two different images): fewer lines than
   frames, and each `detection` names a label other than the one before;
 - SIGHUP after the log file was renamed (logrotate): a new file appears and receives lines;
-  SIGTERM and SIGINT: exit 0, and the last line is the summary.
+  SIGTERM and SIGINT: exit 0, and the last line is the summary;
+- sd_notify over a stand-in NOTIFY_SOCKET: READY=1 once, after the first line was logged;
+  WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM.
 
     test_headless.py CAMCLASS MODEL ASSETS_SAMPLES
 """
@@ -18,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -271,6 +274,53 @@ def main():
             # Nothing lost or doubled across the rotation: frame seqs continue.
             seqs = [o["seq"] for o in old + objs if o.get("event") == "frame"]
             check(seqs == sorted(set(seqs)), "rotation: seqs not increasing: %r" % seqs[:50])
+
+    # 5. sd_notify: a datagram socket standing in for systemd's.
+    sock_path = os.path.join(tmp, "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.settimeout(0.05)
+    log = os.path.join(tmp, "notify.jsonl")
+    env = env_headless()
+    env.update(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="400000")
+    p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "20", "--log", log],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    msgs = []  # (message, log lines when it arrived)
+    end = time.monotonic() + 60
+    sent_term = False
+    try:
+        while time.monotonic() < end:
+            try:
+                m = sock.recv(4096).decode()
+                msgs.append((m, lines_in(log).count("\n")))
+            except socket.timeout:
+                pass
+            if p.poll() is not None:
+                break
+            n_wd = sum("WATCHDOG=1" in m for m, _ in msgs)
+            if not sent_term and n_wd >= 3:
+                p.send_signal(signal.SIGTERM)
+                sent_term = True
+        out, err = p.communicate(timeout=30)
+        try:
+            while True:
+                msgs.append((sock.recv(4096).decode(), -1))
+        except socket.timeout:
+            pass
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        sock.close()
+    check(sent_term and p.returncode == 0, "notify run: exit %s: %s" % (p.returncode, err))
+    kinds = [m.split("=")[0] for m, _ in msgs]
+    ready = [(m, n) for m, n in msgs if "READY=1" in m]
+    check(len(ready) == 1, "notify: READY=1 %d times: %r" % (len(ready), kinds))
+    check(ready and ready[0][1] >= 1, "notify: READY=1 before the first logged line")
+    check(kinds.count("WATCHDOG") >= 3, "notify: WATCHDOG=1 %d times" % kinds.count("WATCHDOG"))
+    stop = [i for i, (m, _) in enumerate(msgs) if "STOPPING=1" in m]
+    check(len(stop) == 1 and ready and stop[0] > msgs.index(ready[0]),
+          "notify: STOPPING=1 once, after READY: %r" % kinds)
 
     shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % failures)
