@@ -97,8 +97,8 @@ static const char usage[] =
     "  --list-cameras      list the V4L2 cameras with their formats and exit\n"
     "  --version           print the version and exit\n"
     "  --help              this text\n"
-    "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running, 2 a bad command\n"
-    "line, config, or unreadable file.\n";
+    "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running or a camera that\n"
+    "does not open, 2 a bad command line or config, or an unreadable model/input/config/log.\n";
 
 void cc_cli_usage(FILE *out)
 {

@@ -11,8 +11,10 @@
  * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error).
  *
  * Exit status: 0 ok (also after SIGINT/SIGTERM and at the end of a file input), 1 a failure
- * while running (engine, camera lost, self-test below its figure), 2 a bad command line or
- * config, or a file or device that cannot be used.
+ * while running or a camera that does not open (it may come later: systemd's Restart= retries),
+ * engine failures, a self-test below its figure; 2 a bad command line or config, or a model,
+ * input, config or log file that cannot be used (restarting cannot help:
+ * RestartPreventExitStatus=2).
  */
 #include <errno.h>
 #include <limits.h>
@@ -253,9 +255,11 @@ static int open_source(struct app *a)
         fprintf(stderr, "camclass: input %s (no camera; the bundled sample, looped)\n", input);
     }
     if (dev) {
+        // A camera that cannot be opened is exit 1, not 2: it may appear later (USB, a slow
+        // driver) and the service's Restart= retries; exit 2 stops the retries.
         if (access(dev, F_OK) != 0) {
             fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev, strerror(errno));
-            return EXIT_USAGE;
+            return 1;
         }
         struct cc_capture_config cc = cc_capture_config_default();
         cc.device = dev;
@@ -263,7 +267,7 @@ static int open_source(struct app *a)
         cc.log = stderr;
         if (!(a->camera = cc_capture_open(&cc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);
-            return EXIT_USAGE;
+            return 1;
         }
         snprintf(a->source_name, sizeof(a->source_name), "%s", dev);
         a->from_camera = true;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """camclass's exit status and its one line on stderr for every kind of bad command line:
-unknown flags, bad values, unreadable or unusable files (model, input, config, log), a camera
-that is not there. Each must end with exit status 2 and exactly one line, "camclass: ...",
-naming the problem. --help and --version exit 0 with their text on stdout.
+unknown flags, bad values, unreadable or unusable files (model, input, config, log). Each must
+end with exit status 2 and exactly one line, "camclass: ...", naming the problem. A camera that
+is not there is exit 1 (the systemd unit retries 1 but not 2). --help and --version exit 0 with their text on stdout.
 
     test_cli_exit.py CAMCLASS MODEL
 """
@@ -74,8 +74,6 @@ def main():
          "camclass: cannot read input /nonexistent/clip.y4m: No such file or directory"),
         (common + ["--input", text], text),
         (common + ["--input", empty_dir], empty_dir),
-        (common + ["--camera", "/dev/nonexistent-video"],
-         "camclass: camera /dev/nonexistent-video: No such file or directory"),
         (common + ["--config", "/nonexistent/c.json"],
          "camclass: cannot read config /nonexistent/c.json: No such file or directory"),
         (common + ["--config", bad_json], "camclass: config %s: not valid JSON" % bad_json),
@@ -108,6 +106,11 @@ def main():
         check(flag + " " in out, "--help does not list %s" % flag)
     rc, out, err = run(exe, ["--version"])
     check(rc == 0 and out.startswith("camclass ") and len(out.splitlines()) == 1, "--version")
+
+    # A camera that is not there: exit 1 (it may come later; the service retries), one line.
+    rc, out, err = run(exe, common + ["--camera", "/dev/nonexistent-video"])
+    check(rc == 1 and err == "camclass: camera /dev/nonexistent-video: No such file or directory"
+          " (see --list-cameras)\n", "missing camera: rc %d: %r" % (rc, err))
 
     # A good run for contrast: exit 0 on a file input (every frame, then the end).
     rc, out, err = run(exe, common + ["--input", y4m, "--log", os.path.join(tmp, "ok.jsonl")])
