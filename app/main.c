@@ -6,8 +6,8 @@
  * log is written by the inference thread (pipeline on_result), which also does the SIGHUP
  * reopen; main writes its summary line after the threads have been joined.
  *
- * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (both volatile sig_atomic_t:
- * the only process-wide mutable state, because a signal handler can reach nothing else);
+ * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (lock-free atomics: the only
+ * process-wide mutable state, because a signal handler can reach nothing else);
  * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error).
  *
  * Exit status: 0 ok (also after SIGINT/SIGTERM and at the end of a file input), 1 a failure
@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,18 +60,21 @@
 
 enum { EXIT_USAGE = 2, DETECTIONS_STATS_S = 60 };
 
-static volatile sig_atomic_t stop_flag, reopen_flag;
+// Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
+// (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal flags need lock-free atomics");
+static atomic_int stop_flag, reopen_flag;
 
 static void on_stop_signal(int sig)
 {
     (void)sig;
-    stop_flag = 1;
+    atomic_store(&stop_flag, 1);
 }
 
 static void on_hup(int sig)
 {
     (void)sig;
-    reopen_flag = 1;
+    atomic_store(&reopen_flag, 1);
 }
 
 static void install_signals(void)
@@ -160,6 +164,11 @@ static bool choose_model(const struct cc_cli *cli, char *path, size_t size, stru
             return cc_error_set(err, "cannot read model %s: %s", path, strerror(errno));
         return true;
     }
+    // The self-test checks the self-test model: its sample holds vivid's patterns.
+    if (cli->selftest && find_asset(SELFTEST_MODEL, path, size)) {
+        fprintf(stderr, "camclass: model %s (the self-test model)\n", path);
+        return true;
+    }
     if (find_asset(IMAGENET_MODEL, path, size)) {
         fprintf(stderr, "camclass: model %s (ImageNet mobilenet_v2)\n", path);
         return true;
@@ -211,8 +220,7 @@ static void log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     struct cc_error err = {0};
-    if (reopen_flag) {
-        reopen_flag = 0;
+    if (atomic_exchange(&reopen_flag, 0)) {
         if (!cc_detlog_reopen(a->log, &err))
             fprintf(stderr, "camclass: %s\n", err.msg);
     }
@@ -409,7 +417,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     int64_t last_present = 0, last_ping = 0;
     uint64_t interval_us = cc_notify_watchdog_interval_us();
     bool ready = false;
-    while (!stop_flag) {
+    while (!atomic_load(&stop_flag)) {
         state = cc_pipeline_wait(a->pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
@@ -459,7 +467,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen)
     int64_t last_ping = 0;
     bool ready = false;
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
-    while (!stop_flag) {
+    while (!atomic_load(&stop_flag)) {
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
         if (cc_pipeline_latest(a->pipeline, seen, &r, NULL) && !ready) {
             cc_notify_ready();

@@ -323,11 +323,11 @@ int cc_selftest_run(const char *model_path, const char *sample_path,
         cc_topk(scores, classes, 1, &top);
         int t = s.truth[i];
         if (t < 0) {
-            fprintf(out,
-                    "selftest: frame %d (%s): its label is not one of the model's; "
-                    "not counted\n",
-                    i, s.names ? s.names[i] : "clip");
-            unknown++;
+            if (!unknown++)
+                fprintf(out,
+                        "selftest: frame %d (%s): its true label is not one of the model's "
+                        "(another model?); such frames are not counted\n",
+                        i, s.names ? s.names[i] : "clip");
             continue;
         }
         per_class[t * (classes + 1) + top.index]++;
@@ -357,6 +357,9 @@ int cc_selftest_run(const char *model_path, const char *sample_path,
         fprintf(out, "selftest: %-24s %7d %8d %8.1f%%  %s\n", model->labels[c], row[classes],
                 row[c], 100.0 * row[c] / row[classes], mistake);
     }
+    if (unknown)
+        fprintf(out, "selftest: %d frames not counted: their labels are not the model's\n",
+                unknown);
     double acc = frames ? (double)correct / frames : 0;
     if (minimum < 0) {
         fprintf(out,
