@@ -9,7 +9,9 @@
 - SIGHUP after the log file was renamed (logrotate): a new file appears and receives lines;
   SIGTERM and SIGINT: exit 0, and the last line is the summary;
 - sd_notify over a stand-in NOTIFY_SOCKET: READY=1 once, after the first line was logged;
-  WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM.
+  WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM;
+- the window path with SDL's offscreen driver (runs, --profile has present times, SIGTERM ->
+  exit 0), and with no display: one "no display (...); running headless" line, log on stdout.
 
     test_headless.py CAMCLASS MODEL ASSETS_SAMPLES
 """
@@ -321,6 +323,32 @@ def main():
     stop = [i for i, (m, _) in enumerate(msgs) if "STOPPING=1" in m]
     check(len(stop) == 1 and ready and stop[0] > msgs.index(ready[0]),
           "notify: STOPPING=1 once, after READY: %r" % kinds)
+
+    # 6. The window path: SDL's offscreen driver (a window that nobody sees) until SIGTERM;
+    # and with no display at all, one line saying so, then headless with the log on stdout.
+    env = env_headless()
+    env["SDL_VIDEODRIVER"] = "offscreen"
+    p = subprocess.Popen([exe, "--model", model, "--backend", "cpu", "--input", y4m, "--loop",
+                          "--fps", "20", "--profile"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))
+    check(out == "", "window: wrote to stdout without --log: %r" % out[:200])
+    check("no display" not in err, "window: no window with SDL offscreen: %s" % err)
+    m = re.search(r"camclass: \d+ frames, (\d+) classified", err)
+    check(m and int(m.group(1)) > 0, "window: nothing classified: %s" % err)
+    check(re.search(r"^  present +\d+ ", err, re.M) is not None,
+          "window: --profile has no present line: %s" % err)
+    rc, out, err = run(exe, ["--model", model, "--backend", "cpu", "--input", y4m])
+    lines = err.splitlines()
+    check(rc == 0, "no display: exit %d: %s" % (rc, err))
+    check(sum(l.startswith("camclass: no display (") and l.endswith("); running headless")
+              for l in lines) == 1, "no display: the line: %r" % lines)
+    objs = parse_log(out, "no display stdout", model_name, "cpu", y4m)
+    check([o.get("event") for o in objs] == ["frame"] * 4 + ["summary"],
+          "no display: log %r" % [o.get("event") for o in objs])
 
     shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % failures)
