@@ -145,8 +145,12 @@ static bool find_asset(const char *rel, char *out, size_t size)
         if (!roots[i] || !*roots[i])
             continue;
         snprintf(out, size, "%s/%s", roots[i], rel);
-        if (access(out, R_OK) == 0)
+        if (access(out, R_OK) == 0) {
+            char real[PATH_MAX];
+            if (realpath(out, real)) // "/usr/share/...", not "/usr/bin/../share/..."
+                snprintf(out, size, "%s", real);
             return true;
+        }
     }
     return false;
 }
