@@ -10,6 +10,8 @@
   SIGTERM and SIGINT: exit 0, and the last line is the summary;
 - sd_notify over a stand-in NOTIFY_SOCKET: READY=1 once, after the first line was logged;
   WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM;
+- capture overlaps inference (a 200 frames/s source: drops, camera_fps above the inference
+  rate);
 - the window path with SDL's offscreen driver (runs, --profile has present times, SIGTERM ->
   exit 0), and with no display: one "no display (...); running headless" line, log on stdout.
 
@@ -324,7 +326,24 @@ def main():
     check(len(stop) == 1 and ready and stop[0] > msgs.index(ready[0]),
           "notify: STOPPING=1 once, after READY: %r" % kinds)
 
-    # 6. The window path: SDL's offscreen driver (a window that nobody sees) until SIGTERM;
+    # 6. Capture overlaps inference: a source at 200 frames/s keeps putting frames while the
+    # inference thread works, so frames are dropped (latest-frame-wins) and camera_fps exceeds
+    # the inference rate.
+    log = os.path.join(tmp, "fast.jsonl")
+    p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "200", "--log", log],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env_headless())
+    check(wait_for(lambda: lines_in(log).count("\n") >= 10, 60), "fast: no lines")
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    objs = parse_log(lines_in(log), "fast log", model_name, "cpu", y4m)
+    fr = [o for o in objs if o.get("event") == "frame"]
+    check(p.returncode == 0 and objs and objs[-1].get("event") == "summary" and
+          objs[-1].get("dropped", 0) > 0, "fast: nothing dropped: %r" % (objs[-1:],))
+    check(fr and fr[-1].get("camera_fps") and fr[-1]["camera_fps"] > 1.5 * fr[-1]["fps"],
+          "fast: camera_fps not above the inference rate: %r" % (fr[-1:],))
+
+    # 7. The window path: SDL's offscreen driver (a window that nobody sees) until SIGTERM;
     # and with no display at all, one line saying so, then headless with the log on stdout.
     env = env_headless()
     env["SDL_VIDEODRIVER"] = "offscreen"
