@@ -120,13 +120,18 @@ static bool fonts_open(struct cc_overlay *ov, int px, struct cc_error *err)
         ov->font[i] = NULL;
     }
     ov->font_px = 0;
+    if (access(ov->font_path, R_OK) != 0)
+        return cc_error_set(err,
+                            "overlay: cannot read font %s: %s (install fonts-dejavu-core, or give "
+                            "another TrueType font)",
+                            ov->font_path, strerror(errno));
     const int sizes[FONT_COUNT] = {px, px * 4 / 5, px * 6 / 5};
     for (int i = 0; i < FONT_COUNT; i++) {
         ov->font[i] = TTF_OpenFont(ov->font_path, sizes[i]);
         if (!ov->font[i])
             return cc_error_set(err,
-                                "overlay: cannot open font %s: %s (install fonts-dejavu-core, or "
-                                "give another TrueType font)",
+                                "overlay: SDL2_ttf cannot open font %s: %s (is it a "
+                                "TrueType font?)",
                                 ov->font_path, TTF_GetError());
     }
     TTF_SetFontStyle(ov->font[FONT_TITLE], TTF_STYLE_BOLD);

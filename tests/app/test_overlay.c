@@ -354,6 +354,51 @@ static void test_keys_and_formats(const struct cc_frame *bars)
     }
     free(wide.data);
 
+    // NV12, BGR24 and GREY: a solid frame each, its colour at the frame's centre.
+    for (int k = 0; k < 3; k++) {
+        const int w = 64, h = 48;
+        struct cc_frame f = {.width = w, .height = h, .stride = k == 1 ? w * 3 : w};
+        uint8_t expect[3];
+        if (k == 0) { // NV12: Y plane, then U V pairs for every 2x2 block
+            f.format = CC_PIX_NV12;
+            f.size = cc_nv12_size(w, h);
+            cc_yuv_to_rgb(145, 54, 34, rgb);
+        } else if (k == 1) {
+            f.format = CC_PIX_BGR24;
+            f.size = (size_t)w * h * 3;
+            rgb[0] = 200, rgb[1] = 20, rgb[2] = 10;
+        } else {
+            f.format = CC_PIX_GREY;
+            f.size = (size_t)w * h;
+            rgb[0] = rgb[1] = rgb[2] = 77;
+        }
+        f.data = malloc(f.size);
+        if (!f.data)
+            break;
+        for (size_t i = 0; i < f.size; i++) {
+            if (k == 0)
+                f.data[i] = i < (size_t)w * h ? 145 : (i % 2 ? 34 : 54);
+            else if (k == 1)
+                f.data[i] = (uint8_t[]){10, 20, 200}[i % 3];
+            else
+                f.data[i] = 77;
+        }
+        for (int c = 0; c < 3; c++)
+            expect[c] = (uint8_t)rgb[c];
+        CHECKF(cc_overlay_present(ov, &f, &r2, &err), "present %s: %s", cc_pixfmt_name(f.format),
+               err.msg);
+        snprintf(path, sizeof(path), "%s/keys-%s.png", outdir, cc_pixfmt_name(f.format));
+        cc_image_finish(&b);
+        if (save_and_load(ov, path, &b)) {
+            struct cc_overlay_layout L;
+            cc_overlay_layout(ov, &L);
+            const uint8_t *c = px(&b, L.frame.x + L.frame.w / 2, L.frame.y + L.frame.h / 2);
+            CHECKF(near(c, expect, 2), "%s centre %d,%d,%d, expected %d,%d,%d",
+                   cc_pixfmt_name(f.format), c[0], c[1], c[2], expect[0], expect[1], expect[2]);
+        }
+        free(f.data);
+    }
+
     // A malformed frame: false with a line naming it; the previous frame stays.
     struct cc_frame bad = yuyv_frame(320, 90, 81, 90, 240);
     bad.size /= 2;
@@ -462,6 +507,15 @@ static void test_errors(void)
     CHECKF(!ov && strstr(err.msg, cfg.font_path) && strstr(err.msg, "fonts-dejavu-core"),
            "missing font: %s", err.msg);
     printf("missing font: %s\n", err.msg);
+    cc_overlay_destroy(ov);
+
+    // A file that is not a font.
+    cfg.font_path = sample_png;
+    err.msg[0] = '\0';
+    ov = cc_overlay_create(&cfg, &err);
+    CHECKF(!ov && strstr(err.msg, sample_png) && strstr(err.msg, "TrueType"), "not a font: %s",
+           err.msg);
+    printf("not a font: %s\n", err.msg);
     cc_overlay_destroy(ov);
 }
 
