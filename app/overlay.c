@@ -565,7 +565,7 @@ static bool draw(struct cc_overlay *ov, struct cc_error *err)
     text_draw(ov, T_TITLE, x, y, title_line, false);
     y += title_line;
     char buf[160];
-    snprintf(buf, sizeof(buf), "backend: %s", ov->backend[0] ? ov->backend : "?");
+    snprintf(buf, sizeof(buf), "%s%s", ov->backend[0] ? "backend: " : "", ov->backend);
     text_set(ov, T_BACKEND, FONT_SMALL, DIM, inner, buf);
     text_draw(ov, T_BACKEND, x, y, small_line, false);
     y += small_line;
@@ -766,4 +766,12 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
 bool cc_overlay_paused(const struct cc_overlay *ov)
 {
     return ov->paused;
+}
+
+const char *cc_overlay_renderer_name(const struct cc_overlay *ov)
+{
+    SDL_RendererInfo info;
+    if (SDL_GetRendererInfo(ov->renderer, &info) != 0)
+        return "unknown";
+    return info.name; // a static string in SDL
 }

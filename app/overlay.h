@@ -77,6 +77,9 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
 /* True while paused. */
 bool cc_overlay_paused(const struct cc_overlay *ov);
 
+/* SDL's name of the renderer in use ("opengl", "opengles2", "software", ...), for messages. */
+const char *cc_overlay_renderer_name(const struct cc_overlay *ov);
+
 /* Draws the current picture again and writes it to path as an 8-bit RGB PNG (the window's
  * pixel size). The `s` key calls this with camclass-YYYYmmdd-HHMMSS.png (local time) in
  * screenshot_dir. Returns false with err naming the path and the failing call. */

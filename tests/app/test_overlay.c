@@ -93,7 +93,7 @@ static struct cc_result crafted_result(double camera_fps)
     return r;
 }
 
-static struct cc_overlay *open_overlay(int w, int h, const char *shot_dir)
+static struct cc_overlay *open_overlay(int w, int h, const char *shot_dir, bool software)
 {
     struct cc_overlay_config cfg = {.title = "camclass test",
                                     .width = w,
@@ -103,7 +103,7 @@ static struct cc_overlay *open_overlay(int w, int h, const char *shot_dir)
                                     .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
                                     .top_k = 5,
                                     .screenshot_dir = shot_dir,
-                                    .software = true};
+                                    .software = software};
     struct cc_error err = {{0}};
     struct cc_overlay *ov = cc_overlay_create(&cfg, &err);
     CHECKF(ov != NULL, "cc_overlay_create %dx%d: %s", w, h, err.msg);
@@ -222,9 +222,9 @@ static void check_panel(const struct cc_image *im, const struct cc_overlay_layou
 
 /* Draws the bars sample with the crafted result at w × h; checks the picture; then draws it
  * with another camera fps and checks that exactly the stats region changed. */
-static void test_picture(int w, int h, const struct cc_frame *frame)
+static void test_picture(int w, int h, const struct cc_frame *frame, bool software)
 {
-    struct cc_overlay *ov = open_overlay(w, h, NULL);
+    struct cc_overlay *ov = open_overlay(w, h, NULL, software);
     if (!ov)
         return;
     struct cc_error err = {{0}};
@@ -235,6 +235,7 @@ static void test_picture(int w, int h, const struct cc_frame *frame)
     CHECKF(L.width == w && L.height == h, "output %dx%d", L.width, L.height);
 
     char path[4096];
+    printf("%dx%d: %s renderer\n", w, h, cc_overlay_renderer_name(ov));
     snprintf(path, sizeof(path), "%s/overlay-%dx%d.png", outdir, w, h);
     struct cc_image a = {0}, b = {0};
     if (save_and_load(ov, path, &a) && CHECK(a.width == w && a.height == h)) {
@@ -289,7 +290,7 @@ static void test_keys_and_formats(const struct cc_frame *bars)
     snprintf(shots, sizeof(shots), "%s/shots-XXXXXX", outdir);
     if (!CHECKF(mkdtemp(shots) != NULL, "mkdtemp %s", shots))
         return;
-    struct cc_overlay *ov = open_overlay(640, 480, shots);
+    struct cc_overlay *ov = open_overlay(640, 480, shots, true);
     if (!ov)
         return;
     struct cc_error err = {{0}}, msg = {{0}};
@@ -538,8 +539,11 @@ int main(int argc, char **argv)
     if (CHECKF(src != NULL, "open %s: %s", sample_png, err.msg) &&
         CHECKF(cc_source_file_read(src, &frame, &err) == 1, "read: %s", err.msg) &&
         CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
-        test_picture(640, 480, &frame);
-        test_picture(1280, 720, &frame);
+        test_picture(640, 480, &frame, true);
+        test_picture(1280, 720, &frame, true);
+        // The renderer SDL picks itself (OpenGL through EGL with Mesa where the offscreen
+        // driver has it, else software): screenshots read back from a GPU renderer.
+        test_picture(800, 600, &frame, false);
         test_keys_and_formats(&frame);
         printf("pictures in %s/overlay-640x480.png, %s/overlay-1280x720.png\n", outdir, outdir);
     }
