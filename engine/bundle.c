@@ -1,7 +1,8 @@
 /* camclass — the model bundle loader: manifest -> model (see bundle.h, docs/MODEL_FORMAT.md).
  *
  * Order of work: open the zip and check every entry name (bundle_zip.c), read and parse
- * manifest.json (cJSON), then tensors (reading constant data straight into model storage),
+ * manifest.json (cJSON), then tensors (reading constant data straight into model storage: f32
+ * values, or i8 values and their per-channel scales),
  * input/output spec, labels and graph, each through the model.h builder, and last
  * cc_model_finalize(), which checks the graph (order, shapes, limits). Every message starts
  * with "bundle PATH: ".
@@ -20,7 +21,7 @@
 #include "bundle_zip.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "bundle.c reads little-endian f32 data in place; add byte swapping for this host"
+#error "bundle.c reads little-endian f32 data (values, i8 scales) in place; add byte swapping"
 #endif
 
 #define FORMAT_NAME "camclass-bundle"
@@ -228,44 +229,113 @@ static int lookup(struct loader *L, const char *name, const char *where, const c
     return t;
 }
 
-/* Reads the data of tensor idx described by jdata {entry, offset, size}. */
-static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char *where)
+/* A checked data reference {entry, offset, size} (docs/MODEL_FORMAT.md, "tensors"). */
+struct data_ref {
+    const char *entry; // borrowed from the manifest
+    int64_t index;     // of the entry in the zip
+    int64_t offset, size;
+};
+
+/* Checks the reference jref (named key in messages: "data" or "scales") to count values of
+ * elem bytes each (type, e.g. "f32 values", says what they are): size exact, offset aligned,
+ * entry stored, range inside it, the constant-data limit. Fills r; false with the error set. */
+static bool check_ref(struct loader *L, const cJSON *jref, const char *key, int64_t count, int elem,
+                      const char *type, const char *where, struct data_ref *r)
 {
-    if (!cJSON_IsObject(jdata))
-        return fail(L, "%s: \"data\" must be an object {entry, offset, size}", where);
-    const char *entry = member_str(L, jdata, "entry", where);
-    int64_t off = 0, size = 0;
-    if (!entry ||
-        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "offset"), 0, MAX_JSON_INT, &off,
+    if (!cJSON_IsObject(jref))
+        return fail(L, "%s: \"%s\" must be an object {entry, offset, size}", where, key);
+    r->entry = member_str(L, jref, "entry", where);
+    if (!r->entry ||
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jref, "offset"), 0, MAX_JSON_INT, &r->offset,
                   where, "offset") ||
-        !json_int(L, cJSON_GetObjectItemCaseSensitive(jdata, "size"), 0, MAX_JSON_INT, &size, where,
-                  "size"))
+        !json_int(L, cJSON_GetObjectItemCaseSensitive(jref, "size"), 0, MAX_JSON_INT, &r->size,
+                  where, "size"))
         return false;
-    int64_t want = L->m->tensors[idx].count * (int64_t)sizeof(float);
-    if (size != want)
-        return fail(L, "%s: data size is %lld bytes but its %lld f32 values take %lld", where,
-                    (long long)size, (long long)L->m->tensors[idx].count, (long long)want);
-    if (off % DATA_ALIGN)
-        return fail(L, "%s: data offset %lld is not a multiple of %d; re-export the bundle", where,
-                    (long long)off, DATA_ALIGN);
-    if (L->const_bytes + size > MAX_CONST_BYTES)
+    int64_t want = count * elem; // count <= 2^28 (checked by the builder), elem <= 4
+    if (r->size != want)
+        return fail(L, "%s: %s size is %lld bytes but its %lld %s take %lld", where, key,
+                    (long long)r->size, (long long)count, type, (long long)want);
+    if (r->offset % DATA_ALIGN)
+        return fail(L, "%s: %s offset %lld is not a multiple of %d; re-export the bundle", where,
+                    key, (long long)r->offset, DATA_ALIGN);
+    if (L->const_bytes + r->size > MAX_CONST_BYTES)
         return fail(L, "%s: constant data exceeds the limit of %lld bytes", where,
                     (long long)MAX_CONST_BYTES);
     char what[320];
-    snprintf(what, sizeof(what), "%s: data", where);
+    snprintf(what, sizeof(what), "%s: %s", where, key);
     uint64_t entry_size, end;
-    int64_t ei = cc_bundle_zip_find_stored(L->zip, entry, what, &entry_size);
-    if (ei < 0)
+    if ((r->index = cc_bundle_zip_find_stored(L->zip, r->entry, what, &entry_size)) < 0)
         return false;
-    if (__builtin_add_overflow((uint64_t)off, (uint64_t)size, &end) || end > entry_size)
-        return fail(L, "%s: data bytes %lld..%lld lie outside entry \"%s\" (%llu bytes)", where,
-                    (long long)off, (long long)(off + size), entry, (unsigned long long)entry_size);
+    if (__builtin_add_overflow((uint64_t)r->offset, (uint64_t)r->size, &end) || end > entry_size)
+        return fail(L, "%s: %s bytes %lld..%lld lie outside entry \"%s\" (%llu bytes)", where, key,
+                    (long long)r->offset, (long long)(r->offset + r->size), r->entry,
+                    (unsigned long long)entry_size);
+    L->const_bytes += r->size;
+    return true;
+}
+
+/* Reads the bytes of a checked reference into dst, and checks the entry's CRC-32 (once). */
+static bool read_ref(struct loader *L, const struct data_ref *r, void *dst)
+{
+    return cc_bundle_zip_read_range(L->zip, r->index, r->entry, (uint64_t)r->offset,
+                                    (uint64_t)r->size, false, dst) &&
+           cc_bundle_zip_check_crc(L->zip, r->index, r->entry);
+}
+
+/* Reads the data of f32 tensor idx described by jdata {entry, offset, size}. */
+static bool load_data(struct loader *L, const cJSON *jdata, int idx, const char *where)
+{
+    struct data_ref r;
+    if (!check_ref(L, jdata, "data", L->m->tensors[idx].count, 4, "f32 values", where, &r))
+        return false;
     float *dst = cc_model_alloc_tensor_data(L->m, idx, &L->merr);
     if (!dst)
         return fail_builder(L);
-    L->const_bytes += size;
-    return cc_bundle_zip_read_range(L->zip, ei, entry, (uint64_t)off, (uint64_t)size, false, dst) &&
-           cc_bundle_zip_check_crc(L->zip, ei, entry);
+    return read_ref(L, &r, dst);
+}
+
+/* Reads i8 tensor idx: its values (jdata) and "quant": {"axis": 0, "scales": {ref}} (jquant).
+ * The scales' values (finite, > 0) and where the tensor is used are checked by finalize. */
+static bool load_i8(struct loader *L, const cJSON *jdata, const cJSON *jquant, int idx,
+                    const char *where)
+{
+    const struct cc_tensor *t = &L->m->tensors[idx];
+    if (!jdata)
+        return fail(L,
+                    "%s: dtype i8 without \"data\"; only constants (the weights of conv2d and "
+                    "linear nodes) may be i8",
+                    where);
+    if (!cJSON_IsObject(jquant))
+        return fail(L,
+                    "%s: dtype i8 needs \"quant\": {\"axis\": 0, \"scales\": {entry, offset, "
+                    "size}} (docs/MODEL_FORMAT.md)",
+                    where);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, jquant)
+    {
+        if (strcmp(e->string, "axis") != 0 && strcmp(e->string, "scales") != 0)
+            return fail(L, "%s: unknown \"quant\" key \"%s\"; quant takes axis, scales", where,
+                        e->string);
+    }
+    int64_t axis = 0;
+    if (!json_int(L, cJSON_GetObjectItemCaseSensitive(jquant, "axis"), -MAX_JSON_INT, MAX_JSON_INT,
+                  &axis, where, "quant.axis"))
+        return false;
+    if (axis != 0)
+        return fail(L,
+                    "%s: quant axis %lld is not supported; i8 scales are per output channel "
+                    "(axis 0)",
+                    where, (long long)axis);
+    struct data_ref rq, rs;
+    int8_t *q;
+    float *scales;
+    if (!check_ref(L, jdata, "data", t->count, 1, "i8 values", where, &rq) ||
+        !check_ref(L, cJSON_GetObjectItemCaseSensitive(jquant, "scales"), "scales", t->shape[0], 4,
+                   "f32 scales (one per output channel, shape[0])", where, &rs))
+        return false;
+    if (!cc_model_alloc_tensor_i8(L->m, idx, &q, &scales, &L->merr))
+        return fail_builder(L);
+    return read_ref(L, &rq, q) && read_ref(L, &rs, scales);
 }
 
 static bool load_tensor(struct loader *L, const cJSON *jt, int i)
@@ -285,10 +355,13 @@ static bool load_tensor(struct loader *L, const cJSON *jt, int i)
     while (dtype <= CC_DTYPE_I8 && strcmp(cc_dtype_name(dtype), dt) != 0)
         dtype++;
     if (dtype > CC_DTYPE_I8)
-        return fail(L, "%s: unknown dtype \"%s\"; format version 1 stores f32", where, dt);
-    if (dtype != CC_DTYPE_F32)
+        return fail(L, "%s: unknown dtype \"%s\"; format version 1 stores f32 and i8", where, dt);
+    if (dtype == CC_DTYPE_F16)
         return fail(L, "%s: dtype %s is not supported by this camclass; export the model as f32",
                     where, dt);
+    const cJSON *jquant = cJSON_GetObjectItemCaseSensitive(jt, "quant");
+    if (jquant && dtype != CC_DTYPE_I8)
+        return fail(L, "%s: \"quant\" is only for dtype i8, not %s", where, dt);
     int64_t shape[CC_MAX_DIMS];
     int ndim;
     if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(jt, "shape"), 1, CC_MAX_DIMS, -MAX_JSON_INT,
@@ -298,6 +371,8 @@ static bool load_tensor(struct loader *L, const cJSON *jt, int i)
     if (idx < 0)
         return fail_builder(L);
     const cJSON *jdata = cJSON_GetObjectItemCaseSensitive(jt, "data");
+    if (dtype == CC_DTYPE_I8)
+        return load_i8(L, jdata, jquant, idx, where);
     return !jdata || load_data(L, jdata, idx, where);
 }
 

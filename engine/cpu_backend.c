@@ -1,8 +1,11 @@
 /* camclass — the CPU backend: runs a finalized model with the plain C ops of cpu_ops.c.
  *
- * Activations live in one arena laid out by cc_plan; constants are read in place from the
- * model. Nodes run in order; a node whose op can split its work (convolutions mostly) is
- * shared between the calling thread and the pool's workers, part p of n each.
+ * Activations live in one arena laid out by cc_plan; f32 constants are read in place from the
+ * model. i8 weights (conv2d/linear) are dequantized once, here at create, into f32 copies
+ * (float(q) * scale, as cc_tensor_dequantize does): the ops then run the f32 code unchanged,
+ * the simplest and fastest choice for a CPU, which has the memory for it. Nodes run in order; a
+ * node whose op can split its work (convolutions mostly) is shared between the calling thread and
+ * the pool's workers, part p of n each.
  *
  * Threads: the calling thread (the engine's user) drives the run; the workers only ever run
  * parts of the current node, handed over under pool.lock, and sleep otherwise.
@@ -64,7 +67,8 @@ struct cpu_state {
     const struct cc_model *model; // not owned
     struct cc_plan plan;
     void *arena;           // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
-    float **data;          // (n_tensors) values of each tensor: model data or inside arena
+    float **data;          // (n_tensors) values of each tensor: model data, dequant or arena
+    float *dequant;        // every i8 weight dequantized to f32, one after the other; owned
     const float **ins;     // (n_nodes * CC_MAX_NODE_INPUTS) input pointers per node
     float *scratch;        // (threads * scratch_stride) ops' scratch, one share per thread
     size_t scratch_stride; // floats: the most any node needs
@@ -216,6 +220,7 @@ static void cpu_destroy(void *p)
     free(s->scratch);
     free(s->ins);
     free(s->data);
+    free(s->dequant);
     free(s->arena);
     cc_plan_finish(&s->plan);
     free(s);
@@ -253,9 +258,25 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
         goto error;
     }
     memset(s->arena, 0, arena);
+    size_t n_dequant = 0; // floats
     for (int t = 0; t < m->n_tensors; t++)
-        s->data[t] = m->tensors[t].data ? m->tensors[t].data
-                                        : (float *)((char *)s->arena + s->plan.offset[t]);
+        if (m->tensors[t].q)
+            n_dequant += (size_t)m->tensors[t].count;
+    if (n_dequant && !(s->dequant = malloc(n_dequant * sizeof(float)))) {
+        cc_error_set(err, "cpu backend: out of memory for %zu dequantized int8 weights", n_dequant);
+        goto error;
+    }
+    n_dequant = 0;
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct cc_tensor *ten = &m->tensors[t];
+        if (ten->q) {
+            s->data[t] = s->dequant + n_dequant;
+            cc_tensor_dequantize(ten, s->data[t]);
+            n_dequant += (size_t)ten->count;
+        } else {
+            s->data[t] = ten->data ? ten->data : (float *)((char *)s->arena + s->plan.offset[t]);
+        }
+    }
     for (int n = 0; n < m->n_nodes; n++)
         for (int i = 0; i < m->nodes[n].n_inputs; i++)
             s->ins[(size_t)n * CC_MAX_NODE_INPUTS + i] = s->data[m->nodes[n].inputs[i]];

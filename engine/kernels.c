@@ -40,6 +40,21 @@ static const uint32_t spv_linear[] =
 static const uint32_t spv_softmax[] =
 #include "softmax.spv.h"
     ;
+static const uint32_t spv_conv2d_i8[] =
+#include "conv2d_i8.spv.h"
+    ;
+static const uint32_t spv_conv2d_oc4_i8[] =
+#include "conv2d_oc4_i8.spv.h"
+    ;
+static const uint32_t spv_conv2d_pw_i8[] =
+#include "conv2d_pw_i8.spv.h"
+    ;
+static const uint32_t spv_conv2d_pw_vec4_i8[] =
+#include "conv2d_pw_vec4_i8.spv.h"
+    ;
+static const uint32_t spv_linear_i8[] =
+#include "linear_i8.spv.h"
+    ;
 
 /* ---------------------------------------------------------------------------------------- */
 /* The table                                                                                 */
@@ -62,6 +77,10 @@ static const uint32_t spv_softmax[] =
  *   invocation) are what cuts loads per multiply-add; the pointwise tile is chosen per node.
  * - subgroupBroadcast costs a loop over the lanes per component (slower than reloading), and
  *   shared-memory tiling was slower too; neither is used.
+ * - int8 weights (the _i8 rows) are fetched as R8_SINT / R8G8B8A8_SINT texels, a quarter of
+ *   the bytes for the same number of texel loads, converted to float and multiplied by the
+ *   output channel's scale once per output (the sum of q·x, then · scale + bias): integer or
+ *   fp16 arithmetic is never needed (the Raspberry Pi 4's v3dv has neither).
  * - Every shape is a specialization constant: loops unroll and index arithmetic folds. An
  *   array indexed with a non-constant index spills to per-lane scratch memory (a 4-channel
  *   unrolled pointwise loop doing that ran 4-6× slower), so arrays are indexed by constants
@@ -69,34 +88,36 @@ static const uint32_t spv_softmax[] =
  */
 // One row per kernel reads better than one field per line:
 // clang-format off
+// The rows of the kernels that read weights, f32 or (I8) int8 with the scales in binding 4.
+#define CONV2D_SPEC                                                                                \
+    .n_spec = 18,                                                                                  \
+    .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT", "PADL",    \
+             "GROUPS", "ACT_MIN", "ACT_MAX", "PX"}
+#define PW_SPEC .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"}
+#define LINEAR_SPEC .n_spec = 4, .spec = {"K", "N", "ACT_MIN", "ACT_MAX"}
+#define WEIGHT_BINDINGS .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO} // x, w, bias, y
+#define I8_BINDINGS .n_bindings = 5, .bindings = {TEXEL, TEXEL, TEXEL, SSBO, TEXEL} // + scales
+
 const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
     [CC_KERNEL_CONV2D] = {
-        .name = "conv2d", SPV(spv_conv2d),
-        .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w, bias, y
+        .name = "conv2d", SPV(spv_conv2d), WEIGHT_BINDINGS, // w, bias scalar
         .local_size = {64, 1, 1}, .block = {8, 1}, // PX output columns; one channel per y
-        .n_spec = 18,
-        .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT",
-                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX", "PX"},
+        CONV2D_SPEC,
     },
     [CC_KERNEL_CONV2D_OC4] = {
-        .name = "conv2d_oc4", SPV(spv_conv2d_oc4),
-        .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w (vec4), bias (vec4), y
+        .name = "conv2d_oc4", SPV(spv_conv2d_oc4), WEIGHT_BINDINGS, // w, bias vec4
         .local_size = {64, 1, 1}, .block = {8, 4}, // PX output columns × 4 channels
-        .n_spec = 18,
-        .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT",
-                 "PADL", "GROUPS", "ACT_MIN", "ACT_MAX", "PX"},
+        CONV2D_SPEC,
     },
     [CC_KERNEL_CONV2D_PW] = {
-        .name = "conv2d_pw", SPV(spv_conv2d_pw),
-        .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w (vec4), bias (vec4), y
+        .name = "conv2d_pw", SPV(spv_conv2d_pw), WEIGHT_BINDINGS, // w, bias vec4
         .local_size = {64, 1, 1}, .block = {8, 8}, // default PB pixels × OB channels
-        .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"},
+        PW_SPEC,
     },
     [CC_KERNEL_CONV2D_PW_VEC4] = {
-        .name = "conv2d_pw_vec4", SPV(spv_conv2d_pw_vec4),
-        .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x (vec4), w, bias, y
+        .name = "conv2d_pw_vec4", SPV(spv_conv2d_pw_vec4), WEIGHT_BINDINGS, // x vec4 too
         .local_size = {64, 1, 1}, .block = {8, 8},
-        .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"},
+        PW_SPEC,
     },
     [CC_KERNEL_ADD] = {
         .name = "add", SPV(spv_add),
@@ -117,16 +138,40 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .n_spec = 2, .spec = {"C", "HW"},
     },
     [CC_KERNEL_LINEAR] = {
-        .name = "linear", SPV(spv_linear),
-        .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO}, // x, w (vec4), bias, y
+        .name = "linear", SPV(spv_linear), WEIGHT_BINDINGS, // w vec4 (N, K4), bias scalar
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 4, .spec = {"K", "N", "ACT_MIN", "ACT_MAX"},
+        LINEAR_SPEC,
     },
     [CC_KERNEL_SOFTMAX] = {
         .name = "softmax", SPV(spv_softmax),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {0, 0}, // one workgroup (power-of-two size)
         .n_spec = 1, .spec = {"N"},
+    },
+    [CC_KERNEL_CONV2D_I8] = {
+        .name = "conv2d_i8", SPV(spv_conv2d_i8), I8_BINDINGS, // w R8_SINT, bias/scales scalar
+        .local_size = {64, 1, 1}, .block = {8, 1},
+        CONV2D_SPEC,
+    },
+    [CC_KERNEL_CONV2D_OC4_I8] = {
+        .name = "conv2d_oc4_i8", SPV(spv_conv2d_oc4_i8), I8_BINDINGS, // w RGBA8_SINT, vec4s
+        .local_size = {64, 1, 1}, .block = {8, 4},
+        CONV2D_SPEC,
+    },
+    [CC_KERNEL_CONV2D_PW_I8] = {
+        .name = "conv2d_pw_i8", SPV(spv_conv2d_pw_i8), I8_BINDINGS, // w RGBA8_SINT, vec4s
+        .local_size = {64, 1, 1}, .block = {8, 8},
+        PW_SPEC,
+    },
+    [CC_KERNEL_CONV2D_PW_VEC4_I8] = {
+        .name = "conv2d_pw_vec4_i8", SPV(spv_conv2d_pw_vec4_i8), I8_BINDINGS,
+        .local_size = {64, 1, 1}, .block = {8, 8},
+        PW_SPEC,
+    },
+    [CC_KERNEL_LINEAR_I8] = {
+        .name = "linear_i8", SPV(spv_linear_i8), I8_BINDINGS, // w RGBA8_SINT, scalar scales
+        .local_size = {64, 1, 1}, .block = {1, 1},
+        LINEAR_SPEC,
     },
 };
 // clang-format on

@@ -36,10 +36,17 @@ enum cc_kernel {
     CC_KERNEL_GLOBAL_AVG_POOL,
     CC_KERNEL_LINEAR,
     CC_KERNEL_SOFTMAX,
+    // i8 weights: the rows above built with -DWEIGHTS_I8 (int8 texels converted to float in the
+    // shader, per-output-channel scales in binding 4); f32 arithmetic throughout
+    CC_KERNEL_CONV2D_I8,
+    CC_KERNEL_CONV2D_OC4_I8,
+    CC_KERNEL_CONV2D_PW_I8,
+    CC_KERNEL_CONV2D_PW_VEC4_I8,
+    CC_KERNEL_LINEAR_I8,
     CC_KERNEL_COUNT
 };
 
-#define CC_KERNEL_MAX_BINDINGS 4
+#define CC_KERNEL_MAX_BINDINGS 5
 #define CC_KERNEL_MAX_SPEC 18
 #define CC_KERNEL_SPEC_LOCAL_SIZE_ID 100 // ids 100..102: workgroup size x, y, z
 

@@ -56,6 +56,25 @@ struct cc_act cc_act_relu6(void)
     return (struct cc_act){0.0f, 6.0f};
 }
 
+bool cc_tensor_is_const(const struct cc_tensor *t)
+{
+    return t->data != NULL || t->q != NULL;
+}
+
+void cc_tensor_dequantize(const struct cc_tensor *t, float *out)
+{
+    if (t->data) {
+        memcpy(out, t->data, (size_t)t->count * sizeof(float));
+        return;
+    }
+    int64_t per = t->count / t->shape[0]; // elements per output channel (axis 0)
+    for (int64_t o = 0; o < t->shape[0]; o++) {
+        float s = t->scales[o];
+        for (int64_t i = o * per; i < (o + 1) * per; i++)
+            out[i] = (float)t->q[i] * s;
+    }
+}
+
 static bool act_is_none(struct cc_act a)
 {
     return isinf(a.min) && a.min < 0 && isinf(a.max) && a.max > 0;
@@ -457,9 +476,18 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
 {
     if (!name_ok("tensor", name, err))
         return -1;
-    if (dtype != CC_DTYPE_F32) {
-        cc_error_set(err, "tensor \"%s\": dtype %s is not supported by this camclass (only f32)",
+    if (dtype != CC_DTYPE_F32 && dtype != CC_DTYPE_I8) {
+        cc_error_set(err,
+                     "tensor \"%s\": dtype %s is not supported by this camclass (f32 and i8 "
+                     "only)",
                      name, cc_dtype_name(dtype));
+        return -1;
+    }
+    if (dtype == CC_DTYPE_I8 && data) {
+        cc_error_set(err,
+                     "tensor \"%s\": i8 values are added with cc_model_add_tensor_i8 (a "
+                     "camclass bug)",
+                     name);
         return -1;
     }
     if (cc_model_find_tensor(m, name) >= 0) {
@@ -516,10 +544,53 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
     return idx;
 }
 
+int cc_model_add_tensor_i8(struct cc_model *m, const char *name, int ndim, const int64_t *shape,
+                           const int8_t *q, const float *scales, struct cc_error *err)
+{
+    int idx = cc_model_add_tensor(m, name, CC_DTYPE_I8, ndim, shape, NULL, err);
+    int8_t *dq;
+    float *ds;
+    if (idx < 0 || !cc_model_alloc_tensor_i8(m, idx, &dq, &ds, err))
+        return -1; // the tensor stays, without values: finalize would reject it
+    const struct cc_tensor *t = &m->tensors[idx];
+    memcpy(dq, q, (size_t)t->count);
+    memcpy(ds, scales, (size_t)t->shape[0] * sizeof(float));
+    return idx;
+}
+
+bool cc_model_alloc_tensor_i8(struct cc_model *m, int tensor, int8_t **q, float **scales,
+                              struct cc_error *err)
+{
+    if (tensor < 0 || tensor >= m->n_tensors || m->tensors[tensor].dtype != CC_DTYPE_I8 ||
+        m->tensors[tensor].q)
+        return cc_error_set(err, "tensor index %d does not exist, is not i8 or already has data",
+                            tensor);
+    struct cc_tensor *t = &m->tensors[tensor];
+    // count <= 2^28 and shape[0] <= 2^20: both fit; rounded up to the alignment.
+    size_t qbytes = ((size_t)t->count + 63) & ~(size_t)63;
+    size_t sbytes = ((size_t)t->shape[0] * sizeof(float) + 63) & ~(size_t)63;
+    t->q = aligned_alloc(64, qbytes);
+    t->scales = aligned_alloc(64, sbytes);
+    if (!t->q || !t->scales) {
+        free(t->q);
+        free(t->scales);
+        t->q = NULL;
+        t->scales = NULL;
+        return cc_error_set(err, "out of memory for the data of tensor \"%s\" (%zu bytes)", t->name,
+                            qbytes + sbytes);
+    }
+    memset(t->q, 0, qbytes);
+    memset(t->scales, 0, sbytes);
+    *q = t->q;
+    *scales = t->scales;
+    return true;
+}
+
 float *cc_model_alloc_tensor_data(struct cc_model *m, int tensor, struct cc_error *err)
 {
-    if (tensor < 0 || tensor >= m->n_tensors || m->tensors[tensor].data) {
-        cc_error_set(err, "tensor index %d does not exist or already has data", tensor);
+    if (tensor < 0 || tensor >= m->n_tensors || m->tensors[tensor].data ||
+        m->tensors[tensor].dtype != CC_DTYPE_F32) {
+        cc_error_set(err, "tensor index %d does not exist, is not f32 or already has data", tensor);
         return NULL;
     }
     struct cc_tensor *t = &m->tensors[tensor];
@@ -656,9 +727,9 @@ static bool check_order(struct cc_model *m, struct cc_error *err)
     for (int k = 0; k < m->n_nodes; k++) {
         const struct cc_node *n = &m->nodes[k];
         struct cc_tensor *y = &m->tensors[n->outputs[0]];
-        if (y->data || n->outputs[0] == m->input.tensor)
+        if (cc_tensor_is_const(y) || n->outputs[0] == m->input.tensor)
             return cc_error_set(err, "node \"%s\" writes to tensor \"%s\", which is %s", n->name,
-                                y->name, y->data ? "a constant" : "the graph input");
+                                y->name, cc_tensor_is_const(y) ? "a constant" : "the graph input");
         if (y->producer >= 0)
             return cc_error_set(err,
                                 "tensor \"%s\" is produced by both node \"%s\" and node "
@@ -670,7 +741,7 @@ static bool check_order(struct cc_model *m, struct cc_error *err)
         const struct cc_node *n = &m->nodes[k];
         for (int i = 0; i < n->n_inputs; i++) {
             const struct cc_tensor *x = &m->tensors[n->inputs[i]];
-            if (x->data || n->inputs[i] == m->input.tensor)
+            if (cc_tensor_is_const(x) || n->inputs[i] == m->input.tensor)
                 continue;
             if (x->producer < 0)
                 return cc_error_set(err,
@@ -687,7 +758,7 @@ static bool check_order(struct cc_model *m, struct cc_error *err)
     }
     for (int i = 0; i < m->n_tensors; i++) {
         const struct cc_tensor *t = &m->tensors[i];
-        if (!t->data && t->producer < 0 && i != m->input.tensor)
+        if (!cc_tensor_is_const(t) && t->producer < 0 && i != m->input.tensor)
             return cc_error_set(err,
                                 "tensor \"%s\" has no data and is produced by no node "
                                 "(only the graph input may be)",
@@ -703,7 +774,7 @@ static bool check_input_spec(const struct cc_model *m, struct cc_error *err)
         return cc_error_set(err, "model has no input tensor; set the input spec");
     const struct cc_tensor *t = &m->tensors[in->tensor];
     char b[SHAPE_BUF];
-    if (t->data)
+    if (cc_tensor_is_const(t))
         return cc_error_set(err,
                             "input tensor \"%s\" has data; the graph input must be a "
                             "tensor without data",
@@ -757,6 +828,49 @@ static bool check_output_spec(struct cc_model *m, struct cc_error *err)
     return true;
 }
 
+/* i8 tensors are constants whose every scale is finite and > 0. */
+static bool check_i8_tensors(const struct cc_model *m, struct cc_error *err)
+{
+    for (int i = 0; i < m->n_tensors; i++) {
+        const struct cc_tensor *t = &m->tensors[i];
+        if (t->dtype != CC_DTYPE_I8)
+            continue;
+        if (!t->q)
+            return cc_error_set(err,
+                                "tensor \"%s\" is i8 but has no data; only constants (the "
+                                "weights of conv2d and linear nodes) may be i8",
+                                t->name);
+        for (int64_t o = 0; o < t->shape[0]; o++) {
+            float s = t->scales[o];
+            if (!(s > 0) || !isfinite(s))
+                return cc_error_set(err,
+                                    "tensor \"%s\": scale %lld is %g; every i8 scale must be "
+                                    "finite and > 0",
+                                    t->name, (long long)o, (double)s);
+        }
+    }
+    return true;
+}
+
+/* i8 tensors are read only as the weight (input 1) of conv2d and linear nodes: the backends
+ * dequantize there and nowhere else. */
+static bool check_i8_uses(const struct cc_model *m, struct cc_error *err)
+{
+    for (int k = 0; k < m->n_nodes; k++) {
+        const struct cc_node *n = &m->nodes[k];
+        for (int i = 0; i < n->n_inputs; i++) {
+            const struct cc_tensor *t = &m->tensors[n->inputs[i]];
+            if (t->dtype == CC_DTYPE_I8 &&
+                (i != 1 || (n->op != CC_OP_CONV2D && n->op != CC_OP_LINEAR)))
+                return cc_error_set(err,
+                                    "node \"%s\" (%s): input %d \"%s\" is i8; only the weight "
+                                    "(input 1) of conv2d and linear may be i8",
+                                    n->name, cc_op_name(n->op), i, t->name);
+        }
+    }
+    return true;
+}
+
 bool cc_model_finalize(struct cc_model *m, struct cc_error *err)
 {
     size_t len = strlen(m->name);
@@ -767,13 +881,17 @@ bool cc_model_finalize(struct cc_model *m, struct cc_error *err)
         return cc_error_set(err, "model \"%s\" has no nodes", m->name);
     int64_t const_bytes = 0;
     for (int i = 0; i < m->n_tensors; i++) {
-        if (m->tensors[i].data)
-            const_bytes += m->tensors[i].count * (int64_t)sizeof(float);
+        const struct cc_tensor *t = &m->tensors[i];
+        if (t->data)
+            const_bytes += t->count * (int64_t)sizeof(float);
+        else if (t->q) // one byte per value, plus the scales
+            const_bytes += t->count + t->shape[0] * (int64_t)sizeof(float);
         if (const_bytes > MAX_CONST_BYTES)
             return cc_error_set(err, "constant data exceeds %lld bytes at tensor \"%s\"",
-                                (long long)MAX_CONST_BYTES, m->tensors[i].name);
+                                (long long)MAX_CONST_BYTES, t->name);
     }
-    if (!check_input_spec(m, err) || !check_order(m, err))
+    if (!check_i8_tensors(m, err) || !check_input_spec(m, err) || !check_order(m, err) ||
+        !check_i8_uses(m, err))
         return false;
     for (int k = 0; k < m->n_nodes; k++)
         if (!check_node(m, &m->nodes[k], err))
@@ -788,6 +906,8 @@ void cc_model_destroy(struct cc_model *m)
     for (int i = 0; i < m->n_tensors; i++) {
         free(m->tensors[i].name);
         free(m->tensors[i].data);
+        free(m->tensors[i].q);
+        free(m->tensors[i].scales);
     }
     for (int i = 0; i < m->n_nodes; i++)
         free(m->nodes[i].name);

@@ -24,7 +24,7 @@
 enum cc_dtype {
     CC_DTYPE_F32,
     CC_DTYPE_F16, // reserved in format v1, rejected by the loader
-    CC_DTYPE_I8,  // reserved in format v1, rejected by the loader
+    CC_DTYPE_I8,  // int8 with per-output-channel f32 scales; only conv2d/linear weights
 };
 
 enum cc_op {
@@ -63,8 +63,13 @@ struct cc_tensor {
     int ndim;
     int64_t shape[CC_MAX_DIMS]; // (ndim) positive; unused dims are 1
     int64_t count;              // product of shape
-    float *data;                // constants: (count) f32 values, 64-byte aligned, owned;
-                                // NULL for activations and the graph input
+    float *data;                // f32 constants: (count) values, 64-byte aligned, owned;
+                                // NULL for activations, the graph input and i8 tensors
+    int8_t *q;                  // i8 constants: (count) values in the same row-major order,
+                                // 64-byte aligned, owned; NULL otherwise
+    float *scales;              // i8 constants: (shape[0]) per-output-channel scales, finite
+                                // and > 0 (checked by finalize), owned; NULL otherwise.
+                                // Element (o, ...) stands for (float)q * scales[o].
     int producer;               // index of the node that writes it; -1 for constants/input
 };
 
@@ -131,6 +136,13 @@ const char *cc_op_name(enum cc_op op);
 enum cc_op cc_op_from_name(const char *name);
 const char *cc_dtype_name(enum cc_dtype dtype);
 
+/* Whether t is a constant (f32 data or i8 values): a tensor no node writes. */
+bool cc_tensor_is_const(const struct cc_tensor *t);
+
+/* Writes t's count values as f32 into out: data as it is, or for an i8 tensor
+ * (float)q[i] * scales[o] (one f32 multiply, the same the shaders do). t must be a constant. */
+void cc_tensor_dequantize(const struct cc_tensor *t, float *out);
+
 /* Builder. cc_model_new returns an empty model (NULL on out of memory) with input.tensor and
  * output.tensor = -1 (not set), std = {1,1,1}, mean = 0, RGB, squash, logits, classes 0.
  * The caller must set input.tensor and output.tensor before finalize; output.classes 0 means
@@ -140,12 +152,26 @@ const char *cc_dtype_name(enum cc_dtype dtype);
 struct cc_model *cc_model_new(const char *name);
 
 /* Adds a tensor and returns its index, or -1 with err set (duplicate name, bad shape, out of
- * memory, dtype other than f32). data, when not NULL, is copied (count f32 values) into
- * 64-byte aligned storage owned by the model. Limits: see docs/MODEL_FORMAT.md. */
+ * memory, dtype f16; i8 with data). data, when not NULL, is copied (count f32 values) into
+ * 64-byte aligned storage owned by the model. An i8 tensor added here has no values yet:
+ * cc_model_alloc_tensor_i8 gives it storage. Limits: see docs/MODEL_FORMAT.md. */
 int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtype, int ndim,
                         const int64_t *shape, const float *data, struct cc_error *err);
 
-/* Gives tensor (added without data) zeroed 64-byte aligned storage for its count f32 values,
+/* Adds an i8 constant: q (count int8 values) and scales (shape[0] f32 values, one per output
+ * channel, axis 0) are copied into storage owned by the model. Returns its index, or -1 with
+ * err set. Scales and where the tensor may be used are checked by cc_model_finalize. */
+int cc_model_add_tensor_i8(struct cc_model *m, const char *name, int ndim, const int64_t *shape,
+                           const int8_t *q, const float *scales, struct cc_error *err);
+
+/* Gives i8 tensor (added without values) zeroed 64-byte aligned storage for its count int8
+ * values (*q) and shape[0] scales (*scales), owned by the model, for the caller to fill (the
+ * bundle loader reads straight into them). False with err set on out of memory, a tensor that
+ * is not i8 or already has values. */
+bool cc_model_alloc_tensor_i8(struct cc_model *m, int tensor, int8_t **q, float **scales,
+                              struct cc_error *err);
+
+/* Gives f32 tensor (added without data) zeroed 64-byte aligned storage for its count f32 values,
  * owned by the model, and returns it for the caller to fill: the tensor becomes a constant.
  * The bundle loader reads weights straight into it. NULL with err set on out of memory or when
  * the tensor already has data. */
@@ -165,8 +191,9 @@ bool cc_model_add_label(struct cc_model *m, const char *label, struct cc_error *
 
 /* Checks the whole model: topological order (no cycle, each activation produced once),
  * per-op input counts and shapes (computed output shape == declared shape), input/output
- * spec, label count == classes. Sets tensor.producer. Returns false with err naming the
- * node/tensor at fault. Must succeed before a backend is created. */
+ * spec, label count == classes, i8 tensors (constants with scales finite and > 0, used only
+ * as the weight, input 1, of conv2d and linear nodes). Sets tensor.producer. Returns false with err
+ * naming the node/tensor at fault. Must succeed before a backend is created. */
 bool cc_model_finalize(struct cc_model *m, struct cc_error *err);
 
 /* Frees everything; accepts NULL and half-built models. */

@@ -32,7 +32,7 @@ struct range {
 
 static bool is_activation(const struct cc_tensor *t)
 {
-    return t->data == NULL;
+    return !cc_tensor_is_const(t);
 }
 
 static bool is_alias_op(enum cc_op op)

@@ -1,11 +1,12 @@
 /* camclass — the Vulkan backend (cc_vulkan_backend, see backend.h).
  *
  * At create: choose the device, pick a kernel and its specialization per node, build the
- * pipelines (one builder, kernels.c), repack and upload every weight once into one buffer, plan
- * the activations into one arena (plan.h), write one descriptor set per node, and record ONE
- * command buffer holding every dispatch with compute→compute barriers between them (plus the
- * input/output copies on devices with separate memory). run() copies the input in, re-submits
- * that command buffer, waits on a fence and copies the output out.
+ * pipelines (one builder, kernels.c), repack and upload every weight once into one buffer (i8
+ * weights stay int8 there, see vk_nodes.h), plan the activations into one arena (plan.h),
+ * write one descriptor set per node, and record ONE command buffer holding every dispatch with
+ * compute→compute barriers between them (plus the input/output copies on devices with separate
+ * memory). run() copies the input in, re-submits that command buffer, waits on a fence and
+ * copies the output out.
  *
  * Activations stay NCHW f32, exactly as the model declares them, so flatten/reshape alias their
  * input and results are read back without conversion.
@@ -77,9 +78,9 @@ static void vk_destroy(void *state);
 /* Descriptors                                                                               */
 
 static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
-                      bool vec4, const char *what, VkBufferView *out, struct cc_error *err)
+                      VkFormat format, const char *what, VkBufferView *out, struct cc_error *err)
 {
-    uint64_t elems = bytes / (vec4 ? 16 : 4);
+    uint64_t elems = bytes / cc_vk_texel_bytes(format);
     uint32_t limit = s->vk->props.limits.maxTexelBufferElements;
     if (elems > limit)
         return cc_error_set(err,
@@ -97,7 +98,7 @@ static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDevi
     VkBufferViewCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
         .buffer = buf,
-        .format = vec4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT,
+        .format = format,
         .offset = off,
         .range = bytes,
     };
@@ -135,6 +136,30 @@ static bool get_pipeline(struct vk_state *s, const struct cc_vk_node *ns, VkPipe
 /* ---------------------------------------------------------------------------------------- */
 /* Create                                                                                    */
 
+/* i8 weights are read through R8_SINT and R8G8B8A8_SINT uniform texel buffers. Vulkan makes
+ * both mandatory for uniform texel buffers, but a driver that lacks them gets a clear message
+ * here rather than a failed view later. */
+static bool check_i8_formats(struct vk_state *s, struct cc_error *err)
+{
+    bool any = false;
+    for (int i = 0; i < s->model->n_tensors; i++)
+        any |= s->model->tensors[i].dtype == CC_DTYPE_I8;
+    static const struct {
+        VkFormat format;
+        const char *name;
+    } formats[] = {{VK_FORMAT_R8_SINT, "R8_SINT"}, {VK_FORMAT_R8G8B8A8_SINT, "R8G8B8A8_SINT"}};
+    for (size_t f = 0; any && f < sizeof(formats) / sizeof(formats[0]); f++) {
+        VkFormatProperties fp;
+        vkGetPhysicalDeviceFormatProperties(s->vk->phys, formats[f].format, &fp);
+        if (!(fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT))
+            return cc_error_set(err,
+                                "Vulkan device %s cannot read %s uniform texel buffers, which "
+                                "int8 weights need; use --backend cpu or an f32 bundle",
+                                s->vk->props.deviceName, formats[f].name);
+    }
+    return true;
+}
+
 static bool write_set(struct vk_state *s, struct vk_step *st, const struct cc_vk_node *ns,
                       struct cc_error *err)
 {
@@ -163,7 +188,7 @@ static bool write_set(struct vk_state *s, struct vk_step *st, const struct cc_vk
             .descriptorType = row->bindings[b],
         };
         if (row->bindings[b] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
-            if (!make_view(s, buf, src->off, src->bytes, src->vec4, src->what, &views[b], err))
+            if (!make_view(s, buf, src->off, src->bytes, src->format, src->what, &views[b], err))
                 return false;
             wr[b].pTexelBufferView = &views[b];
         } else {
@@ -268,7 +293,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         return NULL;
     }
     s->model = model;
-    if (!(s->vk = cc_vk_create(opts->device_index, err)))
+    if (!(s->vk = cc_vk_create(opts->device_index, err)) || !check_i8_formats(s, err))
         goto error;
     const VkPhysicalDeviceLimits *lim = &s->vk->props.limits;
     s->align = 16; // vec4 texel views
@@ -338,9 +363,9 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
                             err)))
         goto error;
 
-    /* Descriptor pool: one set per dispatch. */
+    /* Descriptor pool: one set per dispatch (at most 4 texel bindings: x, w, bias, scales). */
     VkDescriptorPoolSize sizes[] = {
-        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, (uint32_t)(3 * n_dispatch + 1)},
+        {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, (uint32_t)(4 * n_dispatch + 1)},
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(n_dispatch + 1)},
     };
     VkDescriptorPoolCreateInfo pci = {

@@ -21,6 +21,18 @@ void cc_vk_weights_finish(struct cc_vk_weights *w)
     memset(w, 0, sizeof(*w));
 }
 
+uint32_t cc_vk_texel_bytes(VkFormat format)
+{
+    switch (format) {
+    case VK_FORMAT_R8_SINT:
+        return 1;
+    case VK_FORMAT_R32G32B32A32_SFLOAT:
+        return 16;
+    default: // VK_FORMAT_R32_SFLOAT, VK_FORMAT_R8G8B8A8_SINT
+        return 4;
+    }
+}
+
 /* Reserves count zeroed floats at an aligned offset; returns a pointer to them (and the byte
  * offset in *off), NULL when out of memory. The pointer is valid until the next call. */
 static float *weights_reserve(struct cc_vk_weights *w, size_t count, size_t *off)
@@ -43,8 +55,37 @@ static float *weights_reserve(struct cc_vk_weights *w, size_t count, size_t *off
     return w->data + start;
 }
 
+/* Reserves bytes zeroed bytes (int8 weights) the same way; NULL when out of memory. */
+static int8_t *weights_reserve_bytes(struct cc_vk_weights *w, size_t bytes, size_t *off)
+{
+    return (int8_t *)weights_reserve(w, (bytes + 3) / 4, off);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Per-node kernel choice                                                                    */
+
+#define F32 VK_FORMAT_R32_SFLOAT
+#define F32X4 VK_FORMAT_R32G32B32A32_SFLOAT
+#define I8 VK_FORMAT_R8_SINT
+#define I8X4 VK_FORMAT_R8G8B8A8_SINT
+
+/* The WEIGHTS_I8 row of a kernel that reads weights (kernels.h): same shader, built with
+ * -DWEIGHTS_I8, one more binding (the scales). */
+static enum cc_kernel i8_row(enum cc_kernel k)
+{
+    switch (k) {
+    case CC_KERNEL_CONV2D:
+        return CC_KERNEL_CONV2D_I8;
+    case CC_KERNEL_CONV2D_OC4:
+        return CC_KERNEL_CONV2D_OC4_I8;
+    case CC_KERNEL_CONV2D_PW:
+        return CC_KERNEL_CONV2D_PW_I8;
+    case CC_KERNEL_CONV2D_PW_VEC4:
+        return CC_KERNEL_CONV2D_PW_VEC4_I8;
+    default:
+        return CC_KERNEL_LINEAR_I8;
+    }
+}
 
 /* Smallest power of two ≥ n, within [8, 64]: small layers do not waste a 64-wide group. */
 static uint32_t local_for(int64_t n)
@@ -66,20 +107,79 @@ static struct cc_vk_binding arena_src(const struct setup_ctx *s, int t, bool vec
     return (struct cc_vk_binding){
         .off = s->offset[t],
         .bytes = (VkDeviceSize)ten->count * sizeof(float),
-        .vec4 = vec4,
+        .format = vec4 ? F32X4 : F32,
         .what = ten->name,
     };
 }
 
-static struct cc_vk_binding weight_src(size_t off, size_t floats, bool vec4, const char *what)
+/* count values of format's components (4 per texel for the x4 formats) at byte offset off. */
+static struct cc_vk_binding weight_src(size_t off, size_t count, VkFormat format, const char *what)
 {
+    size_t elem = format == I8 || format == I8X4 ? 1 : sizeof(float);
     return (struct cc_vk_binding){
         .weights = true,
         .off = off,
-        .bytes = floats * sizeof(float),
-        .vec4 = vec4,
+        .bytes = count * elem,
+        .format = format,
         .what = what,
     };
+}
+
+/* Packs weight tensor wt, seen as (rows, K), into the weights array: row r goes to texel
+ * component ((r / 4) * K + k) * 4 + r % 4 when by4 (4 consecutive rows per vec4 texel; rows
+ * padded with zeros up to rows_p, a multiple of 4), else to r * Kp + k (Kp >= K, zero padded).
+ * f32 weights as floats; i8 weights as int8 (values only; the scales go with the bias).
+ * Returns the binding, or .what = NULL when out of memory. */
+static struct cc_vk_binding pack_weights(struct cc_vk_weights *w, const struct cc_tensor *wt,
+                                         int64_t rows_p, int64_t K, int64_t Kp, bool by4)
+{
+    int64_t rows = wt->shape[0], n = by4 ? rows_p * K : rows * Kp;
+    bool i8 = wt->dtype == CC_DTYPE_I8;
+    size_t off;
+    void *p = i8 ? (void *)weights_reserve_bytes(w, (size_t)n, &off)
+                 : (void *)weights_reserve(w, (size_t)n, &off);
+    if (!p)
+        return (struct cc_vk_binding){.what = NULL};
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t k = 0; k < K; k++) {
+            int64_t dst = by4 ? ((r / 4) * K + k) * 4 + r % 4 : r * Kp + k;
+            if (i8)
+                ((int8_t *)p)[dst] = wt->q[r * K + k];
+            else
+                ((float *)p)[dst] = wt->data[r * K + k];
+        }
+    }
+    return weight_src(off, (size_t)n, i8 ? (by4 ? I8X4 : I8) : (by4 ? F32X4 : F32), wt->name);
+}
+
+/* Packs n_p floats (n of them from src, the rest zero) as a vec4 or scalar texel binding:
+ * a bias (src NULL: zeros) or the scales of i8 weights. */
+static struct cc_vk_binding pack_floats(struct cc_vk_weights *w, const float *src, int64_t n,
+                                        int64_t n_p, bool vec4, const char *what)
+{
+    size_t off;
+    float *p = weights_reserve(w, (size_t)n_p, &off);
+    if (!p)
+        return (struct cc_vk_binding){.what = NULL};
+    if (src)
+        memcpy(p, src, (size_t)n * sizeof(float));
+    return weight_src(off, (size_t)n_p, vec4 ? F32X4 : F32, what);
+}
+
+/* Binds the bias (slot 2) and, for i8 weights, the scales (slot 4) of node n: n_p values,
+ * the first O real. */
+static bool bind_bias_scales(struct cc_vk_weights *w, const struct cc_model *m,
+                             const struct cc_node *n, int64_t O, int64_t n_p, bool vec4,
+                             struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct cc_tensor *wt = &m->tensors[n->inputs[1]];
+    const struct cc_tensor *b = n->n_inputs > 2 ? &m->tensors[n->inputs[2]] : NULL;
+    ns->bind[2] = pack_floats(w, b ? b->data : NULL, O, n_p, vec4, b ? b->name : "bias");
+    if (wt->dtype == CC_DTYPE_I8)
+        ns->bind[4] = pack_floats(w, wt->scales, O, n_p, vec4, wt->name);
+    if (!ns->bind[2].what || (wt->dtype == CC_DTYPE_I8 && !ns->bind[4].what))
+        return cc_error_set(err, "out of memory");
+    return true;
 }
 
 /* Register tile of a pointwise conv: ob output channels × pb pixels per invocation. A bigger
@@ -123,14 +223,12 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
 {
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
-    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
     const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
     const struct cc_conv2d_attrs *a = &n->attrs.conv;
     int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
     int64_t O = y->shape[1], HO = y->shape[2], WO = y->shape[3];
     int64_t KH = wt->shape[2], KW = wt->shape[3];
-    float *p;
-    size_t off;
+    bool i8 = wt->dtype == CC_DTYPE_I8;
 
     bool pointwise = KH == 1 && KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
                      a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 &&
@@ -151,17 +249,9 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            0};
         memcpy(ns->spec, spec, sizeof(spec));
         /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
-        if (!(p = weights_reserve(w, (size_t)(Op * C), &off)))
+        ns->bind[1] = pack_weights(w, wt, Op, C, C, true);
+        if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, Op, true, ns, err))
             return cc_error_set(err, "out of memory");
-        for (int64_t o = 0; o < O; o++)
-            for (int64_t c = 0; c < C; c++)
-                p[((o / 4) * C + c) * 4 + o % 4] = wt->data[o * C + c];
-        ns->bind[1] = weight_src(off, (size_t)(Op * C), true, wt->name);
-        if (!(p = weights_reserve(w, (size_t)Op, &off)))
-            return cc_error_set(err, "out of memory");
-        if (b)
-            memcpy(p, b->data, (size_t)O * sizeof(float));
-        ns->bind[2] = weight_src(off, (size_t)Op, true, b ? b->name : "bias");
         ns->bind[0] = arena_src(s, n->inputs[0], vec4);
         /* Pixel blocks along x and channel blocks along y, unless the pixel blocks would leave
          * a subgroup part-empty in every channel block: then both share x (FLAT). */
@@ -202,27 +292,18 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            cc_kernel_spec_float(n->act.max),
                            (uint32_t)px};
         memcpy(ns->spec, spec, sizeof(spec));
-        if (!(p = weights_reserve(w, (size_t)wt->count, &off)))
+        // oc4: (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels; else as is.
+        ns->bind[1] = pack_weights(w, wt, O, K, K, oc4);
+        if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, O, oc4, ns, err))
             return cc_error_set(err, "out of memory");
-        if (oc4) { // (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels
-            for (int64_t o = 0; o < O; o++)
-                for (int64_t k = 0; k < K; k++)
-                    p[((o / 4) * K + k) * 4 + o % 4] = wt->data[o * K + k];
-        } else {
-            memcpy(p, wt->data, (size_t)wt->count * sizeof(float));
-        }
-        ns->bind[1] = weight_src(off, (size_t)wt->count, oc4, wt->name);
-        if (!(p = weights_reserve(w, (size_t)O, &off)))
-            return cc_error_set(err, "out of memory");
-        if (b)
-            memcpy(p, b->data, (size_t)O * sizeof(float));
-        ns->bind[2] = weight_src(off, (size_t)O, oc4, b ? b->name : "bias");
         ns->bind[0] = arena_src(s, n->inputs[0], W % 4 == 0); // rows read as vec4s
         int64_t nx = HO * ceil_div(WO, px);
         ns->local[0] = local_for(nx);
         ns->groups[0] = ceil_div(nx, ns->local[0]);
         ns->groups[1] = O / row->block[1];
     }
+    if (i8)
+        ns->kernel = i8_row(ns->kernel);
     ns->bind[3] = arena_src(s, n->outputs[0], false);
     return true;
 }
@@ -232,25 +313,16 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
 {
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
-    const struct cc_tensor *b = n->n_inputs > 2 ? &s->model->tensors[n->inputs[2]] : NULL;
     int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
-    float *p;
-    size_t off;
-    ns->kernel = CC_KERNEL_LINEAR;
+    ns->kernel = wt->dtype == CC_DTYPE_I8 ? CC_KERNEL_LINEAR_I8 : CC_KERNEL_LINEAR;
     uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
                        cc_kernel_spec_float(n->act.max)};
     memcpy(ns->spec, spec, sizeof(spec));
     /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
-    if (!(p = weights_reserve(w, (size_t)(N * K4 * 4), &off)))
+    ns->bind[1] = pack_weights(w, wt, N, K, K4 * 4, false);
+    if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, N, N, false, ns, err))
         return cc_error_set(err, "out of memory");
-    for (int64_t i = 0; i < N; i++)
-        memcpy(p + i * K4 * 4, wt->data + i * K, (size_t)K * sizeof(float));
-    ns->bind[1] = weight_src(off, (size_t)(N * K4 * 4), true, wt->name);
-    if (!(p = weights_reserve(w, (size_t)N, &off)))
-        return cc_error_set(err, "out of memory");
-    if (b)
-        memcpy(p, b->data, (size_t)N * sizeof(float));
-    ns->bind[2] = weight_src(off, (size_t)N, false, b ? b->name : "bias");
+    ns->bind[1].format = wt->dtype == CC_DTYPE_I8 ? I8X4 : F32X4; // 4 values per texel
     ns->bind[0] = arena_src(s, n->inputs[0], false);
     ns->bind[3] = arena_src(s, n->outputs[0], false);
     ns->local[0] = local_for(N);

@@ -5,6 +5,11 @@
  * computes the dispatch size, repacks the node's weights into a host array in the layout the
  * kernel reads (e.g. pointwise weights as vec4 texels of 4 output channels), and says where
  * every binding lives (weights array or activation arena, as planned by cc_plan).
+ *
+ * i8 weights stay int8 on the device (a quarter of the f32 bytes to upload and to read): the
+ * node gets the kernel's WEIGHTS_I8 row, its weights repacked in the same order as int8 texels
+ * (R8_SINT, or R8G8B8A8_SINT where the f32 layout has vec4s) and its per-output-channel scales
+ * bound beside the bias; the shader converts to float and applies the scale.
  */
 #ifndef CC_VK_NODES_H
 #define CC_VK_NODES_H
@@ -20,9 +25,10 @@
 #include "model.h"
 
 /* Host copy of every repacked constant, uploaded once. Each blob starts at a multiple of
- * align_floats floats (set by the caller before the first node); padding is zero. */
+ * align_floats floats (set by the caller before the first node); padding is zero. int8 blobs
+ * take whole floats too (their bytes rounded up to 4). */
 struct cc_vk_weights {
-    float *data; // (cap) floats
+    float *data; // (cap) floats (or int8 bytes, in int8 blobs)
     size_t n, cap;
     size_t align_floats;
 };
@@ -34,9 +40,13 @@ struct cc_vk_binding {
     bool weights;     // in the weights buffer (else the arena)
     VkDeviceSize off; // bytes
     VkDeviceSize bytes;
-    bool vec4;        // texel view format RGBA32F (else R32F)
+    VkFormat format;  // texel view format: R32_SFLOAT, R32G32B32A32_SFLOAT, R8_SINT or
+                      // R8G8B8A8_SINT (i8 weights); unused for storage bindings
     const char *what; // tensor name for messages
 };
+
+/* Bytes of one texel of a format cc_vk_binding uses. */
+uint32_t cc_vk_texel_bytes(VkFormat format);
 
 /* What a node needs: kernel, specialization, dispatch, bindings (weights already packed). */
 struct cc_vk_node {

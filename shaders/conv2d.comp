@@ -7,6 +7,9 @@
 //   default: OCB = 1, weights (O, C/GROUPS, KH, KW) as scalars (depthwise and any grouping).
 //   OC4:     OCB = 4 (needs (O/GROUPS) % 4 == 0): each input load feeds 4 output channels;
 //            weights repacked at upload as vec4 texels (O/4, C/GROUPS, KH, KW).
+//   WEIGHTS_I8: the same weights as int8 (R8_SINT texels, R8G8B8A8_SINT with OC4) and the
+//            per-output-channel scales in binding 4 (laid out as the bias): the sums are of
+//            float(q)·x, scaled once per output. f32 arithmetic only.
 // Results are stored 4 columns at a time when WO % 4 == 0: a vec4 store costs about as much as
 // a scalar one on CPU drivers, which store lane by lane. Likewise, when W % 4 == 0 the input is
 // bound as vec4 texels and each row of taps is read as a few aligned vec4s (QUADS) instead of
@@ -41,7 +44,12 @@ layout(constant_id = 17) const int PX = 8; // output columns per invocation, a m
 #endif
 
 layout(binding = 0) uniform samplerBuffer X;     // (C, H, W); vec4 texels when W % 4 == 0
+#ifdef WEIGHTS_I8
+layout(binding = 1) uniform isamplerBuffer Wt;   // see above
+layout(binding = 4) uniform samplerBuffer Scale; // (O) [vec4 (O/4) with OC4]
+#else
 layout(binding = 1) uniform samplerBuffer Wt;    // see above
+#endif
 layout(binding = 2) uniform samplerBuffer Bias;  // (O) [vec4 (O/4) with OC4]; zeros if none
 layout(binding = 3, std430) writeonly buffer Y { vec4 y4[]; }; // (O, HO, WO) floats
 
@@ -90,8 +98,13 @@ void main()
     int g = ob * OCB / OG;
     ACC b = ACC(texelFetch(Bias, ob));
     ACC acc[PX];
-    for (int j = 0; j < PX; j++)
+    for (int j = 0; j < PX; j++) {
+#ifdef WEIGHTS_I8
+        acc[j] = ACC(0.0); // sum of q·x; bias and scale come last
+#else
         acc[j] = b;
+#endif
+    }
     int iy0 = oy * SH - PADT;
     int ix0 = ox0 * SW - PADL;
     for (int ci = 0; ci < CG; ci++) {
@@ -128,6 +141,11 @@ void main()
             }
         }
     }
+#ifdef WEIGHTS_I8
+    ACC sc = ACC(texelFetch(Scale, ob));
+    for (int j = 0; j < PX; j++)
+        acc[j] = b + acc[j] * sc;
+#endif
     for (int k = 0; k < OCB; k++) {
         float v[PX];
         for (int j = 0; j < PX; j++) {

@@ -6,6 +6,8 @@
 // are repacked at upload as vec4 texels (O4, C) holding 4 consecutive output channels, O
 // padded with zeros to a multiple of OB.
 // VEC4: pixels are read and written as vec4 (needs HW % 4 == 0); otherwise scalar.
+// WEIGHTS_I8: the same weights as int8 R8G8B8A8_SINT texels and the per-output-channel scales
+// in binding 4 (vec4 (O4), as the bias): the sums are of float(q)·x, scaled once per output.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
 layout(constant_id = 0) const int C = 1;   // input channels
@@ -25,7 +27,12 @@ const int NV = OB / 4; // weight vec4s per input channel
 const int NQ = PB / 4; // pixel quads per invocation
 
 layout(binding = 0) uniform samplerBuffer X;    // (C, HW): vec4 texels when VEC4
+#ifdef WEIGHTS_I8
+layout(binding = 1) uniform isamplerBuffer Wt;   // ivec4 (O4, C) of int8 values
+layout(binding = 4) uniform samplerBuffer Scale; // vec4 (O4)
+#else
 layout(binding = 1) uniform samplerBuffer Wt;   // vec4 (O4, C)
+#endif
 layout(binding = 2) uniform samplerBuffer Bias; // vec4 (O4)
 #ifdef VEC4
 layout(binding = 3, std430) writeonly buffer Y { vec4 y[]; }; // (O, HW/4)
@@ -52,7 +59,11 @@ void main()
     }
     vec4 acc[OB][NQ];
     for (int v = 0; v < NV; v++) {
+#ifdef WEIGHTS_I8
+        vec4 b = vec4(0.0); // sum of q·x; bias and scale come last
+#else
         vec4 b = texelFetch(Bias, ob * NV + v);
+#endif
         for (int q = 0; q < NQ; q++) {
             acc[v * 4 + 0][q] = vec4(b.x);
             acc[v * 4 + 1][q] = vec4(b.y);
@@ -74,7 +85,7 @@ void main()
         }
 #endif
         for (int v = 0; v < NV; v++) {
-            vec4 w = texelFetch(Wt, (ob * NV + v) * C + c);
+            vec4 w = vec4(texelFetch(Wt, (ob * NV + v) * C + c));
             for (int q = 0; q < NQ; q++) {
                 acc[v * 4 + 0][q] += w.x * x[q];
                 acc[v * 4 + 1][q] += w.y * x[q];
@@ -83,6 +94,17 @@ void main()
             }
         }
     }
+#ifdef WEIGHTS_I8
+    for (int v = 0; v < NV; v++) {
+        vec4 b = texelFetch(Bias, ob * NV + v), sc = texelFetch(Scale, ob * NV + v);
+        for (int q = 0; q < NQ; q++) {
+            acc[v * 4 + 0][q] = b.x + acc[v * 4 + 0][q] * sc.x;
+            acc[v * 4 + 1][q] = b.y + acc[v * 4 + 1][q] * sc.y;
+            acc[v * 4 + 2][q] = b.z + acc[v * 4 + 2][q] * sc.z;
+            acc[v * 4 + 3][q] = b.w + acc[v * 4 + 3][q] * sc.w;
+        }
+    }
+#endif
     for (int k = 0; k < OB; k++) {
         int o = ob * OB + k;
         if (o >= O)

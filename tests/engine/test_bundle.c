@@ -57,6 +57,21 @@ static const char valid_manifest[] =
 #define WEIGHTS_BYTES 584 // conv.w @0 (432), conv.b @448 (16), fc.w @512 (32), fc.b @576 (8)
 #define DEFAULT_LABELS "cat\r\ndog\n\n"
 
+/* scales.bin, for the i8 variants: 64-byte slots of two scales each, one good and then one
+ * bad first scale per slot (0, negative, NaN, infinity). */
+#define SCALE_SLOTS 5
+static const float scale_slots[SCALE_SLOTS][2] = {
+    {0.5f, 0.25f}, {0.0f, 1.0f}, {-1.0f, 1.0f}, {NAN, 1.0f}, {INFINITY, 1.0f}};
+
+/* fc.w (tensors/6, [2, 4]) as i8: its values are the first 8 bytes of fc.w's f32 data, with
+ * data size and quant (", 'quant': {...}" or "") as given. */
+#define FC_W_I8(size, quant)                                                                       \
+    "{'name': 'fc.w', 'dtype': 'i8', 'shape': [2, 4],"                                             \
+    " 'data': {'entry': 'weights.bin', 'offset': 512, 'size': " size "}" quant "}"
+#define QUANT(axis, offset, size)                                                                  \
+    ", 'quant': {'axis': " axis ", 'scales': {'entry': 'scales.bin', 'offset': " offset            \
+    ", 'size': " size "}}"
+
 /* The value stored at float index i of weights.bin. */
 static float weight_value(size_t i)
 {
@@ -117,10 +132,14 @@ static bool write_bundle(const char *path, const char *manifest, const struct zi
         text = padded;
     }
     const char *labels = o->labels_text ? o->labels_text : DEFAULT_LABELS;
+    float scales[SCALE_SLOTS * 16] = {0};
+    for (int i = 0; i < SCALE_SLOTS; i++)
+        memcpy(&scales[i * 16], scale_slots[i], sizeof(scale_slots[i]));
     int code;
     zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &code);
     bool ok = za && (o->no_manifest || add_entry(za, "manifest.json", text, strlen(text), true)) &&
               add_entry(za, "weights.bin", weights, sizeof(weights), o->compress_data) &&
+              add_entry(za, "scales.bin", scales, sizeof(scales), false) &&
               (o->no_labels_txt || add_entry(za, "labels.txt", labels, strlen(labels), true)) &&
               (!o->extra_entry || add_entry(za, o->extra_entry, "x", 1, false));
     if (!ok)
@@ -249,6 +268,22 @@ static void test_valid(const char *dir)
     cc_model_destroy(m);
     unlink(path);
 
+    // fc.w as i8 (int8 values, per-output-channel scales): read as such, f32 data NULL.
+    CHECK(write_variant(path, "tensors/6", FC_W_I8("8", QUANT("0", "0", "8")), &plain));
+    m = cc_bundle_load(path, &err);
+    if (CHECKF(m != NULL, "i8 fc.w: %s", err.msg)) {
+        const struct cc_tensor *t = &m->tensors[6];
+        float f32[2] = {weight_value(128), weight_value(129)}; // the bytes at offset 512
+        CHECK(t->dtype == CC_DTYPE_I8 && t->data == NULL && t->q && t->scales);
+        CHECK(t->q && memcmp(t->q, f32, 8) == 0 && ((uintptr_t)t->q & 63) == 0);
+        CHECK(t->scales && t->scales[0] == 0.5f && t->scales[1] == 0.25f);
+        float deq[8];
+        cc_tensor_dequantize(t, deq);
+        CHECK(deq[1] == (float)t->q[1] * 0.5f && deq[6] == (float)t->q[6] * 0.25f);
+    }
+    cc_model_destroy(m);
+    unlink(path);
+
     snprintf(path, sizeof(path), "%s/does-not-exist.ccm", dir);
     CHECK(!cc_bundle_load(path, &err) && strstr(err.msg, "cannot open"));
     CHECK(!cc_bundle_load(NULL, &err) && strstr(err.msg, "no bundle path"));
@@ -313,11 +348,80 @@ static const struct bad_case bad_cases[] = {
      "'f16'",
      {0},
      "tensor \"conv.w\": dtype f16 is not supported by this camclass"},
-    {"dtype i8",
+    {"i8 without quant",
      "tensors/6/dtype",
      "'i8'",
      {0},
-     "tensor \"fc.w\": dtype i8 is not supported by this camclass"},
+     "tensor \"fc.w\": dtype i8 needs \"quant\": {\"axis\": 0, \"scales\""},
+    {"i8 f32-sized data",
+     "tensors/6",
+     FC_W_I8("32", QUANT("0", "0", "8")),
+     {0},
+     "tensor \"fc.w\": data size is 32 bytes but its 8 i8 values take 8"},
+    {"i8 scales size",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "0", "4")),
+     {0},
+     "tensor \"fc.w\": scales size is 4 bytes but its 2 f32 scales (one per output channel, "
+     "shape[0]) take 8"},
+    {"i8 axis 1",
+     "tensors/6",
+     FC_W_I8("8", QUANT("1", "0", "8")),
+     {0},
+     "tensor \"fc.w\": quant axis 1 is not supported; i8 scales are per output channel (axis "
+     "0)"},
+    {"i8 zero scale",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "64", "8")),
+     {0},
+     "tensor \"fc.w\": scale 0 is 0; every i8 scale must be finite and > 0"},
+    {"i8 negative scale",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "128", "8")),
+     {0},
+     "tensor \"fc.w\": scale 0 is -1; every i8 scale must be finite and > 0"},
+    {"i8 NaN scale",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "192", "8")),
+     {0},
+     "tensor \"fc.w\": scale 0 is nan; every i8 scale must be finite and > 0"},
+    {"i8 infinite scale",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "256", "8")),
+     {0},
+     "tensor \"fc.w\": scale 0 is inf; every i8 scale must be finite and > 0"},
+    {"i8 scales misaligned",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "32", "8")),
+     {0},
+     "tensor \"fc.w\": scales offset 32 is not a multiple of 64"},
+    {"i8 scales outside",
+     "tensors/6",
+     FC_W_I8("8", QUANT("0", "320", "8")),
+     {0},
+     "tensor \"fc.w\": scales bytes 320..328 lie outside entry \"scales.bin\" (320 bytes)"},
+    {"i8 unknown quant key",
+     "tensors/6",
+     FC_W_I8("8", ", 'quant': {'axis': 0, 'zero_point': 0}"),
+     {0},
+     "tensor \"fc.w\": unknown \"quant\" key \"zero_point\"; quant takes axis, scales"},
+    {"i8 bias",
+     "tensors/7",
+     "{'name': 'fc.b', 'dtype': 'i8', 'shape': [2],"
+     " 'data': {'entry': 'weights.bin', 'offset': 576, 'size': 2}" QUANT("0", "0", "8") "}",
+     {0},
+     "node \"fc\" (linear): input 2 \"fc.b\" is i8; only the weight (input 1) of conv2d and "
+     "linear may be i8"},
+    {"i8 activation",
+     "tensors/3/dtype",
+     "'i8'",
+     {0},
+     "tensor \"conv.out\": dtype i8 without \"data\"; only constants"},
+    {"quant on f32",
+     "tensors/7/quant",
+     "{'axis': 0, 'scales': {'entry': 'scales.bin', 'offset': 0, 'size': 8}}",
+     {0},
+     "tensor \"fc.b\": \"quant\" is only for dtype i8, not f32"},
     {"unknown dtype", "tensors/6/dtype", "'f64'", {0}, "unknown dtype \"f64\""},
     {"data outside entry",
      "tensors/7/data/offset",

@@ -7,6 +7,11 @@
  *
  * Tolerance: max |vulkan - cpu| <= 1e-4 * max(1, max |cpu|) per case.
  *
+ * int8 weights (the i8 cases): the same random weights quantized per output channel as the
+ * exporter does (scale = max|w| / 127, q = round(w / scale)). The CPU backend dequantizes them
+ * to f32 at load, the Vulkan kernels' WEIGHTS_I8 variants convert and scale in the shader;
+ * both use the same values exactly, so the f32 tolerance holds for them too.
+ *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
 #include <math.h>
@@ -51,6 +56,7 @@ struct kcase {
     int stride[2], pad[4], dilation[2], groups;
     bool bias;
     enum act_kind act;
+    bool i8; // conv2d/linear weights as i8 with per-output-channel scales
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -61,7 +67,35 @@ struct builder {
     struct tu_rng rng;
     struct cc_error err;
     bool ok;
+    bool i8; // weights "w" as i8
 };
+
+/* Adds count random weights in [-scale, scale], quantized to int8 per output channel (axis 0,
+ * d0 channels) as docs/MODEL_FORMAT.md's exporter rule says. Returns the tensor or -1. */
+static int tensor_i8(struct builder *b, const char *name, int ndim, const int64_t *shape,
+                     int64_t count, float scale)
+{
+    float *w = malloc((size_t)count * sizeof(float));
+    int8_t *q = malloc((size_t)count);
+    float *scales = malloc((size_t)shape[0] * sizeof(float));
+    tu_rng_fill(&b->rng, w, (size_t)count, -scale, scale);
+    int64_t per = count / shape[0];
+    for (int64_t o = 0; o < shape[0]; o++) {
+        float amax = 0;
+        for (int64_t i = o * per; i < (o + 1) * per; i++)
+            amax = fmaxf(amax, fabsf(w[i]));
+        scales[o] = amax > 0 ? (float)((double)amax / 127.0) : 1.0f;
+        for (int64_t i = o * per; i < (o + 1) * per; i++)
+            q[i] = (int8_t)fmax(-127.0, fmin(127.0, rint((double)w[i] / scales[o])));
+    }
+    int t = cc_model_add_tensor_i8(b->m, name, ndim, shape, q, scales, &b->err);
+    free(w);
+    free(q);
+    free(scales);
+    if (t < 0)
+        b->ok = false;
+    return t;
+}
 
 static int tensor(struct builder *b, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2,
                   int64_t d3, float scale)
@@ -71,6 +105,8 @@ static int tensor(struct builder *b, const char *name, int ndim, int64_t d0, int
     int64_t count = 1;
     for (int i = 0; i < ndim; i++)
         count *= shape[i];
+    if (scale > 0 && b->i8 && strcmp(name, "w") == 0)
+        return tensor_i8(b, name, ndim, shape, count, scale);
     if (scale > 0) {
         data = malloc((size_t)count * sizeof(float));
         tu_rng_fill(&b->rng, data, (size_t)count, -scale, scale);
@@ -92,7 +128,7 @@ static void node(struct builder *b, enum cc_op op, const char *name, int n_in, c
 /* Builds the case's model (deterministic: same seed, same model). Returns NULL with *err. */
 static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_error *err)
 {
-    struct builder b = {.m = cc_model_new("kernel"), .ok = true};
+    struct builder b = {.m = cc_model_new("kernel"), .ok = true, .i8 = k->i8};
     if (!b.m) {
         cc_error_set(err, "out of memory");
         return NULL;
@@ -236,14 +272,14 @@ static void describe(const struct kcase *k, char *buf, size_t size)
     switch (k->op) {
     case CC_OP_CONV2D:
         snprintf(buf, size,
-                 "conv2d C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s", k->C,
-                 k->H, k->W, k->O, k->KH, k->KW, k->stride[0], k->stride[1], k->pad[0], k->pad[1],
-                 k->pad[2], k->pad[3], k->dilation[0], k->dilation[1], k->groups,
-                 k->bias ? " bias" : "", act_name(k->act));
+                 "conv2d%s C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
+                 k->i8 ? "/i8" : "", k->C, k->H, k->W, k->O, k->KH, k->KW, k->stride[0],
+                 k->stride[1], k->pad[0], k->pad[1], k->pad[2], k->pad[3], k->dilation[0],
+                 k->dilation[1], k->groups, k->bias ? " bias" : "", act_name(k->act));
         break;
     case CC_OP_LINEAR:
-        snprintf(buf, size, "linear K%d -> N%d%s %s", k->C * k->H * k->W, k->O,
-                 k->bias ? " bias" : "", act_name(k->act));
+        snprintf(buf, size, "linear%s K%d -> N%d%s %s", k->i8 ? "/i8" : "", k->C * k->H * k->W,
+                 k->O, k->bias ? " bias" : "", act_name(k->act));
         break;
     default:
         snprintf(buf, size, "%s %dx%dx%d %s", cc_op_name(k->op), k->C, k->H, k->W,
@@ -324,6 +360,40 @@ static const struct kcase cases[] = {
     {CC_OP_SOFTMAX, 999, 1, 1},
     {CC_OP_SOFTMAX, 3, 1, 1},
     {CC_OP_SOFTMAX, 3, 1, 1000},
+};
+
+/* int8 weights: every kernel that reads weights, through its WEIGHTS_I8 variant. */
+#define CONV_I8(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)                  \
+    {                                                                                              \
+        CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act, true \
+    }
+
+static const struct kcase i8_cases[] = {
+    /* General kernel, one channel per invocation: dense, depthwise (stride 1 and 2), dilated,
+     * 16 columns, row too long for quads, 1×1 input. */
+    CONV_I8(3, 7, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6),
+    CONV_I8(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_RELU6),
+    CONV_I8(24, 15, 15, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 24, true, ACT_RELU6),
+    CONV_I8(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, false, ACT_NONE),
+    CONV_I8(16, 12, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ACT_CLAMP),
+    CONV_I8(3, 9, 16, 5, 3, 5, 1, 2, 2, 2, 2, 2, 1, 4, 1, true, ACT_NONE),
+    CONV_I8(3, 1, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU),
+    /* 4 output channels per invocation (int8 RGBA texels): stem, grouped, vec4 stores. */
+    CONV_I8(3, 16, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6),
+    CONV_I8(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_RELU),
+    CONV_I8(6, 10, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, ACT_NONE),
+    CONV_I8(12, 7, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, true, ACT_NONE), // 1×1 grouped
+    /* Pointwise: vec4 and scalar pixels, O padded to the tile, flat and channel-block grids. */
+    CONV_I8(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
+    CONV_I8(15, 7, 13, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE),
+    CONV_I8(96, 14, 14, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, ACT_NONE),
+    CONV_I8(33, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_CLAMP),
+    CONV_I8(6, 8, 16, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),
+    /* Linear: K a multiple of 4 and not, with and without bias. */
+    {CC_OP_LINEAR, 3, 1, 4, .O = 7, .bias = true, .act = ACT_NONE, .i8 = true},
+    {CC_OP_LINEAR, 1281, 1, 1, .O = 1000, .bias = true, .act = ACT_NONE, .i8 = true},
+    {CC_OP_LINEAR, 3, 1, 5, .O = 1, .bias = false, .act = ACT_RELU, .i8 = true},
+    {CC_OP_LINEAR, 1280, 1, 3, .O = 13, .bias = true, .act = ACT_CLAMP, .i8 = true},
 };
 
 /* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
@@ -416,6 +486,14 @@ int main(void)
     for (int i = 0; i < 24; i++) {
         struct kcase k = random_conv(&r);
         run_case(&k, 5000 + (uint64_t)i);
+    }
+    n = sizeof(i8_cases) / sizeof(i8_cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&i8_cases[i], 7000 + i);
+    for (int i = 0; i < 12; i++) {
+        struct kcase k = random_conv(&r);
+        k.i8 = true;
+        run_case(&k, 8000 + (uint64_t)i);
     }
     return tu_exit_code();
 }

@@ -177,6 +177,20 @@ static void test_builder_errors(void)
     CHECK(cc_model_add_tensor(m, "h", CC_DTYPE_F16, 2, ok_shape, NULL, &err) < 0 &&
           strstr(err.msg, "dtype f16 is not supported"));
     CHECK(cc_model_add_tensor(m, "", CC_DTYPE_F32, 2, ok_shape, NULL, &err) < 0);
+    // i8: values and scales copied into aligned storage; f32 data for an i8 tensor refused.
+    const int8_t q[4] = {-128, -1, 0, 127};
+    const float scales[2] = {0.5f, 2.0f}, f[4] = {0};
+    int qi = cc_model_add_tensor_i8(m, "q", 2, ok_shape, q, scales, &err);
+    if (CHECKF(qi >= 0, "add i8: %s", err.msg)) {
+        const struct cc_tensor *t = &m->tensors[qi];
+        float deq[4];
+        cc_tensor_dequantize(t, deq);
+        CHECK(t->dtype == CC_DTYPE_I8 && !t->data && ((uintptr_t)t->q & 63) == 0 &&
+              cc_tensor_is_const(t));
+        CHECK(deq[0] == -64.0f && deq[1] == -0.5f && deq[2] == 0.0f && deq[3] == 254.0f);
+    }
+    CHECK(cc_model_add_tensor(m, "q2", CC_DTYPE_I8, 2, ok_shape, f, &err) < 0 &&
+          strstr(err.msg, "cc_model_add_tensor_i8"));
     int in[] = {0}, out[] = {0}, bad[] = {7};
     CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) == 0);
     CHECK(cc_model_add_node(m, CC_OP_SOFTMAX, "s", 1, in, 1, out, NULL, cc_act_none(), &err) < 0 &&
