@@ -160,7 +160,8 @@ int cc_model_add_tensor(struct cc_model *m, const char *name, enum cc_dtype dtyp
 
 /* Adds an i8 constant: q (count int8 values) and scales (shape[0] f32 values, one per output
  * channel, axis 0) are copied into storage owned by the model. Returns its index, or -1 with
- * err set. Scales and where the tensor may be used are checked by cc_model_finalize. */
+ * err set (when only the storage could not be had, the tensor stays without values, which
+ * finalize rejects). Scales and where the tensor may be used are checked by finalize. */
 int cc_model_add_tensor_i8(struct cc_model *m, const char *name, int ndim, const int64_t *shape,
                            const int8_t *q, const float *scales, struct cc_error *err);
 

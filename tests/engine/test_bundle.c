@@ -577,16 +577,17 @@ static void test_malformed(const char *dir)
     }
 }
 
-/* The valid bundle cut at every length, and with random bytes flipped: loading must fail
- * with one message (or, for flips inside tensor data, succeed), and never crash. */
-static void test_damaged(const char *dir)
+/* The valid bundle (with the change set_path = value, e.g. an i8 weight; NULL: none) cut at
+ * every length, and with random bytes flipped: loading must fail with one message (or, for
+ * flips inside tensor data, succeed), and never crash. */
+static void test_damaged(const char *dir, const char *set_path, const char *value)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/cut.ccm", dir);
     static const struct zip_opts plain = {0};
     size_t size = 0;
     unsigned char *full =
-        write_variant(path, NULL, NULL, &plain) ? tu_read_file(path, &size) : NULL;
+        write_variant(path, set_path, value, &plain) ? tu_read_file(path, &size) : NULL;
     if (!CHECK(full != NULL && size > 0))
         return;
     int bad = 0;
@@ -638,8 +639,8 @@ static void test_damaged(const char *dir)
         cc_model_destroy(m);
     }
     CHECKF(silent == 0, "%d damaged bundles failed without a message", silent);
-    printf("damaged bundles: %zu cuts rejected, %d of 2000 with flipped bytes still loaded\n", size,
-           loaded);
+    printf("damaged bundles%s: %zu cuts rejected, %d of 2000 with flipped bytes still loaded\n",
+           set_path ? " (i8 fc.w)" : "", size, loaded);
     free(copy);
     free(full);
     unlink(path);
@@ -652,7 +653,8 @@ int main(void)
         return tu_exit_code();
     test_valid(dir);
     test_malformed(dir);
-    test_damaged(dir);
+    test_damaged(dir, NULL, NULL);
+    test_damaged(dir, "tensors/6", FC_W_I8("8", QUANT("0", "0", "8")));
     rmdir(dir);
     return tu_exit_code();
 }
