@@ -5,7 +5,8 @@
                        [--weights state_dict.pth | --random-seed N]
                        [--labels labels.txt | --num-classes N] [--name NAME]
                        [--input-size 224] [--resize center_crop:256|squash]
-                       [--mean R G B --std R G B --color RGB|BGR] -o out.ccm
+                       [--mean R G B --std R G B --color RGB|BGR]
+                       [--quantize int8] -o out.ccm
 
 or, from Python, `export_module(module, "out.ccm", (1, 3, 224, 224), labels)` for your own
 nn.Module.
@@ -21,6 +22,10 @@ the original module; only then is the zip written, to a temporary file renamed i
 end, so that a failed export never leaves a bundle behind.
 
 Anything unsupported stops the export with one line naming the op and where it is in the source.
+
+With --quantize int8 (quantize="int8"), after that check the weights of conv2d and linear nodes
+are written as int8 with symmetric per-output-channel f32 scales (docs/MODEL_FORMAT.md,
+"i8 tensors"); the quantized graph is compared with the module and the difference reported.
 """
 
 import argparse
@@ -54,19 +59,58 @@ VERIFY_TOLERANCE = 1e-4  # max |fused - pytorch| <= this x max |pytorch|
 # Manifest, verification, writing
 # ---------------------------------------------------------------------------------------------
 
-def build_manifest(L, name, labels, color, mean, std, resize):
-    """Returns (manifest dict, {const name: f32 ndarray} in layout order, weights.bin bytes)."""
+def quantize_int8(w):
+    """Per-output-channel symmetric int8 (docs/MODEL_FORMAT.md, dtype i8): for each index o of
+    axis 0, scale[o] = max|w[o]| / 127 as f32 (1 for an all-zero channel) and
+    q = round-half-even(w / scale[o]) in [-127, 127]. Returns (int8 array, f32 scales)."""
+    w = np.asarray(w, dtype=np.float32)
+    flat = w.reshape(w.shape[0], -1).astype(np.float64)
+    amax = np.abs(flat).max(axis=1)
+    scales = np.where(amax > 0, amax / 127.0, 1.0).astype("<f4")
+    q = np.clip(np.rint(flat / scales.astype(np.float64)[:, None]), -127, 127)
+    return q.astype(np.int8).reshape(w.shape), scales
+
+
+def _quantized_names(L):
+    """The constants written as i8 with --quantize int8: the weights (input 1) of conv2d and
+    linear nodes that nothing else uses; biases and everything else stay f32."""
+    weights, other = set(), set()
+    for node in L.nodes:
+        for i, t in enumerate(node.inputs):
+            if t in L.consts:
+                (weights if i == 1 and node.op in ("conv2d", "linear") else other).add(t)
+    return weights - other
+
+
+def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
+    """Returns (manifest dict, {const name: f32 ndarray} in layout order, weights.bin bytes).
+    quantize="int8": conv2d/linear weights are written as i8 with per-output-channel scales;
+    their entry in the returned dict is the dequantized f32 tensor (q * scale), the values
+    a loader computes."""
     tensors = [{"name": L.input, "dtype": "f32", "shape": L.shapes[L.input]}]
     graph = []
     consts = {}
     blob = bytearray()
+    quantized = _quantized_names(L) if quantize == "int8" else set()
+
+    def put(a):
+        blob.extend(b"\0" * (-len(blob) % ccm_bundle.ALIGN))
+        ref = {"entry": DATA_ENTRY, "offset": len(blob), "size": a.nbytes}
+        blob.extend(a.tobytes())
+        return ref
+
     for node in L.nodes:
         for t in node.inputs:
-            if t in L.consts and t not in consts:
+            if t in L.consts and t not in consts and t in quantized:
+                q, scales = quantize_int8(L.consts[t])
+                ref = put(q)
+                tensors.append({"name": t, "dtype": "i8", "shape": list(q.shape), "data": ref,
+                                "quant": {"axis": 0, "scales": put(scales)}})
+                consts[t] = (q.astype(np.float32) *
+                             scales.reshape((-1,) + (1,) * (q.ndim - 1))).astype(np.float32)
+            elif t in L.consts and t not in consts:
                 a = np.ascontiguousarray(L.consts[t], dtype="<f4")
-                blob += b"\0" * (-len(blob) % ccm_bundle.ALIGN)
-                ref = {"entry": DATA_ENTRY, "offset": len(blob), "size": a.nbytes}
-                blob += a.tobytes()
+                ref = put(a)
                 consts[t] = a
                 tensors.append({"name": t, "dtype": "f32", "shape": list(a.shape), "data": ref})
         tensors.append({"name": node.output, "dtype": "f32", "shape": L.shapes[node.output]})
@@ -153,6 +197,20 @@ def verify(module, manifest, consts, seed=0):
     return err / scale
 
 
+def compare_quantized(module, manifest, consts, seed=0):
+    """The quantized graph against the module on one random input: (max |diff| / max |ref|,
+    cosine similarity of the outputs). Reported, not enforced: int8 weights change the
+    numbers by design."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(manifest["input"]["shape"], generator=g)
+    with torch.no_grad():
+        ref = module(x).double().numpy().ravel()
+    got = ccm_bundle.run_graph(manifest, consts, x.numpy()).ravel()
+    rel = float(np.abs(got - ref).max()) / max(float(np.abs(ref).max()), 1e-30)
+    cos = float(np.dot(got, ref) / max(np.linalg.norm(got) * np.linalg.norm(ref), 1e-300))
+    return rel, cos
+
+
 def _aligned_info(z, name):
     """A stored ZipInfo whose data starts at a multiple of ALIGN in the file (padding in an
     extra field), so that a future loader can map tensors in place."""
@@ -221,11 +279,15 @@ def trace(module):
 
 def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, name=None,
                   color="RGB", mean=IMAGENET_MEAN, std=IMAGENET_STD,
-                  resize=("center_crop", 256)):
+                  resize=("center_crop", 256), quantize=None):
     """Exports module (an nn.Module taking one [1,3,H,W] image, returning [1, classes]) to
     out_path. labels: list of class names; None = ImageNet names for 1000 classes, else
-    "class_N". resize: ("squash", None) or ("center_crop", S). Returns a summary dict.
-    Raises ExportError (nothing is written then)."""
+    "class_N". resize: ("squash", None) or ("center_crop", S). quantize: None (all f32) or
+    "int8" (conv2d/linear weights as i8 with per-output-channel scales, see quantize_int8;
+    the fp32 graph is verified as always, then the quantized one is compared and reported).
+    Returns a summary dict. Raises ExportError (nothing is written then)."""
+    if quantize not in (None, "int8"):
+        raise ExportError("quantize %r: use int8 (or none)" % (quantize,))
     input_shape = [int(d) for d in input_shape]
     if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
         raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
@@ -270,11 +332,18 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
         manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize)
         check_limits(manifest)
         rel_err = verify(module, manifest, consts)
+        q_err = q_cos = None
+        if quantize:
+            manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
+                                                    quantize)
+            check_limits(manifest)
+            q_err, q_cos = compare_quantized(module, manifest, consts)
     finally:
         module.train(was_training)
     write_bundle(out_path, manifest, blob, labels)
     return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
-            "weight_bytes": len(blob), "classes": out_shape[1], "verify_rel_err": rel_err}
+            "weight_bytes": len(blob), "classes": out_shape[1], "verify_rel_err": rel_err,
+            "quantized_rel_err": q_err, "quantized_cosine": q_cos}
 
 
 def randomize(model, seed):
@@ -387,6 +456,8 @@ def main(argv=None):
     p.add_argument("--mean", type=float, nargs=3, default=IMAGENET_MEAN)
     p.add_argument("--std", type=float, nargs=3, default=IMAGENET_STD)
     p.add_argument("--color", choices=("RGB", "BGR"), default="RGB")
+    p.add_argument("--quantize", choices=("int8",), default=None,
+                   help="int8: conv/linear weights as int8, per-output-channel scales")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1)")
     p.add_argument("-o", "--output", required=True, help="bundle to write (.ccm)")
     args = p.parse_args(argv)
@@ -407,7 +478,7 @@ def main(argv=None):
             model = build_user_module(args.module, args.weights, args.random_seed)
         info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
                              labels, args.name or args.model or type(model).__name__,
-                             args.color, args.mean, args.std, resize)
+                             args.color, args.mean, args.std, resize, args.quantize)
     except (ExportError, OSError) as e:
         print("%s: error: %s" % (prog, e), file=sys.stderr)
         return 1
@@ -415,6 +486,10 @@ def main(argv=None):
           "matches PyTorch within %.2g x max|output|"
           % (prog, args.output, info["nodes"], info["tensors"], info["weight_bytes"] / 1e6,
              info["classes"], info["verify_rel_err"]))
+    if args.quantize:
+        print("%s: %s weights: outputs differ by %.2g x max|output| from PyTorch's on a random "
+              "input (cosine %.6f)" % (prog, args.quantize, info["quantized_rel_err"],
+                                       info["quantized_cosine"]))
     return 0
 
 

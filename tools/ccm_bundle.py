@@ -38,7 +38,8 @@ def act_range(attrs):
 
 
 def read_bundle(path):
-    """Returns (manifest dict, {tensor name: float32 ndarray} for every constant, labels)."""
+    """Returns (manifest dict, {tensor name: float32 ndarray} for every constant, labels).
+    i8 tensors (docs/MODEL_FORMAT.md) are returned dequantized."""
     with zipfile.ZipFile(path) as z:
         manifest = json.loads(z.read("manifest.json").decode("utf-8"))
         entries = {}
@@ -53,6 +54,19 @@ def read_bundle(path):
             if ref["entry"] not in entries:
                 entries[ref["entry"]] = z.read(ref["entry"])
             raw = entries[ref["entry"]][ref["offset"]:ref["offset"] + ref["size"]]
+            if t["dtype"] == "i8":  # dequantized: q * scale[index along quant.axis], in f32
+                q = np.frombuffer(raw, dtype=np.int8).reshape(t["shape"])
+                quant = t["quant"]
+                sref = quant["scales"]
+                if sref["entry"] not in entries:
+                    entries[sref["entry"]] = z.read(sref["entry"])
+                scales = np.frombuffer(entries[sref["entry"]][sref["offset"]:sref["offset"] +
+                                                              sref["size"]], dtype="<f4")
+                shape = [1] * q.ndim
+                shape[quant["axis"]] = -1
+                consts[t["name"]] = (q.astype(np.float32) *
+                                     scales.reshape(shape)).astype(np.float32)
+                continue
             consts[t["name"]] = np.frombuffer(raw, dtype="<f4").reshape(t["shape"])
         labels = manifest["labels"]
         if isinstance(labels, dict):
