@@ -7,7 +7,10 @@ The guest has no libraries and no Vulkan: camclass runs as built (dynamically li
 by the dynamic loader copied into the guest's /bin with every library `ldd` names
 (`ld-linux-x86-64.so.2 --library-path /bin /bin/camclass ...`), on the CPU backend.
 
-    test_camclass_vm.py RUN_VM CAMCLASS MODEL GUEST_SCRIPT [LINES]
+    test_camclass_vm.py RUN_VM CAMCLASS MODEL GUEST_SCRIPT [LINES [EXPECTED_TOP1]]
+
+With EXPECTED_TOP1 (e.g. "75% colour bars", vivid's default pattern, for the self-test model),
+at least 80 % of the frame lines must have that top-1 label.
 """
 import json
 import os
@@ -43,6 +46,7 @@ def libraries(exe):
 def main():
     run_vm, exe, model, guest = sys.argv[1:5]
     lines = int(sys.argv[5]) if len(sys.argv) > 5 else 30
+    expect = sys.argv[6] if len(sys.argv) > 6 else None
     tmp = tempfile.mkdtemp(prefix="camclass-vm-")
     stage = os.path.join(tmp, "bin")
     os.mkdir(stage)
@@ -90,6 +94,12 @@ def main():
     seqs = [o["seq"] for o in frames if isinstance(o.get("seq"), int)]
     check(seqs == sorted(set(seqs)), "frame seqs not increasing")
     check(objs and objs[-1].get("event") == "summary", "the last line is not the summary")
+    if expect and frames:
+        top1 = [o["top"][0].get("label") for o in frames if o.get("top")]
+        hits = top1.count(expect)
+        print("top-1 %r in %d of %d frames" % (expect, hits, len(top1)))
+        check(hits >= 0.8 * len(top1), "top-1 %r in only %d of %d frames: %r" %
+              (expect, hits, len(top1), sorted(set(top1))))
     if objs and objs[-1].get("event") == "summary":
         print("summary:", json.dumps(objs[-1]))
     shutil.rmtree(tmp, ignore_errors=True)
