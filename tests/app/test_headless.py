@@ -15,7 +15,11 @@
 - the window path with SDL's offscreen driver (runs, --profile has present times, SIGTERM ->
   exit 0), and with no display: one "no display (...); running headless" line, log on stdout.
 
-    test_headless.py CAMCLASS MODEL ASSETS_SAMPLES
+    test_headless.py CAMCLASS MODEL ASSETS_SAMPLES [SELFTEST_MODEL]
+
+With SELFTEST_MODEL (assets/models/selftest.ccm), detections mode is also checked exactly on
+frames of the sample clip: 75% colour bars x4, thick cross x4, 75% colour bars x4 give the
+detections [bars (onset), cross (change), bars] and nothing else but a clear and the summary.
 """
 import ctypes
 import ctypes.util
@@ -240,6 +244,28 @@ def main():
     changes = sum(1 for a, b in zip(top1, top1[1:]) if a != b)
     check(len(dets) <= changes + 1, "detections: %d lines, top-1 changed %d times" %
           (len(dets), changes))
+
+    # 3b. The same with a trained model on two patterns of the self-test clip: exact changes.
+    if len(sys.argv) > 4:
+        clip = os.path.join(samples, "selftest")
+        a = os.path.join(clip, "005-75-colour-bars.png")
+        b = os.path.join(clip, "008-thick-cross.png")
+        exact = os.path.join(tmp, "exact")
+        os.mkdir(exact)
+        for i, c in enumerate("AAAABBBBAAAA"):
+            shutil.copy(a if c == "A" else b, os.path.join(exact, "%02d.png" % i))
+        rc, out, err = run(exe, ["--model", sys.argv[4], "--backend", "cpu", "--headless",
+                                 "--input", exact, "--log-mode", "detections", "--threshold",
+                                 "0.5"])
+        check(rc == 0, "exact detections: exit %d: %s" % (rc, err))
+        det = parse_log(out, "exact detections", None, "cpu", exact)
+        got = [(o.get("event"), (o.get("detection") or {}).get("label")) for o in det]
+        dets = [lab for ev, lab in got if ev == "detection"]
+        check(dets == ["75% colour bars", "thick cross", "75% colour bars"],
+              "exact detections: %r" % got)
+        check(all(ev in ("detection", "clear", "summary") for ev, _ in got) and
+              sum(ev == "clear" for ev, _ in got) <= 1 and got[-1][0] == "summary",
+              "exact detections: other lines: %r" % got)
 
     # 4. SIGHUP reopens after a rename; SIGTERM (and SIGINT) end with a summary and exit 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
