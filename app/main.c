@@ -208,7 +208,6 @@ struct app {
     char model_path[PATH_MAX];
     struct cc_model *model; // loaded, until the engine takes it
     char source_name[PATH_MAX];
-    bool from_camera;
     bool loop;
     struct cc_engine *engine;
     struct cc_capture *camera;
@@ -251,7 +250,6 @@ static int open_source(struct app *a)
             a->camera = cc_capture_open(&cc, &err);
             if (a->camera) {
                 snprintf(a->source_name, sizeof(a->source_name), "/dev/video0");
-                a->from_camera = true;
                 fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
                 return 0;
             }
@@ -282,7 +280,6 @@ static int open_source(struct app *a)
             return 1;
         }
         snprintf(a->source_name, sizeof(a->source_name), "%s", dev);
-        a->from_camera = true;
         fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
         return 0;
     }
