@@ -7,8 +7,11 @@
 #ifndef CC_FRAME_H
 #define CC_FRAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "error.h"
 
 enum cc_pixfmt {
     CC_PIX_YUYV,  // packed 4:2:2 Y0 U Y1 V, BT.601 limited range
@@ -34,5 +37,10 @@ struct cc_frame {
 
 /* Name of a format for messages and --list-cameras ("YUYV", "MJPG", "RGB3", ...). */
 const char *cc_pixfmt_name(enum cc_pixfmt f);
+
+/* Checks that a raw (non-MJPEG) frame's buffer holds every pixel its format, size and stride
+ * promise: stride >= the bytes of one row, size >= the last byte read (NV12: both planes).
+ * who ("preprocess", "overlay") starts the message. Returns false with err set otherwise. */
+bool cc_frame_check(const struct cc_frame *f, const char *who, struct cc_error *err);
 
 #endif

@@ -239,44 +239,6 @@ void cc_overlay_destroy(struct cc_overlay *ov)
 /* Frame upload: native pixels -> RGB24 texture                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Checks that the frame's buffer holds every pixel (the same rules as preprocessing). */
-static bool frame_check(const struct cc_frame *f, struct cc_error *err)
-{
-    size_t row_bytes;
-    switch (f->format) {
-    case CC_PIX_RGB24:
-    case CC_PIX_BGR24:
-        row_bytes = (size_t)f->width * 3;
-        break;
-    case CC_PIX_GREY:
-        row_bytes = (size_t)f->width;
-        break;
-    case CC_PIX_YUYV:
-        row_bytes = (size_t)(f->width + 1) / 2 * 4; // whole Y0 U Y1 V groups
-        break;
-    case CC_PIX_NV12:
-        row_bytes = (size_t)(f->width + 1) / 2 * 2; // Y row; the UV row is as long
-        break;
-    default:
-        return cc_error_set(err, "overlay: frame %llu has unknown pixel format %d",
-                            (unsigned long long)f->sequence, (int)f->format);
-    }
-    if (f->width <= 0 || f->height <= 0 || f->stride <= 0 || !f->data ||
-        (size_t)f->stride < row_bytes)
-        return cc_error_set(err, "overlay: frame %llu (%s %dx%d) has stride %d, need %zu",
-                            (unsigned long long)f->sequence, cc_pixfmt_name(f->format), f->width,
-                            f->height, f->stride, row_bytes);
-    size_t stride = (size_t)f->stride, h = (size_t)f->height;
-    size_t need = (h - 1) * stride + row_bytes;
-    if (f->format == CC_PIX_NV12)
-        need = h * stride + ((h + 1) / 2 - 1) * stride + row_bytes;
-    if (f->size < need)
-        return cc_error_set(err, "overlay: frame %llu (%s %dx%d) has %zu bytes, needs %zu",
-                            (unsigned long long)f->sequence, cc_pixfmt_name(f->format), f->width,
-                            f->height, f->size, need);
-    return true;
-}
-
 /* Converts source row y to packed RGB at dst (YUYV and NV12 through convert.h). */
 static void row_to_rgb(struct cc_overlay *ov, const struct cc_frame *f, int y, uint8_t *dst)
 {
@@ -332,7 +294,7 @@ static bool frame_upload(struct cc_overlay *ov, const struct cc_frame *in, struc
                               .size = (size_t)ov->jpeg.width * ov->jpeg.height * 3,
                               .sequence = in->sequence};
     }
-    if (!frame_check(&f, err))
+    if (!cc_frame_check(&f, "overlay", err))
         return false;
     int pcap = f.width + 1; // YUYV/NV12 rows convert whole pairs
     if ((f.format == CC_PIX_YUYV || f.format == CC_PIX_NV12) && ov->planar_cap < pcap) {

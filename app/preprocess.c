@@ -328,42 +328,9 @@ static void hrow(struct cc_preprocess *pp, const struct source *s, int y, float 
 /* Fills s from a raw (non-MJPEG) frame after checking that its buffer holds every pixel. */
 static bool source_from_frame(const struct cc_frame *in, struct source *s, struct cc_error *err)
 {
-    size_t row_bytes;
-    switch (in->format) {
-    case CC_PIX_RGB24:
-    case CC_PIX_BGR24:
-        row_bytes = (size_t)in->width * 3;
-        break;
-    case CC_PIX_GREY:
-        row_bytes = (size_t)in->width;
-        break;
-    case CC_PIX_YUYV:
-        row_bytes = (size_t)(in->width + 1) / 2 * 4; // whole Y0 U Y1 V groups
-        break;
-    case CC_PIX_NV12:
-        row_bytes = (size_t)(in->width + 1) / 2 * 2; // Y row; the UV row is as long
-        break;
-    default:
-        return cc_error_set(err, "preprocess: frame %llu has unknown pixel format %d",
-                            (unsigned long long)in->sequence, (int)in->format);
-    }
-    if (in->width <= 0 || in->height <= 0 || in->stride <= 0 || !in->data ||
-        (size_t)in->stride < row_bytes)
-        return cc_error_set(err,
-                            "preprocess: frame %llu (%s %dx%d) has stride %d, need at least %zu "
-                            "bytes per row; the source set a wrong frame layout",
-                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format), in->width,
-                            in->height, in->stride, row_bytes);
-    size_t stride = (size_t)in->stride, h = (size_t)in->height;
-    size_t need = (h - 1) * stride + row_bytes;
-    if (in->format == CC_PIX_NV12)
-        need = h * stride + ((h + 1) / 2 - 1) * stride + row_bytes;
-    if (in->size < need)
-        return cc_error_set(err,
-                            "preprocess: frame %llu (%s %dx%d, stride %d) has %zu bytes, needs "
-                            "%zu; the frame is truncated",
-                            (unsigned long long)in->sequence, cc_pixfmt_name(in->format), in->width,
-                            in->height, in->stride, in->size, need);
+    if (!cc_frame_check(in, "preprocess", err))
+        return false;
+    size_t h = (size_t)in->height, stride = (size_t)in->stride;
     *s = (struct source){
         .fmt = in->format, .data = in->data, .stride = in->stride, .w = in->width, .h = in->height};
     if (in->format == CC_PIX_NV12)
