@@ -17,7 +17,7 @@
 
 struct cc_frame_slot {
     pthread_mutex_t lock;
-    pthread_cond_t changed; // signalled on put, release, discard and close
+    pthread_cond_t changed; // signalled on put, take, release, discard and close
     // Everything below is guarded by lock.
     struct cc_frame *frames; // (n_frames) the pool, owned by the slot
     struct cc_frame **free;  // (n_frames) stack of frames nobody holds
@@ -203,6 +203,7 @@ enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_m
             slot->waiting = NULL;
             slot->stats.taken++;
             status = CC_SLOT_FRAME;
+            pthread_cond_broadcast(&slot->changed); // a producer may wait in wait_taken
             break;
         }
         if (slot->closed) {
@@ -231,6 +232,16 @@ enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_m
 void cc_frame_slot_release(struct cc_frame_slot *slot, struct cc_frame *frame)
 {
     cc_frame_slot_discard(slot, frame);
+}
+
+bool cc_frame_slot_wait_taken(struct cc_frame_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    while (!slot->closed && slot->waiting)
+        pthread_cond_wait(&slot->changed, &slot->lock);
+    bool open = !slot->closed;
+    pthread_mutex_unlock(&slot->lock);
+    return open;
 }
 
 struct cc_frame_slot_stats cc_frame_slot_get_stats(struct cc_frame_slot *slot)

@@ -84,6 +84,11 @@ enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_m
 /* Gives a taken frame back to the pool. Accepts NULL. */
 void cc_frame_slot_release(struct cc_frame_slot *slot, struct cc_frame *frame);
 
+/* Producer side, for sources that must not drop frames (files at fps 0): blocks until no
+ * frame waits in the slot (the consumer took it, or it was dropped). Returns false when the
+ * slot is closed. */
+bool cc_frame_slot_wait_taken(struct cc_frame_slot *slot);
+
 /* Counters since create, read under the lock (a consistent snapshot). */
 struct cc_frame_slot_stats {
     uint64_t put;     // frames published by the producer

@@ -312,20 +312,6 @@ static bool sleep_until(struct cc_frame_slot *slot, int64_t deadline)
     }
 }
 
-/* fps == 0: waits until the consumer took every frame put so far (the slot has no "taken"
- * notification, so this polls its counters every 0.2 ms); false when the slot was closed. */
-static bool wait_taken(struct cc_frame_slot *slot)
-{
-    for (;;) {
-        if (cc_frame_slot_closed(slot))
-            return false;
-        struct cc_frame_slot_stats st = cc_frame_slot_get_stats(slot);
-        if (st.taken + st.dropped >= st.put)
-            return true;
-        sleep_ns(200000);
-    }
-}
-
 static void *producer_main(void *arg)
 {
     struct cc_source_file *src = arg;
@@ -347,7 +333,7 @@ static void *producer_main(void *arg)
             int64_t now = now_ns();
             if (now - next > period) // far behind (slow decode): do not burst to catch up
                 next = now;
-        } else if (!wait_taken(slot)) {
+        } else if (!cc_frame_slot_wait_taken(slot)) {
             break;
         }
         struct cc_frame *f = cc_frame_slot_acquire(slot, st->size, &err);

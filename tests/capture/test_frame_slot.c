@@ -223,6 +223,54 @@ static void test_close_wakes_taker(void)
     cc_frame_slot_destroy(slot);
 }
 
+// wait_taken: a producer that must not drop frames blocks until the consumer took the waiting
+// frame (woken by take, not by polling), returns at once when nothing waits, and returns false
+// once the slot is closed.
+struct taker {
+    struct cc_frame_slot *slot;
+    enum cc_slot_status status;
+    struct cc_frame *frame;
+};
+static void *taker_main(void *arg)
+{
+    struct taker *t = arg;
+    struct cc_error err = {""};
+    sleep_us(50000);
+    t->status = cc_frame_slot_take(t->slot, 2000, &t->frame, &err);
+    return NULL;
+}
+
+static void test_wait_taken(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    CHECK(cc_frame_slot_wait_taken(slot)); // nothing waits: returns at once
+    struct cc_frame *f = cc_frame_slot_acquire(slot, 16, &err);
+    CHECK(f != NULL && cc_frame_slot_put(slot, f));
+    struct taker tk = {slot, CC_SLOT_TIMEOUT, NULL};
+    pthread_t t;
+    pthread_create(&t, NULL, taker_main, &tk);
+    int64_t t0 = now_ns();
+    bool open = cc_frame_slot_wait_taken(slot);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    pthread_join(t, NULL);
+    CHECK(open);
+    CHECK(tk.status == CC_SLOT_FRAME && tk.frame == f);
+    CHECKF(ms >= 40 && ms < 2000, "wait_taken returned after %.1f ms", ms);
+    struct cc_frame_slot_stats st = cc_frame_slot_get_stats(slot);
+    CHECK(st.put == 1 && st.taken == 1 && st.dropped == 0);
+    cc_frame_slot_release(slot, tk.frame);
+
+    // A frame nobody takes: close releases the waiting producer with false.
+    f = cc_frame_slot_acquire(slot, 16, &err);
+    CHECK(f != NULL && cc_frame_slot_put(slot, f));
+    struct closer c = {slot};
+    pthread_create(&t, NULL, closer_main, &c);
+    CHECK(!cc_frame_slot_wait_taken(slot));
+    pthread_join(t, NULL);
+    cc_frame_slot_destroy(slot);
+}
+
 // The pool is fixed: after warm-up, buffers are reused (no allocation per frame), and a
 // consumer holding its declared frames never starves the producer.
 static void test_recycling(void)
@@ -270,6 +318,7 @@ int main(void)
     test_close_message();
     test_timeout();
     test_close_wakes_taker();
+    test_wait_taken();
     test_recycling();
     return tu_exit_code();
 }
