@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "ops.h"
 
 // Limits from docs/MODEL_FORMAT.md ("Limits").
 #define MAX_TENSORS 65536
@@ -22,7 +23,6 @@
 #define MAX_LABEL_LEN 256
 #define MAX_NAME_LEN 256
 #define MAX_MODEL_NAME_LEN 128
-#define MAX_KERNEL 64 // also stride, dilation and padding
 
 /* ---------------------------------------------------------------------------------------- */
 /* Names and activation helpers                                                              */
@@ -73,288 +73,6 @@ void cc_tensor_dequantize(const struct cc_tensor *t, float *out)
         for (int64_t i = o * per; i < (o + 1) * per; i++)
             out[i] = (float)t->q[i] * s;
     }
-}
-
-static bool act_is_none(struct cc_act a)
-{
-    return isinf(a.min) && a.min < 0 && isinf(a.max) && a.max > 0;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Shapes                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-// A computed shape, compared against the declared one.
-struct shape {
-    int ndim;
-    int64_t d[CC_MAX_DIMS];
-};
-
-/* Writes "[1,3,224,224]" into buf (always NUL-terminated). */
-static const char *shape_str(char *buf, size_t size, int ndim, const int64_t *d)
-{
-    size_t n = 0;
-    buf[0] = 0;
-    n += (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%lld", i ? "," : "", (long long)d[i]);
-    if (n < size)
-        snprintf(buf + n, size - n, "]");
-    return buf;
-}
-
-#define SHAPE_BUF 64
-#define TSHAPE(buf, t) shape_str((buf), sizeof(buf), (t)->ndim, (t)->shape)
-
-static bool shape_equal(const struct cc_tensor *t, const struct shape *s)
-{
-    if (t->ndim != s->ndim)
-        return false;
-    for (int i = 0; i < s->ndim; i++)
-        if (t->shape[i] != s->d[i])
-            return false;
-    return true;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Per-op rules                                                                              */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Computes a node's output shape from its inputs (and, for reshape, the declared output),
- * checking the input shapes on the way. Returns false with err naming node and tensor. */
-typedef bool (*infer_fn)(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                         struct cc_error *err);
-
-static bool infer_conv2d(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                         struct cc_error *err);
-static bool infer_add(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                      struct cc_error *err);
-static bool infer_gap(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                      struct cc_error *err);
-static bool infer_linear(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                         struct cc_error *err);
-static bool infer_flatten(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err);
-static bool infer_reshape(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err);
-static bool infer_softmax(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err);
-static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                       struct cc_error *err);
-
-struct op_rule {
-    const char *name;
-    int min_inputs, max_inputs;
-    bool has_act; // accepts a fused activation
-    infer_fn infer;
-};
-
-static const struct op_rule op_rules[CC_OP_COUNT] = {
-    [CC_OP_CONV2D] = {"conv2d", 2, 3, true, infer_conv2d},
-    [CC_OP_ADD] = {"add", 2, 2, true, infer_add},
-    [CC_OP_GLOBAL_AVG_POOL] = {"global_avg_pool", 1, 1, false, infer_gap},
-    [CC_OP_LINEAR] = {"linear", 2, 3, true, infer_linear},
-    [CC_OP_FLATTEN] = {"flatten", 1, 1, false, infer_flatten},
-    [CC_OP_RESHAPE] = {"reshape", 1, 1, false, infer_reshape},
-    [CC_OP_SOFTMAX] = {"softmax", 1, 1, false, infer_softmax},
-    [CC_OP_CLAMP] = {"clamp", 1, 1, true, infer_same},
-};
-
-const char *cc_op_name(enum cc_op op)
-{
-    if ((unsigned)op >= CC_OP_COUNT)
-        return "?";
-    return op_rules[op].name;
-}
-
-enum cc_op cc_op_from_name(const char *name)
-{
-    for (int i = 0; name && i < CC_OP_COUNT; i++)
-        if (strcmp(op_rules[i].name, name) == 0)
-            return (enum cc_op)i;
-    return CC_OP_COUNT;
-}
-
-/* Fails with "node N (op): input "t" has shape [..], expected <what>". */
-static bool bad_input(const struct cc_model *m, const struct cc_node *n, int slot,
-                      const char *expected, struct cc_error *err)
-{
-    const struct cc_tensor *t = &m->tensors[n->inputs[slot]];
-    char buf[SHAPE_BUF];
-    return cc_error_set(err, "node \"%s\" (%s): input \"%s\" has shape %s, expected %s", n->name,
-                        cc_op_name(n->op), t->name, TSHAPE(buf, t), expected);
-}
-
-/* Checks that input slot is [1, C, H, W]. */
-static bool want_nchw(const struct cc_model *m, const struct cc_node *n, int slot,
-                      struct cc_error *err)
-{
-    const struct cc_tensor *t = &m->tensors[n->inputs[slot]];
-    if (t->ndim != 4 || t->shape[0] != 1)
-        return bad_input(m, n, slot, "[1,C,H,W]", err);
-    return true;
-}
-
-/* Checks that the optional bias in slot 2 (if present) is [count]. */
-static bool want_bias(const struct cc_model *m, const struct cc_node *n, int64_t count,
-                      struct cc_error *err)
-{
-    if (n->n_inputs < 3)
-        return true;
-    const struct cc_tensor *b = &m->tensors[n->inputs[2]];
-    if (b->ndim != 1 || b->shape[0] != count) {
-        char want[SHAPE_BUF];
-        return bad_input(m, n, 2, shape_str(want, sizeof(want), 1, &count), err);
-    }
-    return true;
-}
-
-static bool in_range(int v, int lo, int hi)
-{
-    return v >= lo && v <= hi;
-}
-
-static bool infer_conv2d(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                         struct cc_error *err)
-{
-    const struct cc_conv2d_attrs *a = &n->attrs.conv;
-    if (!want_nchw(m, n, 0, err))
-        return false;
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
-    const char *what = NULL;
-    for (int i = 0; i < 2 && !what; i++) {
-        if (!in_range(a->stride[i], 1, MAX_KERNEL))
-            what = "stride";
-        else if (!in_range(a->dilation[i], 1, MAX_KERNEL))
-            what = "dilation";
-    }
-    for (int i = 0; i < 4 && !what; i++)
-        if (!in_range(a->pad[i], 0, MAX_KERNEL))
-            what = "padding";
-    if (what)
-        return cc_error_set(err,
-                            "node \"%s\" (conv2d): %s out of range (stride and dilation "
-                            "1..%d, padding 0..%d)",
-                            n->name, what, MAX_KERNEL, MAX_KERNEL);
-    int64_t c = x->shape[1], g = a->groups;
-    if (g < 1 || c % g != 0 || w->ndim < 1 || w->shape[0] % g != 0)
-        return cc_error_set(err,
-                            "node \"%s\" (conv2d): groups %lld must divide the input "
-                            "channels (%lld) and the output channels (weight \"%s\" dim 0)",
-                            n->name, (long long)g, (long long)c, w->name);
-    if (w->ndim != 4 || w->shape[1] != c / g || w->shape[2] > MAX_KERNEL ||
-        w->shape[3] > MAX_KERNEL) {
-        char want[SHAPE_BUF];
-        snprintf(want, sizeof(want), "[O,%lld,kh,kw] (C/groups, kernel 1..%d)", (long long)(c / g),
-                 MAX_KERNEL);
-        return bad_input(m, n, 1, want, err);
-    }
-    int64_t o = w->shape[0];
-    if (!want_bias(m, n, o, err))
-        return false;
-    out->ndim = 4;
-    out->d[0] = 1;
-    out->d[1] = o;
-    for (int i = 0; i < 2; i++) {
-        // All terms are bounded (dims <= 2^20, attrs <= 64), so int64 cannot overflow.
-        int64_t span = x->shape[2 + i] + a->pad[i] + a->pad[i + 2] -
-                       (int64_t)a->dilation[i] * (w->shape[2 + i] - 1) - 1;
-        if (span < 0)
-            return cc_error_set(err,
-                                "node \"%s\" (conv2d): kernel of weight \"%s\" is larger "
-                                "than the padded input \"%s\"",
-                                n->name, w->name, x->name);
-        out->d[2 + i] = span / a->stride[i] + 1;
-    }
-    return true;
-}
-
-static bool infer_add(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                      struct cc_error *err)
-{
-    const struct cc_tensor *a = &m->tensors[n->inputs[0]];
-    struct shape s = {a->ndim, {0}};
-    memcpy(s.d, a->shape, sizeof(s.d));
-    if (!shape_equal(&m->tensors[n->inputs[1]], &s)) {
-        char want[SHAPE_BUF];
-        return bad_input(m, n, 1, TSHAPE(want, a), err);
-    }
-    *out = s;
-    return true;
-}
-
-static bool infer_gap(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                      struct cc_error *err)
-{
-    if (!want_nchw(m, n, 0, err))
-        return false;
-    *out = (struct shape){4, {1, m->tensors[n->inputs[0]].shape[1], 1, 1}};
-    return true;
-}
-
-static bool infer_linear(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                         struct cc_error *err)
-{
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
-    if (x->ndim != 2 || x->shape[0] != 1)
-        return bad_input(m, n, 0, "[1,K]", err);
-    if (w->ndim != 2 || w->shape[1] != x->shape[1]) {
-        char want[SHAPE_BUF];
-        snprintf(want, sizeof(want), "[N,%lld]", (long long)x->shape[1]);
-        return bad_input(m, n, 1, want, err);
-    }
-    if (!want_bias(m, n, w->shape[0], err))
-        return false;
-    *out = (struct shape){2, {1, w->shape[0]}};
-    return true;
-}
-
-static bool infer_flatten(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err)
-{
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    if (x->shape[0] != 1)
-        return bad_input(m, n, 0, "batch 1 ([1,...])", err);
-    *out = (struct shape){2, {1, x->count}};
-    return true;
-}
-
-static bool infer_reshape(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err)
-{
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    const struct cc_tensor *y = &m->tensors[n->outputs[0]];
-    if (x->count != y->count) {
-        char bx[SHAPE_BUF], by[SHAPE_BUF];
-        return cc_error_set(err,
-                            "node \"%s\" (reshape): input \"%s\" %s has %lld elements but "
-                            "output \"%s\" %s has %lld",
-                            n->name, x->name, TSHAPE(bx, x), (long long)x->count, y->name,
-                            TSHAPE(by, y), (long long)y->count);
-    }
-    out->ndim = y->ndim;
-    memcpy(out->d, y->shape, sizeof(out->d));
-    return true;
-}
-
-static bool infer_softmax(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                          struct cc_error *err)
-{
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    if (x->ndim != 2 || x->shape[0] != 1)
-        return bad_input(m, n, 0, "[1,N]", err);
-    return infer_same(m, n, out, err);
-}
-
-static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct shape *out,
-                       struct cc_error *err)
-{
-    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
-    out->ndim = x->ndim;
-    memcpy(out->d, x->shape, sizeof(out->d));
-    return true;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -684,40 +402,6 @@ bool cc_model_add_label(struct cc_model *m, const char *label, struct cc_error *
 /* Finalize                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Checks one node: input count, activation, input shapes, computed vs declared output. */
-static bool check_node(const struct cc_model *m, const struct cc_node *n, struct cc_error *err)
-{
-    const struct op_rule *r = &op_rules[n->op];
-    if (n->n_inputs < r->min_inputs || n->n_inputs > r->max_inputs) {
-        if (r->min_inputs == r->max_inputs)
-            return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d", n->name,
-                                r->name, n->n_inputs, r->name, r->min_inputs);
-        return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d..%d", n->name,
-                            r->name, n->n_inputs, r->name, r->min_inputs, r->max_inputs);
-    }
-    if (!r->has_act && !act_is_none(n->act))
-        return cc_error_set(err,
-                            "node \"%s\" (%s) has a fused activation; only conv2d, linear, "
-                            "add and clamp take one",
-                            n->name, r->name);
-    if (isnan(n->act.min) || isnan(n->act.max) || n->act.min > n->act.max)
-        return cc_error_set(err, "node \"%s\" (%s): activation clamp_min %g > clamp_max %g",
-                            n->name, r->name, (double)n->act.min, (double)n->act.max);
-    struct shape s;
-    if (!r->infer(m, n, &s, err))
-        return false;
-    const struct cc_tensor *y = &m->tensors[n->outputs[0]];
-    if (!shape_equal(y, &s)) {
-        char bs[SHAPE_BUF], by[SHAPE_BUF];
-        return cc_error_set(err,
-                            "node \"%s\" (%s): computed output shape %s but tensor \"%s\" "
-                            "is declared %s",
-                            n->name, r->name, shape_str(bs, sizeof(bs), s.ndim, s.d), y->name,
-                            TSHAPE(by, y));
-    }
-    return true;
-}
-
 /* Sets every tensor's producer; checks that activations are produced exactly once and that
  * nodes come in topological order. */
 static bool check_order(struct cc_model *m, struct cc_error *err)
@@ -773,7 +457,7 @@ static bool check_input_spec(const struct cc_model *m, struct cc_error *err)
     if (in->tensor < 0 || in->tensor >= m->n_tensors)
         return cc_error_set(err, "model has no input tensor; set the input spec");
     const struct cc_tensor *t = &m->tensors[in->tensor];
-    char b[SHAPE_BUF];
+    char b[CC_SHAPE_BUF];
     if (cc_tensor_is_const(t))
         return cc_error_set(err,
                             "input tensor \"%s\" has data; the graph input must be a "
@@ -781,7 +465,7 @@ static bool check_input_spec(const struct cc_model *m, struct cc_error *err)
                             t->name);
     if (t->ndim != 4 || t->shape[0] != 1 || t->shape[1] != 3)
         return cc_error_set(err, "input tensor \"%s\" has shape %s; the input must be [1,3,H,W]",
-                            t->name, TSHAPE(b, t));
+                            t->name, CC_TSHAPE(b, t));
     for (int c = 0; c < 3; c++) {
         if (!(in->std[c] > 0) || !isfinite(in->std[c]) || !isfinite(in->mean[c]))
             return cc_error_set(err,
@@ -816,9 +500,9 @@ static bool check_output_spec(struct cc_model *m, struct cc_error *err)
         return cc_error_set(err, "output has %d classes; the limit is 1..%d", out->classes,
                             MAX_CLASSES);
     if (t->ndim != 2 || t->shape[0] != 1 || t->shape[1] != out->classes) {
-        char b[SHAPE_BUF];
+        char b[CC_SHAPE_BUF];
         return cc_error_set(err, "output tensor \"%s\" has shape %s, expected [1,%d] (classes)",
-                            t->name, TSHAPE(b, t), out->classes);
+                            t->name, CC_TSHAPE(b, t), out->classes);
     }
     if (m->n_labels && m->n_labels != out->classes)
         return cc_error_set(err,
@@ -894,7 +578,7 @@ bool cc_model_finalize(struct cc_model *m, struct cc_error *err)
         !check_i8_uses(m, err))
         return false;
     for (int k = 0; k < m->n_nodes; k++)
-        if (!check_node(m, &m->nodes[k], err))
+        if (!cc_op_check_node(m, &m->nodes[k], err))
             return false;
     return check_output_spec(m, err);
 }
