@@ -36,7 +36,6 @@ const char *cc_shape_str(char *buf, size_t size, int ndim, const int64_t *d)
     return buf;
 }
 
-
 static bool shape_equal(const struct cc_tensor *t, const struct shape *s)
 {
     if (t->ndim != s->ndim)
