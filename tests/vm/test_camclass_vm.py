@@ -43,32 +43,37 @@ def libraries(exe):
     return paths
 
 
+def boot_with(run_vm, exe, files, timeout, guest_argv, tmp):
+    """Stages exe as /bin/camclass with its loader and libraries (copied under the names ldd
+    shows, symlinks resolved) and files, [(host path, guest name)], into the guest's /bin,
+    boots the vivid VM and runs guest_argv there. Returns (run-vm's exit status, the folder
+    the guest's /out came back to)."""
+    stage = os.path.join(tmp, "bin")
+    os.mkdir(stage)
+    bins = []
+    staged = [(p, os.path.basename(p)) for p in libraries(exe)] + [(exe, "camclass")] + files
+    for src, name in staged:
+        dst = os.path.join(stage, name)
+        shutil.copy(src, dst)
+        bins.append(dst)
+    out = os.path.join(tmp, "out")
+    cmd = [run_vm, "--timeout", str(timeout), "--output", out, "--output-mb", "64"]
+    for b in bins:
+        cmd += ["--bin", b]
+    return subprocess.run(cmd + ["--"] + guest_argv).returncode, out
+
+
 def main():
     run_vm, exe, model, guest = sys.argv[1:5]
     lines = int(sys.argv[5]) if len(sys.argv) > 5 else 30
     expect = sys.argv[6] if len(sys.argv) > 6 else None
     tmp = tempfile.mkdtemp(prefix="camclass-vm-")
-    stage = os.path.join(tmp, "bin")
-    os.mkdir(stage)
-    # Copies under their soname (the name ldd shows), resolving symlinks.
-    bins = []
-    for p in libraries(exe):
-        dst = os.path.join(stage, os.path.basename(p))
-        shutil.copy(p, dst)
-        bins.append(dst)
-    for src, name in ((exe, "camclass"), (model, "model.ccm"), (guest, "camclass-e2e-guest.sh")):
-        dst = os.path.join(stage, name)
-        shutil.copy(src, dst)
-        bins.append(dst)
-    out = os.path.join(tmp, "out")
-    cmd = [run_vm, "--timeout", "200", "--output", out, "--output-mb", "64"]
-    for b in bins:
-        cmd += ["--bin", b]
-    cmd += ["--", "sh", "/bin/camclass-e2e-guest.sh", str(lines), "90", "--",
-            "--headless", "--log", "-", "--camera", "/dev/video0", "--backend", "cpu",
-            "--size", "320x180", "--model", "/bin/model.ccm"]
-    p = subprocess.run(cmd)
-    if not check(p.returncode == 0, "run-vm exit %d" % p.returncode):
+    rc_vm, out = boot_with(run_vm, exe, [(model, "model.ccm"), (guest, "camclass-e2e-guest.sh")],
+                           200, ["sh", "/bin/camclass-e2e-guest.sh", str(lines), "90", "--",
+                                 "--headless", "--log", "-", "--camera", "/dev/video0",
+                                 "--backend", "cpu", "--size", "320x180",
+                                 "--model", "/bin/model.ccm"], tmp)
+    if not check(rc_vm == 0, "run-vm exit %d" % rc_vm):
         return 1
     rc = open(os.path.join(out, "rc")).read().strip() if os.path.exists(
         os.path.join(out, "rc")) else "missing"

@@ -17,13 +17,12 @@ guest's /bin with every library `ldd` names, on the CPU backend (the guest has n
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_camclass_vm import libraries  # noqa: E402
+import test_camclass_vm as vm  # noqa: E402  (boot_with, check and its failure count)
 
 # One vivid menu index per class (the first item of a merged class), as in docs/MODELS.md.
 PATTERNS = [
@@ -34,15 +33,7 @@ PATTERNS = [
     (17, "thin cross"), (19, "thick cross"), (20, "gray ramp"), (21, "noise"),
 ]
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
-    return cond
+check = vm.check
 
 
 def read_log(path):
@@ -64,30 +55,16 @@ def main():
     size = sys.argv[7] if len(sys.argv) > 7 else "640x360"
     t0 = time.monotonic()
     tmp = tempfile.mkdtemp(prefix="camclass-vm-patterns-")
-    stage = os.path.join(tmp, "bin")
-    os.mkdir(stage)
-    bins = []
-    for p in libraries(exe):
-        dst = os.path.join(stage, os.path.basename(p))
-        shutil.copy(p, dst)
-        bins.append(dst)
-    for src, name in ((exe, "camclass"), (capture, "camclass-capture-static"),
-                      (model, "model.ccm"), (guest, "camclass-e2e-patterns.sh")):
-        dst = os.path.join(stage, name)
-        shutil.copy(src, dst)
-        bins.append(dst)
-    out = os.path.join(tmp, "out")
-    cmd = [run_vm, "--timeout", "240", "--output", out, "--output-mb", "64"]
-    for b in bins:
-        cmd += ["--bin", b]
+    files = [(capture, "camclass-capture-static"), (model, "model.ccm"),
+             (guest, "camclass-e2e-patterns.sh")]
     # --fps 5: under TCG vivid drawing 30 frames a second takes CPU from inference (151 s in all
     # instead of 169 s); camclass classifies the latest frame either way.
-    cmd += ["--", "sh", "/bin/camclass-e2e-patterns.sh", str(lines), "30",
-            " ".join(str(n) for n, _ in PATTERNS), "--",
-            "--headless", "--log", "-", "--camera", "/dev/video0", "--backend", "cpu",
-            "--size", size, "--fps", "5", "--model", "/bin/model.ccm"]
-    p = subprocess.run(cmd)
-    if not check(p.returncode == 0, "run-vm exit %d" % p.returncode):
+    guest_argv = ["sh", "/bin/camclass-e2e-patterns.sh", str(lines), "30",
+                  " ".join(str(n) for n, _ in PATTERNS), "--",
+                  "--headless", "--log", "-", "--camera", "/dev/video0", "--backend", "cpu",
+                  "--size", size, "--fps", "5", "--model", "/bin/model.ccm"]
+    rc_vm, out = vm.boot_with(run_vm, exe, files, 240, guest_argv, tmp)
+    if not check(rc_vm == 0, "run-vm exit %d" % rc_vm):
         return 1
     results = []
     for n, want in PATTERNS:
@@ -119,8 +96,8 @@ def main():
     print("classes right: %d of %d; %.0f s in all" % (sum(results), len(PATTERNS),
                                                       time.monotonic() - t0))
     shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    print("%d failed" % vm.failures)
+    return 1 if vm.failures else 0
 
 
 if __name__ == "__main__":
