@@ -9,7 +9,7 @@
 #                   built there with ninja if missing)
 #     --data DIR    data set root (default ~/.cache/camclass-dataset); SPLIT/*.png land there
 #     --seed N      seed of the capture plan's control values (default 1)
-#     split         train, train-hd, heldout (default all three)
+#     split         train, train-hd, train-hard, heldout (default all four)
 # About 1-2 minutes per split on a 2-core machine; nothing is written inside the repository.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 splits=("$@")
-[ ${#splits[@]} -gt 0 ] || splits=(train train-hd heldout)
+[ ${#splits[@]} -gt 0 ] || splits=(train train-hd train-hard heldout)
 py=/usr/bin/python3
 bin="$build/tests/capture/camclass-capture-static"
 [ -x "$bin" ] || ninja -C "$build" -j2 tests/capture/camclass-capture-static
