@@ -57,8 +57,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="camclass-vm-patterns-")
     files = [(capture, "camclass-capture-static"), (model, "model.ccm"),
              (guest, "camclass-e2e-patterns.sh")]
-    # --fps 5: under TCG vivid drawing 30 frames a second takes CPU from inference (151 s in all
-    # instead of 169 s); camclass classifies the latest frame either way.
+    # --fps 5: under TCG vivid drawing 30 frames a second takes CPU from inference (before
+    # BLIS: 151 s in all instead of 169 s); camclass classifies the latest frame either way.
     guest_argv = ["sh", "/bin/camclass-e2e-patterns.sh", str(lines), "30",
                   " ".join(str(n) for n, _ in PATTERNS), "--",
                   "--headless", "--log", "-", "--camera", "/dev/video0", "--backend", "cpu",
