@@ -11,15 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def run(exe, args, timeout=60):
@@ -117,8 +110,7 @@ def main():
     check(rc == 0, "good run: exit %d: %s" % (rc, err))
 
     os.chmod(unreadable, 0o600)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -34,15 +34,8 @@ import sys
 import tempfile
 import time
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -396,8 +389,7 @@ def main():
           "no display: log %r" % [o.get("event") for o in objs])
 
     shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

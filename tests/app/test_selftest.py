@@ -16,15 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def run(exe, args, env_extra=None):
@@ -128,8 +121,7 @@ def main():
                 check(rc == 0 and "PASS" in out, "%s on %s: rc %d: %s" % (b, be, rc, err))
 
     shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

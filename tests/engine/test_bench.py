@@ -6,17 +6,12 @@ with one "X" event per layer per run.
     test_bench.py CAMCLASS_BENCH MODEL.ccm TRACE_OUT.json
 """
 import json
+import os
 import subprocess
 import sys
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print(f"FAIL {what}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def run(*args):
@@ -59,5 +54,4 @@ check(len(run_events) == runs, f"{len(run_events)} run events")
 check(all(e["dur"] >= 0 and e["ts"] >= 0 and e["cat"] and e["name"] for e in layers),
       "a layer event without name, category, ts or dur")
 
-print(f"{failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(summary())

@@ -29,15 +29,10 @@ sys.path.insert(0, TOOLS)
 import camclass_export as ce  # noqa: E402
 import ccm_bundle  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
+
 torch.set_num_threads(1)
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        print("FAIL " + msg, flush=True)
-        failures.append(msg)
-    return cond
 
 
 class Net(nn.Module):
@@ -154,8 +149,7 @@ def main():
     for f in os.listdir(tmp):
         os.unlink(os.path.join(tmp, f))
     os.rmdir(tmp)
-    print("%d failed" % len(failures))
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
   ImageNet mean/std, and every label of the sample is a class of the model.
 """
 
+import functools
 import json
 import os
 import re
@@ -29,17 +30,14 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import ccm_bundle  # noqa: E402
 import train_selftest as ts  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import checks  # noqa: E402
+from checks import summary  # noqa: E402
+
 MODELS = os.path.join(ROOT, "assets", "models")
 SAMPLE = os.path.join(ROOT, "assets", "samples", "selftest")
 BUNDLES = {"selftest.ccm": "fp32", "selftest-int8.ccm": "int8"}
-failures = []
-
-
-def check(cond, msg):
-    print(("ok   " if cond else "FAIL ") + msg, flush=True)
-    if not cond:
-        failures.append(msg)
-    return cond
+check = functools.partial(checks.check, verbose=True)  # every check printed, ok or not
 
 
 def thresholds():
@@ -102,8 +100,7 @@ def main():
         for bundle in BUNDLES:
             r = run_engine(bundle, backend, mins[bundle])
             check(r.returncode == 0, "%s on camclass's %s backend" % (bundle, backend))
-    print("%d failed" % len(failures))
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -19,15 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def libraries(exe):
@@ -108,8 +101,7 @@ def main():
     if objs and objs[-1].get("event") == "summary":
         print("summary:", json.dumps(objs[-1]))
     shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failed" % failures)
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":
