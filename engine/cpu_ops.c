@@ -21,7 +21,8 @@
  */
 
 // Four floats in one SIMD register where the target has one (SSE, NEON); GCC and Clang
-// lower it to scalar code elsewhere. Loads and stores go through memcpy: no alignment needed.
+// lower it to scalar code elsewhere (linear's dot product uses it). Loads go through memcpy:
+// no alignment needed.
 typedef float v4f __attribute__((vector_size(16)));
 
 static inline v4f v4_load(const float *p)
@@ -29,11 +30,6 @@ static inline v4f v4_load(const float *p)
     v4f v;
     memcpy(&v, p, sizeof(v));
     return v;
-}
-
-static inline void v4_store(float *p, v4f v)
-{
-    memcpy(p, &v, sizeof(v));
 }
 
 static inline v4f v4_splat(float s)
