@@ -36,7 +36,7 @@ struct bench_result {
 static const char usage[] =
     "usage: camclass-bench MODEL [options]\n"
     "Runs MODEL (a camclass bundle) on a fixed random input and prints its speed.\n"
-    "  --backend B      auto (default), vulkan or cpu\n"
+    "  --backend B      auto (default), vulkan, cpu (XNNPACK) or ref (plain C)\n"
     "  --device N       Vulkan device index (see --list-devices); default: the best one\n"
     "  --threads N      CPU backend threads; default: online CPUs, at most 4\n"
     "  --runs N         timed runs (default 50)\n"
@@ -104,7 +104,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         if (strcmp(arg, "--backend") == 0) {
             if (!cc_backend_kind_parse(val, &a->opts.backend)) {
                 fprintf(stderr,
-                        "camclass-bench: --backend takes auto, vulkan or cpu, not "
+                        "camclass-bench: --backend takes auto, vulkan, cpu or ref, not "
                         "\"%s\"\n",
                         val ? val : "");
                 return 2;

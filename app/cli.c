@@ -77,7 +77,7 @@ static const char usage[] =
     "Model\n"
     "  --model BUNDLE      model bundle (.ccm); default: assets/models/mobilenet_v2-imagenet.ccm\n"
     "                      when present, else assets/models/selftest.ccm\n"
-    "  --backend B         auto (default: Vulkan, else CPU), vulkan or cpu\n"
+    "  --backend B         auto (default: Vulkan, else CPU), vulkan, cpu (XNNPACK) or ref\n"
     "  --device N          Vulkan device index (see --list-devices); default: the best one\n"
     "  --threads N         CPU backend threads (default: online CPUs, at most 4)\n"
     "  --top-k K           labels per result, 1 to 16 (default 5)\n"
@@ -199,7 +199,7 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
         return true;
     case OPT_BACKEND:
         if (!cc_backend_kind_parse(val, &cli->backend))
-            return cc_error_set(err, "%s takes auto, vulkan or cpu, not \"%s\"", where, val);
+            return cc_error_set(err, "%s takes auto, vulkan, cpu or ref, not \"%s\"", where, val);
         return true;
     }
     return cc_error_set(err, "%s: internal error (option kind)", where);

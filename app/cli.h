@@ -36,7 +36,7 @@ struct cc_cli {
     bool loop;    // --loop: start a file input again at its end
 
     char *model;                  // --model BUNDLE; NULL: the default model (see main.c)
-    enum cc_backend_kind backend; // --backend auto|vulkan|cpu (default auto)
+    enum cc_backend_kind backend; // --backend auto|vulkan|cpu|ref (default auto)
     int device;                   // --device N: Vulkan device index; -1: the best one
     int threads;                  // --threads N: CPU backend threads; 0: the engine's default
     int width, height;            // --size WxH: camera size to ask for; 0: the capture default

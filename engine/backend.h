@@ -10,7 +10,7 @@
 #include "model.h"
 
 struct cc_backend_ops {
-    const char *name; // "vulkan", "cpu"
+    const char *name; // "vulkan", "cpu", "ref"
 
     /* Prepares model (weights uploaded, pipelines built, buffers planned). Returns an opaque
      * backend state, or NULL with err set. */
@@ -29,7 +29,8 @@ struct cc_backend_ops {
     void (*destroy)(void *state);
 };
 
-extern const struct cc_backend_ops cc_cpu_backend;
+extern const struct cc_backend_ops cc_xnn_backend; // "cpu": XNNPACK (xnn_backend.c)
+extern const struct cc_backend_ops cc_ref_backend; // "ref": plain C ops (ref_backend.c)
 extern const struct cc_backend_ops cc_vulkan_backend;
 
 #endif

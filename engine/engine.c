@@ -27,22 +27,34 @@ struct cc_engine_options cc_engine_options_default(void)
     };
 }
 
+/* The backends a user can name; ops NULL for auto, which chooses among the others. */
+static const struct {
+    const char *name;
+    enum cc_backend_kind kind;
+    const struct cc_backend_ops *ops;
+} backends[] = {
+    {"auto", CC_BACKEND_AUTO, NULL},
+    {"vulkan", CC_BACKEND_VULKAN, &cc_vulkan_backend},
+    {"cpu", CC_BACKEND_CPU, &cc_xnn_backend},
+    {"ref", CC_BACKEND_REF, &cc_ref_backend},
+};
+
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out)
 {
-    static const struct {
-        const char *name;
-        enum cc_backend_kind kind;
-    } kinds[] = {
-        {"auto", CC_BACKEND_AUTO},
-        {"vulkan", CC_BACKEND_VULKAN},
-        {"cpu", CC_BACKEND_CPU},
-    };
-    for (size_t i = 0; s && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-        if (strcmp(s, kinds[i].name) == 0) {
-            *out = kinds[i].kind;
+    for (size_t i = 0; s && i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (strcmp(s, backends[i].name) == 0) {
+            *out = backends[i].kind;
             return true;
         }
     return false;
+}
+
+static const struct cc_backend_ops *backend_ops(enum cc_backend_kind kind)
+{
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (backends[i].kind == kind)
+            return backends[i].ops;
+    return NULL;
 }
 
 struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engine_options *opts,
@@ -70,8 +82,9 @@ create_auto(struct cc_engine *e, const struct cc_engine_options *opts, struct cc
     if (opts->notices)
         fprintf(opts->notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
                 vk_err.msg[0] ? vk_err.msg : "no reason given");
-    e->state = cc_cpu_backend.create(e->model, opts, err);
-    return e->state ? &cc_cpu_backend : NULL;
+    const struct cc_backend_ops *cpu = backend_ops(CC_BACKEND_CPU);
+    e->state = cpu->create(e->model, opts, err);
+    return e->state ? cpu : NULL;
 }
 
 struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
@@ -95,22 +108,13 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
     e->input_count = (size_t)model->tensors[model->input.tensor].count;
     e->output_count = (size_t)model->tensors[model->output.tensor].count;
 
-    switch (opts->backend) {
-    case CC_BACKEND_AUTO:
+    if (opts->backend == CC_BACKEND_AUTO) {
         e->ops = create_auto(e, opts, err);
-        break;
-    case CC_BACKEND_VULKAN:
-        e->ops = &cc_vulkan_backend;
-        e->state = cc_vulkan_backend.create(model, opts, err);
-        break;
-    case CC_BACKEND_CPU:
-        e->ops = &cc_cpu_backend;
-        e->state = cc_cpu_backend.create(model, opts, err);
-        break;
-    default:
-        cc_error_set(err, "engine: unknown backend kind %d; use auto, vulkan or cpu",
+    } else if ((e->ops = backend_ops(opts->backend))) {
+        e->state = e->ops->create(model, opts, err);
+    } else {
+        cc_error_set(err, "engine: unknown backend kind %d; use auto, vulkan, cpu or ref",
                      (int)opts->backend);
-        break;
     }
     if (!e->state) {
         e->ops = NULL;

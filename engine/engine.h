@@ -23,7 +23,10 @@
 #include "error.h"
 #include "model.h"
 
-enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU };
+/* auto: measure the usable backends on the model and take the faster (see cc_engine_create);
+ * vulkan: the Vulkan compute backend; cpu: the fast CPU backend (XNNPACK); ref: the plain C
+ * reference ops, for debugging and as what the tests compare the others with. */
+enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU, CC_BACKEND_REF };
 
 struct cc_engine_options {
     enum cc_backend_kind backend;
@@ -38,7 +41,7 @@ struct cc_engine_options {
 
 struct cc_engine_options cc_engine_options_default(void);
 
-/* "auto" / "vulkan" / "cpu" -> kind; false when unknown. */
+/* "auto" / "vulkan" / "cpu" / "ref" -> kind; false when unknown. */
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
 
 /* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO a Vulkan
@@ -61,7 +64,7 @@ bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struc
 const struct cc_model *cc_engine_model(const struct cc_engine *e);
 size_t cc_engine_input_count(const struct cc_engine *e);
 size_t cc_engine_output_count(const struct cc_engine *e);
-const char *cc_engine_backend_name(const struct cc_engine *e); // "vulkan" or "cpu"
+const char *cc_engine_backend_name(const struct cc_engine *e); // "vulkan", "cpu" or "ref"
 const char *cc_engine_device_name(const struct cc_engine *e);  // e.g. "llvmpipe (LLVM 15...)"
 
 /* Top-k of n scores, highest first, ties by lower index. Returns the number written

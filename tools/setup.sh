@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
   vulkan-tools libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
-  libjpeg62-turbo-dev libpng-dev libsystemd-dev libblis-dev systemd zip unzip
+  libjpeg62-turbo-dev libpng-dev libsystemd-dev libblis-dev libxnnpack-dev libpthreadpool-dev systemd zip unzip
   python3 python3-numpy python3-torch python3-torchvision python3-onnx
   qemu-system-x86 busybox-static cpio"
 

@@ -106,7 +106,7 @@ static void test_bad(void)
         {{"--size", "640x"}, "--size takes WIDTHxHEIGHT"},
         {{"--size", "8x8"}, "16 to 8192"},
         {{"--size", "640x480x3"}, "not \"640x480x3\""},
-        {{"--backend", "opengl"}, "--backend takes auto, vulkan or cpu, not \"opengl\""},
+        {{"--backend", "opengl"}, "--backend takes auto, vulkan, cpu or ref, not \"opengl\""},
         {{"--model", ""}, "--model needs a non-empty value"},
         {{"--headless=yes"}, "--headless takes no value"},
         {{"--camera", "/dev/video0", "--input", "x"}, "--camera and --input exclude each other"},
@@ -189,7 +189,7 @@ static void test_config(void)
         {"{\"top-k\": 2.5}", "not \"2.5\""},
         {"{\"headless\": 1}", "\"headless\" takes true or false"},
         {"{\"camera\": 0}", "\"camera\" takes a string"},
-        {"{\"backend\": \"gpu\"}", "\"backend\" takes auto, vulkan or cpu"},
+        {"{\"backend\": \"gpu\"}", "\"backend\" takes auto, vulkan, cpu or ref"},
         {"{\"size\": \"big\"}", "\"size\" takes WIDTHxHEIGHT"},
         {"{\"camera\": \"/dev/video0\", \"input\": \"x\"}", "exclude each other"},
     };

@@ -55,7 +55,7 @@ def main():
         (["--fps", "-5"], "camclass: --fps takes a number from 0.1 to 1000"),
         (["--threshold", "2"], "camclass: --threshold takes a number from 0 to 1, not \"2\""),
         (["--size", "huge"], "camclass: --size takes WIDTHxHEIGHT"),
-        (["--backend", "opengl"], "camclass: --backend takes auto, vulkan or cpu, not \"opengl\""),
+        (["--backend", "opengl"], "camclass: --backend takes auto, vulkan, cpu or ref, not \"opengl\""),
         (["--device", "x"], "camclass: --device takes a whole number"),
         (["--headless=1"], "camclass: --headless takes no value"),
         (["--camera", "/dev/video0", "--input", y4m], "exclude each other"),

@@ -1,16 +1,18 @@
-/* camclass — every Vulkan kernel against the CPU reference.
+/* camclass — every Vulkan kernel and every XNNPACK operator against the C reference ops.
  *
  * Each case builds a model around ONE computing node with the model.h builder (random weights,
- * fixed seed) and runs it through cc_engine_create_from_model() on the Vulkan and on the CPU
- * backend. The graph input must be [1,3,h,w] and the output [1,N], so the node under test is
- * framed by reshape/flatten nodes, which compute nothing (they alias memory).
+ * fixed seed) and runs it through cc_engine_create_from_model() on the reference backend
+ * ("ref", the plain C ops), then on the Vulkan and on the CPU (XNNPACK) backend. The graph
+ * input must be [1,3,h,w] and the output [1,N], so the node under test is framed by
+ * reshape/flatten nodes: they compute nothing on ref and Vulkan (they alias memory) and are
+ * NHWC <-> NCHW relayouts on the CPU backend, so those are checked too.
  *
- * Tolerance: max |vulkan - cpu| <= 1e-4 * max(1, max |cpu|) per case.
+ * Tolerance: max |backend - ref| <= 1e-4 * max(1, max |ref|) per case.
  *
  * int8 weights (the i8 cases): the same random weights quantized per output channel as the
- * exporter does (scale = max|w| / 127, q = round(w / scale)). The CPU backend dequantizes them
- * to f32 at load, the Vulkan kernels' WEIGHTS_I8 variants convert and scale in the shader;
- * both use the same values exactly, so the f32 tolerance holds for them too.
+ * exporter does (scale = max|w| / 127, q = round(w / scale)). The ref and CPU backends
+ * dequantize them to f32 at load, the Vulkan kernels' WEIGHTS_I8 variants convert and scale
+ * in the shader; all use the same values exactly, so the f32 tolerance holds for them too.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
@@ -290,22 +292,31 @@ static void describe(const struct kcase *k, char *buf, size_t size)
 
 static void run_case(const struct kcase *k, uint64_t seed)
 {
+    static const struct {
+        enum cc_backend_kind kind;
+        const char *name;
+    } tested[] = {{CC_BACKEND_VULKAN, "vulkan"}, {CC_BACKEND_CPU, "cpu"}};
     char label[256];
     describe(k, label, sizeof(label));
-    size_t n_vk = 0, n_cpu = 0;
-    float *vk = run(k, label, CC_BACKEND_VULKAN, seed, &n_vk);
-    float *cpu = run(k, label, CC_BACKEND_CPU, seed, &n_cpu);
-    if (vk && cpu && CHECKF(n_vk == n_cpu, "%s: output counts differ", label)) {
-        size_t worst = 0;
-        double diff = tu_max_abs_diff(vk, cpu, n_cpu, &worst);
-        double ref = tu_max_abs(cpu, n_cpu);
-        double tol = TOLERANCE * (ref > 1.0 ? ref : 1.0);
-        printf("%-72s max|diff| %.2e (tolerance %.2e)\n", label, diff, tol);
-        CHECKF(diff <= tol, "%s: max |vulkan - cpu| = %g at %zu (vulkan %g, cpu %g) > %g", label,
-               diff, worst, (double)vk[worst], (double)cpu[worst], tol);
+    size_t n_ref = 0;
+    float *ref = run(k, label, CC_BACKEND_REF, seed, &n_ref);
+    for (size_t b = 0; ref && b < sizeof(tested) / sizeof(tested[0]); b++) {
+        size_t n = 0;
+        float *got = run(k, label, tested[b].kind, seed, &n);
+        if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
+            size_t worst = 0;
+            double diff = tu_max_abs_diff(got, ref, n_ref, &worst);
+            double peak = tu_max_abs(ref, n_ref);
+            double tol = TOLERANCE * (peak > 1.0 ? peak : 1.0);
+            printf("%-6s %-72s max|diff| %.2e (tolerance %.2e)\n", tested[b].name, label, diff,
+                   tol);
+            CHECKF(diff <= tol, "%s: max |%s - ref| = %g at %zu (%s %g, ref %g) > %g", label,
+                   tested[b].name, diff, worst, tested[b].name, (double)got[worst],
+                   (double)ref[worst], tol);
+        }
+        free(got);
     }
-    free(vk);
-    free(cpu);
+    free(ref);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -476,7 +487,7 @@ static void test_device_and_cache(void)
 
 int main(void)
 {
-    printf("tolerance: max |vulkan - cpu| <= %g * max(1, max |cpu|)\n", TOLERANCE);
+    printf("tolerance: max |backend - ref| <= %g * max(1, max |ref|)\n", TOLERANCE);
     test_device_and_cache();
     size_t n = sizeof(cases) / sizeof(cases[0]);
     for (size_t i = 0; i < n; i++)

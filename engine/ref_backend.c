@@ -1,4 +1,6 @@
-/* camclass — the CPU backend: runs a finalized model with the plain C ops of cpu_ops.c.
+/* camclass — the reference backend ("ref"): runs a finalized model with the plain C ops of
+ * cpu_ops.c. It is what the tests compare every other backend's ops with, and
+ * `--backend ref` runs it for debugging; the fast CPU path is xnn_backend.c.
  *
  * Activations live in one arena laid out by cc_plan; f32 constants are read in place from the
  * model. i8 weights (conv2d/linear) are dequantized once, here at create, into f32 copies
@@ -19,13 +21,12 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cpu_info.h"
 #include "cpu_ops.h"
 #include "plan.h"
 
 enum {
     ARENA_ALIGN = 64,      // bytes; one cache line, and what SIMD loads like
-    MAX_THREADS = 16,      // upper bound for cpu_threads
-    DEFAULT_THREADS = 4,   // cap when cpu_threads is 0 (a Raspberry Pi 4 has 4 cores)
     SPLIT_MIN_COUNT = 4096 // outputs below this run on one thread: a hand-over costs more
 };
 
@@ -46,7 +47,7 @@ struct job {
 };
 
 struct pool {
-    pthread_t threads[MAX_THREADS]; // (n_workers)
+    pthread_t threads[CC_CPU_MAX_THREADS]; // (n_workers)
     int n_workers;
     pthread_mutex_t lock; // guards everything below
     pthread_cond_t wake;  // workers wait here for a new generation or quit
@@ -77,7 +78,7 @@ struct cpu_state {
     char device_name[160];
     struct pool pool;
     bool pool_started;
-    struct worker_arg args[MAX_THREADS];
+    struct worker_arg args[CC_CPU_MAX_THREADS];
 };
 
 static void run_part(const struct job *job, int part)
@@ -144,7 +145,7 @@ static bool pool_start(struct cpu_state *s, int n_workers, struct cc_error *err)
         int rc = pthread_create(&pool->threads[i], NULL, worker_main, &s->args[i]);
         if (rc != 0)
             return cc_error_set(err,
-                                "cpu backend: pthread_create failed (%s); "
+                                "ref backend: pthread_create failed (%s); "
                                 "try fewer threads",
                                 strerror(rc));
         pool->n_workers++;
@@ -176,39 +177,6 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int choose_threads(const struct cc_engine_options *opts)
-{
-    int n = opts ? opts->cpu_threads : 0;
-    if (n <= 0) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        n = online < 1 ? 1 : (online > DEFAULT_THREADS ? DEFAULT_THREADS : (int)online);
-    }
-    return n > MAX_THREADS ? MAX_THREADS : n;
-}
-
-/* "CPU: <model name> (N threads)"; the model from /proc/cpuinfo where it says. */
-static void describe_cpu(char *out, size_t size, int threads)
-{
-    char model[96] = "";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-            char *colon = strchr(line, ':');
-            if (!colon || (strncmp(line, "model name", 10) && strncmp(line, "Model", 5)))
-                continue;
-            const char *v = colon + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            snprintf(model, sizeof(model), "%.*s", (int)strcspn(v, "\n"), v);
-            break;
-        }
-        fclose(f);
-    }
-    snprintf(out, size, "CPU%s%s (%d thread%s)", model[0] ? ": " : "", model, threads,
-             threads == 1 ? "" : "s");
-}
-
 static void cpu_destroy(void *p)
 {
     struct cpu_state *s = p;
@@ -231,14 +199,14 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
 {
     for (int n = 0; n < m->n_nodes; n++)
         if (!cc_cpu_op_find(m->nodes[n].op)) {
-            cc_error_set(err, "cpu backend: op %s (node %s) is not implemented",
+            cc_error_set(err, "ref backend: op %s (node %s) is not implemented",
                          cc_op_name(m->nodes[n].op), m->nodes[n].name);
             return NULL;
         }
 
     struct cpu_state *s = calloc(1, sizeof(*s));
     if (!s) {
-        cc_error_set(err, "cpu backend: out of memory");
+        cc_error_set(err, "ref backend: out of memory");
         return NULL;
     }
     s->model = m;
@@ -254,7 +222,7 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
     s->ins = calloc(n_nodes * CC_MAX_NODE_INPUTS, sizeof(*s->ins));
     s->timings = calloc(n_nodes, sizeof(*s->timings));
     if (!s->arena || !s->data || !s->ins || !s->timings) {
-        cc_error_set(err, "cpu backend: out of memory for a %zu-byte activation arena", arena);
+        cc_error_set(err, "ref backend: out of memory for a %zu-byte activation arena", arena);
         goto error;
     }
     memset(s->arena, 0, arena);
@@ -263,7 +231,7 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
         if (m->tensors[t].q)
             n_dequant += (size_t)m->tensors[t].count;
     if (n_dequant && !(s->dequant = malloc(n_dequant * sizeof(float)))) {
-        cc_error_set(err, "cpu backend: out of memory for %zu dequantized int8 weights", n_dequant);
+        cc_error_set(err, "ref backend: out of memory for %zu dequantized int8 weights", n_dequant);
         goto error;
     }
     n_dequant = 0;
@@ -281,7 +249,7 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
         for (int i = 0; i < m->nodes[n].n_inputs; i++)
             s->ins[(size_t)n * CC_MAX_NODE_INPUTS + i] = s->data[m->nodes[n].inputs[i]];
 
-    int threads = choose_threads(opts);
+    int threads = cc_cpu_threads(opts ? opts->cpu_threads : 0);
     for (int n = 0; n < m->n_nodes; n++) {
         const struct cc_cpu_op *op = cc_cpu_op_find(m->nodes[n].op);
         size_t need = op->scratch ? op->scratch(m, &m->nodes[n]) : 0;
@@ -290,12 +258,12 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
     if (s->scratch_stride) {
         s->scratch = malloc((size_t)threads * s->scratch_stride * sizeof(float));
         if (!s->scratch) {
-            cc_error_set(err, "cpu backend: out of memory for %d x %zu floats of scratch", threads,
+            cc_error_set(err, "ref backend: out of memory for %d x %zu floats of scratch", threads,
                          s->scratch_stride);
             goto error;
         }
     }
-    describe_cpu(s->device_name, sizeof(s->device_name), threads);
+    cc_cpu_describe(s->device_name, sizeof(s->device_name), threads, ", reference C ops");
     if (!pool_start(s, threads - 1, err))
         goto error;
     return s;
@@ -355,8 +323,8 @@ static const char *cpu_device_name(void *p)
     return ((struct cpu_state *)p)->device_name;
 }
 
-const struct cc_backend_ops cc_cpu_backend = {
-    .name = "cpu",
+const struct cc_backend_ops cc_ref_backend = {
+    .name = "ref",
     .create = cpu_create,
     .run = cpu_run,
     .layer_timings = cpu_layer_timings,
