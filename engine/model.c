@@ -512,11 +512,30 @@ static bool check_output_spec(struct cc_model *m, struct cc_error *err)
     return true;
 }
 
-/* i8 tensors are constants whose every scale is finite and > 0. */
+/* Quantized activations: never constants, scale finite and > 0, zero point in int8 range. */
+static bool check_act_quant(const struct cc_tensor *t, struct cc_act_quant q, struct cc_error *err)
+{
+    if (t->data || t->q)
+        return cc_error_set(err,
+                            "tensor \"%s\" is a constant with an activation quantization; "
+                            "only activations and the graph input take one",
+                            t->name);
+    if (!(q.scale > 0) || !isfinite(q.scale) || q.zero_point < -128 || q.zero_point > 127)
+        return cc_error_set(err,
+                            "tensor \"%s\": quantization scale %g, zero point %d; the scale "
+                            "must be finite and > 0, the zero point -128..127",
+                            t->name, (double)q.scale, q.zero_point);
+    return true;
+}
+
+/* i8 tensors are constants whose every scale is finite and > 0; quantized activations are
+ * activations with a valid quantization. */
 static bool check_i8_tensors(const struct cc_model *m, struct cc_error *err)
 {
     for (int i = 0; i < m->n_tensors; i++) {
         const struct cc_tensor *t = &m->tensors[i];
+        if (t->quantized && !check_act_quant(t, t->act_quant, err))
+            return false;
         if (t->dtype != CC_DTYPE_I8)
             continue;
         if (!t->q)
@@ -533,6 +552,19 @@ static bool check_i8_tensors(const struct cc_model *m, struct cc_error *err)
                                     t->name, (long long)o, (double)s);
         }
     }
+    return true;
+}
+
+bool cc_model_set_act_quant(struct cc_model *m, int tensor, struct cc_act_quant q,
+                            struct cc_error *err)
+{
+    if (tensor < 0 || tensor >= m->n_tensors)
+        return cc_error_set(err, "tensor index %d out of range", tensor);
+    struct cc_tensor *t = &m->tensors[tensor];
+    if (!check_act_quant(t, q, err))
+        return false;
+    t->quantized = true;
+    t->act_quant = q;
     return true;
 }
 

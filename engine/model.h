@@ -57,6 +57,15 @@ union cc_attrs {
     struct cc_conv2d_attrs conv;
 };
 
+/* Per-tensor int8 quantization of an activation (format version 2): the tensor's real value
+ * is scale * (q - zero_point) for int8 q. A backend with int8 arithmetic (the CPU backend)
+ * stores such a tensor as int8 where the ops around it allow; the others compute in f32 and
+ * ignore it (docs/MODEL_FORMAT.md says how far apart they are). */
+struct cc_act_quant {
+    float scale;    // finite, > 0
+    int zero_point; // -128 .. 127
+};
+
 struct cc_tensor {
     char *name;
     enum cc_dtype dtype;
@@ -71,6 +80,8 @@ struct cc_tensor {
                                 // and > 0 (checked by finalize), owned; NULL otherwise.
                                 // Element (o, ...) stands for (float)q * scales[o].
     int producer;               // index of the node that writes it; -1 for constants/input
+    bool quantized;             // act_quant is given: an activation or the graph input only
+    struct cc_act_quant act_quant;
 };
 
 struct cc_node {
@@ -89,11 +100,11 @@ enum cc_resize_policy { CC_RESIZE_SQUASH, CC_RESIZE_CENTER_CROP };
 enum cc_output_kind { CC_OUTPUT_LOGITS, CC_OUTPUT_PROBABILITIES };
 
 struct cc_input_spec {
-    int tensor;                   // index into tensors
-    enum cc_color_order color;    // channel order the model expects
-    float mean[3], std[3];        // per model channel: (x/255 - mean) / std
+    int tensor;                // index into tensors
+    enum cc_color_order color; // channel order the model expects
+    float mean[3], std[3];     // per model channel: (x/255 - mean) / std
     enum cc_resize_policy resize;
-    int resize_size;              // center_crop: shorter side is resized to this
+    int resize_size; // center_crop: shorter side is resized to this
 };
 
 struct cc_output_spec {
@@ -177,6 +188,11 @@ bool cc_model_alloc_tensor_i8(struct cc_model *m, int tensor, int8_t **q, float 
  * The bundle loader reads weights straight into it. NULL with err set on out of memory or when
  * the tensor already has data. */
 float *cc_model_alloc_tensor_data(struct cc_model *m, int tensor, struct cc_error *err);
+
+/* Gives activation tensor t (no data) the int8 quantization q. False with err set when t is
+ * a constant or q is out of range (scale finite and > 0, zero point -128..127). */
+bool cc_model_set_act_quant(struct cc_model *m, int tensor, struct cc_act_quant q,
+                            struct cc_error *err);
 
 /* Looks a tensor up by name; -1 when absent. */
 int cc_model_find_tensor(const struct cc_model *m, const char *name);
