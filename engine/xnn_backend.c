@@ -20,7 +20,12 @@
  *     free (cc_plan aliases it); otherwise it is a relayout through NCHW order into a buffer
  *     of its own.
  *   - Activations fuse into conv2d/linear/add as XNNPACK's output_min/output_max.
- *   - i8 weights are dequantized at load (float(q) * scale) and packed as f32.
+ *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
+ *     are quantized (xnn_ops.h); its output is then stored as int8. A tensor whose readers
+ *     want the other type also gets a copy in that type, converted by an XNNPACK convert
+ *     operator right after its producer (or, for the graph input, after the input is stored):
+ *     so an int8 model takes its f32 input, quantizes it once, and dequantizes its logits.
+ *     In an f32 node, i8 weights are dequantized at load and packed as f32.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
@@ -29,78 +34,63 @@
  * capture and preprocessing threads (see docs/PERFORMANCE.md for the measurements).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <pthreadpool.h>
-#include <xnnpack.h>
-
 #include "backend.h"
 #include "cpu_info.h"
 #include "plan.h"
+#include "xnn_ops.h"
 
-enum { ARENA_ALIGN = 64 }; // bytes; XNNPACK reads past nothing, but SIMD likes lines
+enum { ARENA_ALIGN = 64 }; // bytes: one cache line
+
+enum store { STORE_F32, STORE_QS8 };
+
+/* One tensor as this backend keeps it. */
+struct place {
+    enum store type;        // of data
+    void *data;             // values: model constant, arena, or own buffer (owns_data)
+    bool owns_data;         // data is a buffer of this backend's (relayout output, NHWC copy)
+    bool want_other;        // some reader wants the values in the other type
+    void *other;            // the values in the other type; own buffer; NULL if not wanted
+    xnn_operator_t convert; // data -> other, run right after the producer; owned
+};
 
 enum step_kind {
     STEP_XNN,      // run op
-    STEP_ALIAS,    // nothing to do: the output is the input's memory (or a copy when not)
-    STEP_RELAYOUT, // reshape/flatten between NHWC and NCHW orders
+    STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
+    STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
 };
 
 struct step {
     enum step_kind kind;
+    bool int8;         // the node computes in int8 (its output is stored as int8)
     xnn_operator_t op; // STEP_XNN: owned, created and set up at load; NULL otherwise
 };
 
 struct xnn_state {
     const struct cc_model *model; // not owned
     struct cc_plan plan;
-    void *arena;        // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
-    float **data;       // (n_tensors) where each tensor's values are, in this backend's layout
-    float **owned;      // (n_tensors) buffers this backend made for a tensor (relayout outputs,
-                        // NHWC copies of 4-D constants read as activations); owned, NULL if none
-    float *nchw_tmp;    // (largest relayout) staging in NCHW order; owned; NULL if no relayout
-    struct step *steps; // (n_nodes)
-    pthreadpool_t pool; // NULL when running on one thread; owned
+    void *arena;                     // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
+    struct place *places;            // (n_tensors)
+    void *nchw_tmp;                  // relayout staging, largest relayout's bytes; owned
+    struct step *steps;              // (n_nodes)
+    pthreadpool_t pool;              // NULL when running on one thread; owned
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
+    int n_int8; // nodes computing in int8 (for the device name)
     char device_name[160];
 };
 
 /* ------------------------------------------------------------------------------------------
- * Errors and layout helpers
+ * Layout
  */
 
-static const char *status_name(enum xnn_status st)
+static size_t elem_size(enum store type)
 {
-    switch (st) {
-    case xnn_status_success:
-        return "xnn_status_success";
-    case xnn_status_uninitialized:
-        return "xnn_status_uninitialized";
-    case xnn_status_invalid_parameter:
-        return "xnn_status_invalid_parameter";
-    case xnn_status_invalid_state:
-        return "xnn_status_invalid_state";
-    case xnn_status_unsupported_parameter:
-        return "xnn_status_unsupported_parameter";
-    case xnn_status_unsupported_hardware:
-        return "xnn_status_unsupported_hardware";
-    case xnn_status_out_of_memory:
-        return "xnn_status_out_of_memory";
-    }
-    return "an unknown xnn_status";
-}
-
-/* Fails with one line naming the call, the node and XNNPACK's status. */
-static bool xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st,
-                       struct cc_error *err)
-{
-    return cc_error_set(err,
-                        "cpu backend: %s for node \"%s\" (%s) failed: %s; "
-                        "--backend ref runs the plain C ops instead",
-                        call, n->name, cc_op_name(n->op), status_name(st));
+    return type == STORE_QS8 ? 1 : sizeof(float);
 }
 
 /* True when t is stored NHWC here and that order differs from its NCHW order. */
@@ -109,210 +99,159 @@ static bool permuted(const struct cc_tensor *t)
     return t->ndim == 4 && t->shape[1] > 1 && t->shape[2] * t->shape[3] > 1;
 }
 
-/* [N,C,HW] -> [N,HW,C] (to_nhwc) or back, for a permuted tensor t. */
-static void relayout(const struct cc_tensor *t, const float *src, float *dst, bool to_nhwc)
+/* [N,C,HW] -> [N,HW,C] (to_nhwc) or back, of esize-byte values, for a permuted tensor t. */
+static void relayout(const struct cc_tensor *t, const void *src, void *dst, bool to_nhwc,
+                     size_t esize)
 {
     int64_t c = t->shape[1], hw = t->shape[2] * t->shape[3], n = t->shape[0];
-    for (int64_t b = 0; b < n; b++, src += c * hw, dst += c * hw)
+    for (int64_t b = 0; b < n; b++)
         for (int64_t ch = 0; ch < c; ch++)
             for (int64_t p = 0; p < hw; p++) {
-                if (to_nhwc)
-                    dst[p * c + ch] = src[ch * hw + p];
+                size_t nchw = (size_t)((b * c + ch) * hw + p),
+                       nhwc = (size_t)((b * hw + p) * c + ch);
+                size_t from = to_nhwc ? nchw : nhwc, to = to_nhwc ? nhwc : nchw;
+                if (esize == sizeof(float))
+                    ((float *)dst)[to] = ((const float *)src)[from];
                 else
-                    dst[ch * hw + p] = src[p * c + ch];
+                    ((int8_t *)dst)[to] = ((const int8_t *)src)[from];
             }
 }
 
-/* A tensor's values into dst in this backend's layout, from NCHW-order src. */
-static void store_in(const struct cc_tensor *t, const float *src, float *dst)
+/* t's values from NCHW-order src into this backend's layout (to_nhwc) or back. */
+static void move(const struct cc_tensor *t, const void *src, void *dst, bool to_nhwc, size_t esize)
 {
     if (permuted(t))
-        relayout(t, src, dst, true);
+        relayout(t, src, dst, to_nhwc, esize);
     else if (dst != src)
-        memcpy(dst, src, (size_t)t->count * sizeof(float));
-}
-
-/* A tensor's values from this backend's layout src into NCHW-order dst. */
-static void load_out(const struct cc_tensor *t, const float *src, float *dst)
-{
-    if (permuted(t))
-        relayout(t, src, dst, false);
-    else if (dst != src)
-        memcpy(dst, src, (size_t)t->count * sizeof(float));
-}
-
-/* A constant's f32 values: its data, or (i8) a dequantized copy in *tmp that the caller frees.
- * NULL on out of memory. */
-static const float *constant_f32(const struct cc_tensor *t, float **tmp)
-{
-    *tmp = NULL;
-    if (t->data)
-        return t->data;
-    if (!(*tmp = malloc((size_t)t->count * sizeof(float))))
-        return NULL;
-    cc_tensor_dequantize(t, *tmp);
-    return *tmp;
+        memcpy(dst, src, (size_t)t->count * esize);
 }
 
 /* ------------------------------------------------------------------------------------------
- * One row per op: how a node becomes an XNNPACK operator (created and set up) or a layout step
+ * Placement: where every tensor lives and in which type
  */
 
-struct build {
-    struct xnn_state *s;
-    const struct cc_node *node;
-    uint32_t flags; // XNN_FLAG_YIELD_WORKERS on the last operator of the model
-    struct cc_error *err;
-};
-
-#define IN(b, i) ((b)->s->data[(b)->node->inputs[i]])
-#define OUT(b) ((b)->s->data[(b)->node->outputs[0]])
-#define TENSOR(b, t) (&(b)->s->model->tensors[t])
-
-static const float *bias_of(const struct build *b)
+/* The values of tensor t in type type: its data, or its copy in the other type. */
+static void *values(const struct xnn_state *s, int t, enum store type)
 {
-    return b->node->n_inputs > 2 ? TENSOR(b, b->node->inputs[2])->data : NULL;
+    const struct place *p = &s->places[t];
+    return p->type == type ? p->data : p->other;
 }
 
-static bool build_conv2d(struct build *b, struct step *st)
+/* Whether a reshape/flatten node needs a buffer of its own for its output (else it aliases
+ * its input's memory, as cc_plan laid it out). */
+static bool reshape_moves(const struct xnn_state *s, const struct cc_node *n)
 {
-    const struct cc_node *n = b->node;
-    const struct cc_conv2d_attrs *a = &n->attrs.conv;
-    const struct cc_tensor *x = TENSOR(b, n->inputs[0]), *w = TENSOR(b, n->inputs[1]);
-    int64_t o = w->shape[0], cig = w->shape[1], kh = w->shape[2], kw = w->shape[3];
-    int64_t g = a->groups;
-    float *deq = NULL, *ohwi = NULL;
-    const float *oihw = constant_f32(w, &deq);
-    // XNNPACK wants [groups, O/groups, kh, kw, C/groups]: ours is [O, C/groups, kh, kw].
-    if (oihw && cig > 1 && (ohwi = malloc((size_t)w->count * sizeof(float)))) {
-        for (int64_t oc = 0; oc < o; oc++)
-            for (int64_t ci = 0; ci < cig; ci++)
-                for (int64_t k = 0; k < kh * kw; k++)
-                    ohwi[(oc * kh * kw + k) * cig + ci] = oihw[(oc * cig + ci) * kh * kw + k];
+    const struct cc_model *m = s->model;
+    return permuted(&m->tensors[n->inputs[0]]) || permuted(&m->tensors[n->outputs[0]]) ||
+           s->places[n->inputs[0]].type != s->places[n->outputs[0]].type;
+}
+
+/* Whether input slot i of node n is an activation read (weights and biases are not). */
+static bool reads_activation(const struct cc_node *n, int i)
+{
+    return i == 0 || (n->op != CC_OP_CONV2D && n->op != CC_OP_LINEAR);
+}
+
+static void *own(struct place *p, size_t bytes)
+{
+    p->data = malloc(bytes ? bytes : 1);
+    p->owns_data = p->data != NULL;
+    return p->data;
+}
+
+/* Types (node by node: an int8 node stores its output as int8), then memory: activations in
+ * the arena, moving reshape outputs and NHWC copies of 4-D constants read as activations in
+ * buffers of their own, then which tensors a reader wants in the other type. */
+static bool place_tensors(struct xnn_state *s, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct cc_tensor *ten = &m->tensors[t];
+        s->places[t].type = STORE_F32;
+        if (!cc_tensor_is_const(ten))
+            s->places[t].data = (char *)s->arena + s->plan.offset[t];
     }
-    const float *kernel = cig > 1 ? ohwi : oihw;
-    if (!kernel) {
-        free(deq);
-        return cc_error_set(b->err, "cpu backend: out of memory for the weights of node \"%s\"",
-                            n->name);
+    size_t tmp_bytes = 0;
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_node *node = &m->nodes[n];
+        struct place *out = &s->places[node->outputs[0]];
+        bool in_int8 = s->places[node->inputs[0]].type == STORE_QS8;
+        s->steps[n].int8 = cc_xnn_runs_int8(m, node, in_int8);
+        s->n_int8 += s->steps[n].int8;
+        out->type = s->steps[n].int8 ? STORE_QS8 : STORE_F32;
+        enum store want = out->type;
+        for (int i = 0; i < node->n_inputs; i++) {
+            int t = node->inputs[i];
+            const struct cc_tensor *ten = &m->tensors[t];
+            struct place *p = &s->places[t];
+            if (!reads_activation(node, i))
+                continue;
+            if (ten->data && !p->data) { // a constant read as an activation (f32)
+                if (!permuted(ten))
+                    p->data = ten->data;
+                else if (own(p, (size_t)ten->count * sizeof(float)))
+                    move(ten, ten->data, p->data, true, sizeof(float));
+                else
+                    return cc_error_set(err, "cpu backend: out of memory for constant \"%s\"",
+                                        ten->name);
+            }
+            if (p->type != want)
+                p->want_other = true;
+        }
+        const struct cc_xnn_op_row *row = cc_xnn_op_row(node->op);
+        if (row->layout && reshape_moves(s, node)) {
+            const struct cc_tensor *y = &m->tensors[node->outputs[0]];
+            size_t bytes = (size_t)y->count * elem_size(out->type);
+            if (!own(out, bytes))
+                return cc_error_set(err, "cpu backend: out of memory for reshape \"%s\"",
+                                    node->name);
+            tmp_bytes = bytes > tmp_bytes ? bytes : tmp_bytes;
+        }
     }
-    enum xnn_status rc = xnn_create_convolution2d_nhwc_f32(
-        (uint32_t)a->pad[0], (uint32_t)a->pad[3], (uint32_t)a->pad[2], (uint32_t)a->pad[1],
-        (uint32_t)kh, (uint32_t)kw, (uint32_t)a->stride[0], (uint32_t)a->stride[1],
-        (uint32_t)a->dilation[0], (uint32_t)a->dilation[1], (uint32_t)g, (size_t)cig,
-        (size_t)(o / g), (size_t)x->shape[1], (size_t)o, kernel, bias_of(b), n->act.min, n->act.max,
-        b->flags, &st->op);
-    free(ohwi);
-    free(deq);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_convolution2d_nhwc_f32", n, rc, b->err);
-    rc = xnn_setup_convolution2d_nhwc_f32(st->op, 1, (size_t)x->shape[2], (size_t)x->shape[3],
-                                          IN(b, 0), OUT(b), b->s->pool);
-    return rc == xnn_status_success ||
-           xnn_failed("xnn_setup_convolution2d_nhwc_f32", n, rc, b->err);
-}
-
-static bool build_linear(struct build *b, struct step *st)
-{
-    const struct cc_node *n = b->node;
-    const struct cc_tensor *w = TENSOR(b, n->inputs[1]);
-    size_t out_ch = (size_t)w->shape[0], in_ch = (size_t)w->shape[1];
-    float *deq = NULL;
-    const float *kernel = constant_f32(w, &deq); // [N, K]: XNNPACK's own order
-    if (!kernel)
-        return cc_error_set(b->err, "cpu backend: out of memory for the weights of node \"%s\"",
-                            n->name);
-    enum xnn_status rc =
-        xnn_create_fully_connected_nc_f32(in_ch, out_ch, in_ch, out_ch, kernel, bias_of(b),
-                                          n->act.min, n->act.max, b->flags, &st->op);
-    free(deq);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_fully_connected_nc_f32", n, rc, b->err);
-    rc = xnn_setup_fully_connected_nc_f32(st->op, 1, IN(b, 0), OUT(b), b->s->pool);
-    return rc == xnn_status_success ||
-           xnn_failed("xnn_setup_fully_connected_nc_f32", n, rc, b->err);
-}
-
-static bool build_add(struct build *b, struct step *st)
-{
-    const struct cc_node *n = b->node;
-    // Same shapes (ops.c), same layout: element order does not matter.
-    size_t shape[1] = {(size_t)TENSOR(b, n->outputs[0])->count};
-    enum xnn_status rc = xnn_create_add_nd_f32(n->act.min, n->act.max, b->flags, &st->op);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_add_nd_f32", n, rc, b->err);
-    rc = xnn_setup_add_nd_f32(st->op, 1, shape, 1, shape, IN(b, 0), IN(b, 1), OUT(b), b->s->pool);
-    return rc == xnn_status_success || xnn_failed("xnn_setup_add_nd_f32", n, rc, b->err);
-}
-
-static bool build_global_avg_pool(struct build *b, struct step *st)
-{
-    const struct cc_node *n = b->node;
-    const struct cc_tensor *x = TENSOR(b, n->inputs[0]);
-    size_t c = (size_t)x->shape[1];
-    enum xnn_status rc =
-        xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY, b->flags, &st->op);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_global_average_pooling_nwc_f32", n, rc, b->err);
-    rc = xnn_setup_global_average_pooling_nwc_f32(st->op, 1, (size_t)(x->shape[2] * x->shape[3]),
-                                                  IN(b, 0), OUT(b), b->s->pool);
-    return rc == xnn_status_success ||
-           xnn_failed("xnn_setup_global_average_pooling_nwc_f32", n, rc, b->err);
-}
-
-static bool build_softmax(struct build *b, struct step *st)
-{
-    const struct cc_node *n = b->node;
-    size_t c = (size_t)TENSOR(b, n->inputs[0])->shape[1]; // [1, N] (ops.c)
-    enum xnn_status rc = xnn_create_softmax_nc_f32(c, c, c, b->flags, &st->op);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_softmax_nc_f32", n, rc, b->err);
-    rc = xnn_setup_softmax_nc_f32(st->op, 1, IN(b, 0), OUT(b), b->s->pool);
-    return rc == xnn_status_success || xnn_failed("xnn_setup_softmax_nc_f32", n, rc, b->err);
-}
-
-static bool build_clamp(struct build *b, struct step *st)
-{
-    const struct cc_node *n = b->node;
-    size_t count = (size_t)TENSOR(b, n->outputs[0])->count; // elementwise: any order
-    enum xnn_status rc =
-        xnn_create_clamp_nc_f32(count, count, count, n->act.min, n->act.max, b->flags, &st->op);
-    if (rc != xnn_status_success)
-        return xnn_failed("xnn_create_clamp_nc_f32", n, rc, b->err);
-    rc = xnn_setup_clamp_nc_f32(st->op, 1, IN(b, 0), OUT(b), b->s->pool);
-    return rc == xnn_status_success || xnn_failed("xnn_setup_clamp_nc_f32", n, rc, b->err);
-}
-
-/* Reshape and flatten: free when both sides keep NCHW element order here, a relayout into a
- * buffer of the output's own otherwise (made by create before the steps are built). */
-static bool build_reshape(struct build *b, struct step *st)
-{
-    const struct cc_model *m = b->s->model;
-    bool moves =
-        permuted(&m->tensors[b->node->inputs[0]]) || permuted(&m->tensors[b->node->outputs[0]]);
-    st->kind = moves ? STEP_RELAYOUT : STEP_ALIAS;
+    // The caller reads the output as f32; an int8 tensor the model holds as its input is
+    // quantized from the f32 input the caller gives.
+    s->places[m->output.tensor].want_other |= s->places[m->output.tensor].type != STORE_F32;
+    if (tmp_bytes && !(s->nchw_tmp = malloc(tmp_bytes)))
+        return cc_error_set(err, "cpu backend: out of memory for %zu bytes of relayout staging",
+                            tmp_bytes);
     return true;
 }
 
-#undef IN
-#undef OUT
-#undef TENSOR
-
-struct op_row {
-    bool (*build)(struct build *b, struct step *st);
-    bool makes_operator; // an XNNPACK operator (false: a layout step done here)
-};
-
-static const struct op_row op_rows[CC_OP_COUNT] = {
-    [CC_OP_CONV2D] = {build_conv2d, true},
-    [CC_OP_ADD] = {build_add, true},
-    [CC_OP_GLOBAL_AVG_POOL] = {build_global_avg_pool, true},
-    [CC_OP_LINEAR] = {build_linear, true},
-    [CC_OP_FLATTEN] = {build_reshape, false},
-    [CC_OP_RESHAPE] = {build_reshape, false},
-    [CC_OP_SOFTMAX] = {build_softmax, true},
-    [CC_OP_CLAMP] = {build_clamp, true},
-};
+/* Makes t's copy in the other type and the operator that converts into it. */
+static bool make_other(struct xnn_state *s, int t, uint32_t flags, struct cc_error *err)
+{
+    const struct cc_tensor *ten = &s->model->tensors[t];
+    struct place *p = &s->places[t];
+    size_t count = (size_t)ten->count;
+    struct cc_act_quant q = ten->act_quant; // set: an int8 reader or writer needs it
+    enum xnn_status rc;
+    if (!(p->other = malloc(count * (p->type == STORE_F32 ? 1 : sizeof(float)))))
+        return cc_error_set(err, "cpu backend: out of memory for a copy of \"%s\"", ten->name);
+    const char *call;
+    if (p->type == STORE_F32) {
+        call = "xnn_create_convert_nc_f32_qs8";
+        rc = xnn_create_convert_nc_f32_qs8(count, count, count, q.scale, (int8_t)q.zero_point,
+                                           INT8_MIN, INT8_MAX, flags, &p->convert);
+        if (rc == xnn_status_success) {
+            call = "xnn_setup_convert_nc_f32_qs8";
+            rc = xnn_setup_convert_nc_f32_qs8(p->convert, 1, p->data, p->other, s->pool);
+        }
+    } else {
+        call = "xnn_create_convert_nc_qs8_f32";
+        rc = xnn_create_convert_nc_qs8_f32(count, count, count, q.scale, (int8_t)q.zero_point,
+                                           flags, &p->convert);
+        if (rc == xnn_status_success) {
+            call = "xnn_setup_convert_nc_qs8_f32";
+            rc = xnn_setup_convert_nc_qs8_f32(p->convert, 1, p->data, p->other, s->pool);
+        }
+    }
+    if (rc != xnn_status_success)
+        return cc_error_set(err,
+                            "cpu backend: %s for tensor \"%s\" (scale %g, zero point %d) "
+                            "failed: %s; --backend ref runs the plain C ops instead",
+                            call, ten->name, (double)q.scale, q.zero_point, cc_xnn_status_name(rc));
+    return true;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Backend
@@ -333,75 +272,70 @@ static void xnn_destroy(void *p)
     for (int n = 0; s->steps && n < s->model->n_nodes; n++)
         if (s->steps[n].op)
             xnn_delete_operator(s->steps[n].op);
+    for (int t = 0; s->places && t < s->model->n_tensors; t++) {
+        struct place *pl = &s->places[t];
+        if (pl->convert)
+            xnn_delete_operator(pl->convert);
+        if (pl->owns_data)
+            free(pl->data);
+        free(pl->other);
+    }
     if (s->pool)
         pthreadpool_destroy(s->pool);
-    for (int t = 0; s->owned && t < s->model->n_tensors; t++)
-        free(s->owned[t]);
-    free(s->owned);
+    free(s->places);
     free(s->nchw_tmp);
     free(s->steps);
     free(s->timings);
-    free(s->data);
     free(s->arena);
     cc_plan_finish(&s->plan);
     free(s);
 }
 
-/* Gives tensor t a buffer of its own (relayout outputs; NHWC copies of constants). */
-static float *own_buffer(struct xnn_state *s, int t)
-{
-    if (!s->owned[t])
-        s->owned[t] = malloc((size_t)s->model->tensors[t].count * sizeof(float));
-    return s->owned[t];
-}
-
-/* Where every tensor lives: constants in place (4-D ones that an op reads as an activation in
- * an NHWC copy), activations in the arena, relayout outputs in buffers of their own. */
-static bool place_tensors(struct xnn_state *s, struct cc_error *err)
+/* Creates every node's operator (and the conversions after it) in run order; the last
+ * operator of a run gets XNN_FLAG_YIELD_WORKERS. */
+static bool build_steps(struct xnn_state *s, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
-    size_t tmp_count = 0;
-    for (int t = 0; t < m->n_tensors; t++) {
-        const struct cc_tensor *ten = &m->tensors[t];
-        if (!ten->data && !ten->q)
-            s->data[t] = (float *)((char *)s->arena + s->plan.offset[t]);
+    int in = m->input.tensor;
+    // Which operator runs last: a node's own, or the conversion of its output after it.
+    int last = -1;
+    bool last_is_convert = false;
+    for (int n = 0; n < m->n_nodes; n++) {
+        if (cc_xnn_op_row(m->nodes[n].op)->build)
+            last = n, last_is_convert = false;
+        if (s->places[m->nodes[n].outputs[0]].want_other)
+            last = n, last_is_convert = true;
     }
+    if (s->places[in].want_other && !make_other(s, in, last < 0 ? XNN_FLAG_YIELD_WORKERS : 0, err))
+        return false;
     for (int n = 0; n < m->n_nodes; n++) {
         const struct cc_node *node = &m->nodes[n];
-        bool weighted = node->op == CC_OP_CONV2D || node->op == CC_OP_LINEAR;
-        for (int i = 0; i < node->n_inputs; i++) {
-            int t = node->inputs[i];
-            const struct cc_tensor *ten = &m->tensors[t];
-            if (!ten->data || s->data[t])
-                continue;
-            if (weighted && i > 0) { // weights and bias: read by build_*, packed by XNNPACK
-                s->data[t] = ten->data;
-                continue;
-            }
-            if (!permuted(ten)) {
-                s->data[t] = ten->data;
-            } else if (own_buffer(s, t)) {
-                s->data[t] = s->owned[t];
-                store_in(ten, ten->data, s->data[t]);
-            } else {
-                return cc_error_set(err, "cpu backend: out of memory for constant \"%s\"",
-                                    ten->name);
-            }
+        const struct cc_xnn_op_row *row = cc_xnn_op_row(node->op);
+        struct step *st = &s->steps[n];
+        enum store want = st->int8 ? STORE_QS8 : STORE_F32;
+        if (row->layout) {
+            st->kind = reshape_moves(s, node) ? STEP_RELAYOUT : STEP_ALIAS;
+        } else {
+            struct cc_xnn_build b = {
+                .model = m,
+                .node = node,
+                .int8 = st->int8,
+                .out = s->places[node->outputs[0]].data,
+                .pool = s->pool,
+                .flags = n == last && !last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0,
+                .err = err,
+            };
+            for (int i = 0; i < node->n_inputs; i++)
+                b.in[i] = values(s, node->inputs[i], want);
+            st->kind = STEP_XNN;
+            if (!row->build(&b, &st->op))
+                return false;
         }
-        if ((node->op == CC_OP_RESHAPE || node->op == CC_OP_FLATTEN) &&
-            (permuted(&m->tensors[node->inputs[0]]) || permuted(&m->tensors[node->outputs[0]]))) {
-            int t = node->outputs[0];
-            if (!own_buffer(s, t))
-                return cc_error_set(err, "cpu backend: out of memory for reshape \"%s\"",
-                                    node->name);
-            s->data[t] = s->owned[t];
-            if ((size_t)m->tensors[t].count > tmp_count)
-                tmp_count = (size_t)m->tensors[t].count;
-        }
+        int out = node->outputs[0];
+        uint32_t flags = n == last && last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0;
+        if (s->places[out].want_other && !make_other(s, out, flags, err))
+            return false;
     }
-    if (tmp_count && !(s->nchw_tmp = malloc(tmp_count * sizeof(float))))
-        return cc_error_set(err, "cpu backend: out of memory for %zu floats of relayout staging",
-                            tmp_count);
     return true;
 }
 
@@ -413,11 +347,11 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         cc_error_set(err,
                      "cpu backend: xnn_initialize failed: %s (XNNPACK needs SSE2 on x86, NEON "
                      "on ARM); --backend ref runs the plain C ops instead",
-                     status_name(rc));
+                     cc_xnn_status_name(rc));
         return NULL;
     }
     for (int n = 0; n < m->n_nodes; n++)
-        if ((unsigned)m->nodes[n].op >= CC_OP_COUNT || !op_rows[m->nodes[n].op].build) {
+        if (!cc_xnn_op_row(m->nodes[n].op)) {
             cc_error_set(err,
                          "cpu backend: op %s (node \"%s\") is not implemented; "
                          "--backend ref or vulkan may run it",
@@ -438,11 +372,10 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     size_t arena = s->plan.arena_size ? s->plan.arena_size : ARENA_ALIGN;
     if (posix_memalign(&s->arena, ARENA_ALIGN, arena) != 0)
         s->arena = NULL;
-    s->data = calloc(n_tensors, sizeof(*s->data));
-    s->owned = calloc(n_tensors, sizeof(*s->owned));
+    s->places = calloc(n_tensors, sizeof(*s->places));
     s->steps = calloc(n_nodes, sizeof(*s->steps));
     s->timings = calloc(n_nodes, sizeof(*s->timings));
-    if (!s->arena || !s->data || !s->owned || !s->steps || !s->timings) {
+    if (!s->arena || !s->places || !s->steps || !s->timings) {
         cc_error_set(err, "cpu backend: out of memory for a %zu-byte activation arena", arena);
         goto error;
     }
@@ -455,18 +388,12 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1", threads);
         goto error;
     }
-    int last_op = -1;
-    for (int n = 0; n < m->n_nodes; n++)
-        if (op_rows[m->nodes[n].op].makes_operator)
-            last_op = n;
-    for (int n = 0; n < m->n_nodes; n++) {
-        struct build b = {s, &m->nodes[n], n == last_op ? XNN_FLAG_YIELD_WORKERS : 0, err};
-        s->steps[n].kind = STEP_XNN;
-        if (!op_rows[m->nodes[n].op].build(&b, &s->steps[n]))
-            goto error;
-    }
+    if (!build_steps(s, err))
+        goto error;
+    char extra[48];
+    snprintf(extra, sizeof(extra), ", XNNPACK%s", s->n_int8 ? ", int8" : "");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
-                    s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, ", XNNPACK");
+                    s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, extra);
     return s;
 
 error:
@@ -474,49 +401,67 @@ error:
     return NULL;
 }
 
-static bool run_step(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                     struct cc_error *err)
+static bool run_operator(xnn_operator_t op, const struct xnn_state *s, const char *what,
+                         const struct cc_node *node, struct cc_error *err)
+{
+    enum xnn_status rc = xnn_run_operator(op, s->pool);
+    return rc == xnn_status_success || cc_xnn_failed(what, node, rc, err);
+}
+
+static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
-    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *y = &m->tensors[node->outputs[0]];
-    const float *in = s->data[node->inputs[0]];
-    float *out = s->data[node->outputs[0]];
+    const struct cc_node *node = &m->nodes[n];
+    const struct step *st = &s->steps[n];
+    int x = node->inputs[0], y = node->outputs[0];
+    enum store type = s->places[y].type;
+    size_t esize = elem_size(type);
+    const void *in = values(s, x, type);
+    void *out = s->places[y].data;
     switch (st->kind) {
-    case STEP_XNN: {
-        enum xnn_status rc = xnn_run_operator(st->op, s->pool);
-        return rc == xnn_status_success || xnn_failed("xnn_run_operator", node, rc, err);
-    }
+    case STEP_XNN:
+        if (!run_operator(st->op, s, "xnn_run_operator", node, err))
+            return false;
+        break;
     case STEP_ALIAS:
-        if (out != in)
-            memcpy(out, in, (size_t)y->count * sizeof(float));
-        return true;
+        break;
     case STEP_RELAYOUT: // NHWC (x) -> NCHW order -> NHWC (y), skipping what is not permuted
-        if (!permuted(x)) {
-            store_in(y, in, out);
-        } else if (!permuted(y)) {
-            load_out(x, in, out);
+        if (!permuted(&m->tensors[x])) {
+            move(&m->tensors[y], in, out, true, esize);
+        } else if (!permuted(&m->tensors[y])) {
+            move(&m->tensors[x], in, out, false, esize);
         } else {
-            load_out(x, in, s->nchw_tmp);
-            store_in(y, s->nchw_tmp, out);
+            move(&m->tensors[x], in, s->nchw_tmp, false, esize);
+            move(&m->tensors[y], s->nchw_tmp, out, true, esize);
         }
-        return true;
+        break;
     }
-    return cc_error_set(err, "cpu backend: node \"%s\" has no step", node->name);
+    return !s->places[y].convert ||
+           run_operator(s->places[y].convert, s, "xnn_run_operator (convert)", node, err);
 }
 
 static bool xnn_run(void *p, const float *input, float *output, struct cc_error *err)
 {
     struct xnn_state *s = p;
     const struct cc_model *m = s->model;
-    store_in(&m->tensors[m->input.tensor], input, s->data[m->input.tensor]);
+    const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
+    struct place *in = &s->places[m->input.tensor];
+    move(in_t, input, in->data, true, sizeof(float));
+    if (in->convert) {
+        enum xnn_status rc = xnn_run_operator(in->convert, s->pool);
+        if (rc != xnn_status_success)
+            return cc_error_set(err, "cpu backend: quantizing the input failed: %s",
+                                cc_xnn_status_name(rc));
+    }
     s->n_timings = 0;
     for (int n = 0; n < m->n_nodes; n++) {
         double t0 = now_ms();
-        if (!run_step(s, &m->nodes[n], &s->steps[n], err))
+        if (!run_node(s, n, err))
             return false;
         s->timings[s->n_timings++] = (struct cc_layer_timing){n, now_ms() - t0};
     }
-    load_out(&m->tensors[m->output.tensor], s->data[m->output.tensor], output);
+    move(&m->tensors[m->output.tensor], values(s, m->output.tensor, STORE_F32), output, false,
+         sizeof(float));
     return true;
 }
 

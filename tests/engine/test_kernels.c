@@ -14,6 +14,11 @@
  * dequantize them to f32 at load, the Vulkan kernels' WEIGHTS_I8 variants convert and scale
  * in the shader; all use the same values exactly, so the f32 tolerance holds for them too.
  *
+ * int8 arithmetic (the q8 cases: i8 weights and quantized activations): the CPU backend
+ * computes them in int8 (XNNPACK QC8/QS8); ref and Vulkan compute in f32. The CPU's output
+ * must lie on the output's int8 grid (so int8 really ran) and within one step of ref's exact
+ * result put on that grid; the inputs lie on the input's grid, so quantizing them is exact.
+ *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
 #include <math.h>
@@ -59,7 +64,14 @@ struct kcase {
     bool bias;
     enum act_kind act;
     bool i8; // conv2d/linear weights as i8 with per-output-channel scales
+    bool q8; // activations quantized too (int8 arithmetic on the CPU backend); needs i8
 };
+
+/* Activation quantizations of the q8 cases: the input (and what only moves or clips it), the
+ * pooled output, and every other output. Zero points are not 0, so that they are exercised. */
+static const struct cc_act_quant Q_IN = {2.0f / 127.0f, 3};
+static const struct cc_act_quant Q_POOL = {0.02f, 5};
+static const struct cc_act_quant Q_OUT = {0.05f, -10};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Model building                                                                            */
@@ -125,6 +137,32 @@ static void node(struct builder *b, enum cc_op op, const char *name, int n_in, c
 {
     if (b->ok && cc_model_add_node(b->m, op, name, n_in, in, 1, &out, attrs, act, &b->err) < 0)
         b->ok = false;
+}
+
+/* The q8 cases' activation quantization: Q_IN on the input and on what only reshapes or
+ * clamps it, Q_POOL on a pooled output, Q_OUT on every other computed tensor. */
+static void quantize_activations(struct builder *b, const struct kcase *k)
+{
+    static const char *const in_like[] = {"input", "r", "flat", "c"};
+    for (size_t i = 0; i < sizeof(in_like) / sizeof(in_like[0]); i++) {
+        int t = cc_model_find_tensor(b->m, in_like[i]);
+        if (t >= 0 && b->ok && !cc_model_set_act_quant(b->m, t, Q_IN, &b->err))
+            b->ok = false;
+    }
+    struct cc_act_quant q = k->op == CC_OP_GLOBAL_AVG_POOL ? Q_POOL : Q_OUT;
+    if (k->op == CC_OP_CLAMP)
+        q = Q_IN; // clamp only clips: it keeps its input's quantization
+    for (int i = 0; i < 2; i++) {
+        int t = cc_model_find_tensor(b->m, i == 0 ? "t" : "output");
+        if (t >= 0 && b->ok && !cc_model_set_act_quant(b->m, t, q, &b->err))
+            b->ok = false;
+    }
+}
+
+/* The quantization of the case's output (q8 cases). */
+static struct cc_act_quant output_quant(const struct kcase *k)
+{
+    return k->op == CC_OP_GLOBAL_AVG_POOL ? Q_POOL : k->op == CC_OP_CLAMP ? Q_IN : Q_OUT;
 }
 
 /* Builds the case's model (deterministic: same seed, same model). Returns NULL with *err. */
@@ -209,6 +247,13 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
         cc_model_destroy(b.m);
         return NULL;
     }
+    if (k->q8)
+        quantize_activations(&b, k);
+    if (!b.ok) {
+        *err = b.err;
+        cc_model_destroy(b.m);
+        return NULL;
+    }
     b.m->input.tensor = x;
     b.m->input.color = CC_COLOR_RGB;
     for (int c = 0; c < 3; c++) {
@@ -251,6 +296,10 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     struct tu_rng rng;
     tu_rng_seed(&rng, seed ^ 0x5eed);
     tu_rng_fill(&rng, in, in_n, -2.0f, 2.0f);
+    for (size_t i = 0; k->q8 && i < in_n; i++) { // on Q_IN's grid: quantizing loses nothing
+        float q = fminf(rintf(in[i] / Q_IN.scale), (float)(127 - Q_IN.zero_point));
+        in[i] = Q_IN.scale * q;
+    }
     bool ok = cc_engine_run(e, in, out, &err);
     CHECKF(ok, "%s: run: %s", label, err.msg);
     if (ok && backend == CC_BACKEND_VULKAN) {
@@ -275,18 +324,34 @@ static void describe(const struct kcase *k, char *buf, size_t size)
     case CC_OP_CONV2D:
         snprintf(buf, size,
                  "conv2d%s C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
-                 k->i8 ? "/i8" : "", k->C, k->H, k->W, k->O, k->KH, k->KW, k->stride[0],
-                 k->stride[1], k->pad[0], k->pad[1], k->pad[2], k->pad[3], k->dilation[0],
-                 k->dilation[1], k->groups, k->bias ? " bias" : "", act_name(k->act));
+                 k->q8   ? "/q8"
+                 : k->i8 ? "/i8"
+                         : "",
+                 k->C, k->H, k->W, k->O, k->KH, k->KW, k->stride[0], k->stride[1], k->pad[0],
+                 k->pad[1], k->pad[2], k->pad[3], k->dilation[0], k->dilation[1], k->groups,
+                 k->bias ? " bias" : "", act_name(k->act));
         break;
     case CC_OP_LINEAR:
-        snprintf(buf, size, "linear%s K%d -> N%d%s %s", k->i8 ? "/i8" : "", k->C * k->H * k->W,
-                 k->O, k->bias ? " bias" : "", act_name(k->act));
+        snprintf(buf, size, "linear%s K%d -> N%d%s %s",
+                 k->q8   ? "/q8"
+                 : k->i8 ? "/i8"
+                         : "",
+                 k->C * k->H * k->W, k->O, k->bias ? " bias" : "", act_name(k->act));
         break;
     default:
-        snprintf(buf, size, "%s %dx%dx%d %s", cc_op_name(k->op), k->C, k->H, k->W,
-                 act_name(k->act));
+        snprintf(buf, size, "%s%s %dx%dx%d %s", cc_op_name(k->op), k->q8 ? "/q8" : "", k->C, k->H,
+                 k->W, act_name(k->act));
         break;
+    }
+}
+
+/* ref's output as an int8 backend must give it: on the output's quantization grid, saturated,
+ * ties to even as XNNPACK rounds. */
+static void fake_quantize(float *y, size_t n, struct cc_act_quant q)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = fminf(fmaxf(rintf(y[i] / q.scale) + (float)q.zero_point, -128.0f), 127.0f);
+        y[i] = q.scale * (v - (float)q.zero_point);
     }
 }
 
@@ -295,27 +360,45 @@ static void run_case(const struct kcase *k, uint64_t seed)
     static const struct {
         enum cc_backend_kind kind;
         const char *name;
-    } tested[] = {{CC_BACKEND_VULKAN, "vulkan"}, {CC_BACKEND_CPU, "cpu"}};
+        bool int8; // computes the q8 cases in int8
+    } tested[] = {{CC_BACKEND_VULKAN, "vulkan", false}, {CC_BACKEND_CPU, "cpu", true}};
     char label[256];
     describe(k, label, sizeof(label));
     size_t n_ref = 0;
     float *ref = run(k, label, CC_BACKEND_REF, seed, &n_ref);
-    for (size_t b = 0; ref && b < sizeof(tested) / sizeof(tested[0]); b++) {
+    float *ref_q = ref ? malloc(n_ref * sizeof(float)) : NULL;
+    if (ref_q) {
+        memcpy(ref_q, ref, n_ref * sizeof(float));
+        fake_quantize(ref_q, n_ref, output_quant(k));
+    }
+    for (size_t b = 0; ref && ref_q && b < sizeof(tested) / sizeof(tested[0]); b++) {
         size_t n = 0;
         float *got = run(k, label, tested[b].kind, seed, &n);
+        bool int8 = k->q8 && tested[b].int8;
+        const float *want = int8 ? ref_q : ref;
         if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
             size_t worst = 0;
-            double diff = tu_max_abs_diff(got, ref, n_ref, &worst);
-            double peak = tu_max_abs(ref, n_ref);
-            double tol = TOLERANCE * (peak > 1.0 ? peak : 1.0);
+            double diff = tu_max_abs_diff(got, want, n_ref, &worst);
+            double peak = tu_max_abs(want, n_ref);
+            // int8: one output step (XNNPACK's fixed-point requantization may round a value
+            // the other way than exact arithmetic does); f32: 1e-4 of the largest value.
+            double tol = int8 ? output_quant(k).scale * 1.001 : TOLERANCE * fmax(peak, 1.0);
             printf("%-6s %-72s max|diff| %.2e (tolerance %.2e)\n", tested[b].name, label, diff,
                    tol);
-            CHECKF(diff <= tol, "%s: max |%s - ref| = %g at %zu (%s %g, ref %g) > %g", label,
-                   tested[b].name, diff, worst, tested[b].name, (double)got[worst],
-                   (double)ref[worst], tol);
+            CHECKF(diff <= tol, "%s: max |%s - ref%s| = %g at %zu (%s %g, ref %g) > %g", label,
+                   tested[b].name, int8 ? " quantized" : "", diff, worst, tested[b].name,
+                   (double)got[worst], (double)want[worst], tol);
+        }
+        for (size_t i = 0; got && int8 && n == n_ref && i < n; i++) { // int8 really ran
+            double steps = got[i] / output_quant(k).scale;
+            if (!CHECKF(fabs(steps - rint(steps)) < 1e-3,
+                        "%s: cpu output %zu = %g is not on the output's int8 grid", label, i,
+                        (double)got[i]))
+                break;
         }
         free(got);
     }
+    free(ref_q);
     free(ref);
 }
 
@@ -405,6 +488,35 @@ static const struct kcase i8_cases[] = {
     {CC_OP_LINEAR, 1281, 1, 1, .O = 1000, .bias = true, .act = ACT_NONE, .i8 = true},
     {CC_OP_LINEAR, 3, 1, 5, .O = 1, .bias = false, .act = ACT_RELU, .i8 = true},
     {CC_OP_LINEAR, 1280, 1, 3, .O = 13, .bias = true, .act = ACT_CLAMP, .i8 = true},
+};
+
+/* int8 arithmetic (q8: i8 weights and quantized activations): every op with an int8 variant
+ * on the CPU backend, each compared with ref's exact result put on the output's grid. */
+#define CONV_Q8(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)                  \
+    {                                                                                              \
+        CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act,      \
+            true, true                                                                             \
+    }
+
+static const struct kcase q8_cases[] = {
+    CONV_Q8(3, 16, 16, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6),   // stem
+    CONV_Q8(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_RELU6), // depthwise
+    CONV_Q8(24, 15, 15, 24, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1, 24, true, ACT_RELU),  // dw stride 2
+    CONV_Q8(9, 7, 7, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 9, false, ACT_NONE),      // dilated dw
+    CONV_Q8(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_CLAMP),     // grouped
+    CONV_Q8(3, 9, 16, 5, 3, 5, 1, 2, 2, 2, 2, 2, 1, 4, 1, true, ACT_NONE),      // asymmetric
+    CONV_Q8(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_RELU6),    // pointwise
+    CONV_Q8(96, 14, 14, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false, ACT_NONE),
+    CONV_Q8(33, 7, 7, 160, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_CLAMP),
+    {CC_OP_LINEAR, 3, 1, 4, .O = 7, .bias = true, .act = ACT_NONE, .i8 = true, .q8 = true},
+    {CC_OP_LINEAR, 1281, 1, 1, .O = 1000, .bias = true, .i8 = true, .q8 = true},
+    {CC_OP_LINEAR, 1280, 1, 3, .O = 13, .bias = true, .act = ACT_RELU, .i8 = true, .q8 = true},
+    {CC_OP_ADD, 6, 7, 13, .act = ACT_NONE, .q8 = true},
+    {CC_OP_ADD, 24, 9, 9, .act = ACT_RELU6, .q8 = true},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_RELU, .q8 = true},
+    {CC_OP_CLAMP, 12, 4, 4, .act = ACT_CLAMP, .q8 = true},
+    {CC_OP_GLOBAL_AVG_POOL, 9, 7, 13, .q8 = true},
+    {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7, .q8 = true},
 };
 
 /* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
@@ -505,6 +617,14 @@ int main(void)
         struct kcase k = random_conv(&r);
         k.i8 = true;
         run_case(&k, 8000 + (uint64_t)i);
+    }
+    n = sizeof(q8_cases) / sizeof(q8_cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&q8_cases[i], 9000 + i);
+    for (int i = 0; i < 12; i++) {
+        struct kcase k = random_conv(&r);
+        k.i8 = k.q8 = true;
+        run_case(&k, 9500 + (uint64_t)i);
     }
     return tu_exit_code();
 }

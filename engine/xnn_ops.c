@@ -1,0 +1,372 @@
+/* camclass — the CPU backend's op table: one build function per op (see xnn_ops.h).
+ *
+ * Weights: ours are [O, C/groups, kh, kw] (PyTorch's order); XNNPACK wants
+ * [groups, O/groups, kh, kw, C/groups], so they are transposed into a temporary copy that
+ * XNNPACK packs at create and we free straight after. i8 weights go to the f32 operators
+ * dequantized (float(q) * scale, as the other backends do) and to the int8 ones as they are,
+ * with their per-output-channel scales (QC8). Biases of int8 operators are int32 at scale
+ * input_scale * weight_scale[o], rounded to nearest as PyTorch's quantized ops do.
+ *
+ * linear in int8 runs as a 1x1 QC8 convolution of a 1x1 image: this XNNPACK's int8
+ * fully-connected operator (QS8) takes only one weight scale, our weights have one per
+ * output channel.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xnn_ops.h"
+
+#define TENSOR(b, i) (&(b)->model->tensors[(b)->node->inputs[i]])
+#define OUTPUT(b) (&(b)->model->tensors[(b)->node->outputs[0]])
+
+const char *cc_xnn_status_name(enum xnn_status st)
+{
+    switch (st) {
+    case xnn_status_success:
+        return "xnn_status_success";
+    case xnn_status_uninitialized:
+        return "xnn_status_uninitialized";
+    case xnn_status_invalid_parameter:
+        return "xnn_status_invalid_parameter";
+    case xnn_status_invalid_state:
+        return "xnn_status_invalid_state";
+    case xnn_status_unsupported_parameter:
+        return "xnn_status_unsupported_parameter";
+    case xnn_status_unsupported_hardware:
+        return "xnn_status_unsupported_hardware";
+    case xnn_status_out_of_memory:
+        return "xnn_status_out_of_memory";
+    }
+    return "an unknown xnn_status";
+}
+
+bool cc_xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st,
+                   struct cc_error *err)
+{
+    return cc_error_set(err,
+                        "cpu backend: %s for node \"%s\" (%s) failed: %s; "
+                        "--backend ref runs the plain C ops instead",
+                        call, n->name, cc_op_name(n->op), cc_xnn_status_name(st));
+}
+
+static bool no_memory(const struct cc_xnn_build *b)
+{
+    return cc_error_set(b->err, "cpu backend: out of memory for the weights of node \"%s\"",
+                        b->node->name);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Quantization helpers
+ */
+
+/* v as int8 in quantization q, saturated; an infinite v is the open end of the range. */
+static int8_t quantize_bound(float v, struct cc_act_quant q)
+{
+    float r = nearbyintf(v / q.scale) + (float)q.zero_point;
+    return r <= -128.0f ? INT8_MIN : r >= 127.0f ? INT8_MAX : (int8_t)r;
+}
+
+/* The fused activation of node n as int8 bounds of its output's quantization. */
+static void act_bounds(const struct cc_xnn_build *b, int8_t *lo, int8_t *hi)
+{
+    struct cc_act_quant q = OUTPUT(b)->act_quant;
+    *lo = quantize_bound(b->node->act.min, q);
+    *hi = quantize_bound(b->node->act.max, q);
+}
+
+static bool same_quant(const struct cc_tensor *a, const struct cc_tensor *b)
+{
+    return a->quantized && b->quantized && a->act_quant.scale == b->act_quant.scale &&
+           a->act_quant.zero_point == b->act_quant.zero_point;
+}
+
+bool cc_xnn_runs_int8(const struct cc_model *m, const struct cc_node *n, bool in_int8)
+{
+    const struct cc_xnn_op_row *row = cc_xnn_op_row(n->op);
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]], *y = &m->tensors[n->outputs[0]];
+    if (!row || !row->has_int8 || !y->quantized)
+        return false;
+    switch (n->op) {
+    case CC_OP_CONV2D:
+    case CC_OP_LINEAR:
+        return x->quantized && m->tensors[n->inputs[1]].dtype == CC_DTYPE_I8;
+    case CC_OP_ADD:
+        return x->quantized && m->tensors[n->inputs[1]].quantized;
+    case CC_OP_GLOBAL_AVG_POOL:
+        return x->quantized;
+    case CC_OP_CLAMP:
+        return same_quant(x, y);
+    case CC_OP_FLATTEN:
+    case CC_OP_RESHAPE:
+        return in_int8 && same_quant(x, y);
+    default:
+        return false;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Weights
+ */
+
+/* [O, cig, khw] -> [O, khw, cig] of esize-byte elements, into a new buffer (NULL: no memory). */
+static void *to_ohwi(const void *src, size_t esize, int64_t o, int64_t cig, int64_t khw)
+{
+    char *dst = malloc((size_t)(o * cig * khw) * esize);
+    if (!dst)
+        return NULL;
+    const char *s = src;
+    for (int64_t oc = 0; oc < o; oc++)
+        for (int64_t ci = 0; ci < cig; ci++)
+            for (int64_t k = 0; k < khw; k++)
+                memcpy(dst + (size_t)((oc * khw + k) * cig + ci) * esize,
+                       s + (size_t)((oc * cig + ci) * khw + k) * esize, esize);
+    return dst;
+}
+
+/* The f32 kernel of node b in XNNPACK's order; *tmp gets what the caller must free. */
+static const float *kernel_f32(const struct cc_xnn_build *b, void **tmp)
+{
+    const struct cc_tensor *w = TENSOR(b, 1);
+    float *deq = NULL;
+    const float *f = w->data;
+    if (!f) { // i8 weights: dequantized, as the other backends do
+        if (!(deq = malloc((size_t)w->count * sizeof(float))))
+            return NULL;
+        cc_tensor_dequantize(w, deq);
+        f = deq;
+    }
+    if (w->ndim != 4 || w->shape[1] == 1) {
+        *tmp = deq;
+        return f;
+    }
+    *tmp = to_ohwi(f, sizeof(float), w->shape[0], w->shape[1], w->shape[2] * w->shape[3]);
+    free(deq);
+    return *tmp;
+}
+
+/* The i8 kernel of node b in XNNPACK's order; *tmp gets what the caller must free. */
+static const int8_t *kernel_i8(const struct cc_xnn_build *b, void **tmp)
+{
+    const struct cc_tensor *w = TENSOR(b, 1);
+    *tmp = NULL;
+    if (w->ndim != 4 || w->shape[1] == 1)
+        return w->q;
+    *tmp = to_ohwi(w->q, 1, w->shape[0], w->shape[1], w->shape[2] * w->shape[3]);
+    return *tmp;
+}
+
+/* The f32 bias (input 2) as int32 at input_scale * weight_scale[o]; NULL when the node has
+ * none (*ok stays true) or on out of memory (*ok false). */
+static int32_t *bias_i32(const struct cc_xnn_build *b, bool *ok)
+{
+    *ok = true;
+    if (b->node->n_inputs < 3)
+        return NULL;
+    const struct cc_tensor *bias = TENSOR(b, 2), *w = TENSOR(b, 1);
+    float in_scale = TENSOR(b, 0)->act_quant.scale;
+    int32_t *q = malloc((size_t)bias->count * sizeof(int32_t));
+    if (!(*ok = q != NULL))
+        return NULL;
+    for (int64_t o = 0; o < bias->count; o++) {
+        double v = nearbyint((double)bias->data[o] / ((double)in_scale * w->scales[o]));
+        q[o] = v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    }
+    return q;
+}
+
+static const float *bias_f32(const struct cc_xnn_build *b)
+{
+    return b->node->n_inputs > 2 ? TENSOR(b, 2)->data : NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Builds
+ */
+
+/* A QC8 convolution for conv2d (geometry from the node) or linear (1x1 over a 1x1 image). */
+static bool build_qc8(const struct cc_xnn_build *b, xnn_operator_t *op, uint32_t pad[4],
+                      uint32_t k[2], uint32_t stride[2], uint32_t dil[2], uint32_t groups,
+                      size_t height, size_t width)
+{
+    const struct cc_tensor *x = TENSOR(b, 0), *w = TENSOR(b, 1), *y = OUTPUT(b);
+    size_t o = (size_t)w->shape[0], cig = (size_t)w->shape[1];
+    size_t c = (size_t)x->shape[1]; // conv2d [1,C,H,W], linear [1,K]
+    void *tmp = NULL;
+    bool ok = true;
+    const int8_t *kernel = kernel_i8(b, &tmp);
+    int32_t *bias = bias_i32(b, &ok);
+    if (!kernel || !ok) {
+        free(tmp);
+        free(bias);
+        return no_memory(b);
+    }
+    int8_t lo, hi;
+    act_bounds(b, &lo, &hi);
+    enum xnn_status rc = xnn_create_convolution2d_nhwc_qc8(
+        pad[0], pad[1], pad[2], pad[3], k[0], k[1], stride[0], stride[1], dil[0], dil[1], groups,
+        cig, o / groups, c, o, (int8_t)x->act_quant.zero_point, x->act_quant.scale, w->scales,
+        kernel, bias, (int8_t)y->act_quant.zero_point, y->act_quant.scale, lo, hi, b->flags, op);
+    free(tmp);
+    free(bias);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_convolution2d_nhwc_qc8", b->node, rc, b->err);
+    rc = xnn_setup_convolution2d_nhwc_qc8(*op, 1, height, width, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success ||
+           cc_xnn_failed("xnn_setup_convolution2d_nhwc_qc8", b->node, rc, b->err);
+}
+
+static bool build_conv2d(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    const struct cc_conv2d_attrs *a = &b->node->attrs.conv;
+    const struct cc_tensor *x = TENSOR(b, 0), *w = TENSOR(b, 1);
+    // XNNPACK's padding order is top, right, bottom, left; ours top, left, bottom, right.
+    uint32_t pad[4] = {(uint32_t)a->pad[0], (uint32_t)a->pad[3], (uint32_t)a->pad[2],
+                       (uint32_t)a->pad[1]};
+    uint32_t k[2] = {(uint32_t)w->shape[2], (uint32_t)w->shape[3]};
+    uint32_t stride[2] = {(uint32_t)a->stride[0], (uint32_t)a->stride[1]};
+    uint32_t dil[2] = {(uint32_t)a->dilation[0], (uint32_t)a->dilation[1]};
+    size_t height = (size_t)x->shape[2], width = (size_t)x->shape[3];
+    if (b->int8)
+        return build_qc8(b, op, pad, k, stride, dil, (uint32_t)a->groups, height, width);
+
+    size_t o = (size_t)w->shape[0], cig = (size_t)w->shape[1], g = (size_t)a->groups;
+    void *tmp = NULL;
+    const float *kernel = kernel_f32(b, &tmp);
+    if (!kernel)
+        return no_memory(b);
+    enum xnn_status rc = xnn_create_convolution2d_nhwc_f32(
+        pad[0], pad[1], pad[2], pad[3], k[0], k[1], stride[0], stride[1], dil[0], dil[1],
+        (uint32_t)g, cig, o / g, (size_t)x->shape[1], o, kernel, bias_f32(b), b->node->act.min,
+        b->node->act.max, b->flags, op);
+    free(tmp);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_convolution2d_nhwc_f32", b->node, rc, b->err);
+    rc = xnn_setup_convolution2d_nhwc_f32(*op, 1, height, width, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success ||
+           cc_xnn_failed("xnn_setup_convolution2d_nhwc_f32", b->node, rc, b->err);
+}
+
+static bool build_linear(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    if (b->int8) {
+        uint32_t pad[4] = {0, 0, 0, 0}, one[2] = {1, 1};
+        return build_qc8(b, op, pad, one, one, one, 1, 1, 1);
+    }
+    const struct cc_tensor *w = TENSOR(b, 1);
+    size_t out_ch = (size_t)w->shape[0], in_ch = (size_t)w->shape[1];
+    void *tmp = NULL;
+    const float *kernel = kernel_f32(b, &tmp); // [N, K]: XNNPACK's own order
+    if (!kernel)
+        return no_memory(b);
+    enum xnn_status rc =
+        xnn_create_fully_connected_nc_f32(in_ch, out_ch, in_ch, out_ch, kernel, bias_f32(b),
+                                          b->node->act.min, b->node->act.max, b->flags, op);
+    free(tmp);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_fully_connected_nc_f32", b->node, rc, b->err);
+    rc = xnn_setup_fully_connected_nc_f32(*op, 1, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success ||
+           cc_xnn_failed("xnn_setup_fully_connected_nc_f32", b->node, rc, b->err);
+}
+
+static bool build_add(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    // Same shapes (ops.c), same layout: element order does not matter.
+    size_t shape[1] = {(size_t)OUTPUT(b)->count};
+    enum xnn_status rc;
+    if (b->int8) {
+        struct cc_act_quant qa = TENSOR(b, 0)->act_quant, qb = TENSOR(b, 1)->act_quant;
+        struct cc_act_quant qy = OUTPUT(b)->act_quant;
+        int8_t lo, hi;
+        act_bounds(b, &lo, &hi);
+        rc = xnn_create_add_nd_qs8((int8_t)qa.zero_point, qa.scale, (int8_t)qb.zero_point, qb.scale,
+                                   (int8_t)qy.zero_point, qy.scale, lo, hi, b->flags, op);
+        if (rc != xnn_status_success)
+            return cc_xnn_failed("xnn_create_add_nd_qs8", b->node, rc, b->err);
+        rc = xnn_setup_add_nd_qs8(*op, 1, shape, 1, shape, b->in[0], b->in[1], b->out, b->pool);
+        return rc == xnn_status_success ||
+               cc_xnn_failed("xnn_setup_add_nd_qs8", b->node, rc, b->err);
+    }
+    rc = xnn_create_add_nd_f32(b->node->act.min, b->node->act.max, b->flags, op);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_add_nd_f32", b->node, rc, b->err);
+    rc = xnn_setup_add_nd_f32(*op, 1, shape, 1, shape, b->in[0], b->in[1], b->out, b->pool);
+    return rc == xnn_status_success || cc_xnn_failed("xnn_setup_add_nd_f32", b->node, rc, b->err);
+}
+
+static bool build_global_avg_pool(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    const struct cc_tensor *x = TENSOR(b, 0);
+    size_t c = (size_t)x->shape[1], hw = (size_t)(x->shape[2] * x->shape[3]);
+    enum xnn_status rc;
+    if (b->int8) {
+        struct cc_act_quant qx = x->act_quant, qy = OUTPUT(b)->act_quant;
+        rc = xnn_create_global_average_pooling_nwc_qs8(c, c, c, (int8_t)qx.zero_point, qx.scale,
+                                                       (int8_t)qy.zero_point, qy.scale, INT8_MIN,
+                                                       INT8_MAX, b->flags, op);
+        if (rc != xnn_status_success)
+            return cc_xnn_failed("xnn_create_global_average_pooling_nwc_qs8", b->node, rc, b->err);
+        rc = xnn_setup_global_average_pooling_nwc_qs8(*op, 1, hw, b->in[0], b->out, b->pool);
+        return rc == xnn_status_success ||
+               cc_xnn_failed("xnn_setup_global_average_pooling_nwc_qs8", b->node, rc, b->err);
+    }
+    rc = xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY, b->flags, op);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_global_average_pooling_nwc_f32", b->node, rc, b->err);
+    rc = xnn_setup_global_average_pooling_nwc_f32(*op, 1, hw, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success ||
+           cc_xnn_failed("xnn_setup_global_average_pooling_nwc_f32", b->node, rc, b->err);
+}
+
+static bool build_softmax(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    size_t c = (size_t)TENSOR(b, 0)->shape[1]; // [1, N] (ops.c)
+    enum xnn_status rc = xnn_create_softmax_nc_f32(c, c, c, b->flags, op);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_softmax_nc_f32", b->node, rc, b->err);
+    rc = xnn_setup_softmax_nc_f32(*op, 1, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success ||
+           cc_xnn_failed("xnn_setup_softmax_nc_f32", b->node, rc, b->err);
+}
+
+static bool build_clamp(const struct cc_xnn_build *b, xnn_operator_t *op)
+{
+    size_t count = (size_t)OUTPUT(b)->count; // elementwise: any order
+    enum xnn_status rc;
+    if (b->int8) { // input and output share one quantization (cc_xnn_runs_int8)
+        int8_t lo, hi;
+        act_bounds(b, &lo, &hi);
+        rc = xnn_create_clamp_nc_s8(count, count, count, lo, hi, b->flags, op);
+        if (rc != xnn_status_success)
+            return cc_xnn_failed("xnn_create_clamp_nc_s8", b->node, rc, b->err);
+        rc = xnn_setup_clamp_nc_s8(*op, 1, b->in[0], b->out, b->pool);
+        return rc == xnn_status_success ||
+               cc_xnn_failed("xnn_setup_clamp_nc_s8", b->node, rc, b->err);
+    }
+    rc = xnn_create_clamp_nc_f32(count, count, count, b->node->act.min, b->node->act.max, b->flags,
+                                 op);
+    if (rc != xnn_status_success)
+        return cc_xnn_failed("xnn_create_clamp_nc_f32", b->node, rc, b->err);
+    rc = xnn_setup_clamp_nc_f32(*op, 1, b->in[0], b->out, b->pool);
+    return rc == xnn_status_success || cc_xnn_failed("xnn_setup_clamp_nc_f32", b->node, rc, b->err);
+}
+
+static const struct cc_xnn_op_row op_rows[CC_OP_COUNT] = {
+    [CC_OP_CONV2D] = {build_conv2d, true, false},
+    [CC_OP_ADD] = {build_add, true, false},
+    [CC_OP_GLOBAL_AVG_POOL] = {build_global_avg_pool, true, false},
+    [CC_OP_LINEAR] = {build_linear, true, false},
+    [CC_OP_FLATTEN] = {NULL, true, true},
+    [CC_OP_RESHAPE] = {NULL, true, true},
+    [CC_OP_SOFTMAX] = {build_softmax, false, false},
+    [CC_OP_CLAMP] = {build_clamp, true, false},
+};
+
+const struct cc_xnn_op_row *cc_xnn_op_row(enum cc_op op)
+{
+    if ((unsigned)op >= CC_OP_COUNT || (!op_rows[op].build && !op_rows[op].layout))
+        return NULL;
+    return &op_rows[op];
+}
