@@ -9,9 +9,8 @@ int cc_cpu_threads(int requested)
 {
     int n = requested;
     if (n <= 0) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        n = online < 1 ? 1
-                       : (online > CC_CPU_DEFAULT_THREADS ? CC_CPU_DEFAULT_THREADS : (int)online);
+        long spare = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+        n = spare < 1 ? 1 : (spare > CC_CPU_DEFAULT_THREADS ? CC_CPU_DEFAULT_THREADS : (int)spare);
     }
     return n > CC_CPU_MAX_THREADS ? CC_CPU_MAX_THREADS : n;
 }

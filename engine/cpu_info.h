@@ -6,11 +6,15 @@
 
 enum {
     CC_CPU_MAX_THREADS = 16,    // upper bound for cpu_threads
-    CC_CPU_DEFAULT_THREADS = 4, // cap when cpu_threads is 0 (a Raspberry Pi 4 has 4 cores)
+    CC_CPU_DEFAULT_THREADS = 4, // cap when cpu_threads is 0
 };
 
 /* The thread count to use for a requested count: requested when > 0 (at most
- * CC_CPU_MAX_THREADS), else the online CPUs, at most CC_CPU_DEFAULT_THREADS. */
+ * CC_CPU_MAX_THREADS), else one less than the online CPUs (at least 1, at most
+ * CC_CPU_DEFAULT_THREADS): camclass's capture, decoding and preprocessing threads need a core
+ * too, and an inference pool that shares every core with them stalls (docs/PERFORMANCE.md,
+ * "Threads under load": on 2 cores with one busy, 1 thread kept 161-168 results/s and a
+ * 9 ms worst inference, 2 threads 137-149 results/s with 88-99 ms stalls). A Pi 4 gets 3. */
 int cc_cpu_threads(int requested);
 
 /* Writes "CPU: <model name> (N threads<extra>)" into out; the model name from /proc/cpuinfo

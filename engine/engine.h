@@ -36,7 +36,7 @@ struct cc_engine_options {
                                   // "" = no cache
     FILE *notices;                // one-line notices (which backend `auto` picked, fallback
                                   // reasons); NULL = silent
-    int cpu_threads;              // CPU backend threads; 0 = online CPUs, at most 4
+    int cpu_threads;              // CPU backend threads; 0 = online CPUs - 1, 1..4
 };
 
 struct cc_engine_options cc_engine_options_default(void);
