@@ -25,7 +25,8 @@
 #endif
 
 #define FORMAT_NAME "camclass-bundle"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2          // the newest this loader reads; version 1 still loads
+#define FIRST_ACT_QUANT_VERSION 2 // activation quantization ("quant" on an f32 activation)
 #define MANIFEST_ENTRY "manifest.json"
 #define MAX_MANIFEST_BYTES ((uint64_t)16 << 20)
 #define MAX_LABELS_BYTES ((uint64_t)32 << 20) // 100 000 labels of 256 bytes + line ends
@@ -43,6 +44,7 @@ struct loader {
     struct cc_model *m;        // the model being built (owned until returned)
     struct cc_error merr;      // builder errors, passed on with the bundle prefix
     int64_t const_bytes;       // constant data read so far
+    int version;               // the manifest's format version (1 or 2)
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -338,6 +340,40 @@ static bool load_i8(struct loader *L, const cJSON *jdata, const cJSON *jquant, i
     return read_ref(L, &rq, q) && read_ref(L, &rs, scales);
 }
 
+/* Reads the activation quantization {"scale": S, "zero_point": Z} of f32 activation idx
+ * (format version 2); the ranges are checked again by the builder. */
+static bool load_act_quant(struct loader *L, const cJSON *jquant, int idx, const char *where)
+{
+    if (L->m->tensors[idx].data)
+        return fail(L, "%s: \"quant\" is for activations and i8 weights, not f32 constants", where);
+    if (L->version < FIRST_ACT_QUANT_VERSION)
+        return fail(L,
+                    "%s: \"quant\" on an f32 activation needs format version %d (this bundle "
+                    "says %d); re-export it with this camclass's tools/camclass_export.py",
+                    where, FIRST_ACT_QUANT_VERSION, L->version);
+    if (!cJSON_IsObject(jquant))
+        return fail(L, "%s: \"quant\" must be {\"scale\": S, \"zero_point\": Z}", where);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, jquant)
+    {
+        if (strcmp(e->string, "scale") != 0 && strcmp(e->string, "zero_point") != 0)
+            return fail(L,
+                        "%s: unknown \"quant\" key \"%s\"; an activation's quant takes scale, "
+                        "zero_point",
+                        where, e->string);
+    }
+    const cJSON *js = member(L, jquant, "scale", cJSON_Number, where);
+    int64_t zp = 0;
+    if (!js || !json_int(L, cJSON_GetObjectItemCaseSensitive(jquant, "zero_point"), -128, 127, &zp,
+                         where, "quant.zero_point"))
+        return false;
+    float scale = to_float(js->valuedouble);
+    if (!(scale > 0) || !isfinite(scale))
+        return fail(L, "%s: quant scale %.9g must be finite and > 0", where, js->valuedouble);
+    struct cc_act_quant q = {scale, (int)zp};
+    return cc_model_set_act_quant(L->m, idx, q, &L->merr) || fail_builder(L);
+}
+
 static bool load_tensor(struct loader *L, const cJSON *jt, int i)
 {
     char where[300];
@@ -355,13 +391,11 @@ static bool load_tensor(struct loader *L, const cJSON *jt, int i)
     while (dtype <= CC_DTYPE_I8 && strcmp(cc_dtype_name(dtype), dt) != 0)
         dtype++;
     if (dtype > CC_DTYPE_I8)
-        return fail(L, "%s: unknown dtype \"%s\"; format version 1 stores f32 and i8", where, dt);
+        return fail(L, "%s: unknown dtype \"%s\"; bundles store f32 and i8", where, dt);
     if (dtype == CC_DTYPE_F16)
         return fail(L, "%s: dtype %s is not supported by this camclass; export the model as f32",
                     where, dt);
     const cJSON *jquant = cJSON_GetObjectItemCaseSensitive(jt, "quant");
-    if (jquant && dtype != CC_DTYPE_I8)
-        return fail(L, "%s: \"quant\" is only for dtype i8, not %s", where, dt);
     int64_t shape[CC_MAX_DIMS];
     int ndim;
     if (!json_ints(L, cJSON_GetObjectItemCaseSensitive(jt, "shape"), 1, CC_MAX_DIMS, -MAX_JSON_INT,
@@ -373,7 +407,8 @@ static bool load_tensor(struct loader *L, const cJSON *jt, int i)
     const cJSON *jdata = cJSON_GetObjectItemCaseSensitive(jt, "data");
     if (dtype == CC_DTYPE_I8)
         return load_i8(L, jdata, jquant, idx, where);
-    return !jdata || load_data(L, jdata, idx, where);
+    return (!jdata || load_data(L, jdata, idx, where)) &&
+           (!jquant || load_act_quant(L, jquant, idx, where));
 }
 
 static bool load_tensors(struct loader *L, const cJSON *root)
@@ -698,11 +733,13 @@ static const char *check_header(struct loader *L, const cJSON *root)
     const cJSON *v = member(L, root, "version", cJSON_Number, "manifest");
     if (!v)
         return NULL;
-    if (v->valuedouble != FORMAT_VERSION) {
-        fail(L, "unknown format version %g; this camclass reads version %d", v->valuedouble,
+    if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1 ||
+        v->valuedouble > FORMAT_VERSION) {
+        fail(L, "unknown format version %g; this camclass reads versions 1 to %d", v->valuedouble,
              FORMAT_VERSION);
         return NULL;
     }
+    L->version = (int)v->valuedouble;
     return member_str(L, root, "name", "manifest");
 }
 

@@ -98,6 +98,7 @@ struct zip_opts {
     const char *labels_text; // labels.txt contents instead of DEFAULT_LABELS
     const char *extra_entry; // also add a 1-byte entry with this name
     size_t pad_manifest;     // pad manifest.json with spaces to this many bytes
+    bool v2;                 // manifest "version": 2 (activation quantization allowed)
 };
 
 static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
@@ -204,7 +205,8 @@ static bool write_variant(const char *path, const char *set_path, const char *va
     char *text = quotes(valid_manifest);
     cJSON *root = cJSON_Parse(text);
     free(text);
-    bool ok = root && (!set_path || json_set(root, set_path, value));
+    bool ok = root && (!set_path || json_set(root, set_path, value)) &&
+              (!o->v2 || json_set(root, "version", "2"));
     char *manifest = ok ? cJSON_PrintUnformatted(root) : NULL;
     ok = manifest && write_bundle(path, manifest, o);
     free(manifest);
@@ -284,6 +286,27 @@ static void test_valid(const char *dir)
     cc_model_destroy(m);
     unlink(path);
 
+    // Version 2: conv.out with an activation quantization; the graph input too.
+    static const struct zip_opts v2 = {.v2 = true};
+    CHECK(write_variant(path, "tensors/3/quant", "{'scale': 0.0625, 'zero_point': -3}", &v2));
+    m = cc_bundle_load(path, &err);
+    if (CHECKF(m != NULL, "version 2, quantized conv.out: %s", err.msg)) {
+        const struct cc_tensor *t = &m->tensors[3];
+        CHECK(t->quantized && t->act_quant.scale == 0.0625f && t->act_quant.zero_point == -3);
+        CHECK(!m->tensors[0].quantized && !m->tensors[8].quantized);
+    }
+    cc_model_destroy(m);
+    CHECK(write_variant(path, "tensors/0/quant", "{'scale': 0.03, 'zero_point': 127}", &v2));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->tensors[0].quantized && m->tensors[0].act_quant.zero_point == 127,
+           "version 2, quantized input: %s", err.msg);
+    cc_model_destroy(m);
+    CHECK(write_variant(path, NULL, NULL, &v2)); // version 2 without any quantization
+    m = cc_bundle_load(path, &err);
+    CHECKF(m != NULL, "version 2, nothing quantized: %s", err.msg);
+    cc_model_destroy(m);
+    unlink(path);
+
     snprintf(path, sizeof(path), "%s/does-not-exist.ccm", dir);
     CHECK(!cc_bundle_load(path, &err) && strstr(err.msg, "cannot open"));
     CHECK(!cc_bundle_load(NULL, &err) && strstr(err.msg, "no bundle path"));
@@ -315,9 +338,57 @@ static const struct bad_case bad_cases[] = {
     {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
     {"unknown version",
      "version",
-     "2",
+     "3",
      {0},
-     "unknown format version 2; this camclass reads version 1"},
+     "unknown format version 3; this camclass reads versions 1 to 2"},
+    {"fractional version", "version", "1.5", {0}, "unknown format version 1.5"},
+    {"activation quant in version 1",
+     "tensors/3/quant",
+     "{'scale': 0.5, 'zero_point': 0}",
+     {0},
+     "tensor \"conv.out\": \"quant\" on an f32 activation needs format version 2 (this "
+     "bundle says 1)"},
+    {"activation quant, unknown key",
+     "tensors/3/quant",
+     "{'scale': 0.5, 'zero_point': 0, 'axis': 0}",
+     {.v2 = true},
+     "tensor \"conv.out\": unknown \"quant\" key \"axis\"; an activation's quant takes "
+     "scale, zero_point"},
+    {"activation quant, no scale",
+     "tensors/3/quant",
+     "{'zero_point': 0}",
+     {.v2 = true},
+     "tensor \"conv.out\" has no \"scale\""},
+    {"activation quant, zero scale",
+     "tensors/3/quant",
+     "{'scale': 0, 'zero_point': 0}",
+     {.v2 = true},
+     "tensor \"conv.out\": quant scale 0 must be finite and > 0"},
+    {"activation quant, huge scale",
+     "tensors/3/quant",
+     "{'scale': 1e300, 'zero_point': 0}",
+     {.v2 = true},
+     "tensor \"conv.out\": quant scale 1e+300 must be finite and > 0"},
+    {"activation quant, zero point out of range",
+     "tensors/3/quant",
+     "{'scale': 0.5, 'zero_point': 128}",
+     {.v2 = true},
+     "tensor \"conv.out\": \"quant.zero_point\" must be an integer in -128..127 (got 128)"},
+    {"activation quant, fractional zero point",
+     "tensors/3/quant",
+     "{'scale': 0.5, 'zero_point': 1.5}",
+     {.v2 = true},
+     "\"quant.zero_point\" must be an integer in -128..127 (got 1.5)"},
+    {"activation quant not an object",
+     "tensors/3/quant",
+     "[0.5, 0]",
+     {.v2 = true},
+     "tensor \"conv.out\": \"quant\" must be {\"scale\": S, \"zero_point\": Z}"},
+    {"activation quant on an f32 constant",
+     "tensors/7/quant",
+     "{'scale': 0.5, 'zero_point': 0}",
+     {.v2 = true},
+     "tensor \"fc.b\": \"quant\" is for activations and i8 weights, not f32 constants"},
     {"missing name", "name", NULL, {0}, "manifest has no \"name\""},
     {"unknown op",
      "graph/1/op",
@@ -421,7 +492,7 @@ static const struct bad_case bad_cases[] = {
      "tensors/7/quant",
      "{'axis': 0, 'scales': {'entry': 'scales.bin', 'offset': 0, 'size': 8}}",
      {0},
-     "tensor \"fc.b\": \"quant\" is only for dtype i8, not f32"},
+     "tensor \"fc.b\": \"quant\" is for activations and i8 weights, not f32 constants"},
     {"unknown dtype", "tensors/6/dtype", "'f64'", {0}, "unknown dtype \"f64\""},
     {"data outside entry",
      "tensors/7/data/offset",
