@@ -6,7 +6,7 @@
                        [--labels labels.txt | --num-classes N] [--name NAME]
                        [--input-size 224] [--resize center_crop:256|squash]
                        [--mean R G B --std R G B --color RGB|BGR]
-                       [--quantize int8] -o out.ccm
+                       [--quantize int8 [--calibrate DIR]] -o out.ccm
 
 or, from Python, `export_module(module, "out.ccm", (1, 3, 224, 224), labels)` for your own
 nn.Module.
@@ -26,6 +26,11 @@ Anything unsupported stops the export with one line naming the op and where it i
 With --quantize int8 (quantize="int8"), after that check the weights of conv2d and linear nodes
 are written as int8 with symmetric per-output-channel f32 scales (docs/MODEL_FORMAT.md,
 "i8 tensors"); the quantized graph is compared with the module and the difference reported.
+With --calibrate DIR as well (post-training static quantization), the activations get per-tensor
+int8 quantizations from their ranges on the user's images in DIR, preprocessed as camclass
+does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 and runs in
+int8 arithmetic on the CPU backend. The int8-rounded graph is compared with the f32 one on
+those images and the agreement reported.
 """
 
 import argparse
@@ -45,6 +50,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ccm_bundle  # noqa: E402  (tools/ccm_bundle.py, next to this file)
+import ccm_calibrate  # noqa: E402
 from ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,  # noqa: E402
                        fold_batchnorm, fuse_activations, prune_dead,
                        rename_tensor)
@@ -71,15 +77,39 @@ def quantize_int8(w):
     return q.astype(np.int8).reshape(w.shape), scales
 
 
-def _quantized_names(L):
+def _quantized_names(nodes, consts):
     """The constants written as i8 with --quantize int8: the weights (input 1) of conv2d and
-    linear nodes that nothing else uses; biases and everything else stay f32."""
+    linear nodes that nothing else uses; biases and everything else stay f32. nodes: objects
+    with .op and .inputs."""
     weights, other = set(), set()
-    for node in L.nodes:
+    for node in nodes:
         for i, t in enumerate(node.inputs):
-            if t in L.consts:
+            if t in consts:
                 (weights if i == 1 and node.op in ("conv2d", "linear") else other).add(t)
     return weights - other
+
+
+class _Blob:
+    """The bytes of weights.bin, each tensor at a multiple of ccm_bundle.ALIGN."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def put(self, a):
+        """Appends array a; returns its data reference."""
+        self.data.extend(b"\0" * (-len(self.data) % ccm_bundle.ALIGN))
+        ref = {"entry": DATA_ENTRY, "offset": len(self.data), "size": a.nbytes}
+        self.data.extend(a.tobytes())
+        return ref
+
+    def put_i8(self, w):
+        """Quantizes w (quantize_int8) and appends values and scales. Returns (tensor fields,
+        the dequantized f32 values a loader computes)."""
+        q, scales = quantize_int8(w)
+        fields = {"dtype": "i8", "shape": list(q.shape), "data": self.put(q),
+                  "quant": {"axis": 0, "scales": self.put(scales)}}
+        deq = (q.astype(np.float32) * scales.reshape((-1,) + (1,) * (q.ndim - 1)))
+        return fields, deq.astype(np.float32)
 
 
 def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
@@ -90,29 +120,19 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
     tensors = [{"name": L.input, "dtype": "f32", "shape": L.shapes[L.input]}]
     graph = []
     consts = {}
-    blob = bytearray()
-    quantized = _quantized_names(L) if quantize == "int8" else set()
-
-    def put(a):
-        blob.extend(b"\0" * (-len(blob) % ccm_bundle.ALIGN))
-        ref = {"entry": DATA_ENTRY, "offset": len(blob), "size": a.nbytes}
-        blob.extend(a.tobytes())
-        return ref
+    blob = _Blob()
+    quantized = _quantized_names(L.nodes, L.consts) if quantize == "int8" else set()
 
     for node in L.nodes:
         for t in node.inputs:
             if t in L.consts and t not in consts and t in quantized:
-                q, scales = quantize_int8(L.consts[t])
-                ref = put(q)
-                tensors.append({"name": t, "dtype": "i8", "shape": list(q.shape), "data": ref,
-                                "quant": {"axis": 0, "scales": put(scales)}})
-                consts[t] = (q.astype(np.float32) *
-                             scales.reshape((-1,) + (1,) * (q.ndim - 1))).astype(np.float32)
+                fields, consts[t] = blob.put_i8(L.consts[t])
+                tensors.append(dict(name=t, **fields))
             elif t in L.consts and t not in consts:
                 a = np.ascontiguousarray(L.consts[t], dtype="<f4")
-                ref = put(a)
                 consts[t] = a
-                tensors.append({"name": t, "dtype": "f32", "shape": list(a.shape), "data": ref})
+                tensors.append({"name": t, "dtype": "f32", "shape": list(a.shape),
+                                "data": blob.put(a)})
         tensors.append({"name": node.output, "dtype": "f32", "shape": L.shapes[node.output]})
         attrs = dict(node.attrs)
         if node.op in FUSES_ACTIVATION:
@@ -145,7 +165,7 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
         "tensors": tensors,
         "graph": graph,
     }
-    return manifest, consts, bytes(blob)
+    return manifest, consts, bytes(blob.data)
 
 
 def check_limits(manifest):
@@ -279,15 +299,21 @@ def trace(module):
 
 def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, name=None,
                   color="RGB", mean=IMAGENET_MEAN, std=IMAGENET_STD,
-                  resize=("center_crop", 256), quantize=None):
+                  resize=("center_crop", 256), quantize=None, calibrate=None,
+                  calibrate_limit=None):
     """Exports module (an nn.Module taking one [1,3,H,W] image, returning [1, classes]) to
     out_path. labels: list of class names; None = ImageNet names for 1000 classes, else
     "class_N". resize: ("squash", None) or ("center_crop", S). quantize: None (all f32) or
     "int8" (conv2d/linear weights as i8 with per-output-channel scales, see quantize_int8;
     the fp32 graph is verified as always, then the quantized one is compared and reported).
+    calibrate: a folder of images; with quantize="int8", activations are quantized too from
+    their ranges on those images (see ccm_calibrate), the first calibrate_limit of them when
+    given.
     Returns a summary dict. Raises ExportError (nothing is written then)."""
     if quantize not in (None, "int8"):
         raise ExportError("quantize %r: use int8 (or none)" % (quantize,))
+    if calibrate and quantize != "int8":
+        raise ExportError("--calibrate quantizes activations for int8: add --quantize int8")
     input_shape = [int(d) for d in input_shape]
     if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
         raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
@@ -332,18 +358,64 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
         manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize)
         check_limits(manifest)
         rel_err = verify(module, manifest, consts)
-        q_err = q_cos = None
+        q_err = q_cos = calib = None
         if quantize:
             manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
                                                     quantize)
             check_limits(manifest)
             q_err, q_cos = compare_quantized(module, manifest, consts)
+        if calibrate:
+            calib = _calibrate(manifest, consts, calibrate, calibrate_limit)
     finally:
         module.train(was_training)
     write_bundle(out_path, manifest, blob, labels)
     return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
             "weight_bytes": len(blob), "classes": out_shape[1], "verify_rel_err": rel_err,
-            "quantized_rel_err": q_err, "quantized_cosine": q_cos}
+            "quantized_rel_err": q_err, "quantized_cosine": q_cos, "calibration": calib}
+
+
+def _calibrate(manifest, consts, folder, limit=None):
+    """Quantizes manifest's activations on folder's images (the first limit of them); returns
+    (images, quantized tensors, min cosine, mean cosine, top-1 agreement) of the int8-rounded
+    vs f32 graph."""
+    try:
+        images = ccm_calibrate.load_images(folder, manifest, limit)
+        n_quant = ccm_calibrate.quantize_activations(manifest, consts, images)
+        return (len(images), n_quant) + ccm_calibrate.compare(manifest, consts, images)
+    except ccm_calibrate.CalibrationError as e:
+        raise ExportError(str(e))
+
+
+def quantize_bundle(in_path, out_path, quantize="int8", calibrate=None, calibrate_limit=None):
+    """An existing f32 bundle (say, one exported earlier, or whose PyTorch source is gone)
+    -> int8 weights, and with calibrate int8 activations too. Returns a summary dict like
+    export_module's. Raises ExportError (nothing is written then)."""
+    import types
+    if quantize != "int8":
+        raise ExportError("--bundle quantizes an f32 bundle: add --quantize int8")
+    try:
+        manifest, consts, labels = ccm_bundle.read_bundle(in_path)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as e:
+        raise ExportError("cannot read bundle %s: %s" % (in_path, e))
+    if any(t["dtype"] != "f32" or "quant" in t for t in manifest["tensors"]):
+        raise ExportError("%s is already quantized; give the f32 bundle it came from" % in_path)
+    nodes = [types.SimpleNamespace(op=n["op"], inputs=n["inputs"]) for n in manifest["graph"]]
+    quantized = _quantized_names(nodes, consts)
+    blob = _Blob()
+    for t in manifest["tensors"]:
+        name = t["name"]
+        if name in quantized:
+            fields, consts[name] = blob.put_i8(consts[name])
+            t.update(fields)
+        elif name in consts:
+            t["data"] = blob.put(np.ascontiguousarray(consts[name], dtype="<f4"))
+    calib = _calibrate(manifest, consts, calibrate, calibrate_limit) if calibrate else None
+    check_limits(manifest)
+    write_bundle(out_path, manifest, bytes(blob.data), labels)
+    return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
+            "weight_bytes": len(blob.data), "classes": manifest["output"]["classes"],
+            "verify_rel_err": None, "quantized_rel_err": None, "quantized_cosine": None,
+            "calibration": calib}
 
 
 def randomize(model, seed):
@@ -443,6 +515,8 @@ def main(argv=None):
     what.add_argument("--model", help="torchvision model name, e.g. mobilenet_v2")
     what.add_argument("--module", metavar="FILE.py:CLASS",
                       help="your own nn.Module class, constructed without arguments")
+    what.add_argument("--bundle", metavar="IN.ccm",
+                      help="an f32 camclass bundle to quantize (with --quantize int8)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--weights", help="state_dict .pth file (torchvision's format)")
     src.add_argument("--random-seed", type=int, help="seeded random weights and BN statistics")
@@ -458,6 +532,11 @@ def main(argv=None):
     p.add_argument("--color", choices=("RGB", "BGR"), default="RGB")
     p.add_argument("--quantize", choices=("int8",), default=None,
                    help="int8: conv/linear weights as int8, per-output-channel scales")
+    p.add_argument("--calibrate", metavar="DIR",
+                   help="with --quantize int8: quantize activations too, from their ranges "
+                        "on the PNG/JPEG images in DIR (int8 arithmetic on the CPU backend)")
+    p.add_argument("--calibrate-limit", type=int, metavar="N",
+                   help="use only the first N images of --calibrate DIR (name order)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1)")
     p.add_argument("-o", "--output", required=True, help="bundle to write (.ccm)")
     args = p.parse_args(argv)
@@ -471,25 +550,36 @@ def main(argv=None):
                 labels = f.read().replace("\r\n", "\n").rstrip("\n").split("\n")
             num_classes = len(labels)
         resize = args.resize or ("center_crop", args.input_size * 256 // 224)
-        if args.model:
-            model = build_torchvision_model(args.model, num_classes, args.weights,
-                                            args.random_seed)
+        if args.bundle:
+            info = quantize_bundle(args.bundle, args.output, args.quantize, args.calibrate,
+                                   args.calibrate_limit)
         else:
-            model = build_user_module(args.module, args.weights, args.random_seed)
-        info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
-                             labels, args.name or args.model or type(model).__name__,
-                             args.color, args.mean, args.std, resize, args.quantize)
+            if args.model:
+                model = build_torchvision_model(args.model, num_classes, args.weights,
+                                                args.random_seed)
+            else:
+                model = build_user_module(args.module, args.weights, args.random_seed)
+            info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
+                                 labels, args.name or args.model or type(model).__name__,
+                                 args.color, args.mean, args.std, resize, args.quantize,
+                                 args.calibrate, args.calibrate_limit)
     except (ExportError, OSError) as e:
         print("%s: error: %s" % (prog, e), file=sys.stderr)
         return 1
-    print("%s: wrote %s: %d nodes, %d tensors, %.1f MB of weights, %d classes; fused graph "
-          "matches PyTorch within %.2g x max|output|"
+    print("%s: wrote %s: %d nodes, %d tensors, %.1f MB of weights, %d classes"
           % (prog, args.output, info["nodes"], info["tensors"], info["weight_bytes"] / 1e6,
-             info["classes"], info["verify_rel_err"]))
-    if args.quantize:
+             info["classes"]) + ("" if info["verify_rel_err"] is None else
+                                 "; fused graph matches PyTorch within %.2g x max|output|"
+                                 % info["verify_rel_err"]))
+    if args.quantize and info["quantized_rel_err"] is not None:
         print("%s: %s weights: outputs differ by %.2g x max|output| from PyTorch's on a random "
               "input (cosine %.6f)" % (prog, args.quantize, info["quantized_rel_err"],
                                        info["quantized_cosine"]))
+    if info["calibration"]:
+        n, n_quant, cos_min, cos_mean, top1 = info["calibration"]
+        print("%s: activations: %d tensors quantized from %d calibration images; int8-rounded "
+              "vs f32 graph on them: cosine min %.5f mean %.5f, same top-1 %.1f%%"
+              % (prog, n_quant, n, cos_min, cos_mean, 100 * top1))
     return 0
 
 

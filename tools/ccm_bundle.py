@@ -14,7 +14,8 @@ import torch
 import torch.nn.functional as F
 
 FORMAT = "camclass-bundle"
-VERSION = 1
+VERSION = 1  # what the exporter writes unless activations are quantized
+VERSION_ACT_QUANT = 2  # "quant": {"scale", "zero_point"} on activations
 ALIGN = 64  # every tensor starts at a multiple of this inside its data entry
 
 # A fused activation is a clamp range; JSON has no infinity, so an open side of a "clamp"
@@ -99,26 +100,51 @@ OPS = {
     "linear": _linear,
     "add": lambda x, ins, a, s: _clamp(ins[0] + ins[1], a),
     "global_avg_pool": lambda x, ins, a, s: x.mean(dim=(2, 3), keepdim=True),
-    "flatten": lambda x, ins, a, s: x.reshape(1, -1),
+    "flatten": lambda x, ins, a, s: x.reshape(s[0], -1),
     "reshape": lambda x, ins, a, s: x.reshape(s),
     "softmax": lambda x, ins, a, s: torch.softmax(x, dim=-1),
     "clamp": lambda x, ins, a, s: _clamp(x, a),
 }
 
 
-def run_graph(manifest, consts, x):
-    """Runs the manifest's graph on input x (array-like, the input shape) in float64.
-    Returns the output tensor as a float64 ndarray."""
+def fake_quantize(y, quant):
+    """y rounded to the int8 grid of an activation quantization {"scale", "zero_point"}
+    (saturating, ties to even as the int8 backends round), as real values again."""
+    s, z = float(np.float32(quant["scale"])), quant["zero_point"]
+    return (torch.clamp(torch.round(y / s) + z, -128, 127) - z) * s
+
+
+def run_graph(manifest, consts, x, fake_quant=False, record=None):
+    """Runs the manifest's graph on input x (array-like, the input shape, or a batch of them
+    along dim 0) in float64. Returns the output tensor as a float64 ndarray.
+    fake_quant: round every tensor that has an activation quantization (the input included)
+    to its int8 grid, which is what int8 arithmetic computes up to its own rounding.
+    record: a dict that receives {activation name: (min, max)}, widened over calls."""
     shapes = {t["name"]: t["shape"] for t in manifest["tensors"]}
+    quants = {t["name"]: t["quant"] for t in manifest["tensors"]
+              if "quant" in t and "data" not in t} if fake_quant else {}
+    x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    batch = x.shape[0] if x.dim() == len(shapes[manifest["input"]["tensor"]]) else None
     vals = {name: torch.from_numpy(np.asarray(a, dtype=np.float64)) for name, a in consts.items()}
-    vals[manifest["input"]["tensor"]] = torch.as_tensor(np.asarray(x, dtype=np.float64))
+
+    def keep(name, y):
+        if name in quants:
+            y = fake_quantize(y, quants[name])
+        if record is not None:
+            lo, hi = float(y.min()), float(y.max())
+            old = record.get(name)
+            record[name] = (min(lo, old[0]), max(hi, old[1])) if old else (lo, hi)
+        vals[name] = y
+
+    keep(manifest["input"]["tensor"], x)
     with torch.no_grad():
         for node in manifest["graph"]:
             ins = [vals[name] for name in node["inputs"]]
             out = node["outputs"][0]
-            y = OPS[node["op"]](ins[0], ins, node.get("attrs"), shapes[out])
-            if list(y.shape) != shapes[out]:
+            shape = shapes[out] if batch is None else [batch] + shapes[out][1:]
+            y = OPS[node["op"]](ins[0], ins, node.get("attrs"), shape)
+            if list(y.shape) != shape:
                 raise ValueError("node %s computes shape %s, the manifest declares %s"
                                  % (node["name"], list(y.shape), shapes[out]))
-            vals[out] = y
+            keep(out, y)
     return vals[manifest["output"]["tensor"]].numpy()
