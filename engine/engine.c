@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autoselect.h"
 #include "backend.h"
 #include "bundle.h"
 #include "cpu_ops.h"
@@ -24,6 +25,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .pipeline_cache = NULL,
         .notices = NULL,
         .cpu_threads = 0,
+        .auto_cache = NULL,
     };
 }
 
@@ -66,27 +68,6 @@ struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engi
     return cc_engine_create_from_model(model, opts, err);
 }
 
-/* Vulkan first; on failure a notice and the CPU backend. Returns the chosen table, or NULL
- * with err set when the CPU backend fails as well. */
-static const struct cc_backend_ops *
-create_auto(struct cc_engine *e, const struct cc_engine_options *opts, struct cc_error *err)
-{
-    struct cc_error vk_err = {0};
-    e->state = cc_vulkan_backend.create(e->model, opts, &vk_err);
-    if (e->state) {
-        if (opts->notices)
-            fprintf(opts->notices, "camclass: using the Vulkan backend on %s\n",
-                    cc_vulkan_backend.device_name(e->state));
-        return &cc_vulkan_backend;
-    }
-    if (opts->notices)
-        fprintf(opts->notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
-                vk_err.msg[0] ? vk_err.msg : "no reason given");
-    const struct cc_backend_ops *cpu = backend_ops(CC_BACKEND_CPU);
-    e->state = cpu->create(e->model, opts, err);
-    return e->state ? cpu : NULL;
-}
-
 struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
                                               const struct cc_engine_options *opts,
                                               struct cc_error *err)
@@ -109,7 +90,7 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
     e->output_count = (size_t)model->tensors[model->output.tensor].count;
 
     if (opts->backend == CC_BACKEND_AUTO) {
-        e->ops = create_auto(e, opts, err);
+        e->ops = cc_autoselect(model, opts, &e->state, err);
     } else if ((e->ops = backend_ops(opts->backend))) {
         e->state = e->ops->create(model, opts, err);
     } else {

@@ -30,13 +30,15 @@ enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU, CC_BA
 
 struct cc_engine_options {
     enum cc_backend_kind backend;
-    int device_index;             // Vulkan physical device index; -1 = choose the best
-    bool profile;                 // collect per-layer timings (Vulkan timestamp queries)
-    const char *pipeline_cache;   // pipeline cache file; NULL = $XDG_CACHE_HOME/camclass/...
-                                  // "" = no cache
-    FILE *notices;                // one-line notices (which backend `auto` picked, fallback
-                                  // reasons); NULL = silent
-    int cpu_threads;              // CPU backend threads; 0 = online CPUs - 1, 1..4
+    int device_index;           // Vulkan physical device index; -1 = choose the best
+    bool profile;               // collect per-layer timings (Vulkan timestamp queries)
+    const char *pipeline_cache; // pipeline cache file; NULL = $XDG_CACHE_HOME/camclass/...
+                                // "" = no cache
+    FILE *notices;              // one-line notices (which backend `auto` picked, fallback
+                                // reasons); NULL = silent
+    int cpu_threads;            // CPU backend threads; 0 = online CPUs - 1, 1..4
+    const char *auto_cache;     // backend auto's remembered choices; NULL =
+                                // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
 };
 
 struct cc_engine_options cc_engine_options_default(void);
@@ -44,9 +46,11 @@ struct cc_engine_options cc_engine_options_default(void);
 /* "auto" / "vulkan" / "cpu" / "ref" -> kind; false when unknown. */
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
 
-/* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO a Vulkan
- * failure (no device, pipeline creation error) falls back to the CPU backend and says so on
- * opts->notices. Returns NULL with err set on failure. */
+/* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO, when both
+ * the Vulkan and the CPU backend can run the model, both are timed on it (well under a
+ * second) and the faster is kept; the choice is remembered in the cache (auto_cache) for
+ * later starts. When only one can, that one is used. One line on opts->notices says which
+ * and why (autoselect.h). Returns NULL with err set on failure. */
 struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engine_options *opts,
                                    struct cc_error *err);
 
@@ -82,8 +86,8 @@ void cc_softmax(const float *in, float *out, int n);
  * backend always measures). Returns the number of entries, one per executed node, or 0. The
  * array is owned by the engine and valid until the next run or destroy. */
 struct cc_layer_timing {
-    int node;     // index into model->nodes
-    double ms;    // time spent in that node's dispatch(es)
+    int node;  // index into model->nodes
+    double ms; // time spent in that node's dispatch(es)
 };
 int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_timing **out);
 

@@ -8,6 +8,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "cache_file.h"
 #include "kernels.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -195,37 +196,12 @@ struct cache_header {
     uint8_t uuid[VK_UUID_SIZE];
 };
 
-/* mkdir -p of the directory part of path. */
-static void make_parent_dirs(const char *path)
-{
-    char *p = strdup(path);
-    if (!p)
-        return;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
-    free(p);
-}
-
 static char *default_cache_path(const VkPhysicalDeviceProperties *props)
 {
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    char dir[1024];
-    if (xdg && xdg[0] == '/')
-        snprintf(dir, sizeof(dir), "%s/camclass", xdg);
-    else if (home && home[0])
-        snprintf(dir, sizeof(dir), "%s/.cache/camclass", home);
-    else
-        return NULL;
-    char path[1200];
-    snprintf(path, sizeof(path), "%s/pipeline-cache-%04x-%04x-%u.bin", dir, props->vendorID,
+    char name[96];
+    snprintf(name, sizeof(name), "pipeline-cache-%04x-%04x-%u.bin", props->vendorID,
              props->deviceID, props->driverVersion);
-    return strdup(path);
+    return cc_cache_file_default(name);
 }
 
 /* Reads the cache file if it is valid for this device. Returns a malloc'd buffer or NULL. */
@@ -328,25 +304,9 @@ bool cc_kernels_save_cache(struct cc_kernels *k, struct cc_error *err)
         free(data);
         return cc_vk_check(r, "vkGetPipelineCacheData", err);
     }
-    make_parent_dirs(k->cache_path);
-    char tmp[1300];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", k->cache_path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, size, f) == size;
-    if (f && fclose(f) != 0)
-        ok = false;
-    int e = errno;
+    bool ok = cc_cache_file_write(k->cache_path, data, size, err);
     free(data);
-    if (!ok || rename(tmp, k->cache_path) != 0) {
-        if (ok)
-            e = errno;
-        unlink(tmp);
-        return cc_error_set(err,
-                            "cannot write pipeline cache %s: %s (check the directory's "
-                            "permissions or set XDG_CACHE_HOME)",
-                            k->cache_path, strerror(e));
-    }
-    return true;
+    return ok;
 }
 
 /* ---------------------------------------------------------------------------------------- */

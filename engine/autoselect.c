@@ -1,0 +1,311 @@
+/* camclass — backend auto: measure, choose, remember (see autoselect.h).
+ *
+ * The cache file ($XDG_CACHE_HOME/camclass/backend-choice.txt unless opts->auto_cache says
+ * otherwise) is text: a header line, then one line per (model, devices, threads):
+ *
+ *     <key>\t<backend>\t<cpu ms>\t<vulkan ms>
+ *
+ * The key holds a 64-bit hash of the model itself (graph, shapes, attributes, every weight
+ * byte and quantization), not its path: a bundle re-exported with other weights or another
+ * quantization is measured again, a copied one is not. Hashing the 14 MB of mobilenet_v2
+ * takes about 2 ms, against the 100s of ms of a measurement. A file that does not parse is
+ * ignored (and replaced on the next write); one that cannot be written costs only a notice.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "autoselect.h"
+#include "cache_file.h"
+
+#define CACHE_NAME "backend-choice.txt"
+#define CACHE_HEADER "camclass backend choices 1\n"
+#define CACHE_MAX_LINES 64 // the oldest lines go first beyond this
+#define KEY_SIZE 512
+
+enum {
+    AUTO_MIN_RUNS = 3,    // timed runs of each backend at least
+    AUTO_MAX_RUNS = 15,   // and at most
+    AUTO_BUDGET_MS = 400, // stop taking runs past this (after AUTO_MIN_RUNS each)
+    AUTO_LIMIT_MS = 1500, // and stop at this even before AUTO_MIN_RUNS (very slow devices)
+};
+
+struct candidate {
+    const struct cc_backend_ops *ops;
+    void *state;
+    const char *label;        // "cpu", "vulkan"
+    double ms[AUTO_MAX_RUNS]; // (n) timed runs
+    int n;
+    double median;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The model's identity
+ */
+
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t mix(uint64_t h, const void *data, size_t size)
+{
+    const unsigned char *p = data;
+    for (; size >= 8; size -= 8, p += 8) { // a word at a time: 14 MB in ~2 ms
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * FNV_PRIME;
+    }
+    for (; size; size--, p++)
+        h = (h ^ *p) * FNV_PRIME;
+    return h;
+}
+
+static uint64_t model_hash(const struct cc_model *m)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct cc_tensor *ten = &m->tensors[t];
+        int64_t head[2 + CC_MAX_DIMS] = {ten->dtype, ten->ndim};
+        memcpy(head + 2, ten->shape, sizeof(ten->shape));
+        h = mix(h, head, sizeof(head));
+        if (ten->data)
+            h = mix(h, ten->data, (size_t)ten->count * sizeof(float));
+        if (ten->q) {
+            h = mix(h, ten->q, (size_t)ten->count);
+            h = mix(h, ten->scales, (size_t)ten->shape[0] * sizeof(float));
+        }
+        if (ten->quantized)
+            h = mix(h, &ten->act_quant, sizeof(ten->act_quant));
+    }
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_node *node = &m->nodes[n];
+        int head[2 + CC_MAX_NODE_INPUTS + CC_MAX_NODE_OUTPUTS] = {node->op, node->n_inputs};
+        memcpy(head + 2, node->inputs, sizeof(node->inputs));
+        memcpy(head + 2 + CC_MAX_NODE_INPUTS, node->outputs, sizeof(node->outputs));
+        h = mix(h, head, sizeof(head));
+        if (node->op == CC_OP_CONV2D)
+            h = mix(h, &node->attrs.conv, sizeof(node->attrs.conv));
+        h = mix(h, &node->act, sizeof(node->act));
+    }
+    return h;
+}
+
+/* "<hash> <cpu device name> | <vulkan device name>", tabs and newlines made spaces. */
+static void make_key(char *key, const struct cc_model *m, const struct candidate *cpu,
+                     const struct candidate *vk)
+{
+    snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", model_hash(m),
+             cpu->ops->device_name(cpu->state), vk->ops->device_name(vk->state));
+    for (char *c = key; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The cache file
+ */
+
+/* The whole file as a string, or NULL (absent, unreadable, not ours, absurdly long). */
+static char *read_cache(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = calloc(1, 65536 + 1);
+    size_t n = text ? fread(text, 1, 65536, f) : 0;
+    bool whole = text && feof(f);
+    fclose(f);
+    if (!whole || strncmp(text, CACHE_HEADER, strlen(CACHE_HEADER)) != 0) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
+/* Finds key's line in text: the remembered backend label and both times. */
+static bool cache_lookup(const char *text, const char *key, char *label, size_t label_size,
+                         double *cpu_ms, double *vk_ms)
+{
+    size_t klen = strlen(key);
+    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+        if (strncmp(line, key, klen) != 0 || line[klen] != '\t')
+            continue;
+        char name[16];
+        if (sscanf(line + klen + 1, "%15[a-z]\t%lf\t%lf", name, cpu_ms, vk_ms) != 3 ||
+            (strcmp(name, "cpu") != 0 && strcmp(name, "vulkan") != 0))
+            return false;
+        snprintf(label, label_size, "%s", name);
+        return true;
+    }
+    return false;
+}
+
+/* Writes the cache with key's line (re)placed at the end; the oldest lines beyond
+ * CACHE_MAX_LINES dropped. Returns false with err set when the file cannot be written. */
+static bool cache_store(const char *path, const char *old, const char *key, const char *label,
+                        double cpu_ms, double vk_ms, struct cc_error *err)
+{
+    size_t cap = (old ? strlen(old) : 0) + KEY_SIZE + 128 + sizeof(CACHE_HEADER);
+    char *out = malloc(cap);
+    if (!out)
+        return cc_error_set(err, "out of memory writing %s", path);
+    const char *kept[CACHE_MAX_LINES];
+    size_t kept_len[CACHE_MAX_LINES];
+    int n = 0;
+    size_t klen = strlen(key);
+    const char *line = old ? strchr(old, '\n') : NULL;
+    while (line && *++line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len && !(strncmp(line, key, klen) == 0 && line[klen] == '\t')) {
+            if (n == CACHE_MAX_LINES - 1) { // drop the oldest
+                memmove(kept, kept + 1, sizeof(kept[0]) * (size_t)(n - 1));
+                memmove(kept_len, kept_len + 1, sizeof(kept_len[0]) * (size_t)(n - 1));
+                n--;
+            }
+            kept[n] = line;
+            kept_len[n++] = len;
+        }
+        line = end;
+    }
+    size_t pos = (size_t)snprintf(out, cap, "%s", CACHE_HEADER);
+    for (int i = 0; i < n; i++)
+        pos += (size_t)snprintf(out + pos, cap - pos, "%.*s\n", (int)kept_len[i], kept[i]);
+    pos +=
+        (size_t)snprintf(out + pos, cap - pos, "%s\t%s\t%.3f\t%.3f\n", key, label, cpu_ms, vk_ms);
+    bool ok = cc_cache_file_write(path, out, pos, err);
+    free(out);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Measuring
+ */
+
+/* One run of c; +inf when it fails (it then loses). */
+static double timed_run(struct candidate *c, const float *in, float *out)
+{
+    struct cc_error e = {0};
+    double t0 = now_ms();
+    return c->ops->run(c->state, in, out, &e) ? now_ms() - t0 : INFINITY;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Times both candidates in turn on a zero input (see autoselect.h). */
+static bool measure(const struct cc_model *m, struct candidate *c, int n_cand, struct cc_error *err)
+{
+    size_t n_in = (size_t)m->tensors[m->input.tensor].count;
+    size_t n_out = (size_t)m->tensors[m->output.tensor].count;
+    float *in = calloc(n_in, sizeof(float)), *out = calloc(n_out, sizeof(float));
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return cc_error_set(err, "auto: out of memory for the measurement");
+    }
+    double t0 = now_ms();
+    for (int i = 0; i < n_cand; i++)
+        timed_run(&c[i], in, out); // warm-up: first-run costs are not what a frame pays
+    for (int r = 0; r < AUTO_MAX_RUNS; r++) {
+        double spent = now_ms() - t0;
+        if ((r >= AUTO_MIN_RUNS && spent > AUTO_BUDGET_MS) || (r >= 1 && spent > AUTO_LIMIT_MS))
+            break;
+        for (int i = 0; i < n_cand; i++)
+            c[i].ms[c[i].n++] = timed_run(&c[i], in, out);
+    }
+    free(in);
+    free(out);
+    for (int i = 0; i < n_cand; i++) {
+        qsort(c[i].ms, (size_t)c[i].n, sizeof(double), cmp_double);
+        c[i].median = c[i].ms[c[i].n / 2];
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Choosing
+ */
+
+/* Keeps candidate keep, destroys the other, returns keep's table. */
+static const struct cc_backend_ops *keep(struct candidate *c, int keep_i, void **state)
+{
+    c[1 - keep_i].ops->destroy(c[1 - keep_i].state);
+    *state = c[keep_i].state;
+    return c[keep_i].ops;
+}
+
+const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
+                                           const struct cc_engine_options *opts, void **state,
+                                           struct cc_error *err)
+{
+    FILE *notices = opts->notices;
+    struct candidate c[2] = {{.ops = &cc_xnn_backend, .label = "cpu"},
+                             {.ops = &cc_vulkan_backend, .label = "vulkan"}};
+    struct cc_error vk_err = {0};
+    c[1].state = c[1].ops->create(m, opts, &vk_err);
+    if (!c[1].state) {
+        if (notices)
+            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
+                    vk_err.msg[0] ? vk_err.msg : "no reason given");
+        *state = c[0].ops->create(m, opts, err);
+        return *state ? c[0].ops : NULL;
+    }
+    struct cc_error cpu_err = {0};
+    c[0].state = c[0].ops->create(m, opts, &cpu_err);
+    if (!c[0].state) {
+        if (notices)
+            fprintf(notices, "camclass: CPU backend unavailable (%s); using Vulkan on %s\n",
+                    cpu_err.msg, c[1].ops->device_name(c[1].state));
+        *state = c[1].state;
+        return c[1].ops;
+    }
+
+    char *path = opts->auto_cache ? (opts->auto_cache[0] ? strdup(opts->auto_cache) : NULL)
+                                  : cc_cache_file_default(CACHE_NAME);
+    char *old = path ? read_cache(path) : NULL;
+    char key[KEY_SIZE], label[16];
+    make_key(key, m, &c[0], &c[1]);
+    double cpu_ms, vk_ms;
+    if (old && cache_lookup(old, key, label, sizeof(label), &cpu_ms, &vk_ms)) {
+        int pick = strcmp(label, "cpu") == 0 ? 0 : 1;
+        if (notices)
+            fprintf(notices,
+                    "camclass: auto: %s (measured earlier: cpu %.1f ms, vulkan %.1f ms; %s)\n",
+                    label, cpu_ms, vk_ms, path);
+        free(old);
+        free(path);
+        return keep(c, pick, state);
+    }
+
+    const struct cc_backend_ops *chosen = NULL;
+    if (measure(m, c, 2, err)) {
+        int pick = c[1].median < c[0].median ? 1 : 0; // a tie goes to the CPU
+        if (notices)
+            fprintf(notices, "camclass: auto: cpu %.1f ms, vulkan (%s) %.1f ms -> %s\n",
+                    c[0].median, c[1].ops->device_name(c[1].state), c[1].median, c[pick].label);
+        struct cc_error werr = {0};
+        if (path && isfinite(c[pick].median) &&
+            !cache_store(path, old, key, c[pick].label, c[0].median, c[1].median, &werr) && notices)
+            fprintf(notices, "camclass: auto: choice not remembered: %s\n", werr.msg);
+        chosen = keep(c, pick, state);
+    } else {
+        c[0].ops->destroy(c[0].state);
+        c[1].ops->destroy(c[1].state);
+    }
+    free(old);
+    free(path);
+    return chosen;
+}

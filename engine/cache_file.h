@@ -1,0 +1,21 @@
+/* camclass — files in the user's cache directory (internal to engine/): where they go and how
+ * they are replaced. Used by the Vulkan pipeline cache (kernels.c) and by backend auto's
+ * remembered choices (autoselect.c). */
+#ifndef CC_CACHE_FILE_H
+#define CC_CACHE_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/* $XDG_CACHE_HOME/camclass/<name> (XDG_CACHE_HOME when absolute), else
+ * $HOME/.cache/camclass/<name>. Returns a malloc'd path, or NULL when neither is set. */
+char *cc_cache_file_default(const char *name);
+
+/* Replaces path's contents with size bytes of data: written to path.tmp.<pid> (parent
+ * directories made as needed) and renamed over path, so a reader never sees half a file.
+ * False with err naming the file and errno's text. */
+bool cc_cache_file_write(const char *path, const void *data, size_t size, struct cc_error *err);
+
+#endif
