@@ -51,6 +51,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ccm_bundle  # noqa: E402  (tools/ccm_bundle.py, next to this file)
 import ccm_calibrate  # noqa: E402
+import ccm_torchquant  # noqa: E402
 from ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,  # noqa: E402
                        fold_batchnorm, fuse_activations, prune_dead,
                        rename_tensor)
@@ -102,21 +103,21 @@ class _Blob:
         self.data.extend(a.tobytes())
         return ref
 
-    def put_i8(self, w):
-        """Quantizes w (quantize_int8) and appends values and scales. Returns (tensor fields,
+    def put_i8(self, q, scales):
+        """Appends int8 values and their per-output-channel scales. Returns (tensor fields,
         the dequantized f32 values a loader computes)."""
-        q, scales = quantize_int8(w)
         fields = {"dtype": "i8", "shape": list(q.shape), "data": self.put(q),
                   "quant": {"axis": 0, "scales": self.put(scales)}}
         deq = (q.astype(np.float32) * scales.reshape((-1,) + (1,) * (q.ndim - 1)))
         return fields, deq.astype(np.float32)
 
 
-def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
+def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_weights=None):
     """Returns (manifest dict, {const name: f32 ndarray} in layout order, weights.bin bytes).
-    quantize="int8": conv2d/linear weights are written as i8 with per-output-channel scales;
-    their entry in the returned dict is the dequantized f32 tensor (q * scale), the values
-    a loader computes."""
+    quantize="int8": conv2d/linear weights are written as i8 with per-output-channel scales
+    (quantize_int8, or as given in i8_weights {name: (int8 values, scales)}); their entry in
+    the returned dict is the dequantized f32 tensor (q * scale), the values a loader
+    computes."""
     tensors = [{"name": L.input, "dtype": "f32", "shape": L.shapes[L.input]}]
     graph = []
     consts = {}
@@ -126,7 +127,8 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None):
     for node in L.nodes:
         for t in node.inputs:
             if t in L.consts and t not in consts and t in quantized:
-                fields, consts[t] = blob.put_i8(L.consts[t])
+                given = (i8_weights or {}).get(t)
+                fields, consts[t] = blob.put_i8(*(given or quantize_int8(L.consts[t])))
                 tensors.append(dict(name=t, **fields))
             elif t in L.consts and t not in consts:
                 a = np.ascontiguousarray(L.consts[t], dtype="<f4")
@@ -297,6 +299,45 @@ def trace(module):
     return torch.fx.GraphModule(tracer.root, graph)
 
 
+def lower(module, input_shape, name):
+    """Traces module (eval mode) and lowers it to bundle ops, passes done (BatchNorm folded,
+    activations fused, output named logits/probabilities). Returns (Lowering, fx module)."""
+    gm = trace(module)
+    try:
+        ShapeProp(gm).propagate(torch.zeros(input_shape))
+    except Exception as e:
+        raise ExportError("cannot run %s on a %s input: %s"
+                          % (name, input_shape, str(e).strip().splitlines()[0]))
+    L = Lowering(gm)
+    L.run()
+    out_shape = L.shapes[L.output]
+    if L.output == L.input or L.output in L.consts or len(out_shape) != 2 or out_shape[0] != 1:
+        raise ExportError("the model's output has shape %s; camclass needs [1, classes] "
+                          "computed from the input" % out_shape)
+    prune_dead(L)
+    fold_batchnorm(L)
+    fuse_activations(L)
+    rename_tensor(L, L.output, "probabilities" if L.nodes[-1].op == "softmax" else "logits")
+    return L, gm
+
+
+def check_spec(input_shape, color, mean, std, resize, name):
+    """The bundle's input spec and name, as docs/MODEL_FORMAT.md allows them."""
+    if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
+        raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
+    if color not in ("RGB", "BGR"):
+        raise ExportError("color order %r: use RGB or BGR" % color)
+    if len(mean) != 3 or len(std) != 3 or min(std) <= 0:
+        raise ExportError("mean and std need three numbers each, std > 0")
+    policy, size = resize
+    if policy not in ("squash", "center_crop") or \
+            (policy == "center_crop" and (size is None or size < max(input_shape[2:]))):
+        raise ExportError("resize %s:%s: use squash or center_crop:S with S >= %d"
+                          % (policy, size, max(input_shape[2:])))
+    if not 1 <= len(name.encode("utf-8")) <= 128:
+        raise ExportError("model name must be 1-128 bytes")
+
+
 def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, name=None,
                   color="RGB", mean=IMAGENET_MEAN, std=IMAGENET_STD,
                   resize=("center_crop", 256), quantize=None, calibrate=None,
@@ -315,42 +356,14 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
     if calibrate and quantize != "int8":
         raise ExportError("--calibrate quantizes activations for int8: add --quantize int8")
     input_shape = [int(d) for d in input_shape]
-    if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
-        raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
-    if color not in ("RGB", "BGR"):
-        raise ExportError("color order %r: use RGB or BGR" % color)
-    if len(mean) != 3 or len(std) != 3 or min(std) <= 0:
-        raise ExportError("mean and std need three numbers each, std > 0")
-    policy, size = resize
-    if policy not in ("squash", "center_crop") or \
-            (policy == "center_crop" and (size is None or size < max(input_shape[2:]))):
-        raise ExportError("resize %s:%s: use squash or center_crop:S with S >= %d"
-                          % (policy, size, max(input_shape[2:])))
     name = name or type(module).__name__
-    if not 1 <= len(name.encode("utf-8")) <= 128:
-        raise ExportError("model name must be 1-128 bytes")
+    check_spec(input_shape, color, mean, std, resize, name)
 
     was_training = module.training
     module.eval()
     try:
-        gm = trace(module)
-        try:
-            ShapeProp(gm).propagate(torch.zeros(input_shape))
-        except Exception as e:
-            raise ExportError("cannot run %s on a %s input: %s"
-                              % (name, input_shape, str(e).strip().splitlines()[0]))
-        L = Lowering(gm)
-        L.run()
+        L, _ = lower(module, input_shape, name)
         out_shape = L.shapes[L.output]
-        if L.output == L.input or L.output in L.consts or len(out_shape) != 2 \
-                or out_shape[0] != 1:
-            raise ExportError("the model's output has shape %s; camclass needs [1, classes] "
-                              "computed from the input" % out_shape)
-        prune_dead(L)
-        fold_batchnorm(L)
-        fuse_activations(L)
-        kind = "probabilities" if L.nodes[-1].op == "softmax" else "logits"
-        rename_tensor(L, L.output, kind)
         if labels is None:
             labels = imagenet_labels() if out_shape[1] == 1000 else None
             labels = labels or ["class_%d" % i for i in range(out_shape[1])]
@@ -372,6 +385,53 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
     return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
             "weight_bytes": len(blob), "classes": out_shape[1], "verify_rel_err": rel_err,
             "quantized_rel_err": q_err, "quantized_cosine": q_cos, "calibration": calib}
+
+
+def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 224),
+                           labels=None, name=None, color="RGB", mean=IMAGENET_MEAN,
+                           std=IMAGENET_STD, resize=("center_crop", 256), engine="qnnpack",
+                           calibrate_limit=None):
+    """PyTorch's own eager-mode static quantization of a quantizable model (fuse_model(),
+    the engine's default qconfig, calibration on the images in calibrate preprocessed as
+    camclass will, convert()), exported with the converted model's int8 weights, scales and
+    zero points as they are (ccm_torchquant). Returns a summary dict like export_module's,
+    with "torch_int8": (min cosine, mean cosine, top-1 agreement) of the bundle's int8
+    rounding against the converted PyTorch model on the calibration images."""
+    input_shape = [int(d) for d in input_shape]
+    name = name or type(model).__name__
+    check_spec(input_shape, color, mean, std, resize, name)
+    policy, size = resize
+    spec = {"input": {"shape": input_shape, "color_order": color, "mean": list(mean),
+                      "std": list(std), "resize": {"policy": policy, "size": size}}}
+    try:
+        images = ccm_calibrate.load_images(calibrate, spec, calibrate_limit)
+    except ccm_calibrate.CalibrationError as e:
+        raise ExportError(str(e))
+    fused, converted, act_dtype = ccm_torchquant.quantize_torch(model, images, engine)
+    L, gm = lower(fused, input_shape, name)
+    sites = ccm_torchquant.observed_tensors(gm, L)
+    i8, biases = ccm_torchquant.weights_of(L, converted)
+    L.consts.update(biases)
+    classes = L.shapes[L.output][1]
+    if labels is None:
+        labels = imagenet_labels() if classes == 1000 else None
+        labels = labels or ["class_%d" % i for i in range(classes)]
+    check_labels(labels, classes)
+    manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize, "int8",
+                                            i8_weights=i8)
+    ccm_torchquant.stamp(manifest, L, converted, sites, act_dtype)
+    check_limits(manifest)
+    with torch.no_grad():
+        ref = converted(images).double().numpy()
+    got = ccm_bundle.run_graph(manifest, consts, images.numpy(), fake_quant=True)
+    cos = [float(np.dot(a, b) / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-300))
+           for a, b in zip(got, ref)]
+    same = float(np.mean(got.argmax(1) == ref.argmax(1)))
+    write_bundle(out_path, manifest, blob, labels)
+    return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
+            "weight_bytes": len(blob), "classes": classes, "verify_rel_err": None,
+            "quantized_rel_err": None, "quantized_cosine": None, "calibration": None,
+            "torch_int8": (len(images), engine, min(cos), float(np.mean(cos)), same)}
 
 
 def _calibrate(manifest, consts, folder, limit=None):
@@ -405,7 +465,7 @@ def quantize_bundle(in_path, out_path, quantize="int8", calibrate=None, calibrat
     for t in manifest["tensors"]:
         name = t["name"]
         if name in quantized:
-            fields, consts[name] = blob.put_i8(consts[name])
+            fields, consts[name] = blob.put_i8(*quantize_int8(consts[name]))
             t.update(fields)
         elif name in consts:
             t["data"] = blob.put(np.ascontiguousarray(consts[name], dtype="<f4"))
@@ -447,13 +507,19 @@ def build_torchvision_model(model_name, num_classes=1000, weights=None, random_s
     or seeded random weights (torchvision's own init under torch.manual_seed(random_seed),
     then randomize()). Same arguments, same module, in any process."""
     import torchvision
-    ctor = getattr(torchvision.models, model_name, None)
-    if ctor is None or not callable(ctor) or model_name.startswith("_"):
+    import torchvision.models.quantization  # noqa: F401 (quantization.NAME models)
+    space, short = torchvision.models, model_name
+    extra = {}
+    if model_name.startswith("quantization."):  # quantizable float model, not yet quantized
+        space, short = torchvision.models.quantization, model_name[len("quantization."):]
+        extra = {"quantize": False}
+    ctor = getattr(space, short, None)
+    if ctor is None or not callable(ctor) or short.startswith("_"):
         raise ExportError("unknown torchvision model %r" % model_name)
     if random_seed is not None:
         torch.manual_seed(random_seed)
     try:
-        model = ctor(weights=None, num_classes=num_classes)
+        model = ctor(weights=None, num_classes=num_classes, **extra)
     except TypeError as e:
         raise ExportError("cannot build %s: %s" % (model_name, e))
     if weights is not None:
@@ -535,6 +601,9 @@ def main(argv=None):
     p.add_argument("--calibrate", metavar="DIR",
                    help="with --quantize int8: quantize activations too, from their ranges "
                         "on the PNG/JPEG images in DIR (int8 arithmetic on the CPU backend)")
+    p.add_argument("--engine", choices=("qnnpack", "onednn"), default="qnnpack",
+                   help="with --model quantization.NAME: PyTorch's quantized engine whose "
+                        "qconfig quantizes the model (qnnpack, as on the Raspberry Pi)")
     p.add_argument("--calibrate-limit", type=int, metavar="N",
                    help="use only the first N images of --calibrate DIR (name order)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (1)")
@@ -553,6 +622,16 @@ def main(argv=None):
         if args.bundle:
             info = quantize_bundle(args.bundle, args.output, args.quantize, args.calibrate,
                                    args.calibrate_limit)
+        elif args.model and args.model.startswith("quantization."):
+            if not args.calibrate:
+                raise ExportError("--model %s is quantized by PyTorch's own workflow: give "
+                                  "--calibrate DIR (images for its observers)" % args.model)
+            model = build_torchvision_model(args.model, num_classes, args.weights,
+                                            args.random_seed)
+            info = export_torch_quantized(model, args.output, args.calibrate,
+                                          (1, 3, args.input_size, args.input_size), labels,
+                                          args.name or args.model, args.color, args.mean,
+                                          args.std, resize, args.engine, args.calibrate_limit)
         else:
             if args.model:
                 model = build_torchvision_model(args.model, num_classes, args.weights,
@@ -575,6 +654,11 @@ def main(argv=None):
         print("%s: %s weights: outputs differ by %.2g x max|output| from PyTorch's on a random "
               "input (cosine %.6f)" % (prog, args.quantize, info["quantized_rel_err"],
                                        info["quantized_cosine"]))
+    if info.get("torch_int8"):
+        n, engine, cos_min, cos_mean, top1 = info["torch_int8"]
+        print("%s: PyTorch's %s quantization exported as is; the bundle's int8 rounding vs "
+              "PyTorch's quantized model on the %d calibration images: cosine min %.5f mean "
+              "%.5f, same top-1 %.1f%%" % (prog, engine, n, cos_min, cos_mean, 100 * top1))
     if info["calibration"]:
         n, n_quant, cos_min, cos_mean, top1 = info["calibration"]
         print("%s: activations: %d tensors quantized from %d calibration images; int8-rounded "

@@ -1,13 +1,14 @@
 /* camclass — the self-test model on the sample clip, through camclass's own file source,
  * preprocessing and engine (docs/MODELS.md).
  *
- *     selftest_eval BUNDLE SAMPLE_DIR BACKEND MIN_PERCENT
+ *     selftest_eval BUNDLE SAMPLE_DIR BACKEND MIN_PERCENT [OUTPUTS.f32]
  *
  * SAMPLE_DIR holds the frames (PNG, read in name order by the file source) and labels.txt,
  * the expected class label of each frame in the same order. Every frame is preprocessed as
  * the bundle says and classified on BACKEND (cpu or vulkan; no fallback is accepted). Prints
  * each wrong frame and a last line "top-1 accuracy P% (n/N) on BACKEND"; passes when the
- * frame count equals the label count and P >= MIN_PERCENT.
+ * frame count equals the label count and P >= MIN_PERCENT. OUTPUTS.f32, when given, receives
+ * the model's raw outputs (little-endian f32, frames x classes) for comparisons elsewhere.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +47,14 @@ static int read_labels(const char *dir, char **text, char *lines[MAX_FRAMES])
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: selftest_eval BUNDLE SAMPLE_DIR cpu|vulkan MIN_PERCENT\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr,
+                "usage: selftest_eval BUNDLE SAMPLE_DIR cpu|vulkan|ref MIN_PERCENT [OUT.f32]\n");
+        return 2;
+    }
+    FILE *outputs = argc == 6 ? fopen(argv[5], "wb") : NULL;
+    if (argc == 6 && !outputs) {
+        perror(argv[5]);
         return 2;
     }
     const char *bundle = argv[1], *dir = argv[2], *backend = argv[3];
@@ -55,7 +62,7 @@ int main(int argc, char **argv)
     struct cc_error err = {""};
     struct cc_engine_options opt = cc_engine_options_default();
     if (!cc_backend_kind_parse(backend, &opt.backend) || opt.backend == CC_BACKEND_AUTO) {
-        fprintf(stderr, "selftest_eval: backend %s: use cpu or vulkan\n", backend);
+        fprintf(stderr, "selftest_eval: backend %s: use cpu, vulkan or ref\n", backend);
         return 2;
     }
     opt.pipeline_cache = "";
@@ -85,6 +92,9 @@ int main(int argc, char **argv)
                         err.msg) ||
                 !CHECKF(cc_engine_run(e, x, y, &err), "frame %d: %s", frames, err.msg))
                 break;
+            if (outputs)
+                CHECKF(fwrite(y, sizeof(float), (size_t)classes, outputs) == (size_t)classes,
+                       "writing %s", argv[5]);
             struct cc_topk top;
             cc_topk(y, classes, 1, &top);
             const char *want = frames < n_labels ? labels[frames] : "(no label)";
@@ -105,6 +115,8 @@ int main(int argc, char **argv)
     printf("top-1 accuracy %.2f%% (%d/%d) on %s (%s), %s; at least %.2f%% required\n", percent,
            right, frames, backend, e ? cc_engine_device_name(e) : "-", bundle, min_percent);
     CHECKF(percent >= min_percent, "accuracy %.2f%% < %.2f%%", percent, min_percent);
+    if (outputs)
+        CHECKF(fclose(outputs) == 0, "closing %s", argv[5]);
     cc_preprocess_destroy(pp);
     cc_source_file_destroy(src);
     cc_engine_destroy(e);
