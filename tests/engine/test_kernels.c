@@ -285,6 +285,7 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     struct cc_engine_options opt = cc_engine_options_default();
     opt.backend = backend;
     opt.pipeline_cache = ""; // this test measures kernels, not the cache
+    opt.cpu_threads = 2;     // the CPU backends split each op across a pool, not one thread
     struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
     if (!CHECKF(e != NULL, "%s: creating the %s engine: %s", label,
                 backend == CC_BACKEND_VULKAN ? "vulkan" : "cpu", err.msg))

@@ -60,15 +60,17 @@ static void check_logits(const char *what, const float *out, const float *ref, s
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s cpu|vulkan BUNDLE INPUT.bin LOGITS.bin\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s cpu|vulkan|ref BUNDLE INPUT.bin LOGITS.bin [THREADS]\n",
+                argv[0]);
         return 2;
     }
     struct cc_engine_options opt = cc_engine_options_default();
     if (!cc_backend_kind_parse(argv[1], &opt.backend) || opt.backend == CC_BACKEND_AUTO) {
-        fprintf(stderr, "%s: backend must be cpu or vulkan, not %s\n", argv[0], argv[1]);
+        fprintf(stderr, "%s: backend must be cpu, vulkan or ref, not %s\n", argv[0], argv[1]);
         return 2;
     }
+    opt.cpu_threads = argc == 6 ? atoi(argv[5]) : 0; // the thread pool's split is checked too
     opt.notices = stderr;
 
     struct cc_error err = {0};
