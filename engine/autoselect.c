@@ -20,6 +20,7 @@
 
 #include "autoselect.h"
 #include "cache_file.h"
+#include "vk_context.h"
 
 #define CACHE_NAME "backend-choice.txt"
 #define CACHE_HEADER "camclass backend choices 1\n"
@@ -100,10 +101,10 @@ static uint64_t model_hash(const struct cc_model *m)
 
 /* "<hash> <cpu device name> | <vulkan device name>", tabs and newlines made spaces. */
 static void make_key(char *key, const struct cc_model *m, const struct candidate *cpu,
-                     const struct candidate *vk)
+                     const char *vk_device)
 {
     snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", model_hash(m),
-             cpu->ops->device_name(cpu->state), vk->ops->device_name(vk->state));
+             cpu->ops->device_name(cpu->state), vk_device);
     for (char *c = key; *c; c++)
         if (*c == '\t' || *c == '\n' || *c == '\r')
             *c = ' ';
@@ -247,6 +248,14 @@ static const struct cc_backend_ops *keep(struct candidate *c, int keep_i, void *
     return c[keep_i].ops;
 }
 
+/* Creates candidate i; on failure says why on notices (fallback names the other). */
+static bool create(struct candidate *c, const struct cc_model *m,
+                   const struct cc_engine_options *opts, struct cc_error *why)
+{
+    c->state = c->ops->create(m, opts, why);
+    return c->state != NULL;
+}
+
 const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
                                            const struct cc_engine_options *opts, void **state,
                                            struct cc_error *err)
@@ -254,48 +263,52 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
     FILE *notices = opts->notices;
     struct candidate c[2] = {{.ops = &cc_xnn_backend, .label = "cpu"},
                              {.ops = &cc_vulkan_backend, .label = "vulkan"}};
-    struct cc_error vk_err = {0};
-    c[1].state = c[1].ops->create(m, opts, &vk_err);
-    if (!c[1].state) {
-        if (notices)
-            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
-                    vk_err.msg[0] ? vk_err.msg : "no reason given");
-        *state = c[0].ops->create(m, opts, err);
-        return *state ? c[0].ops : NULL;
-    }
-    struct cc_error cpu_err = {0};
-    c[0].state = c[0].ops->create(m, opts, &cpu_err);
-    if (!c[0].state) {
+    // The CPU backend first (tens of ms); the Vulkan device's name with an instance only, so
+    // that a remembered "cpu" never pays for building Vulkan pipelines.
+    struct cc_error cpu_err = {0}, vk_err = {0};
+    char vk_device[256];
+    if (!create(&c[0], m, opts, &cpu_err)) {
+        if (!create(&c[1], m, opts, err))
+            return NULL;
         if (notices)
             fprintf(notices, "camclass: CPU backend unavailable (%s); using Vulkan on %s\n",
                     cpu_err.msg, c[1].ops->device_name(c[1].state));
         *state = c[1].state;
         return c[1].ops;
     }
+    if (!cc_vk_device_name(opts->device_index, vk_device, sizeof(vk_device), &vk_err)) {
+        if (notices)
+            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
+                    vk_err.msg[0] ? vk_err.msg : "no reason given");
+        *state = c[0].state;
+        return c[0].ops;
+    }
 
     char *path = opts->auto_cache ? (opts->auto_cache[0] ? strdup(opts->auto_cache) : NULL)
                                   : cc_cache_file_default(CACHE_NAME);
     char *old = path ? read_cache(path) : NULL;
     char key[KEY_SIZE], label[16];
-    make_key(key, m, &c[0], &c[1]);
+    make_key(key, m, &c[0], vk_device);
     double cpu_ms, vk_ms;
-    if (old && cache_lookup(old, key, label, sizeof(label), &cpu_ms, &vk_ms)) {
-        int pick = strcmp(label, "cpu") == 0 ? 0 : 1;
-        if (notices)
-            fprintf(notices,
-                    "camclass: auto: %s (measured earlier: cpu %.1f ms, vulkan %.1f ms; %s)\n",
-                    label, cpu_ms, vk_ms, path);
-        free(old);
-        free(path);
-        return keep(c, pick, state);
-    }
-
+    bool cached = old && cache_lookup(old, key, label, sizeof(label), &cpu_ms, &vk_ms);
     const struct cc_backend_ops *chosen = NULL;
-    if (measure(m, c, 2, err)) {
+    if (cached && strcmp(label, "cpu") == 0) {
+        *state = c[0].state;
+        chosen = c[0].ops;
+    } else if (!create(&c[1], m, opts, &vk_err)) {
+        if (notices)
+            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
+                    vk_err.msg[0] ? vk_err.msg : "no reason given");
+        *state = c[0].state;
+        chosen = c[0].ops;
+        cached = false; // nothing remembered is said
+    } else if (cached) {
+        chosen = keep(c, 1, state);
+    } else if (measure(m, c, 2, err)) {
         int pick = c[1].median < c[0].median ? 1 : 0; // a tie goes to the CPU
         if (notices)
             fprintf(notices, "camclass: auto: cpu %.1f ms, vulkan (%s) %.1f ms -> %s\n",
-                    c[0].median, c[1].ops->device_name(c[1].state), c[1].median, c[pick].label);
+                    c[0].median, vk_device, c[1].median, c[pick].label);
         struct cc_error werr = {0};
         if (path && isfinite(c[pick].median) &&
             !cache_store(path, old, key, c[pick].label, c[0].median, c[1].median, &werr) && notices)
@@ -305,6 +318,9 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
         c[0].ops->destroy(c[0].state);
         c[1].ops->destroy(c[1].state);
     }
+    if (cached && chosen && notices)
+        fprintf(notices, "camclass: auto: %s (measured earlier: cpu %.1f ms, vulkan %.1f ms; %s)\n",
+                label, cpu_ms, vk_ms, path);
     free(old);
     free(path);
     return chosen;

@@ -6,7 +6,9 @@
  * AUTO_MIN_RUNS each, about AUTO_BUDGET_MS in all, the median of each), the faster is kept
  * and the other destroyed. The choice is remembered per (model, Vulkan device, CPU backend
  * with its thread count) in a small text file in the user's cache directory, so that later
- * starts skip the measurement. One line on opts->notices says which and why:
+ * starts skip the measurement (and, when the CPU won, never build the Vulkan backend: its
+ * device name comes from a Vulkan instance alone). One line on opts->notices says which and
+ * why:
  *
  *     camclass: auto: cpu 6.1 ms, vulkan (llvmpipe (LLVM 15.0.6, 256 bits)) 41.0 ms -> cpu
  *     camclass: auto: cpu (measured earlier: cpu 6.1 ms, vulkan 41.0 ms; ~/.cache/camclass/...)

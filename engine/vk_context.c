@@ -278,6 +278,17 @@ static bool choose_device(struct cc_vk *vk, int device_index, struct cc_error *e
 /* ---------------------------------------------------------------------------------------- */
 /* Create / destroy                                                                          */
 
+bool cc_vk_device_name(int device_index, char *out, size_t size, struct cc_error *err)
+{
+    struct cc_vk vk = {0};
+    bool ok = create_instance(&vk.instance, err) && choose_device(&vk, device_index, err);
+    if (ok)
+        snprintf(out, size, "%s", vk.props.deviceName);
+    if (vk.instance)
+        vkDestroyInstance(vk.instance, NULL);
+    return ok;
+}
+
 struct cc_vk *cc_vk_create(int device_index, struct cc_error *err)
 {
     struct cc_vk *vk = calloc(1, sizeof(*vk));

@@ -64,6 +64,11 @@ struct cc_vk *cc_vk_create(int device_index, struct cc_error *err);
  * contexts. */
 void cc_vk_destroy(struct cc_vk *vk);
 
+/* The name of the device cc_vk_create(device_index) would choose, found with a Vulkan
+ * instance only (no device, no pipelines): backend auto looks up its remembered choice with
+ * it before paying for a Vulkan backend. False with err set as cc_vk_create would. */
+bool cc_vk_device_name(int device_index, char *out, size_t size, struct cc_error *err);
+
 /* Returns true when r is VK_SUCCESS; otherwise sets err to "<call> failed: <VK_NAME> (<hint>)"
  * and returns false. */
 bool cc_vk_check(VkResult r, const char *call, struct cc_error *err);
