@@ -36,9 +36,10 @@ struct bench_result {
 static const char usage[] =
     "usage: camclass-bench MODEL [options]\n"
     "Runs MODEL (a camclass bundle) on a fixed random input and prints its speed.\n"
-    "  --backend B      auto (default), vulkan, cpu (XNNPACK) or ref (plain C)\n"
+    "  --backend B      auto (default: the faster, measured once), vulkan, cpu (XNNPACK)\n"
+    "                   or ref (plain C)\n"
     "  --device N       Vulkan device index (see --list-devices); default: the best one\n"
-    "  --threads N      CPU backend threads; default: online CPUs, at most 4\n"
+    "  --threads N      CPU backend threads; default: online CPUs - 1, 1 to 4\n"
     "  --runs N         timed runs (default 50)\n"
     "  --warmup N       untimed runs after the first one (default 3)\n"
     "  --profile        per-layer times, grouped by op, and the 10 slowest layers\n"
