@@ -1,9 +1,11 @@
-/* camclass-bench — loads a model bundle, runs it on a deterministic random input and reports
- * load time, first-run time and the distribution of run times; optionally a per-layer profile
- * and a Chrome trace.
+/* camclass-bench — loads a model bundle, runs it on a deterministic random input (or the one
+ * given with --input) and reports load time, first-run time and the distribution of run
+ * times; optionally a per-layer profile, a Chrome trace, and the raw output of the first run
+ * (--save-output), so that anyone can compare camclass's numbers with their framework's.
  *
  * Exit status: 0 ok, 1 a failure (model, device, run), 2 bad command line.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <time.h>
 
 #include "engine.h"
+#include "input_tensor.h"
 #include "trace.h"
 
 enum { DEFAULT_RUNS = 50, DEFAULT_WARMUP = 3, TOP_LAYERS = 10 };
@@ -21,7 +24,9 @@ struct bench_args {
     struct cc_engine_options opts;
     int runs, warmup;
     bool profile;
-    const char *trace; // path or NULL
+    const char *trace;       // path or NULL
+    const char *input;       // --input: image or raw f32 file; NULL = fixed random input
+    const char *save_output; // --save-output: raw f32 output of the first run; NULL = none
     bool list_devices;
 };
 
@@ -44,6 +49,9 @@ static const char usage[] =
     "  --warmup N       untimed runs after the first one (default 3)\n"
     "  --profile        per-layer times, grouped by op, and the 10 slowest layers\n"
     "  --trace FILE     write a Chrome trace (JSON, opens in Perfetto) of every timed run\n"
+    "  --input FILE     run on FILE: a PNG/JPEG image (camclass's own preprocessing) or a raw\n"
+    "                   little-endian float32 NCHW tensor of the model's input size\n"
+    "  --save-output F  write the first run's raw output (little-endian float32) to F\n"
     "  --list-devices   list the Vulkan devices and exit\n"
     "  --help           this text\n";
 
@@ -112,12 +120,20 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
             }
             continue;
         }
-        if (strcmp(arg, "--trace") == 0) {
+        const struct {
+            const char *flag;
+            const char **dst;
+        } files[] = {
+            {"--trace", &a->trace}, {"--input", &a->input}, {"--save-output", &a->save_output}};
+        size_t f = 0;
+        while (f < sizeof(files) / sizeof(files[0]) && strcmp(arg, files[f].flag) != 0)
+            f++;
+        if (f < sizeof(files) / sizeof(files[0])) {
             if (!val || !*val) {
-                fprintf(stderr, "camclass-bench: --trace needs a file name\n");
+                fprintf(stderr, "camclass-bench: %s needs a file name\n", arg);
                 return 2;
             }
-            a->trace = val;
+            *files[f].dst = val;
             continue;
         }
         size_t k = 0;
@@ -175,6 +191,19 @@ static void keep_layers(const struct cc_engine *e, double *row, int n_nodes, boo
     *have = n > 0;
 }
 
+/* Writes n floats to path (the caller's file: replaced). */
+static bool save_output(const char *path, const float *out, size_t n, struct cc_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(out, sizeof(float), n, f) == n;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        return cc_error_set(err, "cannot write the output to %s: %s", path, strerror(errno));
+    printf("output      %s (%zu float32, first run)\n", path, n);
+    return true;
+}
+
 static bool measure(struct cc_engine *e, const struct bench_args *a, struct bench_result *r,
                     struct cc_error *err)
 {
@@ -186,12 +215,19 @@ static bool measure(struct cc_engine *e, const struct bench_args *a, struct benc
     bool ok = in && out && r->run_ms && r->layer_ms;
     if (!ok)
         cc_error_set(err, "out of memory for %d runs", a->runs);
-    if (ok)
+    char what[160] = "fixed random values in [-2, 2)";
+    if (ok && a->input)
+        ok = cc_input_tensor_load(a->input, cc_engine_model(e), in, n_in, what, sizeof(what), err);
+    else if (ok)
         fill_input(in, n_in);
+    if (ok)
+        printf("input       %s (%s)\n", a->input ? a->input : "-", what);
 
     double t0 = now_ms();
     ok = ok && cc_engine_run(e, in, out, err);
     r->first_ms = now_ms() - t0;
+    if (ok && a->save_output)
+        ok = save_output(a->save_output, out, n_out, err);
     for (int i = 0; ok && i < a->warmup; i++)
         ok = cc_engine_run(e, in, out, err);
     for (int i = 0; ok && i < a->runs; i++) {

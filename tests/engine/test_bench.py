@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """camclass-bench's command line: bad flags exit 2 with one line, a CPU run prints every
 figure, --profile prints the per-op and slowest-layer tables, --trace writes a Chrome trace
-with one "X" event per layer per run.
+with one "X" event per layer per run. --input/--save-output on the (input-sensitive) self-test
+model: an image through camclass's file source and preprocessing, and the same tensor given
+raw, both give PyTorch's output of that tensor (ccm_bundle.run_graph) within 1e-4 x max; bad
+inputs exit 1 with one line.
 
-    test_bench.py CAMCLASS_BENCH MODEL.ccm TRACE_OUT.json
+    test_bench.py CAMCLASS_BENCH MODEL.ccm TRACE_OUT.json SELFTEST.ccm SAMPLE_DIR
 """
 import json
 import os
@@ -18,7 +21,7 @@ def run(*args):
     return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=300)
 
 
-BENCH, MODEL, TRACE = sys.argv[1:4]
+BENCH, MODEL, TRACE, SELFTEST, SAMPLE = sys.argv[1:6]
 
 for bad in (["--runs", "0", MODEL], ["--backend", "gpu", MODEL], ["--bogus", MODEL],
             [MODEL, "--threads"], [MODEL, MODEL], [], ["--device", "x", MODEL]):
@@ -53,5 +56,55 @@ check(len(layers) == runs * nodes, f"{len(layers)} layer events for {runs} runs 
 check(len(run_events) == runs, f"{len(run_events)} run events")
 check(all(e["dur"] >= 0 and e["ts"] >= 0 and e["cat"] and e["name"] for e in layers),
       "a layer event without name, category, ts or dur")
+
+# --input / --save-output against PyTorch on the same tensor.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import tempfile  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import ccm_bundle  # noqa: E402
+import ccm_calibrate  # noqa: E402
+
+manifest, consts, labels = ccm_bundle.read_bundle(SELFTEST)
+images = sorted(n for n in os.listdir(SAMPLE) if n.endswith(".png"))[:2]
+with tempfile.TemporaryDirectory(prefix="camclass-bench-io-") as tmp:
+    outs = []
+    for name in images:
+        one = os.path.join(tmp, "one")
+        os.makedirs(one, exist_ok=True)
+        for old in os.listdir(one):
+            os.unlink(os.path.join(one, old))
+        os.symlink(os.path.abspath(os.path.join(SAMPLE, name)), os.path.join(one, name))
+        x = ccm_calibrate.load_images(one, manifest).numpy()  # camclass's preprocessing
+        want = ccm_bundle.run_graph(manifest, consts, x)[0]
+        raw = os.path.join(tmp, "x.f32")
+        x.astype("<f4").tofile(raw)
+        for src in (os.path.join(SAMPLE, name), raw):
+            dest = os.path.join(tmp, "y.f32")
+            r = run(SELFTEST, "--backend", "cpu", "--runs", "1", "--warmup", "0",
+                    "--input", src, "--save-output", dest)
+            got = np.fromfile(dest, dtype="<f4") if r.returncode == 0 else np.zeros(0)
+            err = float(np.abs(got - want).max() / np.abs(want).max()) if got.size == \
+                want.size else float("inf")
+            check(r.returncode == 0 and err <= 1e-4,
+                  f"--input {os.path.basename(src)}: output within {err:.2g} x max of "
+                  f"PyTorch's (1e-4); exit {r.returncode} {r.stderr.strip()!r}")
+            if src == raw:
+                outs.append(got)
+    if len(outs) == 2:
+        spread = float(np.abs(outs[0] - outs[1]).max() / np.abs(outs).max())
+        check(spread >= 0.05, f"two frames' outputs differ by {spread:.3f} of max (>= 0.05): "
+              "the model is input-sensitive")
+    short = os.path.join(tmp, "short.f32")
+    np.zeros(10, dtype="<f4").tofile(short)
+    for bad, want in ((short, "float32 values"), (os.path.join(tmp, "nope.f32"), "cannot open"),
+                      (os.path.join(tmp, "nope.png"), "nope.png")):
+        r = run(SELFTEST, "--backend", "cpu", "--runs", "1", "--input", bad)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and want in lines[0],
+              f"--input {os.path.basename(bad)}: exit {r.returncode}, {r.stderr!r}")
+    r = run(SELFTEST, "--input")
+    check(r.returncode == 2 and "--input needs a file name" in r.stderr, f"--input alone: {r.stderr!r}")
 
 sys.exit(summary())
