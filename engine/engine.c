@@ -25,6 +25,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .pipeline_cache = NULL,
         .notices = NULL,
         .cpu_threads = 0,
+        .cpu_pointwise = CC_CPU_POINTWISE_MEASURE,
         .auto_cache = NULL,
     };
 }

@@ -28,17 +28,27 @@
  * reference ops, for debugging and as what the tests compare the others with. */
 enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU, CC_BACKEND_REF };
 
+/* Which library the CPU backend runs f32 1x1 convolutions with: measure both at load and keep
+ * the faster per layer (default), or always XNNPACK's operator, or always BLIS's GEMM (tests
+ * use the last two to check each path). */
+enum cc_cpu_pointwise {
+    CC_CPU_POINTWISE_MEASURE,
+    CC_CPU_POINTWISE_XNNPACK,
+    CC_CPU_POINTWISE_BLIS,
+};
+
 struct cc_engine_options {
     enum cc_backend_kind backend;
-    int device_index;           // Vulkan physical device index; -1 = choose the best
-    bool profile;               // collect per-layer timings (Vulkan timestamp queries)
-    const char *pipeline_cache; // pipeline cache file; NULL = $XDG_CACHE_HOME/camclass/...
-                                // "" = no cache
-    FILE *notices;              // one-line notices (which backend `auto` picked, fallback
-                                // reasons); NULL = silent
-    int cpu_threads;            // CPU backend threads; 0 = online CPUs - 1, 1..4
-    const char *auto_cache;     // backend auto's remembered choices; NULL =
-                                // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
+    int device_index;                    // Vulkan physical device index; -1 = choose the best
+    bool profile;                        // collect per-layer timings (Vulkan timestamp queries)
+    const char *pipeline_cache;          // pipeline cache file; NULL = $XDG_CACHE_HOME/camclass/...
+                                         // "" = no cache
+    FILE *notices;                       // one-line notices (which backend `auto` picked, fallback
+                                         // reasons); NULL = silent
+    int cpu_threads;                     // CPU backend threads; 0 = online CPUs - 1, 1..4
+    enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 1x1 convs (default: measure)
+    const char *auto_cache;              // backend auto's remembered choices; NULL =
+                                         // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
 };
 
 struct cc_engine_options cc_engine_options_default(void);

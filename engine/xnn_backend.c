@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "blis_pointwise.h"
 #include "cpu_info.h"
 #include "plan.h"
 #include "xnn_ops.h"
@@ -62,12 +63,15 @@ enum step_kind {
     STEP_XNN,      // run op
     STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
+    STEP_BLIS,     // f32 1x1 convolution as BLIS GEMMs (blis_pointwise.h), measured faster
 };
 
 struct step {
     enum step_kind kind;
-    bool int8;         // the node computes in int8 (its output is stored as int8)
-    xnn_operator_t op; // STEP_XNN: owned, created and set up at load; NULL otherwise
+    bool int8;                      // the node computes in int8 (its output is stored as int8)
+    xnn_operator_t op;              // STEP_XNN: owned, created and set up at load; NULL otherwise
+    struct cc_blis_pointwise *gemm; // STEP_BLIS: owned; NULL otherwise
+    float *gemm_weights;            // STEP_BLIS with i8 weights: their f32 copy; owned
 };
 
 struct xnn_state {
@@ -80,7 +84,8 @@ struct xnn_state {
     pthreadpool_t pool;              // NULL when running on one thread; owned
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
-    int n_int8; // nodes computing in int8 (for the device name)
+    int n_int8;              // nodes computing in int8 (for the device name)
+    int n_pointwise, n_blis; // f32 1x1 convolutions, and how many of them BLIS runs
     char device_name[160];
 };
 
@@ -269,9 +274,12 @@ static void xnn_destroy(void *p)
     struct xnn_state *s = p;
     if (!s)
         return;
-    for (int n = 0; s->steps && n < s->model->n_nodes; n++)
+    for (int n = 0; s->steps && n < s->model->n_nodes; n++) {
         if (s->steps[n].op)
             xnn_delete_operator(s->steps[n].op);
+        free(s->steps[n].gemm);
+        free(s->steps[n].gemm_weights);
+    }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
         if (pl->convert)
@@ -291,9 +299,95 @@ static void xnn_destroy(void *p)
     free(s);
 }
 
+/* Whether node n is an f32 1x1 convolution BLIS can run as one GEMM per row block. */
+static bool is_pointwise(const struct cc_model *m, const struct cc_node *n, const struct step *st)
+{
+    if (n->op != CC_OP_CONV2D || st->int8)
+        return false;
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
+    return a->groups == 1 && w->shape[2] == 1 && w->shape[3] == 1 && a->stride[0] == 1 &&
+           a->stride[1] == 1 && !a->pad[0] && !a->pad[1] && !a->pad[2] && !a->pad[3];
+}
+
+static double min_time(struct xnn_state *s, const struct step *st, int runs)
+{
+    double best = INFINITY;
+    for (int i = 0; i < runs; i++) {
+        double t0 = now_ms();
+        if (st->kind == STEP_BLIS)
+            cc_blis_pointwise_run(st->gemm, s->pool);
+        else
+            xnn_run_operator(st->op, s->pool);
+        double t = now_ms() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* For an f32 1x1 convolution whose XNNPACK operator is built: prepares the BLIS way too and
+ * keeps whichever opts->cpu_pointwise says, or (measure) the faster of the two on this
+ * machine, timed here on the arena (min of 3 runs after one warm-up each). */
+static bool choose_pointwise(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                             struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    enum cc_cpu_pointwise how = opts ? opts->cpu_pointwise : CC_CPU_POINTWISE_MEASURE;
+    if (!is_pointwise(m, node, st) || how == CC_CPU_POINTWISE_XNNPACK)
+        return true;
+    s->n_pointwise++;
+    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    const float *weights = w->data;
+    if (!weights) { // i8 weights in an f32 node: dequantized, as the other paths do
+        if (!(st->gemm_weights = malloc((size_t)w->count * sizeof(float))))
+            return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+        cc_tensor_dequantize(w, st->gemm_weights);
+        weights = st->gemm_weights;
+    }
+    if (!(st->gemm = malloc(sizeof(*st->gemm))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    size_t pixels = (size_t)(x->shape[2] * x->shape[3]);
+    size_t threads = s->pool ? pthreadpool_get_threads_count(s->pool) : 1;
+    size_t rows = threads == 1 ? pixels : (pixels + 4 * threads - 1) / (4 * threads);
+    *st->gemm = (struct cc_blis_pointwise){
+        .x = values(s, node->inputs[0], STORE_F32),
+        .w = weights,
+        .bias = node->n_inputs > 2 ? m->tensors[node->inputs[2]].data : NULL,
+        .y = s->places[node->outputs[0]].data,
+        .m = pixels,
+        .k = (size_t)x->shape[1],
+        .n = (size_t)w->shape[0],
+        .act = node->act,
+        .rows = rows < 32 ? 32 : rows,
+    };
+    bool blis = how == CC_CPU_POINTWISE_BLIS;
+    if (how == CC_CPU_POINTWISE_MEASURE) {
+        struct step xnn = {.kind = STEP_XNN, .op = st->op},
+                    gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
+        min_time(s, &xnn, 1);
+        min_time(s, &gemm, 1);
+        blis = min_time(s, &gemm, 3) < min_time(s, &xnn, 3);
+    }
+    if (blis) {
+        xnn_delete_operator(st->op);
+        st->op = NULL;
+        st->kind = STEP_BLIS;
+        s->n_blis++;
+    } else {
+        free(st->gemm);
+        free(st->gemm_weights);
+        st->gemm = NULL;
+        st->gemm_weights = NULL;
+    }
+    return true;
+}
+
 /* Creates every node's operator (and the conversions after it) in run order; the last
  * operator of a run gets XNN_FLAG_YIELD_WORKERS. */
-static bool build_steps(struct xnn_state *s, struct cc_error *err)
+static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opts,
+                        struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     int in = m->input.tensor;
@@ -328,7 +422,7 @@ static bool build_steps(struct xnn_state *s, struct cc_error *err)
             for (int i = 0; i < node->n_inputs; i++)
                 b.in[i] = values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
-            if (!row->build(&b, &st->op))
+            if (!row->build(&b, &st->op) || !choose_pointwise(s, n, opts, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -388,10 +482,14 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1", threads);
         goto error;
     }
-    if (!build_steps(s, err))
+    if (!build_steps(s, opts, err))
         goto error;
-    char extra[48];
-    snprintf(extra, sizeof(extra), ", XNNPACK%s", s->n_int8 ? ", int8" : "");
+    char extra[96] = ", XNNPACK";
+    if (s->n_blis)
+        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d 1x1 convs", s->n_blis,
+                 s->n_pointwise);
+    if (s->n_int8)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
                     s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, extra);
     return s;
@@ -422,6 +520,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     case STEP_XNN:
         if (!run_operator(st->op, s, "xnn_run_operator", node, err))
             return false;
+        break;
+    case STEP_BLIS:
+        cc_blis_pointwise_run(st->gemm, s->pool);
         break;
     case STEP_ALIAS:
         break;

@@ -276,7 +276,7 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
 /* Runs the case's model on backend; returns the malloc'd output (count in *n), NULL on error
  * (counted as a failed check). */
 static float *run(const struct kcase *k, const char *label, enum cc_backend_kind backend,
-                  uint64_t seed, size_t *n)
+                  enum cc_cpu_pointwise pointwise, uint64_t seed, size_t *n)
 {
     struct cc_error err = {0};
     struct cc_model *m = build(k, seed, &err);
@@ -286,6 +286,7 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     opt.backend = backend;
     opt.pipeline_cache = ""; // this test measures kernels, not the cache
     opt.cpu_threads = 2;     // the CPU backends split each op across a pool, not one thread
+    opt.cpu_pointwise = pointwise;
     struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
     if (!CHECKF(e != NULL, "%s: creating the %s engine: %s", label,
                 backend == CC_BACKEND_VULKAN ? "vulkan" : "cpu", err.msg))
@@ -360,13 +361,16 @@ static void run_case(const struct kcase *k, uint64_t seed)
 {
     static const struct {
         enum cc_backend_kind kind;
+        enum cc_cpu_pointwise pointwise; // the CPU backend's 1x1 path, forced either way
         const char *name;
         bool int8; // computes the q8 cases in int8
-    } tested[] = {{CC_BACKEND_VULKAN, "vulkan", false}, {CC_BACKEND_CPU, "cpu", true}};
+    } tested[] = {{CC_BACKEND_VULKAN, CC_CPU_POINTWISE_MEASURE, "vulkan", false},
+                  {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, "cpu", true},
+                  {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, "cpu/blis", true}};
     char label[256];
     describe(k, label, sizeof(label));
     size_t n_ref = 0;
-    float *ref = run(k, label, CC_BACKEND_REF, seed, &n_ref);
+    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, seed, &n_ref);
     float *ref_q = ref ? malloc(n_ref * sizeof(float)) : NULL;
     if (ref_q) {
         memcpy(ref_q, ref, n_ref * sizeof(float));
@@ -374,7 +378,7 @@ static void run_case(const struct kcase *k, uint64_t seed)
     }
     for (size_t b = 0; ref && ref_q && b < sizeof(tested) / sizeof(tested[0]); b++) {
         size_t n = 0;
-        float *got = run(k, label, tested[b].kind, seed, &n);
+        float *got = run(k, label, tested[b].kind, tested[b].pointwise, seed, &n);
         bool int8 = k->q8 && tested[b].int8;
         const float *want = int8 ? ref_q : ref;
         if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
