@@ -20,6 +20,8 @@
  *     free (cc_plan aliases it); otherwise it is a relayout through NCHW order into a buffer
  *     of its own.
  *   - Activations fuse into conv2d/linear/add as XNNPACK's output_min/output_max.
+ *   - f32 1x1 convolutions are also built as BLIS GEMMs (blis_pointwise.h) and timed against
+ *     XNNPACK's operator at load; the faster is kept per layer.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
  *     are quantized (xnn_ops.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
