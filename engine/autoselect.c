@@ -24,7 +24,6 @@
 
 #define CACHE_NAME "backend-choice.txt"
 #define CACHE_HEADER "camclass backend choices 1\n"
-#define CACHE_MAX_LINES 64 // the oldest lines go first beyond this
 #define KEY_SIZE 512
 
 enum {
@@ -50,60 +49,11 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* ------------------------------------------------------------------------------------------
- * The model's identity
- */
-
-#define FNV_PRIME 0x100000001b3ull
-
-static uint64_t mix(uint64_t h, const void *data, size_t size)
-{
-    const unsigned char *p = data;
-    for (; size >= 8; size -= 8, p += 8) { // a word at a time: 14 MB in ~2 ms
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * FNV_PRIME;
-    }
-    for (; size; size--, p++)
-        h = (h ^ *p) * FNV_PRIME;
-    return h;
-}
-
-static uint64_t model_hash(const struct cc_model *m)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int t = 0; t < m->n_tensors; t++) {
-        const struct cc_tensor *ten = &m->tensors[t];
-        int64_t head[2 + CC_MAX_DIMS] = {ten->dtype, ten->ndim};
-        memcpy(head + 2, ten->shape, sizeof(ten->shape));
-        h = mix(h, head, sizeof(head));
-        if (ten->data)
-            h = mix(h, ten->data, (size_t)ten->count * sizeof(float));
-        if (ten->q) {
-            h = mix(h, ten->q, (size_t)ten->count);
-            h = mix(h, ten->scales, (size_t)ten->shape[0] * sizeof(float));
-        }
-        if (ten->quantized)
-            h = mix(h, &ten->act_quant, sizeof(ten->act_quant));
-    }
-    for (int n = 0; n < m->n_nodes; n++) {
-        const struct cc_node *node = &m->nodes[n];
-        int head[2 + CC_MAX_NODE_INPUTS + CC_MAX_NODE_OUTPUTS] = {node->op, node->n_inputs};
-        memcpy(head + 2, node->inputs, sizeof(node->inputs));
-        memcpy(head + 2 + CC_MAX_NODE_INPUTS, node->outputs, sizeof(node->outputs));
-        h = mix(h, head, sizeof(head));
-        if (node->op == CC_OP_CONV2D)
-            h = mix(h, &node->attrs.conv, sizeof(node->attrs.conv));
-        h = mix(h, &node->act, sizeof(node->act));
-    }
-    return h;
-}
-
 /* "<hash> <cpu device name> | <vulkan device name>", tabs and newlines made spaces. */
 static void make_key(char *key, const struct cc_model *m, const struct candidate *cpu,
                      const char *vk_device)
 {
-    snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", model_hash(m),
+    snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", cc_model_hash(m),
              cpu->ops->device_name(cpu->state), vk_device);
     for (char *c = key; *c; c++)
         if (*c == '\t' || *c == '\n' || *c == '\r')
@@ -114,78 +64,25 @@ static void make_key(char *key, const struct cc_model *m, const struct candidate
  * The cache file
  */
 
-/* The whole file as a string, or NULL (absent, unreadable, not ours, absurdly long). */
-static char *read_cache(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = calloc(1, 65536 + 1);
-    size_t n = text ? fread(text, 1, 65536, f) : 0;
-    bool whole = text && feof(f);
-    fclose(f);
-    if (!whole || strncmp(text, CACHE_HEADER, strlen(CACHE_HEADER)) != 0) {
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
-    return text;
-}
-
 /* Finds key's line in text: the remembered backend label and both times. */
 static bool cache_lookup(const char *text, const char *key, char *label, size_t label_size,
                          double *cpu_ms, double *vk_ms)
 {
-    size_t klen = strlen(key);
-    for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
-        if (strncmp(line, key, klen) != 0 || line[klen] != '\t')
-            continue;
-        char name[16];
-        if (sscanf(line + klen + 1, "%15[a-z]\t%lf\t%lf", name, cpu_ms, vk_ms) != 3 ||
-            (strcmp(name, "cpu") != 0 && strcmp(name, "vulkan") != 0))
-            return false;
-        snprintf(label, label_size, "%s", name);
-        return true;
-    }
-    return false;
+    char value[96], name[16];
+    if (!cc_cache_lines_find(text, key, value, sizeof(value)) ||
+        sscanf(value, "%15[a-z]\t%lf\t%lf", name, cpu_ms, vk_ms) != 3 ||
+        (strcmp(name, "cpu") != 0 && strcmp(name, "vulkan") != 0))
+        return false;
+    snprintf(label, label_size, "%s", name);
+    return true;
 }
 
-/* Writes the cache with key's line (re)placed at the end; the oldest lines beyond
- * CACHE_MAX_LINES dropped. Returns false with err set when the file cannot be written. */
 static bool cache_store(const char *path, const char *old, const char *key, const char *label,
                         double cpu_ms, double vk_ms, struct cc_error *err)
 {
-    size_t cap = (old ? strlen(old) : 0) + KEY_SIZE + 128 + sizeof(CACHE_HEADER);
-    char *out = malloc(cap);
-    if (!out)
-        return cc_error_set(err, "out of memory writing %s", path);
-    const char *kept[CACHE_MAX_LINES];
-    size_t kept_len[CACHE_MAX_LINES];
-    int n = 0;
-    size_t klen = strlen(key);
-    const char *line = old ? strchr(old, '\n') : NULL;
-    while (line && *++line) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (len && !(strncmp(line, key, klen) == 0 && line[klen] == '\t')) {
-            if (n == CACHE_MAX_LINES - 1) { // drop the oldest
-                memmove(kept, kept + 1, sizeof(kept[0]) * (size_t)(n - 1));
-                memmove(kept_len, kept_len + 1, sizeof(kept_len[0]) * (size_t)(n - 1));
-                n--;
-            }
-            kept[n] = line;
-            kept_len[n++] = len;
-        }
-        line = end;
-    }
-    size_t pos = (size_t)snprintf(out, cap, "%s", CACHE_HEADER);
-    for (int i = 0; i < n; i++)
-        pos += (size_t)snprintf(out + pos, cap - pos, "%.*s\n", (int)kept_len[i], kept[i]);
-    pos +=
-        (size_t)snprintf(out + pos, cap - pos, "%s\t%s\t%.3f\t%.3f\n", key, label, cpu_ms, vk_ms);
-    bool ok = cc_cache_file_write(path, out, pos, err);
-    free(out);
-    return ok;
+    char value[96];
+    snprintf(value, sizeof(value), "%s\t%.3f\t%.3f", label, cpu_ms, vk_ms);
+    return cc_cache_lines_store(path, CACHE_HEADER, old, key, value, err);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -286,7 +183,7 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
 
     char *path = opts->auto_cache ? (opts->auto_cache[0] ? strdup(opts->auto_cache) : NULL)
                                   : cc_cache_file_default(CACHE_NAME);
-    char *old = path ? read_cache(path) : NULL;
+    char *old = path ? cc_cache_lines_read(path, CACHE_HEADER) : NULL;
     char key[KEY_SIZE], label[16];
     make_key(key, m, &c[0], vk_device);
     double cpu_ms, vk_ms;

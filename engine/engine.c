@@ -26,6 +26,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .notices = NULL,
         .cpu_threads = 0,
         .cpu_pointwise = CC_CPU_POINTWISE_MEASURE,
+        .cpu_cache = NULL,
         .auto_cache = NULL,
     };
 }

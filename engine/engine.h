@@ -47,8 +47,10 @@ struct cc_engine_options {
                                          // reasons); NULL = silent
     int cpu_threads;                     // CPU backend threads; 0 = online CPUs - 1, 1..4
     enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 1x1 convs (default: measure)
-    const char *auto_cache;              // backend auto's remembered choices; NULL =
-                                         // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
+    const char *cpu_cache;               // the CPU backend's measured 1x1 choices; NULL =
+                           // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
+    const char *auto_cache; // backend auto's remembered choices; NULL =
+                            // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
 };
 
 struct cc_engine_options cc_engine_options_default(void);

@@ -213,6 +213,11 @@ bool cc_model_add_label(struct cc_model *m, const char *label, struct cc_error *
  * naming the node/tensor at fault. Must succeed before a backend is created. */
 bool cc_model_finalize(struct cc_model *m, struct cc_error *err);
 
+/* A 64-bit hash of the model's graph, shapes, attributes, every weight byte and quantization:
+ * what caches of per-model measurements (backend auto, the CPU backend's layer choices) key
+ * on, so that re-exported weights are measured again and a copied bundle is not. */
+uint64_t cc_model_hash(const struct cc_model *m);
+
 /* Frees everything; accepts NULL and half-built models. */
 void cc_model_destroy(struct cc_model *m);
 

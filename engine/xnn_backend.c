@@ -43,6 +43,7 @@
 
 #include "backend.h"
 #include "blis_pointwise.h"
+#include "cache_file.h"
 #include "cpu_info.h"
 #include "plan.h"
 #include "xnn_ops.h"
@@ -88,6 +89,7 @@ struct xnn_state {
     int n_timings;
     int n_int8;              // nodes computing in int8 (for the device name)
     int n_pointwise, n_blis; // f32 1x1 convolutions, and how many of them BLIS runs
+    const char *remembered;  // measured choices from the cache, 'b'/'x' per 1x1 conv; or NULL
     char device_name[160];
 };
 
@@ -312,6 +314,27 @@ static bool is_pointwise(const struct cc_model *m, const struct cc_node *n, cons
            a->stride[1] == 1 && !a->pad[0] && !a->pad[1] && !a->pad[2] && !a->pad[3];
 }
 
+/* An earlier f32 1x1 convolution with the same input and weight shapes (mobilenet_v2 has 34
+ * such layers of 19 shapes): node n takes its measured choice instead of timing again, which
+ * matters where timing is slow (a Pi, an emulator). -1 when there is none. */
+static int same_shape_before(const struct xnn_state *s, int n)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    for (int k = 0; k < n; k++) {
+        const struct cc_node *other = &m->nodes[k];
+        if (!is_pointwise(m, other, &s->steps[k]))
+            continue;
+        const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
+        const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
+        if (!memcmp(x->shape, x2->shape, sizeof(x->shape)) &&
+            !memcmp(w->shape, w2->shape, sizeof(w->shape)))
+            return k;
+    }
+    return -1;
+}
+
 static double min_time(struct xnn_state *s, const struct step *st, int runs)
 {
     double best = INFINITY;
@@ -329,7 +352,8 @@ static double min_time(struct xnn_state *s, const struct step *st, int runs)
 
 /* For an f32 1x1 convolution whose XNNPACK operator is built: prepares the BLIS way too and
  * keeps whichever opts->cpu_pointwise says, or (measure) the faster of the two on this
- * machine, timed here on the arena (min of 3 runs after one warm-up each). */
+ * machine, timed here on the arena (min of 2 runs after one warm-up each; a layer of a shape
+ * already measured takes that choice). */
 static bool choose_pointwise(struct xnn_state *s, int n, const struct cc_engine_options *opts,
                              struct cc_error *err)
 {
@@ -365,12 +389,17 @@ static bool choose_pointwise(struct xnn_state *s, int n, const struct cc_engine_
         .rows = rows < 32 ? 32 : rows,
     };
     bool blis = how == CC_CPU_POINTWISE_BLIS;
-    if (how == CC_CPU_POINTWISE_MEASURE) {
+    int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
+    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered) {
+        blis = s->remembered[s->n_pointwise - 1] == 'b';
+    } else if (twin >= 0) {
+        blis = s->steps[twin].kind == STEP_BLIS;
+    } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .op = st->op},
                     gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
         min_time(s, &xnn, 1);
         min_time(s, &gemm, 1);
-        blis = min_time(s, &gemm, 3) < min_time(s, &xnn, 3);
+        blis = min_time(s, &gemm, 2) < min_time(s, &xnn, 2);
     }
     if (blis) {
         xnn_delete_operator(st->op);
@@ -435,6 +464,49 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
     return true;
 }
 
+#define CHOICES_NAME "cpu-layer-choices.txt"
+#define CHOICES_HEADER "camclass cpu layer choices 1\n"
+
+/* build_steps with the measured 1x1 choices remembered in the cache file, keyed by the model
+ * hash, thread count and CPU: a later start with the same key times nothing (that matters on
+ * a Pi or in an emulator, where timing 34 layers takes seconds). A file that does not parse,
+ * or whose line does not fit the model, is measured again and rewritten; one that cannot be
+ * written is not an error (the next start measures again). */
+static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_options *opts,
+                                   int threads, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    bool measure = !opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE;
+    const char *cfg = opts ? opts->cpu_cache : NULL;
+    char *path = !measure ? NULL
+                 : cfg    ? (cfg[0] ? strdup(cfg) : NULL)
+                          : cc_cache_file_default(CHOICES_NAME);
+    char *old = path ? cc_cache_lines_read(path, CHOICES_HEADER) : NULL;
+    char key[320], cpu[160], got[512] = "";
+    cc_cpu_describe(cpu, sizeof(cpu), threads, "");
+    snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
+    int count = 0;
+    for (int n = 0; n < m->n_nodes; n++)
+        count += is_pointwise(m, &m->nodes[n], &s->steps[n]);
+    if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
+        strspn(got, "bx") == strlen(got))
+        s->remembered = got;
+    bool ok = build_steps(s, opts, err);
+    if (ok && path && count && !s->remembered && count < (int)sizeof(got)) {
+        int i = 0;
+        for (int n = 0; n < m->n_nodes; n++)
+            if (is_pointwise(m, &m->nodes[n], &s->steps[n]))
+                got[i++] = s->steps[n].kind == STEP_BLIS ? 'b' : 'x';
+        got[i] = '\0';
+        struct cc_error ignored = {0};
+        cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);
+    }
+    s->remembered = NULL;
+    free(old);
+    free(path);
+    return ok;
+}
+
 static void *xnn_create(const struct cc_model *m, const struct cc_engine_options *opts,
                         struct cc_error *err)
 {
@@ -484,7 +556,7 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1", threads);
         goto error;
     }
-    if (!build_steps(s, opts, err))
+    if (!build_steps_remembered(s, opts, threads, err))
         goto error;
     char extra[96] = ", XNNPACK";
     if (s->n_blis)

@@ -1,4 +1,5 @@
-/* camclass — backend auto (engine/autoselect.c) with the real backends on a real bundle.
+/* camclass — the remembered measurements: backend auto (engine/autoselect.c) and the CPU
+ * backend's per-layer 1x1 choice (xnn_backend.c), with the real backends on a real bundle.
  *
  * Usage: test_autoselect BUNDLE
  *
@@ -10,6 +11,11 @@
  * - A corrupt cache file is ignored, measured again and rewritten; another thread count is
  *   another key; auto_cache "" writes nothing; NULL writes $XDG_CACHE_HOME/camclass/...;
  *   an unwritable cache costs one notice, not the engine.
+ *
+ * - The CPU backend's 1x1 choices: a first start writes one line with a 'b' (BLIS) or 'x'
+ *   (XNNPACK) per f32 1x1 convolution; a line forged to all 'b' or all 'x' is obeyed (the
+ *   device name says so); a line of the wrong length is measured again and rewritten; ""
+ *   writes nothing.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
@@ -72,6 +78,70 @@ static int count_lines(const char *text)
     for (; text && *text; text++)
         n += *text == '\n';
     return n;
+}
+
+static struct cc_engine *create_cpu(const char *bundle, const char *cache)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options o = cc_engine_options_default();
+    o.backend = CC_BACKEND_CPU;
+    o.cpu_threads = 1;
+    o.cpu_cache = cache;
+    struct cc_engine *e = cc_engine_create(bundle, &o, &err);
+    CHECKF(e != NULL, "cpu engine (cache %s): %s", cache, err.msg);
+    return e;
+}
+
+/* Replaces the value of the (only) choices line with n copies of c. */
+static void forge_choices(const char *path, const char *text, char c, int n)
+{
+    const char *tab = strrchr(text, '\t');
+    char out[2048];
+    int len = snprintf(out, sizeof(out), "%.*s", (int)(tab + 1 - text), text);
+    for (int i = 0; i < n && len < (int)sizeof(out) - 2; i++)
+        out[len++] = c;
+    out[len++] = '\n';
+    out[len] = 0;
+    write_text(path, out);
+}
+
+static void test_cpu_choices(const char *bundle, const char *dir)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/cpu-choices.txt", dir);
+    struct cc_engine *e = create_cpu(bundle, path);
+    cc_engine_destroy(e);
+    char *text = read_text(path);
+    const char *tab = text ? strrchr(text, '\t') : NULL;
+    int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 1\n", 29) == 0 && tab && n == 34 &&
+               (int)strspn(tab + 1, "bx") == n && count_lines(text) == 2,
+           "cpu choices file: %s", text ? text : "(none)");
+    if (tab) {
+        forge_choices(path, text, 'b', n);
+        e = create_cpu(bundle, path);
+        CHECKF(e && strstr(cc_engine_device_name(e), "BLIS for 34 of 34"),
+               "all-BLIS line obeyed: %s", e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'x', n);
+        e = create_cpu(bundle, path);
+        CHECKF(e && !strstr(cc_engine_device_name(e), "BLIS"), "all-XNNPACK line obeyed: %s",
+               e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'b', 3); // wrong length: measured again, rewritten
+        e = create_cpu(bundle, path);
+        cc_engine_destroy(e);
+        char *again = read_text(path);
+        const char *t2 = again ? strrchr(again, '\t') : NULL;
+        CHECKF(t2 && (int)strcspn(t2 + 1, "\n") == 34, "short line rewritten: %s",
+               again ? again : "(none)");
+        free(again);
+    }
+    free(text);
+    unlink(path);
+    e = create_cpu(bundle, "");
+    CHECKF(access(path, F_OK) != 0, "\"\": no choices file");
+    cc_engine_destroy(e);
 }
 
 int main(int argc, char **argv)
@@ -158,6 +228,7 @@ int main(int argc, char **argv)
     free(text);
 
     // 6. "" remembers nothing; NULL uses $XDG_CACHE_HOME/camclass/backend-choice.txt.
+    setenv("MESA_SHADER_CACHE_DISABLE", "true", 1); // nothing of Mesa's in our temp folder
     setenv("XDG_CACHE_HOME", dir, 1);
     char xdg_file[400];
     snprintf(xdg_file, sizeof(xdg_file), "%s/camclass/backend-choice.txt", dir);
@@ -174,6 +245,10 @@ int main(int argc, char **argv)
            "unwritable cache: %s", notice);
     cc_engine_destroy(e);
 
+    test_cpu_choices(bundle, dir);
+
+    unlink(xdg_file);
+    snprintf(xdg_file, sizeof(xdg_file), "%s/camclass/cpu-layer-choices.txt", dir);
     unlink(xdg_file);
     snprintf(xdg_file, sizeof(xdg_file), "%s/camclass", dir);
     rmdir(xdg_file);
