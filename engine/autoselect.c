@@ -20,6 +20,7 @@
 
 #include "autoselect.h"
 #include "cache_file.h"
+#include "cpu_info.h"
 #include "vk_context.h"
 
 #define CACHE_NAME "backend-choice.txt"
@@ -49,12 +50,20 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* "<hash> <cpu device name> | <vulkan device name>", tabs and newlines made spaces. */
-static void make_key(char *key, const struct cc_model *m, const struct candidate *cpu,
+/* "<hash> CPU: <name> (N threads[, 1x1 mode]) | <vulkan device name>", tabs and newlines made
+ * spaces. The CPU part names what decides its speed (the CPU, the thread count, a forced 1x1
+ * library), not the CPU backend's device name: that one counts the 1x1 convolutions that a
+ * load-time measurement gave to BLIS, which can come out otherwise when cpu-layer-choices.txt
+ * is gone or disabled, and would make a remembered choice look like another key. */
+static void make_key(char *key, const struct cc_model *m, const struct cc_engine_options *opts,
                      const char *vk_device)
 {
-    snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", cc_model_hash(m),
-             cpu->ops->device_name(cpu->state), vk_device);
+    char cpu[160];
+    const char *mode = opts->cpu_pointwise == CC_CPU_POINTWISE_XNNPACK ? ", 1x1 XNNPACK"
+                       : opts->cpu_pointwise == CC_CPU_POINTWISE_BLIS  ? ", 1x1 BLIS"
+                                                                       : "";
+    cc_cpu_describe(cpu, sizeof(cpu), cc_cpu_threads(opts->cpu_threads), mode);
+    snprintf(key, KEY_SIZE, "%016" PRIx64 " %s | %s", cc_model_hash(m), cpu, vk_device);
     for (char *c = key; *c; c++)
         if (*c == '\t' || *c == '\n' || *c == '\r')
             *c = ' ';
@@ -185,7 +194,7 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
                                   : cc_cache_file_default(CACHE_NAME);
     char *old = path ? cc_cache_lines_read(path, CACHE_HEADER) : NULL;
     char key[KEY_SIZE], label[16];
-    make_key(key, m, &c[0], vk_device);
+    make_key(key, m, opts, vk_device);
     double cpu_ms, vk_ms;
     bool cached = old && cache_lookup(old, key, label, sizeof(label), &cpu_ms, &vk_ms);
     const struct cc_backend_ops *chosen = NULL;
