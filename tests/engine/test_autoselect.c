@@ -9,7 +9,9 @@
  * - A second start takes the remembered choice (the notice says "measured earlier").
  * - A cache line forged to name the other backend is obeyed: the cache is really read.
  * - A corrupt cache file is ignored, measured again and rewritten; another thread count is
- *   another key; auto_cache "" writes nothing; NULL writes $XDG_CACHE_HOME/camclass/...;
+ *   another key; so is the same bundle with one weight changed (measured again, then
+ *   remembered under its own line); auto_cache "" writes nothing; NULL writes
+ *   $XDG_CACHE_HOME/camclass/...;
  *   an unwritable cache costs one notice, not the engine.
  *
  * - The CPU backend's 1x1 choices: a first start writes one line with a 'b' (BLIS) or 'x'
@@ -24,23 +26,29 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "engine.h"
 #include "testutil.h"
 
 #define HEADER "camclass backend choices 1\n"
 
 static char notice[1024];
+static char cpu_cache[320]; // the CPU backend's 1x1 choices, in the test's folder
 
-/* Creates an auto engine; notice gets what it said (first line). */
-static struct cc_engine *create(const char *bundle, const char *cache, int threads)
+/* Creates an auto engine from bundle, or from model when given (the engine takes it); notice
+ * gets what it said (first line). */
+static struct cc_engine *create_from(const char *bundle, struct cc_model *model, const char *cache,
+                                     int threads)
 {
     struct cc_error err = {0};
     struct cc_engine_options o = cc_engine_options_default();
     o.pipeline_cache = "";
     o.auto_cache = cache;
+    o.cpu_cache = cpu_cache;
     o.cpu_threads = threads;
     o.notices = tmpfile();
-    struct cc_engine *e = cc_engine_create(bundle, &o, &err);
+    struct cc_engine *e =
+        model ? cc_engine_create_from_model(model, &o, &err) : cc_engine_create(bundle, &o, &err);
     notice[0] = 0;
     if (o.notices) {
         rewind(o.notices);
@@ -51,6 +59,32 @@ static struct cc_engine *create(const char *bundle, const char *cache, int threa
     CHECKF(e != NULL, "auto engine (cache %s): %s", cache ? cache : "default", err.msg);
     printf("notice: %s", notice);
     return e;
+}
+
+static struct cc_engine *create(const char *bundle, const char *cache, int threads)
+{
+    return create_from(bundle, NULL, cache, threads);
+}
+
+/* The bundle with its first constant's first value changed: the same graph and shapes, other
+ * weights. NULL when it does not load. */
+static struct cc_model *load_changed(const char *bundle)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(bundle, &err);
+    CHECKF(m != NULL, "load %s: %s", bundle, err.msg);
+    for (int t = 0; m && t < m->n_tensors; t++) {
+        if (m->tensors[t].data) {
+            m->tensors[t].data[0] += 0.5f;
+            return m;
+        }
+        if (m->tensors[t].q) {
+            m->tensors[t].q[0] ^= 1;
+            return m;
+        }
+    }
+    CHECKF(false, "%s has no constant to change", bundle);
+    return m;
 }
 
 static char *read_text(const char *path)
@@ -156,6 +190,7 @@ int main(int argc, char **argv)
         return tu_exit_code();
     char cache[300];
     snprintf(cache, sizeof(cache), "%s/choices.txt", dir);
+    snprintf(cpu_cache, sizeof(cpu_cache), "%s/auto-cpu-choices.txt", dir);
 
     // 1. Measured: the notice's times decide, the cache remembers.
     struct cc_engine *e = create(bundle, cache, 1);
@@ -227,7 +262,18 @@ int main(int argc, char **argv)
     CHECKF(text && count_lines(text) == 3, "two keys now: %s", text ? text : "(none)");
     free(text);
 
-    // 6. "" remembers nothing; NULL uses $XDG_CACHE_HOME/camclass/backend-choice.txt.
+    // 6. Other weights are another model: measured, then remembered under a line of their own.
+    e = create_from(bundle, load_changed(bundle), cache, 1);
+    CHECKF(strstr(notice, " -> "), "one weight changed: measured: %s", notice);
+    cc_engine_destroy(e);
+    text = read_text(cache);
+    CHECKF(text && count_lines(text) == 4, "three keys now: %s", text ? text : "(none)");
+    free(text);
+    e = create_from(bundle, load_changed(bundle), cache, 1);
+    CHECKF(strstr(notice, "measured earlier"), "the changed model again: cached: %s", notice);
+    cc_engine_destroy(e);
+
+    // 7. "" remembers nothing; NULL uses $XDG_CACHE_HOME/camclass/backend-choice.txt.
     setenv("MESA_SHADER_CACHE_DISABLE", "true", 1); // nothing of Mesa's in our temp folder
     setenv("XDG_CACHE_HOME", dir, 1);
     char xdg_file[400];
@@ -239,7 +285,7 @@ int main(int argc, char **argv)
     CHECKF(access(xdg_file, F_OK) == 0, "NULL: %s written", xdg_file);
     cc_engine_destroy(e);
 
-    // 7. An unwritable cache costs a notice, not the engine.
+    // 8. An unwritable cache costs a notice, not the engine.
     e = create(bundle, "/proc/camclass-no-such-dir/choices.txt", 1);
     CHECKF(e && strstr(notice, "choice not remembered: cannot write cache file"),
            "unwritable cache: %s", notice);
@@ -253,6 +299,7 @@ int main(int argc, char **argv)
     snprintf(xdg_file, sizeof(xdg_file), "%s/camclass", dir);
     rmdir(xdg_file);
     unlink(cache);
+    unlink(cpu_cache);
     rmdir(dir);
     return tu_exit_code();
 }
