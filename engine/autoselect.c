@@ -174,8 +174,11 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
     struct cc_error cpu_err = {0}, vk_err = {0};
     char vk_device[256];
     if (!create(&c[0], m, opts, &cpu_err)) {
-        if (!create(&c[1], m, opts, err))
+        if (!create(&c[1], m, opts, &vk_err)) {
+            cc_error_set(err, "no backend can run the model: cpu: %s; vulkan: %s", cpu_err.msg,
+                         vk_err.msg);
             return NULL;
+        }
         if (notices)
             fprintf(notices, "camclass: CPU backend unavailable (%s); using Vulkan on %s\n",
                     cpu_err.msg, c[1].ops->device_name(c[1].state));
