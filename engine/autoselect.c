@@ -41,6 +41,7 @@ struct candidate {
     double ms[AUTO_MAX_RUNS]; // (n) timed runs
     int n;
     double median;
+    struct cc_error run_err; // why the first failed run failed; "" when none did
 };
 
 static double now_ms(void)
@@ -103,7 +104,20 @@ static double timed_run(struct candidate *c, const float *in, float *out)
 {
     struct cc_error e = {0};
     double t0 = now_ms();
-    return c->ops->run(c->state, in, out, &e) ? now_ms() - t0 : INFINITY;
+    if (c->ops->run(c->state, in, out, &e))
+        return now_ms() - t0;
+    if (!c->run_err.msg[0])
+        c->run_err = e;
+    return INFINITY;
+}
+
+/* "6.1 ms", or "failed (why)" when most runs failed. */
+static void describe_time(char *out, size_t size, const struct candidate *c)
+{
+    if (isfinite(c->median))
+        snprintf(out, size, "%.1f ms", c->median);
+    else
+        snprintf(out, size, "failed (%s)", c->run_err.msg);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -220,11 +234,15 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
         chosen = keep(c, 1, state);
     } else if (measure(m, c, 2, err)) {
         int pick = c[1].median < c[0].median ? 1 : 0; // a tie goes to the CPU
+        char t_cpu[sizeof(c[0].run_err.msg) + 16], t_vk[sizeof(t_cpu)];
+        describe_time(t_cpu, sizeof(t_cpu), &c[0]);
+        describe_time(t_vk, sizeof(t_vk), &c[1]);
         if (notices)
-            fprintf(notices, "camclass: auto: cpu %.1f ms, vulkan (%s) %.1f ms -> %s\n",
-                    c[0].median, vk_device, c[1].median, c[pick].label);
+            fprintf(notices, "camclass: auto: cpu %s, vulkan (%s) %s -> %s\n", t_cpu, vk_device,
+                    t_vk, c[pick].label);
         struct cc_error werr = {0};
-        if (path && isfinite(c[pick].median) &&
+        // A backend whose runs failed is not remembered as slower: the next start tries again.
+        if (path && isfinite(c[0].median) && isfinite(c[1].median) &&
             !cache_store(path, old, key, c[pick].label, c[0].median, c[1].median, &werr) && notices)
             fprintf(notices, "camclass: auto: choice not remembered: %s\n", werr.msg);
         if (pick == 1 && opts->profile) { // again, with the timestamp queries asked for

@@ -13,8 +13,9 @@
  *     camclass: auto: cpu 6.1 ms, vulkan (llvmpipe (LLVM 15.0.6, 256 bits)) 41.0 ms -> cpu
  *     camclass: auto: cpu (measured earlier: cpu 6.1 ms, vulkan 41.0 ms; ~/.cache/camclass/...)
  *
- * When only one backend can be created, it is used with a notice naming why the other
- * could not. The ref backend is never chosen.
+ * A backend whose runs fail while being timed loses, the line says "failed (why)" in place
+ * of its time, and nothing is remembered. When only one backend can be created, it is used
+ * with a notice naming why the other could not. The ref backend is never chosen.
  */
 #ifndef CC_AUTOSELECT_H
 #define CC_AUTOSELECT_H
