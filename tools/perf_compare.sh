@@ -89,8 +89,14 @@ for i in "${!engines[@]}"; do
     [ -n "${got[$i,$t]:-}" ] && m[$i,$t]=$(med ${got[$i,$t]}) || m[$i,$t]="–"
   done
 done
-jit=${m[4,2]}
-ort=$([ "$have_ort" = yes ] && echo "${m[8,2]}" || echo "–")
+ref_of() { # the 2-thread median of the engine whose name starts with $1, else "–"
+  for i in "${!engines[@]}"; do
+    [[ ${engines[$i]} == "$1"* ]] && { echo "${m[$i,2]}"; return; }
+  done
+  echo "–"
+}
+jit=$(ref_of "PyTorch jit")
+ort=$(ref_of "ONNX Runtime")
 echo
 echo "| engine | 1 thread | 2 threads | ÷ PyTorch jit (2 thr) | ÷ ONNX Runtime (2 thr) |"
 echo "|---|---|---|---|---|"
