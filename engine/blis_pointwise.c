@@ -28,6 +28,9 @@ static void run_rows(void *ctx, size_t task)
             v = v < p->act.min ? p->act.min : v;
             y[o] = v > p->act.max ? p->act.max : v;
         }
+        if (p->act.kind != CC_ACT_CLAMP) // min/max are open: the loop above only added bias
+            for (size_t o = 0; o < p->n; o++)
+                y[o] = cc_act_apply(p->act, y[o]);
     }
 }
 

@@ -559,28 +559,136 @@ static bool load_labels(struct loader *L, const cJSON *root)
 static const char *const conv_keys[] = {"stride",     "padding",   "dilation", "groups",
                                         "activation", "clamp_min", "clamp_max"};
 static const char *const act_keys[] = {"activation", "clamp_min", "clamp_max"};
+static const char *const max_pool_keys[] = {"kernel", "stride", "padding", "ceil_mode"};
+static const char *const avg_pool_keys[] = {"kernel", "stride", "padding", "ceil_mode",
+                                            "count_include_pad"};
+static const char *const slice_keys[] = {"start", "end"};
+static const char *const shuffle_keys[] = {"groups"};
+#define KEYS(k) {k, (int)(sizeof(k) / sizeof(k[0]))}
 static const struct {
     const char *const *keys;
     int n;
 } op_attr_keys[CC_OP_COUNT] = {
-    [CC_OP_CONV2D] = {conv_keys, 7},
-    [CC_OP_ADD] = {act_keys, 3},
-    [CC_OP_LINEAR] = {act_keys, 3},
-    [CC_OP_CLAMP] = {act_keys, 3},
+    [CC_OP_CONV2D] = KEYS(conv_keys),
+    [CC_OP_ADD] = KEYS(act_keys),
+    [CC_OP_LINEAR] = KEYS(act_keys),
+    [CC_OP_CLAMP] = KEYS(act_keys),
+    [CC_OP_MUL] = KEYS(act_keys),
+    [CC_OP_MAX_POOL2D] = KEYS(max_pool_keys),
+    [CC_OP_AVG_POOL2D] = KEYS(avg_pool_keys),
+    [CC_OP_SLICE] = KEYS(slice_keys),
+    [CC_OP_CHANNEL_SHUFFLE] = KEYS(shuffle_keys),
 };
 
-// Fused activations by name; "clamp" (no function) reads clamp_min and clamp_max.
-static const char *const act_names[] = {"none", "relu", "relu6", "clamp"};
-static struct cc_act (*const act_fns[])(void) = {cc_act_none, cc_act_relu, cc_act_relu6, NULL};
+// Fused activations by name; "clamp" reads clamp_min and clamp_max.
+static const char *const act_names[] = {"none",    "relu",        "relu6",     "clamp",
+                                        "sigmoid", "hardsigmoid", "hardswish", "silu"};
+enum { ACT_NAME_CLAMP = 3 };
+
+/* The activation named by act_names[i] (clamp: without its range). */
+static struct cc_act act_by_name(int i)
+{
+    static const enum cc_act_kind kinds[] = {CC_ACT_SIGMOID, CC_ACT_HARDSIGMOID, CC_ACT_HARDSWISH,
+                                             CC_ACT_SILU};
+    switch (i) {
+    case 1:
+        return cc_act_relu();
+    case 2:
+        return cc_act_relu6();
+    case 0:
+    case ACT_NAME_CLAMP:
+        return cc_act_none();
+    default:
+        return cc_act_of(kinds[i - 4]);
+    }
+}
+
+/* ja["activation"] (and clamp_min/clamp_max) into act. */
+static bool load_act(struct loader *L, const cJSON *ja, struct cc_act *act, const char *where)
+{
+    int kind;
+    if (!member_enum(L, ja, "activation", act_names, (int)(sizeof(act_names) / sizeof(act_names[0])),
+                     0, &kind, where))
+        return false;
+    *act = act_by_name(kind);
+    if (kind != ACT_NAME_CLAMP)
+        return true;
+    const cJSON *lo = member(L, ja, "clamp_min", cJSON_Number, where);
+    const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
+    if (hi)
+        *act = (struct cc_act){to_float(lo->valuedouble), to_float(hi->valuedouble), CC_ACT_CLAMP};
+    return hi != NULL;
+}
+
+/* obj[key] as an integer in lo..hi; def when absent. */
+static bool attr_int(struct loader *L, const cJSON *obj, const char *key, int lo, int hi, int def,
+                     int *out, const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    int64_t x = def;
+    if (v && !json_int(L, v, lo, hi, &x, where, key))
+        return false;
+    *out = (int)x;
+    return true;
+}
+
+/* obj[key] as a JSON boolean (0 or 1); def when absent. */
+static bool attr_bool(struct loader *L, const cJSON *obj, const char *key, int def, int *out,
+                      const char *where)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (v && !cJSON_IsBool(v))
+        return fail(L, "%s: \"%s\" must be true or false", where, key);
+    *out = v ? cJSON_IsTrue(v) : def;
+    return true;
+}
+
+/* The op's own attributes (not the activation); ranges are checked by finalize (ops.c). */
+static bool load_op_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union cc_attrs *a,
+                          const char *where)
+{
+    switch (op) {
+    case CC_OP_CONV2D:
+        return attr_ints(L, ja, "stride", 2, a->conv.stride, where) &&
+               attr_ints(L, ja, "padding", 4, a->conv.pad, where) &&
+               attr_ints(L, ja, "dilation", 2, a->conv.dilation, where) &&
+               attr_int(L, ja, "groups", 1, (int)MAX_DIM, 1, &a->conv.groups, where);
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D: {
+        const cJSON *k = member(L, ja, "kernel", cJSON_Array, where);
+        a->pool.kernel[0] = a->pool.kernel[1] = 1;
+        if (!k || !attr_ints(L, ja, "kernel", 2, a->pool.kernel, where))
+            return false;
+        a->pool.stride[0] = a->pool.kernel[0]; // PyTorch's default: stride = kernel
+        a->pool.stride[1] = a->pool.kernel[1];
+        return attr_ints(L, ja, "stride", 2, a->pool.stride, where) &&
+               attr_ints(L, ja, "padding", 4, a->pool.pad, where) &&
+               attr_bool(L, ja, "ceil_mode", 0, &a->pool.ceil_mode, where) &&
+               attr_bool(L, ja, "count_include_pad", 1, &a->pool.count_include_pad, where);
+    }
+    case CC_OP_SLICE:
+        return attr_int(L, ja, "start", 0, (int)MAX_DIM, 0, &a->slice.start, where) &&
+               member(L, ja, "end", cJSON_Number, where) &&
+               attr_int(L, ja, "end", 1, (int)MAX_DIM, 1, &a->slice.end, where);
+    case CC_OP_CHANNEL_SHUFFLE:
+        return member(L, ja, "groups", cJSON_Number, where) &&
+               attr_int(L, ja, "groups", 1, (int)MAX_DIM, 1, &a->shuffle.groups, where);
+    default:
+        return true;
+    }
+}
 
 /* Parses a node's attrs (NULL when absent) into attrs/act. */
 static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union cc_attrs *attrs,
                        struct cc_act *act, const char *where)
 {
-    attrs->conv = (struct cc_conv2d_attrs){{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
+    static const cJSON empty = {.type = cJSON_Object};
+    memset(attrs, 0, sizeof(*attrs));
+    if (op == CC_OP_CONV2D)
+        attrs->conv = (struct cc_conv2d_attrs){{1, 1}, {0, 0, 0, 0}, {1, 1}, 1};
     *act = cc_act_none();
     if (!ja)
-        return true;
+        ja = &empty; // required attributes are still asked for
     if (!cJSON_IsObject(ja))
         return fail(L, "%s: \"attrs\" must be an object", where);
     const cJSON *e;
@@ -595,26 +703,7 @@ static bool load_attrs(struct loader *L, const cJSON *ja, enum cc_op op, union c
                             : "none");
         }
     }
-    int kind;
-    if (!attr_ints(L, ja, "stride", 2, attrs->conv.stride, where) ||
-        !attr_ints(L, ja, "padding", 4, attrs->conv.pad, where) ||
-        !attr_ints(L, ja, "dilation", 2, attrs->conv.dilation, where) ||
-        !member_enum(L, ja, "activation", act_names, 4, 0, &kind, where))
-        return false;
-    const cJSON *jg = cJSON_GetObjectItemCaseSensitive(ja, "groups");
-    int64_t g = 1;
-    if (jg && !json_int(L, jg, 1, MAX_DIM, &g, where, "groups"))
-        return false;
-    attrs->conv.groups = (int)g;
-    if (act_fns[kind]) {
-        *act = act_fns[kind]();
-        return true;
-    }
-    const cJSON *lo = member(L, ja, "clamp_min", cJSON_Number, where);
-    const cJSON *hi = lo ? member(L, ja, "clamp_max", cJSON_Number, where) : NULL;
-    if (hi)
-        *act = (struct cc_act){to_float(lo->valuedouble), to_float(hi->valuedouble)};
-    return hi != NULL;
+    return load_op_attrs(L, ja, op, attrs, where) && load_act(L, ja, act, where);
 }
 
 /* Looks up the names of a node's inputs or outputs (an array of n_min..n_max strings). */

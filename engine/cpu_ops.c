@@ -37,16 +37,17 @@ static inline v4f v4_splat(float s)
     return (v4f){s, s, s, s};
 }
 
-static bool act_is_none(struct cc_act act)
-{
-    return isinf(act.min) && act.min < 0 && isinf(act.max) && act.max > 0;
-}
-
-// Clamps n values in place; written so that compilers turn it into min/max instructions.
+// Applies act to n values in place; the clamp is written so that compilers turn it into
+// min/max instructions, the other kinds are cc_act_apply (model.c), the definition itself.
 static void clamp_span(float *y, size_t n, struct cc_act act)
 {
-    if (act_is_none(act))
+    if (cc_act_is_none(act))
         return;
+    if (act.kind != CC_ACT_CLAMP) {
+        for (size_t i = 0; i < n; i++)
+            y[i] = cc_act_apply(act, y[i]);
+        return;
+    }
     const float lo = act.min, hi = act.max;
     for (size_t i = 0; i < n; i++) {
         float v = y[i];
@@ -54,6 +55,11 @@ static void clamp_span(float *y, size_t n, struct cc_act act)
         v = v > hi ? hi : v;
         y[i] = v;
     }
+}
+
+void cc_cpu_act_span(float *y, size_t n, struct cc_act act)
+{
+    clamp_span(y, n, act);
 }
 
 /* Part p of n_parts of [0, n), with boundaries on multiples of granule. */
@@ -334,6 +340,62 @@ void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act)
     clamp_span(y, n, act);
 }
 
+void cc_cpu_pool2d(const struct cc_pool_desc *d, const float *x, float *y, int c_begin, int c_end)
+{
+    const struct cc_pool_attrs *a = &d->attrs;
+    for (int c = c_begin; c < c_end; c++) {
+        const float *xc = x + (size_t)c * d->h * d->w;
+        float *yc = y + (size_t)c * d->ho * d->wo;
+        for (int oy = 0; oy < d->ho; oy++) {
+            // The window, clipped to the padded input (what count_include_pad counts), then
+            // to the input itself (what is read).
+            int hs = oy * a->stride[0] - a->pad[0];
+            int he = hs + a->kernel[0] < d->h + a->pad[2] ? hs + a->kernel[0] : d->h + a->pad[2];
+            int hs0 = hs > 0 ? hs : 0, he0 = he < d->h ? he : d->h;
+            for (int ox = 0; ox < d->wo; ox++) {
+                int ws = ox * a->stride[1] - a->pad[1];
+                int we =
+                    ws + a->kernel[1] < d->w + a->pad[3] ? ws + a->kernel[1] : d->w + a->pad[3];
+                int ws0 = ws > 0 ? ws : 0, we0 = we < d->w ? we : d->w;
+                float acc = d->max ? -INFINITY : 0.0f;
+                for (int iy = hs0; iy < he0; iy++)
+                    for (int ix = ws0; ix < we0; ix++) {
+                        float v = xc[(size_t)iy * d->w + ix];
+                        acc = d->max ? (v > acc ? v : acc) : acc + v;
+                    }
+                if (!d->max) {
+                    int count = a->count_include_pad ? (he - hs) * (we - ws)
+                                                     : (he0 - hs0) * (we0 - ws0);
+                    acc /= (float)count;
+                }
+                yc[(size_t)oy * d->wo + ox] = acc;
+            }
+        }
+    }
+}
+
+void cc_cpu_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
+                struct cc_act act)
+{
+    if (b_every == 1) {
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] * b[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            y[i] = a[i] * b[i / b_every];
+    }
+    clamp_span(y, n, act);
+}
+
+void cc_cpu_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups)
+{
+    int per = c / groups;
+    for (int i = 0; i < per; i++)
+        for (int j = 0; j < groups; j++)
+            memcpy(y + (size_t)(i * groups + j) * hw, x + (size_t)(j * per + i) * hw,
+                   hw * sizeof(*y));
+}
+
 /* ------------------------------------------------------------------------------------------
  * Node wrappers and the table
  */
@@ -439,6 +501,74 @@ static void run_clamp(const struct cc_model *m, const struct cc_node *node, cons
     cc_cpu_clamp(in[0] + b, out + b, (size_t)(e - b), node->act);
 }
 
+static void run_pool2d(const struct cc_model *m, const struct cc_node *node,
+                       const float *const *in, float *out, struct cc_cpu_part part)
+{
+    const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
+    const struct cc_tensor *y = tensor_of(m, node->outputs[0]);
+    struct cc_pool_desc d = {(int)x->shape[1], (int)x->shape[2], (int)x->shape[3],
+                             (int)y->shape[2], (int)y->shape[3], node->attrs.pool,
+                             node->op == CC_OP_MAX_POOL2D};
+    int b, e;
+    part_range(d.c, part, 1, &b, &e);
+    cc_cpu_pool2d(&d, in[0], out, b, e);
+}
+
+// Elements per channel of t ([1,C,...]): what concat, slice and shuffle move as one block.
+static size_t channel_size(const struct cc_tensor *t)
+{
+    return (size_t)(t->count / t->shape[1]);
+}
+
+static void run_concat(const struct cc_model *m, const struct cc_node *node,
+                       const float *const *in, float *out, struct cc_cpu_part part)
+{
+    if (part.p != 0)
+        return;
+    for (int i = 0; i < node->n_inputs; i++) {
+        size_t n = (size_t)tensor_of(m, node->inputs[i])->count;
+        memcpy(out, in[i], n * sizeof(*out));
+        out += n;
+    }
+}
+
+static void run_slice(const struct cc_model *m, const struct cc_node *node,
+                      const float *const *in, float *out, struct cc_cpu_part part)
+{
+    if (part.p != 0)
+        return;
+    const struct cc_tensor *y = tensor_of(m, node->outputs[0]);
+    memcpy(out, in[0] + (size_t)node->attrs.slice.start * channel_size(y),
+           (size_t)y->count * sizeof(*out));
+}
+
+static void run_channel_shuffle(const struct cc_model *m, const struct cc_node *node,
+                                const float *const *in, float *out, struct cc_cpu_part part)
+{
+    if (part.p != 0)
+        return;
+    const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
+    cc_cpu_channel_shuffle(in[0], out, (int)x->shape[1], channel_size(x),
+                           node->attrs.shuffle.groups);
+}
+
+static void run_mul(const struct cc_model *m, const struct cc_node *node, const float *const *in,
+                    float *out, struct cc_cpu_part part)
+{
+    const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
+    const struct cc_tensor *s = tensor_of(m, node->inputs[1]);
+    if (s->count == x->count) {
+        int b, e;
+        part_range((int)x->count, part, 16, &b, &e);
+        cc_cpu_mul(in[0] + b, in[1] + b, out + b, (size_t)(e - b), 1, node->act);
+        return;
+    }
+    size_t hw = channel_size(x); // [1,C,1,1] scales each channel of [1,C,H,W]
+    int b, e;
+    part_range((int)x->shape[1], part, 1, &b, &e);
+    cc_cpu_mul(in[0] + b * hw, in[1] + b, out + b * hw, (size_t)(e - b) * hw, hw, node->act);
+}
+
 static const struct cc_cpu_op cpu_ops[] = {
     {CC_OP_CONV2D, run_conv2d, true, scratch_conv2d},
     {CC_OP_ADD, run_add, true},
@@ -448,6 +578,12 @@ static const struct cc_cpu_op cpu_ops[] = {
     {CC_OP_RESHAPE, run_copy, false},
     {CC_OP_SOFTMAX, run_softmax, false},
     {CC_OP_CLAMP, run_clamp, true},
+    {CC_OP_MAX_POOL2D, run_pool2d, true},
+    {CC_OP_AVG_POOL2D, run_pool2d, true},
+    {CC_OP_CONCAT, run_concat, false},
+    {CC_OP_SLICE, run_slice, false},
+    {CC_OP_CHANNEL_SHUFFLE, run_channel_shuffle, false},
+    {CC_OP_MUL, run_mul, true},
 };
 
 const struct cc_cpu_op *cc_cpu_op_find(enum cc_op op)

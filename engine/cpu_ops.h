@@ -50,8 +50,31 @@ void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, 
 /* y = softmax(x) over n values, max-subtracted (stable for large inputs). y may alias x. */
 void cc_cpu_softmax(const float *x, float *y, int n);
 
-/* y = clamp(x, act.min, act.max); n values. y may alias x. */
+/* y = act(x); n values. y may alias x. */
 void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act);
+
+/* Applies act (any kind) to n values in place. */
+void cc_cpu_act_span(float *y, size_t n, struct cc_act act);
+
+/* Everything one max_pool2d/avg_pool2d needs besides its data. */
+struct cc_pool_desc {
+    int c, h, w;  // channels, input height, width
+    int ho, wo;   // output height, width
+    struct cc_pool_attrs attrs;
+    bool max;     // max_pool2d; else avg_pool2d
+};
+
+/* Computes channels [c_begin, c_end) of a pool. x: (c, h, w); y: (c, ho, wo). */
+void cc_cpu_pool2d(const struct cc_pool_desc *d, const float *x, float *y, int c_begin, int c_end);
+
+/* y = act(a * b) over n values; b_every = 1: b has n values too; else b[i / b_every] (one
+ * scale per channel of b_every values). */
+void cc_cpu_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
+                struct cc_act act);
+
+/* ShuffleNet's channel shuffle: y channel i * groups + j = x channel j * (c / groups) + i, each
+ * channel hw values. */
+void cc_cpu_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups);
 
 /* ------------------------------------------------------------------------------------------
  * Node level: the op table.

@@ -56,6 +56,43 @@ struct cc_act cc_act_relu6(void)
     return (struct cc_act){0.0f, 6.0f};
 }
 
+struct cc_act cc_act_of(enum cc_act_kind kind)
+{
+    return (struct cc_act){-INFINITY, INFINITY, kind};
+}
+
+static const char *const act_kind_names[CC_ACT_KIND_COUNT] = {
+    [CC_ACT_CLAMP] = "clamp",         [CC_ACT_SIGMOID] = "sigmoid", [CC_ACT_HARDSIGMOID] = "hardsigmoid",
+    [CC_ACT_HARDSWISH] = "hardswish", [CC_ACT_SILU] = "silu",
+};
+
+const char *cc_act_kind_name(enum cc_act_kind kind)
+{
+    return (unsigned)kind < CC_ACT_KIND_COUNT ? act_kind_names[kind] : "?";
+}
+
+bool cc_act_is_none(struct cc_act act)
+{
+    return act.kind == CC_ACT_CLAMP && isinf(act.min) && act.min < 0 && isinf(act.max) &&
+           act.max > 0;
+}
+
+float cc_act_apply(struct cc_act act, float x)
+{
+    switch (act.kind) {
+    case CC_ACT_SIGMOID:
+        return 1.0f / (1.0f + expf(-x));
+    case CC_ACT_HARDSIGMOID:
+        return fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+    case CC_ACT_HARDSWISH:
+        return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+    case CC_ACT_SILU:
+        return x / (1.0f + expf(-x));
+    default:
+        return x < act.min ? act.min : x > act.max ? act.max : x;
+    }
+}
+
 bool cc_tensor_is_const(const struct cc_tensor *t)
 {
     return t->data != NULL || t->q != NULL;
@@ -363,7 +400,12 @@ int cc_model_add_node(struct cc_model *m, enum cc_op op, const char *name, int n
         cc_error_set(err, "out of memory adding node \"%s\"", name);
         return -1;
     }
-    struct cc_node n = {.op = op, .n_inputs = n_inputs, .n_outputs = n_outputs, .act = act};
+    struct cc_node n;
+    memset(&n, 0, sizeof(n)); // attrs of other ops stay zero: the model hash reads them all
+    n.op = op;
+    n.n_inputs = n_inputs;
+    n.n_outputs = n_outputs;
+    n.act = act;
     memcpy(n.inputs, inputs, (size_t)n_inputs * sizeof(int));
     memcpy(n.outputs, outputs, (size_t)n_outputs * sizeof(int));
     if (attrs)
@@ -626,8 +668,7 @@ uint64_t cc_model_hash(const struct cc_model *m)
         memcpy(head + 2, node->inputs, sizeof(node->inputs));
         memcpy(head + 2 + CC_MAX_NODE_INPUTS, node->outputs, sizeof(node->outputs));
         h = mix(h, head, sizeof(head));
-        if (node->op == CC_OP_CONV2D)
-            h = mix(h, &node->attrs.conv, sizeof(node->attrs.conv));
+        h = mix(h, &node->attrs, sizeof(node->attrs)); // zeroed past the op's member
         h = mix(h, &node->act, sizeof(node->act));
     }
     return h;

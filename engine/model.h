@@ -18,7 +18,7 @@
 #include "error.h"
 
 #define CC_MAX_DIMS 4
-#define CC_MAX_NODE_INPUTS 3
+#define CC_MAX_NODE_INPUTS 64 // concat of a densenet block; conv2d/linear: x, weight, bias
 #define CC_MAX_NODE_OUTPUTS 1
 
 enum cc_dtype {
@@ -35,14 +35,31 @@ enum cc_op {
     CC_OP_FLATTEN,
     CC_OP_RESHAPE,
     CC_OP_SOFTMAX,
-    CC_OP_CLAMP,
+    CC_OP_CLAMP, // the standalone activation: y = act(x), any activation kind
+    CC_OP_MAX_POOL2D,
+    CC_OP_AVG_POOL2D,
+    CC_OP_CONCAT,          // along channels (axis 1)
+    CC_OP_SLICE,           // channels [start, end) (axis 1)
+    CC_OP_CHANNEL_SHUFFLE, // ShuffleNet's view(g, C/g) -> transpose -> view
+    CC_OP_MUL,             // elementwise; input 1 may be [1,C,1,1] (broadcast over H, W)
     CC_OP_COUNT
 };
 
-/* Fused activation: the result is clamped to [min, max]. none = [-inf, inf],
- * relu = [0, inf], relu6 = [0, 6]. */
+/* The function of a fused (or standalone, op clamp) activation. */
+enum cc_act_kind {
+    CC_ACT_CLAMP,       // clamp to [min, max]: none = [-inf, inf], relu = [0, inf], relu6 = [0, 6]
+    CC_ACT_SIGMOID,     // 1 / (1 + exp(-x))
+    CC_ACT_HARDSIGMOID, // clamp(x / 6 + 1/2, 0, 1), as PyTorch's Hardsigmoid
+    CC_ACT_HARDSWISH,   // x * hardsigmoid(x)
+    CC_ACT_SILU,        // x * sigmoid(x) (swish)
+    CC_ACT_KIND_COUNT
+};
+
+/* Fused activation. kind CC_ACT_CLAMP clamps to [min, max]; the other kinds have min = -inf
+ * and max = inf (finalize checks it), so that {min, max} alone still says "a clamp". */
 struct cc_act {
     float min, max;
+    enum cc_act_kind kind; // 0 = clamp: (struct cc_act){lo, hi} is a clamp
 };
 
 struct cc_conv2d_attrs {
@@ -52,9 +69,34 @@ struct cc_conv2d_attrs {
     int groups;
 };
 
-/* Per-op attributes; only the member of the node's op is meaningful. */
+/* max_pool2d / avg_pool2d, with PyTorch's semantics: padding counts as -inf for max and as 0
+ * for avg; ceil_mode rounds the output size up, but a window must start inside the input or
+ * its top/left padding; avg divides by the window clipped to the padded input
+ * (count_include_pad) or to the input alone. */
+struct cc_pool_attrs {
+    int kernel[2]; // (h, w)
+    int stride[2]; // (h, w)
+    int pad[4];    // (top, left, bottom, right)
+    int ceil_mode;         // 0 or 1
+    int count_include_pad; // avg_pool2d: 0 or 1
+};
+
+/* slice: channels [start, end) of its input. */
+struct cc_slice_attrs {
+    int start, end;
+};
+
+/* channel_shuffle: output channel i * groups + j is input channel j * (C / groups) + i. */
+struct cc_shuffle_attrs {
+    int groups;
+};
+
+/* Per-op attributes; only the member of the node's op is meaningful (the rest is zero). */
 union cc_attrs {
     struct cc_conv2d_attrs conv;
+    struct cc_pool_attrs pool;
+    struct cc_slice_attrs slice;
+    struct cc_shuffle_attrs shuffle;
 };
 
 /* Per-tensor int8 quantization of an activation (format version 2): the tensor's real value
@@ -92,7 +134,7 @@ struct cc_node {
     int n_outputs;
     int outputs[CC_MAX_NODE_OUTPUTS];
     union cc_attrs attrs;
-    struct cc_act act; // fused activation (conv2d, linear, add, clamp); none otherwise
+    struct cc_act act; // fused activation (conv2d, linear, add, mul, clamp); none otherwise
 };
 
 enum cc_color_order { CC_COLOR_RGB, CC_COLOR_BGR };
@@ -140,6 +182,12 @@ struct cc_model {
 struct cc_act cc_act_none(void);
 struct cc_act cc_act_relu(void);
 struct cc_act cc_act_relu6(void);
+struct cc_act cc_act_of(enum cc_act_kind kind); // a non-clamp kind (min/max open)
+const char *cc_act_kind_name(enum cc_act_kind kind); // "clamp", "sigmoid", ...
+bool cc_act_is_none(struct cc_act act);              // a clamp to [-inf, inf]
+
+/* y = act(x) for one value, in float: the reference every backend is compared with. */
+float cc_act_apply(struct cc_act act, float x);
 
 /* Op table lookups: "conv2d" <-> CC_OP_CONV2D. cc_op_from_name returns CC_OP_COUNT when
  * unknown. */

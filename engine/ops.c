@@ -7,11 +7,7 @@
 #include "ops.h"
 
 #define MAX_KERNEL 64 // also stride, dilation and padding (docs/MODEL_FORMAT.md "Limits")
-
-static bool act_is_none(struct cc_act a)
-{
-    return isinf(a.min) && a.min < 0 && isinf(a.max) && a.max > 0;
-}
+#define MAX_DIM_VALUE ((int64_t)1 << 20)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Shapes                                                                                    */
@@ -71,6 +67,16 @@ static bool infer_softmax(const struct cc_model *m, const struct cc_node *n, str
                           struct cc_error *err);
 static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct shape *out,
                        struct cc_error *err);
+static bool infer_pool(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                       struct cc_error *err);
+static bool infer_concat(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err);
+static bool infer_slice(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                        struct cc_error *err);
+static bool infer_shuffle(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err);
+static bool infer_mul(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err);
 
 struct op_rule {
     const char *name;
@@ -88,6 +94,12 @@ static const struct op_rule op_rules[CC_OP_COUNT] = {
     [CC_OP_RESHAPE] = {"reshape", 1, 1, false, infer_reshape},
     [CC_OP_SOFTMAX] = {"softmax", 1, 1, false, infer_softmax},
     [CC_OP_CLAMP] = {"clamp", 1, 1, true, infer_same},
+    [CC_OP_MAX_POOL2D] = {"max_pool2d", 1, 1, false, infer_pool},
+    [CC_OP_AVG_POOL2D] = {"avg_pool2d", 1, 1, false, infer_pool},
+    [CC_OP_CONCAT] = {"concat", 2, CC_MAX_NODE_INPUTS, false, infer_concat},
+    [CC_OP_SLICE] = {"slice", 1, 1, false, infer_slice},
+    [CC_OP_CHANNEL_SHUFFLE] = {"channel_shuffle", 1, 1, false, infer_shuffle},
+    [CC_OP_MUL] = {"mul", 2, 2, true, infer_mul},
 };
 
 const char *cc_op_name(enum cc_op op)
@@ -287,6 +299,148 @@ static bool infer_same(const struct cc_model *m, const struct cc_node *n, struct
     return true;
 }
 
+/* PyTorch's pooled size: floor or ceil of (in + pads - kernel) / stride, plus one; with
+ * ceil_mode the last window must still start inside the input or the leading padding. */
+int64_t cc_pool_out_size(int64_t in, int k, int s, int pad_lo, int pad_hi, bool ceil_mode)
+{
+    int64_t span = in + pad_lo + pad_hi - k;
+    int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + pad_lo)
+        out--;
+    return out;
+}
+
+static bool infer_pool(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                       struct cc_error *err)
+{
+    const struct cc_pool_attrs *a = &n->attrs.pool;
+    if (!want_nchw(m, n, 0, err))
+        return false;
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    bool ok = (a->ceil_mode == 0 || a->ceil_mode == 1) &&
+              (a->count_include_pad == 0 || a->count_include_pad == 1);
+    for (int i = 0; i < 2 && ok; i++)
+        ok = in_range(a->kernel[i], 1, MAX_KERNEL) && in_range(a->stride[i], 1, MAX_KERNEL) &&
+             in_range(a->pad[i], 0, a->kernel[i] / 2) && in_range(a->pad[i + 2], 0, a->kernel[i] / 2);
+    if (!ok)
+        return cc_error_set(err,
+                            "node \"%s\" (%s): kernel and stride must be 1..%d, each padding "
+                            "0..kernel/2, ceil_mode and count_include_pad 0 or 1",
+                            n->name, cc_op_name(n->op), MAX_KERNEL);
+    out->ndim = 4;
+    out->d[0] = 1;
+    out->d[1] = x->shape[1];
+    for (int i = 0; i < 2; i++) {
+        if (x->shape[2 + i] + a->pad[i] + a->pad[i + 2] < a->kernel[i])
+            return cc_error_set(err,
+                                "node \"%s\" (%s): the %dx%d window is larger than the padded "
+                                "input \"%s\"",
+                                n->name, cc_op_name(n->op), a->kernel[0], a->kernel[1], x->name);
+        out->d[2 + i] = cc_pool_out_size(x->shape[2 + i], a->kernel[i], a->stride[i], a->pad[i],
+                                         a->pad[i + 2], a->ceil_mode);
+    }
+    return true;
+}
+
+/* concat: inputs of one rank (2 or 4), batch 1, equal past axis 1; output sums axis 1. */
+static bool infer_concat(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                         struct cc_error *err)
+{
+    const struct cc_tensor *a = &m->tensors[n->inputs[0]];
+    if ((a->ndim != 2 && a->ndim != 4) || a->shape[0] != 1)
+        return bad_input(m, n, 0, "[1,C,H,W] or [1,C]", err);
+    out->ndim = a->ndim;
+    memcpy(out->d, a->shape, sizeof(out->d));
+    out->d[1] = 0;
+    for (int i = 0; i < n->n_inputs; i++) {
+        const struct cc_tensor *t = &m->tensors[n->inputs[i]];
+        bool same = t->ndim == a->ndim && t->shape[0] == 1;
+        for (int d = 2; d < a->ndim && same; d++)
+            same = t->shape[d] == a->shape[d];
+        if (!same) {
+            char want[CC_SHAPE_BUF];
+            int64_t d[CC_MAX_DIMS];
+            memcpy(d, a->shape, sizeof(d));
+            d[1] = t->shape[1];
+            return bad_input(m, n, i, cc_shape_str(want, sizeof(want), a->ndim, d), err);
+        }
+        out->d[1] += t->shape[1]; // <= 64 inputs of <= 2^20 each
+    }
+    if (out->d[1] > MAX_DIM_VALUE)
+        return cc_error_set(err, "node \"%s\" (concat): %lld channels, above %lld", n->name,
+                            (long long)out->d[1], (long long)MAX_DIM_VALUE);
+    return true;
+}
+
+static bool infer_slice(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                        struct cc_error *err)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    const struct cc_slice_attrs *a = &n->attrs.slice;
+    if ((x->ndim != 2 && x->ndim != 4) || x->shape[0] != 1)
+        return bad_input(m, n, 0, "[1,C,H,W] or [1,C]", err);
+    if (a->start < 0 || a->end <= a->start || a->end > x->shape[1])
+        return cc_error_set(err,
+                            "node \"%s\" (slice): channels [%d, %d) of input \"%s\" with %lld; "
+                            "need 0 <= start < end <= channels",
+                            n->name, a->start, a->end, x->name, (long long)x->shape[1]);
+    out->ndim = x->ndim;
+    memcpy(out->d, x->shape, sizeof(out->d));
+    out->d[1] = a->end - a->start;
+    return true;
+}
+
+static bool infer_shuffle(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                          struct cc_error *err)
+{
+    if (!want_nchw(m, n, 0, err))
+        return false;
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    int g = n->attrs.shuffle.groups;
+    if (g < 1 || x->shape[1] % g != 0)
+        return cc_error_set(err,
+                            "node \"%s\" (channel_shuffle): groups %d must be >= 1 and divide "
+                            "the %lld channels of \"%s\"",
+                            n->name, g, (long long)x->shape[1], x->name);
+    return infer_same(m, n, out, err);
+}
+
+/* mul: input 1 is input 0's shape, or [1,C,1,1] scaling each channel of a [1,C,H,W] input 0. */
+static bool infer_mul(const struct cc_model *m, const struct cc_node *n, struct shape *out,
+                      struct cc_error *err)
+{
+    const struct cc_tensor *a = &m->tensors[n->inputs[0]];
+    const struct cc_tensor *b = &m->tensors[n->inputs[1]];
+    bool same = a->ndim == b->ndim && memcmp(a->shape, b->shape, sizeof(a->shape)) == 0;
+    bool per_channel = a->ndim == 4 && b->ndim == 4 && a->shape[0] == 1 && b->shape[0] == 1 &&
+                       b->shape[1] == a->shape[1] && b->shape[2] == 1 && b->shape[3] == 1;
+    if (!same && !per_channel) {
+        char want[CC_SHAPE_BUF], sa[CC_SHAPE_BUF];
+        snprintf(want, sizeof(want), "%s or [1,%lld,1,1]", CC_TSHAPE(sa, a),
+                 (long long)a->shape[1]);
+        return bad_input(m, n, 1, want, err);
+    }
+    return infer_same(m, n, out, err);
+}
+
+/* "conv2d, linear, add, mul and clamp": the ops that take a fused activation. */
+static const char *act_ops(char *buf, size_t size)
+{
+    size_t len = 0;
+    int count = 0, k = 0;
+    for (int i = 0; i < CC_OP_COUNT; i++)
+        count += op_rules[i].has_act;
+    buf[0] = 0;
+    for (int i = 0; i < CC_OP_COUNT && len < size; i++) {
+        if (!op_rules[i].has_act)
+            continue;
+        k++;
+        len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                                k == 1 ? "" : k == count ? " and " : ", ", op_rules[i].name);
+    }
+    return buf;
+}
+
 /* Checks one node: input count, activation, input shapes, computed vs declared output. */
 bool cc_op_check_node(const struct cc_model *m, const struct cc_node *n, struct cc_error *err)
 {
@@ -298,11 +452,17 @@ bool cc_op_check_node(const struct cc_model *m, const struct cc_node *n, struct 
         return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d..%d", n->name,
                             r->name, n->n_inputs, r->name, r->min_inputs, r->max_inputs);
     }
-    if (!r->has_act && !act_is_none(n->act))
-        return cc_error_set(err,
-                            "node \"%s\" (%s) has a fused activation; only conv2d, linear, "
-                            "add and clamp take one",
-                            n->name, r->name);
+    char list[128];
+    if (!r->has_act && !cc_act_is_none(n->act))
+        return cc_error_set(err, "node \"%s\" (%s) has a fused activation; only %s take one",
+                            n->name, r->name, act_ops(list, sizeof(list)));
+    if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
+        return cc_error_set(err, "node \"%s\" (%s): unknown activation kind %d", n->name,
+                            r->name, (int)n->act.kind);
+    if (n->act.kind != CC_ACT_CLAMP && !(isinf(n->act.min) && n->act.min < 0 &&
+                                         isinf(n->act.max) && n->act.max > 0))
+        return cc_error_set(err, "node \"%s\" (%s): a %s activation has no clamp range",
+                            n->name, r->name, cc_act_kind_name(n->act.kind));
     if (isnan(n->act.min) || isnan(n->act.max) || n->act.min > n->act.max)
         return cc_error_set(err, "node \"%s\" (%s): activation clamp_min %g > clamp_max %g",
                             n->name, r->name, (double)n->act.min, (double)n->act.max);

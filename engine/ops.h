@@ -21,4 +21,8 @@ const char *cc_shape_str(char *buf, size_t size, int ndim, const int64_t *d);
  * computed output shape against the declared one. err names the node and tensor at fault. */
 bool cc_op_check_node(const struct cc_model *m, const struct cc_node *n, struct cc_error *err);
 
+/* The output height or width of a max_pool2d/avg_pool2d over `in` (PyTorch's rule, see
+ * struct cc_pool_attrs). */
+int64_t cc_pool_out_size(int64_t in, int k, int s, int pad_lo, int pad_hi, bool ceil_mode);
+
 #endif

@@ -34,12 +34,16 @@ those images and the agreement reported.
 """
 
 import argparse
+import dis
+import inspect
 import json
+import linecache
 import os
 import re
 import struct
 import sys
 import tempfile
+import traceback
 import zipfile
 
 import numpy as np
@@ -288,14 +292,44 @@ def check_labels(labels, classes):
             raise ExportError("label %d (%r) must be 1-256 bytes on one line" % (i + 1, label))
 
 
+class _Tracer(torch.fx.Tracer):
+    """torch.fx's tracer, able to unpack a size: `n, c, h, w = x.size()` (ShuffleNet's
+    channel_shuffle does this). torch 1.13 finds the UNPACK_SEQUENCE instruction by an index
+    that Python 3.11's inline caches shift; here it is found by its byte offset."""
+
+    def iter(self, obj):
+        caller = inspect.currentframe().f_back.f_back  # Proxy.__iter__ is in between
+        for inst in dis.get_instructions(caller.f_code):
+            if inst.offset == caller.f_lasti and inst.opname == "UNPACK_SEQUENCE":
+                return (obj[i] for i in range(inst.argval))
+        return super().iter(obj)
+
+
+def _user_line(tb):
+    """'file.py:12 in forward `code`' of the innermost traceback frame outside torch (the
+    user's source line where tracing failed), or None."""
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    found = None
+    for frame, lineno in traceback.walk_tb(tb):
+        path = frame.f_code.co_filename
+        if not path.startswith(torch_dir) and os.path.abspath(path) != os.path.abspath(__file__):
+            found = (path, lineno, frame.f_code.co_name)
+    if found is None:
+        return None
+    code = linecache.getline(found[0], found[1]).strip()
+    return "%s:%d in %s `%s`" % (found[0], found[1], found[2], code)
+
+
 def trace(module):
-    tracer = torch.fx.Tracer()
+    tracer = _Tracer()
     tracer.record_stack_traces = True
     try:
         graph = tracer.trace(module)
     except Exception as e:  # fx raises TraceError, TypeError, ... for untraceable code
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ExportError("cannot trace %s with torch.fx: %s" % (type(module).__name__, msg))
+        line = _user_line(e.__traceback__)
+        raise ExportError("cannot trace %s with torch.fx at %s: %s"
+                          % (type(module).__name__, line or "(no source line)", msg))
     return torch.fx.GraphModule(tracer.root, graph)
 
 

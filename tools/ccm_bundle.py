@@ -23,9 +23,21 @@ ALIGN = 64  # every tensor starts at a multiple of this inside its data entry
 F32_MAX = float(np.finfo(np.float32).max)
 
 
+# Activations that are functions, not clamps: name -> f(float64 tensor), as PyTorch defines them.
+ACT_FUNCTIONS = {
+    "sigmoid": torch.sigmoid,
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
+    "silu": F.silu,
+}
+
+
 def act_range(attrs):
-    """(min, max) of a node's fused activation (None for an open side)."""
+    """(min, max) of a node's fused clamp activation (None for an open side); (None, None)
+    for none and for the function activations (ACT_FUNCTIONS)."""
     act = (attrs or {}).get("activation", "none")
+    if act in ACT_FUNCTIONS:
+        return None, None
     if act == "none":
         return None, None
     if act == "relu":
@@ -77,8 +89,38 @@ def read_bundle(path):
 
 
 def _clamp(y, attrs):
+    """y with the node's fused activation applied (any kind)."""
+    fn = ACT_FUNCTIONS.get((attrs or {}).get("activation"))
+    if fn is not None:
+        return fn(y)
     lo, hi = act_range(attrs)
     return y if lo is None and hi is None else torch.clamp(y, min=lo, max=hi)
+
+
+def _pool2d(x, attrs, is_max):
+    """max_pool2d / avg_pool2d with PyTorch's semantics (the format's)."""
+    a = attrs
+    kernel, stride = a["kernel"], a.get("stride", a["kernel"])
+    top, left, bottom, right = a.get("padding", [0, 0, 0, 0])
+    ceil = bool(a.get("ceil_mode", False))
+    if top == bottom and left == right:
+        if is_max:
+            return F.max_pool2d(x, kernel, stride, (top, left), ceil_mode=ceil)
+        return F.avg_pool2d(x, kernel, stride, (top, left), ceil_mode=ceil,
+                            count_include_pad=bool(a.get("count_include_pad", True)))
+    raise ValueError("asymmetric pool padding %s is not supported by the Python reference"
+                     % a.get("padding"))
+
+
+def _mul(ins, attrs):
+    a, b = ins[0], ins[1]
+    return _clamp(a * b, attrs)  # [.., C, 1, 1] broadcasts over H, W as the format says
+
+
+def _channel_shuffle(x, attrs):
+    n, c, h, w = x.shape
+    g = attrs["groups"]
+    return x.reshape(n, g, c // g, h, w).transpose(1, 2).reshape(n, c, h, w)
 
 
 def _conv2d(x, ins, attrs, shape):
@@ -104,6 +146,12 @@ OPS = {
     "reshape": lambda x, ins, a, s: x.reshape(s),
     "softmax": lambda x, ins, a, s: torch.softmax(x, dim=-1),
     "clamp": lambda x, ins, a, s: _clamp(x, a),
+    "max_pool2d": lambda x, ins, a, s: _pool2d(x, a, True),
+    "avg_pool2d": lambda x, ins, a, s: _pool2d(x, a, False),
+    "concat": lambda x, ins, a, s: torch.cat(ins, dim=1),
+    "slice": lambda x, ins, a, s: x[:, a["start"]:a["end"]],
+    "channel_shuffle": lambda x, ins, a, s: _channel_shuffle(x, a),
+    "mul": lambda x, ins, a, s: _mul(ins, a),
 }
 
 

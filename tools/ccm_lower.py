@@ -4,7 +4,11 @@ Each fx node is lowered through a table (module type / function / method name ->
 small graph of bundle ops plus the temporary op `batchnorm`; activations become `clamp` nodes.
 fold_batchnorm() then folds every BatchNorm2d into the convolution before it (or turns it into
 a depthwise 1x1 convolution when there is none) and fuse_activations() merges each clamp into
-the conv2d/linear/add/clamp producing its input. Adding an op is adding a handler and a row.
+the conv2d/linear/add/mul/clamp producing its input. Adding an op is adding a handler and a row.
+
+Every unsupported op is collected (with its source line) and reported together at the end, so
+that a user sees the whole list at once; what depends only on an unsupported op's result is not
+reported again.
 """
 
 import operator
@@ -16,6 +20,7 @@ import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
+import torchvision.ops
 from torch.fx.node import _get_qualified_name
 
 import ccm_bundle
@@ -31,7 +36,8 @@ class ExportError(Exception):
 
 class Node:
     """One op of the graph being built. op is a bundle op name or, before the passes run,
-    "batchnorm"; act is the fused activation as a (min, max) clamp range, None = open side."""
+    "batchnorm"; act is the fused activation: a (min, max) clamp range (None = open side) or
+    the name of a function activation ("sigmoid", "hardsigmoid", "hardswish", "silu")."""
 
     def __init__(self, op, name, inputs, output, attrs=None, src=None):
         self.op = op
@@ -62,6 +68,8 @@ def compose_act(first, then):
 
 
 def act_attrs(act):
+    if isinstance(act, str):
+        return {"activation": act}
     lo, hi = act
     if lo is None and hi is None:
         return {}
@@ -80,8 +88,7 @@ def act_attrs(act):
 # ---------------------------------------------------------------------------------------------
 
 _FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)\s*$')
-_TORCH_INTERNAL = (os.sep + os.path.join("torch", "fx") + os.sep,
-                   os.sep + os.path.join("torch", "nn", "modules") + os.sep)
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep  # torch's own frames are never the user's
 
 
 def where(n):
@@ -90,11 +97,11 @@ def where(n):
     if n.op == "call_module":
         extra += ", module %s" % n.target
     lines = (n.stack_trace or "").splitlines()
-    # torch 1.13 records the innermost frame first; the first frame outside torch's own fx and
-    # nn.Module machinery is the user's line.
+    # torch 1.13 records the innermost frame first; the first frame outside torch itself is
+    # the user's line.
     for i, line in enumerate(lines):
         m = _FRAME_RE.match(line)
-        if m and not any(p in m.group(1) for p in _TORCH_INTERNAL):
+        if m and not m.group(1).startswith(_TORCH_DIR):
             code = lines[i + 1].strip() if i + 1 < len(lines) else ""
             return "%s:%s in %s `%s` (%s)" % (m.group(1), m.group(2), m.group(3), code, extra)
     return "(%s)" % extra
@@ -118,6 +125,30 @@ def op_name(gm, n):
 # ---------------------------------------------------------------------------------------------
 
 _REQUIRED = object()
+
+
+class _Unsupported:
+    """The value of an fx node that could not be lowered (already reported)."""
+
+
+class _DependsOnUnsupported(Exception):
+    """Raised when a handler reads the value of an unsupported node: skip, do not report."""
+
+
+class _Param:
+    """The value of a get_attr node: a parameter or buffer read directly in forward()."""
+
+    def __init__(self, target):
+        self.target = target
+
+
+class ShuffleView:
+    """x [1,C,H,W] viewed as [1,g,C/g,H,W] (transposed: dims 1 and 2 swapped): the middle of
+    ShuffleNet's view-transpose-view channel shuffle, which bundles (at most 4-D) hold as one
+    channel_shuffle op."""
+
+    def __init__(self, x, groups, transposed=False):
+        self.x, self.groups, self.transposed = x, groups, transposed
 
 
 def bind(n, spec):
@@ -144,6 +175,7 @@ class Lowering:
         self.value = {}  # fx node -> tensor name, or None for a non-tensor value (x.size())
         self.input = None
         self.output = None
+        self.errors = []  # one line per unsupported op
         self._names = set()
 
     # -- helpers used by the handlers --
@@ -164,9 +196,21 @@ class Lowering:
 
     def tensor(self, n, arg):
         """The tensor name of an fx argument that must be a tensor computed by the graph."""
-        if isinstance(arg, torch.fx.Node) and isinstance(self.value.get(arg), str):
-            return self.value[arg]
+        v = self.value.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(v, str):
+            return v
+        if isinstance(v, _Unsupported):
+            raise _DependsOnUnsupported()
+        if isinstance(v, _Param):
+            self.fail(n, "reads a parameter directly; camclass takes weights only inside "
+                      "Conv2d, Linear and BatchNorm2d modules")
+        if isinstance(v, ShuffleView):
+            self.fail(n, "reads a 5-d view; camclass takes one only as ShuffleNet's channel "
+                      "shuffle, x.view(1, g, C/g, H, W).transpose(1, 2).reshape(1, C, H, W)")
         self.fail(n, "takes %r where camclass needs a tensor computed by the graph" % (arg,))
+
+    def is_tensor(self, arg):
+        return isinstance(arg, torch.fx.Node) and isinstance(self.value.get(arg), str)
 
     def unique(self, name):
         base, k = name, 1
@@ -213,12 +257,38 @@ class Lowering:
                 self.shapes["input"] = self.shape(n)
                 self.value[n] = "input"
             elif n.op == "output":
-                self.output = self.tensor(n, n.args[0])
+                if not self.errors:  # else the output may depend on an unsupported op
+                    self.output = self.tensor(n, n.args[0])
+            elif n.op == "get_attr":
+                self.value[n] = _Param(n.target)
             else:
-                h = self.handler(n)
-                if h is None:
-                    raise ExportError("unsupported op %s at %s" % (op_name(self.gm, n), where(n)))
-                self.value[n] = h(self, n)
+                self.value[n] = self._lower_one(n)
+        if self.errors:
+            raise ExportError(self.report())
+
+    def report(self):
+        """Every problem once, with where it first occurs and how many more places have it."""
+        kinds = {}  # "unsupported op X" -> [first location, count]
+        for e in self.errors:
+            what, _, loc = e.partition(" at ")
+            kinds.setdefault(what, [loc, 0])[1] += 1
+        lines = ["%s at %s%s" % (what, loc, " (and %d more)" % (count - 1) if count > 1 else "")
+                 for what, (loc, count) in kinds.items()]
+        return "%d kind%s of op that camclass cannot export (nothing written):\n  %s" % (
+            len(lines), "" if len(lines) == 1 else "s", "\n  ".join(lines))
+
+    def _lower_one(self, n):
+        """n's value; an unsupported op is recorded in self.errors (and its value marked)."""
+        h = self.handler(n)
+        try:
+            if h is None:
+                raise ExportError("unsupported op %s at %s" % (op_name(self.gm, n), where(n)))
+            return h(self, n)
+        except _DependsOnUnsupported:
+            return _Unsupported()
+        except ExportError as e:
+            self.errors.append(str(e))
+            return _Unsupported()
 
 
 # -- handlers: each takes (lowering, fx node) and returns the node's tensor name (or None) --
@@ -281,6 +351,15 @@ def _activation(lo, hi):
     return handle
 
 
+def _act_function(kind):
+    """sigmoid, hardsigmoid, hardswish, silu: a clamp node carrying a function activation."""
+    def handle(L, n):
+        node = L.emit(n, "clamp", [L.tensor(n, n.args[0])])
+        L.nodes[-1].act = kind
+        return node
+    return handle
+
+
 def _hardtanh_module(L, n):
     m = L.gm.get_submodule(n.target)
     return _activation(float(m.min_val), float(m.max_val))(L, n)
@@ -302,7 +381,17 @@ def _clamp_function(L, n):
 
 
 def _passthrough(L, n):
+    if isinstance(L.value.get(n.args[0]), ShuffleView):  # .contiguous() inside a shuffle
+        return L.value[n.args[0]]
     return L.tensor(n, n.args[0])
+
+
+def _stochastic_depth_function(L, n):
+    a = bind(n, [("input", _REQUIRED), ("p", _REQUIRED), ("mode", _REQUIRED),
+                 ("training", True)])
+    if a["training"] is not False:
+        L.fail(n, "runs in training mode (pass training=self.training)")
+    return L.tensor(n, a["input"])
 
 
 def _dropout_function(L, n):
@@ -323,11 +412,170 @@ def _global_avg_pool(L, n, x, keepdim):
     return L.emit(n, "flatten", [pooled], shape=[1, c])
 
 
+def _pair(v):
+    return [int(v[0]), int(v[1])] if isinstance(v, (list, tuple)) else [int(v), int(v)]
+
+
 def _adaptive_avg_pool(L, n, size):
-    if size not in (1, (1, 1), [1, 1]):
-        L.fail(n, "with output size %r is not supported (only 1 = global average pool)"
-               % (size,))
-    return _global_avg_pool(L, n, L.tensor(n, n.args[0]), keepdim=True)
+    """To 1x1: global_avg_pool; to the input's own size: nothing; to a size that divides the
+    input's: avg_pool2d with kernel = stride = input / output (the windows are then equal)."""
+    x = L.tensor(n, n.args[0])
+    if len(L.shapes[x]) != 4:
+        L.fail(n, "pools a %s tensor; camclass pools [1,C,H,W]" % L.shapes[x])
+    h, w = L.shapes[x][2:]
+    oh, ow = _pair(size)
+    oh, ow = oh or h, ow or w  # None keeps that dimension
+    if (oh, ow) == (1, 1):
+        return _global_avg_pool(L, n, x, keepdim=True)
+    if (oh, ow) == (h, w):
+        return x
+    if h % oh or w % ow:
+        L.fail(n, "to %dx%d from %dx%d is not supported (the output size must divide the "
+               "input size)" % (oh, ow, h, w))
+    k = [h // oh, w // ow]
+    return L.emit(n, "avg_pool2d", [x], {"kernel": k, "stride": k, "padding": [0, 0, 0, 0]})
+
+
+def _pool(L, n, is_max, a):
+    """max_pool2d / avg_pool2d from bound arguments (PyTorch's names)."""
+    x = L.tensor(n, a["input"])
+    if len(L.shapes[x]) != 4:
+        L.fail(n, "pools a %s tensor; camclass pools [1,C,H,W]" % L.shapes[x])
+    k = _pair(a["kernel_size"])
+    stride = _pair(a["stride"]) if a["stride"] not in (None, [], ()) else k
+    pad = _pair(a["padding"])
+    if is_max and _pair(a.get("dilation", 1)) != [1, 1]:
+        L.fail(n, "with dilation %r is not supported" % (a["dilation"],))
+    if is_max and a.get("return_indices"):
+        L.fail(n, "with return_indices=True is not supported")
+    if not is_max and a.get("divisor_override") is not None:
+        L.fail(n, "with divisor_override is not supported")
+    attrs = {"kernel": k, "stride": stride, "padding": [pad[0], pad[1], pad[0], pad[1]],
+             "ceil_mode": bool(a["ceil_mode"])}
+    if not is_max:
+        attrs["count_include_pad"] = bool(a["count_include_pad"])
+    return L.emit(n, "max_pool2d" if is_max else "avg_pool2d", [x], attrs)
+
+
+_MAX_POOL_ARGS = [("input", _REQUIRED), ("kernel_size", _REQUIRED), ("stride", None),
+                  ("padding", 0), ("dilation", 1), ("ceil_mode", False),
+                  ("return_indices", False)]
+_AVG_POOL_ARGS = [("input", _REQUIRED), ("kernel_size", _REQUIRED), ("stride", None),
+                  ("padding", 0), ("ceil_mode", False), ("count_include_pad", True),
+                  ("divisor_override", None)]
+
+
+def _max_pool_module(L, n):
+    m = L.gm.get_submodule(n.target)
+    return _pool(L, n, True, {"input": n.args[0], "kernel_size": m.kernel_size,
+                              "stride": m.stride, "padding": m.padding,
+                              "dilation": m.dilation, "ceil_mode": m.ceil_mode,
+                              "return_indices": m.return_indices})
+
+
+def _avg_pool_module(L, n):
+    m = L.gm.get_submodule(n.target)
+    return _pool(L, n, False, {"input": n.args[0], "kernel_size": m.kernel_size,
+                               "stride": m.stride, "padding": m.padding,
+                               "ceil_mode": m.ceil_mode,
+                               "count_include_pad": m.count_include_pad,
+                               "divisor_override": m.divisor_override})
+
+
+def _max_pool_function(L, n):
+    return _pool(L, n, True, bind(n, _MAX_POOL_ARGS))
+
+
+def _avg_pool_function(L, n):
+    return _pool(L, n, False, bind(n, _AVG_POOL_ARGS))
+
+
+def _channel_dim(L, n, x, dim):
+    """dim as the channel axis (1) of x, which must be [1,C,H,W] or [1,C]; fails otherwise."""
+    rank = len(L.shapes[x])
+    if rank not in (2, 4) or L.shapes[x][0] != 1 or dim is None or dim % rank != 1:
+        L.fail(n, "along dim %r of a %s tensor is not supported (only the channels, dim 1, of "
+               "[1,C,H,W] or [1,C])" % (dim, L.shapes[x]))
+
+
+def _cat(L, n):
+    a = bind(n, [("tensors", _REQUIRED), ("dim", 0)])
+    xs = [L.tensor(n, t) for t in a["tensors"]]
+    for x in xs:
+        _channel_dim(L, n, x, a["dim"])
+    if len(xs) == 1:
+        return xs[0]
+    if len(xs) > 64:
+        L.fail(n, "of %d tensors is not supported (at most 64)" % len(xs))
+    return L.emit(n, "concat", xs)
+
+
+def _split_sizes(L, n, c, how, chunks):
+    if chunks:  # torch.chunk: ceil(C / chunks) each, the last one what is left
+        size = -(-c // int(how))
+        return [min(size, c - i) for i in range(0, c, size)]
+    if isinstance(how, int):
+        return [min(how, c - i) for i in range(0, c, how)]
+    if sum(how) != c:
+        L.fail(n, "into %r does not add up to the %d channels" % (how, c))
+    return list(how)
+
+
+def _split(chunks):
+    """chunk / split along the channels: one slice node per piece (unused ones are pruned);
+    the value is the list of pieces, taken apart by getitem."""
+    def handle(L, n):
+        a = bind(n, [("input", _REQUIRED), ("how", _REQUIRED), ("dim", 0)])
+        x = L.tensor(n, a["input"])
+        _channel_dim(L, n, x, a["dim"])
+        shape = L.shapes[x]
+        pieces, start = [], 0
+        for i, size in enumerate(_split_sizes(L, n, shape[1], a["how"], chunks)):
+            piece = shape[:1] + [size] + shape[2:]
+            pieces.append(L.emit(n, "slice", [x], {"start": start, "end": start + size},
+                                 name="%s.%d" % (n.name, i), shape=piece))
+            start += size
+        return pieces
+    return handle
+
+
+def _mul(L, n):
+    a = bind(n, [("input", _REQUIRED), ("other", _REQUIRED)])
+    if not L.is_tensor(a["input"]) and not L.is_tensor(a["other"]):
+        return _shape_arith(L, n)  # arithmetic on sizes
+    x, y = L.tensor(n, a["input"]), L.tensor(n, a["other"])
+    sx, sy = L.shapes[x], L.shapes[y]
+    if sx != sy and len(sy) == 4 and sy[2:] == [1, 1] and sx[2:] != [1, 1]:
+        pass
+    elif sx != sy and len(sx) == 4 and sx[2:] == [1, 1] and sy[2:] != [1, 1]:
+        x, y = y, x  # the per-channel scale second, as the format wants
+    elif sx != sy:
+        L.fail(n, "of shapes %s and %s is not supported (same shape, or [1,C,H,W] by "
+               "[1,C,1,1])" % (sx, sy))
+    return L.emit(n, "mul", [x, y])
+
+
+def _shape_arith(L, n):
+    """+, //, * on Python values (sizes): no tensor involved."""
+    for arg in n.args:
+        v = L.value.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(v, (_Unsupported, _Param)):
+            L.tensor(n, arg)  # raises: skipped, or the parameter named
+        if v is not None:
+            L.fail(n, "on a tensor is not supported")
+    return None
+
+
+def _transpose(L, n):
+    a = bind(n, [("input", _REQUIRED), ("dim0", _REQUIRED), ("dim1", _REQUIRED)])
+    v = L.value.get(a["input"])
+    if isinstance(v, ShuffleView) and not v.transposed and \
+            sorted([a["dim0"] % 5, a["dim1"] % 5]) == [1, 2]:
+        return ShuffleView(v.x, v.groups, transposed=True)
+    if isinstance(v, _Unsupported):
+        raise _DependsOnUnsupported()
+    L.fail(n, "is supported only inside ShuffleNet's channel shuffle (x.view(1, g, C/g, H, W)"
+           ".transpose(1, 2))")
 
 
 def _adaptive_avg_pool_module(L, n):
@@ -350,7 +598,24 @@ def _mean(L, n):
 
 
 def _reshape(L, n):
-    """flatten / view / reshape / squeeze / unsqueeze: only the resulting shape matters."""
+    """flatten / view / reshape / squeeze / unsqueeze: only the resulting shape matters.
+    [1,C,H,W] -> [1,g,C/g,H,W] and, after transpose(1, 2), back to [1,C,H,W] is ShuffleNet's
+    channel shuffle (ShuffleView)."""
+    v = L.value.get(n.args[0])
+    meta = n.meta.get("tensor_meta")
+    out = [int(d) for d in meta.shape] if meta is not None and hasattr(meta, "shape") else None
+    if isinstance(v, ShuffleView):
+        c = L.shapes[v.x][1]
+        if v.transposed and out == L.shapes[v.x]:
+            return L.emit(n, "channel_shuffle", [v.x], {"groups": v.groups}, shape=out)
+        L.fail(n, "of a 5-d view is supported only as the end of ShuffleNet's channel shuffle "
+               "(back to [1,%d,H,W] after transpose(1, 2))" % c)
+    if isinstance(v, str) and out is not None and len(out) == 5:
+        s4 = L.shapes[v]
+        if len(s4) == 4 and out[0] == 1 and out[1] * out[2] == s4[1] and out[3:] == s4[2:]:
+            return ShuffleView(v, out[1])
+        L.fail(n, "to the 5-d shape %s is supported only as ShuffleNet's channel shuffle view "
+               "[1,g,C/g,H,W]" % out)
     x = L.tensor(n, n.args[0])
     shape = L.shape(n)
     count = int(np.prod(L.shapes[x]))
@@ -363,6 +628,8 @@ def _reshape(L, n):
 
 def _add(L, n):
     a = bind(n, [("input", _REQUIRED), ("other", _REQUIRED), ("alpha", 1)])
+    if not L.is_tensor(a["input"]) and not L.is_tensor(a["other"]):
+        return _shape_arith(L, n)  # arithmetic on sizes
     if a["alpha"] != 1:
         L.fail(n, "with alpha=%r is not supported" % (a["alpha"],))
     x, y = L.tensor(n, a["input"]), L.tensor(n, a["other"])
@@ -388,6 +655,16 @@ def _softmax_module(L, n):
     return _softmax(L, n, L.gm.get_submodule(n.target).dim)
 
 
+def _getitem(L, n):
+    """pieces[i] of a chunk/split; else a shape query."""
+    v = L.value.get(n.args[0])
+    if isinstance(v, list) and isinstance(n.args[1], int):
+        return v[n.args[1]]
+    if isinstance(v, _Unsupported):
+        raise _DependsOnUnsupported()
+    return _shape_query(L, n)
+
+
 def _shape_query(L, n):
     """x.size(), x.shape, x.dim(), and indexing into their results: a Python value used as a
     shape argument, not a tensor."""
@@ -401,11 +678,18 @@ def _shape_query(L, n):
 
 MODULE_HANDLERS = {
     nn.Conv2d: _conv2d_module,
+    nn.MaxPool2d: _max_pool_module,
+    nn.AvgPool2d: _avg_pool_module,
+    nn.Sigmoid: _act_function("sigmoid"),
+    nn.Hardsigmoid: _act_function("hardsigmoid"),
+    nn.Hardswish: _act_function("hardswish"),
+    nn.SiLU: _act_function("silu"),
     nn.BatchNorm2d: _batchnorm2d_module,
     nn.Linear: _linear_module,
     nn.ReLU: _activation(0.0, None),
     nn.Hardtanh: _hardtanh_module,  # also nn.ReLU6 (a Hardtanh subclass)
     nn.modules.dropout._DropoutNd: _passthrough,  # eval mode: identity
+    torchvision.ops.StochasticDepth: _passthrough,  # eval mode: identity
     nn.Identity: _passthrough,
     nn.AdaptiveAvgPool2d: _adaptive_avg_pool_module,
     nn.Flatten: _reshape,
@@ -420,7 +704,26 @@ FUNCTION_HANDLERS = {
     torch.clamp: _clamp_function,
     torch.clip: _clamp_function,
     F.dropout: _dropout_function,
+    torchvision.ops.stochastic_depth: _stochastic_depth_function,
     F.adaptive_avg_pool2d: _adaptive_avg_pool_function,
+    F.max_pool2d: _max_pool_function,
+    torch.max_pool2d: _max_pool_function,
+    F.avg_pool2d: _avg_pool_function,
+    torch.sigmoid: _act_function("sigmoid"),
+    F.sigmoid: _act_function("sigmoid"),
+    F.hardsigmoid: _act_function("hardsigmoid"),
+    F.hardswish: _act_function("hardswish"),
+    F.silu: _act_function("silu"),
+    torch.cat: _cat,
+    torch.concat: _cat,
+    torch.chunk: _split(chunks=True),
+    torch.split: _split(chunks=False),
+    torch.transpose: _transpose,
+    operator.mul: _mul,
+    operator.imul: _mul,
+    torch.mul: _mul,
+    operator.floordiv: _shape_arith,
+    operator.sub: _shape_arith,
     torch.mean: _mean,
     torch.flatten: _reshape,
     torch.reshape: _reshape,
@@ -432,7 +735,7 @@ FUNCTION_HANDLERS = {
     F.softmax: _softmax_function,
     torch.softmax: _softmax_function,
     getattr: _shape_query,
-    operator.getitem: _shape_query,
+    operator.getitem: _getitem,
 }
 
 METHOD_HANDLERS = {
@@ -449,6 +752,12 @@ METHOD_HANDLERS = {
     "contiguous": _passthrough,
     "add": _add,
     "add_": _add,
+    "mul": _mul,
+    "mul_": _mul,
+    "sigmoid": _act_function("sigmoid"),
+    "chunk": _split(chunks=True),
+    "split": _split(chunks=False),
+    "transpose": _transpose,
     "softmax": _softmax_function,
     "size": _shape_query,
     "dim": _shape_query,
@@ -514,20 +823,28 @@ def fold_batchnorm(L):
     L.nodes = kept
 
 
-FUSES_ACTIVATION = ("conv2d", "linear", "add", "clamp")
+FUSES_ACTIVATION = ("conv2d", "linear", "add", "mul", "clamp")
+
+
+def _fusable(first, then):
+    """Whether activation `then` applied after `first` is one activation: two clamps are; a
+    function activation is only after no activation at all."""
+    if isinstance(first, str):
+        return False
+    return not isinstance(then, str) or first == (None, None)
 
 
 def fuse_activations(L):
-    """A clamp whose input comes from a conv2d/linear/add/clamp used by nothing else is
-    merged into that node's activation."""
+    """A clamp whose input comes from a conv2d/linear/add/mul/clamp used by nothing else is
+    merged into that node's activation, where the two make one activation."""
     uses = _uses(L)
     producer = {node.output: node for node in L.nodes}
     kept = []
     for node in L.nodes:
         prev = producer.get(node.inputs[0])
         if node.op == "clamp" and prev is not None and prev.op in FUSES_ACTIVATION \
-                and uses[node.inputs[0]] == 1:
-            prev.act = compose_act(prev.act, node.act)
+                and uses[node.inputs[0]] == 1 and _fusable(prev.act, node.act):
+            prev.act = node.act if isinstance(node.act, str) else compose_act(prev.act, node.act)
             _replace_uses(L, node.output, prev.output)
             uses[prev.output] = uses.get(node.output, 0)  # prev's output now has the clamp's users
             continue

@@ -230,22 +230,27 @@ class ExporterTest(unittest.TestCase):
 
     # -- errors: one line naming op and location, exit 1, no file --
 
-    def check_refused(self, result, *needles):
+    def check_refused(self, result, *needles, lines=1):
+        """Exit 1, `lines` lines on stderr holding every needle, nothing written."""
         self.assertEqual(result.returncode, 1, result.stderr)
-        lines = result.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, result.stderr)
+        got = result.stderr.strip().splitlines()
+        self.assertEqual(len(got), lines, result.stderr)
         for needle in needles:
-            self.assertIn(needle, lines[0])
+            self.assertIn(needle, "\n".join(got))
         self.assertFalse(os.path.exists(self.path))
         self.assertEqual(os.listdir(self.dir.name), [p for p in os.listdir(self.dir.name)
                                                      if not p.startswith(".m.ccm")])
 
     def test_unsupported_function(self):
+        # Every kind of unsupported op at once, each with the user's line; what only depends
+        # on an unsupported result (the add) is not reported again; a kind met twice is
+        # reported once with a count.
         src = os.path.join(self.dir.name, "mynet.py")
         with open(src, "w") as f:
             f.write(textwrap.dedent("""\
                 import torch
                 import torch.nn as nn
+                import torch.nn.functional as F
 
                 class Net(nn.Module):
                     def __init__(self):
@@ -253,11 +258,34 @@ class ExporterTest(unittest.TestCase):
                         self.conv = nn.Conv2d(3, 4, 3)
 
                     def forward(self, x):
-                        return torch.sigmoid(self.conv(x)).mean((2, 3))
+                        y = torch.tanh(self.conv(x))
+                        z = F.gelu(self.conv(x)) + y
+                        w = torch.tanh(z)
+                        return w.mean((2, 3))
                 """))
         r = self.run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
                          "--num-classes", "4", "-o", self.path)
-        self.check_refused(r, "unsupported op torch.sigmoid", "mynet.py:10", "forward")
+        self.check_refused(r, "2 kinds of op that camclass cannot export",
+                           "unsupported op torch.tanh at ", "mynet.py:11 in forward",
+                           "(and 1 more)", "unsupported op torch._C._nn.gelu at ",
+                           "mynet.py:12 in forward `z = F.gelu(self.conv(x)) + y`", lines=3)
+
+    def test_untraceable_names_user_line(self):
+        src = os.path.join(self.dir.name, "branchy.py")
+        with open(src, "w") as f:
+            f.write(textwrap.dedent("""\
+                import torch.nn as nn
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        if x.sum() > 0:
+                            return x.mean((2, 3))
+                        return -x.mean((2, 3))
+                """))
+        r = self.run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
+                         "--num-classes", "3", "-o", self.path)
+        self.check_refused(r, "cannot trace Net with torch.fx at ",
+                           "branchy.py:5 in forward `if x.sum() > 0:`")
 
     def test_unsupported_module(self):
         class GeluNet(nn.Module):
@@ -278,10 +306,12 @@ class ExporterTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path))
 
     def test_unsupported_torchvision_model(self):
-        # mobilenet_v3 uses Hardswish, which camclass does not have
-        r = self.run_cli("--model", "mobilenet_v3_small", "--random-seed", "1", "-o", self.path)
-        self.check_refused(r, "unsupported op torch.nn.Hardswish", "mobilenetv3.py:",
-                           "features.0.2")
+        # convnext uses LayerNorm, GELU, permute and a bare parameter (layer_scale): all named
+        r = self.run_cli("--model", "convnext_tiny", "--random-seed", "1", "--input-size", "32",
+                         "--resize", "squash", "-o", self.path)
+        self.check_refused(r, "6 kinds of op", "unsupported op torch.nn.LayerNorm",
+                           "unsupported op torch.nn.GELU", "Tensor.permute", "convnext.py:",
+                           "reads a parameter directly", lines=7)
 
     def test_untraceable(self):
         class Branchy(nn.Module):
