@@ -33,7 +33,16 @@
 
 #define TOLERANCE 1e-4
 
-enum act_kind { ACT_NONE, ACT_RELU, ACT_RELU6, ACT_CLAMP };
+enum act_kind {
+    ACT_NONE,
+    ACT_RELU,
+    ACT_RELU6,
+    ACT_CLAMP,
+    ACT_SIGMOID,
+    ACT_HARDSIGMOID,
+    ACT_HARDSWISH,
+    ACT_SILU
+};
 
 static struct cc_act make_act(enum act_kind a)
 {
@@ -44,6 +53,14 @@ static struct cc_act make_act(enum act_kind a)
         return cc_act_relu6();
     case ACT_CLAMP:
         return (struct cc_act){-0.3f, 0.4f};
+    case ACT_SIGMOID:
+        return cc_act_of(CC_ACT_SIGMOID);
+    case ACT_HARDSIGMOID:
+        return cc_act_of(CC_ACT_HARDSIGMOID);
+    case ACT_HARDSWISH:
+        return cc_act_of(CC_ACT_HARDSWISH);
+    case ACT_SILU:
+        return cc_act_of(CC_ACT_SILU);
     default:
         return cc_act_none();
     }
@@ -51,7 +68,8 @@ static struct cc_act make_act(enum act_kind a)
 
 static const char *act_name(enum act_kind a)
 {
-    static const char *names[] = {"none", "relu", "relu6", "clamp(-0.3,0.4)"};
+    static const char *names[] = {"none",    "relu",        "relu6",     "clamp(-0.3,0.4)",
+                                  "sigmoid", "hardsigmoid", "hardswish", "silu"};
     return names[a];
 }
 
@@ -65,6 +83,10 @@ struct kcase {
     enum act_kind act;
     bool i8; // conv2d/linear weights as i8 with per-output-channel scales
     bool q8; // activations quantized too (int8 arithmetic on the CPU backend); needs i8
+    // Pools: KH x KW window, stride, pad; these two flags. mul: bcast = input 1 is [1,C,1,1].
+    // slice: channels [O, KH). channel_shuffle: groups. concat: O extra copies of the input.
+    int ceil_mode, count_include_pad;
+    bool bcast;
 };
 
 /* Activation quantizations of the q8 cases: the input (and what only moves or clips it), the
@@ -165,6 +187,82 @@ static struct cc_act_quant output_quant(const struct kcase *k)
     return k->op == CC_OP_GLOBAL_AVG_POOL ? Q_POOL : k->op == CC_OP_CLAMP ? Q_IN : Q_OUT;
 }
 
+/* PyTorch's pooled size (written out again here, independently of the engine's). */
+static int pool_out(int in, int k, int s, int lo, int hi, int ceil_mode)
+{
+    int span = in + lo + hi - k;
+    int out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (ceil_mode && (out - 1) * s >= in + lo)
+        out--;
+    return out;
+}
+
+/* The node(s) under test for pools, concat, slice, channel_shuffle and mul, reading r
+ * [1,C,H,W]; returns the output tensor "t" and its element count. */
+static int build_other(struct builder *b, const struct kcase *k, int r, int64_t *out_count)
+{
+    union cc_attrs a = {0};
+    int t = -1;
+    int64_t hw = (int64_t)k->H * k->W;
+    // c = clamp(r): a second operand that differs from the first (both nodes under test)
+    int c = tensor(b, "c", 4, 1, k->C, k->H, k->W, 0);
+    node(b, CC_OP_CLAMP, "clamp", 1, &r, c, NULL, (struct cc_act){-0.5f, 0.7f});
+    switch (k->op) {
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D: {
+        a.pool = (struct cc_pool_attrs){{k->KH, k->KW},
+                                        {k->stride[0], k->stride[1]},
+                                        {k->pad[0], k->pad[1], k->pad[2], k->pad[3]},
+                                        k->ceil_mode,
+                                        k->count_include_pad};
+        int ho = pool_out(k->H, k->KH, k->stride[0], k->pad[0], k->pad[2], k->ceil_mode);
+        int wo = pool_out(k->W, k->KW, k->stride[1], k->pad[1], k->pad[3], k->ceil_mode);
+        t = tensor(b, "t", 4, 1, k->C, ho, wo, 0);
+        node(b, k->op, "pool", 1, &c, t, &a, cc_act_none());
+        *out_count = (int64_t)k->C * ho * wo;
+        break;
+    }
+    case CC_OP_CONCAT: {
+        int in[CC_MAX_NODE_INPUTS];
+        int n = 2 + k->O;
+        for (int i = 0; i < n; i++)
+            in[i] = i % 2 ? c : r;
+        t = tensor(b, "t", 4, 1, (int64_t)k->C * n, k->H, k->W, 0);
+        node(b, CC_OP_CONCAT, "concat", n, in, t, NULL, cc_act_none());
+        *out_count = (int64_t)k->C * n * hw;
+        break;
+    }
+    case CC_OP_SLICE:
+        a.slice = (struct cc_slice_attrs){k->O, k->KH};
+        t = tensor(b, "t", 4, 1, k->KH - k->O, k->H, k->W, 0);
+        node(b, CC_OP_SLICE, "slice", 1, &c, t, &a, cc_act_none());
+        *out_count = (int64_t)(k->KH - k->O) * hw;
+        break;
+    case CC_OP_CHANNEL_SHUFFLE:
+        a.shuffle.groups = k->groups;
+        t = tensor(b, "t", 4, 1, k->C, k->H, k->W, 0);
+        node(b, CC_OP_CHANNEL_SHUFFLE, "shuffle", 1, &c, t, &a, cc_act_none());
+        *out_count = (int64_t)k->C * hw;
+        break;
+    case CC_OP_MUL: {
+        int s = c;
+        if (k->bcast) { // a squeeze-excitation scale: the channel means of c
+            s = tensor(b, "s", 4, 1, k->C, 1, 1, 0);
+            node(b, CC_OP_GLOBAL_AVG_POOL, "gap", 1, &c, s, NULL, cc_act_none());
+        }
+        t = tensor(b, "t", 4, 1, k->C, k->H, k->W, 0);
+        int in[2] = {r, s};
+        node(b, CC_OP_MUL, "mul", 2, in, t, NULL, make_act(k->act));
+        *out_count = (int64_t)k->C * hw;
+        break;
+    }
+    default:
+        b->ok = false;
+        cc_error_set(&b->err, "test case with op %s has no builder", cc_op_name(k->op));
+    }
+    return t;
+}
+
 /* Builds the case's model (deterministic: same seed, same model). Returns NULL with *err. */
 static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_error *err)
 {
@@ -238,6 +336,8 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
             t = tensor(&b, "t", 4, 1, k->C, 1, 1, 0);
             node(&b, CC_OP_GLOBAL_AVG_POOL, "gap", 1, &r, t, NULL, cc_act_none());
             out_count = k->C;
+        } else {
+            t = build_other(&b, k, r, &out_count);
         }
         y = tensor(&b, "output", 2, 1, out_count, 1, 1, 0);
         node(&b, CC_OP_FLATTEN, "flatten", 1, &t, y, NULL, cc_act_none());
@@ -340,9 +440,17 @@ static void describe(const struct kcase *k, char *buf, size_t size)
                          : "",
                  k->C * k->H * k->W, k->O, k->bias ? " bias" : "", act_name(k->act));
         break;
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D:
+        snprintf(buf, size, "%s%s C%d %dx%d k%dx%d s%d,%d pad %d,%d,%d,%d%s%s",
+                 cc_op_name(k->op), k->q8 ? "/q8" : "", k->C, k->H, k->W, k->KH, k->KW,
+                 k->stride[0], k->stride[1], k->pad[0], k->pad[1], k->pad[2], k->pad[3],
+                 k->ceil_mode ? " ceil" : "",
+                 k->op == CC_OP_AVG_POOL2D && !k->count_include_pad ? " exclude-pad" : "");
+        break;
     default:
-        snprintf(buf, size, "%s%s %dx%dx%d %s", cc_op_name(k->op), k->q8 ? "/q8" : "", k->C, k->H,
-                 k->W, act_name(k->act));
+        snprintf(buf, size, "%s%s %dx%dx%d%s %s", cc_op_name(k->op), k->q8 ? "/q8" : "", k->C,
+                 k->H, k->W, k->bcast ? " by [1,C,1,1]" : "", act_name(k->act));
         break;
     }
 }
@@ -415,6 +523,11 @@ static void run_case(const struct kcase *k, uint64_t seed)
         CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act       \
     }
 
+#define CONV_I8_ZOO(c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, act)              \
+    {                                                                                              \
+        CC_OP_CONV2D, c, h, w, o, kh, kw, {sh, sw}, {pt, pl, pb, pr}, {dh, dw}, g, bias, act, true \
+    }
+
 static const struct kcase cases[] = {
     /* General kernel: dense, depthwise, grouped; strides, asymmetric padding, dilation. */
     CONV(3, 7, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_RELU6),
@@ -459,6 +572,61 @@ static const struct kcase cases[] = {
     {CC_OP_SOFTMAX, 999, 1, 1},
     {CC_OP_SOFTMAX, 3, 1, 1},
     {CC_OP_SOFTMAX, 3, 1, 1000},
+};
+
+/* The ops of the torchvision zoo (issue 10): odd sizes, ceil_mode edges, every activation
+ * kind standalone and fused. */
+#define POOL(op, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, ceil, incl)                              \
+    {                                                                                              \
+        op, c, h, w, 0, kh, kw, {sh, sw}, {pt, pl, pb, pr}, .ceil_mode = ceil,                     \
+            .count_include_pad = incl                                                              \
+    }
+
+static const struct kcase zoo_cases[] = {
+    POOL(CC_OP_MAX_POOL2D, 6, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1), // resnet stem
+    POOL(CC_OP_MAX_POOL2D, 3, 13, 13, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1), // squeezenet: ceil
+    POOL(CC_OP_MAX_POOL2D, 3, 14, 14, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1), // ceil adds a window
+    POOL(CC_OP_MAX_POOL2D, 6, 7, 9, 2, 2, 2, 2, 0, 0, 0, 0, 0, 1),   // densenet transition
+    POOL(CC_OP_MAX_POOL2D, 3, 9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),   // googlenet branch
+    POOL(CC_OP_MAX_POOL2D, 3, 8, 5, 2, 3, 2, 1, 1, 0, 0, 1, 1, 1),   // asymmetric, ceil
+    POOL(CC_OP_AVG_POOL2D, 6, 7, 9, 2, 2, 2, 2, 0, 0, 0, 0, 0, 1),   // densenet transition
+    POOL(CC_OP_AVG_POOL2D, 5, 11, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1),  // ceil + include pad
+    POOL(CC_OP_AVG_POOL2D, 5, 11, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0),  // ceil + exclude pad
+    POOL(CC_OP_AVG_POOL2D, 3, 10, 8, 3, 2, 3, 2, 1, 1, 1, 0, 1, 1),  // ceil edge, asymmetric
+    POOL(CC_OP_AVG_POOL2D, 3, 7, 7, 7, 7, 7, 7, 0, 0, 0, 0, 0, 1),   // one window
+    {CC_OP_CONCAT, 3, 5, 7, .O = 0},
+    {CC_OP_CONCAT, 7, 3, 3, .O = 1},
+    {CC_OP_CONCAT, 3, 4, 4, .O = 38}, // 40 inputs: a densenet block
+    {CC_OP_SLICE, 6, 5, 7, .O = 0, .KH = 3},
+    {CC_OP_SLICE, 9, 3, 5, .O = 4, .KH = 9},
+    {CC_OP_SLICE, 6, 1, 1, .O = 1, .KH = 2},
+    {CC_OP_CHANNEL_SHUFFLE, 6, 5, 7, .groups = 2},
+    {CC_OP_CHANNEL_SHUFFLE, 12, 3, 3, .groups = 3},
+    {CC_OP_CHANNEL_SHUFFLE, 9, 1, 1, .groups = 9},
+    {CC_OP_MUL, 6, 7, 13, .act = ACT_NONE},
+    {CC_OP_MUL, 9, 7, 5, .act = ACT_SIGMOID},
+    {CC_OP_MUL, 9, 7, 5, .act = ACT_NONE, .bcast = true},
+    {CC_OP_MUL, 24, 5, 5, .act = ACT_RELU6, .bcast = true},
+    {CC_OP_MUL, 3, 1, 1, .act = ACT_HARDSWISH, .bcast = true},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_SIGMOID},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_HARDSIGMOID},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_HARDSWISH},
+    {CC_OP_CLAMP, 5, 9, 7, .act = ACT_SILU},
+    {CC_OP_ADD, 6, 7, 13, .act = ACT_SILU},
+    {CC_OP_ADD, 3, 4, 4, .act = ACT_HARDSWISH},
+    CONV(3, 7, 13, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, ACT_HARDSWISH),
+    CONV(3, 16, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, ACT_HARDSWISH), // v3 stem
+    CONV(32, 15, 15, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 32, true, ACT_SILU),    // depthwise
+    CONV(24, 15, 15, 24, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 24, true, ACT_HARDSWISH),
+    CONV(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_SILU), // pointwise vec4
+    CONV(15, 7, 13, 9, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_SIGMOID),
+    CONV(12, 1, 1, 10, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_HARDSIGMOID), // SE fc2
+    CONV(8, 9, 12, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true, ACT_HARDSWISH),    // 4 ch/group
+    {CC_OP_LINEAR, 3, 1, 4, .O = 7, .bias = true, .act = ACT_HARDSWISH},
+    {CC_OP_LINEAR, 1280, 1, 3, .O = 13, .bias = true, .act = ACT_SILU},
+    {CC_OP_LINEAR, 24, 1, 1, .O = 5, .bias = true, .act = ACT_SIGMOID, .i8 = true},
+    CONV_I8_ZOO(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_HARDSWISH),
+    CONV_I8_ZOO(16, 12, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ACT_SILU),
 };
 
 /* int8 weights: every kernel that reads weights, through its WEIGHTS_I8 variant. */
@@ -556,6 +724,27 @@ static struct kcase random_conv(struct tu_rng *r)
     return k;
 }
 
+/* A random max or average pool: window, stride, padding (at most half the window, as
+ * PyTorch allows), ceil_mode and count_include_pad all drawn; fixed seed. */
+static struct kcase random_pool(struct tu_rng *r)
+{
+    struct kcase k = {.op = tu_rng_range(r, 0, 1) ? CC_OP_MAX_POOL2D : CC_OP_AVG_POOL2D};
+    k.C = tu_rng_range(r, 1, 9);
+    k.KH = tu_rng_range(r, 1, 4);
+    k.KW = tu_rng_range(r, 1, 4);
+    k.H = tu_rng_range(r, k.KH, 17);
+    k.W = tu_rng_range(r, k.KW, 17);
+    while ((k.C * k.H * k.W) % 3 != 0)
+        k.C++;
+    for (int i = 0; i < 2; i++)
+        k.stride[i] = tu_rng_range(r, 1, 3);
+    for (int i = 0; i < 4; i++)
+        k.pad[i] = tu_rng_range(r, 0, (i % 2 ? k.KW : k.KH) / 2);
+    k.ceil_mode = tu_rng_range(r, 0, 1);
+    k.count_include_pad = tu_rng_range(r, 0, 1);
+    return k;
+}
+
 /* Device choice errors and the pipeline cache file. */
 static void test_device_and_cache(void)
 {
@@ -614,6 +803,13 @@ int main(void)
     for (int i = 0; i < 24; i++) {
         struct kcase k = random_conv(&r);
         run_case(&k, 5000 + (uint64_t)i);
+    }
+    n = sizeof(zoo_cases) / sizeof(zoo_cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&zoo_cases[i], 3000 + i);
+    for (int i = 0; i < 16; i++) {
+        struct kcase k = random_pool(&r);
+        run_case(&k, 6000 + (uint64_t)i);
     }
     n = sizeof(i8_cases) / sizeof(i8_cases[0]);
     for (size_t i = 0; i < n; i++)
