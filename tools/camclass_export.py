@@ -512,34 +512,50 @@ def quantize_bundle(in_path, out_path, quantize="int8", calibrate=None, calibrat
             "calibration": calib}
 
 
-def randomize(model, seed):
-    """Seeded random BatchNorm statistics and affine parameters (so that folding is really
-    exercised: identity statistics would hide most folding bugs)."""
+def randomize(model, seed, input_shape=(1, 3, 224, 224), batches=8):
+    """Seeded random BatchNorm affine parameters and conv/linear biases (so that folding is
+    really exercised), then BatchNorm statistics calibrated on seeded random inputs of
+    input_shape: train-mode forward passes with momentum=None (a plain average over the
+    passes), as a trained network's statistics are. One image per pass: user modules may
+    assume batch 1 (x.view(1, -1)). Random statistics instead saturate the
+    activations and leave a network whose logits barely depend on its input (issue 10 §4)."""
     g = torch.Generator().manual_seed(seed)
 
     def u(shape, lo, hi):
         return torch.rand(shape, generator=g) * (hi - lo) + lo
 
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+        for m in norms:
+            if m.affine:
                 c = m.num_features
-                if m.running_mean is not None:
-                    m.running_mean.copy_(u(c, -0.5, 0.5))
-                    m.running_var.copy_(u(c, 0.5, 2.0))
-                if m.affine:
-                    # chosen so that ~1-5% of mobilenet_v2's ReLU6 outputs reach 6 (upper
-                    # clamp exercised) and activations neither vanish nor explode
-                    m.weight.copy_(u(c, 0.75, 2.0))
-                    m.bias.copy_(u(c, -0.25, 0.5))
-            elif isinstance(m, (nn.Conv2d, nn.Linear)) and m.bias is not None:
+                m.weight.copy_(u(c, 0.75, 2.0))
+                m.bias.copy_(u(c, -0.25, 0.5))
+        for m in model.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)) and m.bias is not None:
                 m.bias.copy_(u(m.bias.shape, -0.1, 0.1))
+        calibrated = [m for m in norms if m.track_running_stats]
+        if not calibrated:
+            return
+        momenta = [m.momentum for m in calibrated]
+        for m in calibrated:
+            m.reset_running_stats()
+            m.momentum = None
+        model.train()
+        torch.manual_seed(seed)  # dropout and stochastic depth draw from the global generator
+        for _ in range(batches):
+            model(torch.randn(tuple(input_shape), generator=g))
+        model.eval()
+        for m, momentum in zip(calibrated, momenta):
+            m.momentum = momentum
 
 
-def build_torchvision_model(model_name, num_classes=1000, weights=None, random_seed=None):
+def build_torchvision_model(model_name, num_classes=1000, weights=None, random_seed=None,
+                            input_shape=(1, 3, 224, 224)):
     """A torchvision classifier by name, in eval mode: with the state_dict file `weights`,
     or seeded random weights (torchvision's own init under torch.manual_seed(random_seed),
-    then randomize()). Same arguments, same module, in any process."""
+    then randomize(), calibrated at input_shape). Same arguments, same module, in any
+    process."""
     import torchvision
     import torchvision.models.quantization  # noqa: F401 (quantization.NAME models)
     space, short = torchvision.models, model_name
@@ -552,6 +568,10 @@ def build_torchvision_model(model_name, num_classes=1000, weights=None, random_s
         raise ExportError("unknown torchvision model %r" % model_name)
     if random_seed is not None:
         torch.manual_seed(random_seed)
+    if short == "googlenet":  # no auxiliary classifiers: they only run in training
+        extra.update(aux_logits=False, init_weights=True)
+    if short == "inception_v3":
+        extra.update(aux_logits=False, init_weights=True)
     try:
         model = ctor(weights=None, num_classes=num_classes, **extra)
     except TypeError as e:
@@ -559,7 +579,7 @@ def build_torchvision_model(model_name, num_classes=1000, weights=None, random_s
     if weights is not None:
         _load_state_dict(model, weights)
     elif random_seed is not None:
-        randomize(model, random_seed)
+        randomize(model, random_seed, input_shape)
     return model.eval()
 
 
@@ -573,7 +593,7 @@ def _load_state_dict(model, weights):
                           % (weights, type(model).__name__, msg[0] if msg else type(e).__name__))
 
 
-def build_user_module(spec, weights=None, random_seed=None):
+def build_user_module(spec, weights=None, random_seed=None, input_shape=(1, 3, 224, 224)):
     """FILE.py:CLASS -> an instance (constructed without arguments), eval mode."""
     import importlib.util
     path, _, cls = spec.rpartition(":")
@@ -596,7 +616,7 @@ def build_user_module(spec, weights=None, random_seed=None):
     if weights is not None:
         _load_state_dict(model, weights)
     elif random_seed is not None:
-        randomize(model, random_seed)
+        randomize(model, random_seed, input_shape)
     return model.eval()
 
 
@@ -661,17 +681,19 @@ def main(argv=None):
                 raise ExportError("--model %s is quantized by PyTorch's own workflow: give "
                                   "--calibrate DIR (images for its observers)" % args.model)
             model = build_torchvision_model(args.model, num_classes, args.weights,
-                                            args.random_seed)
+                                            args.random_seed,
+                                            (1, 3, args.input_size, args.input_size))
             info = export_torch_quantized(model, args.output, args.calibrate,
                                           (1, 3, args.input_size, args.input_size), labels,
                                           args.name or args.model, args.color, args.mean,
                                           args.std, resize, args.engine, args.calibrate_limit)
         else:
+            shape = (1, 3, args.input_size, args.input_size)
             if args.model:
                 model = build_torchvision_model(args.model, num_classes, args.weights,
-                                                args.random_seed)
+                                                args.random_seed, shape)
             else:
-                model = build_user_module(args.module, args.weights, args.random_seed)
+                model = build_user_module(args.module, args.weights, args.random_seed, shape)
             info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
                                  labels, args.name or args.model or type(model).__name__,
                                  args.color, args.mean, args.std, resize, args.quantize,

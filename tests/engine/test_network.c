@@ -2,11 +2,14 @@
  *
  *     test_network BACKEND BUNDLE INPUT.bin LOGITS.bin
  *
- * INPUT.bin (NCHW f32) and LOGITS.bin (f32) come from tests/engine/make_reference.py, which
- * runs the original, unfused torchvision module in the same build. Passes when
+ * INPUT.bin (two NCHW f32 inputs, one after the other) and LOGITS.bin (PyTorch's f32 logits
+ * for each) come from tests/engine/make_reference.py, which runs the original, unfused module
+ * in the same build. First the model must be input-sensitive: the two inputs' logits differ by
+ * >= 5% of max |ref|, in PyTorch's and in the engine's output (else the parity below would say
+ * little about the early layers). Then, for each input,
  *     max |logit - ref| <= 1e-4 * max |ref|   and   the top-5 indices are identical in order,
- * on two consecutive runs (the second checks that re-submitting the recorded work gives the
- * same result). The requested backend must be the one that runs: no fallback is accepted.
+ * and a second run of the first input gives the same result (re-submitting the recorded work).
+ * The requested backend must be the one that runs: no fallback is accepted.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include "testutil.h"
 
 #define TOLERANCE 1e-4 // relative to max |ref|
+#define SENSITIVITY 0.05 // two inputs must move the logits by this x max |ref|
 #define TOP_K 5
 
 /* Reads a raw f32 file that must hold exactly count values; NULL (and a failed check) else. */
@@ -82,16 +86,35 @@ int main(int argc, char **argv)
            cc_engine_backend_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
-    float *input = read_f32(argv[3], n_in);
-    float *ref = read_f32(argv[4], n_out);
-    float *out = calloc(n_out, sizeof(float));
+    float *input = read_f32(argv[3], 2 * n_in);
+    float *ref = read_f32(argv[4], 2 * n_out);
+    float *out = calloc(2 * n_out, sizeof(float));
     float *again = calloc(n_out, sizeof(float));
     if (input && ref && CHECK(out && again)) {
-        if (CHECKF(cc_engine_run(e, input, out, &err), "run 1: %s", err.msg))
-            check_logits("run 1", out, ref, n_out);
-        if (CHECKF(cc_engine_run(e, input, again, &err), "run 2: %s", err.msg))
+        double scale = tu_max_abs(ref, n_out);
+        double moved = tu_max_abs_diff(ref, ref + n_out, n_out, NULL);
+        printf("input sensitivity: a second input moves PyTorch's logits by %.3g x max|ref|\n",
+               moved / scale);
+        CHECKF(moved >= SENSITIVITY * scale,
+               "the model is not input-sensitive: two inputs move its logits by %.3g x max|ref| "
+               "(< %.2f); this parity test would prove little",
+               moved / scale, SENSITIVITY);
+        bool ran = true;
+        for (int i = 0; i < 2; i++) {
+            char what[32];
+            snprintf(what, sizeof(what), "input %d", i + 1);
+            if (CHECKF(cc_engine_run(e, input + i * n_in, out + i * n_out, &err), "%s: %s", what,
+                       err.msg))
+                check_logits(what, out + i * n_out, ref + i * n_out, n_out);
+            else
+                ran = false;
+        }
+        if (ran)
+            CHECKF(tu_max_abs_diff(out, out + n_out, n_out, NULL) >= SENSITIVITY * scale,
+                   "the engine's logits barely move between the two inputs");
+        if (CHECKF(cc_engine_run(e, input, again, &err), "input 1 again: %s", err.msg))
             CHECKF(memcmp(out, again, n_out * sizeof(float)) == 0,
-                   "run 2 differs from run 1 by up to %.3g",
+                   "input 1 run again differs from the first run by up to %.3g",
                    tu_max_abs_diff(again, out, n_out, NULL));
     }
     free(again);
