@@ -40,6 +40,7 @@ static const struct opt opts[] = {
     {"input", OPT_STRING, F(input), 0, 0, false},
     {"loop", OPT_FLAG, F(loop), 0, 0, false},
     {"model", OPT_STRING, F(model), 0, 0, false},
+    {"labels", OPT_STRING, F(labels), 0, 0, false},
     {"backend", OPT_BACKEND, F(backend), 0, 0, false},
     {"device", OPT_INT, F(device), 0, 1000, false},
     {"threads", OPT_INT, F(threads), 1, 16, false},
@@ -77,6 +78,8 @@ static const char usage[] =
     "Model\n"
     "  --model BUNDLE      model bundle (.ccm); default: assets/models/mobilenet_v2-imagenet.ccm\n"
     "                      when present, else assets/models/selftest.ccm\n"
+    "  --labels FILE       class names, one per line, in place of the bundle's own (the\n"
+    "                      count must equal the model's classes)\n"
     "  --backend B         auto (default: the faster of cpu and vulkan, measured once),\n"
     "                      vulkan, cpu (XNNPACK) or ref (plain C reference)\n"
     "  --device N          Vulkan device index (see --list-devices); default: the best one\n"

@@ -36,6 +36,7 @@ struct cc_cli {
     bool loop;    // --loop: start a file input again at its end
 
     char *model;                  // --model BUNDLE; NULL: the default model (see main.c)
+    char *labels;                 // --labels FILE; NULL: the bundle's labels
     enum cc_backend_kind backend; // --backend auto|vulkan|cpu|ref (default auto)
     int device;                   // --device N: Vulkan device index; -1: the best one
     int threads;                  // --threads N: CPU backend threads; 0: the engine's default

@@ -300,7 +300,8 @@ static int open_source(struct app *a)
 static int load_model(struct app *a)
 {
     struct cc_error err = {0};
-    if (!(a->model = cc_bundle_load(a->model_path, &err))) {
+    if (!(a->model = cc_bundle_load(a->model_path, &err)) ||
+        (a->cli.labels && !cc_bundle_replace_labels(a->model, a->cli.labels, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
@@ -649,6 +650,7 @@ int main(int argc, char **argv)
         opt.backend = a.cli.backend;
         opt.device_index = a.cli.device;
         opt.cpu_threads = a.cli.threads;
+        opt.labels_path = a.cli.labels;
         opt.notices = stderr;
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;

@@ -7,6 +7,7 @@
  * cc_model_finalize(), which checks the graph (order, shapes, limits). Every message starts
  * with "bundle PATH: ".
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -498,11 +499,13 @@ static bool load_output(struct loader *L, const cJSON *root)
     return true;
 }
 
-/* Adds the lines of a labels entry: "\n" or "\r\n" ends, blank lines at the end ignored. */
-static bool add_label_lines(struct loader *L, const char *entry, char *text, size_t size)
+/* Adds the lines of text (size bytes, NUL-terminated, changed in place) to m as labels: "\n"
+ * or "\r\n" ends, blank lines at the end ignored. Messages name `what` and the line. */
+static bool label_lines(struct cc_model *m, char *text, size_t size, const char *what,
+                        struct cc_error *err)
 {
     if (memchr(text, 0, size))
-        return fail(L, "labels entry \"%s\" contains a NUL byte; it must be UTF-8 text", entry);
+        return cc_error_set(err, "%s contains a NUL byte; it must be UTF-8 text", what);
     while (size > 0 && (text[size - 1] == '\n' || text[size - 1] == '\r'))
         text[--size] = 0;
     int line = 1;
@@ -514,13 +517,65 @@ static bool add_label_lines(struct loader *L, const char *entry, char *text, siz
         if (len > 0 && p[len - 1] == '\r')
             p[--len] = 0;
         if (len == 0)
-            return fail(L, "labels entry \"%s\" line %d is empty; every class needs a label", entry,
-                        line);
-        if (!cc_model_add_label(L->m, p, &L->merr))
-            return fail(L, "labels entry \"%s\" line %d: %s", entry, line, L->merr.msg);
+            return cc_error_set(err, "%s line %d is empty; every class needs a label", what, line);
+        struct cc_error e = {0};
+        if (!cc_model_add_label(m, p, &e))
+            return cc_error_set(err, "%s line %d: %s", what, line, e.msg);
         p = nl ? nl + 1 : NULL;
     }
     return true;
+}
+
+/* Adds the lines of a labels entry of the bundle. */
+static bool add_label_lines(struct loader *L, const char *entry, char *text, size_t size)
+{
+    char what[300];
+    snprintf(what, sizeof(what), "labels entry \"%.256s\"", entry);
+    return label_lines(L->m, text, size, what, &L->merr) || fail(L, "%s", L->merr.msg);
+}
+
+bool cc_bundle_replace_labels(struct cc_model *m, const char *path, struct cc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "labels file %s: %s", path, strerror(errno));
+    char *text = malloc(MAX_LABELS_BYTES + 1);
+    size_t size = text ? fread(text, 1, MAX_LABELS_BYTES + 1, f) : 0;
+    bool read_error = ferror(f);
+    fclose(f);
+    if (!text)
+        return cc_error_set(err, "labels file %s: out of memory", path);
+    char what[300];
+    snprintf(what, sizeof(what), "labels file %.256s", path);
+    // Parsed into a scratch model first: on any error m keeps its labels.
+    struct cc_model *tmp = cc_model_new("labels");
+    bool ok = false;
+    if (read_error)
+        cc_error_set(err, "%s: read error", what);
+    else if (size > MAX_LABELS_BYTES)
+        cc_error_set(err, "%s is larger than %llu bytes", what,
+                     (unsigned long long)MAX_LABELS_BYTES);
+    else if (!tmp)
+        cc_error_set(err, "%s: out of memory", what);
+    else if (text[size] = 0, label_lines(tmp, text, size, what, err)) {
+        if (tmp->n_labels != m->output.classes)
+            cc_error_set(err, "%s has %d labels for a model with %d classes; give one label per "
+                         "line, %d lines", what, tmp->n_labels, m->output.classes,
+                         m->output.classes);
+        else
+            ok = true;
+    }
+    free(text);
+    if (ok) { // swap: m takes the new labels, tmp the old ones (freed with it)
+        char **labels = m->labels;
+        int n = m->n_labels;
+        m->labels = tmp->labels;
+        m->n_labels = tmp->n_labels;
+        tmp->labels = labels;
+        tmp->n_labels = n;
+    }
+    cc_model_destroy(tmp);
+    return ok;
 }
 
 static bool load_labels(struct loader *L, const cJSON *root)

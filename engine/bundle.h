@@ -22,4 +22,9 @@ struct cc_model *cc_bundle_load(const char *path, struct cc_error *err);
 struct cc_model *cc_bundle_load_from_memory(const void *data, size_t size, const char *name,
                                             struct cc_error *err);
 
+/* Replaces the labels of finalized model m with the lines of the text file at path (one label
+ * per line, as a bundle's labels.txt; --labels FILE). The count must equal the model's
+ * classes. False with err set (naming the file, and the line at fault) and m unchanged. */
+bool cc_bundle_replace_labels(struct cc_model *m, const char *path, struct cc_error *err);
+
 #endif

@@ -51,6 +51,8 @@ struct cc_engine_options {
                            // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
     const char *auto_cache; // backend auto's remembered choices; NULL =
                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
+    const char *labels_path; // a text file whose lines replace the bundle's labels (count
+                             // checked; cc_engine_create only); NULL = the bundle's own
 };
 
 struct cc_engine_options cc_engine_options_default(void);

@@ -6,10 +6,12 @@ is not there is exit 1 (the systemd unit retries 1 but not 2). --help and --vers
 
     test_cli_exit.py CAMCLASS MODEL
 """
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402
@@ -44,6 +46,17 @@ def main():
     y4m = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets",
                        "samples", "moving_128x96.y4m")
     common = ["--model", model, "--backend", "cpu", "--headless"]
+    with zipfile.ZipFile(model) as z:
+        classes = json.loads(z.read("manifest.json"))["output"]["classes"]
+    good_labels = os.path.join(tmp, "labels.txt")
+    with open(good_labels, "w") as f:
+        f.write("".join("my label %d\n" % i for i in range(classes)))
+    short_labels = os.path.join(tmp, "short.txt")
+    with open(short_labels, "w") as f:
+        f.write("one\ntwo\n")
+    blank_labels = os.path.join(tmp, "blank.txt")
+    with open(blank_labels, "w") as f:
+        f.write("one\n\nthree\n")
 
     cases = [
         # (arguments, text the one line must contain)
@@ -73,6 +86,13 @@ def main():
         (common + ["--config", bad_key], "camclass: config %s: unknown key \"topk\"" % bad_key),
         (common + ["--input", y4m, "--log", "/nonexistent/dir/log.jsonl"],
          "/nonexistent/dir/log.jsonl"),
+        (common + ["--input", y4m, "--labels", short_labels],
+         "camclass: labels file %s has 2 labels for a model with %d classes; give one label "
+         "per line, %d lines" % (short_labels, classes, classes)),
+        (common + ["--input", y4m, "--labels", blank_labels],
+         "camclass: labels file %s line 2 is empty" % blank_labels),
+        (common + ["--input", y4m, "--labels", "/nonexistent/labels.txt"],
+         "camclass: labels file /nonexistent/labels.txt: No such file or directory"),
         (common + ["--input", y4m, "--log-mode", "sometimes"],
          "camclass: --log-mode takes every or detections, not \"sometimes\""),
     ]
@@ -95,7 +115,7 @@ def main():
     for flag in ("--camera", "--input", "--model", "--backend", "--device", "--list-devices",
                  "--list-cameras", "--size", "--fps", "--top-k", "--threshold", "--headless",
                  "--log", "--config", "--profile", "--version", "--help", "--selftest",
-                 "--loop", "--log-mode", "--threads"):
+                 "--loop", "--log-mode", "--threads", "--labels"):
         check(flag + " " in out, "--help does not list %s" % flag)
     rc, out, err = run(exe, ["--version"])
     check(rc == 0 and out.startswith("camclass ") and len(out.splitlines()) == 1, "--version")
@@ -108,6 +128,15 @@ def main():
     # A good run for contrast: exit 0 on a file input (every frame, then the end).
     rc, out, err = run(exe, common + ["--input", y4m, "--log", os.path.join(tmp, "ok.jsonl")])
     check(rc == 0, "good run: exit %d: %s" % (rc, err))
+
+    # --labels with the right count: the log names our labels, not the bundle's.
+    log = os.path.join(tmp, "labels.jsonl")
+    rc, out, err = run(exe, common + ["--input", y4m, "--labels", good_labels, "--log", log])
+    check(rc == 0, "--labels run: exit %d: %s" % (rc, err))
+    with open(log) as f:
+        tops = [c["label"] for line in f for c in json.loads(line).get("top", [])]
+    check(tops and all(t.startswith("my label ") for t in tops),
+          "--labels: the log's labels are %r" % tops[:5])
 
     os.chmod(unreadable, 0o600)
     return summary()
