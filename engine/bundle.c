@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cjson/cJSON.h>
 
@@ -915,11 +916,35 @@ done:
     return L.m;
 }
 
+/* Model files of other frameworks, by extension: what converts each to a bundle. */
+static const struct {
+    const char *ext;
+    const char *what;
+} foreign_models[] = {
+    {".onnx", "an ONNX model; camclass does not import ONNX yet: export the PyTorch model it "
+              "came from with tools/camclass_export.py (docs/MODELS.md)"},
+    {".pt", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "
+            "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE (docs/MODELS.md)"},
+    {".pth", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "
+             "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE "
+             "(docs/MODELS.md)"},
+    {".tflite", "a TensorFlow Lite model; camclass reads its own bundles (.ccm, "
+                "docs/MODEL_FORMAT.md), made from PyTorch by tools/camclass_export.py"},
+};
+
 struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)
 {
     if (!path || !*path) {
         cc_error_set(err, "no bundle path given; pass the path of a .ccm file");
         return NULL;
+    }
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof(foreign_models) / sizeof(foreign_models[0]); i++) {
+        size_t n = strlen(foreign_models[i].ext);
+        if (len > n && strcasecmp(path + len - n, foreign_models[i].ext) == 0) {
+            cc_error_set(err, "bundle %s: %s", path, foreign_models[i].what);
+            return NULL;
+        }
     }
     struct cc_bundle_zip z;
     if (!cc_bundle_zip_open(&z, path, err))

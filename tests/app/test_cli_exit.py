@@ -48,6 +48,9 @@ def main():
     common = ["--model", model, "--backend", "cpu", "--headless"]
     with zipfile.ZipFile(model) as z:
         classes = json.loads(z.read("manifest.json"))["output"]["classes"]
+    for foreign in ("net.onnx", "net.pth"):  # other frameworks' files: the line names the tool
+        with open(os.path.join(tmp, foreign), "wb") as f:
+            f.write(b"PK\x03\x04 not a camclass bundle")
     good_labels = os.path.join(tmp, "labels.txt")
     with open(good_labels, "w") as f:
         f.write("".join("my label %d\n" % i for i in range(classes)))
@@ -76,6 +79,10 @@ def main():
          "camclass: cannot read model /nonexistent/m.ccm: No such file or directory"),
         (["--model", text, "--input", y4m, "--backend", "cpu", "--headless"],
          "camclass: bundle " + text),
+        (["--model", os.path.join(tmp, "net.onnx"), "--input", y4m, "--headless"],
+         "an ONNX model; camclass does not import ONNX yet"),
+        (["--model", os.path.join(tmp, "net.pth"), "--input", y4m, "--headless"],
+         "a PyTorch file; convert it with tools/camclass_export.py"),
         (common + ["--input", "/nonexistent/clip.y4m"],
          "camclass: cannot read input /nonexistent/clip.y4m: No such file or directory"),
         (common + ["--input", text], text),
