@@ -921,8 +921,8 @@ static const struct {
     const char *ext;
     const char *what;
 } foreign_models[] = {
-    {".onnx", "an ONNX model; camclass does not import ONNX yet: export the PyTorch model it "
-              "came from with tools/camclass_export.py (docs/MODELS.md)"},
+    {".onnx", "an ONNX model; convert it with tools/camclass_export.py --onnx FILE "
+              "(docs/MODELS.md)"},
     {".pt", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "
             "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE (docs/MODELS.md)"},
     {".pth", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "

@@ -55,6 +55,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ccm_bundle  # noqa: E402  (tools/ccm_bundle.py, next to this file)
 import ccm_calibrate  # noqa: E402
+import ccm_onnx  # noqa: E402
 import ccm_torchquant  # noqa: E402
 from ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,  # noqa: E402
                        fold_batchnorm, fuse_activations, prune_dead,
@@ -348,11 +349,53 @@ def lower(module, input_shape, name):
     if L.output == L.input or L.output in L.consts or len(out_shape) != 2 or out_shape[0] != 1:
         raise ExportError("the model's output has shape %s; camclass needs [1, classes] "
                           "computed from the input" % out_shape)
+    finish_lowering(L)
+    return L, gm
+
+
+def finish_lowering(L):
+    """The passes every front end (torch.fx, ONNX) runs on its lowering: dead nodes dropped,
+    BatchNorm folded, activations fused, the output named logits/probabilities."""
+    out_shape = L.shapes[L.output]
+    if L.output == L.input or L.output in L.consts or len(out_shape) != 2 or out_shape[0] != 1:
+        raise ExportError("the model's output has shape %s; camclass needs [1, classes] "
+                          "computed from the input" % out_shape)
     prune_dead(L)
     fold_batchnorm(L)
     fuse_activations(L)
     rename_tensor(L, L.output, "probabilities" if L.nodes[-1].op == "softmax" else "logits")
-    return L, gm
+
+
+def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="RGB",
+                mean=IMAGENET_MEAN, std=IMAGENET_STD, resize=None, quantize=None,
+                calibrate=None, calibrate_limit=None):
+    """Imports the ONNX classifier at path (opsets 11-17, one float32 NCHW image input, one
+    [1, classes] output) to a bundle at out_path, with the same passes, checks and options as
+    export_module. input_size: the image side when the model's is symbolic. resize: None =
+    center_crop at 256/224 of the input size. The graph is checked against PyTorch by the
+    tests (tests/engine/test_onnx.py), not here: Debian has no ONNX runtime for Python.
+    Returns a summary dict like export_module's. Raises ExportError (nothing written)."""
+    model = ccm_onnx.load(path)
+    L = ccm_onnx.OnnxLowering(model, input_size)
+    L.run()
+    finish_lowering(L)
+    input_shape = L.shapes[L.input]
+    name = name or os.path.splitext(os.path.basename(path))[0][:128] or "onnx"
+    resize = resize or ("center_crop", max(input_shape[2:]) * 256 // 224)
+    check_spec(input_shape, color, mean, std, resize, name)
+    classes = L.shapes[L.output][1]
+    if labels is None:
+        labels = imagenet_labels() if classes == 1000 else None
+        labels = labels or ["class_%d" % i for i in range(classes)]
+    check_labels(labels, classes)
+    manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
+                                            quantize)
+    check_limits(manifest)
+    calib = _calibrate(manifest, consts, calibrate, calibrate_limit) if calibrate else None
+    write_bundle(out_path, manifest, blob, labels)
+    return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
+            "weight_bytes": len(blob), "classes": classes, "verify_rel_err": None,
+            "quantized_rel_err": None, "quantized_cosine": None, "calibration": calib}
 
 
 def check_spec(input_shape, color, mean, std, resize, name):
@@ -637,6 +680,8 @@ def main(argv=None):
                       help="your own nn.Module class, constructed without arguments")
     what.add_argument("--bundle", metavar="IN.ccm",
                       help="an f32 camclass bundle to quantize (with --quantize int8)")
+    what.add_argument("--onnx", metavar="MODEL.onnx",
+                      help="an ONNX classifier (opsets 11-17, one float32 NCHW image input)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--weights", help="state_dict .pth file (torchvision's format)")
     src.add_argument("--random-seed", type=int, help="seeded random weights and BN statistics")
@@ -644,7 +689,9 @@ def main(argv=None):
     cls.add_argument("--labels", help="labels.txt, one class name per line")
     cls.add_argument("--num-classes", type=int, help="number of classes (default 1000)")
     p.add_argument("--name", help="model name in the bundle (default: --model)")
-    p.add_argument("--input-size", type=int, default=224, help="square input side (224)")
+    p.add_argument("--input-size", type=int, default=None,
+                   help="square input side (224; with --onnx: the model's, needed only when "
+                        "it is symbolic)")
     p.add_argument("--resize", type=_parse_resize, default=None,
                    help="squash or center_crop:SIZE (default center_crop:256 for 224)")
     p.add_argument("--mean", type=float, nargs=3, default=IMAGENET_MEAN)
@@ -672,8 +719,14 @@ def main(argv=None):
             with open(args.labels, encoding="utf-8") as f:
                 labels = f.read().replace("\r\n", "\n").rstrip("\n").split("\n")
             num_classes = len(labels)
-        resize = args.resize or ("center_crop", args.input_size * 256 // 224)
-        if args.bundle:
+        input_size = args.input_size or 224
+        shape = (1, 3, input_size, input_size)
+        resize = args.resize or ("center_crop", input_size * 256 // 224)
+        if args.onnx:
+            info = export_onnx(args.onnx, args.output, args.input_size, labels, args.name,
+                               args.color, args.mean, args.std, args.resize, args.quantize,
+                               args.calibrate, args.calibrate_limit)
+        elif args.bundle:
             info = quantize_bundle(args.bundle, args.output, args.quantize, args.calibrate,
                                    args.calibrate_limit)
         elif args.model and args.model.startswith("quantization."):
@@ -681,21 +734,18 @@ def main(argv=None):
                 raise ExportError("--model %s is quantized by PyTorch's own workflow: give "
                                   "--calibrate DIR (images for its observers)" % args.model)
             model = build_torchvision_model(args.model, num_classes, args.weights,
-                                            args.random_seed,
-                                            (1, 3, args.input_size, args.input_size))
-            info = export_torch_quantized(model, args.output, args.calibrate,
-                                          (1, 3, args.input_size, args.input_size), labels,
+                                            args.random_seed, shape)
+            info = export_torch_quantized(model, args.output, args.calibrate, shape, labels,
                                           args.name or args.model, args.color, args.mean,
                                           args.std, resize, args.engine, args.calibrate_limit)
         else:
-            shape = (1, 3, args.input_size, args.input_size)
             if args.model:
                 model = build_torchvision_model(args.model, num_classes, args.weights,
                                                 args.random_seed, shape)
             else:
                 model = build_user_module(args.module, args.weights, args.random_seed, shape)
-            info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
-                                 labels, args.name or args.model or type(model).__name__,
+            info = export_module(model, args.output, shape, labels,
+                                 args.name or args.model or type(model).__name__,
                                  args.color, args.mean, args.std, resize, args.quantize,
                                  args.calibrate, args.calibrate_limit)
     except (ExportError, OSError) as e:

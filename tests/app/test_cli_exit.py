@@ -80,7 +80,7 @@ def main():
         (["--model", text, "--input", y4m, "--backend", "cpu", "--headless"],
          "camclass: bundle " + text),
         (["--model", os.path.join(tmp, "net.onnx"), "--input", y4m, "--headless"],
-         "an ONNX model; camclass does not import ONNX yet"),
+         "an ONNX model; convert it with tools/camclass_export.py --onnx FILE"),
         (["--model", os.path.join(tmp, "net.pth"), "--input", y4m, "--headless"],
          "a PyTorch file; convert it with tools/camclass_export.py"),
         (common + ["--input", "/nonexistent/clip.y4m"],
