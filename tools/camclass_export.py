@@ -5,7 +5,7 @@
                        [--weights state_dict.pth | --random-seed N]
                        [--labels labels.txt | --num-classes N] [--name NAME]
                        [--input-size 224] [--resize center_crop:256|squash]
-                       [--mean R G B --std R G B --color RGB|BGR]
+                       [--antialias on|off] [--mean R G B --std R G B --color RGB|BGR]
                        [--quantize int8 [--calibrate DIR]] -o out.ccm
 
 or, from Python, `export_module(module, "out.ccm", (1, 3, 224, 224), labels)` for your own
@@ -23,12 +23,19 @@ end, so that a failed export never leaves a bundle behind.
 
 Anything unsupported stops the export with one line naming the op and where it is in the source.
 
+The bundle's resize resamples as the model was trained: with --antialias on (the default for
+torchvision models, --model: their ImageNet transforms resize PIL images, which antialiases)
+camclass resizes as PIL's Image.resize(BILINEAR) and the bundle is format version 3; with
+--antialias off (the default for --module) as torch.nn.functional.interpolate without
+antialias, as every bundle before (docs/PREPROCESSING.md §3, §3b).
+
 With --quantize int8 (quantize="int8"), after that check the weights of conv2d and linear nodes
 are written as int8 with symmetric per-output-channel f32 scales (docs/MODEL_FORMAT.md,
 "i8 tensors"); the quantized graph is compared with the module and the difference reported.
 With --calibrate DIR as well (post-training static quantization), the activations get per-tensor
 int8 quantizations from their ranges on the user's images in DIR, preprocessed as camclass
-does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 and runs in
+does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 (3 with
+antialias) and runs in
 int8 arithmetic on the CPU backend. The int8-rounded graph is compared with the f32 one on
 those images and the agreement reported.
 """
@@ -112,8 +119,10 @@ class _Blob:
         return fields, deq.astype(np.float32)
 
 
-def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_weights=None):
+def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_weights=None,
+                   antialias=False):
     """Returns (manifest dict, {const name: f32 ndarray} in layout order, weights.bin bytes).
+    antialias: the bundle's resize is PIL's (version 3), else PyTorch's without antialias.
     quantize="int8": conv2d/linear weights are written as i8 with per-output-channel scales
     (quantize_int8, or as given in i8_weights {name: (int8 values, scales)}); their entry in
     the returned dict is the dequantized f32 tensor (q * scale), the values a loader
@@ -146,10 +155,9 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_
         graph.append(entry)
 
     classes = L.shapes[L.output][1]
-    policy, size = resize
     manifest = {
         "format": ccm_bundle.FORMAT,
-        "version": ccm_bundle.VERSION,
+        "version": ccm_bundle.VERSION_ANTIALIAS if antialias else ccm_bundle.VERSION,
         "name": name,
         "input": {
             "tensor": L.input,
@@ -157,8 +165,7 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_
             "color_order": color,
             "mean": [float(v) for v in mean],
             "std": [float(v) for v in std],
-            "resize": {"policy": policy, "size": size} if policy == "center_crop"
-            else {"policy": policy},
+            "resize": resize_spec(resize, antialias),
         },
         "output": {"tensor": L.output,
                    "kind": "probabilities" if L.nodes[-1].op == "softmax" else "logits",
@@ -321,7 +328,17 @@ def lower(module, input_shape, name):
     return L, gm
 
 
-def check_spec(input_shape, color, mean, std, resize, name):
+def resize_spec(resize, antialias):
+    """The manifest's input.resize for ("squash", None) or ("center_crop", S). "antialias" is
+    written only when true, so that a bundle without it is what exporters before it wrote."""
+    policy, size = resize
+    spec = {"policy": policy, "size": size} if policy == "center_crop" else {"policy": policy}
+    if antialias:
+        spec["antialias"] = True
+    return spec
+
+
+def check_spec(input_shape, color, mean, std, resize, name, antialias=False):
     """The bundle's input spec and name, as docs/MODEL_FORMAT.md allows them."""
     if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
         raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
@@ -334,6 +351,8 @@ def check_spec(input_shape, color, mean, std, resize, name):
             (policy == "center_crop" and (size is None or size < max(input_shape[2:]))):
         raise ExportError("resize %s:%s: use squash or center_crop:S with S >= %d"
                           % (policy, size, max(input_shape[2:])))
+    if not isinstance(antialias, bool):
+        raise ExportError("antialias %r: use True or False" % (antialias,))
     if not 1 <= len(name.encode("utf-8")) <= 128:
         raise ExportError("model name must be 1-128 bytes")
 
@@ -341,10 +360,12 @@ def check_spec(input_shape, color, mean, std, resize, name):
 def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, name=None,
                   color="RGB", mean=IMAGENET_MEAN, std=IMAGENET_STD,
                   resize=("center_crop", 256), quantize=None, calibrate=None,
-                  calibrate_limit=None):
+                  calibrate_limit=None, antialias=False):
     """Exports module (an nn.Module taking one [1,3,H,W] image, returning [1, classes]) to
     out_path. labels: list of class names; None = ImageNet names for 1000 classes, else
-    "class_N". resize: ("squash", None) or ("center_crop", S). quantize: None (all f32) or
+    "class_N". resize: ("squash", None) or ("center_crop", S); antialias: True when the model
+    was trained on images resized by PIL (torchvision's transforms on PIL images: its ImageNet
+    models), False for PyTorch's interpolate without antialias. quantize: None (all f32) or
     "int8" (conv2d/linear weights as i8 with per-output-channel scales, see quantize_int8;
     the fp32 graph is verified as always, then the quantized one is compared and reported).
     calibrate: a folder of images; with quantize="int8", activations are quantized too from
@@ -357,7 +378,7 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
         raise ExportError("--calibrate quantizes activations for int8: add --quantize int8")
     input_shape = [int(d) for d in input_shape]
     name = name or type(module).__name__
-    check_spec(input_shape, color, mean, std, resize, name)
+    check_spec(input_shape, color, mean, std, resize, name, antialias)
 
     was_training = module.training
     module.eval()
@@ -368,13 +389,14 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
             labels = imagenet_labels() if out_shape[1] == 1000 else None
             labels = labels or ["class_%d" % i for i in range(out_shape[1])]
         check_labels(labels, out_shape[1])
-        manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize)
+        manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
+                                                antialias=antialias)
         check_limits(manifest)
         rel_err = verify(module, manifest, consts)
         q_err = q_cos = calib = None
         if quantize:
             manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
-                                                    quantize)
+                                                    quantize, antialias=antialias)
             check_limits(manifest)
             q_err, q_cos = compare_quantized(module, manifest, consts)
         if calibrate:
@@ -390,7 +412,7 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
 def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 224),
                            labels=None, name=None, color="RGB", mean=IMAGENET_MEAN,
                            std=IMAGENET_STD, resize=("center_crop", 256), engine="qnnpack",
-                           calibrate_limit=None):
+                           calibrate_limit=None, antialias=False):
     """PyTorch's own eager-mode static quantization of a quantizable model (fuse_model(),
     the engine's default qconfig, calibration on the images in calibrate preprocessed as
     camclass will, convert()), exported with the converted model's int8 weights, scales and
@@ -399,10 +421,9 @@ def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 2
     rounding against the converted PyTorch model on the calibration images."""
     input_shape = [int(d) for d in input_shape]
     name = name or type(model).__name__
-    check_spec(input_shape, color, mean, std, resize, name)
-    policy, size = resize
+    check_spec(input_shape, color, mean, std, resize, name, antialias)
     spec = {"input": {"shape": input_shape, "color_order": color, "mean": list(mean),
-                      "std": list(std), "resize": {"policy": policy, "size": size}}}
+                      "std": list(std), "resize": resize_spec(resize, antialias)}}
     try:
         images = ccm_calibrate.load_images(calibrate, spec, calibrate_limit)
     except ccm_calibrate.CalibrationError as e:
@@ -418,7 +439,7 @@ def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 2
         labels = labels or ["class_%d" % i for i in range(classes)]
     check_labels(labels, classes)
     manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize, "int8",
-                                            i8_weights=i8)
+                                            i8_weights=i8, antialias=antialias)
     ccm_torchquant.stamp(manifest, L, converted, sites, act_dtype)
     check_limits(manifest)
     with torch.no_grad():
@@ -593,6 +614,10 @@ def main(argv=None):
     p.add_argument("--input-size", type=int, default=224, help="square input side (224)")
     p.add_argument("--resize", type=_parse_resize, default=None,
                    help="squash or center_crop:SIZE (default center_crop:256 for 224)")
+    p.add_argument("--antialias", choices=("on", "off"), default=None,
+                   help="resize as PIL does (on: antialiased, as torchvision's transforms on PIL "
+                        "images; bundle format version 3) or as interpolate without antialias "
+                        "(off); default on for --model, off for --module"),
     p.add_argument("--mean", type=float, nargs=3, default=IMAGENET_MEAN)
     p.add_argument("--std", type=float, nargs=3, default=IMAGENET_STD)
     p.add_argument("--color", choices=("RGB", "BGR"), default="RGB")
@@ -619,6 +644,12 @@ def main(argv=None):
                 labels = f.read().replace("\r\n", "\n").rstrip("\n").split("\n")
             num_classes = len(labels)
         resize = args.resize or ("center_crop", args.input_size * 256 // 224)
+        # torchvision's models were trained on PIL images resized by PIL (antialiased); a
+        # user's module, who knows: the old behaviour unless told.
+        antialias = (args.antialias or ("on" if args.model else "off")) == "on"
+        if args.bundle and args.antialias:
+            raise ExportError("--antialias: --bundle keeps the bundle's own resize; export the "
+                              "model again to change it")
         if args.bundle:
             info = quantize_bundle(args.bundle, args.output, args.quantize, args.calibrate,
                                    args.calibrate_limit)
@@ -631,7 +662,8 @@ def main(argv=None):
             info = export_torch_quantized(model, args.output, args.calibrate,
                                           (1, 3, args.input_size, args.input_size), labels,
                                           args.name or args.model, args.color, args.mean,
-                                          args.std, resize, args.engine, args.calibrate_limit)
+                                          args.std, resize, args.engine, args.calibrate_limit,
+                                          antialias)
         else:
             if args.model:
                 model = build_torchvision_model(args.model, num_classes, args.weights,
@@ -641,7 +673,7 @@ def main(argv=None):
             info = export_module(model, args.output, (1, 3, args.input_size, args.input_size),
                                  labels, args.name or args.model or type(model).__name__,
                                  args.color, args.mean, args.std, resize, args.quantize,
-                                 args.calibrate, args.calibrate_limit)
+                                 args.calibrate, args.calibrate_limit, antialias)
     except (ExportError, OSError) as e:
         print("%s: error: %s" % (prog, e), file=sys.stderr)
         return 1
@@ -654,6 +686,11 @@ def main(argv=None):
         print("%s: %s weights: outputs differ by %.2g x max|output| from PyTorch's on a random "
               "input (cosine %.6f)" % (prog, args.quantize, info["quantized_rel_err"],
                                        info["quantized_cosine"]))
+    if not args.bundle:
+        print("%s: input: %s, %s" % (prog, "squash" if resize[0] == "squash" else
+                                     "center_crop:%d" % resize[1],
+                                     "antialias on (PIL's resize; format version 3)" if antialias
+                                     else "antialias off (interpolate, as before version 3)"))
     if info.get("torch_int8"):
         n, engine, cos_min, cos_mean, top1 = info["torch_int8"]
         print("%s: PyTorch's %s quantization exported as is; the bundle's int8 rounding vs "

@@ -98,7 +98,7 @@ def act_quant(lo, hi):
 def quantize_activations(manifest, consts, images, batch=16):
     """Calibrates on images and adds "quant" to the input and every activation except those
     of f32-only ops (softmax); flatten/reshape/clamp outputs take their input's. Sets
-    version 2. Returns the number of quantized tensors."""
+    version 2 (or keeps a later one). Returns the number of quantized tensors."""
     ranges = {}
     for i in range(0, len(images), batch):
         ccm_bundle.run_graph(manifest, consts, images[i:i + batch].numpy(), record=ranges)
@@ -116,7 +116,7 @@ def quantize_activations(manifest, consts, images, batch=16):
         else:
             quant[name] = act_quant(*ranges[name])
         t["quant"] = dict(quant[name])
-    manifest["version"] = ccm_bundle.VERSION_ACT_QUANT
+    manifest["version"] = max(manifest["version"], ccm_bundle.VERSION_ACT_QUANT)
     return len(quant)
 
 
