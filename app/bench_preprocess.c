@@ -1,6 +1,7 @@
 /* camclass — preprocessing benchmark: ms per frame for 640×480 (YUYV and the other formats)
- * → 224×224, squash and center_crop 256, plus 1280×720 YUYV and 640×480 MJPEG (decode
- * included), on the calling thread (one core).
+ * → 224×224, squash and center_crop 256, each without and with antialias ("+aa": PIL's
+ * bilinear), plus 1280×720 YUYV and 640×480 MJPEG (decode included), on the calling thread
+ * (one core).
  *
  * Usage: bench_preprocess [iterations]   (default 300). Prints the median and the minimum.
  */
@@ -68,7 +69,7 @@ static bool bench_case(struct cc_preprocess *pp, const struct cc_frame *f,
             times[i - 10] = now_ms() - t0;
     }
     qsort(times, (size_t)iters, sizeof(double), cmp_double);
-    printf("%-6s %4dx%-4d -> 224x224 %-12s median %.3f ms  min %.3f ms\n",
+    printf("%-6s %4dx%-4d -> 224x224 %-15s median %.3f ms  min %.3f ms\n",
            cc_pixfmt_name(f->format), f->width, f->height, label, times[iters / 2], times[0]);
     return true;
 }
@@ -107,12 +108,17 @@ int main(int argc, char **argv)
                              .data = data,
                              .size = cap,
                              .capacity = cap};
-        spec.resize = CC_RESIZE_SQUASH;
-        ok = ok && bench_case(pp, &f, &spec, "squash", iters, out, times);
-        spec.resize = CC_RESIZE_CENTER_CROP;
-        spec.resize_size = 256;
-        ok = ok && bench_case(pp, &f, &spec, "center_crop", iters, out, times);
+        for (int aa = 0; aa < 2; aa++) {
+            spec.antialias = aa;
+            spec.resize = CC_RESIZE_SQUASH;
+            ok = ok && bench_case(pp, &f, &spec, aa ? "squash+aa" : "squash", iters, out, times);
+            spec.resize = CC_RESIZE_CENTER_CROP;
+            spec.resize_size = 256;
+            ok = ok && bench_case(pp, &f, &spec, aa ? "center_crop+aa" : "center_crop", iters, out,
+                                  times);
+        }
     }
+    spec.antialias = false;
     // Larger camera frames: YUYV 1280x720.
     struct cc_frame hd = {.format = CC_PIX_YUYV,
                           .width = 1280,
@@ -123,6 +129,10 @@ int main(int argc, char **argv)
                           .capacity = cap};
     spec.resize = CC_RESIZE_SQUASH;
     ok = ok && bench_case(pp, &hd, &spec, "squash", iters, out, times);
+    spec.resize = CC_RESIZE_CENTER_CROP;
+    spec.antialias = true;
+    ok = ok && bench_case(pp, &hd, &spec, "center_crop+aa", iters, out, times);
+    spec.antialias = false;
     // MJPEG: a smooth image (noise would not be a realistic JPEG); includes the decode.
     for (int y = 0; y < h; y++)
         for (int i = 0; i < w * 3; i++)

@@ -1,5 +1,8 @@
 /* camclass — fused convert + resample + normalize (see preprocess.h, docs/PREPROCESSING.md).
  *
+ * Two resamplers, as the bundle's resize spec says: PyTorch's bilinear without antialiasing
+ * (the default, below) and PIL's bilinear with antialiasing (antialias.c; aa_* below).
+ *
  * The bilinear resampling is separable and PyTorch evaluates it as
  *   out = h0·(w0·p00 + w1·p01) + h1·(w0·p10 + w1·p11)
  * i.e. horizontally first, then vertically. We do the same: for each source row an output row
@@ -8,12 +11,19 @@
  * normalizes and writes the three output planes. A source row is converted at most once per
  * frame while consecutive output rows share it (a two-row cache), and source pixels that no
  * tap touches are never read.
+ *
+ * With antialiasing each output reads k source pixels per axis (k ≈ 2·scale), and PIL
+ * rounds the horizontal pass to bytes before the vertical one: each source row the crop window
+ * needs is converted once (YUYV, NV12: over the span its taps touch) and resampled
+ * horizontally into a byte row, lazily as the output rows come to need it; each output row is
+ * then the vertical pass over k of those rows, fused with normalization.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "antialias.h"
 #include "convert.h"
 #include "decode.h"
 #include "preprocess.h"
@@ -32,8 +42,15 @@ struct cc_preprocess {
     struct cc_preprocess_geometry geo;
     enum cc_resize_policy policy;
     int resize_size;
-    struct taps tx, ty; // (out_w), (out_h)
+    bool antialias;     // which of the two tap sets below is built
+    struct taps tx, ty; // (out_w), (out_h); without antialias
     int tap_cap_x, tap_cap_y;
+
+    // With antialias: the tap tables (antialias.h) and the horizontally resampled source rows
+    // ay.lo … ay.hi − 1, each (3, out_w) planar bytes (R, G, B; GREY: R only).
+    struct cc_antialias_taps ax, ay;
+    uint8_t *aa_rows;
+    size_t aa_rows_cap;
 
     // Two horizontally resampled source rows, each planar (3, out_w); row_src[k] is the
     // source row held by rows[k], or -1.
@@ -167,15 +184,31 @@ static bool prepare_geometry(struct cc_preprocess *pp, int in_w, int in_h,
 {
     if (pp->have_geometry && pp->geo.in_w == in_w && pp->geo.in_h == in_h &&
         pp->geo.out_w == out_w && pp->geo.out_h == out_h && pp->policy == spec->resize &&
-        (spec->resize == CC_RESIZE_SQUASH || pp->resize_size == spec->resize_size))
+        (spec->resize == CC_RESIZE_SQUASH || pp->resize_size == spec->resize_size) &&
+        pp->antialias == spec->antialias)
         return true;
     pp->have_geometry = false;
     struct cc_preprocess_geometry g;
     if (!cc_preprocess_geometry(in_w, in_h, spec, out_w, out_h, &g, err))
         return false;
-    if (!taps_reserve(&pp->tx, &pp->tap_cap_x, out_w) ||
-        !taps_reserve(&pp->ty, &pp->tap_cap_y, out_h))
+    if (spec->antialias) {
+        if (!cc_antialias_taps_build(&pp->ax, in_w, g.resized_w, g.crop_x, out_w) ||
+            !cc_antialias_taps_build(&pp->ay, in_h, g.resized_h, g.crop_y, out_h))
+            return cc_error_set(err, "preprocess: out of memory for %dx%d tap tables", out_w,
+                                out_h);
+        size_t need = (size_t)(pp->ay.hi - pp->ay.lo) * 3 * (size_t)out_w;
+        if (need > pp->aa_rows_cap) {
+            uint8_t *r = realloc(pp->aa_rows, need);
+            if (!r)
+                return cc_error_set(err, "preprocess: out of memory for %d resampled rows",
+                                    pp->ay.hi - pp->ay.lo);
+            pp->aa_rows = r;
+            pp->aa_rows_cap = need;
+        }
+    } else if (!taps_reserve(&pp->tx, &pp->tap_cap_x, out_w) ||
+               !taps_reserve(&pp->ty, &pp->tap_cap_y, out_h)) {
         return cc_error_set(err, "preprocess: out of memory for %dx%d tap tables", out_w, out_h);
+    }
     int planar_w = in_w + 1; // whole pairs of an odd width
     if (planar_w > pp->planar_cap) {
         uint8_t *p = realloc(pp->planar, 3 * (size_t)planar_w);
@@ -193,11 +226,14 @@ static bool prepare_geometry(struct cc_preprocess *pp, int in_w, int in_h,
         }
         pp->row_cap = out_w;
     }
-    taps_compute(&pp->tx, in_w, g.resized_w, g.crop_x);
-    taps_compute(&pp->ty, in_h, g.resized_h, g.crop_y);
+    if (!spec->antialias) {
+        taps_compute(&pp->tx, in_w, g.resized_w, g.crop_x);
+        taps_compute(&pp->ty, in_h, g.resized_h, g.crop_y);
+    }
     pp->geo = g;
     pp->policy = spec->resize;
     pp->resize_size = spec->resize_size;
+    pp->antialias = spec->antialias;
     pp->have_geometry = true;
     return true;
 }
@@ -216,6 +252,9 @@ void cc_preprocess_destroy(struct cc_preprocess *pp)
         return;
     taps_finish(&pp->tx);
     taps_finish(&pp->ty);
+    cc_antialias_taps_finish(&pp->ax);
+    cc_antialias_taps_finish(&pp->ay);
+    free(pp->aa_rows);
     free(pp->rows[0]);
     free(pp->rows[1]);
     free(pp->planar);
@@ -322,6 +361,66 @@ static void hrow(struct cc_preprocess *pp, const struct source *s, int y, float 
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* With antialias: PIL's bilinear (antialias.h)                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Horizontal pass of source row y into dst: (3, out_w) planar bytes R, G, B (GREY: the R plane
+ * only; the vertical pass reads it for all three channels). Packed formats are read in place;
+ * YUYV and NV12 rows are first converted over the span of pairs the taps touch. */
+static void aa_hrow(struct cc_preprocess *pp, const struct source *s, int y, uint8_t *dst)
+{
+    const struct cc_antialias_taps *tx = &pp->ax;
+    const uint8_t *row = s->data + (size_t)y * s->stride;
+    size_t n = (size_t)tx->n, plane = (size_t)pp->planar_cap;
+    uint8_t *pr = pp->planar, *pg = pr + plane, *pb = pg + plane;
+    int pair0 = tx->lo >> 1, pair1 = ((tx->hi - 1) >> 1) + 1;
+    switch (s->fmt) {
+    case CC_PIX_RGB24:
+        cc_antialias_hpass_packed3(tx, row, dst, dst + n, dst + 2 * n);
+        break;
+    case CC_PIX_BGR24:
+        cc_antialias_hpass_packed3(tx, row, dst + 2 * n, dst + n, dst);
+        break;
+    case CC_PIX_GREY:
+        cc_antialias_hpass(tx, row, dst);
+        break;
+    case CC_PIX_YUYV:
+    case CC_PIX_NV12:
+        if (s->fmt == CC_PIX_YUYV)
+            cc_yuyv_row_to_planar(row, pair0, pair1, pr, pg, pb);
+        else
+            cc_nv12_row_to_planar(row, s->uv + (size_t)(y >> 1) * s->stride, pair0, pair1, pr, pg,
+                                  pb);
+        cc_antialias_hpass_planar3(tx, pr, pg, pb, dst, dst + n, dst + 2 * n);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The whole antialiased frame: each output row's vertical pass over the k horizontally
+ * resampled source rows it needs (made when first needed, each once), normalized into the
+ * three planes of out. from, scale, bias as in cc_preprocess. */
+static void aa_frame(struct cc_preprocess *pp, const struct source *s, const int from[3],
+                     const float scale[3], const float bias[3], float *out)
+{
+    const struct cc_antialias_taps *ty = &pp->ay;
+    int out_w = pp->ax.n, out_h = ty->n;
+    size_t stride = 3 * (size_t)out_w, plane = (size_t)out_w * out_h;
+    bool grey = s->fmt == CC_PIX_GREY;
+    int done = ty->lo; // source rows below this one are resampled
+    for (int oy = 0; oy < out_h; oy++) {
+        int first = ty->first[oy];
+        for (; done < first + ty->k; done++)
+            aa_hrow(pp, s, done, pp->aa_rows + (size_t)(done - ty->lo) * stride);
+        const uint8_t *rows = pp->aa_rows + (size_t)(first - ty->lo) * stride;
+        for (int c = 0; c < 3; c++)
+            cc_antialias_vpass(ty, oy, rows + (size_t)(grey ? 0 : from[c]) * out_w, stride, out_w,
+                               scale[c], bias[c], out + c * plane + (size_t)oy * out_w);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Frame checks and the fused pass                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -379,6 +478,10 @@ bool cc_preprocess(struct cc_preprocess *pp, const struct cc_frame *in,
         from[c] = spec->color == CC_COLOR_RGB ? c : 2 - c;
         scale[c] = 1.0f / (255.0f * spec->std[c]);
         bias[c] = -spec->mean[c] / spec->std[c];
+    }
+    if (spec->antialias) {
+        aa_frame(pp, &s, from, scale, bias, out_nchw);
+        return true;
     }
     pp->row_src[0] = pp->row_src[1] = -1;
     size_t plane = (size_t)out_w * out_h;

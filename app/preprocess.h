@@ -2,13 +2,15 @@
  *
  * cc_preprocess converts the frame's native pixels (YUYV, NV12, RGB24, BGR24, GREY, MJPEG) to
  * RGB, resamples them (squash, or resize-shorter-side + centre crop) with bilinear,
- * align_corners=False, no-antialias semantics, normalizes ((x/255 − mean)/std) and writes NCHW
- * float in the model's channel order — exactly as docs/PREPROCESSING.md specifies, matching
- * torch.nn.functional.interpolate / torchvision Resize + CenterCrop to ≤ 1e-4.
+ * align_corners=False, no-antialias semantics — or, when the spec says antialias, with PIL's
+ * antialiased bilinear —, normalizes ((x/255 − mean)/std) and writes NCHW float in the model's
+ * channel order — exactly as docs/PREPROCESSING.md specifies, matching
+ * torch.nn.functional.interpolate / torchvision Resize + CenterCrop (with antialias: the same
+ * transforms on PIL images, i.e. PIL's Image.resize) to ≤ 1e-4.
  *
  * The output depends only on the frame, the spec and the output size. The context only caches
  * work that depends on the geometry (tap tables, recomputed when the frame size, spec or
- * output size changes) and scratch memory (two resampled rows, the decoded MJPEG image).
+ * output size changes) and scratch memory (resampled rows, the decoded MJPEG image).
  *
  * Ownership: the caller owns the context, creates one per thread that preprocesses, and
  * destroys it. Not thread-safe: one context must not be used by two threads at once.

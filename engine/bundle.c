@@ -27,8 +27,9 @@
 #endif
 
 #define FORMAT_NAME "camclass-bundle"
-#define FORMAT_VERSION 2          // the newest this loader reads; version 1 still loads
+#define FORMAT_VERSION 3          // the newest this loader reads; versions 1 and 2 still load
 #define FIRST_ACT_QUANT_VERSION 2 // activation quantization ("quant" on an f32 activation)
+#define FIRST_ANTIALIAS_VERSION 3 // "antialias": true in input.resize
 #define MANIFEST_ENTRY "manifest.json"
 #define MAX_MANIFEST_BYTES ((uint64_t)16 << 20)
 #define MAX_LABELS_BYTES ((uint64_t)32 << 20) // 100 000 labels of 256 bytes + line ends
@@ -46,7 +47,7 @@ struct loader {
     struct cc_model *m;        // the model being built (owned until returned)
     struct cc_error merr;      // builder errors, passed on with the bundle prefix
     int64_t const_bytes;       // constant data read so far
-    int version;               // the manifest's format version (1 or 2)
+    int version;               // the manifest's format version (1 to FORMAT_VERSION)
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -478,6 +479,23 @@ static bool load_input(struct loader *L, const cJSON *root)
                   "input.resize", "size"))
         return false;
     in->resize_size = (int)size;
+    // Absent means false: older bundles keep PyTorch's bilinear without antialiasing. true
+    // needs version 3, so that a reader from before it refuses the bundle instead of
+    // resampling it the old way (it ignores keys it does not know).
+    const cJSON *ja = cJSON_GetObjectItemCaseSensitive(jr, "antialias");
+    if (ja && !cJSON_IsBool(ja))
+        return fail(L, "input.resize: \"antialias\" must be true or false, not %s",
+                    cJSON_IsNull(ja)     ? "null"
+                    : cJSON_IsString(ja) ? "a string"
+                    : cJSON_IsNumber(ja) ? "a number"
+                    : cJSON_IsArray(ja)  ? "an array"
+                                         : "an object");
+    in->antialias = cJSON_IsTrue(ja);
+    if (in->antialias && L->version < FIRST_ANTIALIAS_VERSION)
+        return fail(L,
+                    "input.resize: \"antialias\": true needs format version %d (this bundle says "
+                    "%d); re-export it with this camclass's tools/camclass_export.py",
+                    FIRST_ANTIALIAS_VERSION, L->version);
     return true;
 }
 

@@ -147,6 +147,8 @@ struct cc_input_spec {
     float mean[3], std[3];     // per model channel: (x/255 - mean) / std
     enum cc_resize_policy resize;
     int resize_size; // center_crop: shorter side is resized to this
+    bool antialias;  // resize as PIL's bilinear with antialiasing (format version 3), else
+                     // PyTorch's bilinear without (docs/PREPROCESSING.md)
 };
 
 struct cc_output_spec {

@@ -5,7 +5,7 @@
                        [--weights state_dict.pth | --random-seed N]
                        [--labels labels.txt | --num-classes N] [--name NAME]
                        [--input-size 224] [--resize center_crop:256|squash]
-                       [--mean R G B --std R G B --color RGB|BGR]
+                       [--antialias on|off] [--mean R G B --std R G B --color RGB|BGR]
                        [--quantize int8 [--calibrate DIR]] -o out.ccm
 
 or, from Python, `export_module(module, "out.ccm", (1, 3, 224, 224), labels)` for your own
@@ -23,12 +23,19 @@ end, so that a failed export never leaves a bundle behind.
 
 Anything unsupported stops the export with one line naming the op and where it is in the source.
 
+The bundle's resize resamples as the model was trained: with --antialias on (the default for
+torchvision models, --model: their ImageNet transforms resize PIL images, which antialiases)
+camclass resizes as PIL's Image.resize(BILINEAR) and the bundle is format version 3; with
+--antialias off (the default for --module) as torch.nn.functional.interpolate without
+antialias, as every bundle before (docs/PREPROCESSING.md §3, §3b).
+
 With --quantize int8 (quantize="int8"), after that check the weights of conv2d and linear nodes
 are written as int8 with symmetric per-output-channel f32 scales (docs/MODEL_FORMAT.md,
 "i8 tensors"); the quantized graph is compared with the module and the difference reported.
 With --calibrate DIR as well (post-training static quantization), the activations get per-tensor
 int8 quantizations from their ranges on the user's images in DIR, preprocessed as camclass
-does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 and runs in
+does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 (3 with
+antialias) and runs in
 int8 arithmetic on the CPU backend. The int8-rounded graph is compared with the f32 one on
 those images and the agreement reported.
 """
@@ -117,8 +124,10 @@ class _Blob:
         return fields, deq.astype(np.float32)
 
 
-def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_weights=None):
+def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_weights=None,
+                   antialias=False):
     """Returns (manifest dict, {const name: f32 ndarray} in layout order, weights.bin bytes).
+    antialias: the bundle's resize is PIL's (version 3), else PyTorch's without antialias.
     quantize="int8": conv2d/linear weights are written as i8 with per-output-channel scales
     (quantize_int8, or as given in i8_weights {name: (int8 values, scales)}); their entry in
     the returned dict is the dequantized f32 tensor (q * scale), the values a loader
@@ -151,10 +160,9 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_
         graph.append(entry)
 
     classes = L.shapes[L.output][1]
-    policy, size = resize
     manifest = {
         "format": ccm_bundle.FORMAT,
-        "version": ccm_bundle.VERSION,
+        "version": ccm_bundle.VERSION_ANTIALIAS if antialias else ccm_bundle.VERSION,
         "name": name,
         "input": {
             "tensor": L.input,
@@ -162,8 +170,7 @@ def build_manifest(L, name, labels, color, mean, std, resize, quantize=None, i8_
             "color_order": color,
             "mean": [float(v) for v in mean],
             "std": [float(v) for v in std],
-            "resize": {"policy": policy, "size": size} if policy == "center_crop"
-            else {"policy": policy},
+            "resize": resize_spec(resize, antialias),
         },
         "output": {"tensor": L.output,
                    "kind": "probabilities" if L.nodes[-1].op == "softmax" else "logits",
@@ -368,7 +375,7 @@ def finish_lowering(L):
 
 def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="RGB",
                 mean=IMAGENET_MEAN, std=IMAGENET_STD, resize=None, quantize=None,
-                calibrate=None, calibrate_limit=None):
+                calibrate=None, calibrate_limit=None, antialias=False):
     """Imports the ONNX classifier at path (opsets 11-17, one float32 NCHW image input, one
     [1, classes] output) to a bundle at out_path, with the same passes, checks and options as
     export_module. input_size: the image side when the model's is symbolic. resize: None =
@@ -382,14 +389,14 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     input_shape = L.shapes[L.input]
     name = name or os.path.splitext(os.path.basename(path))[0][:128] or "onnx"
     resize = resize or ("center_crop", max(input_shape[2:]) * 256 // 224)
-    check_spec(input_shape, color, mean, std, resize, name)
+    check_spec(input_shape, color, mean, std, resize, name, antialias)
     classes = L.shapes[L.output][1]
     if labels is None:
         labels = imagenet_labels() if classes == 1000 else None
         labels = labels or ["class_%d" % i for i in range(classes)]
     check_labels(labels, classes)
     manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
-                                            quantize)
+                                            quantize, antialias=antialias)
     check_limits(manifest)
     calib = _calibrate(manifest, consts, calibrate, calibrate_limit) if calibrate else None
     write_bundle(out_path, manifest, blob, labels)
@@ -398,7 +405,17 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
             "quantized_rel_err": None, "quantized_cosine": None, "calibration": calib}
 
 
-def check_spec(input_shape, color, mean, std, resize, name):
+def resize_spec(resize, antialias):
+    """The manifest's input.resize for ("squash", None) or ("center_crop", S). "antialias" is
+    written only when true, so that a bundle without it is what exporters before it wrote."""
+    policy, size = resize
+    spec = {"policy": policy, "size": size} if policy == "center_crop" else {"policy": policy}
+    if antialias:
+        spec["antialias"] = True
+    return spec
+
+
+def check_spec(input_shape, color, mean, std, resize, name, antialias=False):
     """The bundle's input spec and name, as docs/MODEL_FORMAT.md allows them."""
     if len(input_shape) != 4 or input_shape[:2] != [1, 3]:
         raise ExportError("input shape %s: camclass models take [1, 3, H, W]" % input_shape)
@@ -411,6 +428,8 @@ def check_spec(input_shape, color, mean, std, resize, name):
             (policy == "center_crop" and (size is None or size < max(input_shape[2:]))):
         raise ExportError("resize %s:%s: use squash or center_crop:S with S >= %d"
                           % (policy, size, max(input_shape[2:])))
+    if not isinstance(antialias, bool):
+        raise ExportError("antialias %r: use True or False" % (antialias,))
     if not 1 <= len(name.encode("utf-8")) <= 128:
         raise ExportError("model name must be 1-128 bytes")
 
@@ -418,10 +437,12 @@ def check_spec(input_shape, color, mean, std, resize, name):
 def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, name=None,
                   color="RGB", mean=IMAGENET_MEAN, std=IMAGENET_STD,
                   resize=("center_crop", 256), quantize=None, calibrate=None,
-                  calibrate_limit=None):
+                  calibrate_limit=None, antialias=False):
     """Exports module (an nn.Module taking one [1,3,H,W] image, returning [1, classes]) to
     out_path. labels: list of class names; None = ImageNet names for 1000 classes, else
-    "class_N". resize: ("squash", None) or ("center_crop", S). quantize: None (all f32) or
+    "class_N". resize: ("squash", None) or ("center_crop", S); antialias: True when the model
+    was trained on images resized by PIL (torchvision's transforms on PIL images: its ImageNet
+    models), False for PyTorch's interpolate without antialias. quantize: None (all f32) or
     "int8" (conv2d/linear weights as i8 with per-output-channel scales, see quantize_int8;
     the fp32 graph is verified as always, then the quantized one is compared and reported).
     calibrate: a folder of images; with quantize="int8", activations are quantized too from
@@ -434,7 +455,7 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
         raise ExportError("--calibrate quantizes activations for int8: add --quantize int8")
     input_shape = [int(d) for d in input_shape]
     name = name or type(module).__name__
-    check_spec(input_shape, color, mean, std, resize, name)
+    check_spec(input_shape, color, mean, std, resize, name, antialias)
 
     was_training = module.training
     module.eval()
@@ -445,13 +466,14 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
             labels = imagenet_labels() if out_shape[1] == 1000 else None
             labels = labels or ["class_%d" % i for i in range(out_shape[1])]
         check_labels(labels, out_shape[1])
-        manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize)
+        manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
+                                                antialias=antialias)
         check_limits(manifest)
         rel_err = verify(module, manifest, consts)
         q_err = q_cos = calib = None
         if quantize:
             manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize,
-                                                    quantize)
+                                                    quantize, antialias=antialias)
             check_limits(manifest)
             q_err, q_cos = compare_quantized(module, manifest, consts)
         if calibrate:
@@ -467,7 +489,7 @@ def export_module(module, out_path, input_shape=(1, 3, 224, 224), labels=None, n
 def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 224),
                            labels=None, name=None, color="RGB", mean=IMAGENET_MEAN,
                            std=IMAGENET_STD, resize=("center_crop", 256), engine="qnnpack",
-                           calibrate_limit=None):
+                           calibrate_limit=None, antialias=False):
     """PyTorch's own eager-mode static quantization of a quantizable model (fuse_model(),
     the engine's default qconfig, calibration on the images in calibrate preprocessed as
     camclass will, convert()), exported with the converted model's int8 weights, scales and
@@ -476,10 +498,9 @@ def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 2
     rounding against the converted PyTorch model on the calibration images."""
     input_shape = [int(d) for d in input_shape]
     name = name or type(model).__name__
-    check_spec(input_shape, color, mean, std, resize, name)
-    policy, size = resize
+    check_spec(input_shape, color, mean, std, resize, name, antialias)
     spec = {"input": {"shape": input_shape, "color_order": color, "mean": list(mean),
-                      "std": list(std), "resize": {"policy": policy, "size": size}}}
+                      "std": list(std), "resize": resize_spec(resize, antialias)}}
     try:
         images = ccm_calibrate.load_images(calibrate, spec, calibrate_limit)
     except ccm_calibrate.CalibrationError as e:
@@ -495,7 +516,7 @@ def export_torch_quantized(model, out_path, calibrate, input_shape=(1, 3, 224, 2
         labels = labels or ["class_%d" % i for i in range(classes)]
     check_labels(labels, classes)
     manifest, consts, blob = build_manifest(L, name, labels, color, mean, std, resize, "int8",
-                                            i8_weights=i8)
+                                            i8_weights=i8, antialias=antialias)
     ccm_torchquant.stamp(manifest, L, converted, sites, act_dtype)
     check_limits(manifest)
     with torch.no_grad():
@@ -559,8 +580,9 @@ def randomize(model, seed, input_shape=(1, 3, 224, 224), batches=8):
     """Seeded random BatchNorm affine parameters and conv/linear biases (so that folding is
     really exercised), then BatchNorm statistics calibrated on seeded random inputs of
     input_shape: train-mode forward passes with momentum=None (a plain average over the
-    passes), as a trained network's statistics are. One image per pass: user modules may
-    assume batch 1 (x.view(1, -1)). Random statistics instead saturate the
+    passes), as a trained network's statistics are. Two images per pass (a BatchNorm over a 1x1
+    map needs more than one value per channel), or one when the module refuses a batch (user
+    modules may assume batch 1: x.view(1, -1)). Random statistics instead saturate the
     activations and leave a network whose logits barely depend on its input (issue 10 §4)."""
     g = torch.Generator().manual_seed(seed)
 
@@ -586,8 +608,18 @@ def randomize(model, seed, input_shape=(1, 3, 224, 224), batches=8):
             m.momentum = None
         model.train()
         torch.manual_seed(seed)  # dropout and stochastic depth draw from the global generator
-        for _ in range(batches):
-            model(torch.randn(tuple(input_shape), generator=g))
+        for batch in (2, 1):
+            state = g.get_state()
+            try:
+                for _ in range(batches):
+                    model(torch.randn((batch,) + tuple(input_shape[1:]), generator=g))
+                break
+            except (RuntimeError, ValueError):  # a module that takes one image only
+                if batch == 1:
+                    raise
+                g.set_state(state)
+                for m in calibrated:
+                    m.reset_running_stats()
         model.eval()
         for m, momentum in zip(calibrated, momenta):
             m.momentum = momentum
@@ -694,6 +726,10 @@ def main(argv=None):
                         "it is symbolic)")
     p.add_argument("--resize", type=_parse_resize, default=None,
                    help="squash or center_crop:SIZE (default center_crop:256 for 224)")
+    p.add_argument("--antialias", choices=("on", "off"), default=None,
+                   help="resize as PIL does (on: antialiased, as torchvision's transforms on PIL "
+                        "images; bundle format version 3) or as interpolate without antialias "
+                        "(off); default on for --model, off for --module and --onnx")
     p.add_argument("--mean", type=float, nargs=3, default=IMAGENET_MEAN)
     p.add_argument("--std", type=float, nargs=3, default=IMAGENET_STD)
     p.add_argument("--color", choices=("RGB", "BGR"), default="RGB")
@@ -722,10 +758,16 @@ def main(argv=None):
         input_size = args.input_size or 224
         shape = (1, 3, input_size, input_size)
         resize = args.resize or ("center_crop", input_size * 256 // 224)
+        # torchvision's models were trained on PIL images resized by PIL (antialiased); a
+        # user's module or an ONNX file, who knows: the old behaviour unless told.
+        antialias = (args.antialias or ("on" if args.model else "off")) == "on"
+        if args.bundle and args.antialias:
+            raise ExportError("--antialias: --bundle keeps the bundle's own resize; export the "
+                              "model again to change it")
         if args.onnx:
             info = export_onnx(args.onnx, args.output, args.input_size, labels, args.name,
                                args.color, args.mean, args.std, args.resize, args.quantize,
-                               args.calibrate, args.calibrate_limit)
+                               args.calibrate, args.calibrate_limit, antialias)
         elif args.bundle:
             info = quantize_bundle(args.bundle, args.output, args.quantize, args.calibrate,
                                    args.calibrate_limit)
@@ -737,7 +779,8 @@ def main(argv=None):
                                             args.random_seed, shape)
             info = export_torch_quantized(model, args.output, args.calibrate, shape, labels,
                                           args.name or args.model, args.color, args.mean,
-                                          args.std, resize, args.engine, args.calibrate_limit)
+                                          args.std, resize, args.engine, args.calibrate_limit,
+                                          antialias)
         else:
             if args.model:
                 model = build_torchvision_model(args.model, num_classes, args.weights,
@@ -747,7 +790,7 @@ def main(argv=None):
             info = export_module(model, args.output, shape, labels,
                                  args.name or args.model or type(model).__name__,
                                  args.color, args.mean, args.std, resize, args.quantize,
-                                 args.calibrate, args.calibrate_limit)
+                                 args.calibrate, args.calibrate_limit, antialias)
     except (ExportError, OSError) as e:
         print("%s: error: %s" % (prog, e), file=sys.stderr)
         return 1
@@ -760,6 +803,11 @@ def main(argv=None):
         print("%s: %s weights: outputs differ by %.2g x max|output| from PyTorch's on a random "
               "input (cosine %.6f)" % (prog, args.quantize, info["quantized_rel_err"],
                                        info["quantized_cosine"]))
+    if not args.bundle:
+        print("%s: input: %s, %s" % (prog, "squash" if resize[0] == "squash" else
+                                     "center_crop:%d" % resize[1],
+                                     "antialias on (PIL's resize; format version 3)" if antialias
+                                     else "antialias off (interpolate, as before version 3)"))
     if info.get("torch_int8"):
         n, engine, cos_min, cos_mean, top1 = info["torch_int8"]
         print("%s: PyTorch's %s quantization exported as is; the bundle's int8 rounding vs "

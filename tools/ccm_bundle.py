@@ -14,8 +14,10 @@ import torch
 import torch.nn.functional as F
 
 FORMAT = "camclass-bundle"
-VERSION = 1  # what the exporter writes unless activations are quantized
+# The exporter writes the lowest version a bundle needs (each includes the earlier ones).
+VERSION = 1  # what the exporter writes unless the bundle uses one of the following
 VERSION_ACT_QUANT = 2  # "quant": {"scale", "zero_point"} on activations
+VERSION_ANTIALIAS = 3  # "antialias": true in input.resize (PIL's resize)
 ALIGN = 64  # every tensor starts at a multiple of this inside its data entry
 
 # A fused activation is a clamp range; JSON has no infinity, so an open side of a "clamp"

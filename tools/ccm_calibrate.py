@@ -1,8 +1,9 @@
 """camclass post-training static quantization: activation ranges from the user's own images.
 
 `load_images(folder, manifest)` reads every PNG/JPEG in a folder and preprocesses it the way
-camclass does for that bundle (docs/PREPROCESSING.md: colour order, squash or resize + centre
-crop with bilinear sampling, align_corners=False, no antialias, then (x/255 - mean) / std).
+camclass does for that bundle (`preprocess`; docs/PREPROCESSING.md: colour order, squash or
+resize + centre crop with bilinear sampling — PyTorch's, align_corners=False, no antialias, or
+with "antialias": true PIL's, antialiased — then (x/255 - mean) / std).
 `quantize_activations(manifest, consts, images)` runs the bundle graph on them, records each
 activation's range and writes per-tensor int8 quantizations into the manifest
 (docs/MODEL_FORMAT.md, "Quantized activations"), which makes it a version 2 bundle.
@@ -31,18 +32,31 @@ class CalibrationError(Exception):
     pass
 
 
-def _preprocess(rgb, inp):
-    """rgb: uint8 HxWx3 array -> float32 (3, H, W) model input as camclass computes it."""
-    x = torch.from_numpy(rgb.copy()).permute(2, 0, 1).float()
-    if inp["color_order"] == "BGR":
-        x = x.flip(0)
+def preprocess(rgb, inp):
+    """rgb: uint8 HxWx3 array -> float32 (3, H, W) model input as camclass computes it for the
+    bundle's "input" spec inp (tests/capture/make_preprocess_ref.py checks it against the
+    references camclass is checked with)."""
     h, w = inp["shape"][2:]
     rs = inp["resize"]
-    if rs["policy"] == "squash":
-        x = F.interpolate(x[None], size=(h, w), mode="bilinear", align_corners=False)[0]
+    if rs.get("antialias", False):
+        # PIL's bilinear (antialiased) on the bytes, as torchvision's transforms do on PIL
+        # images; PIL rounds the result to bytes.
+        from PIL import Image
+        img = Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8), "RGB")
+        if rs["policy"] == "squash":
+            img = TF.resize(img, [h, w], InterpolationMode.BILINEAR)
+        else:
+            img = TF.center_crop(TF.resize(img, rs["size"], InterpolationMode.BILINEAR), [h, w])
+        x = torch.from_numpy(np.asarray(img).copy()).permute(2, 0, 1).float()
     else:
-        x = TF.resize(x, rs["size"], InterpolationMode.BILINEAR, antialias=False)
-        x = TF.center_crop(x, [h, w])
+        x = torch.from_numpy(rgb.copy()).permute(2, 0, 1).float()
+        if rs["policy"] == "squash":
+            x = F.interpolate(x[None], size=(h, w), mode="bilinear", align_corners=False)[0]
+        else:
+            x = TF.resize(x, rs["size"], InterpolationMode.BILINEAR, antialias=False)
+            x = TF.center_crop(x, [h, w])
+    if inp["color_order"] == "BGR":
+        x = x.flip(0)
     mean = torch.tensor(inp["mean"]).view(3, 1, 1)
     std = torch.tensor(inp["std"]).view(3, 1, 1)
     return (x / 255.0 - mean) / std
@@ -66,7 +80,7 @@ def load_images(folder, manifest, limit=None):
                 rgb = np.asarray(im.convert("RGB"))
         except (OSError, ValueError) as e:
             raise CalibrationError("calibration image %s cannot be read: %s" % (path, e))
-        xs.append(_preprocess(rgb, manifest["input"]))
+        xs.append(preprocess(rgb, manifest["input"]))
     return torch.stack(xs)
 
 
@@ -84,7 +98,7 @@ def act_quant(lo, hi):
 def quantize_activations(manifest, consts, images, batch=16):
     """Calibrates on images and adds "quant" to the input and every activation except those
     of f32-only ops (softmax); flatten/reshape/clamp outputs take their input's. Sets
-    version 2. Returns the number of quantized tensors."""
+    version 2 (or keeps a later one). Returns the number of quantized tensors."""
     ranges = {}
     for i in range(0, len(images), batch):
         ccm_bundle.run_graph(manifest, consts, images[i:i + batch].numpy(), record=ranges)
@@ -102,7 +116,7 @@ def quantize_activations(manifest, consts, images, batch=16):
         else:
             quant[name] = act_quant(*ranges[name])
         t["quant"] = dict(quant[name])
-    manifest["version"] = ccm_bundle.VERSION_ACT_QUANT
+    manifest["version"] = max(manifest["version"], ccm_bundle.VERSION_ACT_QUANT)
     return len(quant)
 
 

@@ -125,7 +125,8 @@ def weights_of(L, converted):
 
 
 def stamp(manifest, L, converted, sites, activation_dtype=torch.quint8):
-    """Writes the converted model's activation quantizations into manifest (version 2)."""
+    """Writes the converted model's activation quantizations into manifest (version 2, or a
+    later one it has)."""
     shift = 128 if activation_dtype == torch.quint8 else 0
     quant = {}
     quant[manifest["input"]["tensor"]] = _act_quant(converted.quant, shift)
@@ -144,4 +145,4 @@ def stamp(manifest, L, converted, sites, activation_dtype=torch.quint8):
     for t in manifest["tensors"]:
         if t["name"] in quant:
             t["quant"] = dict(quant[t["name"]])
-    manifest["version"] = 2
+    manifest["version"] = max(manifest["version"], 2)

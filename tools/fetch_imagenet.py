@@ -8,7 +8,8 @@ MobileNet_V2_Weights.IMAGENET1K_V1), checks the sha256 prefix that the file name
 (`mobilenet_v2-b0353104.pth`: the first hex digits of the file's sha256, the check torch.hub
 makes), loads them into torchvision's mobilenet_v2 and exports a camclass bundle with the
 exporter (tools/camclass_export.py): torchvision's 1000 ImageNet category names, center crop
-256 -> 224, ImageNet mean/std.
+256 -> 224 resized as PIL does ("antialias": true, format version 3: the preprocessing
+torchvision trained and evaluated it with), ImageNet mean/std.
 
 Nothing partial is ever installed: the download goes to a temporary file (deleted on every
 exit), and the exporter writes the bundle to a temporary file renamed into place only after its
@@ -241,7 +242,7 @@ def fetch(url, dest, force=False, timeout=30.0, threads=1):
             os.makedirs(dest, exist_ok=True)
             summary = ce.export_module(model, out, (1, 3, 224, 224), labels, MODEL_NAME,
                                        "RGB", ce.IMAGENET_MEAN, ce.IMAGENET_STD,
-                                       ("center_crop", 256))
+                                       ("center_crop", 256), antialias=True)
         except (ce.ExportError, OSError) as e:
             if created:
                 try:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""camclass — PyTorch references for tests/capture/test_preprocess.c.
+"""camclass — PyTorch and PIL references for tests/capture/test_preprocess.c.
 
-Usage: make_preprocess_ref.py OUTDIR
+Usage: make_preprocess_ref.py OUTDIR [PHOTO...]
 
 Writes test frames in every source format (random and structured content, several sizes,
 padded strides) and, for each, the model input tensor computed with PyTorch exactly as
@@ -14,9 +14,22 @@ docs/PREPROCESSING.md specifies:
 MJPEG frames are JPEGs made with torchvision.io.encode_jpeg; their reference starts from
 torchvision.io.decode_jpeg (libjpeg-turbo, default settings, like the C side).
 
+Bundles with "antialias": true (§3b) get PIL's references instead: the same RGB bytes as a PIL
+image through torchvision's ImageNet evaluation transforms on PIL images, Resize(S) +
+CenterCrop((H, W)) (squash: Resize((H, W))) — that is PIL's Image.resize(size, BILINEAR) and
+a crop, checked here for every case — then x/255, (x - mean)/std. The same for each PHOTO (a
+PNG or JPEG file; the C side decodes it with camclass's own file source, PIL with its own
+decoder); without PHOTOs, the photographs of Debian's python3-skimage (PHOTOS below;
+tools/setup.sh installs it), shrunk 1.2x to 5.5x, and one enlarged.
+
+The PIL references also check tools/ccm_calibrate.py, the exporter's Python copy of camclass's
+preprocessing (calibration images), against the same numbers.
+
 OUTDIR/cases.txt has one line per case:
-  name format width height stride policy size out_w out_h color m0 m1 m2 s0 s1 s2
-and OUTDIR/<name>.frame (raw frame bytes) and OUTDIR/<name>.ref (float32 NCHW, little endian).
+  name format width height stride policy size antialias out_w out_h color m0 m1 m2 s0 s1 s2
+  [path]
+and OUTDIR/<name>.frame (raw frame bytes; not for photos, format FILE, whose last field is the
+file's path) and OUTDIR/<name>.ref (float32 NCHW, little endian).
 """
 import os
 import sys
@@ -25,12 +38,20 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torchvision.io as tio
+import torchvision.transforms as T
 import torchvision.transforms.functional as TF
+from PIL import Image
 from torchvision.transforms import InterpolationMode
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import ccm_calibrate  # noqa: E402  (tools/ccm_calibrate.py)
 
 torch.set_num_threads(1)
 
 IMAGENET = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
+# Photographs in skimage's data directory: RGB and grey PNGs, JPEGs, 102 to 1411 pixels.
+PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "motorcycle_left.png",
+          "rocket.jpg", "hubble_deep_field.jpg", "retina.jpg", "coins.png", "microaneurysms.png")
 OTHER = ((0.5, 0.25, 0.75), (0.5, 0.2, 0.3))
 
 
@@ -91,6 +112,41 @@ def reference(rgb, color, policy, size, out_w, out_h, mean, std):
     return ((x / 255.0 - m) / s).contiguous()
 
 
+def pil_reference(img, color, policy, size, out_w, out_h, mean, std):
+    """An RGB PIL image -> (1,3,H,W) float32 as torchvision's transforms make it on PIL images
+    (resize with PIL's bilinear, antialiased), normalized, in model channel order."""
+    if policy == "squash":
+        tf = T.Resize((out_h, out_w), interpolation=InterpolationMode.BILINEAR)
+    else:
+        tf = T.Compose([T.Resize(size, interpolation=InterpolationMode.BILINEAR),
+                        T.CenterCrop((out_h, out_w))])
+    out = tf(img)
+    # torchvision hands PIL images to PIL's own resize: the same bytes as calling it directly.
+    w, h = img.size
+    if policy == "squash":
+        direct = img.resize((out_w, out_h), Image.BILINEAR)
+    else:
+        rw, rh = (size, int(size * h / w)) if w <= h else (int(size * w / h), size)
+        left, top = int(round((rw - out_w) / 2.0)), int(round((rh - out_h) / 2.0))
+        direct = img.resize((rw, rh), Image.BILINEAR).crop(
+            (left, top, left + out_w, top + out_h))
+    assert np.array_equal(np.asarray(out), np.asarray(direct)), "torchvision's Resize is not PIL's"
+    x = torch.from_numpy(np.asarray(out).copy()).permute(2, 0, 1).float()
+    x = x if color == "RGB" else x.flip(0)
+    m = torch.tensor(mean, dtype=torch.float32).view(3, 1, 1)
+    s = torch.tensor(std, dtype=torch.float32).view(3, 1, 1)
+    ref = ((x / 255.0 - m) / s).unsqueeze(0).contiguous()
+    # The exporter's calibration preprocessing must give the same numbers.
+    spec = {"shape": [1, 3, out_h, out_w], "color_order": color, "mean": list(mean),
+            "std": list(std), "resize": {"policy": policy, "antialias": True}}
+    if policy == "center_crop":
+        spec["resize"]["size"] = size
+    calib = ccm_calibrate.preprocess(np.asarray(img.convert("RGB")), spec)
+    diff = float((calib - ref[0]).abs().max())
+    assert diff <= 1e-5, "ccm_calibrate differs from PIL by %g" % diff
+    return ref
+
+
 # ---- test frames ------------------------------------------------------------------------
 
 def frame_bytes(fmt, w, h, stride, rng, structured):
@@ -120,6 +176,36 @@ def min_stride(fmt, w):
             "BGR24": 3 * w, "GREY": w}[fmt]
 
 
+def skimage_photos():
+    """Paths of PHOTOS in skimage's data directory (found without importing skimage)."""
+    import importlib.util
+    spec = importlib.util.find_spec("skimage")
+    data = os.path.join(list(spec.submodule_search_locations)[0], "data") if spec else None
+    missing = [n for n in PHOTOS if not data or not os.path.isfile(os.path.join(data, n))]
+    if missing:
+        sys.exit("make_preprocess_ref: no %s in skimage's data directory (%s): install Debian's "
+                 "python3-skimage (tools/setup.sh does)" % (", ".join(missing), data))
+    return [os.path.join(data, n) for n in PHOTOS]
+
+
+def spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color, mean, std, path=""):
+    return "%s %s %d %d %d %s %d %d %d %d %s %s %s%s\n" % (
+        name, fmt, w, h, stride, policy, size, int(aa), ow, oh, color,
+        " ".join(repr(float(np.float32(m))) for m in mean),
+        " ".join(repr(float(np.float32(s))) for s in std), " " + path if path else "")
+
+
+def check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref):
+    """tools/ccm_calibrate.py's preprocessing of rgb ((3, h, w) float) against ref."""
+    spec = {"shape": [1, 3, oh, ow], "color_order": color, "mean": list(mean),
+            "std": list(std), "resize": {"policy": policy}}
+    if policy == "center_crop":
+        spec["resize"]["size"] = size
+    calib = ccm_calibrate.preprocess(rgb.permute(1, 2, 0).to(torch.uint8).numpy(), spec)
+    diff = float((calib - ref[0]).abs().max())
+    assert diff <= 1e-5, "ccm_calibrate differs from PyTorch by %g" % diff
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -130,15 +216,22 @@ def main():
     policies = [("squash", 0, 224, 224), ("center_crop", 256, 224, 224)]
     extra = [("squash", 0, 160, 128), ("center_crop", 200, 160, 128),
              ("center_crop", 224, 224, 224)]
+    # Antialias only: axes hardly longer than the filter (windows cut at both edges), and a
+    # 3x2 frame blown up.
+    tiny = [((9, 5), ("squash", 0, 3, 2)), ((5, 9), ("center_crop", 3, 3, 3)),
+            ((3, 2), ("squash", 0, 224, 224))]
     lines = []
     n = 0
-    for fmt in ("YUYV", "NV12", "RGB24", "BGR24", "GREY", "MJPEG"):
-        for si, (w, h) in enumerate(sizes):
-            for pi, (policy, size, ow, oh) in enumerate(policies + extra):
-                if pi >= len(policies) and si not in (0, 3, 6):
-                    continue  # the extra geometries on a few sizes only
+    for aa in (False, True):
+        for fmt in ("YUYV", "NV12", "RGB24", "BGR24", "GREY", "MJPEG"):
+            geometries = [((w, h), g) for si, (w, h) in enumerate(sizes)
+                          for pi, g in enumerate(policies + extra)
+                          if pi < len(policies) or si in (0, 3, 6)]  # extras on a few sizes
+            if aa and fmt in ("YUYV", "RGB24", "MJPEG"):
+                geometries += tiny
+            for (w, h), (policy, size, ow, oh) in geometries:
                 n += 1
-                name = "c%03d_%s_%dx%d_%s" % (n, fmt, w, h, policy)
+                name = "c%03d_%s_%dx%d_%s%s" % (n, fmt, w, h, policy, "_aa" if aa else "")
                 color = "BGR" if n % 3 == 0 else "RGB"
                 mean, std = OTHER if n % 4 == 1 else IMAGENET
                 structured = n % 2 == 0
@@ -155,13 +248,33 @@ def main():
                     stride = min_stride(fmt, w) + (8 if n % 3 == 1 else 0)
                     raw = frame_bytes(fmt, w, h, stride, rng, structured)
                     rgb = rgb_of(fmt, raw, w, h, stride)
-                ref = reference(rgb, color, policy, size, ow, oh, mean, std)
+                if aa:
+                    img = Image.fromarray(rgb.permute(1, 2, 0).to(torch.uint8).numpy(), "RGB")
+                    ref = pil_reference(img, color, policy, size, ow, oh, mean, std)
+                else:
+                    ref = reference(rgb, color, policy, size, ow, oh, mean, std)
+                    if n % 7 == 0:  # a sample is plenty: it is the same torch call
+                        check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref)
                 raw.tofile(os.path.join(out, name + ".frame"))
                 ref.numpy().astype("<f4").tofile(os.path.join(out, name + ".ref"))
-                lines.append("%s %s %d %d %d %s %d %d %d %s %s %s\n" % (
-                    name, fmt, w, h, stride, policy, size, ow, oh, color,
-                    " ".join(repr(float(np.float32(m))) for m in mean),
-                    " ".join(repr(float(np.float32(s))) for s in std)))
+                lines.append(spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color,
+                                       mean, std))
+    # Real photos, through each side's own decoder: ImageNet's evaluation geometry, and a few
+    # other geometries and channel orders on the first ones.
+    photo_geometries = [("center_crop", 256, 224, 224, "RGB"), ("squash", 0, 224, 224, "BGR"),
+                        ("center_crop", 200, 160, 128, "RGB")]
+    for i, path in enumerate(sys.argv[2:] or skimage_photos()):
+        with Image.open(path) as im:
+            img = im.convert("RGB")
+        for gi, (policy, size, ow, oh, color) in enumerate(photo_geometries):
+            if gi > 0 and i >= 2:
+                continue
+            n += 1
+            name = "p%03d_%s_%s" % (n, os.path.splitext(os.path.basename(path))[0], policy)
+            ref = pil_reference(img, color, policy, size, ow, oh, *IMAGENET)
+            ref.numpy().astype("<f4").tofile(os.path.join(out, name + ".ref"))
+            lines.append(spec_line(name, "FILE", img.size[0], img.size[1], 0, policy, size, True,
+                                   ow, oh, color, *IMAGENET, path=os.path.abspath(path)))
     with open(os.path.join(out, "cases.txt"), "w") as f:
         f.writelines(lines)
     print("make_preprocess_ref: %d cases in %s" % (len(lines), out))

@@ -98,7 +98,8 @@ struct zip_opts {
     const char *labels_text; // labels.txt contents instead of DEFAULT_LABELS
     const char *extra_entry; // also add a 1-byte entry with this name
     size_t pad_manifest;     // pad manifest.json with spaces to this many bytes
-    bool v2;                 // manifest "version": 2 (activation quantization allowed)
+    int version;             // manifest "version" when not 0 (2: activation quantization,
+                             // 3: antialias allowed)
 };
 
 static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
@@ -206,7 +207,7 @@ static bool write_variant(const char *path, const char *set_path, const char *va
     cJSON *root = cJSON_Parse(text);
     free(text);
     bool ok = root && (!set_path || json_set(root, set_path, value)) &&
-              (!o->v2 || json_set(root, "version", "2"));
+              (!o->version || json_set(root, "version", o->version == 2 ? "2" : "3"));
     char *manifest = ok ? cJSON_PrintUnformatted(root) : NULL;
     ok = manifest && write_bundle(path, manifest, o);
     free(manifest);
@@ -225,6 +226,7 @@ static void check_valid_model(const struct cc_model *m)
     CHECK(m->input.tensor == 0 && m->input.color == CC_COLOR_BGR);
     CHECK(m->input.mean[1] == 0.4f && m->input.std[2] == 0.5f);
     CHECK(m->input.resize == CC_RESIZE_CENTER_CROP && m->input.resize_size == 10);
+    CHECK(!m->input.antialias); // absent: false
     CHECK(m->output.tensor == 8 && m->output.kind == CC_OUTPUT_LOGITS && m->output.classes == 2);
     CHECK(m->n_labels == 2 && strcmp(m->labels[0], "cat") == 0 && strcmp(m->labels[1], "dog") == 0);
     static const struct {
@@ -287,7 +289,7 @@ static void test_valid(const char *dir)
     unlink(path);
 
     // Version 2: conv.out with an activation quantization; the graph input too.
-    static const struct zip_opts v2 = {.v2 = true};
+    static const struct zip_opts v2 = {.version = 2};
     CHECK(write_variant(path, "tensors/3/quant", "{'scale': 0.0625, 'zero_point': -3}", &v2));
     m = cc_bundle_load(path, &err);
     if (CHECKF(m != NULL, "version 2, quantized conv.out: %s", err.msg)) {
@@ -304,6 +306,30 @@ static void test_valid(const char *dir)
     CHECK(write_variant(path, NULL, NULL, &v2)); // version 2 without any quantization
     m = cc_bundle_load(path, &err);
     CHECKF(m != NULL, "version 2, nothing quantized: %s", err.msg);
+    cc_model_destroy(m);
+    unlink(path);
+
+    // Version 3: "antialias": true (squash or center_crop); false is allowed in any version.
+    static const struct zip_opts v3 = {.version = 3};
+    CHECK(write_variant(path, "input/resize/antialias", "true", &v3));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->input.antialias && m->input.resize == CC_RESIZE_CENTER_CROP &&
+               m->input.resize_size == 10,
+           "version 3, antialias: %s", err.msg);
+    cc_model_destroy(m);
+    CHECK(write_variant(path, "input/resize", "{'policy': 'squash', 'antialias': true}", &v3));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->input.antialias && m->input.resize == CC_RESIZE_SQUASH,
+           "version 3, squash with antialias: %s", err.msg);
+    cc_model_destroy(m);
+    CHECK(write_variant(path, "tensors/3/quant", "{'scale': 0.0625, 'zero_point': -3}", &v3));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->tensors[3].quantized && !m->input.antialias, "version 3, quantized conv.out: %s",
+           err.msg);
+    cc_model_destroy(m);
+    CHECK(write_variant(path, "input/resize/antialias", "false", &plain));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && !m->input.antialias, "version 1, antialias false: %s", err.msg);
     cc_model_destroy(m);
     unlink(path);
 
@@ -338,9 +364,9 @@ static const struct bad_case bad_cases[] = {
     {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
     {"unknown version",
      "version",
-     "3",
+     "4",
      {0},
-     "unknown format version 3; this camclass reads versions 1 to 2"},
+     "unknown format version 4; this camclass reads versions 1 to 3"},
     {"fractional version", "version", "1.5", {0}, "unknown format version 1.5"},
     {"activation quant in version 1",
      "tensors/3/quant",
@@ -351,43 +377,43 @@ static const struct bad_case bad_cases[] = {
     {"activation quant, unknown key",
      "tensors/3/quant",
      "{'scale': 0.5, 'zero_point': 0, 'axis': 0}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\": unknown \"quant\" key \"axis\"; an activation's quant takes "
      "scale, zero_point"},
     {"activation quant, no scale",
      "tensors/3/quant",
      "{'zero_point': 0}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\" has no \"scale\""},
     {"activation quant, zero scale",
      "tensors/3/quant",
      "{'scale': 0, 'zero_point': 0}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\": quant scale 0 must be finite and > 0"},
     {"activation quant, huge scale",
      "tensors/3/quant",
      "{'scale': 1e300, 'zero_point': 0}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\": quant scale 1e+300 must be finite and > 0"},
     {"activation quant, zero point out of range",
      "tensors/3/quant",
      "{'scale': 0.5, 'zero_point': 128}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\": \"quant.zero_point\" must be an integer in -128..127 (got 128)"},
     {"activation quant, fractional zero point",
      "tensors/3/quant",
      "{'scale': 0.5, 'zero_point': 1.5}",
-     {.v2 = true},
+     {.version = 2},
      "\"quant.zero_point\" must be an integer in -128..127 (got 1.5)"},
     {"activation quant not an object",
      "tensors/3/quant",
      "[0.5, 0]",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"conv.out\": \"quant\" must be {\"scale\": S, \"zero_point\": Z}"},
     {"activation quant on an f32 constant",
      "tensors/7/quant",
      "{'scale': 0.5, 'zero_point': 0}",
-     {.v2 = true},
+     {.version = 2},
      "tensor \"fc.b\": \"quant\" is for activations and i8 weights, not f32 constants"},
     {"missing name", "name", NULL, {0}, "manifest has no \"name\""},
     {"unknown op",
@@ -604,6 +630,31 @@ static const struct bad_case bad_cases[] = {
     {"std zero", "input/std/1", "0", {0}, "every std must be > 0"},
     {"unknown color order", "input/color_order", "'RGBA'", {0}, "expected one of RGB, BGR"},
     {"crop size too small", "input/resize/size", "4", {0}, "center_crop needs size >= max(H, W)"},
+    {"antialias a string",
+     "input/resize/antialias",
+     "'yes'",
+     {.version = 3},
+     "input.resize: \"antialias\" must be true or false, not a string"},
+    {"antialias a number",
+     "input/resize/antialias",
+     "1",
+     {.version = 3},
+     "input.resize: \"antialias\" must be true or false, not a number"},
+    {"antialias null",
+     "input/resize/antialias",
+     "null",
+     {0},
+     "input.resize: \"antialias\" must be true or false, not null"},
+    {"antialias in version 1",
+     "input/resize/antialias",
+     "true",
+     {0},
+     "input.resize: \"antialias\": true needs format version 3 (this bundle says 1)"},
+    {"antialias in version 2",
+     "input/resize/antialias",
+     "true",
+     {.version = 2},
+     "input.resize: \"antialias\": true needs format version 3 (this bundle says 2)"},
     {"groups",
      "graph/0/attrs/groups",
      "2",

@@ -173,14 +173,14 @@ class FetchImagenet(unittest.TestCase):
             manifest = json.loads(z.read("manifest.json"))
             labels = z.read("labels.txt").decode("utf-8").rstrip("\n").split("\n")
             weights = z.read("weights.bin")
-        self.assertEqual((manifest["format"], manifest["version"]), ("camclass-bundle", 1))
+        self.assertEqual((manifest["format"], manifest["version"]), ("camclass-bundle", 3))
         self.assertEqual(manifest["name"], "mobilenet_v2-imagenet")
         inp = manifest["input"]
         self.assertEqual(inp["shape"], [1, 3, 224, 224])
         self.assertEqual(inp["color_order"], "RGB")
         np.testing.assert_allclose(inp["mean"], [0.485, 0.456, 0.406])
         np.testing.assert_allclose(inp["std"], [0.229, 0.224, 0.225])
-        self.assertEqual(inp["resize"], {"policy": "center_crop", "size": 256})
+        self.assertEqual(inp["resize"], {"policy": "center_crop", "size": 256, "antialias": True})
         self.assertEqual(manifest["output"]["classes"], 1000)
         self.assertEqual(manifest["output"]["kind"], "logits")
 
