@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "xnn_ops.h"
+#include "xnn_ops_zoo.h"
 
 #define TENSOR(b, i) (&(b)->model->tensors[(b)->node->inputs[i]])
 #define OUTPUT(b) (&(b)->model->tensors[(b)->node->outputs[0]])
@@ -552,6 +553,12 @@ static const struct cc_xnn_op_row op_rows[CC_OP_COUNT] = {
     [CC_OP_RESHAPE] = {NULL, true, true},
     [CC_OP_SOFTMAX] = {build_softmax, false, false},
     [CC_OP_CLAMP] = {build_clamp, true, false},
+    [CC_OP_MAX_POOL2D] = {cc_xnn_build_pool2d, false, false},
+    [CC_OP_AVG_POOL2D] = {cc_xnn_build_pool2d, false, false},
+    [CC_OP_CONCAT] = {cc_xnn_build_concat, false, false},
+    [CC_OP_SLICE] = {cc_xnn_build_slice, false, false},
+    [CC_OP_CHANNEL_SHUFFLE] = {cc_xnn_build_channel_shuffle, false, false},
+    [CC_OP_MUL] = {cc_xnn_build_mul, false, false},
 };
 
 const struct cc_xnn_op_row *cc_xnn_op_row(enum cc_op op)

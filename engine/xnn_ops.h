@@ -1,6 +1,6 @@
 /* camclass — the CPU backend's op table: how one node becomes XNNPACK operators (and C loops
- * where XNNPACK has none), internal to xnn_backend.c and xnn_ops.c, the two files of the
- * XNNPACK module; no other module includes XNNPACK's headers.
+ * where XNNPACK has none), internal to xnn_backend.c, xnn_ops.c and xnn_ops_zoo.c, the files
+ * of the XNNPACK module; no other module includes XNNPACK's headers.
  *
  * A node runs in f32, or in int8 (QS8 activations, per-output-channel QC8 weights, int32
  * biases) when the op has an int8 variant and its activation tensors carry a quantization
@@ -83,7 +83,7 @@ bool cc_xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st
                    struct cc_error *err);
 
 /* ------------------------------------------------------------------------------------------
- * For the build functions
+ * For the build functions (xnn_ops.c, xnn_ops_zoo.c)
  */
 
 /* true when rc is xnn_status_success; else fails with cc_xnn_failed(call, b's node). */
