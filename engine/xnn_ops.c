@@ -54,8 +54,8 @@ bool cc_xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st
 
 static bool no_memory(const struct cc_xnn_build *b)
 {
-    return cc_error_set(b->err, "cpu backend: out of memory for the weights of node \"%s\"",
-                        b->node->name);
+    return cc_error_set(b->err, "cpu backend: out of memory building node \"%s\" (%s)",
+                        b->node->name, cc_op_name(b->node->op));
 }
 
 bool cc_xnn_check(const struct cc_xnn_build *b, const char *call, enum xnn_status rc)
@@ -71,8 +71,7 @@ static struct cc_xnn_part *new_part(const struct cc_xnn_build *b, struct cc_xnn_
 {
     struct cc_xnn_part *p = realloc(w->parts, (size_t)(w->n_parts + 1) * sizeof(*p));
     if (!p) {
-        cc_error_set(b->err, "cpu backend: out of memory for the operators of node \"%s\"",
-                     b->node->name);
+        no_memory(b);
         return NULL;
     }
     w->parts = p;
@@ -91,10 +90,12 @@ bool cc_xnn_add_loop(const struct cc_xnn_build *b, struct cc_xnn_work *w,
                      pthreadpool_task_1d_tile_1d_t task, void *ctx, size_t range, size_t tile,
                      bool last)
 {
-    struct cc_xnn_part *p = ctx ? new_part(b, w) : NULL;
+    if (!ctx)
+        return no_memory(b);
+    struct cc_xnn_part *p = new_part(b, w);
     if (!p) {
         free(ctx);
-        return ctx ? false : no_memory(b);
+        return false;
     }
     bool yield = last && (b->flags & XNN_FLAG_YIELD_WORKERS);
     *p = (struct cc_xnn_part){
