@@ -162,7 +162,11 @@ static const struct act_row act_rows[CC_ACT_KIND_COUNT] = {
                      "xnn_create_sigmoid_nc_f32", "xnn_setup_sigmoid_nc_f32", true},
 };
 
-enum { ACT_TILE = 1024 }; // values per task of an activation loop: 4 KiB, as XNNPACK's own
+enum {
+    ACT_TILE = 1024,   // values per task of an activation loop: 4 KiB, as XNNPACK's own
+    ACT_CHUNK = 65536, // values of silu's sigmoid-then-multiply at a time: 256 KiB, half of
+                       // Zen's L2 (1.2M values of efficientnet_b0: 0.33 -> 0.23 ms at 1 thread)
+};
 
 /* An activation loop's arguments: y = x * s (silu, s = sigmoid(x)), or cc_act_apply. */
 struct act_loop {
@@ -191,6 +195,27 @@ uint32_t cc_xnn_main_flags(const struct cc_xnn_build *b)
     return b->node->act.kind == CC_ACT_CLAMP ? b->flags : 0;
 }
 
+/* Appends the parts of act on values [0, n) of x into y: the row's operator (into s, when
+ * the row has a loop after it, else into y), then its loop. */
+static bool act_span(const struct cc_xnn_build *b, struct cc_xnn_work *w, const float *x, float *s,
+                     float *y, size_t n, bool last)
+{
+    const struct act_row *row = &act_rows[b->node->act.kind];
+    if (row->create) {
+        xnn_operator_t *op = cc_xnn_new_op(b, w);
+        uint32_t flags = last && !row->loop ? b->flags : 0;
+        if (!op || !cc_xnn_check(b, row->create_name, row->create(n, n, n, flags, op)) ||
+            !cc_xnn_check(b, row->setup_name, row->setup(*op, 1, x, row->loop ? s : y, b->pool)))
+            return false;
+    }
+    if (!row->loop)
+        return true;
+    struct act_loop *l = malloc(sizeof(*l));
+    if (l)
+        *l = (struct act_loop){.x = x, .s = row->create ? s : NULL, .y = y, .act = b->node->act};
+    return cc_xnn_add_loop(b, w, act_task, l, n, ACT_TILE, last);
+}
+
 bool cc_xnn_act(const struct cc_xnn_build *b, struct cc_xnn_work *w, const float *x, float *y,
                 size_t n)
 {
@@ -201,35 +226,32 @@ bool cc_xnn_act(const struct cc_xnn_build *b, struct cc_xnn_work *w, const float
         return cc_error_set(b->err, "cpu backend: node \"%s\" (%s): unknown activation kind %d",
                             b->node->name, cc_op_name(b->node->op), (int)act.kind);
     const struct act_row *row = &act_rows[act.kind];
-    float *s = NULL; // where the operator writes for the loop after it
-    if (row->create) {
-        s = !row->loop ? y : x == y ? b->scratch : y;
-        if (!s)
-            return cc_error_set(b->err,
-                                "cpu backend: node \"%s\" (%s): no scratch memory for its %s "
-                                "(a bug in cc_xnn_scratch_floats)",
-                                b->node->name, cc_op_name(b->node->op), cc_act_kind_name(act.kind));
-        xnn_operator_t *op = cc_xnn_new_op(b, w);
-        if (!op ||
-            !cc_xnn_check(b, row->create_name,
-                          row->create(n, n, n, row->loop ? 0 : b->flags, op)) ||
-            !cc_xnn_check(b, row->setup_name, row->setup(*op, 1, x, s, b->pool)))
+    if (!row->create || !row->loop)
+        return act_span(b, w, x, NULL, y, n, true);
+    // An operator, then a loop over what it wrote (silu): in chunks, so that the loop finds
+    // the chunk still in cache; in place the operator writes to the scratch.
+    if (x == y && !b->scratch)
+        return cc_error_set(b->err,
+                            "cpu backend: node \"%s\" (%s): no scratch memory for its %s "
+                            "(a bug in cc_xnn_scratch_floats)",
+                            b->node->name, cc_op_name(b->node->op), cc_act_kind_name(act.kind));
+    for (size_t i = 0; i < n; i += ACT_CHUNK) {
+        size_t m = n - i < ACT_CHUNK ? n - i : ACT_CHUNK;
+        float *s = x == y ? b->scratch : y + i;
+        if (!act_span(b, w, x + i, s, y + i, m, i + m == n))
             return false;
     }
-    if (!row->loop)
-        return true;
-    struct act_loop *l = malloc(sizeof(*l));
-    if (l)
-        *l = (struct act_loop){.x = x, .s = s, .y = y, .act = act};
-    return cc_xnn_add_loop(b, w, act_task, l, n, ACT_TILE, true);
+    return true;
 }
 
 size_t cc_xnn_scratch_floats(const struct cc_model *m, const struct cc_node *n)
 {
-    // silu in place on the output of an operator: its sigmoids go to the scratch.
+    // silu in place on the output of an operator: its sigmoids go to the scratch, a chunk at
+    // a time.
     if (n->act.kind != CC_ACT_SILU || n->op == CC_OP_CLAMP)
         return 0;
-    return (size_t)m->tensors[n->outputs[0]].count;
+    size_t count = (size_t)m->tensors[n->outputs[0]].count;
+    return count < ACT_CHUNK ? count : ACT_CHUNK;
 }
 
 /* ------------------------------------------------------------------------------------------
