@@ -10,16 +10,20 @@
  * process may still be running.
  *
  * How a model runs:
- *   - Every node becomes one step. Computing nodes get an XNNPACK operator, created at load
- *     (weights packed then, in XNNPACK's own layout; our copies are freed straight after) and
- *     set up at load on fixed arena addresses, since shapes never change. A run is then only
- *     xnn_run_operator per step: nothing is allocated per frame.
+ *   - Every node becomes one step. Computing nodes get XNNPACK operators (usually one; a
+ *     concat one copy per input), created at load (weights packed then, in XNNPACK's own
+ *     layout; our copies are freed straight after) and set up at load on fixed arena
+ *     addresses, since shapes never change. What XNNPACK has no operator for runs as a C loop
+ *     over the same pthreadpool (xnn_ops.h struct cc_xnn_work). A run is then only
+ *     xnn_run_operator (or the loop) per part: nothing is allocated per frame.
  *   - Layout: 4-D activations [1,C,H,W] are kept NHWC, XNNPACK's layout; the input is
  *     transposed in at the start of a run and a 4-D output out at the end. A reshape/flatten
  *     whose input and output orders agree (C == 1 or H*W == 1, e.g. after global pooling) is
  *     free (cc_plan aliases it); otherwise it is a relayout through NCHW order into a buffer
  *     of its own.
- *   - Activations fuse into conv2d/linear/add as XNNPACK's output_min/output_max.
+ *   - Clamp activations fuse into conv2d/linear/add/mul as XNNPACK's output_min/output_max;
+ *     the other kinds (sigmoid, hardswish, SiLU, hardsigmoid) run after the operator, in
+ *     place on its output (xnn_ops.c).
  *   - f32 1x1 convolutions are also built as BLIS GEMMs (blis_pointwise.h) and timed against
  *     XNNPACK's operator at load; the faster is kept per layer.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
@@ -63,7 +67,7 @@ struct place {
 };
 
 enum step_kind {
-    STEP_XNN,      // run op
+    STEP_XNN,      // run work: XNNPACK operators and C loops
     STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
     STEP_BLIS,     // f32 1x1 convolution as BLIS GEMMs (blis_pointwise.h), measured faster
@@ -72,7 +76,7 @@ enum step_kind {
 struct step {
     enum step_kind kind;
     bool int8;                      // the node computes in int8 (its output is stored as int8)
-    xnn_operator_t op;              // STEP_XNN: owned, created and set up at load; NULL otherwise
+    struct cc_xnn_work work;        // STEP_XNN: owned, created and set up at load; else empty
     struct cc_blis_pointwise *gemm; // STEP_BLIS: owned; NULL otherwise
     float *gemm_weights;            // STEP_BLIS with i8 weights: their f32 copy; owned
 };
@@ -83,6 +87,7 @@ struct xnn_state {
     void *arena;                     // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
     struct place *places;            // (n_tensors)
     void *nchw_tmp;                  // relayout staging, largest relayout's bytes; owned
+    float *scratch;                  // the largest cc_xnn_scratch_floats of a node; owned
     struct step *steps;              // (n_nodes)
     pthreadpool_t pool;              // NULL when running on one thread; owned
     struct cc_layer_timing *timings; // (n_nodes), of the last run
@@ -223,6 +228,13 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
     if (tmp_bytes && !(s->nchw_tmp = malloc(tmp_bytes)))
         return cc_error_set(err, "cpu backend: out of memory for %zu bytes of relayout staging",
                             tmp_bytes);
+    size_t scratch = 0;
+    for (int n = 0; n < m->n_nodes; n++) {
+        size_t f = s->steps[n].int8 ? 0 : cc_xnn_scratch_floats(m, &m->nodes[n]);
+        scratch = f > scratch ? f : scratch;
+    }
+    if (scratch && !(s->scratch = malloc(scratch * sizeof(float))))
+        return cc_error_set(err, "cpu backend: out of memory for %zu floats of scratch", scratch);
     return true;
 }
 
@@ -279,8 +291,7 @@ static void xnn_destroy(void *p)
     if (!s)
         return;
     for (int n = 0; s->steps && n < s->model->n_nodes; n++) {
-        if (s->steps[n].op)
-            xnn_delete_operator(s->steps[n].op);
+        cc_xnn_work_finish(&s->steps[n].work);
         free(s->steps[n].gemm);
         free(s->steps[n].gemm_weights);
     }
@@ -296,6 +307,7 @@ static void xnn_destroy(void *p)
         pthreadpool_destroy(s->pool);
     free(s->places);
     free(s->nchw_tmp);
+    free(s->scratch);
     free(s->steps);
     free(s->timings);
     free(s->arena);
@@ -335,7 +347,8 @@ static int same_shape_before(const struct xnn_state *s, int n)
     return -1;
 }
 
-static double min_time(struct xnn_state *s, const struct step *st, int runs)
+static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
+                       int runs)
 {
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
@@ -343,7 +356,7 @@ static double min_time(struct xnn_state *s, const struct step *st, int runs)
         if (st->kind == STEP_BLIS)
             cc_blis_pointwise_run(st->gemm, s->pool);
         else
-            xnn_run_operator(st->op, s->pool);
+            cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = now_ms() - t0;
         best = t < best ? t : best;
     }
@@ -395,15 +408,14 @@ static bool choose_pointwise(struct xnn_state *s, int n, const struct cc_engine_
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
-        struct step xnn = {.kind = STEP_XNN, .op = st->op},
+        struct step xnn = {.kind = STEP_XNN, .work = st->work},
                     gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
-        min_time(s, &xnn, 1);
-        min_time(s, &gemm, 1);
-        blis = min_time(s, &gemm, 2) < min_time(s, &xnn, 2);
+        min_time(s, node, &xnn, 1);
+        min_time(s, node, &gemm, 1);
+        blis = min_time(s, node, &gemm, 2) < min_time(s, node, &xnn, 2);
     }
     if (blis) {
-        xnn_delete_operator(st->op);
-        st->op = NULL;
+        cc_xnn_work_finish(&st->work);
         st->kind = STEP_BLIS;
         s->n_blis++;
     } else {
@@ -446,6 +458,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 .node = node,
                 .int8 = st->int8,
                 .out = s->places[node->outputs[0]].data,
+                .scratch = s->scratch,
                 .pool = s->pool,
                 .flags = n == last && !last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0,
                 .err = err,
@@ -453,7 +466,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             for (int i = 0; i < node->n_inputs; i++)
                 b.in[i] = values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
-            if (!row->build(&b, &st->op) || !choose_pointwise(s, n, opts, err))
+            if (!row->build(&b, &st->work) || !choose_pointwise(s, n, opts, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -592,7 +605,7 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     void *out = s->places[y].data;
     switch (st->kind) {
     case STEP_XNN:
-        if (!run_operator(st->op, s, "xnn_run_operator", node, err))
+        if (!cc_xnn_work_run(&st->work, s->pool, node, err))
             return false;
         break;
     case STEP_BLIS:
