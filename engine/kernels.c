@@ -91,11 +91,13 @@ static const uint32_t spv_linear_i8[] =
 // clang-format off
 // The rows of the kernels that read weights, f32 or (I8) int8 with the scales in binding 4.
 #define CONV2D_SPEC                                                                                \
-    .n_spec = 18,                                                                                  \
+    .n_spec = 19,                                                                                  \
     .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT", "PADL",    \
-             "GROUPS", "ACT_MIN", "ACT_MAX", "PX"}
-#define PW_SPEC .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"}
-#define LINEAR_SPEC .n_spec = 4, .spec = {"K", "N", "ACT_MIN", "ACT_MAX"}
+             "GROUPS", "ACT_MIN", "ACT_MAX", "PX", "ACT_KIND"}
+#define PW_SPEC                                                                                    \
+    .n_spec = 9, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT", "ACT_KIND"}
+#define LINEAR_SPEC .n_spec = 5, .spec = {"K", "N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
+#define ELTWISE_SPEC .n_spec = 4, .spec = {"N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
 #define WEIGHT_BINDINGS .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO} // x, w, bias, y
 #define I8_BINDINGS .n_bindings = 5, .bindings = {TEXEL, TEXEL, TEXEL, SSBO, TEXEL} // + scales
 
@@ -124,13 +126,13 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .name = "add", SPV(spv_add),
         .n_bindings = 3, .bindings = {TEXEL, TEXEL, SSBO}, // a, b, y
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 3, .spec = {"N", "ACT_MIN", "ACT_MAX"},
+        ELTWISE_SPEC,
     },
     [CC_KERNEL_CLAMP] = {
         .name = "clamp", SPV(spv_clamp),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 3, .spec = {"N", "ACT_MIN", "ACT_MAX"},
+        ELTWISE_SPEC,
     },
     [CC_KERNEL_GLOBAL_AVG_POOL] = {
         .name = "global_avg_pool", SPV(spv_global_avg_pool),

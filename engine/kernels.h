@@ -7,7 +7,9 @@
  * op is adding a shader and a row, never a new pipeline function.
  *
  * Specialization constants: ids 0..n_spec-1 are the row's `spec` names, each 4 bytes (int32,
- * or float bits for ACT_MIN/ACT_MAX); ids 100, 101, 102 are the workgroup size.
+ * or float bits for ACT_MIN/ACT_MAX); ids 100, 101, 102 are the workgroup size. Every kernel
+ * with a fused activation takes ACT_MIN, ACT_MAX and ACT_KIND (enum cc_act_kind), read by
+ * shaders/act.glsl.
  *
  * Ownership: struct cc_kernels owns the pipeline cache, the shader modules and the layouts;
  * pipelines returned by cc_kernels_pipeline() belong to the caller (vkDestroyPipeline) and
@@ -47,7 +49,7 @@ enum cc_kernel {
 };
 
 #define CC_KERNEL_MAX_BINDINGS 5
-#define CC_KERNEL_MAX_SPEC 18
+#define CC_KERNEL_MAX_SPEC 19
 #define CC_KERNEL_SPEC_LOCAL_SIZE_ID 100 // ids 100..102: workgroup size x, y, z
 
 struct cc_kernel_info {

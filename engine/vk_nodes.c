@@ -246,7 +246,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            cc_kernel_spec_float(n->act.max),
                            (uint32_t)ob,
                            (uint32_t)pb,
-                           0};
+                           0,
+                           (uint32_t)n->act.kind};
         memcpy(ns->spec, spec, sizeof(spec));
         /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
         ns->bind[1] = pack_weights(w, wt, Op, C, C, true);
@@ -290,7 +291,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            (uint32_t)a->groups,
                            cc_kernel_spec_float(n->act.min),
                            cc_kernel_spec_float(n->act.max),
-                           (uint32_t)px};
+                           (uint32_t)px,
+                           (uint32_t)n->act.kind};
         memcpy(ns->spec, spec, sizeof(spec));
         // oc4: (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels; else as is.
         ns->bind[1] = pack_weights(w, wt, O, K, K, oc4);
@@ -316,7 +318,7 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
     int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
     ns->kernel = wt->dtype == CC_DTYPE_I8 ? CC_KERNEL_LINEAR_I8 : CC_KERNEL_LINEAR;
     uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
-                       cc_kernel_spec_float(n->act.max)};
+                       cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
     memcpy(ns->spec, spec, sizeof(spec));
     /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
     ns->bind[1] = pack_weights(w, wt, N, K, K4 * 4, false);
@@ -337,6 +339,13 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     const struct cc_node *n = &s->model->nodes[i];
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     memset(ns, 0, sizeof(*ns));
+    // shaders/act.glsl has one branch per kind: a new kind needs its branch there first.
+    _Static_assert(CC_ACT_KIND_COUNT == 5, "shaders/act.glsl knows 5 activation kinds");
+    if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
+        return cc_error_set(err,
+                            "node \"%s\" (%s): activation kind %d is not supported by the Vulkan "
+                            "backend",
+                            n->name, cc_op_name(n->op), (int)n->act.kind);
     ns->local[0] = 64;
     ns->local[1] = ns->local[2] = 1;
     ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
@@ -350,7 +359,7 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         bool add = n->op == CC_OP_ADD;
         ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
         uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max)};
+                           cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
         memcpy(ns->spec, spec, sizeof(spec));
         bool v4 = x->count % 4 == 0; // 4 elements per invocation, as vec4 texels
         ns->bind[0] = arena_src(s, n->inputs[0], v4);

@@ -1,13 +1,15 @@
 #version 450
-// Element-wise ops with a fused clamp: ADD: y = clamp(a + b); otherwise (clamp op):
-// y = clamp(a). When N % 4 == 0 the operands are bound as vec4 texels and one invocation does
-// 4 elements (one vec4 load and store costs about what a scalar one does on CPU drivers);
-// otherwise one element.
+// Element-wise ops with a fused activation (act.glsl): ADD: y = act(a + b); otherwise (clamp
+// op, any activation kind): y = act(a). When N % 4 == 0 the operands are bound as vec4 texels
+// and one invocation does 4 elements (one vec4 load and store costs about what a scalar one
+// does on CPU drivers); otherwise one element.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
 layout(constant_id = 0) const int N = 1; // elements
 layout(constant_id = 1) const float ACT_MIN = -1.0 / 0.0;
 layout(constant_id = 2) const float ACT_MAX = 1.0 / 0.0;
+layout(constant_id = 3) const int ACT_KIND = 0;
+#include "act.glsl"
 
 const bool V4 = N % 4 == 0;
 
@@ -28,7 +30,7 @@ void main()
 #ifdef ADD
     v += texelFetch(B, i);
 #endif
-    v = clamp(v, vec4(ACT_MIN), vec4(ACT_MAX));
+    v = act(v);
     if (V4)
         y4[i] = v;
     else
