@@ -29,6 +29,9 @@ static const uint32_t spv_conv2d_pw_vec4[] =
 static const uint32_t spv_add[] =
 #include "add.spv.h"
     ;
+static const uint32_t spv_mul[] =
+#include "mul.spv.h"
+    ;
 static const uint32_t spv_clamp[] =
 #include "clamp.spv.h"
     ;
@@ -127,6 +130,12 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .n_bindings = 3, .bindings = {TEXEL, TEXEL, SSBO}, // a, b, y
         .local_size = {64, 1, 1}, .block = {1, 1},
         ELTWISE_SPEC,
+    },
+    [CC_KERNEL_MUL] = {
+        .name = "mul", SPV(spv_mul),
+        .n_bindings = 3, .bindings = {TEXEL, TEXEL, SSBO}, // a, b, y
+        .local_size = {64, 1, 1}, .block = {1, 1},
+        .n_spec = 5, .spec = {"N", "ACT_MIN", "ACT_MAX", "ACT_KIND", "B_EVERY"},
     },
     [CC_KERNEL_CLAMP] = {
         .name = "clamp", SPV(spv_clamp),

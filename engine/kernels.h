@@ -34,6 +34,7 @@ enum cc_kernel {
     CC_KERNEL_CONV2D_PW,      // 1×1 stride 1 unpadded groups 1, scalar pixel loads
     CC_KERNEL_CONV2D_PW_VEC4, // same, vec4 pixel loads/stores (HW % 4 == 0)
     CC_KERNEL_ADD,
+    CC_KERNEL_MUL, // b of a's shape, or one value per B_EVERY elements (a [1,C,1,1] scale)
     CC_KERNEL_CLAMP,
     CC_KERNEL_GLOBAL_AVG_POOL,
     CC_KERNEL_LINEAR,

@@ -332,6 +332,30 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
     return true;
 }
 
+/* add, mul, clamp: eltwise.comp with the fused activation; 4 elements per invocation, as vec4
+ * texels, when the count allows. mul's second operand may be a [1,C,1,1] scale: one value per
+ * B_EVERY = H*W elements, bound as scalars. */
+static void setup_eltwise(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    bool two = n->op != CC_OP_CLAMP;
+    ns->kernel = n->op == CC_OP_ADD   ? CC_KERNEL_ADD
+                 : n->op == CC_OP_MUL ? CC_KERNEL_MUL
+                                      : CC_KERNEL_CLAMP;
+    uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
+    memcpy(ns->spec, spec, sizeof(spec));
+    int64_t every = two ? x->count / s->model->tensors[n->inputs[1]].count : 1;
+    if (n->op == CC_OP_MUL)
+        ns->spec[4] = (uint32_t)every; // B_EVERY
+    bool v4 = x->count % 4 == 0;
+    ns->bind[0] = arena_src(s, n->inputs[0], v4);
+    if (two)
+        ns->bind[1] = arena_src(s, n->inputs[1], v4 && every == 1);
+    ns->bind[two ? 2 : 1] = arena_src(s, n->outputs[0], false);
+    ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+}
+
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
@@ -355,20 +379,10 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     case CC_OP_LINEAR:
         return setup_linear(s, n, w, ns, err);
     case CC_OP_ADD:
-    case CC_OP_CLAMP: {
-        bool add = n->op == CC_OP_ADD;
-        ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
-        uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
-        memcpy(ns->spec, spec, sizeof(spec));
-        bool v4 = x->count % 4 == 0; // 4 elements per invocation, as vec4 texels
-        ns->bind[0] = arena_src(s, n->inputs[0], v4);
-        if (add)
-            ns->bind[1] = arena_src(s, n->inputs[1], v4);
-        ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
-        ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+    case CC_OP_MUL:
+    case CC_OP_CLAMP:
+        setup_eltwise(s, n, ns);
         return true;
-    }
     case CC_OP_GLOBAL_AVG_POOL: {
         ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
         int64_t C = x->shape[1];
