@@ -37,6 +37,8 @@ enum cc_kernel {
     CC_KERNEL_MUL, // b of a's shape, or one value per B_EVERY elements (a [1,C,1,1] scale)
     CC_KERNEL_CLAMP,
     CC_KERNEL_GLOBAL_AVG_POOL,
+    CC_KERNEL_MAX_POOL2D, // PyTorch's max_pool2d / avg_pool2d (padding, ceil_mode,
+    CC_KERNEL_AVG_POOL2D, // count_include_pad), one output per invocation
     CC_KERNEL_LINEAR,
     CC_KERNEL_SOFTMAX,
     // i8 weights: the rows above built with -DWEIGHTS_I8 (int8 texels converted to float in the

@@ -356,6 +356,26 @@ static void setup_eltwise(const struct setup_ctx *s, const struct cc_node *n, st
     ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
 }
 
+/* max_pool2d, avg_pool2d: pool2d.comp, one output per invocation. The output size (ceil_mode)
+ * is the output tensor's, checked by finalize against cc_pool_out_size. */
+static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    const struct cc_pool_attrs *a = &n->attrs.pool;
+    ns->kernel = n->op == CC_OP_MAX_POOL2D ? CC_KERNEL_MAX_POOL2D : CC_KERNEL_AVG_POOL2D;
+    uint32_t spec[] = {
+        (uint32_t)x->shape[1],  (uint32_t)x->shape[2],         (uint32_t)x->shape[3],
+        (uint32_t)y->shape[2],  (uint32_t)y->shape[3],         (uint32_t)a->kernel[0],
+        (uint32_t)a->kernel[1], (uint32_t)a->stride[0],        (uint32_t)a->stride[1],
+        (uint32_t)a->pad[0],    (uint32_t)a->pad[1],           (uint32_t)a->pad[2],
+        (uint32_t)a->pad[3],    (uint32_t)a->count_include_pad};
+    memcpy(ns->spec, spec, sizeof(spec));
+    ns->bind[0] = arena_src(s, n->inputs[0], false);
+    ns->bind[1] = arena_src(s, n->outputs[0], false);
+    ns->groups[0] = ceil_div(y->count, 64);
+}
+
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
@@ -394,6 +414,10 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         ns->groups[0] = ceil_div(C, ns->local[0]);
         return true;
     }
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D:
+        setup_pool(s, n, ns);
+        return true;
     case CC_OP_SOFTMAX:
         ns->kernel = CC_KERNEL_SOFTMAX;
         ns->spec[0] = (uint32_t)x->count;
