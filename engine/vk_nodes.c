@@ -376,6 +376,34 @@ static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struc
     ns->groups[0] = ceil_div(y->count, 64);
 }
 
+/* The ops that move whole blocks: activations are NCHW with batch 1, so a channel range is
+ * one contiguous range of floats. concat: input i lands after inputs 0..i-1; slice: channels
+ * [start, end) are one range of the input; reshape/flatten: the whole tensor, unless the plan
+ * aliased it (the usual case: nothing to do). Recorded as copy commands, no kernel. */
+static void setup_copies(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    VkDeviceSize dst = s->offset[n->outputs[0]];
+    ns->kernel = CC_KERNEL_COUNT;
+    if (n->op == CC_OP_CONCAT) {
+        for (int i = 0; i < n->n_inputs; i++) {
+            VkDeviceSize bytes =
+                (VkDeviceSize)s->model->tensors[n->inputs[i]].count * sizeof(float);
+            ns->copies[ns->n_copies++] = (VkBufferCopy){
+                .srcOffset = s->offset[n->inputs[i]], .dstOffset = dst, .size = bytes};
+            dst += bytes;
+        }
+        return;
+    }
+    VkDeviceSize src = s->offset[n->inputs[0]];
+    if (n->op == CC_OP_SLICE)
+        src += (VkDeviceSize)n->attrs.slice.start * (VkDeviceSize)(y->count / y->shape[1]) *
+               sizeof(float);
+    if (src != dst)
+        ns->copies[ns->n_copies++] = (VkBufferCopy){
+            .srcOffset = src, .dstOffset = dst, .size = (VkDeviceSize)y->count * sizeof(float)};
+}
+
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
@@ -426,7 +454,9 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         return true;
     case CC_OP_FLATTEN:
     case CC_OP_RESHAPE:
-        ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
+    case CC_OP_CONCAT:
+    case CC_OP_SLICE:
+        setup_copies(s, n, ns);
         return true;
     default:
         return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend", n->name,
