@@ -44,6 +44,9 @@ static const uint32_t spv_max_pool2d[] =
 static const uint32_t spv_avg_pool2d[] =
 #include "avg_pool2d.spv.h"
     ;
+static const uint32_t spv_channel_shuffle[] =
+#include "channel_shuffle.spv.h"
+    ;
 static const uint32_t spv_linear[] =
 #include "linear.spv.h"
     ;
@@ -169,6 +172,12 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {1, 1},
         POOL_SPEC,
+    },
+    [CC_KERNEL_CHANNEL_SHUFFLE] = {
+        .name = "channel_shuffle", SPV(spv_channel_shuffle),
+        .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
+        .local_size = {64, 1, 1}, .block = {1, 1}, // one texel (4 pixels when HW % 4 == 0)
+        .n_spec = 3, .spec = {"C", "HW", "GROUPS"},
     },
     [CC_KERNEL_LINEAR] = {
         .name = "linear", SPV(spv_linear), WEIGHT_BINDINGS, // w vec4 (N, K4), bias scalar

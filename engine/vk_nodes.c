@@ -446,6 +446,18 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     case CC_OP_AVG_POOL2D:
         setup_pool(s, n, ns);
         return true;
+    case CC_OP_CHANNEL_SHUFFLE: {
+        ns->kernel = CC_KERNEL_CHANNEL_SHUFFLE;
+        int64_t C = x->shape[1], hw = x->count / C;
+        bool v4 = hw % 4 == 0;
+        ns->spec[0] = (uint32_t)C;
+        ns->spec[1] = (uint32_t)hw;
+        ns->spec[2] = (uint32_t)n->attrs.shuffle.groups;
+        ns->bind[0] = arena_src(s, n->inputs[0], v4);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+        return true;
+    }
     case CC_OP_SOFTMAX:
         ns->kernel = CC_KERNEL_SOFTMAX;
         ns->spec[0] = (uint32_t)x->count;
