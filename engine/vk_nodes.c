@@ -404,6 +404,34 @@ static void setup_copies(const struct setup_ctx *s, const struct cc_node *n, str
             .srcOffset = src, .dstOffset = dst, .size = (VkDeviceSize)y->count * sizeof(float)};
 }
 
+/* What finalize allows but these kernels cannot run, refused here at create rather than
+ * computed wrongly: an activation kind shaders/act.glsl does not know; conv2d/linear weights or
+ * bias that are not constants (they are repacked at upload); a constant where a kernel reads
+ * an activation (kernels read inputs from the arena, where constants have no place). */
+static bool check_node(const struct setup_ctx *s, const struct cc_node *n, struct cc_error *err)
+{
+    // act.glsl has one branch per kind: a new kind needs its branch there first.
+    _Static_assert(CC_ACT_KIND_COUNT == 5, "shaders/act.glsl knows 5 activation kinds");
+    if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
+        return cc_error_set(err,
+                            "vulkan backend: activation kind %d of node \"%s\" (%s) is not "
+                            "supported; --backend cpu or ref may run it",
+                            (int)n->act.kind, n->name, cc_op_name(n->op));
+    bool weights = n->op == CC_OP_CONV2D || n->op == CC_OP_LINEAR; // inputs 1, 2 constant
+    for (int i = 0; i < n->n_inputs; i++) {
+        const struct cc_tensor *t = &s->model->tensors[n->inputs[i]];
+        bool want_const = weights && i > 0;
+        if (cc_tensor_is_const(t) != want_const)
+            return cc_error_set(err,
+                                "vulkan backend: input \"%s\" of node \"%s\" (%s) is %s; "
+                                "this backend needs %s there; --backend ref may run it",
+                                t->name, n->name, cc_op_name(n->op),
+                                want_const ? "computed" : "a constant",
+                                want_const ? "constant weights" : "a computed tensor");
+    }
+    return true;
+}
+
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
@@ -411,13 +439,8 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     const struct cc_node *n = &s->model->nodes[i];
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     memset(ns, 0, sizeof(*ns));
-    // shaders/act.glsl has one branch per kind: a new kind needs its branch there first.
-    _Static_assert(CC_ACT_KIND_COUNT == 5, "shaders/act.glsl knows 5 activation kinds");
-    if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
-        return cc_error_set(err,
-                            "node \"%s\" (%s): activation kind %d is not supported by the Vulkan "
-                            "backend",
-                            n->name, cc_op_name(n->op), (int)n->act.kind);
+    if (!check_node(s, n, err))
+        return false;
     ns->local[0] = 64;
     ns->local[1] = ns->local[2] = 1;
     ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
@@ -471,7 +494,9 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         setup_copies(s, n, ns);
         return true;
     default:
-        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend", n->name,
-                            cc_op_name(n->op));
+        return cc_error_set(err,
+                            "vulkan backend: op %s (node \"%s\") is not supported; --backend "
+                            "cpu or ref may run it",
+                            cc_op_name(n->op), n->name);
     }
 }
