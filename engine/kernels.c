@@ -110,8 +110,8 @@ static const uint32_t spv_linear_i8[] =
     .n_spec = 9, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT", "ACT_KIND"}
 #define LINEAR_SPEC .n_spec = 5, .spec = {"K", "N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
 #define POOL_SPEC                                                                                  \
-    .n_spec = 14, .spec = {"C", "H", "W", "HO", "WO", "KH", "KW", "SH", "SW", "PADT", "PADL",      \
-                           "PADB", "PADR", "INCLUDE_PAD"}
+    .n_spec = 15, .spec = {"C", "H", "W", "HO", "WO", "KH", "KW", "SH", "SW", "PADT", "PADL",      \
+                           "PADB", "PADR", "INCLUDE_PAD", "PX"}
 #define ELTWISE_SPEC .n_spec = 4, .spec = {"N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
 #define WEIGHT_BINDINGS .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO} // x, w, bias, y
 #define I8_BINDINGS .n_bindings = 5, .bindings = {TEXEL, TEXEL, TEXEL, SSBO, TEXEL} // + scales
@@ -164,13 +164,13 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
     [CC_KERNEL_MAX_POOL2D] = {
         .name = "max_pool2d", SPV(spv_max_pool2d),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
-        .local_size = {64, 1, 1}, .block = {1, 1},
+        .local_size = {64, 1, 1}, .block = {4, 1}, // PX (1 or 4) outputs of a row
         POOL_SPEC,
     },
     [CC_KERNEL_AVG_POOL2D] = {
         .name = "avg_pool2d", SPV(spv_avg_pool2d),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
-        .local_size = {64, 1, 1}, .block = {1, 1},
+        .local_size = {64, 1, 1}, .block = {4, 1},
         POOL_SPEC,
     },
     [CC_KERNEL_CHANNEL_SHUFFLE] = {

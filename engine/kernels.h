@@ -38,7 +38,7 @@ enum cc_kernel {
     CC_KERNEL_CLAMP,
     CC_KERNEL_GLOBAL_AVG_POOL,
     CC_KERNEL_MAX_POOL2D, // PyTorch's max_pool2d / avg_pool2d (padding, ceil_mode,
-    CC_KERNEL_AVG_POOL2D, // count_include_pad), one output per invocation
+    CC_KERNEL_AVG_POOL2D, // count_include_pad), 1 or 4 outputs of a row per invocation
     CC_KERNEL_CHANNEL_SHUFFLE,
     CC_KERNEL_LINEAR,
     CC_KERNEL_SOFTMAX,

@@ -356,8 +356,10 @@ static void setup_eltwise(const struct setup_ctx *s, const struct cc_node *n, st
     ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
 }
 
-/* max_pool2d, avg_pool2d: pool2d.comp, one output per invocation. The output size (ceil_mode)
- * is the output tensor's, checked by finalize against cc_pool_out_size. */
+/* max_pool2d, avg_pool2d: pool2d.comp. The output size (ceil_mode) is the output tensor's,
+ * checked by finalize against cc_pool_out_size. 4 outputs of a row per invocation share each
+ * row of loaded taps when the row has 4 and the taps fit a small unrolled array (every zoo
+ * pool: 3x3 and 2x2, strides 1 and 2); otherwise one output per invocation. */
 static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
 {
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
@@ -371,9 +373,11 @@ static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struc
         (uint32_t)a->pad[0],    (uint32_t)a->pad[1],           (uint32_t)a->pad[2],
         (uint32_t)a->pad[3],    (uint32_t)a->count_include_pad};
     memcpy(ns->spec, spec, sizeof(spec));
+    int64_t wo = y->shape[3], px = wo >= 4 && 3 * a->stride[1] + a->kernel[1] <= 16 ? 4 : 1;
+    ns->spec[14] = (uint32_t)px; // PX
     ns->bind[0] = arena_src(s, n->inputs[0], false);
     ns->bind[1] = arena_src(s, n->outputs[0], false);
-    ns->groups[0] = ceil_div(y->count, 64);
+    ns->groups[0] = ceil_div(y->count / wo * ceil_div(wo, px), 64);
 }
 
 /* The ops that move whole blocks: activations are NCHW with batch 1, so a channel range is
