@@ -366,15 +366,23 @@ static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struc
     const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
     const struct cc_pool_attrs *a = &n->attrs.pool;
     ns->kernel = n->op == CC_OP_MAX_POOL2D ? CC_KERNEL_MAX_POOL2D : CC_KERNEL_AVG_POOL2D;
-    uint32_t spec[] = {
-        (uint32_t)x->shape[1],  (uint32_t)x->shape[2],         (uint32_t)x->shape[3],
-        (uint32_t)y->shape[2],  (uint32_t)y->shape[3],         (uint32_t)a->kernel[0],
-        (uint32_t)a->kernel[1], (uint32_t)a->stride[0],        (uint32_t)a->stride[1],
-        (uint32_t)a->pad[0],    (uint32_t)a->pad[1],           (uint32_t)a->pad[2],
-        (uint32_t)a->pad[3],    (uint32_t)a->count_include_pad};
-    memcpy(ns->spec, spec, sizeof(spec));
     int64_t wo = y->shape[3], px = wo >= 4 && 3 * a->stride[1] + a->kernel[1] <= 16 ? 4 : 1;
-    ns->spec[14] = (uint32_t)px; // PX
+    uint32_t spec[] = {(uint32_t)x->shape[1],
+                       (uint32_t)x->shape[2],
+                       (uint32_t)x->shape[3],
+                       (uint32_t)y->shape[2],
+                       (uint32_t)wo,
+                       (uint32_t)a->kernel[0],
+                       (uint32_t)a->kernel[1],
+                       (uint32_t)a->stride[0],
+                       (uint32_t)a->stride[1],
+                       (uint32_t)a->pad[0],
+                       (uint32_t)a->pad[1],
+                       (uint32_t)a->pad[2],
+                       (uint32_t)a->pad[3],
+                       (uint32_t)a->count_include_pad,
+                       (uint32_t)px};
+    memcpy(ns->spec, spec, sizeof(spec));
     ns->bind[0] = arena_src(s, n->inputs[0], false);
     ns->bind[1] = arena_src(s, n->outputs[0], false);
     ns->groups[0] = ceil_div(y->count / wo * ceil_div(wo, px), 64);
