@@ -29,11 +29,23 @@ static const uint32_t spv_conv2d_pw_vec4[] =
 static const uint32_t spv_add[] =
 #include "add.spv.h"
     ;
+static const uint32_t spv_mul[] =
+#include "mul.spv.h"
+    ;
 static const uint32_t spv_clamp[] =
 #include "clamp.spv.h"
     ;
 static const uint32_t spv_global_avg_pool[] =
 #include "global_avg_pool.spv.h"
+    ;
+static const uint32_t spv_max_pool2d[] =
+#include "max_pool2d.spv.h"
+    ;
+static const uint32_t spv_avg_pool2d[] =
+#include "avg_pool2d.spv.h"
+    ;
+static const uint32_t spv_channel_shuffle[] =
+#include "channel_shuffle.spv.h"
     ;
 static const uint32_t spv_linear[] =
 #include "linear.spv.h"
@@ -91,11 +103,16 @@ static const uint32_t spv_linear_i8[] =
 // clang-format off
 // The rows of the kernels that read weights, f32 or (I8) int8 with the scales in binding 4.
 #define CONV2D_SPEC                                                                                \
-    .n_spec = 18,                                                                                  \
+    .n_spec = 19,                                                                                  \
     .spec = {"C", "H", "W", "O", "HO", "WO", "KH", "KW", "SH", "SW", "DH", "DW", "PADT", "PADL",    \
-             "GROUPS", "ACT_MIN", "ACT_MAX", "PX"}
-#define PW_SPEC .n_spec = 8, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT"}
-#define LINEAR_SPEC .n_spec = 4, .spec = {"K", "N", "ACT_MIN", "ACT_MAX"}
+             "GROUPS", "ACT_MIN", "ACT_MAX", "PX", "ACT_KIND"}
+#define PW_SPEC                                                                                    \
+    .n_spec = 9, .spec = {"C", "HW", "O", "ACT_MIN", "ACT_MAX", "OB", "PB", "FLAT", "ACT_KIND"}
+#define LINEAR_SPEC .n_spec = 5, .spec = {"K", "N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
+#define POOL_SPEC                                                                                  \
+    .n_spec = 15, .spec = {"C", "H", "W", "HO", "WO", "KH", "KW", "SH", "SW", "PADT", "PADL",      \
+                           "PADB", "PADR", "INCLUDE_PAD", "PX"}
+#define ELTWISE_SPEC .n_spec = 4, .spec = {"N", "ACT_MIN", "ACT_MAX", "ACT_KIND"}
 #define WEIGHT_BINDINGS .n_bindings = 4, .bindings = {TEXEL, TEXEL, TEXEL, SSBO} // x, w, bias, y
 #define I8_BINDINGS .n_bindings = 5, .bindings = {TEXEL, TEXEL, TEXEL, SSBO, TEXEL} // + scales
 
@@ -124,19 +141,43 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .name = "add", SPV(spv_add),
         .n_bindings = 3, .bindings = {TEXEL, TEXEL, SSBO}, // a, b, y
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 3, .spec = {"N", "ACT_MIN", "ACT_MAX"},
+        ELTWISE_SPEC,
+    },
+    [CC_KERNEL_MUL] = {
+        .name = "mul", SPV(spv_mul),
+        .n_bindings = 3, .bindings = {TEXEL, TEXEL, SSBO}, // a, b, y
+        .local_size = {64, 1, 1}, .block = {1, 1},
+        .n_spec = 5, .spec = {"N", "ACT_MIN", "ACT_MAX", "ACT_KIND", "B_EVERY"},
     },
     [CC_KERNEL_CLAMP] = {
         .name = "clamp", SPV(spv_clamp),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 3, .spec = {"N", "ACT_MIN", "ACT_MAX"},
+        ELTWISE_SPEC,
     },
     [CC_KERNEL_GLOBAL_AVG_POOL] = {
         .name = "global_avg_pool", SPV(spv_global_avg_pool),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {1, 1},
         .n_spec = 2, .spec = {"C", "HW"},
+    },
+    [CC_KERNEL_MAX_POOL2D] = {
+        .name = "max_pool2d", SPV(spv_max_pool2d),
+        .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
+        .local_size = {64, 1, 1}, .block = {4, 1}, // PX (1 or 4) outputs of a row
+        POOL_SPEC,
+    },
+    [CC_KERNEL_AVG_POOL2D] = {
+        .name = "avg_pool2d", SPV(spv_avg_pool2d),
+        .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
+        .local_size = {64, 1, 1}, .block = {4, 1},
+        POOL_SPEC,
+    },
+    [CC_KERNEL_CHANNEL_SHUFFLE] = {
+        .name = "channel_shuffle", SPV(spv_channel_shuffle),
+        .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
+        .local_size = {64, 1, 1}, .block = {1, 1}, // one texel (4 pixels when HW % 4 == 0)
+        .n_spec = 3, .spec = {"C", "HW", "GROUPS"},
     },
     [CC_KERNEL_LINEAR] = {
         .name = "linear", SPV(spv_linear), WEIGHT_BINDINGS, // w vec4 (N, K4), bias scalar

@@ -7,7 +7,9 @@
  * op is adding a shader and a row, never a new pipeline function.
  *
  * Specialization constants: ids 0..n_spec-1 are the row's `spec` names, each 4 bytes (int32,
- * or float bits for ACT_MIN/ACT_MAX); ids 100, 101, 102 are the workgroup size.
+ * or float bits for ACT_MIN/ACT_MAX); ids 100, 101, 102 are the workgroup size. Every kernel
+ * with a fused activation takes ACT_MIN, ACT_MAX and ACT_KIND (enum cc_act_kind), read by
+ * shaders/act.glsl.
  *
  * Ownership: struct cc_kernels owns the pipeline cache, the shader modules and the layouts;
  * pipelines returned by cc_kernels_pipeline() belong to the caller (vkDestroyPipeline) and
@@ -32,8 +34,12 @@ enum cc_kernel {
     CC_KERNEL_CONV2D_PW,      // 1×1 stride 1 unpadded groups 1, scalar pixel loads
     CC_KERNEL_CONV2D_PW_VEC4, // same, vec4 pixel loads/stores (HW % 4 == 0)
     CC_KERNEL_ADD,
+    CC_KERNEL_MUL, // b of a's shape, or one value per B_EVERY elements (a [1,C,1,1] scale)
     CC_KERNEL_CLAMP,
     CC_KERNEL_GLOBAL_AVG_POOL,
+    CC_KERNEL_MAX_POOL2D, // PyTorch's max_pool2d / avg_pool2d (padding, ceil_mode,
+    CC_KERNEL_AVG_POOL2D, // count_include_pad), 1 or 4 outputs of a row per invocation
+    CC_KERNEL_CHANNEL_SHUFFLE,
     CC_KERNEL_LINEAR,
     CC_KERNEL_SOFTMAX,
     // i8 weights: the rows above built with -DWEIGHTS_I8 (int8 texels converted to float in the
@@ -47,7 +53,7 @@ enum cc_kernel {
 };
 
 #define CC_KERNEL_MAX_BINDINGS 5
-#define CC_KERNEL_MAX_SPEC 18
+#define CC_KERNEL_MAX_SPEC 19
 #define CC_KERNEL_SPEC_LOCAL_SIZE_ID 100 // ids 100..102: workgroup size x, y, z
 
 struct cc_kernel_info {

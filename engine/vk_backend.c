@@ -24,14 +24,15 @@
 #include "vk_context.h"
 #include "vk_nodes.h"
 
-/* One recorded step: a dispatch, or a copy for a reshape the plan did not alias. */
+/* One recorded step: a dispatch, or the arena copies of a node that only moves memory
+ * (concat, slice, a reshape the plan did not alias). */
 struct vk_step {
     int node;              // index into model->nodes
     enum cc_kernel kernel; // CC_KERNEL_COUNT for a copy step
     VkPipeline pipeline;   // not owned (vk_state.pipelines owns it)
     VkDescriptorSet set;
     uint32_t groups[3];
-    VkDeviceSize copy_src, copy_dst, copy_size; // copy steps
+    int first_copy, n_copies; // copy steps: vk_state.copies[first_copy .. + n_copies)
 };
 
 /* A unique specialization; nodes with identical ones share the pipeline. */
@@ -63,12 +64,14 @@ struct vk_state {
     VkDescriptorPool pool;
     struct vk_step *steps; // (n_steps) in node order
     int n_steps;
+    VkBufferCopy *copies; // (n_copies) the copy steps' regions, owned
+    int n_copies;
 
     VkCommandBuffer cmd; // recorded once at create, re-submitted per run
     VkFence fence;
-    VkQueryPool queries;             // 2 per dispatch when profiling, else VK_NULL_HANDLE
+    VkQueryPool queries;             // 2 per step when profiling, else VK_NULL_HANDLE
     uint64_t *stamps;                // (2 * n_timings) query results
-    struct cc_layer_timing *timings; // (n_timings)
+    struct cc_layer_timing *timings; // (n_timings), one per step
     int n_timings;
 };
 
@@ -244,29 +247,27 @@ static bool record(struct vk_state *s, struct cc_error *err)
      * result, and arena reuse makes later writes depend on earlier reads (WAR). */
     barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER | CS,
             RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    int q = 0;
     for (int i = 0; i < s->n_steps; i++) {
         const struct vk_step *st = &s->steps[i];
         if (i > 0)
             barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
                     XFER | CS, RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+        /* Both timestamps at the step's own stage: the first is written once the previous
+         * step has finished (a top-of-pipe one may be written while it still runs). */
+        VkPipelineStageFlags stage = st->kernel == CC_KERNEL_COUNT ? XFER : CS;
+        if (s->queries)
+            vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i));
         if (st->kernel == CC_KERNEL_COUNT) {
-            VkBufferCopy c = {
-                .srcOffset = st->copy_src, .dstOffset = st->copy_dst, .size = st->copy_size};
-            vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, 1, &c);
-            continue;
+            vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, (uint32_t)st->n_copies,
+                            &s->copies[st->first_copy]);
+        } else {
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                    s->kernels->layout[st->kernel], 0, 1, &st->set, 0, NULL);
+            vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
         }
-        /* Both timestamps at the compute stage: the first is written once the previous
-         * dispatch has finished (a top-of-pipe one may be written while it still runs). */
         if (s->queries)
-            vkCmdWriteTimestamp(cmd, CS, s->queries, (uint32_t)(2 * q));
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->kernels->layout[st->kernel],
-                                0, 1, &st->set, 0, NULL);
-        vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
-        if (s->queries)
-            vkCmdWriteTimestamp(cmd, CS, s->queries, (uint32_t)(2 * q + 1));
-        q++;
+            vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i + 1));
     }
     if (!s->arena.map) {
         barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER,
@@ -317,12 +318,18 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         cc_error_set(err, "out of memory");
         goto error;
     }
-    int n_dispatch = 0;
+    int n_dispatch = 0, n_copies = 0;
     for (int i = 0; i < nn; i++) {
         if (!cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w, &setups[i], err))
             goto error;
         if (setups[i].kernel != CC_KERNEL_COUNT)
             n_dispatch++;
+        n_copies += setups[i].n_copies;
+    }
+    s->copies = calloc((size_t)(n_copies ? n_copies : 1), sizeof(*s->copies));
+    if (!s->copies) {
+        cc_error_set(err, "out of memory");
+        goto error;
     }
     for (int i = 0; i < nn; i++) {
         for (int d = 0; d < 3; d++) {
@@ -385,12 +392,12 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         st->node = i;
         st->kernel = ns->kernel;
         if (ns->kernel == CC_KERNEL_COUNT) {
-            int in = model->nodes[i].inputs[0], out = model->nodes[i].outputs[0];
-            if (s->plan.offset[in] == s->plan.offset[out])
-                continue; // aliased by the plan: nothing to do
-            st->copy_src = s->plan.offset[in];
-            st->copy_dst = s->plan.offset[out];
-            st->copy_size = (VkDeviceSize)model->tensors[out].count * sizeof(float);
+            if (ns->n_copies == 0)
+                continue; // a reshape aliased by the plan: nothing to do
+            st->first_copy = s->n_copies;
+            st->n_copies = ns->n_copies;
+            memcpy(&s->copies[s->n_copies], ns->copies, (size_t)ns->n_copies * sizeof(*ns->copies));
+            s->n_copies += ns->n_copies;
             s->n_steps++;
             continue;
         }
@@ -407,15 +414,15 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     if (!cc_kernels_save_cache(s->kernels, &cache_err) && opts->notices)
         fprintf(opts->notices, "camclass: %s\n", cache_err.msg);
 
-    /* Profiling: two timestamps per dispatch. */
-    s->n_timings = n_dispatch;
-    if (opts->profile && s->vk->timestamp_valid_bits > 0 && n_dispatch > 0) {
-        s->timings = calloc((size_t)n_dispatch, sizeof(*s->timings));
-        s->stamps = calloc((size_t)(2 * n_dispatch), sizeof(*s->stamps));
+    /* Profiling: two timestamps per step (dispatch or copies). */
+    s->n_timings = s->n_steps;
+    if (opts->profile && s->vk->timestamp_valid_bits > 0 && s->n_steps > 0) {
+        s->timings = calloc((size_t)s->n_steps, sizeof(*s->timings));
+        s->stamps = calloc((size_t)(2 * s->n_steps), sizeof(*s->stamps));
         VkQueryPoolCreateInfo qci = {
             .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
             .queryType = VK_QUERY_TYPE_TIMESTAMP,
-            .queryCount = (uint32_t)(2 * n_dispatch),
+            .queryCount = (uint32_t)(2 * s->n_steps),
         };
         if (!s->timings || !s->stamps) {
             cc_error_set(err, "out of memory");
@@ -424,11 +431,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         if (!cc_vk_check(vkCreateQueryPool(s->vk->device, &qci, NULL, &s->queries),
                          "vkCreateQueryPool", err))
             goto error;
-        int q = 0;
-        for (int i = 0; i < s->n_steps; i++) {
-            if (s->steps[i].kernel != CC_KERNEL_COUNT)
-                s->timings[q++].node = s->steps[i].node;
-        }
+        for (int i = 0; i < s->n_steps; i++)
+            s->timings[i].node = s->steps[i].node;
     } else if (opts->profile && opts->notices) {
         fprintf(opts->notices, "camclass: this Vulkan queue has no timestamps; no per-layer "
                                "timings\n");
@@ -535,6 +539,7 @@ static void vk_destroy(void *state)
     free(s->views);
     free(s->pipelines);
     free(s->steps);
+    free(s->copies);
     free(s->timings);
     free(s->stamps);
     free(s);

@@ -246,7 +246,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            cc_kernel_spec_float(n->act.max),
                            (uint32_t)ob,
                            (uint32_t)pb,
-                           0};
+                           0,
+                           (uint32_t)n->act.kind};
         memcpy(ns->spec, spec, sizeof(spec));
         /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
         ns->bind[1] = pack_weights(w, wt, Op, C, C, true);
@@ -290,7 +291,8 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
                            (uint32_t)a->groups,
                            cc_kernel_spec_float(n->act.min),
                            cc_kernel_spec_float(n->act.max),
-                           (uint32_t)px};
+                           (uint32_t)px,
+                           (uint32_t)n->act.kind};
         memcpy(ns->spec, spec, sizeof(spec));
         // oc4: (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels; else as is.
         ns->bind[1] = pack_weights(w, wt, O, K, K, oc4);
@@ -316,7 +318,7 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
     int64_t K = x->count, N = wt->shape[0], K4 = ceil_div(K, 4);
     ns->kernel = wt->dtype == CC_DTYPE_I8 ? CC_KERNEL_LINEAR_I8 : CC_KERNEL_LINEAR;
     uint32_t spec[] = {(uint32_t)K, (uint32_t)N, cc_kernel_spec_float(n->act.min),
-                       cc_kernel_spec_float(n->act.max)};
+                       cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
     memcpy(ns->spec, spec, sizeof(spec));
     /* (N, K) -> (N, K4*4), zero padded, read as vec4 texels. */
     ns->bind[1] = pack_weights(w, wt, N, K, K4 * 4, false);
@@ -330,6 +332,118 @@ static bool setup_linear(const struct setup_ctx *s, const struct cc_node *n,
     return true;
 }
 
+/* add, mul, clamp: eltwise.comp with the fused activation; 4 elements per invocation, as vec4
+ * texels, when the count allows. mul's second operand may be a [1,C,1,1] scale: one value per
+ * B_EVERY = H*W elements, bound as scalars. */
+static void setup_eltwise(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    bool two = n->op != CC_OP_CLAMP;
+    ns->kernel = n->op == CC_OP_ADD   ? CC_KERNEL_ADD
+                 : n->op == CC_OP_MUL ? CC_KERNEL_MUL
+                                      : CC_KERNEL_CLAMP;
+    uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max), (uint32_t)n->act.kind};
+    memcpy(ns->spec, spec, sizeof(spec));
+    int64_t every = two ? x->count / s->model->tensors[n->inputs[1]].count : 1;
+    if (n->op == CC_OP_MUL)
+        ns->spec[4] = (uint32_t)every; // B_EVERY
+    bool v4 = x->count % 4 == 0;
+    ns->bind[0] = arena_src(s, n->inputs[0], v4);
+    if (two)
+        ns->bind[1] = arena_src(s, n->inputs[1], v4 && every == 1);
+    ns->bind[two ? 2 : 1] = arena_src(s, n->outputs[0], false);
+    ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+}
+
+/* max_pool2d, avg_pool2d: pool2d.comp. The output size (ceil_mode) is the output tensor's,
+ * checked by finalize against cc_pool_out_size. 4 outputs of a row per invocation share each
+ * row of loaded taps when the row has 4 and the taps fit a small unrolled array (every zoo
+ * pool: 3x3 and 2x2, strides 1 and 2); otherwise one output per invocation. */
+static void setup_pool(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    const struct cc_pool_attrs *a = &n->attrs.pool;
+    ns->kernel = n->op == CC_OP_MAX_POOL2D ? CC_KERNEL_MAX_POOL2D : CC_KERNEL_AVG_POOL2D;
+    int64_t wo = y->shape[3], px = wo >= 4 && 3 * a->stride[1] + a->kernel[1] <= 16 ? 4 : 1;
+    uint32_t spec[] = {(uint32_t)x->shape[1],
+                       (uint32_t)x->shape[2],
+                       (uint32_t)x->shape[3],
+                       (uint32_t)y->shape[2],
+                       (uint32_t)wo,
+                       (uint32_t)a->kernel[0],
+                       (uint32_t)a->kernel[1],
+                       (uint32_t)a->stride[0],
+                       (uint32_t)a->stride[1],
+                       (uint32_t)a->pad[0],
+                       (uint32_t)a->pad[1],
+                       (uint32_t)a->pad[2],
+                       (uint32_t)a->pad[3],
+                       (uint32_t)a->count_include_pad,
+                       (uint32_t)px};
+    memcpy(ns->spec, spec, sizeof(spec));
+    ns->bind[0] = arena_src(s, n->inputs[0], false);
+    ns->bind[1] = arena_src(s, n->outputs[0], false);
+    ns->groups[0] = ceil_div(y->count / wo * ceil_div(wo, px), 64);
+}
+
+/* The ops that move whole blocks: activations are NCHW with batch 1, so a channel range is
+ * one contiguous range of floats. concat: input i lands after inputs 0..i-1; slice: channels
+ * [start, end) are one range of the input; reshape/flatten: the whole tensor, unless the plan
+ * aliased it (the usual case: nothing to do). Recorded as copy commands, no kernel. */
+static void setup_copies(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_node *ns)
+{
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    VkDeviceSize dst = s->offset[n->outputs[0]];
+    ns->kernel = CC_KERNEL_COUNT;
+    if (n->op == CC_OP_CONCAT) {
+        for (int i = 0; i < n->n_inputs; i++) {
+            VkDeviceSize bytes =
+                (VkDeviceSize)s->model->tensors[n->inputs[i]].count * sizeof(float);
+            ns->copies[ns->n_copies++] = (VkBufferCopy){
+                .srcOffset = s->offset[n->inputs[i]], .dstOffset = dst, .size = bytes};
+            dst += bytes;
+        }
+        return;
+    }
+    VkDeviceSize src = s->offset[n->inputs[0]];
+    if (n->op == CC_OP_SLICE)
+        src += (VkDeviceSize)n->attrs.slice.start * (VkDeviceSize)(y->count / y->shape[1]) *
+               sizeof(float);
+    if (src != dst)
+        ns->copies[ns->n_copies++] = (VkBufferCopy){
+            .srcOffset = src, .dstOffset = dst, .size = (VkDeviceSize)y->count * sizeof(float)};
+}
+
+/* What finalize allows but these kernels cannot run, refused here at create rather than
+ * computed wrongly: an activation kind shaders/act.glsl does not know; conv2d/linear weights or
+ * bias that are not constants (they are repacked at upload); a constant where a kernel reads
+ * an activation (kernels read inputs from the arena, where constants have no place). */
+static bool check_node(const struct setup_ctx *s, const struct cc_node *n, struct cc_error *err)
+{
+    // act.glsl has one branch per kind: a new kind needs its branch there first.
+    _Static_assert(CC_ACT_KIND_COUNT == 5, "shaders/act.glsl knows 5 activation kinds");
+    if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
+        return cc_error_set(err,
+                            "vulkan backend: activation kind %d of node \"%s\" (%s) is not "
+                            "supported; --backend cpu or ref may run it",
+                            (int)n->act.kind, n->name, cc_op_name(n->op));
+    bool weights = n->op == CC_OP_CONV2D || n->op == CC_OP_LINEAR; // inputs 1, 2 constant
+    for (int i = 0; i < n->n_inputs; i++) {
+        const struct cc_tensor *t = &s->model->tensors[n->inputs[i]];
+        bool want_const = weights && i > 0;
+        if (cc_tensor_is_const(t) != want_const)
+            return cc_error_set(err,
+                                "vulkan backend: input \"%s\" of node \"%s\" (%s) is %s; "
+                                "this backend needs %s there; --backend ref may run it",
+                                t->name, n->name, cc_op_name(n->op),
+                                want_const ? "computed" : "a constant",
+                                want_const ? "constant weights" : "a computed tensor");
+    }
+    return true;
+}
+
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup, int i,
                       struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
@@ -337,6 +451,8 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     const struct cc_node *n = &s->model->nodes[i];
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     memset(ns, 0, sizeof(*ns));
+    if (!check_node(s, n, err))
+        return false;
     ns->local[0] = 64;
     ns->local[1] = ns->local[2] = 1;
     ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;
@@ -346,20 +462,10 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     case CC_OP_LINEAR:
         return setup_linear(s, n, w, ns, err);
     case CC_OP_ADD:
-    case CC_OP_CLAMP: {
-        bool add = n->op == CC_OP_ADD;
-        ns->kernel = add ? CC_KERNEL_ADD : CC_KERNEL_CLAMP;
-        uint32_t spec[] = {(uint32_t)x->count, cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max)};
-        memcpy(ns->spec, spec, sizeof(spec));
-        bool v4 = x->count % 4 == 0; // 4 elements per invocation, as vec4 texels
-        ns->bind[0] = arena_src(s, n->inputs[0], v4);
-        if (add)
-            ns->bind[1] = arena_src(s, n->inputs[1], v4);
-        ns->bind[add ? 2 : 1] = arena_src(s, n->outputs[0], false);
-        ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+    case CC_OP_MUL:
+    case CC_OP_CLAMP:
+        setup_eltwise(s, n, ns);
         return true;
-    }
     case CC_OP_GLOBAL_AVG_POOL: {
         ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
         int64_t C = x->shape[1];
@@ -371,6 +477,22 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         ns->groups[0] = ceil_div(C, ns->local[0]);
         return true;
     }
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D:
+        setup_pool(s, n, ns);
+        return true;
+    case CC_OP_CHANNEL_SHUFFLE: {
+        ns->kernel = CC_KERNEL_CHANNEL_SHUFFLE;
+        int64_t C = x->shape[1], hw = x->count / C;
+        bool v4 = hw % 4 == 0;
+        ns->spec[0] = (uint32_t)C;
+        ns->spec[1] = (uint32_t)hw;
+        ns->spec[2] = (uint32_t)n->attrs.shuffle.groups;
+        ns->bind[0] = arena_src(s, n->inputs[0], v4);
+        ns->bind[1] = arena_src(s, n->outputs[0], false);
+        ns->groups[0] = ceil_div(v4 ? x->count / 4 : x->count, 64);
+        return true;
+    }
     case CC_OP_SOFTMAX:
         ns->kernel = CC_KERNEL_SOFTMAX;
         ns->spec[0] = (uint32_t)x->count;
@@ -379,10 +501,14 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         return true;
     case CC_OP_FLATTEN:
     case CC_OP_RESHAPE:
-        ns->kernel = CC_KERNEL_COUNT; // a copy when the plan did not alias
+    case CC_OP_CONCAT:
+    case CC_OP_SLICE:
+        setup_copies(s, n, ns);
         return true;
     default:
-        return cc_error_set(err, "node %s: op %s is not supported by the Vulkan backend", n->name,
-                            cc_op_name(n->op));
+        return cc_error_set(err,
+                            "vulkan backend: op %s (node \"%s\") is not supported; --backend "
+                            "cpu or ref may run it",
+                            cc_op_name(n->op), n->name);
     }
 }

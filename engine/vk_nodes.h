@@ -48,13 +48,18 @@ struct cc_vk_binding {
 /* Bytes of one texel of a format cc_vk_binding uses. */
 uint32_t cc_vk_texel_bytes(VkFormat format);
 
-/* What a node needs: kernel, specialization, dispatch, bindings (weights already packed). */
+/* What a node needs: kernel, specialization, dispatch, bindings (weights already packed); or,
+ * for the ops that only move whole blocks of memory, the copies within the arena. */
 struct cc_vk_node {
-    enum cc_kernel kernel; // CC_KERNEL_COUNT: no dispatch (flatten/reshape alias)
+    enum cc_kernel kernel; // CC_KERNEL_COUNT: no dispatch; the node is its copies
     uint32_t spec[CC_KERNEL_MAX_SPEC];
     uint32_t local[3];
     int64_t groups[3];
     struct cc_vk_binding bind[CC_KERNEL_MAX_BINDINGS];
+    // Arena byte ranges, recorded as one vkCmdCopyBuffer: concat, one per input; slice and a
+    // reshape/flatten the plan did not alias, one; an aliased reshape/flatten, none.
+    int n_copies;
+    VkBufferCopy copies[CC_MAX_NODE_INPUTS];
 };
 
 /* Fills ns for node `node` of model; offset is the plan's byte offset per tensor, subgroup the

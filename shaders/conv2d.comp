@@ -1,5 +1,6 @@
 #version 450
-// General 2-D convolution, NCHW, any groups / stride / padding / dilation, fused bias + clamp.
+// General 2-D convolution, NCHW, any groups / stride / padding / dilation, fused bias and
+// activation (act.glsl).
 // One invocation computes PX (8 or 16, chosen per node) consecutive output columns of one
 // output row for OCB output channels of one group; the channel block is the workgroup's y so that its weight loads are
 // uniform. Every shape is a specialization constant, so the KH×KW loops unroll (a depthwise
@@ -31,10 +32,12 @@ layout(constant_id = 11) const int DW = 1;
 layout(constant_id = 12) const int PADT = 0;   // padding top, left (bottom/right are implied
 layout(constant_id = 13) const int PADL = 0;   // by HO/WO)
 layout(constant_id = 14) const int GROUPS = 1;
-layout(constant_id = 15) const float ACT_MIN = -1.0 / 0.0; // fused clamp
+layout(constant_id = 15) const float ACT_MIN = -1.0 / 0.0; // fused activation's clamp
 layout(constant_id = 16) const float ACT_MAX = 1.0 / 0.0;
 
 layout(constant_id = 17) const int PX = 8; // output columns per invocation, a multiple of 4
+layout(constant_id = 18) const int ACT_KIND = 0; // fused activation, see act.glsl
+#include "act.glsl"
 #ifdef OC4
 #define ACC vec4
 #define OCB 4
@@ -146,13 +149,15 @@ void main()
     for (int j = 0; j < PX; j++)
         acc[j] = b + acc[j] * sc;
 #endif
+    for (int j = 0; j < PX; j++)
+        acc[j] = act(acc[j]); // vec4 with OC4: 4 channels at once
     for (int k = 0; k < OCB; k++) {
         float v[PX];
         for (int j = 0; j < PX; j++) {
 #ifdef OC4
-            v[j] = clamp(acc[j][k], ACT_MIN, ACT_MAX);
+            v[j] = acc[j][k];
 #else
-            v[j] = clamp(acc[j], ACT_MIN, ACT_MAX);
+            v[j] = acc[j];
 #endif
         }
         store_row(((ob * OCB + k) * HO + oy) * WO + ox0, ox0, v);

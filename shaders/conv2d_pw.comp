@@ -1,5 +1,5 @@
 #version 450
-// Pointwise (1×1, stride 1, no padding, groups 1) convolution, NCHW, fused bias + clamp:
+// Pointwise (1×1, stride 1, no padding, groups 1) convolution, NCHW, fused bias + activation:
 // a matrix product Y(O, HW) = Wt(O, C) · X(C, HW). Register-blocked: one invocation computes
 // OB output channels × PB pixels (both multiples of 4, chosen per node: specialization
 // constants); the channel block is the workgroup's y so that weight loads are uniform. Weights
@@ -23,6 +23,8 @@ layout(constant_id = 6) const int PB = 8;  // pixels per invocation
 // subgroup size (a 7x7 layer has 7 blocks of 8 pixels); FLAT = 0: channel block = workgroup y
 // (weight loads uniform across the workgroup).
 layout(constant_id = 7) const int FLAT = 0;
+layout(constant_id = 8) const int ACT_KIND = 0; // fused activation, see act.glsl
+#include "act.glsl"
 const int NV = OB / 4; // weight vec4s per input channel
 const int NQ = PB / 4; // pixel quads per invocation
 
@@ -110,7 +112,7 @@ void main()
         if (o >= O)
             break;
         for (int q = 0; q < NQ; q++) {
-            vec4 r = clamp(acc[k][q], vec4(ACT_MIN), vec4(ACT_MAX));
+            vec4 r = act(acc[k][q]);
 #ifdef VEC4
             if (p0 / 4 + q < HWQ)
                 y[o * HWQ + p0 / 4 + q] = r;

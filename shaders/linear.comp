@@ -1,15 +1,17 @@
 #version 450
-// Fully connected: y[n] = clamp(bias[n] + sum_k w[n][k] x[k]). One invocation per output;
+// Fully connected: y[n] = act(bias[n] + sum_k w[n][k] x[k]) (act.glsl). One invocation per output;
 // weights repacked at upload as vec4 texels (N, K4), K padded with zeros to a multiple of 4,
 // so that each invocation reads 4 weights per load.
 // WEIGHTS_I8: the same weights as int8 R8G8B8A8_SINT texels and the per-output scales in
-// binding 4: y[n] = clamp(bias[n] + scale[n] · sum_k float(q[n][k]) x[k]).
+// binding 4: y[n] = act(bias[n] + scale[n] · sum_k float(q[n][k]) x[k]).
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
 layout(constant_id = 0) const int K = 1;
 layout(constant_id = 1) const int N = 1;
 layout(constant_id = 2) const float ACT_MIN = -1.0 / 0.0;
 layout(constant_id = 3) const float ACT_MAX = 1.0 / 0.0;
+layout(constant_id = 4) const int ACT_KIND = 0; // fused activation, see act.glsl
+#include "act.glsl"
 
 const int K4 = (K + 3) / 4;
 
@@ -40,5 +42,5 @@ void main()
 #else
     float sum = (s.x + s.y) + (s.z + s.w);
 #endif
-    y[n] = clamp(texelFetch(Bias, n).x + sum, ACT_MIN, ACT_MAX);
+    y[n] = act(texelFetch(Bias, n).x + sum);
 }

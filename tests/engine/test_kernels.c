@@ -627,6 +627,16 @@ static const struct kcase zoo_cases[] = {
     {CC_OP_LINEAR, 24, 1, 1, .O = 5, .bias = true, .act = ACT_SIGMOID, .i8 = true},
     CONV_I8_ZOO(24, 8, 8, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_HARDSWISH),
     CONV_I8_ZOO(16, 12, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ACT_SILU),
+    /* H*W % 4 == 0: the Vulkan kernels' vec4 paths (4 pixels of one channel per texel). */
+    {CC_OP_MUL, 12, 4, 4, .act = ACT_HARDSIGMOID},
+    {CC_OP_MUL, 12, 4, 4, .act = ACT_SILU, .bcast = true},
+    {CC_OP_CHANNEL_SHUFFLE, 12, 4, 4, .groups = 4},
+    {CC_OP_CONCAT, 3, 4, 4, .O = 62}, // 64 inputs, the most a node has
+    /* Output rows of a multiple of 4: the Vulkan pool's 4-outputs-per-invocation vec4 store. */
+    POOL(CC_OP_MAX_POOL2D, 3, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 0, 1),
+    POOL(CC_OP_MAX_POOL2D, 3, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1),
+    POOL(CC_OP_AVG_POOL2D, 6, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 0, 1),
+    POOL(CC_OP_AVG_POOL2D, 3, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0),
 };
 
 /* int8 weights: every kernel that reads weights, through its WEIGHTS_I8 variant. */
