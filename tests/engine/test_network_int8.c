@@ -130,6 +130,19 @@ static float *run(struct cc_model *model, enum cc_backend_kind backend, const ch
     bool ok = CHECKF(cc_engine_run(e, in, out, &err), "%s: run: %s", what, err.msg);
     printf("%s: backend %s, device %s\n", what, cc_engine_backend_name(e),
            cc_engine_device_name(e));
+    /* The model must be input-sensitive, or agreement below would say little: a second input
+     * with other statistics (half the range, shifted) must move the logits by >= 5% of max. */
+    float *other = calloc(*n_out, sizeof(float));
+    tu_rng_fill(&rng, in, n_in, -1.0f, 1.0f);
+    for (size_t i = 0; i < n_in; i++)
+        in[i] += 0.5f;
+    if (ok && CHECK(other != NULL) &&
+        CHECKF(cc_engine_run(e, in, other, &err), "%s: second run: %s", what, err.msg)) {
+        double moved = tu_max_abs_diff(out, other, *n_out, NULL) / tu_max_abs(out, *n_out);
+        printf("%s: a second input moves the logits by %.3g x max|logit|\n", what, moved);
+        CHECKF(moved >= 0.05, "%s: not input-sensitive (%.3g x max|logit| < 0.05)", what, moved);
+    }
+    free(other);
     free(in);
     cc_engine_destroy(e);
     if (!ok) {
