@@ -1,4 +1,4 @@
-/* camclass — tests of the headless detection log (app/detlog.c, docs/LOG_FORMAT.md).
+/* camclass — tests of the headless detection log (app/output/detlog.c, docs/LOG_FORMAT.md).
  *
  * Every line written is parsed with cJSON and checked against the schema of its event (exact
  * key set and types). Detections mode runs on crafted score sequences: a stable label, a label
