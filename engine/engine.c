@@ -28,6 +28,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .cpu_pointwise = CC_CPU_POINTWISE_MEASURE,
         .cpu_cache = NULL,
         .auto_cache = NULL,
+        .vk_staging = false,
     };
 }
 

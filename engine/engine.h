@@ -53,6 +53,8 @@ struct cc_engine_options {
                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
     const char *labels_path; // a text file whose lines replace the bundle's labels (count
                              // checked; cc_engine_create only); NULL = the bundle's own
+    bool vk_staging; // Vulkan: copy through host staging buffers even where device memory is
+                     // host-visible, as on a discrete GPU (tests run that path on any device)
 };
 
 struct cc_engine_options cc_engine_options_default(void);

@@ -8,31 +8,48 @@
  * memory). run() copies the input in, re-submits that command buffer, waits on a fence and
  * copies the output out.
  *
+ * Per-op fallback (as PyTorch's CPU fallback for a device backend): a node these kernels cannot
+ * run (cc_vk_node_supported) runs on the CPU with the reference C op (cpu_ops.h), between
+ * Vulkan segments. Then there is one command buffer per segment: run() submits one, waits,
+ * runs the CPU nodes that follow it on the host, submits the next. Where the arena is mapped
+ * (UMA: integrated GPUs, lavapipe) the CPU op reads and writes it in place; elsewhere a host
+ * mirror of the arena takes the CPU nodes' inputs at the end of the segment before them and
+ * gives their outputs back at the start of the segment after them (vkCmdCopyBuffer, only the
+ * tensors they touch). The load notice names each such node and what it costs per run.
+ *
  * Activations stay NCHW f32, exactly as the model declares them, so flatten/reshape alias their
  * input and results are read back without conversion.
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vulkan/vulkan.h>
 
 #include "backend.h"
+#include "cpu_ops.h"
 #include "kernels.h"
 #include "plan.h"
 #include "vk_context.h"
 #include "vk_nodes.h"
 
-/* One recorded step: a dispatch, or the arena copies of a node that only moves memory
- * (concat, slice, a reshape the plan did not alias). */
+/* One step: a dispatch, or the arena copies of a node that only moves memory (concat, slice,
+ * a reshape the plan did not alias), both recorded; or a node run on the CPU between segments. */
 struct vk_step {
     int node;              // index into model->nodes
-    enum cc_kernel kernel; // CC_KERNEL_COUNT for a copy step
+    enum cc_kernel kernel; // CC_KERNEL_COUNT for a copy or CPU step
     VkPipeline pipeline;   // not owned (vk_state.pipelines owns it)
     VkDescriptorSet set;
     uint32_t groups[3];
     int first_copy, n_copies; // copy steps: vk_state.copies[first_copy .. + n_copies)
+    bool cpu;                 // a CPU step: runs cpu_op on in/out between segments
+    const struct cc_cpu_op *cpu_op;
+    const float *in[CC_MAX_NODE_INPUTS]; // CPU steps: inputs in the host view of the arena, or
+                                         // constants; not owned
+    float *out;                          // CPU steps: the output in the host view; not owned
 };
 
 /* A unique specialization; nodes with identical ones share the pipeline. */
@@ -67,8 +84,19 @@ struct vk_state {
     VkBufferCopy *copies; // (n_copies) the copy steps' regions, owned
     int n_copies;
 
-    VkCommandBuffer cmd; // recorded once at create, re-submitted per run
+    VkCommandBuffer *cmds; // (n_cmds) one per segment, recorded once at create, re-submitted
+    int n_cmds;            // per run; 1 + the number of runs of consecutive CPU steps
     VkFence fence;
+
+    /* Per-op fallback (CPU steps). */
+    bool shared;               // the host reads and writes the arena in place (mapped, and not
+                               // opts->vk_staging); else through staging and the mirror
+    struct cc_vk_buffer mirror; // !shared with CPU steps: host copy of the arena, same offsets
+    char *host;                // the arena as the CPU steps see it: arena.map or mirror.map
+    float *cpu_consts;         // dequantized int8 constants that CPU steps read; owned
+    float *cpu_scratch;        // the largest scratch of a CPU step's op; owned
+    int n_cpu;                 // CPU steps
+    bool *on_cpu;              // (n_nodes) the node runs on the CPU
     VkQueryPool queries;             // 2 per step when profiling, else VK_NULL_HANDLE
     uint64_t *stamps;                // (2 * n_timings) query results
     struct cc_layer_timing *timings; // (n_timings), one per step
@@ -220,38 +248,106 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags
     vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+/* The arena ranges a run of CPU steps [first, end) exchanges with the mirror: inputs (tensors
+ * they read that no step of the run wrote before, constants aside) or outputs. Returns the
+ * count written to out (room for (end - first) * CC_MAX_NODE_INPUTS). */
+static uint32_t cpu_run_ranges(const struct vk_state *s, int first, int end, bool inputs,
+                               VkBufferCopy *out)
+{
+    const struct cc_model *m = s->model;
+    uint32_t n = 0;
+    for (int i = first; i < end; i++) {
+        const struct cc_node *node = &m->nodes[s->steps[i].node];
+        for (int k = 0; inputs && k < node->n_inputs; k++) {
+            int t = node->inputs[k];
+            bool made_here = false;
+            for (int j = first; j < i; j++)
+                made_here |= m->nodes[s->steps[j].node].outputs[0] == t;
+            if (cc_tensor_is_const(&m->tensors[t]) || made_here)
+                continue;
+            VkDeviceSize off = s->plan.offset[t];
+            out[n++] = (VkBufferCopy){off, off, (VkDeviceSize)m->tensors[t].count * sizeof(float)};
+        }
+        if (!inputs) {
+            int t = node->outputs[0];
+            VkDeviceSize off = s->plan.offset[t];
+            out[n++] = (VkBufferCopy){off, off, (VkDeviceSize)m->tensors[t].count * sizeof(float)};
+        }
+    }
+    return n;
+}
+
+static bool begin_cmd(struct vk_state *s, int seg, struct cc_error *err)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    return cc_vk_check(vkBeginCommandBuffer(s->cmds[seg], &bi), "vkBeginCommandBuffer", err);
+}
+
 static bool record(struct vk_state *s, struct cc_error *err)
 {
     VkCommandBufferAllocateInfo cai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
         .commandPool = s->vk->cmd_pool,
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
+        .commandBufferCount = (uint32_t)s->n_cmds,
     };
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    if (!cc_vk_check(vkAllocateCommandBuffers(s->vk->device, &cai, &s->cmd),
+    VkBufferCopy *ranges = NULL;
+    if (s->n_cpu && !(ranges = calloc((size_t)s->n_cpu * CC_MAX_NODE_INPUTS, sizeof(*ranges))))
+        return cc_error_set(err, "out of memory");
+    int seg = 0;
+    if (!cc_vk_check(vkAllocateCommandBuffers(s->vk->device, &cai, s->cmds),
                      "vkAllocateCommandBuffers", err) ||
-        !cc_vk_check(vkBeginCommandBuffer(s->cmd, &bi), "vkBeginCommandBuffer", err))
+        !begin_cmd(s, seg, err)) {
+        free(ranges);
         return false;
-    VkCommandBuffer cmd = s->cmd;
+    }
+    VkCommandBuffer cmd = s->cmds[seg];
     const VkPipelineStageFlags CS = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     const VkPipelineStageFlags XFER = VK_PIPELINE_STAGE_TRANSFER_BIT;
+    const VkPipelineStageFlags HOST = VK_PIPELINE_STAGE_HOST_BIT;
     const VkAccessFlags RW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    const VkAccessFlags WRITES = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    const VkAccessFlags ALL = RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     if (s->queries)
         vkCmdResetQueryPool(cmd, s->queries, 0, (uint32_t)(2 * s->n_timings));
-    if (!s->arena.map) {
+    if (!s->shared) {
         VkBufferCopy c = {.srcOffset = 0, .dstOffset = s->in_off, .size = s->in_bytes};
         vkCmdCopyBuffer(cmd, s->staging_in.buffer, s->arena.buffer, 1, &c);
     }
     /* Every step waits for the one before: in a chain network each consumes the previous
      * result, and arena reuse makes later writes depend on earlier reads (WAR). */
-    barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER | CS,
-            RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
     for (int i = 0; i < s->n_steps; i++) {
         const struct vk_step *st = &s->steps[i];
+        if (st->cpu) {
+            if (i > 0 && s->steps[i - 1].cpu)
+                continue; // recorded with the first step of its run
+            int end = i;
+            while (end < s->n_steps && s->steps[end].cpu)
+                end++;
+            /* End the segment: the CPU steps' inputs out to the host, then the next segment
+             * starts with their outputs back in the arena. */
+            if (!s->shared) {
+                uint32_t n = cpu_run_ranges(s, i, end, true, ranges);
+                if (n)
+                    vkCmdCopyBuffer(cmd, s->arena.buffer, s->mirror.buffer, n, ranges);
+            }
+            barrier(cmd, XFER | CS, WRITES, HOST, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+            if (!cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err) ||
+                !begin_cmd(s, ++seg, err)) {
+                free(ranges);
+                return false;
+            }
+            cmd = s->cmds[seg];
+            if (!s->shared) {
+                uint32_t n = cpu_run_ranges(s, i, end, false, ranges);
+                vkCmdCopyBuffer(cmd, s->mirror.buffer, s->arena.buffer, n, ranges);
+            }
+            barrier(cmd, HOST | XFER | CS, VK_ACCESS_HOST_WRITE_BIT | WRITES, XFER | CS, ALL);
+            continue;
+        }
         if (i > 0)
-            barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                    XFER | CS, RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+            barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
         /* Both timestamps at the step's own stage: the first is written once the previous
          * step has finished (a top-of-pipe one may be written while it still runs). */
         VkPipelineStageFlags stage = st->kernel == CC_KERNEL_COUNT ? XFER : CS;
@@ -269,18 +365,143 @@ static bool record(struct vk_state *s, struct cc_error *err)
         if (s->queries)
             vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i + 1));
     }
-    if (!s->arena.map) {
-        barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, XFER,
-                VK_ACCESS_TRANSFER_READ_BIT);
+    free(ranges);
+    if (!s->shared) {
+        barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
         VkBufferCopy c = {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes};
         vkCmdCopyBuffer(cmd, s->arena.buffer, s->staging_out.buffer, 1, &c);
-        barrier(cmd, XFER, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                VK_ACCESS_HOST_READ_BIT);
+        barrier(cmd, XFER, VK_ACCESS_TRANSFER_WRITE_BIT, HOST, VK_ACCESS_HOST_READ_BIT);
     } else {
-        barrier(cmd, XFER | CS, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+        barrier(cmd, XFER | CS, WRITES, HOST, VK_ACCESS_HOST_READ_BIT);
     }
     return cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Per-op fallback: nodes on the CPU                                                          */
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* The host side of the CPU steps: the mirror where the arena is not shared, int8 constants
+ * they read dequantized, their ops' scratch. Nothing when there are no CPU steps. */
+static bool cpu_prepare(struct vk_state *s, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    if (!s->n_cpu)
+        return true;
+    if (!s->shared &&
+        !cc_vk_buffer_init(s->vk, &s->mirror, s->plan.arena_size,
+                           VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           CC_VK_MEM_STAGING, err))
+        return false;
+    s->host = s->shared ? s->arena.map : s->mirror.map;
+    if (!s->host)
+        return cc_error_set(err, "vulkan backend: no host-visible memory for the nodes that run "
+                                 "on the CPU; use --backend cpu");
+    size_t consts = 0, scratch = 0;
+    for (int i = 0; i < m->n_nodes; i++) {
+        if (!s->on_cpu[i])
+            continue;
+        const struct cc_node *n = &m->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (m->tensors[n->inputs[k]].q)
+                consts += (size_t)m->tensors[n->inputs[k]].count;
+        const struct cc_cpu_op *op = cc_cpu_op_find(n->op);
+        size_t need = op->scratch ? op->scratch(m, n) : 0;
+        scratch = need > scratch ? need : scratch;
+    }
+    if ((consts && !(s->cpu_consts = malloc(consts * sizeof(float)))) ||
+        (scratch && !(s->cpu_scratch = malloc(scratch * sizeof(float)))))
+        return cc_error_set(err, "vulkan backend: out of memory for the nodes that run on the CPU");
+    return true;
+}
+
+/* Makes st (node st->node, on the CPU) point at its tensors in the host view of the arena;
+ * its int8 constants are dequantized into cpu_consts from *used on (which it advances). */
+static void cpu_step(struct vk_state *s, struct vk_step *st, size_t *used)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *n = &m->nodes[st->node];
+    st->cpu = true;
+    st->cpu_op = cc_cpu_op_find(n->op);
+    for (int k = 0; k < n->n_inputs; k++) {
+        const struct cc_tensor *t = &m->tensors[n->inputs[k]];
+        if (t->q) {
+            float *f = s->cpu_consts + *used;
+            cc_tensor_dequantize(t, f);
+            *used += (size_t)t->count;
+            st->in[k] = f;
+        } else if (cc_tensor_is_const(t)) {
+            st->in[k] = t->data;
+        } else {
+            st->in[k] = (const float *)(s->host + s->plan.offset[n->inputs[k]]);
+        }
+    }
+    st->out = (float *)(s->host + s->plan.offset[n->outputs[0]]);
+}
+
+/* One run: each segment submitted and waited for, the CPU steps after it run on this thread.
+ * cpu_ms: the time in CPU steps. */
+static bool run_segments(struct vk_state *s, double *cpu_ms, struct cc_error *err)
+{
+    *cpu_ms = 0;
+    int i = 0;
+    for (int seg = 0; seg < s->n_cmds; seg++) {
+        if (!cc_vk_submit_wait(s->vk, s->cmds[seg], s->fence, err))
+            return false;
+        while (i < s->n_steps && !s->steps[i].cpu)
+            i++;
+        for (; i < s->n_steps && s->steps[i].cpu; i++) {
+            const struct vk_step *st = &s->steps[i];
+            double t0 = now_ms();
+            st->cpu_op->run(s->model, &s->model->nodes[st->node], st->in, st->out,
+                            (struct cc_cpu_part){.p = 0, .n_parts = 1, .scratch = s->cpu_scratch});
+            double ms = now_ms() - t0;
+            *cpu_ms += ms;
+            if (s->timings)
+                s->timings[i].ms = ms;
+        }
+    }
+    return true;
+}
+
+/* The load notice: which nodes run on the CPU, why, and what they cost per run. */
+static void cpu_notice(const struct vk_state *s, FILE *out, double cpu_ms, double total_ms)
+{
+    const struct cc_model *m = s->model;
+    fprintf(out, "camclass: vulkan backend: %d node%s run%s on the CPU between Vulkan segments:",
+            s->n_cpu, s->n_cpu == 1 ? "" : "s", s->n_cpu == 1 ? "s" : "");
+    int named = 0;
+    for (int i = 0; i < m->n_nodes && named < 3; i++) {
+        if (!s->on_cpu[i])
+            continue;
+        struct cc_error why = {0};
+        cc_vk_node_supported(m, i, &why);
+        fprintf(out, "%s %s", named ? ";" : "", why.msg);
+        named++;
+    }
+    if (s->n_cpu > named)
+        fprintf(out, "; and %d more", s->n_cpu - named);
+    size_t bytes = 0;
+    if (!s->shared)
+        for (int i = 0; i < s->n_steps; i++)
+            if (s->steps[i].cpu) {
+                const struct cc_node *n = &m->nodes[s->steps[i].node];
+                bytes += (size_t)m->tensors[n->outputs[0]].count * sizeof(float);
+                for (int k = 0; k < n->n_inputs; k++)
+                    if (!cc_tensor_is_const(&m->tensors[n->inputs[k]]))
+                        bytes += (size_t)m->tensors[n->inputs[k]].count * sizeof(float);
+            }
+    fprintf(out, ". A run of %.2f ms spends %.2f ms in them, with %d more Vulkan submission%s",
+            total_ms, cpu_ms, s->n_cmds - 1, s->n_cmds == 2 ? "" : "s");
+    if (bytes)
+        fprintf(out, " and up to %.2f MB copied between the device and the host", bytes / 1e6);
+    fprintf(out, "\n");
 }
 
 static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
@@ -319,7 +540,25 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         goto error;
     }
     int n_dispatch = 0, n_copies = 0;
+    bool *on_cpu = calloc((size_t)(nn ? nn : 1), sizeof(*on_cpu));
+    if (!on_cpu) {
+        cc_error_set(err, "out of memory");
+        goto error;
+    }
+    s->on_cpu = on_cpu;
     for (int i = 0; i < nn; i++) {
+        struct cc_error why = {0};
+        if (!cc_vk_node_supported(model, i, &why)) {
+            if (!cc_cpu_op_find(model->nodes[i].op)) {
+                cc_error_set(err, "vulkan backend: %s, and the CPU has no such op either", why.msg);
+                goto error;
+            }
+            on_cpu[i] = true;
+            setups[i].kernel = CC_KERNEL_COUNT;
+            s->n_cpu++;
+            s->n_cmds += i == 0 || !on_cpu[i - 1];
+            continue;
+        }
         if (!cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w, &setups[i], err))
             goto error;
         if (setups[i].kernel != CC_KERNEL_COUNT)
@@ -363,7 +602,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     s->in_bytes = (size_t)model->tensors[model->input.tensor].count * sizeof(float);
     s->out_off = s->plan.offset[model->output.tensor];
     s->out_bytes = (size_t)model->tensors[model->output.tensor].count * sizeof(float);
-    if (!s->arena.map &&
+    s->shared = s->arena.map && !opts->vk_staging;
+    if (!s->shared &&
         (!cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                             CC_VK_MEM_STAGING, err) ||
          !cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
@@ -385,12 +625,21 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
                      "vkCreateDescriptorPool", err))
         goto error;
 
+    if (!cpu_prepare(s, err))
+        goto error;
+    size_t consts_used = 0;
+
     /* Steps: pipelines (shared between equal specializations) and descriptor sets. */
     for (int i = 0; i < nn; i++) {
         const struct cc_vk_node *ns = &setups[i];
         struct vk_step *st = &s->steps[s->n_steps];
         st->node = i;
         st->kernel = ns->kernel;
+        if (s->on_cpu[i]) {
+            cpu_step(s, st, &consts_used);
+            s->n_steps++;
+            continue;
+        }
         if (ns->kernel == CC_KERNEL_COUNT) {
             if (ns->n_copies == 0)
                 continue; // a reshape aliased by the plan: nothing to do
@@ -439,14 +688,29 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
 
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    s->n_cmds++; // the segment before the first run of CPU steps (or the only one)
+    if (!(s->cmds = calloc((size_t)s->n_cmds, sizeof(*s->cmds)))) {
+        cc_error_set(err, "out of memory");
+        goto error;
+    }
     if (!cc_vk_check(vkCreateFence(s->vk->device, &fci, NULL, &s->fence), "vkCreateFence", err) ||
         !record(s, err))
         goto error;
-    /* One warm-up submission: drivers may finish compiling pipelines at their first dispatch
+    /* One warm-up run: drivers may finish compiling pipelines at their first dispatch
      * (lavapipe does: its first run took ~500 ms against ~50 ms after), which belongs to the
-     * load, not to the first frame. The arena holds no input yet; its results are unused. */
-    if (!cc_vk_submit_wait(s->vk, s->cmd, s->fence, err))
+     * load, not to the first frame. The arena holds no input yet; its results are unused.
+     * With CPU steps, a second run measures what they cost for the load notice. */
+    double cpu_ms = 0, total_ms = 0;
+    if (!run_segments(s, &cpu_ms, err))
         goto error;
+    if (s->n_cpu) {
+        double t0 = now_ms();
+        if (!run_segments(s, &cpu_ms, err))
+            goto error;
+        total_ms = now_ms() - t0;
+        if (opts->notices)
+            cpu_notice(s, opts->notices, cpu_ms, total_ms);
+    }
     return s;
 
 error:
@@ -462,30 +726,32 @@ error:
 static bool vk_run(void *state, const float *input, float *output, struct cc_error *err)
 {
     struct vk_state *s = state;
-    if (s->arena.map)
+    if (s->shared)
         memcpy((char *)s->arena.map + s->in_off, input, s->in_bytes);
     else
         memcpy(s->staging_in.map, input, s->in_bytes);
-    if (!cc_vk_submit_wait(s->vk, s->cmd, s->fence, err))
+    double cpu_ms;
+    if (!run_segments(s, &cpu_ms, err))
         return false;
-    if (s->arena.map)
+    if (s->shared)
         memcpy(output, (const char *)s->arena.map + s->out_off, s->out_bytes);
     else
         memcpy(output, s->staging_out.map, s->out_bytes);
 
     if (s->queries) {
-        uint64_t *ts = s->stamps;
-        VkResult r = vkGetQueryPoolResults(
-            s->vk->device, s->queries, 0, (uint32_t)(2 * s->n_timings),
-            (size_t)(2 * s->n_timings) * sizeof(uint64_t), ts, sizeof(uint64_t),
-            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (!cc_vk_check(r, "vkGetQueryPoolResults", err))
-            return false;
         uint32_t bits = s->vk->timestamp_valid_bits;
         uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
         double period = s->vk->props.limits.timestampPeriod; // ns per tick
         for (int i = 0; i < s->n_timings; i++) {
-            uint64_t d = ((ts[2 * i + 1] & mask) - (ts[2 * i] & mask)) & mask;
+            if (s->steps[i].cpu)
+                continue; // timed on the host by run_segments; its queries are never written
+            uint64_t *ts = &s->stamps[2 * i];
+            VkResult r = vkGetQueryPoolResults(s->vk->device, s->queries, (uint32_t)(2 * i), 2,
+                                               2 * sizeof(uint64_t), ts, sizeof(uint64_t),
+                                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+            if (!cc_vk_check(r, "vkGetQueryPoolResults", err))
+                return false;
+            uint64_t d = ((ts[1] & mask) - (ts[0] & mask)) & mask;
             s->timings[i].ms = (double)d * period * 1e-6;
         }
     }
@@ -517,8 +783,9 @@ static void vk_destroy(void *state)
         vkDeviceWaitIdle(dev);
         if (s->fence)
             vkDestroyFence(dev, s->fence, NULL);
-        if (s->cmd)
-            vkFreeCommandBuffers(dev, s->vk->cmd_pool, 1, &s->cmd);
+        for (int i = 0; s->cmds && i < s->n_cmds; i++)
+            if (s->cmds[i])
+                vkFreeCommandBuffers(dev, s->vk->cmd_pool, 1, &s->cmds[i]);
         if (s->queries)
             vkDestroyQueryPool(dev, s->queries, NULL);
         if (s->pool)
@@ -531,6 +798,7 @@ static void vk_destroy(void *state)
         cc_vk_buffer_finish(s->vk, &s->arena);
         cc_vk_buffer_finish(s->vk, &s->staging_in);
         cc_vk_buffer_finish(s->vk, &s->staging_out);
+        cc_vk_buffer_finish(s->vk, &s->mirror);
         cc_kernels_destroy(s->kernels);
         cc_vk_destroy(s->vk);
     }
@@ -542,6 +810,10 @@ static void vk_destroy(void *state)
     free(s->copies);
     free(s->timings);
     free(s->stamps);
+    free(s->cmds);
+    free(s->on_cpu);
+    free(s->cpu_consts);
+    free(s->cpu_scratch);
     free(s);
 }
 

@@ -416,27 +416,46 @@ static void setup_copies(const struct setup_ctx *s, const struct cc_node *n, str
             .srcOffset = src, .dstOffset = dst, .size = (VkDeviceSize)y->count * sizeof(float)};
 }
 
-/* What finalize allows but these kernels cannot run, refused here at create rather than
- * computed wrongly: an activation kind shaders/act.glsl does not know; conv2d/linear weights or
- * bias that are not constants (they are repacked at upload); a constant where a kernel reads
- * an activation (kernels read inputs from the arena, where constants have no place). */
-static bool check_node(const struct setup_ctx *s, const struct cc_node *n, struct cc_error *err)
+/* What finalize allows but these kernels cannot run: an op without a kernel row; an
+ * activation kind shaders/act.glsl does not know; conv2d/linear weights or bias that are not
+ * constants (they are repacked at upload); a constant where a kernel reads an activation
+ * (kernels read inputs from the arena, where constants have no place). */
+bool cc_vk_node_supported(const struct cc_model *model, int i, struct cc_error *why)
 {
+    const struct cc_node *n = &model->nodes[i];
+    switch (n->op) {
+    case CC_OP_CONV2D:
+    case CC_OP_LINEAR:
+    case CC_OP_ADD:
+    case CC_OP_MUL:
+    case CC_OP_CLAMP:
+    case CC_OP_GLOBAL_AVG_POOL:
+    case CC_OP_MAX_POOL2D:
+    case CC_OP_AVG_POOL2D:
+    case CC_OP_CHANNEL_SHUFFLE:
+    case CC_OP_SOFTMAX:
+    case CC_OP_FLATTEN:
+    case CC_OP_RESHAPE:
+    case CC_OP_CONCAT:
+    case CC_OP_SLICE:
+        break;
+    default:
+        return cc_error_set(why, "op %s (node \"%s\") has no Vulkan kernel", cc_op_name(n->op),
+                            n->name);
+    }
     // act.glsl has one branch per kind: a new kind needs its branch there first.
     _Static_assert(CC_ACT_KIND_COUNT == 5, "shaders/act.glsl knows 5 activation kinds");
     if ((unsigned)n->act.kind >= CC_ACT_KIND_COUNT)
-        return cc_error_set(err,
-                            "vulkan backend: activation kind %d of node \"%s\" (%s) is not "
-                            "supported; --backend cpu or ref may run it",
+        return cc_error_set(why, "activation kind %d of node \"%s\" (%s) has no Vulkan kernel",
                             (int)n->act.kind, n->name, cc_op_name(n->op));
     bool weights = n->op == CC_OP_CONV2D || n->op == CC_OP_LINEAR; // inputs 1, 2 constant
-    for (int i = 0; i < n->n_inputs; i++) {
-        const struct cc_tensor *t = &s->model->tensors[n->inputs[i]];
-        bool want_const = weights && i > 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+        const struct cc_tensor *t = &model->tensors[n->inputs[k]];
+        bool want_const = weights && k > 0;
         if (cc_tensor_is_const(t) != want_const)
-            return cc_error_set(err,
-                                "vulkan backend: input \"%s\" of node \"%s\" (%s) is %s; "
-                                "this backend needs %s there; --backend ref may run it",
+            return cc_error_set(why,
+                                "input \"%s\" of node \"%s\" (%s) is %s, where the Vulkan "
+                                "kernel reads %s",
                                 t->name, n->name, cc_op_name(n->op),
                                 want_const ? "computed" : "a constant",
                                 want_const ? "constant weights" : "a computed tensor");
@@ -451,8 +470,9 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
     const struct cc_node *n = &s->model->nodes[i];
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     memset(ns, 0, sizeof(*ns));
-    if (!check_node(s, n, err))
-        return false;
+    struct cc_error why = {0};
+    if (!cc_vk_node_supported(model, i, &why))
+        return cc_error_set(err, "vulkan backend: %s; --backend cpu may run it", why.msg);
     ns->local[0] = 64;
     ns->local[1] = ns->local[2] = 1;
     ns->groups[0] = ns->groups[1] = ns->groups[2] = 1;

@@ -62,6 +62,11 @@ struct cc_vk_node {
     VkBufferCopy copies[CC_MAX_NODE_INPUTS];
 };
 
+/* Whether these kernels can run node `node` of model: false with why set (one clause naming the
+ * node, op and what is missing, no "vulkan backend:" prefix) when they cannot; the backend then
+ * runs the node on the CPU between Vulkan segments (vk_backend.c). */
+bool cc_vk_node_supported(const struct cc_model *model, int node, struct cc_error *why);
+
 /* Fills ns for node `node` of model; offset is the plan's byte offset per tensor, subgroup the
  * device's subgroup size. Returns false with err set (unsupported op, out of memory). */
 bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32_t subgroup,
