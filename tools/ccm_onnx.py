@@ -291,31 +291,52 @@ def _hardsigmoid(L, n):
     return _function("hardsigmoid")(L, n)
 
 
-def _numpy_op(fn):
-    """Arithmetic: numpy on constants (shape computations), else the tensor op."""
+def _numpy_op(fn, tensor_op):
+    """Arithmetic: numpy on constants (shape computations), else tensor_op(L, n)."""
     def handle(L, n):
         if all(L.is_const(i) for i in n.input):
             return np.asarray(fn(*[L.value[i] for i in n.input]))
-        if fn is np.add:
-            return _add(L, n)
-        if fn is np.multiply:
-            return _mul(L, n)
-        L.fail("on a tensor is not supported")
+        return tensor_op(L, n)
     return handle
+
+
+def _by_constant(L, n, x, c, op):
+    """Tensor x (ONNX name) `op` ("add" or "mul") the constant array c, broadcast as ONNX does:
+    a normalization or scale baked into the model. The constant becomes a bundle constant of
+    x's shape, or [1,C,1,1] for a per-channel mul (the bundle's broadcast form). Backends
+    without a kernel for a constant operand run the node on the CPU (Vulkan's per-op
+    fallback)."""
+    t = L.tensor(x)
+    shape = L.shapes[t]
+    c = np.asarray(c, dtype=np.float64)
+    try:
+        if list(np.broadcast_shapes(tuple(shape), c.shape)) != shape:
+            raise ValueError
+    except ValueError:
+        L.fail("of a %s tensor and a %s constant would change the tensor's shape (camclass "
+               "broadcasts only the constant)" % (shape, list(c.shape)))
+    full = np.broadcast_to(c, shape)
+    k = full
+    if op == "mul" and len(shape) == 4:
+        per_channel = full[:, :, :1, :1]
+        if np.array_equal(np.broadcast_to(per_channel, shape), full):
+            k = per_channel
+    name = L.const(L.unique((n.name or n.op_type) + ".k"), np.array(k))
+    return L.emit(n, op, [t, name])
 
 
 def _add(L, n):
     a, b = n.input[0], n.input[1]
-    if L.is_const(a) or L.is_const(b):  # MatMul + Add: the bias of a linear
+    if L.is_const(a) or L.is_const(b):
         x, c = (b, a) if L.is_const(a) else (a, b)
         t = L.tensor(x)
         prod = next((p for p in L.nodes if p.output == t), None)
         bias = np.asarray(L.value[c], dtype=np.float64).reshape(-1)
         if prod is not None and prod.op == "linear" and len(prod.inputs) == 2 and \
-                bias.size == L.shapes[t][1]:
+                bias.size == L.shapes[t][1]:  # MatMul + Add: the bias of a linear
             prod.inputs.append(L.const(prod.name + ".bias", bias))
             return t
-        L.fail("of a constant is supported only as the bias after a MatMul")
+        return _by_constant(L, n, x, L.value[c], "add")
     x, y = L.tensor(a), L.tensor(b)
     if L.shapes[x] != L.shapes[y]:
         L.fail("of shapes %s and %s is not supported (no broadcasting)"
@@ -323,8 +344,29 @@ def _add(L, n):
     return L.emit(n, "add", [x, y])
 
 
+def _sub(L, n):
+    a, b = n.input[0], n.input[1]
+    if L.is_const(b):  # x - c = x + (-c)
+        return _by_constant(L, n, a, -np.asarray(L.value[b], dtype=np.float64), "add")
+    L.fail("of a tensor is supported only with a constant subtrahend (x - c)")
+
+
+def _div(L, n):
+    a, b = n.input[0], n.input[1]
+    if L.is_const(b):  # x / c = x * (1/c)
+        c = np.asarray(L.value[b], dtype=np.float64)
+        if not np.all(np.isfinite(c)) or np.any(c == 0):
+            L.fail("divides by a constant that holds zero or a non-finite value")
+        return _by_constant(L, n, a, 1.0 / c, "mul")
+    L.fail("of a tensor is supported only with a constant divisor (x / c)")
+
+
 def _mul(L, n):
-    x, y = L.tensor(n.input[0]), L.tensor(n.input[1])
+    a, b = n.input[0], n.input[1]
+    if L.is_const(a) or L.is_const(b):
+        x, c = (b, a) if L.is_const(a) else (a, b)
+        return _by_constant(L, n, x, L.value[c], "mul")
+    x, y = L.tensor(a), L.tensor(b)
     sx, sy = L.shapes[x], L.shapes[y]
     if sx != sy and len(sx) == 4 and sx[2:] == [1, 1] and sy[2:] != [1, 1]:
         x, y = y, x
@@ -590,11 +632,11 @@ HANDLERS = {
     "Sigmoid": _function("sigmoid"),
     "HardSigmoid": _hardsigmoid,
     "HardSwish": _function("hardswish"),
-    "Add": _numpy_op(np.add),
-    "Sub": _numpy_op(np.subtract),
-    "Mul": _numpy_op(np.multiply),
+    "Add": _numpy_op(np.add, _add),
+    "Sub": _numpy_op(np.subtract, _sub),
+    "Mul": _numpy_op(np.multiply, _mul),
     "Div": _numpy_op(lambda a, b: a // b if a.dtype.kind in "iu" and b.dtype.kind in "iu"
-                     else a / b),
+                     else a / b, _div),
     "MaxPool": _pool(True),
     "AveragePool": _pool(False),
     "GlobalAveragePool": _global_avg_pool,

@@ -12,7 +12,11 @@
    standalone BatchNormalization, MaxPool with ceil_mode, AveragePool excluding padding, Split,
    Concat, Gemm with transB=0 and alpha, x*Sigmoid(x), Softmax), against a reference written
    here with torch.nn.functional.
-3. Refusals, each with nothing written: every unsupported node listed at once by name, two
+3. Constant operands (a normalization and a scale baked into the model: Sub/Div/Mul/Add with
+   initializers, broadcast from a scalar, [C,1,1] and [1,C,1,1]): imported as add/mul with a
+   constant input, checked in float64 and in C on ref, cpu and vulkan, where the Vulkan backend
+   runs those nodes on the CPU between its segments (per-op fallback) and says so at load.
+4. Refusals, each with nothing written: every unsupported node listed at once by name, two
    inputs, an opset outside 11-17, a file that is not ONNX.
 """
 
@@ -182,6 +186,81 @@ def hand_built(tmp):
     return path, reference
 
 
+def test_constants(bench, tmp):
+    rng = np.random.default_rng(12)
+    mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+    w = rng.normal(0, 0.4, (6, 3, 3, 3))
+    gain = rng.uniform(0.5, 2.0, (1, 6, 1, 1))
+    shift = rng.normal(0, 0.2, (6, 1, 1))
+    wg = rng.normal(0, 0.5, (6, 5))
+    nodes = [
+        helper.make_node("Sub", ["x", "mean"], ["centred"], name="sub_mean"),
+        helper.make_node("Div", ["centred", "std"], ["normal"], name="div_std"),
+        helper.make_node("Conv", ["normal", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+        helper.make_node("Add", ["c", "shift"], ["cs"], name="add_shift"),
+        helper.make_node("Relu", ["cs"], ["r"], name="relu"),
+        helper.make_node("Mul", ["gain", "r"], ["g"], name="mul_gain"),
+        helper.make_node("Mul", ["g", "half"], ["h"], name="mul_half"),
+        helper.make_node("GlobalAveragePool", ["h"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], axis=1, name="flatten"),
+        helper.make_node("MatMul", ["flat", "wg"], ["y"], name="fc"),
+    ]
+    graph = helper.make_graph(
+        nodes, "constants",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 11, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+        [const("mean", mean.reshape(1, 3, 1, 1)), const("std", std.reshape(3, 1, 1)),
+         const("w", w), const("shift", shift), const("gain", gain), const("half", 0.5),
+         const("wg", wg)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    path, bundle = os.path.join(tmp, "constants.onnx"), os.path.join(tmp, "constants.ccm")
+    onnx.save(model, path)
+    try:
+        ce.export_onnx(path, bundle, resize=("squash", None))
+    except ExportError as e:
+        check(False, "constant operands: %s" % e)
+        return
+    f32 = lambda a: torch.tensor(np.asarray(a, dtype=np.float32))  # noqa: E731
+
+    def reference(x):
+        with torch.no_grad():
+            y = (x - f32(mean).view(1, 3, 1, 1)) / f32(std).view(1, 3, 1, 1)
+            y = torch.relu(F.conv2d(y, f32(w), padding=1) + f32(shift).view(1, 6, 1, 1))
+            y = 0.5 * (f32(gain) * y)
+            return (y.mean((2, 3)) @ f32(wg)).numpy()
+    manifest, _, _ = ccm_bundle.read_bundle(bundle)
+    ops = [n["op"] for n in manifest["graph"]]
+    check(ops.count("mul") + ops.count("add") >= 4, "constant operands: ops %s" % ops)
+    err, moved = compare("constant operands", bundle, reference, (1, 3, 11, 9))
+    print("constant operands: %s, bundle vs reference %.2g x max (inputs move it %.2f)"
+          % (", ".join(ops), err, moved))
+    x = two_inputs((1, 3, 11, 9))[0]
+    ref = reference(x).ravel()
+    for backend in ("ref", "cpu", "vulkan"):
+        got = run_c(bench, bundle, x, backend, tmp)
+        if got is not None:
+            e = float(np.abs(got - ref).max() / np.abs(ref).max())
+            print("constant operands on %s: %.2g x max|output|" % (backend, e))
+            check(e <= TOLERANCE, "constant operands on %s: %.3g > %g" % (backend, e, TOLERANCE))
+    r = subprocess.run([bench, bundle, "--backend", "vulkan", "--runs", "1"], capture_output=True,
+                       text=True, timeout=300)
+    check(r.returncode == 0 and "run on the CPU between Vulkan segments" in r.stderr
+          and "sub_mean" in r.stderr,
+          "the Vulkan load notice names the CPU nodes: %s" % r.stderr.strip())
+    # A constant that would broadcast the tensor itself is refused, naming the node.
+    bad = helper.make_graph(
+        [helper.make_node("Add", ["x", "big"], ["s"], name="widen"),
+         helper.make_node("GlobalAveragePool", ["s"], ["g"]),
+         helper.make_node("Flatten", ["g"], ["y"])], "widen",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [const("big", np.ones((2, 3, 4, 4)))])
+    bad_path = os.path.join(tmp, "widen.onnx")
+    onnx.save(helper.make_model(bad, opset_imports=[helper.make_opsetid("", 13)]), bad_path)
+    refused("a constant that widens the tensor", bad_path, "widen", "change the tensor's shape")
+
+
 def test_hand_built(tmp):
     path, reference = hand_built(tmp)
     bundle = os.path.join(tmp, "hand_built.ccm")
@@ -280,6 +359,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="camclass-onnx-")
     test_hand_built(tmp)
     test_refusals(tmp)
+    test_constants(bench, tmp)
     test_zoo(bench, tmp)
     return summary()
 
