@@ -137,6 +137,62 @@ static void write_y4m(const char *path, const char *cspace, int w, int h, int fr
     fclose(f);
 }
 
+/* A PNG that is only a signature and an IHDR declaring w x h: what a decompression bomb
+ * shows the decoder before its first IDAT byte. */
+static void write_png_header(const char *path, int w, int h)
+{
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (CHECKF(f && png && info, "png writer") && !setjmp(png_jmpbuf(png))) {
+        png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+        png_init_io(png, f);
+        png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB,
+                     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+        png_write_info(png, info);
+    }
+    png_destroy_write_struct(&png, &info);
+    if (f)
+        fclose(f);
+}
+
+/* A 16x16 JPEG (progressive or baseline) whose SOF marker is patched to declare w x h. */
+static void write_jpeg_declaring(const char *path, bool progressive, int w, int h)
+{
+    uint8_t px[16 * 16 * 3] = {0};
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    unsigned char *mem = NULL;
+    unsigned long n = 0;
+    jpeg_mem_dest(&c, &mem, &n);
+    c.image_width = c.image_height = 16;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    if (progressive)
+        jpeg_simple_progression(&c);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = px + (size_t)c.next_scanline * 16 * 3;
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    bool patched = false;
+    for (unsigned long i = 2; i + 9 < n && !patched; i++)
+        if (mem[i] == 0xff && (mem[i + 1] == 0xc0 || mem[i + 1] == 0xc2)) {
+            // SOFn: marker, length (2), precision (1), height (2), width (2), big endian
+            mem[i + 5] = (uint8_t)(h >> 8), mem[i + 6] = (uint8_t)h;
+            mem[i + 7] = (uint8_t)(w >> 8), mem[i + 8] = (uint8_t)w;
+            patched = true;
+        }
+    if (CHECKF(patched, "%s: no SOF marker to patch", path))
+        write_bytes(path, mem, n);
+    free(mem);
+}
+
 static uint8_t y4m_byte(size_t i, int k)
 {
     return (uint8_t)((i * 7 + (size_t)k * 31) & 255);
@@ -431,6 +487,46 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Decompression bombs: a tiny file declaring a huge image is refused from its header, before
+ * the decoder allocates for it, with the declared size and the limit in the line. The sizes lie
+ * between the limit (40 M pixels) and the old one (268 M), which allocated first. */
+static void test_image_limits(void)
+{
+    printf("image limits:\n");
+    static const struct {
+        const char *name;
+        int kind; // 0 PNG header, 1 baseline JPEG, 2 progressive JPEG
+        int w, h;
+        const char *want; // in the message
+    } cases[] = {
+        {"bomb.png", 0, 8000, 6000, "8000x6000 pixels is more than camclass decodes"},
+        {"wide.png", 0, 16385, 16, "16385x16 pixels"},
+        {"huge.png", 0, 2000000, 2000000, "2000000x2000000 pixels"},
+        {"bomb.jpg", 1, 8000, 6000, "8000x6000 pixels is more than camclass decodes"},
+        {"bomb_prog.jpg", 2, 12000, 12000, "12000x12000 pixels is more than camclass decodes"},
+        {"tall.jpg", 1, 16, 30000, "16x30000 pixels"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *path = tmp_path(cases[i].name);
+        if (cases[i].kind == 0)
+            write_png_header(path, cases[i].w, cases[i].h);
+        else
+            write_jpeg_declaring(path, cases[i].kind == 2, cases[i].w, cases[i].h);
+        struct cc_frame f = {0};
+        struct cc_error err = {{0}};
+        double t0 = now_s();
+        int r = open_read(path, false, &f, &err);
+        double dt = now_s() - t0;
+        CHECKF(r < 0 && strstr(err.msg, path) && strstr(err.msg, cases[i].want) &&
+                   strstr(err.msg, "(40 M pixels, 16384 on a side); scale it down first"),
+               "%s: r=%d, message \"%s\"", cases[i].name, r, err.msg);
+        CHECKF(f.capacity == 0 && dt < 0.5, "%s: %zu bytes allocated for the frame, %.3f s",
+               cases[i].name, f.capacity, dt);
+        printf("  %-14s -> %s\n", cases[i].name, err.msg);
+        free(f.data);
+    }
+}
+
 /* Takes every frame until the slot closes; returns how many, sequences must increase. */
 static int drain(struct cc_frame_slot *slot, int consumer_ms, struct cc_error *err)
 {
@@ -530,6 +626,7 @@ int main(void)
     test_directory();
     test_y4m();
     test_corrupt_files();
+    test_image_limits();
     test_thread();
     cc_source_file_destroy(NULL);
     nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
