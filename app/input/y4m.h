@@ -6,6 +6,10 @@
  * convert.h) and Cmono (delivered as GREY). Other colour spaces (4:2:2, alpha, >8 bits) are
  * refused with a message saying how to convert the file.
  *
+ * The numeric header fields are range-checked, each refused with a line naming it: W and H
+ * 1..CC_IMAGE_MAX_SIDE with W×H at most CC_IMAGE_MAX_PIXELS (decode.h), F (rate) and A (pixel
+ * aspect) N:D in whole numbers 0..2^31-1, D 0 only in "0:0" (unknown), F at most 10^6 frames/s.
+ *
  * Ownership: the reader owns its FILE and buffers; cc_y4m_close frees them (accepts NULL).
  */
 #ifndef CC_Y4M_H

@@ -487,6 +487,72 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Y4M stream headers with a numeric field that is out of range or not a number: each is
+ * refused at open with the field in the line, never read as some other number (W4294967360
+ * was width 64 through a cast of strtol's long to int). Every file has a frame of 64x2 mono
+ * bytes, so that a wrongly accepted header yields a frame. */
+static void test_y4m_header_fields(void)
+{
+    printf("y4m header fields:\n");
+    static const struct {
+        const char *fields; // after "YUV4MPEG2 "
+        const char *want;   // in the message
+    } bad[] = {
+        {"W4294967360 H2", "\"W4294967360\" is not a frame width from 1 to 16384"},
+        {"W64 H4294967298", "\"H4294967298\" is not a frame height"},
+        {"W-64 H2", "\"W-64\" is not a frame width"},
+        {"W+64 H2", "\"W+64\" is not a frame width"},
+        {"W0 H2", "\"W0\" is not a frame width"},
+        {"W16385 H2", "\"W16385\" is not a frame width from 1 to 16384"},
+        {"W64x H2", "\"W64x\" is not a frame width"},
+        {"W H2", "\"W\" is not a frame width"},
+        {"W9000 H9000", "9000x9000 pixels is more than camclass decodes"},
+        {"W64 H2 F25:0", "\"F25:0\" is not a frame rate"},
+        {"W64 H2 F-25:1", "\"F-25:1\" is not a frame rate"},
+        {"W64 H2 F25", "\"F25\" is not a frame rate"},
+        {"W64 H2 F4294967321:1", "\"F4294967321:1\" is not a frame rate"},
+        {"W64 H2 F2000000:1", "\"F2000000:1\" is not a frame rate N:D"},
+        {"W64 H2 F25:1x", "\"F25:1x\" is not a frame rate"},
+        {"W64 H2 A1:0", "\"A1:0\" is not a pixel aspect ratio"},
+        {"W64 H2 A4294967297:1", "\"A4294967297:1\" is not a pixel aspect ratio"},
+        {"W64 H2 Asquare", "\"Asquare\" is not a pixel aspect ratio"},
+    };
+    uint8_t frame[64 * 2];
+    memset(frame, 128, sizeof(frame));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char name[32], text[160];
+        snprintf(name, sizeof(name), "hdr%zu.y4m", i);
+        int n = snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\nFRAME\n", bad[i].fields);
+        const char *path = tmp_path(name);
+        FILE *f = fopen(path, "wb");
+        if (!CHECKF(f && fwrite(text, 1, (size_t)n, f) == (size_t)n &&
+                        fwrite(frame, 1, sizeof(frame), f) == sizeof(frame) && fclose(f) == 0,
+                    "cannot write %s", path))
+            continue;
+        struct cc_frame fr = {0};
+        struct cc_error err = {{0}};
+        struct cc_source_file *src = cc_source_file_open(path, false, &err);
+        CHECKF(!src && strstr(err.msg, path) && strstr(err.msg, bad[i].want),
+               "header \"%s\": %s, message \"%s\"", bad[i].fields,
+               src ? "accepted" : "refused", err.msg);
+        printf("  %-22s -> %s\n", bad[i].fields, err.msg);
+        cc_source_file_destroy(src);
+        free(fr.data);
+    }
+    // The edges that are valid: the largest side, an unknown rate and aspect (0:0).
+    static const char *good[] = {"W64 H2 F0:0 A0:0", "W64 H2 F30000:1001 A128:117",
+                                 "W16384 H2 F1000000:1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char text[160];
+        snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\n", good[i]);
+        write_bytes(tmp_path("hdr_good.y4m"), text, strlen(text));
+        struct cc_error err = {{0}};
+        struct cc_source_file *src = cc_source_file_open(tmp_path("hdr_good.y4m"), false, &err);
+        CHECKF(src != NULL, "header \"%s\" refused: %s", good[i], err.msg);
+        cc_source_file_destroy(src);
+    }
+}
+
 /* Decompression bombs: a tiny file declaring a huge image is refused from its header, before
  * the decoder allocates for it, with the declared size and the limit in the line. The sizes lie
  * between the limit (40 M pixels) and the old one (268 M), which allocated first. */
@@ -627,6 +693,7 @@ int main(void)
     test_y4m();
     test_corrupt_files();
     test_image_limits();
+    test_y4m_header_fields();
     test_thread();
     cc_source_file_destroy(NULL);
     nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
