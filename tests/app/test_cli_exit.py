@@ -107,8 +107,30 @@ def main():
         cases.append((common + ["--config", unreadable],
                       "camclass: cannot read config %s: Permission denied" % unreadable))
 
+    # Paths that are not files: refused at once, a FIFO without waiting for a writer (the config
+    # is read before the signal handlers exist: a blocked open could only be killed).
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    cases += [
+        (common + ["--config", fifo],
+         "camclass: config %s is a FIFO, not a regular file; give the path of a JSON file" % fifo),
+        (common + ["--config", tmp],
+         "camclass: config %s is a directory, not a regular file; give the path of a JSON file"
+         % tmp),
+        (common + ["--config", "/dev/null"], "config /dev/null is a device"),
+        (["--model", tmp, "--input", y4m, "--backend", "cpu", "--headless"],
+         "camclass: bundle %s is a directory; give the path of a .ccm bundle" % tmp),
+        (["--model", fifo, "--input", y4m, "--backend", "cpu", "--headless"],
+         "camclass: bundle %s is not a regular file (a FIFO); give the path of a .ccm bundle"
+         % fifo),
+    ]
+
     for args, want in cases:
-        rc, out, err = run(exe, args)
+        try:
+            rc, out, err = run(exe, args, timeout=20)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: still running after 20 s" % " ".join(args))
+            continue
         lines = err.splitlines()
         what = " ".join(args)
         check(rc == 2, "%s: exit status %d, not 2 (stderr: %r)" % (what, rc, err))
