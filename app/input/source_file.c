@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,42 @@ static bool list_directory(struct cc_source_file *src, struct cc_error *err)
     return true;
 }
 
+/* Opens a path that is not a directory: a Y4M stream (a file or a pipe) or one PNG/JPEG file.
+ * One open and one read recognise the content: a pipe cannot be opened twice, so what is read
+ * here is handed on. 9 bytes: "YUV4MPEG2", more than the PNG and JPEG magics. */
+static bool open_stream(struct cc_source_file *src, const struct stat *st, struct cc_error *err)
+{
+    const char *path = src->path;
+    bool regular = S_ISREG(st->st_mode);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char magic[9];
+    size_t n = fread(magic, 1, sizeof(magic), f);
+    if (n == sizeof(magic) && memcmp(magic, "YUV4MPEG2", 9) == 0) {
+        if (!(src->y4m = cc_y4m_open(f, path, magic, n, err)))
+            return false;
+        if (src->loop && !cc_y4m_seekable(src->y4m))
+            return cc_error_set(err,
+                                "%s: a pipe cannot be played again; drop --loop or save the "
+                                "stream to a file",
+                                path);
+        return true;
+    }
+    fclose(f);
+    if (!cc_is_png((const uint8_t *)magic, n) && !cc_is_jpeg((const uint8_t *)magic, n))
+        return cc_error_set(err, "%s: not a PNG, JPEG or YUV4MPEG2 (.y4m) %s%s", path,
+                            regular ? "file" : "stream",
+                            S_ISCHR(st->st_mode) ? "; a camera is given with --camera" : "");
+    if (!regular)
+        return cc_error_set(err,
+                            "%s: a PNG or JPEG image is read from a file, not from a pipe or "
+                            "device; save it to a file first (a pipe can carry .y4m video)",
+                            path);
+    int cap = 0;
+    return add_file(src, NULL, path, &cap, err);
+}
+
 struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err)
 {
     struct cc_source_file *src = calloc(1, sizeof(*src));
@@ -132,30 +169,8 @@ struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct c
         cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
         goto error;
     }
-    if (S_ISDIR(st.st_mode)) {
-        if (!list_directory(src, err))
-            goto error;
-        return src;
-    }
-    uint8_t magic[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode) ? !list_directory(src, err) : !open_stream(src, &st, err))
         goto error;
-    }
-    size_t n = fread(magic, 1, sizeof(magic), f);
-    fclose(f);
-    if (n >= 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) {
-        if (!(src->y4m = cc_y4m_open(path, err)))
-            goto error;
-    } else if (cc_is_png(magic, n) || cc_is_jpeg(magic, n)) {
-        int cap = 0;
-        if (!add_file(src, NULL, path, &cap, err))
-            goto error;
-    } else {
-        cc_error_set(err, "%s: not a PNG, JPEG or YUV4MPEG2 (.y4m) file", path);
-        goto error;
-    }
     return src;
 error:
     cc_source_file_destroy(src);
@@ -365,7 +380,16 @@ bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot
                             src->path, fps);
     src->slot = slot;
     src->fps = fps;
+    // The thread blocks the stop and reopen signals (it inherits the mask set around
+    // pthread_create): they go to the main thread and never interrupt a read from a pipe.
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&src->thread, NULL, producer_main, src);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return cc_error_set(err, "%s: cannot start the file source thread: %s", src->path,
                             strerror(rc));

@@ -143,27 +143,34 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
     return true;
 }
 
-struct cc_y4m *cc_y4m_open(const char *path, struct cc_error *err)
+struct cc_y4m *cc_y4m_open(FILE *f, const char *path, const char *head, size_t head_len,
+                           struct cc_error *err)
 {
     struct cc_y4m *y = calloc(1, sizeof(*y));
     char *line = malloc(MAX_HEADER);
     if (!y || !line || !(y->path = strdup(path))) {
         cc_error_set(err, "%s: out of memory", path);
+        if (y)
+            y->f = f;
+        else
+            fclose(f);
         goto error;
     }
-    y->f = fopen(path, "rb");
-    if (!y->f) {
-        cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    y->f = f;
+    // head holds no '\n' (the caller read less than the shortest header line, 16 bytes)
+    if (head_len >= MAX_HEADER / 2 || memchr(head, '\n', head_len)) {
+        cc_error_set(err, "%s: internal error: %zu bytes of the y4m header read ahead", path,
+                     head_len);
         goto error;
     }
-    int n = read_line(y->f, line, MAX_HEADER);
-    if (n < 0) {
+    memcpy(line, head, head_len);
+    if (read_line(y->f, line + head_len, MAX_HEADER - (int)head_len) < 0) {
         cc_error_set(err, "%s: empty file or y4m header without end of line", path);
         goto error;
     }
     if (!parse_header(y, line, err))
         goto error;
-    y->data_start = ftell(y->f);
+    y->data_start = ftell(y->f); // -1 on a pipe: no rewind
     if (y->layout != Y4M_MONO && !(y->planar = malloc(y->frame_bytes))) {
         cc_error_set(err, "%s: out of memory for %dx%d frames", path, y->w, y->h);
         goto error;
@@ -195,6 +202,11 @@ int cc_y4m_width(const struct cc_y4m *y)
 int cc_y4m_height(const struct cc_y4m *y)
 {
     return y->h;
+}
+
+bool cc_y4m_seekable(const struct cc_y4m *y)
+{
+    return y->data_start >= 0;
 }
 
 double cc_y4m_fps(const struct cc_y4m *y)
@@ -263,6 +275,9 @@ int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err)
 
 bool cc_y4m_rewind(struct cc_y4m *y, struct cc_error *err)
 {
+    if (y->data_start < 0)
+        return cc_error_set(err, "%s: a pipe cannot be played again; drop --loop or save the "
+                            "stream to a file", y->path);
     if (fseek(y->f, y->data_start, SEEK_SET) != 0)
         return cc_error_set(err, "%s: cannot seek back to the first frame: %s", y->path,
                             strerror(errno));

@@ -25,8 +25,12 @@
 
 struct cc_y4m;
 
-/* Opens path and parses the stream header. NULL with err (naming the file) on failure. */
-struct cc_y4m *cc_y4m_open(const char *path, struct cc_error *err);
+/* Parses the stream header from f, whose first head_len bytes (part of the header line, e.g.
+ * "YUV4MPEG2" read to recognise the format) the caller has already read into head; f may be a
+ * pipe. Takes ownership of f (closed by cc_y4m_close, or here on failure). path names the
+ * stream in messages. NULL with err (naming the file) on failure. */
+struct cc_y4m *cc_y4m_open(FILE *f, const char *path, const char *head, size_t head_len,
+                           struct cc_error *err);
 void cc_y4m_close(struct cc_y4m *y);
 
 /* Frame size and rate from the header (fps 0 when the header has no F tag). */
@@ -40,7 +44,10 @@ double cc_y4m_fps(const struct cc_y4m *y);
  * the frame number). */
 int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err);
 
-/* Goes back to the first frame (for looping). */
+/* Whether the stream can go back to its first frame (a regular file; not a pipe). */
+bool cc_y4m_seekable(const struct cc_y4m *y);
+
+/* Goes back to the first frame (for looping); an error on a pipe. */
 bool cc_y4m_rewind(struct cc_y4m *y, struct cc_error *err);
 
 #endif

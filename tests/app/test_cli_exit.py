@@ -139,6 +139,30 @@ def main():
             check(lines[0].startswith("camclass: "), "%s: %r" % (what, lines[0]))
         check(out == "", "%s: wrote to stdout: %r" % (what, out))
 
+    # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
+    png = os.path.join(os.path.dirname(y4m), "bars_320x240.png")
+    for what, path, extra, want in (
+            ("--loop on a pipe", y4m, ["--loop"],
+             "camclass: /dev/stdin: a pipe cannot be played again; drop --loop or save the "
+             "stream to a file"),
+            ("PNG on a pipe", png, [],
+             "camclass: /dev/stdin: a PNG or JPEG image is read from a file, not from a pipe or "
+             "device; save it to a file first")):
+        with open(path, "rb") as f:
+            data = f.read()
+        env = dict(os.environ)
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        try:
+            p = subprocess.run([exe] + common + ["--input", "/dev/stdin"] + extra, input=data,
+                               capture_output=True, timeout=20, env=env)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: still running after 20 s" % what)
+            continue
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 2 and err.splitlines() == [err.strip()] and want in err,
+              "%s: exit %d, stderr %r, want %r" % (what, p.returncode, err, want))
+
     rc, out, err = run(exe, ["--help"])
     check(rc == 0 and out.startswith("usage: camclass") and err == "", "--help")
     for flag in ("--camera", "--input", "--model", "--backend", "--device", "--list-devices",

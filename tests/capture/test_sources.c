@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jpeglib.h>
 #include <png.h>
@@ -553,6 +555,77 @@ static void test_y4m_header_fields(void)
     }
 }
 
+/* Writes file src into the FIFO fifo from a child process (which waits for a reader); returns
+ * its pid. The child ends when all is written or the reader has gone (SIGPIPE). */
+static pid_t feed_fifo(const char *fifo, const char *src)
+{
+    size_t n = 0;
+    uint8_t *data = tu_read_file(src, &n);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = fopen(fifo, "wb");
+        _exit(f && data && fwrite(data, 1, n, f) == n && fclose(f) == 0 ? 0 : 1);
+    }
+    free(data);
+    return pid;
+}
+
+/* Y4M through a FIFO: opened once, the bytes read to recognise the format are handed to the
+ * reader (they were lost to a second open, which then waited for a writer forever), every
+ * frame arrives. An image or loop on a pipe is refused at open. A 20 s alarm ends the test
+ * if an open blocks. */
+static void test_pipe(void)
+{
+    printf("pipes:\n");
+    enum { W = 33, H = 17, FRAMES = 3 };
+    const size_t n420 = W * H + 2 * 17 * 9;
+    write_y4m(tmp_path("p.y4m"), NULL, W, H, FRAMES, n420);
+    const char *fifo = tmp_path("p.fifo");
+    if (!CHECK(mkfifo(fifo, 0600) == 0))
+        return;
+    alarm(20);
+    pid_t pid = feed_fifo(fifo, tmp_path("p.y4m"));
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(fifo, false, &err);
+    if (CHECKF(src != NULL, "y4m on a FIFO: %s", err.msg)) {
+        CHECKF(cc_source_file_native_fps(src) == 25.0, "fps %g", cc_source_file_native_fps(src));
+        struct cc_frame f = {0};
+        int n = 0, r;
+        while ((r = cc_source_file_read(src, &f, &err)) == 1) {
+            CHECKF(f.width == W && f.height == H && f.data[0] == y4m_byte(0, n) &&
+                       f.data[W - 1] == y4m_byte(W - 1, n),
+                   "FIFO frame %d: %dx%d, bytes differ", n, f.width, f.height);
+            n++;
+        }
+        CHECKF(r == 0 && n == FRAMES, "y4m on a FIFO: %d frames, then %d (%s)", n, r, err.msg);
+        free(f.data);
+    }
+    cc_source_file_destroy(src);
+    waitpid(pid, NULL, 0);
+
+    static const struct {
+        const char *file; // fed into the FIFO
+        bool loop;
+        const char *want;
+    } bad[] = {
+        {"p.y4m", true, "a pipe cannot be played again; drop --loop or save the stream to a file"},
+        {"good.png", false, "a PNG or JPEG image is read from a file, not from a pipe"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        pid = feed_fifo(fifo, tmp_path(bad[i].file));
+        src = cc_source_file_open(fifo, bad[i].loop, &err);
+        CHECKF(!src && strstr(err.msg, fifo) && strstr(err.msg, bad[i].want),
+               "%s on a FIFO%s: %s", bad[i].file, bad[i].loop ? " with loop" : "",
+               src ? "accepted" : err.msg);
+        printf("  %-14s -> %s\n", bad[i].file, err.msg);
+        cc_source_file_destroy(src);
+        waitpid(pid, NULL, 0);
+    }
+    alarm(0);
+    unlink(fifo);
+}
+
 /* Decompression bombs: a tiny file declaring a huge image is refused from its header, before
  * the decoder allocates for it, with the declared size and the limit in the line. The sizes lie
  * between the limit (40 M pixels) and the old one (268 M), which allocated first. */
@@ -694,6 +767,7 @@ int main(void)
     test_corrupt_files();
     test_image_limits();
     test_y4m_header_fields();
+    test_pipe();
     test_thread();
     cc_source_file_destroy(NULL);
     nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
