@@ -36,6 +36,10 @@ struct cc_source_file {
 
     uint64_t sequence; // frames delivered, across loops
 
+    // The first frame, read at open (see there) and handed to the first read.
+    struct cc_frame first; // data owned by the source
+    bool first_pending;
+
     // Producer thread (start/stop). Owned by the thread while running.
     pthread_t thread;
     bool running;
@@ -154,6 +158,8 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
     return add_file(src, NULL, path, &cap, err);
 }
 
+static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err);
+
 struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err)
 {
     struct cc_source_file *src = calloc(1, sizeof(*src));
@@ -171,6 +177,12 @@ struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct c
     }
     if (S_ISDIR(st.st_mode) ? !list_directory(src, err) : !open_stream(src, &st, err))
         goto error;
+    // The first frame is read now, so that an input whose first frame cannot be read (a
+    // truncated video, a corrupt image) is refused at open, as an unusable input.
+    int r = read_next(src, &src->first, err);
+    if (r < 0)
+        goto error;
+    src->first_pending = r == 1;
     return src;
 error:
     cc_source_file_destroy(src);
@@ -189,6 +201,7 @@ void cc_source_file_destroy(struct cc_source_file *src)
     cc_image_finish(&src->img);
     cc_y4m_close(src->y4m);
     free(src->staging.data);
+    free(src->first.data);
     free(src->path);
     free(src);
 }
@@ -273,7 +286,8 @@ static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
     return 1;
 }
 
-int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
+/* Reads the next frame from the file(s); sequence and timestamp are set by the caller. */
+static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
     int r;
     if (src->y4m) {
@@ -285,13 +299,27 @@ int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, stru
             r = cc_y4m_read(src->y4m, frame, err);
         }
         src->since_rewind += r == 1;
+        return r;
+    }
+    if (src->next_file == src->n_files) {
+        if (!src->loop)
+            return 0;
+        src->next_file = 0;
+    }
+    return read_image(src, src->next_file++, frame, err);
+}
+
+int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
+{
+    int r;
+    if (src->first_pending) { // hand over the frame read at open, buffers swapped
+        struct cc_frame t = *frame;
+        *frame = src->first;
+        src->first = t;
+        src->first_pending = false;
+        r = 1;
     } else {
-        if (src->next_file == src->n_files) {
-            if (!src->loop)
-                return 0;
-            src->next_file = 0;
-        }
-        r = read_image(src, src->next_file++, frame, err);
+        r = read_next(src, frame, err);
     }
     if (r == 1) {
         frame->sequence = src->sequence++;

@@ -30,10 +30,12 @@
 
 struct cc_source_file;
 
-/* Opens path (see above). Fails, with err naming the path, when it does not exist, is not a
- * PNG/JPEG/Y4M file, has an unusable Y4M header, is a directory without images, or is a pipe
- * with an image or with loop set. Image files are decoded when read, so a corrupt image is
- * reported by read (or the thread). Opening a FIFO waits for a writer. */
+/* Opens path (see above) and reads its first frame, which the first read returns. Fails, with
+ * err naming the path, when it does not exist, is not a PNG/JPEG/Y4M file, has an unusable
+ * Y4M header, is a directory without images, is a pipe with an image or with loop set, or its
+ * first frame cannot be read (truncated, corrupt, too large): an unusable input. Later frames
+ * are read when asked for, so a corrupt later file or frame is reported by read (or the
+ * thread). Opening a FIFO waits for a writer. */
 struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err);
 
 /* Stops the producer thread if it runs (see stop), then frees everything. Accepts NULL. */

@@ -107,6 +107,26 @@ def main():
         cases.append((common + ["--config", unreadable],
                       "camclass: cannot read config %s: Permission denied" % unreadable))
 
+    # An input whose first frame cannot be read is unusable (exit 2), like one that does not
+    # open: a y4m cut inside its first frame, a corrupt PNG.
+    with open(y4m, "rb") as f:
+        clip = f.read()
+    cut_y4m = os.path.join(tmp, "cut.y4m")
+    with open(cut_y4m, "wb") as f:
+        f.write(clip[:clip.index(b"FRAME") + 1000])
+    png = os.path.join(os.path.dirname(y4m), "bars_320x240.png")
+    with open(png, "rb") as f:
+        image = f.read()
+    cut_png = os.path.join(tmp, "cut.png")
+    with open(cut_png, "wb") as f:
+        f.write(image[:len(image) // 2])
+    cases += [
+        (common + ["--input", cut_y4m],
+         "camclass: %s: truncated y4m: frame 0 has" % cut_y4m),
+        (common + ["--input", cut_png],
+         "camclass: %s: corrupt or truncated PNG" % cut_png),
+    ]
+
     # Paths that are not files: refused at once, a FIFO without waiting for a writer (the config
     # is read before the signal handlers exist: a blocked open could only be killed).
     fifo = os.path.join(tmp, "fifo")
@@ -140,7 +160,6 @@ def main():
         check(out == "", "%s: wrote to stdout: %r" % (what, out))
 
     # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
-    png = os.path.join(os.path.dirname(y4m), "bars_320x240.png")
     for what, path, extra, want in (
             ("--loop on a pipe", y4m, ["--loop"],
              "camclass: /dev/stdin: a pipe cannot be played again; drop --loop or save the "

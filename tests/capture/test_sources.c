@@ -466,6 +466,16 @@ static void test_corrupt_files(void)
     expect_error(tmp_path("c422.y4m"), "Y4M C422");
     write_bytes(tmp_path("noframe.y4m"), "YUV4MPEG2 W2 H2 Cmono\nFRAMX\nabcd", 32);
     expect_error(tmp_path("noframe.y4m"), "Y4M bad FRAME");
+    // A first frame that cannot be read makes the input unusable: refused at open (camclass
+    // exits 2), not at the first read (a failure while running, exit 1).
+    static const char *first_bad[] = {"trunc.y4m", "trunc.png", "trunc.jpg", "crc.png"};
+    for (size_t i = 0; i < sizeof(first_bad) / sizeof(first_bad[0]); i++) {
+        struct cc_error e = {{0}};
+        struct cc_source_file *s = cc_source_file_open(tmp_path(first_bad[i]), false, &e);
+        CHECKF(!s && strstr(e.msg, first_bad[i]), "%s: %s at open", first_bad[i],
+               s ? "accepted" : e.msg);
+        cc_source_file_destroy(s);
+    }
     // A corrupt file inside a directory stops the stream, naming that file.
     CHECK(mkdir(tmp_path("baddir"), 0700) == 0);
     write_png(tmp_path("baddir/1.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
