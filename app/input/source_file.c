@@ -27,8 +27,8 @@ struct cc_source_file {
     int next_file; // index of the file the next read decodes
     uint8_t *buf;  // (buf_cap) the compressed file being decoded
     size_t buf_cap;
-    struct cc_image img; // the last decoded image
-    bool img_cached;     // one file only: img already holds it, loops reuse it
+    struct cc_image img; // a single looped image, decoded once (others decode into the frame)
+    bool img_cached;     // img holds it
 
     // Video.
     struct cc_y4m *y4m;
@@ -246,43 +246,57 @@ static bool read_whole(struct cc_source_file *src, const char *path, size_t *siz
     return true;
 }
 
-/* Decodes image file i into src->img (unless it is cached) and copies it into frame. */
+/* Decodes image file path into img (grown with realloc as needed). */
+static bool decode_file(struct cc_source_file *src, const char *path, struct cc_image *img,
+                        struct cc_error *err)
+{
+    size_t n = 0;
+    if (!read_whole(src, path, &n, err))
+        return false;
+    if (cc_is_png(src->buf, n))
+        return cc_decode_png(src->buf, n, path, img, err);
+    if (cc_is_jpeg(src->buf, n))
+        return cc_decode_jpeg(src->buf, n, path, img, err);
+    return cc_error_set(err, "%s: not a PNG or JPEG file", path);
+}
+
+/* Reads image file i into frame. Decoded straight into frame->data, except a single looped
+ * image: it is decoded once into src->img and copied from there on each loop. */
 static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
                       struct cc_error *err)
 {
     const char *path = src->files[i];
-    if (!src->img_cached) {
-        size_t n = 0;
-        if (!read_whole(src, path, &n, err))
+    const struct cc_image *img = &src->img;
+    struct cc_image direct;
+    if (src->n_files == 1 && src->loop) {
+        if (!src->img_cached && !decode_file(src, path, &src->img, err))
             return -1;
-        bool ok;
-        if (cc_is_png(src->buf, n))
-            ok = cc_decode_png(src->buf, n, path, &src->img, err);
-        else if (cc_is_jpeg(src->buf, n))
-            ok = cc_decode_jpeg(src->buf, n, path, &src->img, err);
-        else
-            ok = cc_error_set(err, "%s: not a PNG or JPEG file", path);
+        src->img_cached = true;
+        size_t bytes = (size_t)img->width * img->height * img->channels;
+        if (frame->capacity < bytes) {
+            uint8_t *p = realloc(frame->data, bytes);
+            if (!p) {
+                cc_error_set(err, "%s: out of memory for a frame of %zu bytes", path, bytes);
+                return -1;
+            }
+            frame->data = p;
+            frame->capacity = bytes;
+        }
+        memcpy(frame->data, img->pixels, bytes);
+    } else {
+        direct = (struct cc_image){.pixels = frame->data, .capacity = frame->capacity};
+        bool ok = decode_file(src, path, &direct, err);
+        frame->data = direct.pixels; // the decoder may have moved it, also on failure
+        frame->capacity = direct.capacity;
         if (!ok)
             return -1;
-        src->img_cached = src->n_files == 1;
+        img = &direct;
     }
-    const struct cc_image *img = &src->img;
-    size_t bytes = (size_t)img->width * img->height * img->channels;
-    if (frame->capacity < bytes) {
-        uint8_t *p = realloc(frame->data, bytes);
-        if (!p) {
-            cc_error_set(err, "%s: out of memory for a frame of %zu bytes", path, bytes);
-            return -1;
-        }
-        frame->data = p;
-        frame->capacity = bytes;
-    }
-    memcpy(frame->data, img->pixels, bytes);
     frame->format = img->channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24;
     frame->width = img->width;
     frame->height = img->height;
     frame->stride = img->width * img->channels;
-    frame->size = bytes;
+    frame->size = (size_t)img->width * img->height * img->channels;
     return 1;
 }
 

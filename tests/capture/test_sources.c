@@ -294,6 +294,23 @@ static void test_png(void)
                f.width, f.height, f.size, err.msg);
         free(f.data);
     }
+    // A single looped image (decoded once, copied on each loop): the same pixels every time,
+    // also when the caller writes into the frame it was given.
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(tmp_path("rgb8.png"), true, &err);
+    if (CHECKF(src != NULL, "rgb8.png looped: %s", err.msg)) {
+        struct cc_frame f = {0};
+        for (int k = 0; k < 3; k++) {
+            int r = cc_source_file_read(src, &f, &err);
+            CHECKF(r == 1 && f.size == (size_t)W * H * 3 && memcmp(f.data, rgb, f.size) == 0 &&
+                       f.sequence == (uint64_t)k,
+                   "rgb8.png loop %d: r=%d %s", k, r, err.msg);
+            if (r == 1)
+                memset(f.data, 0, f.size);
+        }
+        free(f.data);
+    }
+    cc_source_file_destroy(src);
 }
 
 static void test_jpeg(void)
