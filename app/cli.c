@@ -351,12 +351,14 @@ bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *e
     if (stat(path, &st) != 0)
         return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return cc_error_set(err, "config %s is %s, not a regular file; give the path of a JSON "
-                            "file", path,
-                            S_ISDIR(st.st_mode)                           ? "a directory"
-                            : S_ISFIFO(st.st_mode)                        ? "a FIFO"
+        return cc_error_set(err,
+                            "config %s is %s, not a regular file; give the path of a JSON "
+                            "file",
+                            path,
+                            S_ISDIR(st.st_mode)                          ? "a directory"
+                            : S_ISFIFO(st.st_mode)                       ? "a FIFO"
                             : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                                          : "a socket");
+                                                                         : "a socket");
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));

@@ -48,9 +48,9 @@ __attribute__((format(printf, 2, 3))) static bool fail(const struct cc_bundle_zi
 /* What a file that is not regular or a directory is, for messages. */
 static const char *file_kind(mode_t mode)
 {
-    return S_ISFIFO(mode)  ? "FIFO"
-           : S_ISCHR(mode) ? "character device"
-           : S_ISBLK(mode) ? "block device"
+    return S_ISFIFO(mode)   ? "FIFO"
+           : S_ISCHR(mode)  ? "character device"
+           : S_ISBLK(mode)  ? "block device"
            : S_ISSOCK(mode) ? "socket"
                             : "special file";
 }
@@ -95,8 +95,7 @@ bool cc_bundle_zip_open(struct cc_bundle_zip *z, const char *path, struct cc_err
     if (stat(path, &st) != 0)
         return cc_error_set(err, "bundle %s: cannot open: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
-        return cc_error_set(err, "bundle %s is a directory; give the path of a .ccm bundle",
-                            path);
+        return cc_error_set(err, "bundle %s is a directory; give the path of a .ccm bundle", path);
     if (!S_ISREG(st.st_mode))
         return cc_error_set(err,
                             "bundle %s is not a regular file (a %s); give the path of a .ccm "

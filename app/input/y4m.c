@@ -276,8 +276,10 @@ int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err)
 bool cc_y4m_rewind(struct cc_y4m *y, struct cc_error *err)
 {
     if (y->data_start < 0)
-        return cc_error_set(err, "%s: a pipe cannot be played again; drop --loop or save the "
-                            "stream to a file", y->path);
+        return cc_error_set(err,
+                            "%s: a pipe cannot be played again; drop --loop or save the "
+                            "stream to a file",
+                            y->path);
     if (fseek(y->f, y->data_start, SEEK_SET) != 0)
         return cc_error_set(err, "%s: cannot seek back to the first frame: %s", y->path,
                             strerror(errno));

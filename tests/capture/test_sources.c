@@ -562,8 +562,8 @@ static void test_y4m_header_fields(void)
         struct cc_error err = {{0}};
         struct cc_source_file *src = cc_source_file_open(path, false, &err);
         CHECKF(!src && strstr(err.msg, path) && strstr(err.msg, bad[i].want),
-               "header \"%s\": %s, message \"%s\"", bad[i].fields,
-               src ? "accepted" : "refused", err.msg);
+               "header \"%s\": %s, message \"%s\"", bad[i].fields, src ? "accepted" : "refused",
+               err.msg);
         printf("  %-22s -> %s\n", bad[i].fields, err.msg);
         cc_source_file_destroy(src);
         free(fr.data);
@@ -642,9 +642,8 @@ static void test_pipe(void)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         pid = feed_fifo(fifo, tmp_path(bad[i].file));
         src = cc_source_file_open(fifo, bad[i].loop, &err);
-        CHECKF(!src && strstr(err.msg, fifo) && strstr(err.msg, bad[i].want),
-               "%s on a FIFO%s: %s", bad[i].file, bad[i].loop ? " with loop" : "",
-               src ? "accepted" : err.msg);
+        CHECKF(!src && strstr(err.msg, fifo) && strstr(err.msg, bad[i].want), "%s on a FIFO%s: %s",
+               bad[i].file, bad[i].loop ? " with loop" : "", src ? "accepted" : err.msg);
         printf("  %-14s -> %s\n", bad[i].file, err.msg);
         cc_source_file_destroy(src);
         waitpid(pid, NULL, 0);

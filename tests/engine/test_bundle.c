@@ -785,7 +785,7 @@ static void test_not_a_file(const char *dir)
         {"/dev/zero", " is not a regular file (a character device); give the path of a .ccm"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const char *path = !cases[i].path                  ? dir
+        const char *path = !cases[i].path                   ? dir
                            : !strcmp(cases[i].path, "fifo") ? fifo
                                                             : cases[i].path;
         char want[600];
