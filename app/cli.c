@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -344,6 +345,20 @@ done:
 
 bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *err)
 {
+    // stat before open: opening a FIFO would wait for a writer, before any signal handler
+    // exists; a directory or a device is no config either.
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return cc_error_set(err,
+                            "config %s is %s, not a regular file; give the path of a JSON "
+                            "file",
+                            path,
+                            S_ISDIR(st.st_mode)                          ? "a directory"
+                            : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                         : "a socket");
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));

@@ -81,7 +81,9 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err);
 
-/* Reads path and applies it as above. A file that cannot be read is an error naming errno. */
+/* Reads path and applies it as above. A file that cannot be read is an error naming errno; a
+ * path that is not a regular file (a directory, a FIFO: checked before opening, so a FIFO
+ * never blocks) is an error saying what it is. */
 bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *err);
 
 /* The --help text. */

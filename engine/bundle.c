@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -555,6 +556,15 @@ static bool add_label_lines(struct loader *L, const char *entry, char *text, siz
 
 bool cc_bundle_replace_labels(struct cc_model *m, const char *path, struct cc_error *err)
 {
+    // stat before open: a FIFO would wait for a writer; a directory is no labels file.
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cc_error_set(err, "labels file %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return cc_error_set(err,
+                            "labels file %s is %s, not a regular file; give a text file with "
+                            "one label per line",
+                            path, S_ISDIR(st.st_mode) ? "a directory" : "a FIFO or device");
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "labels file %s: %s", path, strerror(errno));

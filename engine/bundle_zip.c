@@ -5,10 +5,12 @@
  * more from start to end so that libzip checks its CRC-32.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <zip.h>
 
@@ -42,6 +44,16 @@ __attribute__((format(printf, 2, 3))) static bool fail(const struct cc_bundle_zi
 /* ---------------------------------------------------------------------------------------- */
 /* Open and close                                                                            */
 /* ---------------------------------------------------------------------------------------- */
+
+/* What a file that is not regular or a directory is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "FIFO"
+           : S_ISCHR(mode)  ? "character device"
+           : S_ISBLK(mode)  ? "block device"
+           : S_ISSOCK(mode) ? "socket"
+                            : "special file";
+}
 
 /* Reports a failed zip open: not a zip, damaged, or cannot be read. Returns false. */
 static bool open_failed(const char *bundle, zip_error_t *ze, struct cc_error *err)
@@ -77,6 +89,18 @@ static bool opened(struct cc_bundle_zip *z, zip_t *za, const char *bundle, struc
 bool cc_bundle_zip_open(struct cc_bundle_zip *z, const char *path, struct cc_error *err)
 {
     *z = (struct cc_bundle_zip){0};
+    // stat before open, which could wait for a writer on a FIFO: libzip reports a directory,
+    // a FIFO or a device as a "damaged zip archive (Operation not supported)".
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return cc_error_set(err, "bundle %s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return cc_error_set(err, "bundle %s is a directory; give the path of a .ccm bundle", path);
+    if (!S_ISREG(st.st_mode))
+        return cc_error_set(err,
+                            "bundle %s is not a regular file (a %s); give the path of a .ccm "
+                            "bundle",
+                            path, file_kind(st.st_mode));
     int code = 0;
     zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {
@@ -203,17 +227,28 @@ bool cc_bundle_zip_read_range(const struct cc_bundle_zip *z, int64_t i, const ch
         return fail(z, "cannot open entry \"%s\": %s", name, zip_strerror(z->za));
     bool ok = offset == 0 || zip_fseek(f, (zip_int64_t)offset, SEEK_SET) == 0;
     zip_int64_t got = ok ? zip_fread(f, dst, size) : -1;
-    char more;
-    if (whole && got >= 0 && (zip_uint64_t)got == size && zip_fread(f, &more, 1) != 0)
-        got = -1; // libzip checks the CRC-32 when a read reaches the end
-    if (got < 0 || (zip_uint64_t)got != size)
+    if (got < 0 || (zip_uint64_t)got != size) {
         fail(z,
              "cannot read %llu bytes at offset %llu of entry \"%s\": %s; the bundle is "
              "truncated or damaged",
              (unsigned long long)size, (unsigned long long)offset, name,
              got < 0 ? zip_file_strerror(f) : "short read");
+        zip_fclose(f);
+        return false;
+    }
+    // The whole entry: one more read must find its end, where libzip checks the CRC-32.
+    char more;
+    zip_int64_t extra = whole ? zip_fread(f, &more, 1) : 0;
+    if (extra > 0)
+        fail(z,
+             "entry \"%s\" inflates to more than the %llu bytes its directory record declares; "
+             "the bundle is damaged: export or copy it again",
+             name, (unsigned long long)size);
+    else if (extra < 0)
+        fail(z, "entry \"%s\" is damaged (%s); export or copy the bundle again", name,
+             zip_file_strerror(f));
     zip_fclose(f);
-    return got >= 0 && (zip_uint64_t)got == size;
+    return extra == 0;
 }
 
 bool cc_bundle_zip_check_crc(struct cc_bundle_zip *z, int64_t i, const char *name)

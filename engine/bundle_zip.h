@@ -27,8 +27,9 @@ struct cc_bundle_zip {
 };
 
 /* Opens the bundle at path read-only (err and path are kept, borrowed, for later messages).
- * On failure sets err ("not a zip archive", "cannot open", "damaged zip archive" or "out of
- * memory") and returns false with nothing to close. */
+ * The path is stat'ed first: a directory, FIFO or device is refused without being opened. On
+ * failure sets err ("is a directory", "is not a regular file", "not a zip archive", "cannot
+ * open", "damaged zip archive" or "out of memory") and returns false with nothing to close. */
 bool cc_bundle_zip_open(struct cc_bundle_zip *z, const char *path, struct cc_error *err);
 
 /* Same for a bundle held in memory (size bytes at data, borrowed until close); name stands for

@@ -10,15 +10,24 @@
 
 #include "decode.h"
 
-// Largest image accepted (pixels): refuses absurd headers before allocating.
-#define MAX_PIXELS (16384 * 16384)
-
 void cc_image_finish(struct cc_image *img)
 {
     if (!img)
         return;
     free(img->pixels);
     memset(img, 0, sizeof(*img));
+}
+
+bool cc_image_check_size(long long w, long long h, const char *name, struct cc_error *err)
+{
+    if (w <= 0 || h <= 0)
+        return cc_error_set(err, "%s: the image has no pixels (%lldx%lld)", name, w, h);
+    if (w > CC_IMAGE_MAX_SIDE || h > CC_IMAGE_MAX_SIDE || w * h > CC_IMAGE_MAX_PIXELS)
+        return cc_error_set(err,
+                            "%s: %lldx%lld pixels is more than camclass decodes (%d M pixels, "
+                            "%d on a side); scale it down first",
+                            name, w, h, CC_IMAGE_MAX_PIXELS / 1000000, CC_IMAGE_MAX_SIDE);
+    return true;
 }
 
 bool cc_is_png(const uint8_t *data, size_t size)
@@ -31,13 +40,13 @@ bool cc_is_jpeg(const uint8_t *data, size_t size)
     return size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff;
 }
 
-/* Makes room for w × h × channels bytes in img. */
+/* Makes room for w × h × channels bytes in img (the size was checked before; checked again
+ * here so that no caller can skip it). */
 static bool image_reserve(struct cc_image *img, int w, int h, int channels, const char *name,
                           struct cc_error *err)
 {
-    if (w <= 0 || h <= 0 || (long long)w * h > MAX_PIXELS)
-        return cc_error_set(err, "%s: image size %dx%d is not supported (at most %d pixels)", name,
-                            w, h, MAX_PIXELS);
+    if (!cc_image_check_size(w, h, name, err))
+        return false;
     size_t need = (size_t)w * h * channels;
     if (need > img->capacity) {
         uint8_t *p = realloc(img->pixels, need);
@@ -101,6 +110,12 @@ bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct c
     }
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
+    // Before jpeg_start_decompress, which allocates for the declared size (a progressive
+    // file's coefficients for the whole image).
+    if (!cc_image_check_size(cinfo.image_width, cinfo.image_height, name, err)) {
+        jpeg_destroy_decompress(&cinfo);
+        return false;
+    }
     cinfo.out_color_space = JCS_RGB;
     jpeg_start_decompress(&cinfo);
     if (!image_reserve(img, (int)cinfo.output_width, (int)cinfo.output_height, 3, name, err)) {
@@ -150,9 +165,20 @@ static void png_read_mem(png_structp png, png_bytep out, png_size_t n)
     ctx->pos += n;
 }
 
+static long long be32(const uint8_t *p)
+{
+    return (long long)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
 bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
                    struct cc_error *err)
 {
+    // The size IHDR declares, checked before libpng reads on: IHDR is the first chunk, at a
+    // fixed place (signature 8, length 4, "IHDR" 4, width 4, height 4; big endian). Without
+    // it libpng reports the file as corrupt.
+    if (size >= 24 && memcmp(data + 12, "IHDR", 4) == 0 &&
+        !cc_image_check_size(be32(data + 16), be32(data + 20), name, err))
+        return false;
     struct png_ctx ctx = {.data = data, .size = size};
     png_structp png =
         png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);

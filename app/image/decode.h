@@ -17,6 +17,15 @@
 
 #include "error.h"
 
+/* The largest image decoded: 40 M pixels in all and 16384 on a side. The size a file declares
+ * (PNG IHDR, JPEG SOF) is checked against these before anything is allocated, so that a tiny
+ * file claiming a huge size (a decompression bomb) costs nothing. A classifier needs far less
+ * (models take 224x224); 40 M pixels keeps 8K frames (33 M) and photos up to 40 MP (phones'
+ * 48/50 MP modes are above: scale those down); PIL refuses above ~89 M. At 3 bytes a pixel
+ * a decoded image is then at most 120 MB. The same limits apply to Y4M frames (y4m.c). */
+#define CC_IMAGE_MAX_PIXELS 40000000
+#define CC_IMAGE_MAX_SIDE 16384
+
 /* A decoded 8-bit image; the caller owns it and may reuse it for the next decode (pixels
  * grows with realloc only when a larger image comes). Free with cc_image_finish. */
 struct cc_image {
@@ -28,17 +37,23 @@ struct cc_image {
 
 void cc_image_finish(struct cc_image *img);
 
+/* Checks a declared image size against the limits above: false with "NAME: WxH pixels is more
+ * than camclass decodes (...); scale it down first" (or "has no pixels") when it is outside. */
+bool cc_image_check_size(long long w, long long h, const char *name, struct cc_error *err);
+
 /* True when data starts with the PNG signature / a JPEG SOI marker. */
 bool cc_is_png(const uint8_t *data, size_t size);
 bool cc_is_jpeg(const uint8_t *data, size_t size);
 
 /* Decodes a JPEG to RGB (channels = 3, also for greyscale JPEGs). A truncated stream
- * (premature end of data) is an error, not a grey-filled image. */
+ * (premature end of data) is an error, not a grey-filled image. The declared size is checked
+ * (cc_image_check_size) after the header is read, before libjpeg allocates for the image. */
 bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
                     struct cc_error *err);
 
 /* Decodes a PNG to grey (1 channel, for grey and grey+alpha files) or RGB (3 channels, for
- * RGB, RGBA and palette files). Alpha is dropped, 16-bit samples are scaled to 8 bits. */
+ * RGB, RGBA and palette files). Alpha is dropped, 16-bit samples are scaled to 8 bits. The
+ * declared size is checked (cc_image_check_size) from IHDR, before libpng reads further. */
 bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
                    struct cc_error *err);
 

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,14 +27,18 @@ struct cc_source_file {
     int next_file; // index of the file the next read decodes
     uint8_t *buf;  // (buf_cap) the compressed file being decoded
     size_t buf_cap;
-    struct cc_image img; // the last decoded image
-    bool img_cached;     // one file only: img already holds it, loops reuse it
+    struct cc_image img; // a single looped image, decoded once (others decode into the frame)
+    bool img_cached;     // img holds it
 
     // Video.
     struct cc_y4m *y4m;
     uint64_t since_rewind; // frames read since the y4m was (re)started
 
     uint64_t sequence; // frames delivered, across loops
+
+    // The first frame, read at open (see there) and handed to the first read.
+    struct cc_frame first; // data owned by the source
+    bool first_pending;
 
     // Producer thread (start/stop). Owned by the thread while running.
     pthread_t thread;
@@ -117,6 +122,44 @@ static bool list_directory(struct cc_source_file *src, struct cc_error *err)
     return true;
 }
 
+/* Opens a path that is not a directory: a Y4M stream (a file or a pipe) or one PNG/JPEG file.
+ * One open and one read recognise the content: a pipe cannot be opened twice, so what is read
+ * here is handed on. 9 bytes: "YUV4MPEG2", more than the PNG and JPEG magics. */
+static bool open_stream(struct cc_source_file *src, const struct stat *st, struct cc_error *err)
+{
+    const char *path = src->path;
+    bool regular = S_ISREG(st->st_mode);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    char magic[9];
+    size_t n = fread(magic, 1, sizeof(magic), f);
+    if (n == sizeof(magic) && memcmp(magic, "YUV4MPEG2", 9) == 0) {
+        if (!(src->y4m = cc_y4m_open(f, path, magic, n, err)))
+            return false;
+        if (src->loop && !cc_y4m_seekable(src->y4m))
+            return cc_error_set(err,
+                                "%s: a pipe cannot be played again; drop --loop or save the "
+                                "stream to a file",
+                                path);
+        return true;
+    }
+    fclose(f);
+    if (!cc_is_png((const uint8_t *)magic, n) && !cc_is_jpeg((const uint8_t *)magic, n))
+        return cc_error_set(err, "%s: not a PNG, JPEG or YUV4MPEG2 (.y4m) %s%s", path,
+                            regular ? "file" : "stream",
+                            S_ISCHR(st->st_mode) ? "; a camera is given with --camera" : "");
+    if (!regular)
+        return cc_error_set(err,
+                            "%s: a PNG or JPEG image is read from a file, not from a pipe or "
+                            "device; save it to a file first (a pipe can carry .y4m video)",
+                            path);
+    int cap = 0;
+    return add_file(src, NULL, path, &cap, err);
+}
+
+static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err);
+
 struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err)
 {
     struct cc_source_file *src = calloc(1, sizeof(*src));
@@ -132,30 +175,14 @@ struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct c
         cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
         goto error;
     }
-    if (S_ISDIR(st.st_mode)) {
-        if (!list_directory(src, err))
-            goto error;
-        return src;
-    }
-    uint8_t magic[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode) ? !list_directory(src, err) : !open_stream(src, &st, err))
         goto error;
-    }
-    size_t n = fread(magic, 1, sizeof(magic), f);
-    fclose(f);
-    if (n >= 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) {
-        if (!(src->y4m = cc_y4m_open(path, err)))
-            goto error;
-    } else if (cc_is_png(magic, n) || cc_is_jpeg(magic, n)) {
-        int cap = 0;
-        if (!add_file(src, NULL, path, &cap, err))
-            goto error;
-    } else {
-        cc_error_set(err, "%s: not a PNG, JPEG or YUV4MPEG2 (.y4m) file", path);
+    // The first frame is read now, so that an input whose first frame cannot be read (a
+    // truncated video, a corrupt image) is refused at open, as an unusable input.
+    int r = read_next(src, &src->first, err);
+    if (r < 0)
         goto error;
-    }
+    src->first_pending = r == 1;
     return src;
 error:
     cc_source_file_destroy(src);
@@ -174,6 +201,7 @@ void cc_source_file_destroy(struct cc_source_file *src)
     cc_image_finish(&src->img);
     cc_y4m_close(src->y4m);
     free(src->staging.data);
+    free(src->first.data);
     free(src->path);
     free(src);
 }
@@ -218,47 +246,62 @@ static bool read_whole(struct cc_source_file *src, const char *path, size_t *siz
     return true;
 }
 
-/* Decodes image file i into src->img (unless it is cached) and copies it into frame. */
+/* Decodes image file path into img (grown with realloc as needed). */
+static bool decode_file(struct cc_source_file *src, const char *path, struct cc_image *img,
+                        struct cc_error *err)
+{
+    size_t n = 0;
+    if (!read_whole(src, path, &n, err))
+        return false;
+    if (cc_is_png(src->buf, n))
+        return cc_decode_png(src->buf, n, path, img, err);
+    if (cc_is_jpeg(src->buf, n))
+        return cc_decode_jpeg(src->buf, n, path, img, err);
+    return cc_error_set(err, "%s: not a PNG or JPEG file", path);
+}
+
+/* Reads image file i into frame. Decoded straight into frame->data, except a single looped
+ * image: it is decoded once into src->img and copied from there on each loop. */
 static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
                       struct cc_error *err)
 {
     const char *path = src->files[i];
-    if (!src->img_cached) {
-        size_t n = 0;
-        if (!read_whole(src, path, &n, err))
+    const struct cc_image *img = &src->img;
+    struct cc_image direct;
+    if (src->n_files == 1 && src->loop) {
+        if (!src->img_cached && !decode_file(src, path, &src->img, err))
             return -1;
-        bool ok;
-        if (cc_is_png(src->buf, n))
-            ok = cc_decode_png(src->buf, n, path, &src->img, err);
-        else if (cc_is_jpeg(src->buf, n))
-            ok = cc_decode_jpeg(src->buf, n, path, &src->img, err);
-        else
-            ok = cc_error_set(err, "%s: not a PNG or JPEG file", path);
+        src->img_cached = true;
+        size_t bytes = (size_t)img->width * img->height * img->channels;
+        if (frame->capacity < bytes) {
+            uint8_t *p = realloc(frame->data, bytes);
+            if (!p) {
+                cc_error_set(err, "%s: out of memory for a frame of %zu bytes", path, bytes);
+                return -1;
+            }
+            frame->data = p;
+            frame->capacity = bytes;
+        }
+        memcpy(frame->data, img->pixels, bytes);
+    } else {
+        direct = (struct cc_image){.pixels = frame->data, .capacity = frame->capacity};
+        bool ok = decode_file(src, path, &direct, err);
+        frame->data = direct.pixels; // the decoder may have moved it, also on failure
+        frame->capacity = direct.capacity;
         if (!ok)
             return -1;
-        src->img_cached = src->n_files == 1;
+        img = &direct;
     }
-    const struct cc_image *img = &src->img;
-    size_t bytes = (size_t)img->width * img->height * img->channels;
-    if (frame->capacity < bytes) {
-        uint8_t *p = realloc(frame->data, bytes);
-        if (!p) {
-            cc_error_set(err, "%s: out of memory for a frame of %zu bytes", path, bytes);
-            return -1;
-        }
-        frame->data = p;
-        frame->capacity = bytes;
-    }
-    memcpy(frame->data, img->pixels, bytes);
     frame->format = img->channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24;
     frame->width = img->width;
     frame->height = img->height;
     frame->stride = img->width * img->channels;
-    frame->size = bytes;
+    frame->size = (size_t)img->width * img->height * img->channels;
     return 1;
 }
 
-int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
+/* Reads the next frame from the file(s); sequence and timestamp are set by the caller. */
+static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
     int r;
     if (src->y4m) {
@@ -270,13 +313,27 @@ int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, stru
             r = cc_y4m_read(src->y4m, frame, err);
         }
         src->since_rewind += r == 1;
+        return r;
+    }
+    if (src->next_file == src->n_files) {
+        if (!src->loop)
+            return 0;
+        src->next_file = 0;
+    }
+    return read_image(src, src->next_file++, frame, err);
+}
+
+int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
+{
+    int r;
+    if (src->first_pending) { // hand over the frame read at open, buffers swapped
+        struct cc_frame t = *frame;
+        *frame = src->first;
+        src->first = t;
+        src->first_pending = false;
+        r = 1;
     } else {
-        if (src->next_file == src->n_files) {
-            if (!src->loop)
-                return 0;
-            src->next_file = 0;
-        }
-        r = read_image(src, src->next_file++, frame, err);
+        r = read_next(src, frame, err);
     }
     if (r == 1) {
         frame->sequence = src->sequence++;
@@ -365,7 +422,16 @@ bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot
                             src->path, fps);
     src->slot = slot;
     src->fps = fps;
+    // The thread blocks the stop and reopen signals (it inherits the mask set around
+    // pthread_create): they go to the main thread and never interrupt a read from a pipe.
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     int rc = pthread_create(&src->thread, NULL, producer_main, src);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return cc_error_set(err, "%s: cannot start the file source thread: %s", src->path,
                             strerror(rc));

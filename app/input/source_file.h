@@ -5,8 +5,11 @@
  *   - a directory: its *.png, *.jpg, *.jpeg files (any case), in byte order of the names,
  *     one frame each; subdirectories and other files are ignored;
  *   - a .y4m file (recognised by content): its frames, as NV12 (4:2:0), RGB24 (4:4:4) or GREY
- *     (mono); see y4m.h.
- * With loop set, the source starts again at the first frame after the last, forever.
+ *     (mono); see y4m.h. Y4M may also come through a pipe or FIFO (`--input /dev/stdin`): the
+ *     path is opened once and the bytes read to recognise it are handed to the Y4M reader.
+ *     Images are read from regular files only.
+ * With loop set, the source starts again at the first frame after the last, forever (not for a
+ * pipe, which cannot go back: refused at open).
  *
  * Frames are read either by pulling (cc_source_file_read) or by a producer thread that hands
  * them to the inference side through the latest-frame-wins slot (frame_slot.h) at a chosen
@@ -27,9 +30,12 @@
 
 struct cc_source_file;
 
-/* Opens path (see above). Fails, with err naming the path, when it does not exist, is not a
- * PNG/JPEG/Y4M file, has an unusable Y4M header, or is a directory without images. Image
- * files are decoded when read, so a corrupt image is reported by read (or the thread). */
+/* Opens path (see above) and reads its first frame, which the first read returns. Fails, with
+ * err naming the path, when it does not exist, is not a PNG/JPEG/Y4M file, has an unusable
+ * Y4M header, is a directory without images, is a pipe with an image or with loop set, or its
+ * first frame cannot be read (truncated, corrupt, too large): an unusable input. Later frames
+ * are read when asked for, so a corrupt later file or frame is reported by read (or the
+ * thread). Opening a FIFO waits for a writer. */
 struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct cc_error *err);
 
 /* Stops the producer thread if it runs (see stop), then frees everything. Accepts NULL. */

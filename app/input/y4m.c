@@ -1,13 +1,15 @@
 /* camclass — YUV4MPEG2 reader (see y4m.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert.h"
+#include "decode.h"
 #include "y4m.h"
 
-#define MAX_SIDE 16384
 #define MAX_HEADER 4096 // stream and frame header lines
+#define MAX_FPS 1000000 // the most a file source plays (cc_source_file_start)
 
 enum y4m_layout { Y4M_420, Y4M_444, Y4M_MONO };
 
@@ -41,6 +43,29 @@ static int read_line(FILE *f, char *buf, int cap)
     return n == 0 ? -1 : -2;
 }
 
+/* Parses a whole decimal number in min..max at *s (digits only: no sign, no space) and
+ * advances *s past it. False when there is none or it is out of range (also beyond long). */
+static bool parse_uint(const char **s, long min, long max, int *out)
+{
+    if (**s < '0' || **s > '9')
+        return false;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(*s, &end, 10);
+    if (errno == ERANGE || v < min || v > max)
+        return false;
+    *out = (int)v;
+    *s = end;
+    return true;
+}
+
+/* Parses "N:D" (a rate or an aspect ratio): both 0..INT_MAX, and D 0 only in "0:0" (unknown). */
+static bool parse_ratio(const char *s, int *num, int *den)
+{
+    return parse_uint(&s, 0, INT_MAX, num) && *s++ == ':' && parse_uint(&s, 0, INT_MAX, den) &&
+           *s == 0 && (*den > 0 || *num == 0);
+}
+
 static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
 {
     if (strncmp(line, "YUV4MPEG2", 9) != 0 || (line[9] != ' ' && line[9] != 0))
@@ -51,18 +76,34 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
     const char *cspace = "420jpeg";
     char *save = NULL;
     for (char *tok = strtok_r(line + 9, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        char *end = NULL;
+        const char *p = tok + 1;
+        int an, ad;
         switch (tok[0]) {
         case 'W':
-            y->w = (int)strtol(tok + 1, &end, 10);
-            break;
         case 'H':
-            y->h = (int)strtol(tok + 1, &end, 10);
+            if (!parse_uint(&p, 1, CC_IMAGE_MAX_SIDE, tok[0] == 'W' ? &y->w : &y->h) || *p)
+                return cc_error_set(err,
+                                    "%s: y4m header field \"%.40s\" is not a frame %s from 1 to "
+                                    "%d; the file is damaged or too large (scale it down)",
+                                    y->path, tok, tok[0] == 'W' ? "width" : "height",
+                                    CC_IMAGE_MAX_SIDE);
             break;
         case 'F':
-            if (sscanf(tok + 1, "%d:%d", &y->fps_num, &y->fps_den) != 2 || y->fps_num < 0 ||
-                y->fps_den <= 0)
-                y->fps_num = y->fps_den = 0; // unknown rate: "F0:0" is legal
+            if (!parse_ratio(p, &y->fps_num, &y->fps_den) ||
+                (y->fps_den > 0 && (double)y->fps_num / y->fps_den > MAX_FPS))
+                return cc_error_set(err,
+                                    "%s: y4m header field \"%.40s\" is not a frame rate "
+                                    "N:D (whole numbers, at most %d frames/s; F0:0 for unknown); "
+                                    "the file is damaged",
+                                    y->path, tok, MAX_FPS);
+            break;
+        case 'A': // the pixel aspect ratio: checked, not used
+            if (!parse_ratio(p, &an, &ad))
+                return cc_error_set(err,
+                                    "%s: y4m header field \"%.40s\" is not a pixel aspect "
+                                    "ratio N:D (whole numbers; A0:0 for unknown); the file is "
+                                    "damaged",
+                                    y->path, tok);
             break;
         case 'C':
             cspace = tok + 1;
@@ -74,15 +115,14 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
                                     "deinterlace it first",
                                     y->path, tok + 1);
             break;
-        default: // A (aspect), X (comments/extensions) and future tags are ignored
+        default: // X (comments/extensions) and future tags are ignored
             break;
         }
-        if (end && *end)
-            return cc_error_set(err, "%s: bad y4m header field \"%s\"", y->path, tok);
     }
-    if (y->w <= 0 || y->h <= 0 || y->w > MAX_SIDE || y->h > MAX_SIDE)
-        return cc_error_set(err, "%s: y4m frame size %dx%d missing or out of range (1..%d)",
-                            y->path, y->w, y->h, MAX_SIDE);
+    if (y->w == 0 || y->h == 0)
+        return cc_error_set(err, "%s: y4m header without a frame size (W and H fields)", y->path);
+    if (!cc_image_check_size(y->w, y->h, y->path, err))
+        return false;
     size_t n = (size_t)y->w * y->h;
     if (!strcmp(cspace, "420jpeg") || !strcmp(cspace, "420") || !strcmp(cspace, "420mpeg2") ||
         !strcmp(cspace, "420paldv")) {
@@ -103,27 +143,34 @@ static bool parse_header(struct cc_y4m *y, char *line, struct cc_error *err)
     return true;
 }
 
-struct cc_y4m *cc_y4m_open(const char *path, struct cc_error *err)
+struct cc_y4m *cc_y4m_open(FILE *f, const char *path, const char *head, size_t head_len,
+                           struct cc_error *err)
 {
     struct cc_y4m *y = calloc(1, sizeof(*y));
     char *line = malloc(MAX_HEADER);
     if (!y || !line || !(y->path = strdup(path))) {
         cc_error_set(err, "%s: out of memory", path);
+        if (y)
+            y->f = f;
+        else
+            fclose(f);
         goto error;
     }
-    y->f = fopen(path, "rb");
-    if (!y->f) {
-        cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+    y->f = f;
+    // head holds no '\n' (the caller read less than the shortest header line, 16 bytes)
+    if (head_len >= MAX_HEADER / 2 || memchr(head, '\n', head_len)) {
+        cc_error_set(err, "%s: internal error: %zu bytes of the y4m header read ahead", path,
+                     head_len);
         goto error;
     }
-    int n = read_line(y->f, line, MAX_HEADER);
-    if (n < 0) {
+    memcpy(line, head, head_len);
+    if (read_line(y->f, line + head_len, MAX_HEADER - (int)head_len) < 0) {
         cc_error_set(err, "%s: empty file or y4m header without end of line", path);
         goto error;
     }
     if (!parse_header(y, line, err))
         goto error;
-    y->data_start = ftell(y->f);
+    y->data_start = ftell(y->f); // -1 on a pipe: no rewind
     if (y->layout != Y4M_MONO && !(y->planar = malloc(y->frame_bytes))) {
         cc_error_set(err, "%s: out of memory for %dx%d frames", path, y->w, y->h);
         goto error;
@@ -155,6 +202,11 @@ int cc_y4m_width(const struct cc_y4m *y)
 int cc_y4m_height(const struct cc_y4m *y)
 {
     return y->h;
+}
+
+bool cc_y4m_seekable(const struct cc_y4m *y)
+{
+    return y->data_start >= 0;
 }
 
 double cc_y4m_fps(const struct cc_y4m *y)
@@ -223,6 +275,11 @@ int cc_y4m_read(struct cc_y4m *y, struct cc_frame *frame, struct cc_error *err)
 
 bool cc_y4m_rewind(struct cc_y4m *y, struct cc_error *err)
 {
+    if (y->data_start < 0)
+        return cc_error_set(err,
+                            "%s: a pipe cannot be played again; drop --loop or save the "
+                            "stream to a file",
+                            y->path);
     if (fseek(y->f, y->data_start, SEEK_SET) != 0)
         return cc_error_set(err, "%s: cannot seek back to the first frame: %s", y->path,
                             strerror(errno));

@@ -107,8 +107,55 @@ def main():
         cases.append((common + ["--config", unreadable],
                       "camclass: cannot read config %s: Permission denied" % unreadable))
 
+    # An input whose first frame cannot be read is unusable (exit 2), like one that does not
+    # open: a y4m cut inside its first frame, a corrupt PNG.
+    with open(y4m, "rb") as f:
+        clip = f.read()
+    cut_y4m = os.path.join(tmp, "cut.y4m")
+    with open(cut_y4m, "wb") as f:
+        f.write(clip[:clip.index(b"FRAME") + 1000])
+    png = os.path.join(os.path.dirname(y4m), "bars_320x240.png")
+    with open(png, "rb") as f:
+        image = f.read()
+    cut_png = os.path.join(tmp, "cut.png")
+    with open(cut_png, "wb") as f:
+        f.write(image[:len(image) // 2])
+    cases += [
+        (common + ["--input", cut_y4m],
+         "camclass: %s: truncated y4m: frame 0 has" % cut_y4m),
+        (common + ["--input", cut_png],
+         "camclass: %s: corrupt or truncated PNG" % cut_png),
+    ]
+
+    # Paths that are not files: refused at once, a FIFO without waiting for a writer (the config
+    # is read before the signal handlers exist: a blocked open could only be killed).
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    cases += [
+        (common + ["--config", fifo],
+         "camclass: config %s is a FIFO, not a regular file; give the path of a JSON file" % fifo),
+        (common + ["--config", tmp],
+         "camclass: config %s is a directory, not a regular file; give the path of a JSON file"
+         % tmp),
+        (common + ["--config", "/dev/null"], "config /dev/null is a device"),
+        (["--model", tmp, "--input", y4m, "--backend", "cpu", "--headless"],
+         "camclass: bundle %s is a directory; give the path of a .ccm bundle" % tmp),
+        (common + ["--input", y4m, "--labels", fifo],
+         "camclass: labels file %s is a FIFO or device, not a regular file; give a text file "
+         "with one label per line" % fifo),
+        (common + ["--input", y4m, "--labels", tmp],
+         "camclass: labels file %s is a directory, not a regular file" % tmp),
+        (["--model", fifo, "--input", y4m, "--backend", "cpu", "--headless"],
+         "camclass: bundle %s is not a regular file (a FIFO); give the path of a .ccm bundle"
+         % fifo),
+    ]
+
     for args, want in cases:
-        rc, out, err = run(exe, args)
+        try:
+            rc, out, err = run(exe, args, timeout=20)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: still running after 20 s" % " ".join(args))
+            continue
         lines = err.splitlines()
         what = " ".join(args)
         check(rc == 2, "%s: exit status %d, not 2 (stderr: %r)" % (what, rc, err))
@@ -116,6 +163,29 @@ def main():
             check(want in lines[0], "%s: %r lacks %r" % (what, lines[0], want))
             check(lines[0].startswith("camclass: "), "%s: %r" % (what, lines[0]))
         check(out == "", "%s: wrote to stdout: %r" % (what, out))
+
+    # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
+    for what, path, extra, want in (
+            ("--loop on a pipe", y4m, ["--loop"],
+             "camclass: /dev/stdin: a pipe cannot be played again; drop --loop or save the "
+             "stream to a file"),
+            ("PNG on a pipe", png, [],
+             "camclass: /dev/stdin: a PNG or JPEG image is read from a file, not from a pipe or "
+             "device; save it to a file first")):
+        with open(path, "rb") as f:
+            data = f.read()
+        env = dict(os.environ)
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        try:
+            p = subprocess.run([exe] + common + ["--input", "/dev/stdin"] + extra, input=data,
+                               capture_output=True, timeout=20, env=env)
+        except subprocess.TimeoutExpired:
+            check(False, "%s: still running after 20 s" % what)
+            continue
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 2 and err.splitlines() == [err.strip()] and want in err,
+              "%s: exit %d, stderr %r, want %r" % (what, p.returncode, err, want))
 
     rc, out, err = run(exe, ["--help"])
     check(rc == 0 and out.startswith("usage: camclass") and err == "", "--help")

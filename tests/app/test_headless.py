@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """camclass --headless on file sources (suite app):
 
-- a directory of images and a .y4m, `--log FILE` and `--log -`: exit 0 at the end of the
-  input; every line parses (Python's json and libcjson's cJSON_Parse) and matches the schema of
+- a directory of images and a .y4m, `--log FILE` and `--log -`, the .y4m also through a pipe
+  (`--input /dev/stdin`) and a named FIFO: exit 0 at the end of the input; every line parses (Python's json and libcjson's cJSON_Parse) and matches the schema of
   docs/LOG_FORMAT.md; one `frame` line per frame, then one `summary` line;
 - detections mode on a crafted sequence (runs of two different images): fewer lines than
   frames, and each `detection` names a label other than the one before;
@@ -198,6 +198,34 @@ def main():
         objs = parse_log(out, "y4m stdout %r" % extra, model_name, "cpu", y4m)
         ev = [o.get("event") for o in objs]
         check(ev == ["frame"] * 4 + ["summary"], "y4m: events %r" % ev)
+
+    # 2b. The same y4m through a pipe (`cat clip.y4m | camclass --input /dev/stdin`) and through
+    # a named FIFO: the bytes read to recognise the format are not lost, every frame is there.
+    with open(y4m, "rb") as f:
+        clip = f.read()
+    p = subprocess.run([exe] + base + ["--input", "/dev/stdin"], input=clip,
+                       capture_output=True, timeout=120, env=env_headless())
+    err = p.stderr.decode(errors="replace")
+    check(p.returncode == 0, "y4m on a pipe: exit %d: %s" % (p.returncode, err))
+    objs = parse_log(p.stdout.decode(errors="replace"), "y4m on a pipe", model_name, "cpu",
+                     "/dev/stdin")
+    ev = [o.get("event") for o in objs]
+    check(ev == ["frame"] * 4 + ["summary"], "y4m on a pipe: events %r" % ev)
+    fifo = os.path.join(tmp, "clip.fifo")
+    os.mkfifo(fifo)
+    cam = subprocess.Popen([exe] + base + ["--input", fifo], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env_headless())
+    with open(fifo, "wb") as f:  # opens when camclass has opened its end
+        f.write(clip)
+    try:
+        out, err = cam.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        cam.kill()
+        out, err = cam.communicate()
+    check(cam.returncode == 0, "y4m on a FIFO: exit %d: %s" % (cam.returncode, err))
+    objs = parse_log(out, "y4m on a FIFO", model_name, "cpu", fifo)
+    ev = [o.get("event") for o in objs]
+    check(ev == ["frame"] * 4 + ["summary"], "y4m on a FIFO: events %r" % ev)
 
     # 3. Detections mode on a crafted sequence: runs of two images (A A A A B B B B A A A A).
     # Every-frame first, to know each frame's top-1; then detections with threshold 0.

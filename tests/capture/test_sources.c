@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jpeglib.h>
 #include <png.h>
@@ -137,6 +139,62 @@ static void write_y4m(const char *path, const char *cspace, int w, int h, int fr
     fclose(f);
 }
 
+/* A PNG that is only a signature and an IHDR declaring w x h: what a decompression bomb
+ * shows the decoder before its first IDAT byte. */
+static void write_png_header(const char *path, int w, int h)
+{
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (CHECKF(f && png && info, "png writer") && !setjmp(png_jmpbuf(png))) {
+        png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+        png_init_io(png, f);
+        png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB,
+                     PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+        png_write_info(png, info);
+    }
+    png_destroy_write_struct(&png, &info);
+    if (f)
+        fclose(f);
+}
+
+/* A 16x16 JPEG (progressive or baseline) whose SOF marker is patched to declare w x h. */
+static void write_jpeg_declaring(const char *path, bool progressive, int w, int h)
+{
+    uint8_t px[16 * 16 * 3] = {0};
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    unsigned char *mem = NULL;
+    unsigned long n = 0;
+    jpeg_mem_dest(&c, &mem, &n);
+    c.image_width = c.image_height = 16;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    if (progressive)
+        jpeg_simple_progression(&c);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = px + (size_t)c.next_scanline * 16 * 3;
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    bool patched = false;
+    for (unsigned long i = 2; i + 9 < n && !patched; i++)
+        if (mem[i] == 0xff && (mem[i + 1] == 0xc0 || mem[i + 1] == 0xc2)) {
+            // SOFn: marker, length (2), precision (1), height (2), width (2), big endian
+            mem[i + 5] = (uint8_t)(h >> 8), mem[i + 6] = (uint8_t)h;
+            mem[i + 7] = (uint8_t)(w >> 8), mem[i + 8] = (uint8_t)w;
+            patched = true;
+        }
+    if (CHECKF(patched, "%s: no SOF marker to patch", path))
+        write_bytes(path, mem, n);
+    free(mem);
+}
+
 static uint8_t y4m_byte(size_t i, int k)
 {
     return (uint8_t)((i * 7 + (size_t)k * 31) & 255);
@@ -236,6 +294,23 @@ static void test_png(void)
                f.width, f.height, f.size, err.msg);
         free(f.data);
     }
+    // A single looped image (decoded once, copied on each loop): the same pixels every time,
+    // also when the caller writes into the frame it was given.
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(tmp_path("rgb8.png"), true, &err);
+    if (CHECKF(src != NULL, "rgb8.png looped: %s", err.msg)) {
+        struct cc_frame f = {0};
+        for (int k = 0; k < 3; k++) {
+            int r = cc_source_file_read(src, &f, &err);
+            CHECKF(r == 1 && f.size == (size_t)W * H * 3 && memcmp(f.data, rgb, f.size) == 0 &&
+                       f.sequence == (uint64_t)k,
+                   "rgb8.png loop %d: r=%d %s", k, r, err.msg);
+            if (r == 1)
+                memset(f.data, 0, f.size);
+        }
+        free(f.data);
+    }
+    cc_source_file_destroy(src);
 }
 
 static void test_jpeg(void)
@@ -408,6 +483,16 @@ static void test_corrupt_files(void)
     expect_error(tmp_path("c422.y4m"), "Y4M C422");
     write_bytes(tmp_path("noframe.y4m"), "YUV4MPEG2 W2 H2 Cmono\nFRAMX\nabcd", 32);
     expect_error(tmp_path("noframe.y4m"), "Y4M bad FRAME");
+    // A first frame that cannot be read makes the input unusable: refused at open (camclass
+    // exits 2), not at the first read (a failure while running, exit 1).
+    static const char *first_bad[] = {"trunc.y4m", "trunc.png", "trunc.jpg", "crc.png"};
+    for (size_t i = 0; i < sizeof(first_bad) / sizeof(first_bad[0]); i++) {
+        struct cc_error e = {{0}};
+        struct cc_source_file *s = cc_source_file_open(tmp_path(first_bad[i]), false, &e);
+        CHECKF(!s && strstr(e.msg, first_bad[i]), "%s: %s at open", first_bad[i],
+               s ? "accepted" : e.msg);
+        cc_source_file_destroy(s);
+    }
     // A corrupt file inside a directory stops the stream, naming that file.
     CHECK(mkdir(tmp_path("baddir"), 0700) == 0);
     write_png(tmp_path("baddir/1.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
@@ -429,6 +514,182 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Y4M stream headers with a numeric field that is out of range or not a number: each is
+ * refused at open with the field in the line, never read as some other number (W4294967360
+ * was width 64 through a cast of strtol's long to int). Every file has a frame of 64x2 mono
+ * bytes, so that a wrongly accepted header yields a frame. */
+static void test_y4m_header_fields(void)
+{
+    printf("y4m header fields:\n");
+    static const struct {
+        const char *fields; // after "YUV4MPEG2 "
+        const char *want;   // in the message
+    } bad[] = {
+        {"W4294967360 H2", "\"W4294967360\" is not a frame width from 1 to 16384"},
+        {"W64 H4294967298", "\"H4294967298\" is not a frame height"},
+        {"W-64 H2", "\"W-64\" is not a frame width"},
+        {"W+64 H2", "\"W+64\" is not a frame width"},
+        {"W0 H2", "\"W0\" is not a frame width"},
+        {"W16385 H2", "\"W16385\" is not a frame width from 1 to 16384"},
+        {"W64x H2", "\"W64x\" is not a frame width"},
+        {"W H2", "\"W\" is not a frame width"},
+        {"W9000 H9000", "9000x9000 pixels is more than camclass decodes"},
+        {"W64 H2 F25:0", "\"F25:0\" is not a frame rate"},
+        {"W64 H2 F-25:1", "\"F-25:1\" is not a frame rate"},
+        {"W64 H2 F25", "\"F25\" is not a frame rate"},
+        {"W64 H2 F4294967321:1", "\"F4294967321:1\" is not a frame rate"},
+        {"W64 H2 F2000000:1", "\"F2000000:1\" is not a frame rate N:D"},
+        {"W64 H2 F25:1x", "\"F25:1x\" is not a frame rate"},
+        {"W64 H2 A1:0", "\"A1:0\" is not a pixel aspect ratio"},
+        {"W64 H2 A4294967297:1", "\"A4294967297:1\" is not a pixel aspect ratio"},
+        {"W64 H2 Asquare", "\"Asquare\" is not a pixel aspect ratio"},
+    };
+    uint8_t frame[64 * 2];
+    memset(frame, 128, sizeof(frame));
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char name[32], text[160];
+        snprintf(name, sizeof(name), "hdr%zu.y4m", i);
+        int n = snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\nFRAME\n", bad[i].fields);
+        const char *path = tmp_path(name);
+        FILE *f = fopen(path, "wb");
+        if (!CHECKF(f && fwrite(text, 1, (size_t)n, f) == (size_t)n &&
+                        fwrite(frame, 1, sizeof(frame), f) == sizeof(frame) && fclose(f) == 0,
+                    "cannot write %s", path))
+            continue;
+        struct cc_frame fr = {0};
+        struct cc_error err = {{0}};
+        struct cc_source_file *src = cc_source_file_open(path, false, &err);
+        CHECKF(!src && strstr(err.msg, path) && strstr(err.msg, bad[i].want),
+               "header \"%s\": %s, message \"%s\"", bad[i].fields, src ? "accepted" : "refused",
+               err.msg);
+        printf("  %-22s -> %s\n", bad[i].fields, err.msg);
+        cc_source_file_destroy(src);
+        free(fr.data);
+    }
+    // The edges that are valid: the largest side, an unknown rate and aspect (0:0).
+    static const char *good[] = {"W64 H2 F0:0 A0:0", "W64 H2 F30000:1001 A128:117",
+                                 "W16384 H2 F1000000:1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char text[160];
+        snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\n", good[i]);
+        write_bytes(tmp_path("hdr_good.y4m"), text, strlen(text));
+        struct cc_error err = {{0}};
+        struct cc_source_file *src = cc_source_file_open(tmp_path("hdr_good.y4m"), false, &err);
+        CHECKF(src != NULL, "header \"%s\" refused: %s", good[i], err.msg);
+        cc_source_file_destroy(src);
+    }
+}
+
+/* Writes file src into the FIFO fifo from a child process (which waits for a reader); returns
+ * its pid. The child ends when all is written or the reader has gone (SIGPIPE). */
+static pid_t feed_fifo(const char *fifo, const char *src)
+{
+    size_t n = 0;
+    uint8_t *data = tu_read_file(src, &n);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = fopen(fifo, "wb");
+        _exit(f && data && fwrite(data, 1, n, f) == n && fclose(f) == 0 ? 0 : 1);
+    }
+    free(data);
+    return pid;
+}
+
+/* Y4M through a FIFO: opened once, the bytes read to recognise the format are handed to the
+ * reader (they were lost to a second open, which then waited for a writer forever), every
+ * frame arrives. An image or loop on a pipe is refused at open. A 20 s alarm ends the test
+ * if an open blocks. */
+static void test_pipe(void)
+{
+    printf("pipes:\n");
+    enum { W = 33, H = 17, FRAMES = 3 };
+    const size_t n420 = W * H + 2 * 17 * 9;
+    write_y4m(tmp_path("p.y4m"), NULL, W, H, FRAMES, n420);
+    const char *fifo = tmp_path("p.fifo");
+    if (!CHECK(mkfifo(fifo, 0600) == 0))
+        return;
+    alarm(20);
+    pid_t pid = feed_fifo(fifo, tmp_path("p.y4m"));
+    struct cc_error err = {{0}};
+    struct cc_source_file *src = cc_source_file_open(fifo, false, &err);
+    if (CHECKF(src != NULL, "y4m on a FIFO: %s", err.msg)) {
+        CHECKF(cc_source_file_native_fps(src) == 25.0, "fps %g", cc_source_file_native_fps(src));
+        struct cc_frame f = {0};
+        int n = 0, r;
+        while ((r = cc_source_file_read(src, &f, &err)) == 1) {
+            CHECKF(f.width == W && f.height == H && f.data[0] == y4m_byte(0, n) &&
+                       f.data[W - 1] == y4m_byte(W - 1, n),
+                   "FIFO frame %d: %dx%d, bytes differ", n, f.width, f.height);
+            n++;
+        }
+        CHECKF(r == 0 && n == FRAMES, "y4m on a FIFO: %d frames, then %d (%s)", n, r, err.msg);
+        free(f.data);
+    }
+    cc_source_file_destroy(src);
+    waitpid(pid, NULL, 0);
+
+    static const struct {
+        const char *file; // fed into the FIFO
+        bool loop;
+        const char *want;
+    } bad[] = {
+        {"p.y4m", true, "a pipe cannot be played again; drop --loop or save the stream to a file"},
+        {"good.png", false, "a PNG or JPEG image is read from a file, not from a pipe"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        pid = feed_fifo(fifo, tmp_path(bad[i].file));
+        src = cc_source_file_open(fifo, bad[i].loop, &err);
+        CHECKF(!src && strstr(err.msg, fifo) && strstr(err.msg, bad[i].want), "%s on a FIFO%s: %s",
+               bad[i].file, bad[i].loop ? " with loop" : "", src ? "accepted" : err.msg);
+        printf("  %-14s -> %s\n", bad[i].file, err.msg);
+        cc_source_file_destroy(src);
+        waitpid(pid, NULL, 0);
+    }
+    alarm(0);
+    unlink(fifo);
+}
+
+/* Decompression bombs: a tiny file declaring a huge image is refused from its header, before
+ * the decoder allocates for it, with the declared size and the limit in the line. The sizes lie
+ * between the limit (40 M pixels) and the old one (268 M), which allocated first. */
+static void test_image_limits(void)
+{
+    printf("image limits:\n");
+    static const struct {
+        const char *name;
+        int kind; // 0 PNG header, 1 baseline JPEG, 2 progressive JPEG
+        int w, h;
+        const char *want; // in the message
+    } cases[] = {
+        {"bomb.png", 0, 8000, 6000, "8000x6000 pixels is more than camclass decodes"},
+        {"wide.png", 0, 16385, 16, "16385x16 pixels"},
+        {"huge.png", 0, 2000000, 2000000, "2000000x2000000 pixels"},
+        {"bomb.jpg", 1, 8000, 6000, "8000x6000 pixels is more than camclass decodes"},
+        {"bomb_prog.jpg", 2, 12000, 12000, "12000x12000 pixels is more than camclass decodes"},
+        {"tall.jpg", 1, 16, 30000, "16x30000 pixels"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *path = tmp_path(cases[i].name);
+        if (cases[i].kind == 0)
+            write_png_header(path, cases[i].w, cases[i].h);
+        else
+            write_jpeg_declaring(path, cases[i].kind == 2, cases[i].w, cases[i].h);
+        struct cc_frame f = {0};
+        struct cc_error err = {{0}};
+        double t0 = now_s();
+        int r = open_read(path, false, &f, &err);
+        double dt = now_s() - t0;
+        CHECKF(r < 0 && strstr(err.msg, path) && strstr(err.msg, cases[i].want) &&
+                   strstr(err.msg, "(40 M pixels, 16384 on a side); scale it down first"),
+               "%s: r=%d, message \"%s\"", cases[i].name, r, err.msg);
+        CHECKF(f.capacity == 0 && dt < 0.5, "%s: %zu bytes allocated for the frame, %.3f s",
+               cases[i].name, f.capacity, dt);
+        printf("  %-14s -> %s\n", cases[i].name, err.msg);
+        free(f.data);
+    }
 }
 
 /* Takes every frame until the slot closes; returns how many, sequences must increase. */
@@ -530,6 +791,9 @@ int main(void)
     test_directory();
     test_y4m();
     test_corrupt_files();
+    test_image_limits();
+    test_y4m_header_fields();
+    test_pipe();
     test_thread();
     cc_source_file_destroy(NULL);
     nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);

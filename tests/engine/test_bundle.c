@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -768,6 +769,85 @@ static void test_damaged(const char *dir, const char *set_path, const char *valu
     unlink(path);
 }
 
+/* Paths that are not bundle files: a directory, a FIFO (must not wait for a writer: a 10 s
+ * alarm ends the test if it does), a device. Each says what the path is and what to give. */
+static void test_not_a_file(const char *dir)
+{
+    char fifo[512];
+    snprintf(fifo, sizeof(fifo), "%s/fifo.ccm", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    static const struct {
+        const char *path; // NULL: the test directory; "fifo": the FIFO
+        const char *expect;
+    } cases[] = {
+        {NULL, " is a directory; give the path of a .ccm bundle"},
+        {"fifo", " is not a regular file (a FIFO); give the path of a .ccm bundle"},
+        {"/dev/zero", " is not a regular file (a character device); give the path of a .ccm"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *path = !cases[i].path                   ? dir
+                           : !strcmp(cases[i].path, "fifo") ? fifo
+                                                            : cases[i].path;
+        char want[600];
+        snprintf(want, sizeof(want), "bundle %s%s", path, cases[i].expect);
+        struct cc_error err = {0};
+        alarm(10);
+        struct cc_model *m = cc_bundle_load(path, &err);
+        alarm(0);
+        CHECKF(!m && strstr(err.msg, want), "%s:\n  got  \"%s\"\n  want \"%s\"", path, err.msg,
+               want);
+        printf("%-24s %s\n", "not a file", err.msg);
+        cc_model_destroy(m);
+    }
+    unlink(fifo);
+}
+
+/* Sets the uncompressed size of entry name in its local header and its central directory
+ * record (both, so that libzip's consistency check passes). */
+static bool patch_entry_size(unsigned char *zip, size_t size, const char *name, uint32_t value)
+{
+    size_t len = strlen(name);
+    int patched = 0;
+    for (size_t i = 0; i + 46 + len <= size; i++) {
+        size_t at = 0;
+        if (!memcmp(zip + i, "PK\3\4", 4) && !memcmp(zip + i + 30, name, len))
+            at = i + 22; // local file header: uncompressed size at 22, name at 30
+        else if (!memcmp(zip + i, "PK\1\2", 4) && !memcmp(zip + i + 46, name, len))
+            at = i + 24; // central directory: uncompressed size at 24, name at 46
+        if (at) {
+            for (int b = 0; b < 4; b++)
+                zip[at + b] = (unsigned char)(value >> (8 * b));
+            patched++;
+        }
+    }
+    return patched == 2;
+}
+
+/* An entry that inflates to more than its directory record declares: the message names the
+ * entry and the declared size (it said "No error" when the extra byte was found). */
+static void test_inflates_past_size(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/long.ccm", dir);
+    static const struct zip_opts plain = {0};
+    size_t size = 0;
+    unsigned char *zip = write_variant(path, NULL, NULL, &plain) ? tu_read_file(path, &size) : NULL;
+    if (!CHECK(zip != NULL) || !CHECK(patch_entry_size(zip, size, "manifest.json", 100))) {
+        free(zip);
+        return;
+    }
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load_from_memory(zip, size, "long.ccm", &err);
+    const char *want = "bundle long.ccm: entry \"manifest.json\" inflates to more than the 100 "
+                       "bytes its directory record declares; the bundle is damaged";
+    CHECKF(!m && strstr(err.msg, want), "inflates past its size:\n  got  \"%s\"\n  want \"%s\"",
+           err.msg, want);
+    printf("%-24s %s\n", "inflates past its size", err.msg);
+    cc_model_destroy(m);
+    free(zip);
+    unlink(path);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/camclass-bundle-test-XXXXXX";
@@ -775,6 +855,8 @@ int main(void)
         return tu_exit_code();
     test_valid(dir);
     test_malformed(dir);
+    test_not_a_file(dir);
+    test_inflates_past_size(dir);
     test_damaged(dir, NULL, NULL);
     test_damaged(dir, "tensors/6", FC_W_I8("8", QUANT("0", "0", "8")));
     rmdir(dir);
