@@ -8,7 +8,10 @@
  *
  * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (lock-free atomics: the only
  * process-wide mutable state, because a signal handler can reach nothing else);
- * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error).
+ * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error, not a kill with status 141):
+ * when the detection log's reader goes away (`camclass --headless | head -1`), log_result ends
+ * the pipeline (CC_PIPELINE_CLOSED) and camclass exits 0 without a warning, as a filter does. A
+ * log file that fails otherwise (a full disk) is warned about once and the run goes on.
  *
  * Exit status: 0 ok (also after SIGINT/SIGTERM and at the end of a file input), 1 a failure
  * while running or a camera that does not open (it may come later: systemd's Restart= retries),
@@ -218,8 +221,10 @@ struct app {
     struct cc_series present_ms;
 };
 
-/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results). */
-static void log_result(void *ctx, const struct cc_result *r)
+/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results).
+ * False, ending the run quietly, once nobody reads the log (EPIPE); other write errors are
+ * reported once (detlog.h) and the run goes on. */
+static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     struct cc_error err = {0};
@@ -227,8 +232,12 @@ static void log_result(void *ctx, const struct cc_result *r)
         if (!cc_detlog_reopen(a->log, &err))
             fprintf(stderr, "camclass: %s\n", err.msg);
     }
-    if (!cc_detlog_write(a->log, r, &err))
-        fprintf(stderr, "camclass: %s\n", err.msg);
+    if (cc_detlog_write(a->log, r, &err))
+        return true;
+    if (cc_detlog_reader_gone(a->log))
+        return false;
+    fprintf(stderr, "camclass: %s\n", err.msg);
+    return true;
 }
 
 /* Opens the source: returns 0, or the exit status after printing one line. */
@@ -452,7 +461,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
             cc_notify_watchdog();
             last_ping = t;
         }
-        if (state == CC_PIPELINE_FAILED)
+        if (state == CC_PIPELINE_FAILED || state == CC_PIPELINE_CLOSED)
             break;
         if (state == CC_PIPELINE_ENDED)
             sleep_ms(15); // the last picture stays until the user quits

@@ -339,10 +339,13 @@ static void *inference_main(void *arg)
             cc_series_add(&p->s_inference, r.inference_ms);
             cc_series_add(&p->s_latency, r.latency_ms);
         }
-        if (p->cfg.on_result)
-            p->cfg.on_result(p->cfg.ctx, &r);
+        bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r);
         publish(p, &r, f);
         cc_frame_slot_release(p->slot, f);
+        if (!more) {
+            finish_stream(p, CC_PIPELINE_CLOSED, NULL);
+            break;
+        }
     }
     return NULL;
 }

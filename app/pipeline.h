@@ -14,7 +14,8 @@
  * Threads and ownership:
  * - on_result runs on the inference thread, once per result, in order; it is where the
  *   detection log is written (detlog.h: one thread uses a log at a time). It must not block
- *   for long: the next frame waits for it.
+ *   for long: the next frame waits for it. It returns false to end the run (the log's reader
+ *   has gone): that result is still published, then the state becomes CC_PIPELINE_CLOSED.
  * - The mailbox holds only the newest result (and, with keep_frames, a copy of the frame it
  *   was computed from); cc_pipeline_latest / cc_pipeline_wait read it from the main thread
  *   under the pipeline's mutex. Results the main thread misses are not queued (the overlay
@@ -47,8 +48,8 @@ struct cc_pipeline_config {
     int top_k;                   // 1..CC_RESULT_MAX_TOP
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
-    // Called on the inference thread with each result (may be NULL).
-    void (*on_result)(void *ctx, const struct cc_result *r);
+    // Called on the inference thread with each result (may be NULL); false ends the run.
+    bool (*on_result)(void *ctx, const struct cc_result *r);
     void *ctx;
 };
 
@@ -70,6 +71,7 @@ enum cc_pipeline_state {
     CC_PIPELINE_RUNNING,
     CC_PIPELINE_ENDED,  // the file source reached its end; every frame was classified
     CC_PIPELINE_FAILED, // a fatal error (camera lost for good, engine failure): see error
+    CC_PIPELINE_CLOSED, // on_result returned false: the output has gone (not an error)
 };
 
 /* Waits up to timeout_ms for a result newer than `seen` (a generation number: 0 before the
