@@ -206,6 +206,8 @@ static cJSON *line_begin(const struct cc_detlog *log, const char *event)
 static void add_result(cJSON *o, const struct cc_result *r)
 {
     cJSON_AddNumberToObject(o, "seq", (double)r->seq);
+    if (r->file)
+        add_string(o, "file", r->file);
     add_number(o, "latency_ms", r->latency_ms, 1e3);
     add_number(o, "fps", r->inference_fps, 1e2);
     add_number(o, "camera_fps", r->camera_fps, 1e2);

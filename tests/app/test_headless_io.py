@@ -4,7 +4,10 @@
 - pipe: the reader of `--log -` goes away after one line (`camclass --headless --log - |
   head -1`, on a looped input that would run forever): camclass ends within seconds with exit
   status 0 and no warning; a log file that fails otherwise (/dev/full) is warned about and the
-  run goes on to the end of its input.
+  run goes on to the end of its input;
+- file: `--input DIR`: every frame line names its image ("file": the name in the directory),
+  in order and again round a --loop; a single image names itself; a video's lines have no
+  "file".
 
     test_headless_io.py PART CAMCLASS MODEL ASSETS_SAMPLES
 
@@ -36,6 +39,19 @@ def run(exe, args, timeout=RUN_TIMEOUT):
     p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout,
                        env=env_headless())
     return p.returncode, p.stdout, p.stderr
+
+
+def frames_dir(tmp, samples, n, name="frames"):
+    """A directory of n PNG images from the self-test clip, named img-00.png ...; the names."""
+    src = sorted(f for f in os.listdir(os.path.join(samples, "selftest")) if f.endswith(".png"))
+    d = os.path.join(tmp, name)
+    os.mkdir(d)
+    names = []
+    for i in range(n):
+        names.append("img-%02d.png" % i)
+        shutil.copy(os.path.join(samples, "selftest", src[i % len(src)]),
+                    os.path.join(d, names[-1]))
+    return d, names
 
 
 def warnings(err):
@@ -97,7 +113,55 @@ def part_pipe(exe, base, samples, tmp):
     check(" 4 classified" in err, "/dev/full: not every frame: %r" % err)
 
 
-PARTS = {"pipe": part_pipe}
+def part_file(exe, base, samples, tmp):
+    d, names = frames_dir(tmp, samples, 5)
+    rc, out, err = run(exe, base + ["--input", d, "--log", "-"])
+    check(rc == 0, "dir: exit %d: %s" % (rc, err))
+    objs = [json.loads(l) for l in out.splitlines()]
+    frames = [o for o in objs if o.get("event") == "frame"]
+    check([o.get("file") for o in frames] == names, "dir: files %r, not %r" %
+          ([o.get("file") for o in frames], names))
+    check([o.get("seq") for o in frames] == list(range(5)), "dir: seq %r" %
+          [o.get("seq") for o in frames])
+    check(all(o.get("source") == d for o in objs), "dir: source changed")
+    check(objs and objs[-1].get("event") == "summary" and "file" not in objs[-1],
+          "dir: summary %r" % objs[-1:])
+
+    # Round a loop (as fast as it goes; read 12 lines, then SIGTERM): names cycle with seq.
+    p = subprocess.Popen([exe] + base + ["--input", d, "--loop", "--log", "-"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env_headless())
+    lines = []
+    try:
+        deadline = time.monotonic() + 30
+        while len(lines) < 12 and time.monotonic() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            lines.append(json.loads(line))
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    check(len(lines) == 12, "loop: %d lines" % len(lines))
+    check(all(o.get("file") == names[o.get("seq", 0) % 5] for o in lines),
+          "loop: %r" % [(o.get("seq"), o.get("file")) for o in lines])
+
+    # One image: its own name; a video: no "file".
+    png = os.path.join(samples, "bars_320x240.png")
+    rc, out, err = run(exe, base + ["--input", png, "--log", "-"])
+    objs = [json.loads(l) for l in out.splitlines()]
+    check(rc == 0 and objs and objs[0].get("file") == "bars_320x240.png",
+          "one image: %r" % objs[:1])
+    rc, out, err = run(exe, base + ["--input", os.path.join(samples, "moving_128x96.y4m")])
+    objs = [json.loads(l) for l in out.splitlines()]
+    check(rc == 0 and len(objs) == 5 and all("file" not in o for o in objs),
+          "video: %r" % objs[:1])
+
+
+PARTS = {"pipe": part_pipe, "file": part_file}
 
 
 def main():
