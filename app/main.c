@@ -567,13 +567,17 @@ static int run(struct app *a)
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
     if (a->log && !cc_detlog_finish(a->log, &err))
         fprintf(stderr, "camclass: %s\n", err.msg);
+    // The same figures as the log's summary line (pipeline.h): frames = classified results, the
+    // rate between the first and the last result (0 with one result).
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
+    char bad[64] = "";
+    if (t.bad_frames)
+        snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
     fprintf(stderr,
-            "camclass: %llu frames, %llu classified, %llu dropped, mean latency %.1f ms, "
+            "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
             "%.1f results/s over %.1f s\n",
-            (unsigned long long)t.frames, (unsigned long long)t.results,
-            (unsigned long long)t.dropped, t.mean_latency_ms,
-            t.elapsed_s > 0 ? (double)t.results / t.elapsed_s : 0.0, t.elapsed_s);
+            (unsigned long long)t.results, t.results == 1 ? "" : "s",
+            (unsigned long long)t.dropped, bad, t.mean_latency_ms, t.fps, t.duration_s);
     if (cli->profile)
         print_profile(a);
     if (state == CC_PIPELINE_FAILED) {

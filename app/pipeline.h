@@ -87,13 +87,19 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);
 
-/* Totals since start (read under the lock). */
+/* Totals since start (read under the lock). results, dropped, mean_latency_ms, duration_s and
+ * fps are defined as the detection log's summary line defines frames, dropped, latency_ms,
+ * duration_s and fps (docs/LOG_FORMAT.md), so that camclass's stderr summary and the log's
+ * agree. */
 struct cc_pipeline_totals {
     uint64_t frames;        // frames the source delivered into the slot
     uint64_t results;       // frames classified
-    uint64_t dropped;       // replaced in the slot before inference took them
+    uint64_t dropped;       // replaced in the slot before inference took them, up to the last
+                            // result (frames dropped while stopping are not counted)
     uint64_t bad_frames;    // frames preprocessing rejected (skipped, first one reported)
     double mean_latency_ms; // over all results
+    double duration_s;      // first result -> last result (0 with fewer than two)
+    double fps;             // (results - 1) / duration_s; 0 with fewer than two results
     double elapsed_s;       // start -> now (or -> stop)
 };
 struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p);

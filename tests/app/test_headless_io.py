@@ -7,7 +7,11 @@
   run goes on to the end of its input;
 - file: `--input DIR`: every frame line names its image ("file": the name in the directory),
   in order and again round a --loop; a single image names itself; a video's lines have no
-  "file".
+  "file";
+- summary: camclass's summary line on stderr gives the figures of the log's summary line: frames
+  classified = "frames", "dropped", mean latency = "latency_ms", results/s = "fps" (0 for a
+  one-frame run), over = "duration_s"; on one image, a directory, and a looped video played
+  faster than inference (drops) ended by SIGTERM.
 
     test_headless_io.py PART CAMCLASS MODEL ASSETS_SAMPLES
 
@@ -15,6 +19,7 @@ Every run is bounded (subprocess timeouts); a camclass that hangs is killed and 
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,6 +57,14 @@ def frames_dir(tmp, samples, n, name="frames"):
         shutil.copy(os.path.join(samples, "selftest", src[i % len(src)]),
                     os.path.join(d, names[-1]))
     return d, names
+
+
+def count_lines(path):
+    try:
+        with open(path) as f:
+            return f.read().count("\n")
+    except OSError:
+        return 0
 
 
 def warnings(err):
@@ -110,7 +123,7 @@ def part_pipe(exe, base, samples, tmp):
     check(rc == 0, "/dev/full: exit status %d: %s" % (rc, err))
     check(1 <= len(full) <= 2 and all("/dev/full" in l for l in full),
           "/dev/full: the warnings: %r" % err)
-    check(" 4 classified" in err, "/dev/full: not every frame: %r" % err)
+    check("camclass: 4 frames classified" in err, "/dev/full: not every frame: %r" % err)
 
 
 def part_file(exe, base, samples, tmp):
@@ -161,7 +174,70 @@ def part_file(exe, base, samples, tmp):
           "video: %r" % objs[:1])
 
 
-PARTS = {"pipe": part_pipe, "file": part_file}
+SUMMARY = re.compile(r"^camclass: (\d+) frames? classified, (\d+) dropped(?:, \d+ bad skipped)?, "
+                     r"mean latency (-?[\d.]+) ms, ([\d.]+) results/s over ([\d.]+) s$", re.M)
+
+
+def compare_summaries(what, out, err):
+    """The log's summary (last line of out) against camclass's line on stderr."""
+    objs = [json.loads(l) for l in out.splitlines()]
+    js = objs[-1] if objs and objs[-1].get("event") == "summary" else None
+    m = SUMMARY.findall(err)
+    if not check(js and len(m) == 1, "%s: summaries: log %r, stderr %r" % (what, js, err)):
+        return None
+    frames, dropped, latency, rate, over = m[0]
+    check(int(frames) == js["frames"] == sum(o.get("event") == "frame" for o in objs),
+          "%s: %s frames classified on stderr, log frames %s" % (what, frames, js["frames"]))
+    check(int(dropped) == js["dropped"], "%s: %s dropped on stderr, log %s" %
+          (what, dropped, js["dropped"]))
+    # stderr prints one decimal, the log two or three: equal to within the rounding.
+    check(abs(float(latency) - js["latency_ms"]) <= 0.051, "%s: mean latency %s ms, log %s" %
+          (what, latency, js["latency_ms"]))
+    check(abs(float(rate) - js["fps"]) <= 0.051, "%s: %s results/s, log fps %s" %
+          (what, rate, js["fps"]))
+    check(abs(float(over) - js["duration_s"]) <= 0.051, "%s: over %s s, log duration_s %s" %
+          (what, over, js["duration_s"]))
+    return js
+
+
+def part_summary(exe, base, samples, tmp):
+    # One frame: no rate from a single result, in both (the log documents fps 0).
+    rc, out, err = run(exe, base + ["--input", os.path.join(samples, "bars_320x240.png")])
+    check(rc == 0, "one image: exit %d: %s" % (rc, err))
+    js = compare_summaries("one image", out, err)
+    check(js and js["frames"] == 1 and js["fps"] == 0, "one image: log summary %r" % js)
+    check("camclass: 1 frame classified, 0 dropped," in err, "one image: stderr %r" % err)
+
+    d, names = frames_dir(tmp, samples, 6)
+    rc, out, err = run(exe, base + ["--input", d])
+    check(rc == 0, "dir: exit %d: %s" % (rc, err))
+    js = compare_summaries("dir", out, err)
+    check(js and js["frames"] == 6 and js["fps"] > 0, "dir: log summary %r" % js)
+
+    # A video put faster than inference takes it, looped, stopped by SIGTERM: frames are
+    # dropped, also while stopping; both lines count the drops up to the last result.
+    log = os.path.join(tmp, "fast.jsonl")
+    p = subprocess.Popen([exe] + base + ["--input", os.path.join(samples, "moving_128x96.y4m"),
+                                         "--loop", "--fps", "1000", "--log", log],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env_headless())
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and count_lines(log) < 20:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    with open(log) as f:
+        js = compare_summaries("fast", f.read(), err)
+    check(p.returncode == 0 and js and js["frames"] >= 20 and js["dropped"] > 0,
+          "fast: exit %s, no drops or too few frames: %r" % (p.returncode, js))
+
+
+PARTS = {"pipe": part_pipe, "file": part_file, "summary": part_summary}
 
 
 def main():
