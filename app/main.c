@@ -40,6 +40,7 @@
 #include "pipeline.h"
 #include "selftest.h"
 #include "source_file.h"
+#include "status_line.h"
 
 #ifndef CAMCLASS_VERSION
 #define CAMCLASS_VERSION "unknown"
@@ -219,6 +220,8 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
+    struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
+    int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
 
 /* Inference thread: one result to the detection log (and the SIGHUP reopen, between results).
@@ -470,24 +473,41 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     return state == CC_PIPELINE_FAILED ? state : CC_PIPELINE_RUNNING;
 }
 
-/* The main loop without a window: wait for results, signals, the end of a file input. */
-static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen)
+/* The status line's figures: results so far (the mailbox's generation), the newest result r,
+ * and for an image input that does not loop, files done/total. */
+static struct cc_status_info status_info(const struct app *a, uint64_t seen,
+                                         const struct cc_result *r, int64_t t)
 {
-    struct cc_result r;
+    return (struct cc_status_info){
+        .results = seen,
+        .results_per_s = r->inference_fps,
+        .latency_ms = r->latency_ms,
+        .files_total = a->file && !a->loop ? cc_source_file_count(a->file) : 0,
+        .files_done = seen ? r->seq + 1 : 0,
+        .elapsed_s = (double)(t - a->start_ns) / 1e9,
+    };
+}
+
+/* The main loop without a window: wait for results, signals, the end of a file input; the
+ * status line on a terminal. r: the newest result seen, for the last status line. */
+static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struct cc_result *r)
+{
     uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
     int64_t last_ping = 0;
     bool ready = false;
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
-        if (cc_pipeline_latest(a->pipeline, seen, &r, NULL) && !ready) {
+        if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
             cc_notify_status("classifying %s", a->source_name);
             ready = true;
         }
+        int64_t t = now_ns();
+        struct cc_status_info si = status_info(a, *seen, r, t);
+        cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        int64_t t = now_ns();
         if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && *seen > pinged) {
             cc_notify_watchdog();
             last_ping = t;
@@ -561,10 +581,17 @@ static int run(struct app *a)
         return 1;
     }
     uint64_t seen = 0;
-    enum cc_pipeline_state state = a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen);
+    struct cc_result last = {0};
+    a->start_ns = now_ns();
+    cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
+    enum cc_pipeline_state state =
+        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
     cc_notify_stopping();
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
+    cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
+    struct cc_status_info si = status_info(a, seen, &last, now_ns());
+    cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
     if (a->log && !cc_detlog_finish(a->log, &err))
         fprintf(stderr, "camclass: %s\n", err.msg);
     // The same figures as the log's summary line (pipeline.h): frames = classified results, the

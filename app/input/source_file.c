@@ -188,6 +188,11 @@ const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t
     return slash ? slash + 1 : path;
 }
 
+int cc_source_file_count(const struct cc_source_file *src)
+{
+    return src->n_files;
+}
+
 double cc_source_file_native_fps(const struct cc_source_file *src)
 {
     return src->y4m ? cc_y4m_fps(src->y4m) : 0.0;

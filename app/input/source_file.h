@@ -45,6 +45,9 @@ double cc_source_file_native_fps(const struct cc_source_file *src);
  * the string lives as long as the source. */
 const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t sequence);
 
+/* Image files in one pass of the input (1 for a single image); 0 for a video. */
+int cc_source_file_count(const struct cc_source_file *src);
+
 /* Reads the next frame into frame (format, size, stride, size, sequence, timestamp_ns set;
  * frame->data grown with realloc when frame->capacity is short — the caller owns and frees
  * frame->data). Returns 1 for a frame, 0 at the end (never with loop), -1 on error. */

@@ -11,7 +11,10 @@
 - summary: camclass's summary line on stderr gives the figures of the log's summary line: frames
   classified = "frames", "dropped", mean latency = "latency_ms", results/s = "fps" (0 for a
   one-frame run), over = "duration_s"; on one image, a directory, and a looped video played
-  faster than inference (drops) ended by SIGTERM.
+  faster than inference (drops) ended by SIGTERM;
+- status: with stderr on a pseudo-terminal, one status line rewritten in place ("\r"), at most
+  4 times a second, with frames, results/s, latency, files done/total and ETA, ended by a
+  newline before the summary line; with stderr on a pipe, none of it (no "\r", no escape).
 
     test_headless_io.py PART CAMCLASS MODEL ASSETS_SAMPLES
 
@@ -19,6 +22,8 @@ Every run is bounded (subprocess timeouts); a camclass that hangs is killed and 
 """
 import json
 import os
+import pty
+import select
 import re
 import shutil
 import signal
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tty
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402
@@ -237,7 +243,75 @@ def part_summary(exe, base, samples, tmp):
           "fast: exit %s, no drops or too few frames: %r" % (p.returncode, js))
 
 
-PARTS = {"pipe": part_pipe, "file": part_file, "summary": part_summary}
+def run_on_pty(exe, args, timeout=RUN_TIMEOUT):
+    """Runs exe with stderr on a pseudo-terminal (raw: no "\n" -> "\r\n"); stdout discarded.
+    Returns (exit status, what it wrote to the terminal, seconds it ran)."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    t0 = time.monotonic()
+    p = subprocess.Popen([exe] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=slave, env=env_headless())
+    os.close(slave)
+    out = b""
+    try:
+        deadline = t0 + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: the slave side is closed, everything was read
+                    break
+                if not data:
+                    break
+                out += data
+            elif p.poll() is not None:
+                break
+        p.wait(timeout=max(1, deadline - time.monotonic()))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    return p.returncode, out.decode(errors="replace"), time.monotonic() - t0
+
+
+def part_status(exe, base, samples, tmp):
+    n = 40
+    d, names = frames_dir(tmp, samples, n)
+    log = os.path.join(tmp, "status.jsonl")
+    args = base + ["--input", d, "--fps", "16", "--log", log]  # about 2.5 s
+    rc, err, wall = run_on_pty(exe, args)
+    check(rc == 0, "tty: exit %s: %r" % (rc, err[-500:]))
+    # Lines as a terminal shows them: each "\r" starts the line again.
+    lines = err.split("\n")
+    status = [l for l in lines if "\r" in l]
+    check(len(status) == 1, "tty: %d lines hold status updates, not 1: %r" % (len(status), err))
+    if not status:
+        return
+    updates = [u for u in status[0].split("\r") if u]
+    check(2 <= len(updates) <= 4 * wall + 2, "tty: %d updates in %.1f s (at most 4/s)" %
+          (len(updates), wall))
+    for u in updates:
+        check(re.match(r"^\d+ frames?  [\d.]+ results/s  latency -?[\d.]+ ms  files \d+/%d  "
+                       r"ETA \d+:\d\d\x1b\[K$" % n, u) is not None or
+              re.match(r"^1 frame  latency", u) is not None, "tty: update %r" % u)
+    check(updates[-1].startswith("%d frames " % n) and " files %d/%d " % (n, n) in updates[-1],
+          "tty: the last update %r" % updates[-1])
+    i = lines.index(status[0])
+    check(i + 1 < len(lines) and lines[i + 1].startswith("camclass: %d frames classified" % n),
+          "tty: no summary line after the status line: %r" % lines[i + 1:i + 2])
+    check(lines[-1] == "", "tty: does not end with a newline: %r" % err[-100:])
+
+    # The same without a terminal: the usual lines only.
+    rc, out, err = run(exe, args)
+    check(rc == 0, "pipe: exit %d: %s" % (rc, err))
+    check("\r" not in err and "\x1b" not in err and "ETA" not in err and "results/s  " not in err,
+          "no tty: status text on stderr: %r" % err)
+    check(all(l.startswith("camclass: ") for l in err.splitlines()), "no tty: stderr %r" % err)
+
+
+PARTS = {"pipe": part_pipe, "file": part_file, "summary": part_summary, "status": part_status}
 
 
 def main():
