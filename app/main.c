@@ -248,7 +248,9 @@ static int open_source(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     struct cc_error err = {0};
-    const char *dev = cli->camera;
+    char dev_path[PATH_MAX];
+    bool dev_index = cli->camera && cc_cli_camera_path(cli->camera, dev_path, sizeof(dev_path));
+    const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
     const char *input = cli->input;
     a->loop = cli->loop;
     if (!dev && !input) {
@@ -280,7 +282,12 @@ static int open_source(struct app *a)
         // A camera that cannot be opened is exit 1, not 2: it may appear later (USB, a slow
         // driver) and the service's Restart= retries; exit 2 stops the retries.
         if (access(dev, F_OK) != 0) {
-            fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev, strerror(errno));
+            if (dev_index)
+                fprintf(stderr, "camclass: camera %s (%s): %s (see --list-cameras)\n", cli->camera,
+                        dev, strerror(errno));
+            else
+                fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev,
+                        strerror(errno));
             return 1;
         }
         struct cc_capture_config cc = cc_capture_config_default();
