@@ -610,8 +610,8 @@ static int run(struct app *a)
     fprintf(stderr,
             "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
             "%.1f results/s over %.1f s\n",
-            (unsigned long long)t.results, t.results == 1 ? "" : "s",
-            (unsigned long long)t.dropped, bad, t.mean_latency_ms, t.fps, t.duration_s);
+            (unsigned long long)t.results, t.results == 1 ? "" : "s", (unsigned long long)t.dropped,
+            bad, t.mean_latency_ms, t.fps, t.duration_s);
     if (cli->profile)
         print_profile(a);
     if (state == CC_PIPELINE_FAILED) {

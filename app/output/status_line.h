@@ -28,12 +28,12 @@
 enum { CC_STATUS_LINE_INTERVAL_MS = 250 }; // at most 4 updates a second
 
 struct cc_status_info {
-    uint64_t results;      // frames classified so far
-    double results_per_s;  // recent rate (the newest result's inference_fps); <= 0: not yet
-    double latency_ms;     // the newest result's latency
-    int files_total;       // image input without --loop: its files; 0: not shown
-    uint64_t files_done;   // files the source has passed (the newest result's seq + 1)
-    double elapsed_s;      // since the run started, for the time left
+    uint64_t results;     // frames classified so far
+    double results_per_s; // recent rate (the newest result's inference_fps); <= 0: not yet
+    double latency_ms;    // the newest result's latency
+    int files_total;      // image input without --loop: its files; 0: not shown
+    uint64_t files_done;  // files the source has passed (the newest result's seq + 1)
+    double elapsed_s;     // since the run started, for the time left
 };
 
 struct cc_status_line {
