@@ -70,7 +70,8 @@ static const char usage[] =
     "or, with --headless, a JSON-lines detection log.\n"
     "\n"
     "Input (default: /dev/video0 when it opens, else the bundled sample clip)\n"
-    "  --camera DEV        V4L2 camera, e.g. /dev/video0 (see --list-cameras)\n"
+    "  --camera DEV|N      V4L2 camera, e.g. /dev/video0, or its index: 0 is /dev/video0\n"
+    "                      (see --list-cameras)\n"
     "  --input PATH        an image (PNG/JPEG), a directory of images, or a .y4m video\n"
     "  --loop              start a file input again at its end\n"
     "  --size WxH          camera size to ask for (default 640x480)\n"
@@ -141,6 +142,21 @@ static const struct opt *find_opt(const char *name, size_t len)
 /* ------------------------------------------------------------------------------------------
  * Values
  */
+
+bool cc_cli_camera_path(const char *arg, char *path, size_t size)
+{
+    bool index = *arg != 0;
+    for (const char *p = arg; *p && index; p++)
+        index = *p >= '0' && *p <= '9';
+    if (!index) {
+        snprintf(path, size, "%s", arg);
+        return false;
+    }
+    while (arg[0] == '0' && arg[1]) // "007" is /dev/video7, as the kernel names it
+        arg++;
+    snprintf(path, size, "/dev/video%s", arg);
+    return true;
+}
 
 static bool parse_size(const char *s, int *w, int *h)
 {

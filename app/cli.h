@@ -21,6 +21,7 @@
 #define CC_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -31,7 +32,8 @@ enum { CC_CLI_TOP_K_DEFAULT = 5 };
 
 struct cc_cli {
     // Source: at most one of camera / input.
-    char *camera; // --camera DEV (a V4L2 device path); NULL: not given
+    char *camera; // --camera DEV|N (a V4L2 device path, or an index: see cc_cli_camera_path);
+                  // as given; NULL: not given
     char *input;  // --input PATH: an image, a directory of images, or a .y4m video
     bool loop;    // --loop: start a file input again at its end
 
@@ -85,6 +87,11 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
  * path that is not a regular file (a directory, a FIFO: checked before opening, so a FIFO
  * never blocks) is an error saying what it is. */
 bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *err);
+
+/* The device path of a --camera value: an index (all digits, "0", "12") is /dev/videoN (leading
+ * zeros dropped); anything else is a path, copied as it is. Writes at most size bytes into
+ * path (always terminated); returns true when arg was an index. */
+bool cc_cli_camera_path(const char *arg, char *path, size_t size);
 
 /* The --help text. */
 void cc_cli_usage(FILE *out);

@@ -8,7 +8,10 @@
  *
  * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (lock-free atomics: the only
  * process-wide mutable state, because a signal handler can reach nothing else);
- * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error).
+ * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error, not a kill with status 141):
+ * when the detection log's reader goes away (`camclass --headless | head -1`), log_result ends
+ * the pipeline (CC_PIPELINE_CLOSED) and camclass exits 0 without a warning, as a filter does. A
+ * log file that fails otherwise (a full disk) is warned about once and the run goes on.
  *
  * Exit status: 0 ok (also after SIGINT/SIGTERM and at the end of a file input), 1 a failure
  * while running or a camera that does not open (it may come later: systemd's Restart= retries),
@@ -37,6 +40,7 @@
 #include "pipeline.h"
 #include "selftest.h"
 #include "source_file.h"
+#include "status_line.h"
 
 #ifndef CAMCLASS_VERSION
 #define CAMCLASS_VERSION "unknown"
@@ -216,10 +220,14 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
+    struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
+    int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
 
-/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results). */
-static void log_result(void *ctx, const struct cc_result *r)
+/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results).
+ * False, ending the run quietly, once nobody reads the log (EPIPE); other write errors are
+ * reported once (detlog.h) and the run goes on. */
+static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     struct cc_error err = {0};
@@ -227,8 +235,12 @@ static void log_result(void *ctx, const struct cc_result *r)
         if (!cc_detlog_reopen(a->log, &err))
             fprintf(stderr, "camclass: %s\n", err.msg);
     }
-    if (!cc_detlog_write(a->log, r, &err))
-        fprintf(stderr, "camclass: %s\n", err.msg);
+    if (cc_detlog_write(a->log, r, &err))
+        return true;
+    if (cc_detlog_reader_gone(a->log))
+        return false;
+    fprintf(stderr, "camclass: %s\n", err.msg);
+    return true;
 }
 
 /* Opens the source: returns 0, or the exit status after printing one line. */
@@ -236,7 +248,9 @@ static int open_source(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     struct cc_error err = {0};
-    const char *dev = cli->camera;
+    char dev_path[PATH_MAX];
+    bool dev_index = cli->camera && cc_cli_camera_path(cli->camera, dev_path, sizeof(dev_path));
+    const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
     const char *input = cli->input;
     a->loop = cli->loop;
     if (!dev && !input) {
@@ -268,7 +282,12 @@ static int open_source(struct app *a)
         // A camera that cannot be opened is exit 1, not 2: it may appear later (USB, a slow
         // driver) and the service's Restart= retries; exit 2 stops the retries.
         if (access(dev, F_OK) != 0) {
-            fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev, strerror(errno));
+            if (dev_index)
+                fprintf(stderr, "camclass: camera %s (%s): %s (see --list-cameras)\n", cli->camera,
+                        dev, strerror(errno));
+            else
+                fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev,
+                        strerror(errno));
             return 1;
         }
         struct cc_capture_config cc = cc_capture_config_default();
@@ -452,7 +471,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
             cc_notify_watchdog();
             last_ping = t;
         }
-        if (state == CC_PIPELINE_FAILED)
+        if (state == CC_PIPELINE_FAILED || state == CC_PIPELINE_CLOSED)
             break;
         if (state == CC_PIPELINE_ENDED)
             sleep_ms(15); // the last picture stays until the user quits
@@ -461,24 +480,41 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     return state == CC_PIPELINE_FAILED ? state : CC_PIPELINE_RUNNING;
 }
 
-/* The main loop without a window: wait for results, signals, the end of a file input. */
-static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen)
+/* The status line's figures: results so far (the mailbox's generation), the newest result r,
+ * and for an image input that does not loop, files done/total. */
+static struct cc_status_info status_info(const struct app *a, uint64_t seen,
+                                         const struct cc_result *r, int64_t t)
 {
-    struct cc_result r;
+    return (struct cc_status_info){
+        .results = seen,
+        .results_per_s = r->inference_fps,
+        .latency_ms = r->latency_ms,
+        .files_total = a->file && !a->loop ? cc_source_file_count(a->file) : 0,
+        .files_done = seen ? r->seq + 1 : 0,
+        .elapsed_s = (double)(t - a->start_ns) / 1e9,
+    };
+}
+
+/* The main loop without a window: wait for results, signals, the end of a file input; the
+ * status line on a terminal. r: the newest result seen, for the last status line. */
+static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struct cc_result *r)
+{
     uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
     int64_t last_ping = 0;
     bool ready = false;
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
-        if (cc_pipeline_latest(a->pipeline, seen, &r, NULL) && !ready) {
+        if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
             cc_notify_status("classifying %s", a->source_name);
             ready = true;
         }
+        int64_t t = now_ns();
+        struct cc_status_info si = status_info(a, *seen, r, t);
+        cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        int64_t t = now_ns();
         if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && *seen > pinged) {
             cc_notify_watchdog();
             last_ping = t;
@@ -552,19 +588,30 @@ static int run(struct app *a)
         return 1;
     }
     uint64_t seen = 0;
-    enum cc_pipeline_state state = a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen);
+    struct cc_result last = {0};
+    a->start_ns = now_ns();
+    cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
+    enum cc_pipeline_state state =
+        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
     cc_notify_stopping();
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
+    cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
+    struct cc_status_info si = status_info(a, seen, &last, now_ns());
+    cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
     if (a->log && !cc_detlog_finish(a->log, &err))
         fprintf(stderr, "camclass: %s\n", err.msg);
+    // The same figures as the log's summary line (pipeline.h): frames = classified results, the
+    // rate between the first and the last result (0 with one result).
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
+    char bad[64] = "";
+    if (t.bad_frames)
+        snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
     fprintf(stderr,
-            "camclass: %llu frames, %llu classified, %llu dropped, mean latency %.1f ms, "
+            "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
             "%.1f results/s over %.1f s\n",
-            (unsigned long long)t.frames, (unsigned long long)t.results,
-            (unsigned long long)t.dropped, t.mean_latency_ms,
-            t.elapsed_s > 0 ? (double)t.results / t.elapsed_s : 0.0, t.elapsed_s);
+            (unsigned long long)t.results, t.results == 1 ? "" : "s", (unsigned long long)t.dropped,
+            bad, t.mean_latency_ms, t.fps, t.duration_s);
     if (cli->profile)
         print_profile(a);
     if (state == CC_PIPELINE_FAILED) {

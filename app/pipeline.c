@@ -52,6 +52,7 @@ struct cc_pipeline {
     struct cc_frame latest_frame; // data owned here (keep_frames)
     uint64_t results, bad_frames;
     double mean_latency_ms;
+    int64_t first_result_ns, last_result_ns; // result_ns of the first and the newest result
 };
 
 static int64_t now_ns(void)
@@ -240,6 +241,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
 
     *r = (struct cc_result){
         .seq = f->sequence,
+        .file = p->cfg.file ? cc_source_file_frame_name(p->cfg.file, f->sequence) : NULL,
         .capture_ns = f->timestamp_ns,
         .result_ns = t_run,
         .latency_ms = ms_between(f->timestamp_ns, t_run),
@@ -284,6 +286,9 @@ static void publish(struct cc_pipeline *p, const struct cc_result *r, const stru
     if (p->cfg.keep_frames && !copy_frame(&p->latest_frame, f))
         p->latest_frame.size = 0; // out of memory: show no frame rather than a stale one
     p->generation++;
+    if (!p->results)
+        p->first_result_ns = r->result_ns;
+    p->last_result_ns = r->result_ns;
     p->results++;
     p->latency_sum_ms += r->latency_ms;
     p->mean_latency_ms = p->latency_sum_ms / (double)p->results;
@@ -339,10 +344,13 @@ static void *inference_main(void *arg)
             cc_series_add(&p->s_inference, r.inference_ms);
             cc_series_add(&p->s_latency, r.latency_ms);
         }
-        if (p->cfg.on_result)
-            p->cfg.on_result(p->cfg.ctx, &r);
+        bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r);
         publish(p, &r, f);
         cc_frame_slot_release(p->slot, f);
+        if (!more) {
+            finish_stream(p, CC_PIPELINE_CLOSED, NULL);
+            break;
+        }
     }
     return NULL;
 }
@@ -436,12 +444,15 @@ const char *cc_pipeline_error(struct cc_pipeline *p)
 struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p)
 {
     struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
-    struct cc_pipeline_totals t = {.frames = st.put, .dropped = st.dropped};
+    struct cc_pipeline_totals t = {.frames = st.put};
     pthread_mutex_lock(&p->lock);
     t.results = p->results;
+    t.dropped = p->results ? p->latest.dropped : 0; // as the log's summary: at the last result
     t.bad_frames = p->bad_frames;
     t.mean_latency_ms = p->mean_latency_ms;
+    t.duration_s = (double)(p->last_result_ns - p->first_result_ns) / 1e9;
     pthread_mutex_unlock(&p->lock);
+    t.fps = t.results > 1 && t.duration_s > 0 ? (double)(t.results - 1) / t.duration_s : 0;
     int64_t end = p->stop_ns ? p->stop_ns : now_ns();
     t.elapsed_s = p->start_ns ? (double)(end - p->start_ns) / 1e9 : 0;
     return t;

@@ -14,7 +14,8 @@
  * Threads and ownership:
  * - on_result runs on the inference thread, once per result, in order; it is where the
  *   detection log is written (detlog.h: one thread uses a log at a time). It must not block
- *   for long: the next frame waits for it.
+ *   for long: the next frame waits for it. It returns false to end the run (the log's reader
+ *   has gone): that result is still published, then the state becomes CC_PIPELINE_CLOSED.
  * - The mailbox holds only the newest result (and, with keep_frames, a copy of the frame it
  *   was computed from); cc_pipeline_latest / cc_pipeline_wait read it from the main thread
  *   under the pipeline's mutex. Results the main thread misses are not queued (the overlay
@@ -47,8 +48,8 @@ struct cc_pipeline_config {
     int top_k;                   // 1..CC_RESULT_MAX_TOP
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
-    // Called on the inference thread with each result (may be NULL).
-    void (*on_result)(void *ctx, const struct cc_result *r);
+    // Called on the inference thread with each result (may be NULL); false ends the run.
+    bool (*on_result)(void *ctx, const struct cc_result *r);
     void *ctx;
 };
 
@@ -70,6 +71,7 @@ enum cc_pipeline_state {
     CC_PIPELINE_RUNNING,
     CC_PIPELINE_ENDED,  // the file source reached its end; every frame was classified
     CC_PIPELINE_FAILED, // a fatal error (camera lost for good, engine failure): see error
+    CC_PIPELINE_CLOSED, // on_result returned false: the output has gone (not an error)
 };
 
 /* Waits up to timeout_ms for a result newer than `seen` (a generation number: 0 before the
@@ -85,13 +87,19 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);
 
-/* Totals since start (read under the lock). */
+/* Totals since start (read under the lock). results, dropped, mean_latency_ms, duration_s and
+ * fps are defined as the detection log's summary line defines frames, dropped, latency_ms,
+ * duration_s and fps (docs/LOG_FORMAT.md), so that camclass's stderr summary and the log's
+ * agree. */
 struct cc_pipeline_totals {
     uint64_t frames;        // frames the source delivered into the slot
     uint64_t results;       // frames classified
-    uint64_t dropped;       // replaced in the slot before inference took them
+    uint64_t dropped;       // replaced in the slot before inference took them, up to the last
+                            // result (frames dropped while stopping are not counted)
     uint64_t bad_frames;    // frames preprocessing rejected (skipped, first one reported)
     double mean_latency_ms; // over all results
+    double duration_s;      // first result -> last result (0 with fewer than two)
+    double fps;             // (results - 1) / duration_s; 0 with fewer than two results
     double elapsed_s;       // start -> now (or -> stop)
 };
 struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p);

@@ -1,8 +1,8 @@
 /* camclass — one classification result, as the inference thread hands it to the overlay
  * (main thread) and the detection logger.
  *
- * Plain data, copied by value; labels point into the engine's model, which outlives every
- * result (the model is destroyed only after the pipeline has stopped).
+ * Plain data, copied by value; labels point into the engine's model and file into the file
+ * source, which outlive every result (both are destroyed only after the pipeline has stopped).
  */
 #ifndef CC_RESULT_H
 #define CC_RESULT_H
@@ -19,6 +19,8 @@ struct cc_result_class {
 
 struct cc_result {
     uint64_t seq;          // source frame sequence number
+    const char *file;      // image inputs: the file the frame came from (its name in the
+                           // directory); NULL for cameras and videos. Owned by the file source
     int64_t capture_ns;    // frame timestamp, CLOCK_MONOTONIC (driver timestamp for V4L2)
     int64_t result_ns;     // when the result was ready, CLOCK_MONOTONIC
     double latency_ms;     // result_ns - capture_ns

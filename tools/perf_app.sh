@@ -3,6 +3,8 @@
 # sample clip (looped, every frame classified: no --fps), for several builds and flag sets in
 # ONE run, rounds alternating. Prints results/s (camclass's own summary line) and the
 # inference p50/p90/max of --profile, then the median results/s of each configuration.
+# The summary's results/s runs from the first result to the last (as the log's summary fps);
+# builds older than that change printed results over start -> stop, a little lower.
 #
 #   tools/perf_app.sh [ROUNDS] [SECONDS] BUILD[:FLAGS]...
 #   e.g. tools/perf_app.sh 3 4 old-build build build:"--backend cpu --threads 2"

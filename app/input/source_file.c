@@ -206,6 +206,21 @@ void cc_source_file_destroy(struct cc_source_file *src)
     free(src);
 }
 
+const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t sequence)
+{
+    if (!src->n_files)
+        return NULL;
+    // Every image is one frame, and a loop starts again at the first: frame i is file i mod n.
+    const char *path = src->files[sequence % (uint64_t)src->n_files];
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int cc_source_file_count(const struct cc_source_file *src)
+{
+    return src->n_files;
+}
+
 double cc_source_file_native_fps(const struct cc_source_file *src)
 {
     return src->y4m ? cc_y4m_fps(src->y4m) : 0.0;

@@ -23,6 +23,7 @@
 #define CC_SOURCE_FILE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "frame.h"
@@ -43,6 +44,15 @@ void cc_source_file_destroy(struct cc_source_file *src);
 
 /* The Y4M header's frame rate, or 0 (images, or no F tag). */
 double cc_source_file_native_fps(const struct cc_source_file *src);
+
+/* The name of the image file frame `sequence` (cc_frame.sequence) came from: for a directory,
+ * the file's name in it ("0001.png"); for a single image, its name without the folders. NULL
+ * for a video. The names are fixed at open, so any thread may ask while the producer runs;
+ * the string lives as long as the source. */
+const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t sequence);
+
+/* Image files in one pass of the input (1 for a single image); 0 for a video. */
+int cc_source_file_count(const struct cc_source_file *src);
 
 /* Reads the next frame into frame (format, size, stride, size, sequence, timestamp_ns set;
  * frame->data grown with realloc when frame->capacity is short — the caller owns and frees

@@ -41,6 +41,7 @@ struct cc_detlog {
     char *source, *model, *backend;
     int fd;        // the open log; STDOUT_FILENO (never closed) when path is NULL
     bool failing;  // the last write failed and was reported; later failures stay silent
+    bool gone;     // a write failed with EPIPE: nobody reads the log; write nothing more
     bool partial;  // a failed write may have left a partial line: start the next with '\n'
     bool finished; // cc_detlog_finish ran
 
@@ -205,6 +206,8 @@ static cJSON *line_begin(const struct cc_detlog *log, const char *event)
 static void add_result(cJSON *o, const struct cc_result *r)
 {
     cJSON_AddNumberToObject(o, "seq", (double)r->seq);
+    if (r->file)
+        add_string(o, "file", r->file);
     add_number(o, "latency_ms", r->latency_ms, 1e3);
     add_number(o, "fps", r->inference_fps, 1e2);
     add_number(o, "camera_fps", r->camera_fps, 1e2);
@@ -265,6 +268,7 @@ static bool emit(struct cc_detlog *log, cJSON *o, struct cc_error *err)
             ok = write_all(log->fd, buf, off, &written);
             if (!ok) {
                 e = errno;
+                log->gone = e == EPIPE;
                 if (written > 0)
                     log->partial = true;
             } else {
@@ -513,7 +517,7 @@ static cJSON *detection_line(struct cc_detlog *log, const struct cc_result *r, b
 
 bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc_error *err)
 {
-    if (log->finished)
+    if (log->finished || log->gone)
         return true;
 
     log->frames++;
@@ -553,6 +557,11 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
     return ok;
 }
 
+bool cc_detlog_reader_gone(const struct cc_detlog *log)
+{
+    return log->gone;
+}
+
 bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err)
 {
     if (!log->path)
@@ -567,6 +576,7 @@ bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err)
     close(log->fd);
     log->fd = fd;
     log->failing = false;
+    log->gone = false;
     log->partial = log->partial && same;
     return true;
 }
@@ -576,6 +586,8 @@ bool cc_detlog_finish(struct cc_detlog *log, struct cc_error *err)
     if (log->finished)
         return true;
     log->finished = true;
+    if (log->gone)
+        return true; // nobody would read the summary
     double duration_s = (double)(log->last_ns - log->first_ns) / 1e9;
     cJSON *o = line_begin(log, "summary");
     if (o) {

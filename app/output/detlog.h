@@ -22,7 +22,8 @@
  * on EINTR and short writes), so a line is never left half written in a buffer and a stop
  * between two results always leaves whole lines. The caller should ignore SIGPIPE
  * (signal(SIGPIPE, SIG_IGN)) so that a closed pipe on stdout comes back as an EPIPE error
- * instead of killing the process.
+ * instead of killing the process; cc_detlog_reader_gone then tells it that nobody reads the
+ * log any more (`camclass --log - | head -1`), which a caller may take as the end of its run.
  *
  * Ownership: the log copies path, source, model and backend, and the labels it needs to
  * remember; the result passed to cc_detlog_write is only read during the call.
@@ -70,13 +71,20 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
  * report. Returns true without writing after cc_detlog_finish. */
 bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc_error *err);
 
+/* True once a write failed with EPIPE: the reader of the pipe (or FIFO) has gone, so nothing
+ * written later can reach anyone. The failing write still returned false with err, as above; a
+ * caller that ends its run on this (camclass does) need not print err. Later writes and
+ * cc_detlog_finish then write nothing and return true. A reopen clears it. */
+bool cc_detlog_reader_gone(const struct cc_detlog *log);
+
 /* Reopens the same path for append (logrotate: the old file was renamed; a new one is
  * created). When the new open fails, the old file stays in use and false is returned with err
  * filled. A no-op returning true when logging to standard output. */
 bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err);
 
 /* Writes the "summary" line (totals of the whole run). Later writes are ignored; a second
- * finish does nothing. False with err filled when the line could not be written. */
+ * finish does nothing. False with err filled when the line could not be written; true without
+ * writing when the reader is gone (cc_detlog_reader_gone). */
 bool cc_detlog_finish(struct cc_detlog *log, struct cc_error *err);
 
 /* Closes the file (never standard output) and frees the log. Writes nothing: call

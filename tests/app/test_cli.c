@@ -210,11 +210,47 @@ static void test_config(void)
     cc_cli_finish(&c);
 }
 
+// --camera N: an index (all digits) is /dev/videoN; anything else is a path as given.
+static void test_camera_path(void)
+{
+    static const struct {
+        const char *arg, *path;
+        bool index;
+    } cases[] = {
+        {"0", "/dev/video0", true},
+        {"12", "/dev/video12", true},
+        {"007", "/dev/video7", true},
+        {"00", "/dev/video0", true},
+        {"/dev/video0", "/dev/video0", false},
+        {"/dev/v4l/by-id/usb-cam-video-index0", "/dev/v4l/by-id/usb-cam-video-index0", false},
+        {"0x1", "0x1", false},
+        {"-1", "-1", false},
+        {" 1", " 1", false},
+        {"video1", "video1", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[64];
+        bool index = cc_cli_camera_path(cases[i].arg, path, sizeof(path));
+        CHECKF(index == cases[i].index && strcmp(path, cases[i].path) == 0,
+               "--camera \"%s\": \"%s\" (index %d), not \"%s\"", cases[i].arg, path, index,
+               cases[i].path);
+    }
+    char small[8]; // a path longer than the buffer is cut, never overrun
+    cc_cli_camera_path("123456789", small, sizeof(small));
+    CHECK(strlen(small) == sizeof(small) - 1);
+    // The option keeps what was given (messages name it); main resolves it.
+    struct cc_cli c;
+    struct cc_error err;
+    CHECK(parse(&c, &err, "--camera", "2", NULL) == CC_CLI_OK && strcmp(c.camera, "2") == 0);
+    cc_cli_finish(&c);
+}
+
 int main(void)
 {
     test_defaults();
     test_every_flag();
     test_bad();
     test_config();
+    test_camera_path();
     return tu_exit_code();
 }

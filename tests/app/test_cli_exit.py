@@ -2,7 +2,8 @@
 """camclass's exit status and its one line on stderr for every kind of bad command line:
 unknown flags, bad values, unreadable or unusable files (model, input, config, log). Each must
 end with exit status 2 and exactly one line, "camclass: ...", naming the problem. A camera that
-is not there is exit 1 (the systemd unit retries 1 but not 2). --help and --version exit 0 with their text on stdout.
+is not there is exit 1 (the systemd unit retries 1 but not 2), given as a path or as an index
+(--camera N is /dev/videoN). --help and --version exit 0 with their text on stdout.
 
     test_cli_exit.py CAMCLASS MODEL
 """
@@ -201,6 +202,20 @@ def main():
     rc, out, err = run(exe, common + ["--camera", "/dev/nonexistent-video"])
     check(rc == 1 and err == "camclass: camera /dev/nonexistent-video: No such file or directory"
           " (see --list-cameras)\n", "missing camera: rc %d: %r" % (rc, err))
+
+    # --camera N is /dev/videoN: a missing index is the same exit 1 and one line, naming both.
+    n = next(i for i in range(90, 1000) if not os.path.exists("/dev/video%d" % i))
+    rc, out, err = run(exe, common + ["--camera", str(n)])
+    check(rc == 1 and err == "camclass: camera %d (/dev/video%d): No such file or directory"
+          " (see --list-cameras)\n" % (n, n), "missing camera index: rc %d: %r" % (rc, err))
+    rc, out, err = run(exe, common + ["--camera", "0%d" % n])  # leading zeros: the same device
+    check(rc == 1 and "(/dev/video%d)" % n in err, "--camera 0%d: rc %d: %r" % (n, rc, err))
+    # A config's "camera" is resolved the same way.
+    cam_cfg = os.path.join(tmp, "camera.json")
+    with open(cam_cfg, "w") as f:
+        json.dump({"camera": str(n)}, f)
+    rc, out, err = run(exe, common + ["--config", cam_cfg])
+    check(rc == 1 and "(/dev/video%d)" % n in err, "config camera: rc %d: %r" % (rc, err))
 
     # A good run for contrast: exit 0 on a file input (every frame, then the end).
     rc, out, err = run(exe, common + ["--input", y4m, "--log", os.path.join(tmp, "ok.jsonl")])

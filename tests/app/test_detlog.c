@@ -147,6 +147,7 @@ static const struct field result_fields[] = {
     {"seq", T_INT},      {"latency_ms", T_NUM_NULL},
     {"fps", T_NUM_NULL}, {"camera_fps", T_NUM_NULL},
     {"dropped", T_INT},  {"top", T_TOP},
+    {"file", T_STR}, // only for frames from image files (optional)
 };
 static const struct field detection_fields[] = {
     {"reason", T_STR},
@@ -268,9 +269,9 @@ static void check_schema(const struct lines *ls)
         int found = check_fields(o, common_fields, N(common_fields), NULL, event);
         CHECKF(ts_ok(str(o, "ts")), "bad ts \"%s\"", str(o, "ts") ? str(o, "ts") : "(none)");
         if (strcmp(event, "frame") == 0) {
-            found += check_fields(o, result_fields, N(result_fields), NULL, event);
+            found += check_fields(o, result_fields, N(result_fields), "file", event);
         } else if (strcmp(event, "detection") == 0) {
-            found += check_fields(o, result_fields, N(result_fields), NULL, event);
+            found += check_fields(o, result_fields, N(result_fields), "file", event);
             found += check_fields(o, detection_fields, N(detection_fields), "previous", event);
             const char *reason = str(o, "reason");
             CHECKF(reason && (strcmp(reason, "onset") == 0 || strcmp(reason, "change") == 0),
@@ -279,7 +280,7 @@ static void check_schema(const struct lines *ls)
             CHECK(!cJSON_GetObjectItemCaseSensitive(o, "previous") ==
                   !(reason && strcmp(reason, "change") == 0));
         } else if (strcmp(event, "clear") == 0) {
-            found += check_fields(o, result_fields, N(result_fields), NULL, event);
+            found += check_fields(o, result_fields, N(result_fields), "file", event);
             found += check_fields(o, clear_fields, N(clear_fields), NULL, event);
         } else if (strcmp(event, "stats") == 0) {
             found += check_fields(o, stats_fields, N(stats_fields), NULL, event);
@@ -343,6 +344,7 @@ static void test_every_frame(void)
     struct cc_detlog *log = open_log(path, CC_DETLOG_EVERY_FRAME, 0.5, 0.1, 0, 0.25);
     for (uint64_t s = 1; s <= 10; s++) {
         struct cc_result r = result(s, 100.0 * (double)s, 2, 7, "cat", 0.7f, 3, "dog", 0.2f);
+        r.file = s % 2 ? "frame \"odd\".png" : NULL; // a directory input's file, or none
         write_ok(log, &r);
     }
     struct lines ls = close_and_read(log, path);
@@ -358,6 +360,9 @@ static void test_every_frame(void)
         if (strcmp(event_of(o), "frame") == 0) {
             frame++;
             CHECK(num(o, "seq") == frame);
+            const char *file = str(o, "file");
+            CHECKF(frame % 2 ? file && strcmp(file, "frame \"odd\".png") == 0 : !file,
+                   "frame %d: file \"%s\"", frame, file ? file : "(none)");
             CHECK(strcmp(str(o, "source"), "test-source") == 0);
             CHECK(strcmp(str(o, "model"), "test-model") == 0);
             CHECK(strcmp(str(o, "backend"), "cpu") == 0);
@@ -685,13 +690,16 @@ static void test_write_errors(void)
             quiet += cc_detlog_write(log, &r, &err) && err.msg[0] == '\0';
         }
         CHECKF(quiet == 10, "%d of 10 later failures stayed quiet", quiet);
+        CHECK(!cc_detlog_reader_gone(log)); // a full disk is not a reader that left
         CHECK(cc_detlog_reopen(log, &err)); // re-arms the report
         CHECK(!cc_detlog_write(log, &r, &err));
         CHECK(!cc_detlog_finish(log, &err));
         cc_detlog_destroy(log);
     }
 
-    // A pipe whose reader went away (EPIPE): no crash with SIGPIPE ignored, as detlog.h asks.
+    // A pipe whose reader went away (EPIPE): no crash with SIGPIPE ignored, as detlog.h asks;
+    // reported once, then the log knows its reader is gone and writes nothing more, not even
+    // the summary (camclass ends its run there: `camclass --log - | head -1`).
     int p[2];
     if (!CHECK(pipe(p) == 0))
         return;
@@ -705,7 +713,10 @@ static void test_write_errors(void)
         err.msg[0] = '\0';
         CHECK(!cc_detlog_write(log, &r, &err));
         CHECKF(strstr(err.msg, strerror(EPIPE)) != NULL, "message: %s", err.msg);
-        CHECK(cc_detlog_write(log, &r, &err));
+        CHECK(cc_detlog_reader_gone(log));
+        err.msg[0] = '\0';
+        CHECK(cc_detlog_write(log, &r, &err) && err.msg[0] == '\0');
+        CHECK(cc_detlog_finish(log, &err) && err.msg[0] == '\0');
         cc_detlog_destroy(log);
     }
 }

@@ -188,7 +188,7 @@ def main():
         s = objs[-1]
         check(s.get("frames") == 6 and s.get("lines") == 6 and s.get("dropped") == 0,
               "directory: summary %r" % s)
-    check(re.search(r"camclass: 6 frames, 6 classified, 0 dropped", err) is not None,
+    check(re.search(r"camclass: 6 frames classified, 0 dropped", err) is not None,
           "directory: summary on stderr: %r" % err)
 
     # 2. A y4m to stdout (--log -), and --headless alone (stdout is the default).
@@ -404,7 +404,7 @@ def main():
     check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))
     check(out == "", "window: wrote to stdout without --log: %r" % out[:200])
     check("no display" not in err, "window: no window with SDL offscreen: %s" % err)
-    m = re.search(r"camclass: \d+ frames, (\d+) classified", err)
+    m = re.search(r"camclass: (\d+) frames? classified", err)
     check(m and int(m.group(1)) > 0, "window: nothing classified: %s" % err)
     check(re.search(r"^  present +\d+ ", err, re.M) is not None,
           "window: --profile has no present line: %s" % err)
