@@ -28,9 +28,9 @@
  * reference ops, for debugging and as what the tests compare the others with. */
 enum cc_backend_kind { CC_BACKEND_AUTO, CC_BACKEND_VULKAN, CC_BACKEND_CPU, CC_BACKEND_REF };
 
-/* Which library the CPU backend runs f32 1x1 convolutions with: measure both at load and keep
- * the faster per layer (default), or always XNNPACK's operator, or always BLIS's GEMM (tests
- * use the last two to check each path). */
+/* Which library the CPU backend runs f32 convolutions with one group (1x1 and k x k) with:
+ * measure both at load and keep the faster per layer (default), or always XNNPACK's operator,
+ * or always BLIS's GEMM (tests use the last two to check each path). */
 enum cc_cpu_pointwise {
     CC_CPU_POINTWISE_MEASURE,
     CC_CPU_POINTWISE_XNNPACK,
@@ -46,8 +46,8 @@ struct cc_engine_options {
     FILE *notices;                       // one-line notices (which backend `auto` picked, fallback
                                          // reasons); NULL = silent
     int cpu_threads;                     // CPU backend threads; 0 = online CPUs - 1, 1..4
-    enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 1x1 convs (default: measure)
-    const char *cpu_cache;               // the CPU backend's measured 1x1 choices; NULL =
+    enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 one-group convs (default: measure)
+    const char *cpu_cache;               // the CPU backend's measured BLIS/XNNPACK choices; NULL =
                            // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
     const char *auto_cache; // backend auto's remembered choices; NULL =
                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none

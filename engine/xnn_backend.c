@@ -24,8 +24,8 @@
  *   - Clamp activations fuse into conv2d/linear/add/mul as XNNPACK's output_min/output_max;
  *     the other kinds (sigmoid, hardswish, SiLU, hardsigmoid) run after the operator, in
  *     place on its output (xnn_ops.c).
- *   - f32 1x1 convolutions are also built as BLIS GEMMs (blis_pointwise.h) and timed against
- *     XNNPACK's operator at load; the faster is kept per layer.
+ *   - f32 convolutions with one group (1x1 and k x k) are also built as BLIS GEMMs
+ *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
  *     are quantized (xnn_ops.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
@@ -46,7 +46,7 @@
 #include <time.h>
 
 #include "backend.h"
-#include "blis_pointwise.h"
+#include "blis_conv.h"
 #include "cache_file.h"
 #include "cpu_info.h"
 #include "plan.h"
@@ -70,15 +70,16 @@ enum step_kind {
     STEP_XNN,      // run work: XNNPACK operators and C loops
     STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
-    STEP_BLIS,     // f32 1x1 convolution as BLIS GEMMs (blis_pointwise.h), measured faster
+    STEP_BLIS,     // f32 one-group convolution as BLIS GEMMs (blis_conv.h), measured faster
 };
 
 struct step {
     enum step_kind kind;
     bool int8;                      // the node computes in int8 (its output is stored as int8)
     struct cc_xnn_work work;        // STEP_XNN: owned, created and set up at load; else empty
-    struct cc_blis_pointwise *gemm; // STEP_BLIS: owned; NULL otherwise
-    float *gemm_weights;            // STEP_BLIS with i8 weights: their f32 copy; owned
+    struct cc_blis_conv *gemm; // STEP_BLIS: owned; NULL otherwise
+    float *gemm_weights;       // STEP_BLIS: weights in patch order, or an i8 1x1's f32 copy;
+                               // owned; NULL when the model's f32 weights serve as they are
 };
 
 struct xnn_state {
@@ -88,15 +89,29 @@ struct xnn_state {
     struct place *places;            // (n_tensors)
     void *nchw_tmp;                  // relayout staging, largest relayout's bytes; owned
     float *scratch;                  // the largest cc_xnn_scratch_floats of a node; owned
+    float *patches;                  // the largest cc_blis_conv_patch_floats of a conv; owned
     struct step *steps;              // (n_nodes)
     pthreadpool_t pool;              // NULL when running on one thread; owned
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
     int n_int8;              // nodes computing in int8 (for the device name)
-    int n_pointwise, n_blis; // f32 1x1 convolutions, and how many of them BLIS runs
-    const char *remembered;  // measured choices from the cache, 'b'/'x' per 1x1 conv; or NULL
+    int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
+    const char *remembered; // measured choices from the cache, 'b'/'x' per such conv; or NULL
     char device_name[160];
 };
+
+/* Threads the backend's pool runs work on (the calling thread included). */
+static size_t pool_threads(const struct xnn_state *s)
+{
+    return s->pool ? pthreadpool_get_threads_count(s->pool) : 1;
+}
+
+/* Whether node n is an f32 convolution with one group, which BLIS can run as GEMMs. */
+static bool blis_can_run(const struct cc_model *m, const struct cc_node *n, const struct step *st)
+{
+    (void)m;
+    return n->op == CC_OP_CONV2D && !st->int8 && n->attrs.conv.groups == 1;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Layout
@@ -235,6 +250,16 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
     }
     if (scratch && !(s->scratch = malloc(scratch * sizeof(float))))
         return cc_error_set(err, "cpu backend: out of memory for %zu floats of scratch", scratch);
+    size_t patches = 0;
+    for (int n = 0; n < m->n_nodes; n++) {
+        size_t f = blis_can_run(m, &m->nodes[n], &s->steps[n])
+                       ? cc_blis_conv_patch_floats(m, &m->nodes[n], pool_threads(s))
+                       : 0;
+        patches = f > patches ? f : patches;
+    }
+    if (patches && !(s->patches = malloc(patches * sizeof(float))))
+        return cc_error_set(err, "cpu backend: out of memory for %zu floats of im2col patches",
+                            patches);
     return true;
 }
 
@@ -308,6 +333,7 @@ static void xnn_destroy(void *p)
     free(s->places);
     free(s->nchw_tmp);
     free(s->scratch);
+    free(s->patches);
     free(s->steps);
     free(s->timings);
     free(s->arena);
@@ -315,20 +341,10 @@ static void xnn_destroy(void *p)
     free(s);
 }
 
-/* Whether node n is an f32 1x1 convolution BLIS can run as one GEMM per row block. */
-static bool is_pointwise(const struct cc_model *m, const struct cc_node *n, const struct step *st)
-{
-    if (n->op != CC_OP_CONV2D || st->int8)
-        return false;
-    const struct cc_conv2d_attrs *a = &n->attrs.conv;
-    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
-    return a->groups == 1 && w->shape[2] == 1 && w->shape[3] == 1 && a->stride[0] == 1 &&
-           a->stride[1] == 1 && !a->pad[0] && !a->pad[1] && !a->pad[2] && !a->pad[3];
-}
-
-/* An earlier f32 1x1 convolution with the same input and weight shapes (mobilenet_v2 has 34
- * such layers of 19 shapes): node n takes its measured choice instead of timing again, which
- * matters where timing is slow (a Pi, an emulator). -1 when there is none. */
+/* An earlier such convolution with the same input and weight shapes and attributes
+ * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
+ * measured choice instead of timing again, which matters where timing is slow (a Pi, an
+ * emulator). -1 when there is none. */
 static int same_shape_before(const struct xnn_state *s, int n)
 {
     const struct cc_model *m = s->model;
@@ -336,12 +352,13 @@ static int same_shape_before(const struct xnn_state *s, int n)
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     for (int k = 0; k < n; k++) {
         const struct cc_node *other = &m->nodes[k];
-        if (!is_pointwise(m, other, &s->steps[k]))
+        if (!blis_can_run(m, other, &s->steps[k]))
             continue;
         const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
         const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
         if (!memcmp(x->shape, x2->shape, sizeof(x->shape)) &&
-            !memcmp(w->shape, w2->shape, sizeof(w->shape)))
+            !memcmp(w->shape, w2->shape, sizeof(w->shape)) &&
+            !memcmp(&node->attrs.conv, &other->attrs.conv, sizeof(node->attrs.conv)))
             return k;
     }
     return -1;
@@ -354,7 +371,7 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
     for (int i = 0; i < runs; i++) {
         double t0 = now_ms();
         if (st->kind == STEP_BLIS)
-            cc_blis_pointwise_run(st->gemm, s->pool);
+            cc_blis_conv_run(st->gemm, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = now_ms() - t0;
@@ -363,48 +380,64 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
     return best;
 }
 
-/* For an f32 1x1 convolution whose XNNPACK operator is built: prepares the BLIS way too and
- * keeps whichever opts->cpu_pointwise says, or (measure) the faster of the two on this
+/* For an f32 one-group convolution whose XNNPACK operator is built: prepares the BLIS way too
+ * and keeps whichever opts->cpu_pointwise says, or (measure) the faster of the two on this
  * machine, timed here on the arena (min of 2 runs after one warm-up each; a layer of a shape
  * already measured takes that choice). */
-static bool choose_pointwise(struct xnn_state *s, int n, const struct cc_engine_options *opts,
-                             struct cc_error *err)
+static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                        struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     const struct cc_node *node = &m->nodes[n];
     struct step *st = &s->steps[n];
     enum cc_cpu_pointwise how = opts ? opts->cpu_pointwise : CC_CPU_POINTWISE_MEASURE;
-    if (!is_pointwise(m, node, st) || how == CC_CPU_POINTWISE_XNNPACK)
+    if (!blis_can_run(m, node, st) || how == CC_CPU_POINTWISE_XNNPACK)
         return true;
-    s->n_pointwise++;
+    s->n_gemm++;
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    const struct cc_tensor *y = &m->tensors[node->outputs[0]];
+    int o = (int)w->shape[0], c = (int)x->shape[1], kh = (int)w->shape[2], kw = (int)w->shape[3];
+    bool pointwise = cc_blis_conv_is_pointwise(m, node);
     const float *weights = w->data;
-    if (!weights) { // i8 weights in an f32 node: dequantized, as the other paths do
-        if (!(st->gemm_weights = malloc((size_t)w->count * sizeof(float))))
+    if (!weights || !pointwise) { // dequantized (i8 weights in an f32 node) and/or repacked
+        float *f32 = malloc((size_t)w->count * sizeof(float));
+        st->gemm_weights = f32 && !pointwise ? malloc((size_t)w->count * sizeof(float)) : f32;
+        if (!f32 || !st->gemm_weights) {
+            if (f32 != st->gemm_weights)
+                free(f32);
             return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
-        cc_tensor_dequantize(w, st->gemm_weights);
+        }
+        cc_tensor_dequantize(w, f32);
+        if (!pointwise) {
+            cc_blis_conv_pack_weights(f32, o, c, kh, kw, st->gemm_weights);
+            free(f32);
+        }
         weights = st->gemm_weights;
     }
     if (!(st->gemm = malloc(sizeof(*st->gemm))))
         return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
-    size_t pixels = (size_t)(x->shape[2] * x->shape[3]);
-    size_t threads = s->pool ? pthreadpool_get_threads_count(s->pool) : 1;
-    size_t rows = threads == 1 ? pixels : (pixels + 4 * threads - 1) / (4 * threads);
-    *st->gemm = (struct cc_blis_pointwise){
+    *st->gemm = (struct cc_blis_conv){
         .x = values(s, node->inputs[0], STORE_F32),
         .w = weights,
         .bias = node->n_inputs > 2 ? m->tensors[node->inputs[2]].data : NULL,
         .y = s->places[node->outputs[0]].data,
-        .m = pixels,
-        .k = (size_t)x->shape[1],
-        .n = (size_t)w->shape[0],
+        .h = (int)x->shape[2],
+        .wd = (int)x->shape[3],
+        .c = c,
+        .ho = (int)y->shape[2],
+        .wo = (int)y->shape[3],
+        .n = o,
+        .kh = kh,
+        .kw = kw,
+        .attrs = node->attrs.conv,
         .act = node->act,
-        .rows = rows < 32 ? 32 : rows,
+        .split = cc_blis_conv_split(m, node, pool_threads(s)),
+        .patches = pointwise ? NULL : s->patches,
     };
     bool blis = how == CC_CPU_POINTWISE_BLIS;
     int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered) {
-        blis = s->remembered[s->n_pointwise - 1] == 'b';
+        blis = s->remembered[s->n_gemm - 1] == 'b';
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
@@ -466,7 +499,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             for (int i = 0; i < node->n_inputs; i++)
                 b.in[i] = values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
-            if (!row->build(&b, &st->work) || !choose_pointwise(s, n, opts, err))
+            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -478,9 +511,9 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 #define CHOICES_NAME "cpu-layer-choices.txt"
-#define CHOICES_HEADER "camclass cpu layer choices 1\n"
+#define CHOICES_HEADER "camclass cpu layer choices 2\n" // 2: every one-group conv, not only 1x1
 
-/* build_steps with the measured 1x1 choices remembered in the cache file, keyed by the model
+/* build_steps with the measured BLIS/XNNPACK choices remembered in the cache file, keyed by the model
  * hash, thread count and CPU: a later start with the same key times nothing (that matters on
  * a Pi or in an emulator, where timing 34 layers takes seconds). A file that does not parse,
  * or whose line does not fit the model, is measured again and rewritten; one that cannot be
@@ -500,7 +533,7 @@ static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_o
     snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
     int count = 0;
     for (int n = 0; n < m->n_nodes; n++)
-        count += is_pointwise(m, &m->nodes[n], &s->steps[n]);
+        count += blis_can_run(m, &m->nodes[n], &s->steps[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
         strspn(got, "bx") == strlen(got))
         s->remembered = got;
@@ -508,7 +541,7 @@ static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_o
     if (ok && path && count && !s->remembered && count < (int)sizeof(got)) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
-            if (is_pointwise(m, &m->nodes[n], &s->steps[n]))
+            if (blis_can_run(m, &m->nodes[n], &s->steps[n]))
                 got[i++] = s->steps[n].kind == STEP_BLIS ? 'b' : 'x';
         got[i] = '\0';
         struct cc_error ignored = {0};
@@ -561,20 +594,19 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         goto error;
     }
     memset(s->arena, 0, arena);
-    if (!place_tensors(s, err))
-        goto error;
-
     int threads = cc_cpu_threads(opts ? opts->cpu_threads : 0);
     if (threads > 1 && !(s->pool = pthreadpool_create((size_t)threads))) {
         cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1", threads);
         goto error;
     }
+    if (!place_tensors(s, err))
+        goto error;
     if (!build_steps_remembered(s, opts, threads, err))
         goto error;
     char extra[96] = ", XNNPACK";
     if (s->n_blis)
-        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d 1x1 convs", s->n_blis,
-                 s->n_pointwise);
+        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis,
+                 s->n_gemm);
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
@@ -609,7 +641,7 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
             return false;
         break;
     case STEP_BLIS:
-        cc_blis_pointwise_run(st->gemm, s->pool);
+        cc_blis_conv_run(st->gemm, s->pool);
         break;
     case STEP_ALIAS:
         break;
