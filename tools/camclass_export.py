@@ -65,7 +65,7 @@ import ccm_calibrate  # noqa: E402
 import ccm_onnx  # noqa: E402
 import ccm_torchquant  # noqa: E402
 from ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,  # noqa: E402
-                       fold_batchnorm, fuse_activations, prune_dead,
+                       fold_batchnorm, fold_input_normalization, fuse_activations, prune_dead,
                        rename_tensor)
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -386,6 +386,7 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     L = ccm_onnx.OnnxLowering(model, input_size)
     L.run()
     finish_lowering(L)
+    mean, std, folded = fold_input_normalization(L, mean, std)
     input_shape = L.shapes[L.input]
     name = name or os.path.splitext(os.path.basename(path))[0][:128] or "onnx"
     resize = resize or ("center_crop", max(input_shape[2:]) * 256 // 224)
@@ -402,7 +403,8 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     write_bundle(out_path, manifest, blob, labels)
     return {"nodes": len(manifest["graph"]), "tensors": len(manifest["tensors"]),
             "weight_bytes": len(blob), "classes": classes, "verify_rel_err": None,
-            "quantized_rel_err": None, "quantized_cosine": None, "calibration": calib}
+            "quantized_rel_err": None, "quantized_cosine": None, "calibration": calib,
+            "input_folded": (folded, mean, std)}
 
 
 def resize_spec(resize, antialias):
@@ -808,6 +810,12 @@ def main(argv=None):
                                      "center_crop:%d" % resize[1],
                                      "antialias on (PIL's resize; format version 3)" if antialias
                                      else "antialias off (interpolate, as before version 3)"))
+    if info.get("input_folded") and info["input_folded"][0]:
+        n, mean, std = info["input_folded"]
+        print("%s: the model's own input normalization (%d node%s) folded into the bundle's: "
+              "mean %s, std %s" % (prog, n, "" if n == 1 else "s",
+                                   " ".join("%.6g" % v for v in mean),
+                                   " ".join("%.6g" % v for v in std)))
     if info.get("torch_int8"):
         n, engine, cos_min, cos_mean, top1 = info["torch_int8"]
         print("%s: PyTorch's %s quantization exported as is; the bundle's int8 rounding vs "

@@ -823,6 +823,48 @@ def fold_batchnorm(L):
     L.nodes = kept
 
 
+def fold_input_normalization(L, mean, std):
+    """Per-channel arithmetic on the model's input, as models that normalize their own input
+    begin ((x - m) / s written as add/mul by constants: ONNX files often do), folded into the
+    bundle's preprocessing. camclass feeds (p - mean) / std per channel, so that + a is
+    (p - (mean - a*std)) / std and that * k (k > 0) is (p - mean) / (std / k): the nodes go,
+    their work is done by the normalization camclass does anyway, and a backend without a
+    kernel for a constant operand (Vulkan) does not have to hand them to the CPU. A node with a
+    fused activation, a non-positive scale or a constant that varies over H, W stays. Returns
+    (mean, std, count folded)."""
+    mean, std = [float(v) for v in mean], [float(v) for v in std]
+    folded = 0
+    while True:
+        users = [node for node in L.nodes if L.input in node.inputs]
+        if len(users) != 1 or L.output == L.input:
+            break
+        node = users[0]
+        if node.op not in ("add", "mul") or node.act != (None, None) \
+                or node.inputs.count(L.input) != 1:
+            break
+        k = node.inputs[1] if node.inputs[0] == L.input else node.inputs[0]
+        if k not in L.consts:
+            break
+        shape = L.shapes[L.input]
+        try:
+            c = np.broadcast_to(L.consts[k], shape)
+        except ValueError:
+            break
+        per = np.array(c[0, :, 0, 0], dtype=np.float64)
+        if not np.array_equal(np.broadcast_to(per.reshape(1, -1, 1, 1), shape), c) \
+                or (node.op == "mul" and np.any(per <= 0)):
+            break
+        if node.op == "add":
+            mean = [m - a * s for m, a, s in zip(mean, per, std)]
+        else:
+            std = [s / v for s, v in zip(std, per)]
+        L.nodes.remove(node)
+        _replace_uses(L, node.output, L.input)
+        folded += 1
+    prune_dead(L)
+    return mean, std, folded
+
+
 FUSES_ACTIVATION = ("conv2d", "linear", "add", "mul", "clamp")
 
 

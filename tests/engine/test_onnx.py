@@ -13,9 +13,10 @@
    Concat, Gemm with transB=0 and alpha, x*Sigmoid(x), Softmax), against a reference written
    here with torch.nn.functional.
 3. Constant operands (a normalization and a scale baked into the model: Sub/Div/Mul/Add with
-   initializers, broadcast from a scalar, [C,1,1] and [1,C,1,1]): imported as add/mul with a
-   constant input, checked in float64 and in C on ref, cpu and vulkan, where the Vulkan backend
-   runs those nodes on the CPU between its segments (per-op fallback) and says so at load.
+   initializers, broadcast from a scalar, [C,1,1] and [1,C,1,1]): the input's normalization is
+   folded into the bundle's mean/std, the rest imported as add/mul with a constant input,
+   checked in float64 and in C on ref, cpu and vulkan, where the Vulkan backend runs those
+   nodes on the CPU between its segments (per-op fallback) and says so at load.
 4. Refusals, each with nothing written: every unsupported node listed at once by name, two
    inputs, an opset outside 11-17, a file that is not ONNX.
 """
@@ -216,8 +217,9 @@ def test_constants(bench, tmp):
     onnx.checker.check_model(model)
     path, bundle = os.path.join(tmp, "constants.onnx"), os.path.join(tmp, "constants.ccm")
     onnx.save(model, path)
-    try:
-        ce.export_onnx(path, bundle, resize=("squash", None))
+    try:  # pixels in [0, 1] go in as they are: the model normalizes them itself
+        info = ce.export_onnx(path, bundle, resize=("squash", None), mean=(0, 0, 0),
+                              std=(1, 1, 1))
     except ExportError as e:
         check(False, "constant operands: %s" % e)
         return
@@ -231,12 +233,21 @@ def test_constants(bench, tmp):
             return (y.mean((2, 3)) @ f32(wg)).numpy()
     manifest, _, _ = ccm_bundle.read_bundle(bundle)
     ops = [n["op"] for n in manifest["graph"]]
-    check(ops.count("mul") + ops.count("add") >= 4, "constant operands: ops %s" % ops)
-    err, moved = compare("constant operands", bundle, reference, (1, 3, 11, 9))
-    print("constant operands: %s, bundle vs reference %.2g x max (inputs move it %.2f)"
-          % (", ".join(ops), err, moved))
+    # The Sub and Div on the input become the bundle's own mean and std: the graph starts at
+    # the conv, and its input is (pixels - mean) / std.
+    got_mean, got_std = manifest["input"]["mean"], manifest["input"]["std"]
+    check(ops[0] == "conv2d" and info["input_folded"][0] == 2
+          and np.allclose(got_mean, mean) and np.allclose(got_std, std),
+          "input normalization folded: ops %s, mean %s, std %s" % (ops, got_mean, got_std))
+    check(ops.count("mul") + ops.count("add") == 3, "constant operands: ops %s" % ops)
+
+    def on_bundle_input(x):  # the bundle's graph input back to the pixels the model takes
+        return reference(x * f32(got_std).view(1, 3, 1, 1) + f32(got_mean).view(1, 3, 1, 1))
+    err, moved = compare("constant operands", bundle, on_bundle_input, (1, 3, 11, 9))
+    print("constant operands: %s, mean %s, std %s, bundle vs reference %.2g x max (inputs "
+          "move it %.2f)" % (", ".join(ops), got_mean, got_std, err, moved))
     x = two_inputs((1, 3, 11, 9))[0]
-    ref = reference(x).ravel()
+    ref = on_bundle_input(x).ravel()
     for backend in ("ref", "cpu", "vulkan"):
         got = run_c(bench, bundle, x, backend, tmp)
         if got is not None:
@@ -246,7 +257,7 @@ def test_constants(bench, tmp):
     r = subprocess.run([bench, bundle, "--backend", "vulkan", "--runs", "1"], capture_output=True,
                        text=True, timeout=300)
     check(r.returncode == 0 and "run on the CPU between Vulkan segments" in r.stderr
-          and "sub_mean" in r.stderr,
+          and "add_shift" in r.stderr and "mul_gain" in r.stderr,
           "the Vulkan load notice names the CPU nodes: %s" % r.stderr.strip())
     # A constant that would broadcast the tensor itself is refused, naming the node.
     bad = helper.make_graph(
