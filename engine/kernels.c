@@ -159,7 +159,7 @@ const struct cc_kernel_info cc_kernel_table[CC_KERNEL_COUNT] = {
         .name = "global_avg_pool", SPV(spv_global_avg_pool),
         .n_bindings = 2, .bindings = {TEXEL, SSBO}, // x, y
         .local_size = {64, 1, 1}, .block = {1, 1},
-        .n_spec = 2, .spec = {"C", "HW"},
+        .n_spec = 3, .spec = {"C", "HW", "GROUP"},
     },
     [CC_KERNEL_MAX_POOL2D] = {
         .name = "max_pool2d", SPV(spv_max_pool2d),

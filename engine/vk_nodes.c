@@ -87,6 +87,10 @@ static enum cc_kernel i8_row(enum cc_kernel k)
     }
 }
 
+/* Global average pools over more values than this per channel use a workgroup per channel
+ * (global_avg_pool.comp's GROUP); the zoo's last maps (7x7, 14x14 at 448) stay serial. */
+#define GAP_SERIAL_MAX 4096
+
 /* Smallest power of two ≥ n, within [8, 64]: small layers do not waste a 64-wide group. */
 static uint32_t local_for(int64_t n)
 {
@@ -488,13 +492,18 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
         return true;
     case CC_OP_GLOBAL_AVG_POOL: {
         ns->kernel = CC_KERNEL_GLOBAL_AVG_POOL;
-        int64_t C = x->shape[1];
+        int64_t C = x->shape[1], HW = x->shape[2] * x->shape[3];
         ns->spec[0] = (uint32_t)C;
-        ns->spec[1] = (uint32_t)(x->shape[2] * x->shape[3]);
+        ns->spec[1] = (uint32_t)HW;
         ns->bind[0] = arena_src(s, n->inputs[0], false);
         ns->bind[1] = arena_src(s, n->outputs[0], false);
-        ns->local[0] = local_for(C);
-        ns->groups[0] = ceil_div(C, ns->local[0]);
+        if (HW > GAP_SERIAL_MAX) { // a workgroup of 64 per channel (GROUP)
+            ns->spec[2] = 1;
+            ns->groups[0] = C;
+        } else {
+            ns->local[0] = local_for(C);
+            ns->groups[0] = ceil_div(C, ns->local[0]);
+        }
         return true;
     }
     case CC_OP_MAX_POOL2D:

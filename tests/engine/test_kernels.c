@@ -565,6 +565,8 @@ static const struct kcase cases[] = {
     {CC_OP_GLOBAL_AVG_POOL, 9, 7, 13},
     {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7},
     {CC_OP_GLOBAL_AVG_POOL, 3, 1, 1},
+    {CC_OP_GLOBAL_AVG_POOL, 5, 123, 111}, // large maps: a workgroup per channel (GROUP)
+    {CC_OP_GLOBAL_AVG_POOL, 3, 300, 233}, // more values than one loop may run on llvmpipe
     {CC_OP_LINEAR, 3, 1, 4, .O = 7, .bias = true, .act = ACT_NONE},
     {CC_OP_LINEAR, 1281, 1, 1, .O = 1000, .bias = true, .act = ACT_NONE},
     {CC_OP_LINEAR, 3, 1, 5, .O = 1, .bias = false, .act = ACT_RELU},
