@@ -29,6 +29,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .cpu_cache = NULL,
         .auto_cache = NULL,
         .vk_staging = false,
+        .vk_profile = NULL,
     };
 }
 

@@ -55,6 +55,8 @@ struct cc_engine_options {
                              // checked; cc_engine_create only); NULL = the bundle's own
     bool vk_staging; // Vulkan: copy through host staging buffers even where device memory is
                      // host-visible, as on a discrete GPU (tests run that path on any device)
+    const char *vk_profile; // Vulkan: clamp the device's limits to a named device's ("pi4":
+                            // the Raspberry Pi 4's v3dv; vk_profile.h); NULL = as they are
 };
 
 struct cc_engine_options cc_engine_options_default(void);

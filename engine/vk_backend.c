@@ -35,6 +35,7 @@
 #include "plan.h"
 #include "vk_context.h"
 #include "vk_nodes.h"
+#include "vk_profile.h"
 
 /* One step: a dispatch, or the arena copies of a node that only moves memory (concat, slice,
  * a reshape the plan did not alias), both recorded; or a node run on the CPU between segments. */
@@ -97,6 +98,7 @@ struct vk_state {
     float *cpu_scratch;        // the largest scratch of a CPU step's op; owned
     int n_cpu;                 // CPU steps
     bool *on_cpu;              // (n_nodes) the node runs on the CPU
+    char (*cpu_why)[200];      // (n_nodes) why, for the load notice
     VkQueryPool queries;             // 2 per step when profiling, else VK_NULL_HANDLE
     uint64_t *stamps;                // (2 * n_timings) query results
     struct cc_layer_timing *timings; // (n_timings), one per step
@@ -480,9 +482,7 @@ static void cpu_notice(const struct vk_state *s, FILE *out, double cpu_ms, doubl
     for (int i = 0; i < m->n_nodes && named < 3; i++) {
         if (!s->on_cpu[i])
             continue;
-        struct cc_error why = {0};
-        cc_vk_node_supported(m, i, &why);
-        fprintf(out, "%s %s", named ? ";" : "", why.msg);
+        fprintf(out, "%s %s", named ? ";" : "", s->cpu_why[i]);
         named++;
     }
     if (s->n_cpu > named)
@@ -504,6 +504,66 @@ static void cpu_notice(const struct vk_state *s, FILE *out, double cpu_ms, doubl
     fprintf(out, "\n");
 }
 
+/* Whether node i's kernel, dispatch and bindings fit this device's limits (as a profile may
+ * have clamped them, vk_profile.h): false with why naming the node and the limit. Copy steps
+ * (vkCmdCopyBuffer within the arena) have none to fit. */
+static bool node_fits(const struct vk_state *s, int i, const struct cc_vk_node *ns,
+                      struct cc_error *why)
+{
+    const VkPhysicalDeviceLimits *l = &s->vk->props.limits;
+    const struct cc_node *n = &s->model->nodes[i];
+    if (ns->kernel == CC_KERNEL_COUNT)
+        return true;
+    const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+#define TOO_MUCH(what, have, limit)                                                            \
+    cc_error_set(why, "node \"%s\" (%s) needs " what ", more than this device's %s (%llu)",   \
+                 n->name, cc_op_name(n->op), (unsigned long long)(have), #limit,               \
+                 (unsigned long long)(l->limit))
+    uint32_t texel = 0, storage = 0;
+    for (int b = 0; b < row->n_bindings; b++) {
+        const struct cc_vk_binding *src = &ns->bind[b];
+        if (row->bindings[b] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+            texel++;
+            uint64_t elems = src->bytes / cc_vk_texel_bytes(src->format);
+            if (elems > l->maxTexelBufferElements)
+                return TOO_MUCH("a texel view of %llu elements", elems, maxTexelBufferElements);
+        } else {
+            storage++;
+            if (src->bytes > l->maxStorageBufferRange)
+                return TOO_MUCH("a storage range of %llu bytes", src->bytes,
+                                maxStorageBufferRange);
+        }
+    }
+    if (texel > l->maxPerStageDescriptorSampledImages)
+        return TOO_MUCH("%llu uniform texel buffers", texel, maxPerStageDescriptorSampledImages);
+    if (storage > l->maxPerStageDescriptorStorageBuffers)
+        return TOO_MUCH("%llu storage buffers", storage, maxPerStageDescriptorStorageBuffers);
+    if (texel + storage > l->maxPerStageResources)
+        return TOO_MUCH("%llu descriptors", texel + storage, maxPerStageResources);
+    if (row->push_size > l->maxPushConstantsSize)
+        return TOO_MUCH("%llu push-constant bytes", row->push_size, maxPushConstantsSize);
+    uint64_t invocations = (uint64_t)ns->local[0] * ns->local[1] * ns->local[2];
+    if (invocations > l->maxComputeWorkGroupInvocations)
+        return TOO_MUCH("%llu invocations per workgroup", invocations,
+                        maxComputeWorkGroupInvocations);
+    for (int d = 0; d < 3; d++) {
+        if (ns->local[d] > l->maxComputeWorkGroupSize[d])
+            return TOO_MUCH("workgroups %llu invocations wide", ns->local[d],
+                            maxComputeWorkGroupSize[d]);
+        if (ns->groups[d] > (int64_t)l->maxComputeWorkGroupCount[d])
+            return TOO_MUCH("%llu workgroups along one axis", ns->groups[d],
+                            maxComputeWorkGroupCount[d]);
+    }
+    // softmax.comp and global_avg_pool.comp reduce through one float of shared memory per
+    // invocation (a shared array is sized by the workgroup, used or not)
+    bool reduces = ns->kernel == CC_KERNEL_SOFTMAX || ns->kernel == CC_KERNEL_GLOBAL_AVG_POOL;
+    uint64_t shared = reduces ? invocations * sizeof(float) : 0;
+    if (shared > l->maxComputeSharedMemorySize)
+        return TOO_MUCH("%llu bytes of shared memory", shared, maxComputeSharedMemorySize);
+#undef TOO_MUCH
+    return true;
+}
+
 static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
                        struct cc_error *err)
 {
@@ -515,7 +575,8 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         return NULL;
     }
     s->model = model;
-    if (!(s->vk = cc_vk_create(opts->device_index, err)) || !check_i8_formats(s, err))
+    if (!(s->vk = cc_vk_create(opts->device_index, err)) ||
+        !cc_vk_profile_apply(s->vk, opts->vk_profile, err) || !check_i8_formats(s, err))
         goto error;
     const VkPhysicalDeviceLimits *lim = &s->vk->props.limits;
     s->align = 16; // vec4 texel views
@@ -541,26 +602,36 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
     int n_dispatch = 0, n_copies = 0;
     bool *on_cpu = calloc((size_t)(nn ? nn : 1), sizeof(*on_cpu));
-    if (!on_cpu) {
+    s->cpu_why = calloc((size_t)(nn ? nn : 1), sizeof(*s->cpu_why));
+    if (!on_cpu || !s->cpu_why) {
+        free(on_cpu);
         cc_error_set(err, "out of memory");
         goto error;
     }
     s->on_cpu = on_cpu;
     for (int i = 0; i < nn; i++) {
+        /* A node the kernels lack, or whose kernel or tensors exceed this device's limits,
+         * runs on the CPU (its weights may already be packed: unused, harmless). */
         struct cc_error why = {0};
-        if (!cc_vk_node_supported(model, i, &why)) {
+        bool gpu = cc_vk_node_supported(model, i, &why);
+        if (gpu && !cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w,
+                                     &setups[i], err))
+            goto error;
+        if (gpu && !node_fits(s, i, &setups[i], &why))
+            gpu = false;
+        if (!gpu) {
             if (!cc_cpu_op_find(model->nodes[i].op)) {
                 cc_error_set(err, "vulkan backend: %s, and the CPU has no such op either", why.msg);
                 goto error;
             }
+            snprintf(s->cpu_why[i], sizeof(s->cpu_why[i]), "%.199s", why.msg);
             on_cpu[i] = true;
             setups[i].kernel = CC_KERNEL_COUNT;
+            setups[i].n_copies = 0;
             s->n_cpu++;
             s->n_cmds += i == 0 || !on_cpu[i - 1];
             continue;
         }
-        if (!cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w, &setups[i], err))
-            goto error;
         if (setups[i].kernel != CC_KERNEL_COUNT)
             n_dispatch++;
         n_copies += setups[i].n_copies;
@@ -569,19 +640,6 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     if (!s->copies) {
         cc_error_set(err, "out of memory");
         goto error;
-    }
-    for (int i = 0; i < nn; i++) {
-        for (int d = 0; d < 3; d++) {
-            uint32_t most = lim->maxComputeWorkGroupCount[d];
-            if (setups[i].groups[d] > most) {
-                const char *axis = d == 0 ? "x" : d == 1 ? "y" : "z";
-                cc_error_set(err,
-                             "node %s needs %lld workgroups along %s, more than this "
-                             "Vulkan device allows (%u); use --backend cpu",
-                             model->nodes[i].name, (long long)setups[i].groups[d], axis, most);
-                goto error;
-            }
-        }
     }
 
     /* Buffers: weights uploaded once, the arena, staging when memory is not shared. */
@@ -812,6 +870,7 @@ static void vk_destroy(void *state)
     free(s->stamps);
     free(s->cmds);
     free(s->on_cpu);
+    free(s->cpu_why);
     free(s->cpu_consts);
     free(s->cpu_scratch);
     free(s);

@@ -40,6 +40,7 @@ struct cc_vk {
     VkQueue queue;
     VkCommandPool cmd_pool; // for queue_family, resettable command buffers
     bool uma;               // device-local memory is also host-visible: no staging copies needed
+    const char *profile;    // the limits profile applied (vk_profile.h), static; NULL = none
 };
 
 /* A buffer and its own memory. map is the persistent host mapping when the memory is

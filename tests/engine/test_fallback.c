@@ -19,7 +19,11 @@
  *   - two runs in a row give the same output (the recorded segments are re-submitted);
  *   - the load notice names the fallback nodes and the cost; --profile times the CPU nodes;
  *   - the same network with no constant operand runs without a notice (no CPU nodes), also
- *     with vk_staging.
+ *     with vk_staging;
+ *   - a node past a device limit falls back too: a clamp over 3x1025x1365 values (odd: the
+ *     scalar path, one value per invocation) needs 65 584 workgroups along x, more than
+ *     maxComputeWorkGroupCount (65 535 on lavapipe and on the Pi 4), and the notice names
+ *     the limit; with the Pi 4 profile too (vk_profile.h), and an unknown profile is refused.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
@@ -204,6 +208,60 @@ static void compare(const char *what, const struct result *got, const struct res
     }
 }
 
+/* input [1,3,1025,1365] -> relu -> gap -> flatten: the relu's dispatch is too wide. */
+static void test_limit(const char *profile)
+{
+    struct builder b = {.m = cc_model_new("wide"), .ok = true};
+    int x = act4(&b, "input", 3, 1025, 1365);
+    int r = node(&b, CC_OP_CLAMP, "relu_wide", 1, &x, act4(&b, "r", 3, 1025, 1365), NULL,
+                 cc_act_relu());
+    int g = node(&b, CC_OP_GLOBAL_AVG_POOL, "gap", 1, &r, act4(&b, "g", 3, 1, 1), NULL,
+                 cc_act_none());
+    int y = node(&b, CC_OP_FLATTEN, "flatten", 1, &g, tensor(&b, "output", 2, 1, 3, 1, 1, 0, 0),
+                 NULL, cc_act_none());
+    struct cc_error err = {0};
+    if (!CHECKF(b.ok, "building the wide model: %s", b.err.msg))
+        return;
+    b.m->input.tensor = x;
+    b.m->output.tensor = y;
+    if (!CHECKF(cc_model_finalize(b.m, &err), "finalize: %s", err.msg))
+        return;
+    char *notice = NULL;
+    size_t size = 0;
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_VULKAN;
+    opt.pipeline_cache = "";
+    opt.vk_profile = profile;
+    opt.notices = open_memstream(&notice, &size);
+    struct cc_engine *e = cc_engine_create_from_model(b.m, &opt, &err);
+    fclose(opt.notices);
+    printf("wide model (%s): %s", profile ? profile : "device limits", notice ? notice : "\n");
+    CHECKF(e != NULL, "wide model: %s", err.msg);
+    CHECKF(notice && strstr(notice, "node \"relu_wide\" (clamp) needs 65584 workgroups") &&
+               strstr(notice, "maxComputeWorkGroupCount"),
+           "the notice names the node and the limit: %s", notice ? notice : "(none)");
+    if (e) {
+        size_t n = cc_engine_input_count(e);
+        float *in = malloc(n * sizeof(float)), out[3];
+        struct tu_rng rng;
+        tu_rng_seed(&rng, 3);
+        tu_rng_fill(&rng, in, n, -1.0f, 1.0f);
+        double want[3] = {0, 0, 0}; // relu then mean per channel, in double
+        for (int c = 0; c < 3; c++) {
+            for (size_t i = 0; i < n / 3; i++)
+                want[c] += fmax(0.0, in[c * (n / 3) + i]);
+            want[c] /= (double)(n / 3);
+        }
+        CHECKF(cc_engine_run(e, in, out, &err), "wide model run: %s", err.msg);
+        for (int c = 0; c < 3; c++)
+            CHECKF(fabs(out[c] - want[c]) <= TOLERANCE * fmax(1.0, fabs(want[c])),
+                   "wide model channel %d: %.6f, want %.6f", c, out[c], want[c]);
+        free(in);
+        cc_engine_destroy(e);
+    }
+    free(notice);
+}
+
 int main(void)
 {
     struct result ref, cpu, shared, staged, plain_ref, plain, plain_staged;
@@ -242,5 +300,18 @@ int main(void)
     CHECKF(shared.cpu_timed == 4, "--profile timed %d of the 4 CPU nodes", shared.cpu_timed);
     CHECKF(plain.notice[0] == '\0' && plain_staged.notice[0] == '\0',
            "no CPU nodes, yet a notice: %s", plain.notice);
+
+    test_limit(NULL);
+    test_limit("pi4");
+    struct cc_error err = {0};
+    struct cc_model *m = build(false, &err);
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_VULKAN;
+    opt.pipeline_cache = "";
+    opt.vk_profile = "pi5";
+    struct cc_engine *e = m ? cc_engine_create_from_model(m, &opt, &err) : NULL;
+    CHECKF(!e && strstr(err.msg, "unknown Vulkan limits profile \"pi5\"; known: pi4"),
+           "an unknown profile is refused: %s", err.msg);
+    cc_engine_destroy(e);
     return tu_exit_code();
 }

@@ -65,25 +65,47 @@ static void check_logits(const char *what, const float *out, const float *ref, s
 int main(int argc, char **argv)
 {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr, "usage: %s cpu|vulkan|ref BUNDLE INPUT.bin LOGITS.bin [THREADS]\n",
+        fprintf(stderr,
+                "usage: %s cpu|vulkan[:PROFILE]|ref BUNDLE INPUT.bin LOGITS.bin [THREADS]\n",
                 argv[0]);
         return 2;
     }
     struct cc_engine_options opt = cc_engine_options_default();
-    if (!cc_backend_kind_parse(argv[1], &opt.backend) || opt.backend == CC_BACKEND_AUTO) {
+    // vulkan:pi4 = the Vulkan backend held to the Raspberry Pi 4's limits (vk_profile.h)
+    char backend[32];
+    snprintf(backend, sizeof(backend), "%s", argv[1]);
+    char *colon = strchr(backend, ':');
+    if (colon) {
+        *colon = '\0';
+        opt.vk_profile = colon + 1;
+    }
+    if (!cc_backend_kind_parse(backend, &opt.backend) || opt.backend == CC_BACKEND_AUTO) {
         fprintf(stderr, "%s: backend must be cpu, vulkan or ref, not %s\n", argv[0], argv[1]);
         return 2;
     }
     opt.cpu_threads = argc == 6 ? atoi(argv[5]) : 0; // the thread pool's split is checked too
-    opt.notices = stderr;
+    /* Notices go to stderr as they are, and are checked: no node of a whole network may run
+     * on the CPU behind the Vulkan backend's back (per-op fallback), with or without a
+     * profile's limits. */
+    char *said = NULL;
+    size_t said_size = 0;
+    opt.notices = open_memstream(&said, &said_size);
 
     struct cc_error err = {0};
     struct cc_engine *e = cc_engine_create(argv[2], &opt, &err);
+    fclose(opt.notices);
+    fputs(said ? said : "", stderr);
+    CHECKF(!said || !strstr(said, "on the CPU between Vulkan segments"),
+           "part of the network ran on the CPU: %s", said);
+    free(said);
     if (!CHECKF(e != NULL, "cc_engine_create(%s, %s): %s", argv[2], argv[1], err.msg))
         return tu_exit_code();
     printf("backend %s, device %s\n", cc_engine_backend_name(e), cc_engine_device_name(e));
-    CHECKF(strcmp(cc_engine_backend_name(e), argv[1]) == 0, "asked for %s, got %s", argv[1],
+    CHECKF(strcmp(cc_engine_backend_name(e), backend) == 0, "asked for %s, got %s", backend,
            cc_engine_backend_name(e));
+    if (opt.vk_profile)
+        CHECKF(strstr(cc_engine_device_name(e), " as ") != NULL,
+               "profile %s not applied: device %s", opt.vk_profile, cc_engine_device_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
