@@ -52,6 +52,8 @@ static const char usage[] =
     "  --input FILE     run on FILE: a PNG/JPEG image (camclass's own preprocessing) or a raw\n"
     "                   little-endian float32 NCHW tensor of the model's input size\n"
     "  --save-output F  write the first run's raw output (little-endian float32) to F\n"
+    "  --vk-profile P   hold the Vulkan device to the limits of device P (pi4: the\n"
+    "                   Raspberry Pi 4's v3dv), to see what would fit there\n"
     "  --list-devices   list the Vulkan devices and exit\n"
     "  --help           this text\n";
 
@@ -118,6 +120,16 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
                         val ? val : "");
                 return 2;
             }
+            continue;
+        }
+        if (strcmp(arg, "--vk-profile") == 0) {
+            const char *known;
+            if (!cc_vk_profile_known(val, &known)) {
+                fprintf(stderr, "camclass-bench: --vk-profile takes %s, not \"%s\"\n", known,
+                        val ? val : "");
+                return 2;
+            }
+            a->opts.vk_profile = val;
             continue;
         }
         const struct {

@@ -64,6 +64,10 @@ struct cc_engine_options cc_engine_options_default(void);
 /* "auto" / "vulkan" / "cpu" / "ref" -> kind; false when unknown. */
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
 
+/* Whether name is a Vulkan limits profile (cc_engine_options.vk_profile); *known: the known
+ * names, comma-separated, for messages. */
+bool cc_vk_profile_known(const char *name, const char **known);
+
 /* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO, when both
  * the Vulkan and the CPU backend can run the model, both are timed on it (well under a
  * second) and the faster is kept; the choice is remembered in the cache (auto_cache) for

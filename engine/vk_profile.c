@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine.h"
 #include "vk_profile.h"
 
 struct profile {
@@ -43,27 +44,35 @@ static const struct profile profiles[] = {
     },
 };
 
+#define KNOWN "pi4" // the names above, for messages
+
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
     return a < b ? a : b;
 }
 
-const char *cc_vk_profile_names(void)
+static const struct profile *find(const char *name)
 {
-    return "pi4";
+    for (size_t i = 0; name && i < sizeof(profiles) / sizeof(profiles[0]); i++)
+        if (!strcmp(profiles[i].name, name))
+            return &profiles[i];
+    return NULL;
+}
+
+bool cc_vk_profile_known(const char *name, const char **known)
+{
+    if (known)
+        *known = KNOWN;
+    return find(name) != NULL;
 }
 
 bool cc_vk_profile_apply(struct cc_vk *vk, const char *name, struct cc_error *err)
 {
     if (!name || !*name)
         return true;
-    const struct profile *p = NULL;
-    for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
-        if (!strcmp(profiles[i].name, name))
-            p = &profiles[i];
+    const struct profile *p = find(name);
     if (!p)
-        return cc_error_set(err, "unknown Vulkan limits profile \"%s\"; known: %s", name,
-                            cc_vk_profile_names());
+        return cc_error_set(err, "unknown Vulkan limits profile \"%s\"; known: %s", name, KNOWN);
     VkPhysicalDeviceLimits *l = &vk->props.limits;
     l->maxComputeWorkGroupInvocations = min_u32(l->maxComputeWorkGroupInvocations,
                                                 p->max_invocations);

@@ -24,7 +24,6 @@
  * known ones). */
 bool cc_vk_profile_apply(struct cc_vk *vk, const char *name, struct cc_error *err);
 
-/* The known profile names, comma-separated ("pi4"), for help texts. */
-const char *cc_vk_profile_names(void);
+/* cc_vk_profile_known (engine.h) is defined in vk_profile.c. */
 
 #endif
