@@ -90,6 +90,7 @@ struct cc_overlay {
     struct cc_result result; // newest result; labels point into labels[]
     char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
     bool paused;
+    SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
 
     struct text text[T_COUNT];
 };
@@ -97,6 +98,8 @@ struct cc_overlay {
 /* ---------------------------------------------------------------------------------------- */
 /* Create and destroy                                                                       */
 /* ---------------------------------------------------------------------------------------- */
+
+static void set_fullscreen(struct cc_overlay *ov, bool on);
 
 static char *dup_or_empty(const char *s)
 {
@@ -137,6 +140,20 @@ static bool fonts_open(struct cc_overlay *ov, int px, struct cc_error *err)
     TTF_SetFontStyle(ov->font[FONT_TITLE], TTF_STYLE_BOLD);
     ov->font_px = px;
     return true;
+}
+
+void cc_overlay_fit_size(int avail_w, int avail_h, int *w, int *h)
+{
+    *w = DEFAULT_W, *h = DEFAULT_H;
+    if (avail_w <= 0 || avail_h <= 0 || (avail_w >= DEFAULT_W && avail_h >= DEFAULT_H))
+        return;
+    if ((long long)avail_w * DEFAULT_H <= (long long)avail_h * DEFAULT_W) { // width-bound
+        *w = avail_w;
+        *h = (int)(((long long)avail_w * DEFAULT_H + DEFAULT_W / 2) / DEFAULT_W);
+    } else {
+        *h = avail_h;
+        *w = (int)(((long long)avail_h * DEFAULT_W + DEFAULT_H / 2) / DEFAULT_H);
+    }
 }
 
 struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct cc_error *err)
@@ -183,9 +200,16 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     ov->sdl_video = true;
+    if (cfg->width <= 0 || cfg->height <= 0) {
+        // The default size must fit the screen (an 800 × 480 touchscreen): the usable area
+        // (without panels), else the desktop mode; left as 1280 × 720 when SDL knows neither.
+        SDL_Rect b = {0};
+        SDL_DisplayMode dm;
+        if (SDL_GetDisplayUsableBounds(0, &b) != 0 && SDL_GetDesktopDisplayMode(0, &dm) == 0)
+            b.w = dm.w, b.h = dm.h;
+        cc_overlay_fit_size(b.w, b.h, &w, &h);
+    }
     Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI;
-    if (cfg->fullscreen)
-        flags |= SDL_WINDOW_FULLSCREEN_DESKTOP;
     ov->window = SDL_CreateWindow(cfg->title ? cfg->title : "camclass", SDL_WINDOWPOS_CENTERED,
                                   SDL_WINDOWPOS_CENTERED, w, h, flags);
     if (!ov->window) {
@@ -198,6 +222,8 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
+    if (cfg->fullscreen)
+        set_fullscreen(ov, true); // as f does: f then returns to the fitted window
     return ov;
 
 error:
@@ -689,6 +715,37 @@ static enum cc_overlay_event screenshot(struct cc_overlay *ov, struct cc_error *
 /* Events                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+/* f: fullscreen on the window's display, or back to the window it was. Without a window
+ * manager SDL's X11 fullscreen only asks for _NET_WM_STATE_FULLSCREEN, which nobody grants:
+ * the X window keeps its size while SDL reports the desktop's, and the picture is drawn for a
+ * size the window does not have (cut off at the top). So the window is also made borderless
+ * and moved and resized to the display's bounds itself (which X does at once without a window
+ * manager, and which a window manager's fullscreen then agrees with), and on the way back
+ * given its size and place again. */
+static void set_fullscreen(struct cc_overlay *ov, bool on)
+{
+    SDL_Window *w = ov->window;
+    if (on) {
+        SDL_GetWindowPosition(w, &ov->windowed.x, &ov->windowed.y);
+        SDL_GetWindowSize(w, &ov->windowed.w, &ov->windowed.h);
+        SDL_Rect b;
+        int d = SDL_GetWindowDisplayIndex(w);
+        if (SDL_GetDisplayBounds(d < 0 ? 0 : d, &b) == 0) {
+            SDL_SetWindowBordered(w, SDL_FALSE);
+            SDL_SetWindowPosition(w, b.x, b.y);
+            SDL_SetWindowSize(w, b.w, b.h);
+        }
+        SDL_SetWindowFullscreen(w, SDL_WINDOW_FULLSCREEN_DESKTOP);
+    } else {
+        SDL_SetWindowFullscreen(w, 0);
+        SDL_SetWindowBordered(w, SDL_TRUE);
+        if (ov->windowed.w > 0) {
+            SDL_SetWindowSize(w, ov->windowed.w, ov->windowed.h);
+            SDL_SetWindowPosition(w, ov->windowed.x, ov->windowed.y);
+        }
+    }
+}
+
 enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg)
 {
     SDL_Event e;
@@ -701,17 +758,23 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
             if (e.type == SDL_QUIT ||
                 (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_CLOSE))
                 return CC_OVERLAY_QUIT;
+            if (e.type == SDL_WINDOWEVENT && (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
+                                              e.window.event == SDL_WINDOWEVENT_EXPOSED)) {
+                // Redrawn now, for the new output size (SDL has set the viewport by the time
+                // the event is taken): the caller's next present may be 100 ms away.
+                if (draw(ov, NULL))
+                    SDL_RenderPresent(ov->renderer);
+                continue;
+            }
             if (e.type != SDL_KEYDOWN || e.key.repeat)
                 continue;
             switch (e.key.keysym.sym) {
             case SDLK_q:
             case SDLK_ESCAPE:
                 return CC_OVERLAY_QUIT;
-            case SDLK_f: {
-                bool full = SDL_GetWindowFlags(ov->window) & SDL_WINDOW_FULLSCREEN;
-                SDL_SetWindowFullscreen(ov->window, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+            case SDLK_f:
+                set_fullscreen(ov, !(SDL_GetWindowFlags(ov->window) & SDL_WINDOW_FULLSCREEN));
                 break;
-            }
             case SDLK_p:
                 ov->paused = !ov->paused;
                 return ov->paused ? CC_OVERLAY_PAUSED : CC_OVERLAY_RESUMED;

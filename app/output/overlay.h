@@ -30,7 +30,8 @@ struct cc_overlay;
 
 struct cc_overlay_config {
     const char *title;          // window title; NULL = "camclass"
-    int width, height;          // initial window size in pixels; 0 = 1280 × 720
+    int width, height;          // initial window size in pixels, as given; 0 = 1280 × 720
+                                // shrunk to fit the display's usable area (cc_overlay_fit_size)
     bool fullscreen;            // start fullscreen (desktop resolution)
     const char *font_path;      // TrueType font; NULL = CC_OVERLAY_DEFAULT_FONT
     const char *model_name;     // shown in the panel; NULL = ""
@@ -40,6 +41,11 @@ struct cc_overlay_config {
     const char *screenshot_dir; // where `s` writes screenshots; NULL = current directory
     bool software;              // software renderer (tests; default: SDL picks, GPU first)
 };
+
+/* The default window size for a display whose usable area is avail_w × avail_h: 1280 × 720,
+ * shrunk (never grown) to fit with its aspect kept, e.g. 800 × 450 on an 800 × 480 screen.
+ * avail ≤ 0 (unknown): 1280 × 720. */
+void cc_overlay_fit_size(int avail_w, int avail_h, int *w, int *h);
 
 /* Opens the window. Returns NULL with one line in err when there is no display — neither
  * DISPLAY nor WAYLAND_DISPLAY is set (and SDL_VIDEODRIVER does not name a driver), or SDL

@@ -464,10 +464,26 @@ static void test_keys_and_formats(const struct cc_frame *bars)
     if (second)
         unlink(second + 9);
     rmdir(shots);
-    // f toggles fullscreen and is not reported; q, Esc and closing the window quit.
-    push_key(SDLK_f);
+    // f toggles fullscreen and is not reported; the picture is drawn for the size the window
+    // has then (the desktop's), and for 640 × 480 again after the second f.
+    SDL_DisplayMode dm;
+    CHECK(SDL_GetDesktopDisplayMode(0, &dm) == 0);
     push_key(SDLK_f);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    struct cc_overlay_layout FL;
+    cc_overlay_layout(ov, &FL);
+    CHECKF(FL.width == dm.w && FL.height == dm.h, "fullscreen: output %dx%d, desktop %dx%d",
+           FL.width, FL.height, dm.w, dm.h);
+    snprintf(path, sizeof(path), "%s/keys-fullscreen.png", outdir);
+    cc_image_finish(&b);
+    if (save_and_load(ov, path, &b))
+        CHECKF(b.width == dm.w && b.height == dm.h, "fullscreen screenshot %dx%d", b.width,
+               b.height);
+    push_key(SDLK_f);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    cc_overlay_layout(ov, &FL);
+    CHECKF(FL.width == 640 && FL.height == 480, "after f f: output %dx%d", FL.width, FL.height);
     push_key(SDLK_q);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
     push_key(SDLK_ESCAPE);
@@ -479,6 +495,42 @@ static void test_keys_and_formats(const struct cc_frame *bars)
 
     cc_image_finish(&a);
     cc_image_finish(&b);
+    cc_overlay_destroy(ov);
+}
+
+/* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
+static void test_fit(void)
+{
+    static const struct {
+        int aw, ah, w, h;
+    } cases[] = {
+        {800, 480, 800, 450},                            // the Pi touchscreen: width-bound
+        {480, 320, 480, 270},                            // a 3.5" screen
+        {1920, 1080, 1280, 720},                         // never grown
+        {1280, 720, 1280, 720},  {1280, 600, 1067, 600}, // height-bound (a panel takes the rest)
+        {600, 1024, 600, 338},                           // portrait
+        {0, 0, 1280, 720},                               // unknown
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int w, h;
+        cc_overlay_fit_size(cases[i].aw, cases[i].ah, &w, &h);
+        CHECKF(w == cases[i].w && h == cases[i].h, "fit %dx%d: %dx%d, expected %dx%d", cases[i].aw,
+               cases[i].ah, w, h, cases[i].w, cases[i].h);
+    }
+    struct cc_overlay *ov = open_overlay(0, 0, NULL, true);
+    if (!ov)
+        return;
+    SDL_Rect b = {0};
+    int w, h;
+    CHECK(SDL_GetDisplayUsableBounds(0, &b) == 0);
+    cc_overlay_fit_size(b.w, b.h, &w, &h);
+    struct cc_error err = {{0}};
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    struct cc_overlay_layout L;
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.width == w && L.height == h, "default window %dx%d on a %dx%d display, expected %dx%d",
+           L.width, L.height, b.w, b.h, w, h);
+    printf("default window: %dx%d on a %dx%d display\n", L.width, L.height, b.w, b.h);
     cc_overlay_destroy(ov);
 }
 
@@ -531,6 +583,7 @@ int main(int argc, char **argv)
     outdir = argv[3];
 
     test_errors();
+    test_fit();
 
     // The bars sample through the file source, as camclass --input would read it.
     struct cc_error err = {{0}};
