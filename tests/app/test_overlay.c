@@ -2,12 +2,16 @@
  *
  * Usage: test_overlay SAMPLE_PNG SAMPLE_JPG OUTDIR
  * A frame from a file source (the colour-bars sample) and a crafted result are drawn at
- * 640×480 and 1280×720 and saved as PNG (OUTDIR/overlay-WxH.png, kept for people to look at);
+ * 640×480, 1280×720, 800×480 (a Pi touchscreen) and 480×320 and saved as PNG
+ * (OUTDIR/overlay-WxH.png, kept for people to look at); at each size the panel's parts (header,
+ * rows, stats, key hints) are inside the window, apart, and hold all that is drawn there;
  * the saved files are read back and their pixels checked: the frame at its letterboxed place,
  * bar lengths proportional to the scores, text in the label and stats regions, the stats region
- * (and only it) changing with the fps. Then the keys (pause keeps the paused picture, s writes a
- * screenshot, q/Esc/close quit), YUYV and MJPEG frames, a malformed frame, no display, and a
- * missing font.
+ * (and only it) changing with the fps. The default size fits the display; texts (a long model
+ * name ellipsized once, a file source's name, fewer classes than top-k, the "saved NAME"
+ * notice, fps frozen while paused). Then the keys (f draws for the fullscreen size and back;
+ * pause keeps the paused picture, s writes a screenshot, q/Esc/close quit), YUYV and MJPEG
+ * frames, a malformed frame, no display, and a missing font.
  */
 #include <stdio.h>
 #include <stdlib.h>
