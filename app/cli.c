@@ -30,35 +30,39 @@ enum opt_kind {
 struct opt {
     const char *name; // long name without "--"; also the config key
     enum opt_kind kind;
-    size_t offset; // of the field in struct cc_cli
-    double lo, hi; // OPT_INT, OPT_NUMBER
-    bool cli_only; // not accepted in a config file
+    size_t offset;   // of the field in struct cc_cli (OPT_SIZE: the width)
+    size_t offset_h; // OPT_SIZE: the height
+    double lo, hi;   // OPT_INT, OPT_NUMBER
+    bool cli_only;   // not accepted in a config file
 };
 
 #define F(field) offsetof(struct cc_cli, field)
 static const struct opt opts[] = {
-    {"camera", OPT_STRING, F(camera), 0, 0, false},
-    {"input", OPT_STRING, F(input), 0, 0, false},
-    {"loop", OPT_FLAG, F(loop), 0, 0, false},
-    {"model", OPT_STRING, F(model), 0, 0, false},
-    {"labels", OPT_STRING, F(labels), 0, 0, false},
-    {"backend", OPT_BACKEND, F(backend), 0, 0, false},
-    {"device", OPT_INT, F(device), 0, 1000, false},
-    {"threads", OPT_INT, F(threads), 1, 16, false},
-    {"size", OPT_SIZE, F(width), 0, 0, false},
-    {"fps", OPT_NUMBER, F(fps), 0.1, 1000, false},
-    {"top-k", OPT_INT, F(top_k), 1, CC_RESULT_MAX_TOP, false},
-    {"threshold", OPT_NUMBER, F(threshold), 0, 1, false},
-    {"headless", OPT_FLAG, F(headless), 0, 0, false},
-    {"log", OPT_STRING, F(log), 0, 0, false},
-    {"log-mode", OPT_STRING, F(log_mode), 0, 0, false},
-    {"config", OPT_STRING, F(config), 0, 0, true},
-    {"profile", OPT_FLAG, F(profile), 0, 0, false},
-    {"selftest", OPT_FLAG, F(selftest), 0, 0, true},
-    {"list-devices", OPT_FLAG, F(list_devices), 0, 0, true},
-    {"list-cameras", OPT_FLAG, F(list_cameras), 0, 0, true},
-    {"help", OPT_FLAG, F(help), 0, 0, true},
-    {"version", OPT_FLAG, F(version), 0, 0, true},
+    {"camera", OPT_STRING, F(camera), 0, 0, 0, false},
+    {"input", OPT_STRING, F(input), 0, 0, 0, false},
+    {"loop", OPT_FLAG, F(loop), 0, 0, 0, false},
+    {"model", OPT_STRING, F(model), 0, 0, 0, false},
+    {"labels", OPT_STRING, F(labels), 0, 0, 0, false},
+    {"backend", OPT_BACKEND, F(backend), 0, 0, 0, false},
+    {"device", OPT_INT, F(device), 0, 0, 1000, false},
+    {"threads", OPT_INT, F(threads), 0, 1, 16, false},
+    {"size", OPT_SIZE, F(width), F(height), 0, 0, false},
+    {"fps", OPT_NUMBER, F(fps), 0, 0.1, 1000, false},
+    {"top-k", OPT_INT, F(top_k), 0, 1, CC_RESULT_MAX_TOP, false},
+    {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
+    {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
+    {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
+    {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
+    {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
+    {"log", OPT_STRING, F(log), 0, 0, 0, false},
+    {"log-mode", OPT_STRING, F(log_mode), 0, 0, 0, false},
+    {"config", OPT_STRING, F(config), 0, 0, 0, true},
+    {"profile", OPT_FLAG, F(profile), 0, 0, 0, false},
+    {"selftest", OPT_FLAG, F(selftest), 0, 0, 0, true},
+    {"list-devices", OPT_FLAG, F(list_devices), 0, 0, 0, true},
+    {"list-cameras", OPT_FLAG, F(list_cameras), 0, 0, 0, true},
+    {"help", OPT_FLAG, F(help), 0, 0, 0, true},
+    {"version", OPT_FLAG, F(version), 0, 0, 0, true},
 };
 #undef F
 enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
@@ -89,6 +93,12 @@ static const char usage[] =
     "  --top-k K           labels per result, 1 to 16 (default 5)\n"
     "Output\n"
     "  --headless          no window; results go to the log\n"
+    "  --window WxH        window size (default 1280x720, shrunk to fit the screen)\n"
+    "  --fullscreen        start fullscreen (f toggles)\n"
+    "  --screenshot-dir DIR\n"
+    "                      where the s key saves screenshots; default: the XDG pictures\n"
+    "                      directory ($XDG_PICTURES_DIR, else ~/.config/user-dirs.dirs, else\n"
+    "                      ~/Pictures if it exists), else the working directory\n"
     "  --log FILE|-        write the detection log (JSON lines) to FILE, or - for stdout\n"
     "                      (--headless without --log logs to stdout)\n"
     "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
@@ -212,7 +222,7 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
         return true;
     }
     case OPT_SIZE:
-        if (!parse_size(val, &cli->width, &cli->height))
+        if (!parse_size(val, (int *)field, (int *)((char *)cli + o->offset_h)))
             return cc_error_set(err,
                                 "%s takes WIDTHxHEIGHT, 16 to 8192 each (e.g. 640x480), not "
                                 "\"%s\"",
@@ -224,6 +234,88 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
         return true;
     }
     return cc_error_set(err, "%s: internal error (option kind)", where);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The screenshot directory
+ */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return path && *path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* XDG_PICTURES_DIR="..." of a user-dirs.dirs file (a shell fragment: only the form that
+ * xdg-user-dirs-update writes, a double-quoted value with $HOME as its only variable) into out;
+ * false when the file or the line is not there. */
+static bool user_dirs_pictures(const char *file, const char *home, char *out, size_t size)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return false;
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "XDG_PICTURES_DIR=\"", 18) != 0)
+            continue;
+        p += 18;
+        const char *end = strchr(p, '"');
+        if (!end)
+            continue;
+        int n = (int)(end - p);
+        if (strncmp(p, "$HOME", 5) == 0 && (n == 5 || p[5] == '/'))
+            snprintf(out, size, "%s%.*s", home ? home : "", n - 5, p + 5);
+        else if (p[0] == '/')
+            snprintf(out, size, "%.*s", n, p);
+        else
+            continue; // relative paths are not valid there (user-dirs.dirs(5))
+        found = true; // the last assignment wins, as in the shell
+    }
+    fclose(f);
+    return found;
+}
+
+/* True when a and b name the same directory ("/home/u" and "/home/u/"). */
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+const char *cc_cli_pictures_dir(const char *xdg_pictures, const char *config_home, const char *home,
+                                char *out, size_t size)
+{
+    if (is_dir(xdg_pictures)) {
+        snprintf(out, size, "%s", xdg_pictures);
+        return "XDG_PICTURES_DIR";
+    }
+    char file[4096], dir[4096];
+    if (config_home && *config_home)
+        snprintf(file, sizeof(file), "%s/user-dirs.dirs", config_home);
+    else
+        snprintf(file, sizeof(file), "%s/.config/user-dirs.dirs", home ? home : "");
+    if ((config_home && *config_home) || (home && *home)) {
+        // An entry of $HOME itself disables the directory (user-dirs.dirs(5)).
+        if (user_dirs_pictures(file, home, dir, sizeof(dir)) && is_dir(dir) &&
+            !same_dir(dir, home)) {
+            snprintf(out, size, "%s", dir);
+            return "user-dirs.dirs";
+        }
+    }
+    if (home && *home) {
+        snprintf(dir, sizeof(dir), "%s/Pictures", home);
+        if (is_dir(dir)) {
+            snprintf(out, size, "%s", dir);
+            return "~/Pictures";
+        }
+    }
+    snprintf(out, size, ".");
+    return "the working directory";
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -47,6 +47,10 @@ struct cc_cli {
     int top_k;         // --top-k K (1..CC_RESULT_MAX_TOP), default 5
     double threshold;  // --threshold P (0..1): detections mode; < 0: not given
     bool headless;     // --headless: no window
+    int window_w;      // --window WxH: window size; 0: 1280x720 shrunk to fit the display
+    int window_h;      // (see window_w)
+    bool fullscreen;   // --fullscreen: start fullscreen
+    char *shot_dir;    // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
     char *log;         // --log FILE|-: detection log (JSON lines); NULL: none
     char *log_mode;    // --log-mode every|detections; NULL: detlog's default
     char *config;      // --config FILE (command line only)
@@ -92,6 +96,17 @@ bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *e
  * zeros dropped); anything else is a path, copied as it is. Writes at most size bytes into
  * path (always terminated); returns true when arg was an index. */
 bool cc_cli_camera_path(const char *arg, char *path, size_t size);
+
+/* The default directory of window screenshots, as xdg-user-dir PICTURES finds it: xdg_pictures
+ * ($XDG_PICTURES_DIR) when set; else XDG_PICTURES_DIR in config_home/user-dirs.dirs
+ * (config_home: $XDG_CONFIG_HOME, or NULL for home/.config; "$HOME" in the value is expanded);
+ * else home/Pictures; each only when it is a directory (a user-dirs.dirs entry of $HOME
+ * itself means "disabled" and is skipped). Else "." (the working directory). Writes the
+ * path into out and returns which rule chose it ("XDG_PICTURES_DIR", "user-dirs.dirs",
+ * "~/Pictures", "the working directory"), for the line camclass prints. Arguments may be NULL
+ * (the variable is not set). */
+const char *cc_cli_pictures_dir(const char *xdg_pictures, const char *config_home, const char *home,
+                                char *out, size_t size);
 
 /* The --help text. */
 void cc_cli_usage(FILE *out);

@@ -537,11 +537,39 @@ static int run(struct app *a)
     // The window first: without a display we say so once and carry on headless.
     bool headless = cli->headless;
     if (!headless) {
+        // Screenshots: --screenshot-dir, else where xdg-user-dir PICTURES points, else ".".
+        char shots[PATH_MAX];
+        const char *shots_why = "--screenshot-dir";
+        if (cli->shot_dir)
+            snprintf(shots, sizeof(shots), "%s", cli->shot_dir);
+        else
+            shots_why = cc_cli_pictures_dir(getenv("XDG_PICTURES_DIR"), getenv("XDG_CONFIG_HOME"),
+                                            getenv("HOME"), shots, sizeof(shots));
+        // The fps line names the source: "camera", or a file input's file or directory name.
+        char label[NAME_MAX + 2] = "camera";
+        if (a->file) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof(path), "%s", a->source_name);
+            size_t n = strlen(path);
+            while (n > 1 && path[n - 1] == '/')
+                path[--n] = '\0';
+            const char *base = strrchr(path, '/');
+            struct stat st;
+            bool dir = stat(a->source_name, &st) == 0 && S_ISDIR(st.st_mode);
+            snprintf(label, sizeof(label), "%.*s%s", NAME_MAX, base && base[1] ? base + 1 : path,
+                     dir ? "/" : "");
+        }
         struct cc_overlay_config oc = {
             .model_name = cc_engine_model(a->engine)->name,
             .backend_name = cc_engine_backend_name(a->engine),
             .device_name = cc_engine_device_name(a->engine),
             .top_k = cli->top_k,
+            .classes = cc_engine_model(a->engine)->output.classes,
+            .source_label = label,
+            .width = cli->window_w,
+            .height = cli->window_h,
+            .fullscreen = cli->fullscreen,
+            .screenshot_dir = shots,
         };
         if (!(a->overlay = cc_overlay_create(&oc, &err))) {
             const char *why = err.msg;
@@ -551,6 +579,8 @@ static int run(struct app *a)
                 why += 12;
             fprintf(stderr, "camclass: no display (%s); running headless\n", why);
             headless = true;
+        } else {
+            fprintf(stderr, "camclass: screenshots (s) go to %s (%s)\n", shots, shots_why);
         }
     }
     const char *log_path = cli->log ? cli->log : headless ? "-" : NULL;

@@ -55,6 +55,7 @@ enum {
     T_HELP,
     T_HELP2,
     T_PAUSED,
+    T_NOTICE,
     T_LABEL0,
     T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
     T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
@@ -77,8 +78,11 @@ struct cc_overlay {
     TTF_Font *font[FONT_COUNT];
     int font_px;    // body size the fonts were opened at; 0 = none open
     int help_lines; // 1, or 2 when the key help does not fit the panel's width (set by draw)
-    char *model, *backend, *device, *shot_dir;
-    int top_k;
+    char *model, *backend, *device, *shot_dir, *source_label;
+    int top_k; // rows: the configured top_k, at most the model's classes
+
+    char notice[160];    // "saved NAME" after s; shown until notice_until
+    Uint64 notice_until; // SDL_GetTicks64 ms
 
     SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
     int frame_w, frame_h;
@@ -90,6 +94,7 @@ struct cc_overlay {
     struct cc_result result; // newest result; labels point into labels[]
     char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
     bool paused;
+    SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
 
     struct text text[T_COUNT];
 };
@@ -97,6 +102,8 @@ struct cc_overlay {
 /* ---------------------------------------------------------------------------------------- */
 /* Create and destroy                                                                       */
 /* ---------------------------------------------------------------------------------------- */
+
+static void set_fullscreen(struct cc_overlay *ov, bool on);
 
 static char *dup_or_empty(const char *s)
 {
@@ -125,7 +132,8 @@ static bool fonts_open(struct cc_overlay *ov, int px, struct cc_error *err)
                             "overlay: cannot read font %s: %s (install fonts-dejavu-core, or give "
                             "another TrueType font)",
                             ov->font_path, strerror(errno));
-    const int sizes[FONT_COUNT] = {px, px * 4 / 5, px * 6 / 5};
+    // The small font stays at 10 px or more: the key hints must be readable at 480 × 320.
+    const int sizes[FONT_COUNT] = {px, px * 4 / 5 < 10 ? 10 : px * 4 / 5, px * 6 / 5};
     for (int i = 0; i < FONT_COUNT; i++) {
         ov->font[i] = TTF_OpenFont(ov->font_path, sizes[i]);
         if (!ov->font[i])
@@ -137,6 +145,20 @@ static bool fonts_open(struct cc_overlay *ov, int px, struct cc_error *err)
     TTF_SetFontStyle(ov->font[FONT_TITLE], TTF_STYLE_BOLD);
     ov->font_px = px;
     return true;
+}
+
+void cc_overlay_fit_size(int avail_w, int avail_h, int *w, int *h)
+{
+    *w = DEFAULT_W, *h = DEFAULT_H;
+    if (avail_w <= 0 || avail_h <= 0 || (avail_w >= DEFAULT_W && avail_h >= DEFAULT_H))
+        return;
+    if ((long long)avail_w * DEFAULT_H <= (long long)avail_h * DEFAULT_W) { // width-bound
+        *w = avail_w;
+        *h = (int)(((long long)avail_w * DEFAULT_H + DEFAULT_W / 2) / DEFAULT_W);
+    } else {
+        *h = avail_h;
+        *w = (int)(((long long)avail_h * DEFAULT_W + DEFAULT_H / 2) / DEFAULT_H);
+    }
 }
 
 struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct cc_error *err)
@@ -156,12 +178,16 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
     ov->top_k = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
     if (ov->top_k > CC_RESULT_MAX_TOP)
         ov->top_k = CC_RESULT_MAX_TOP;
+    if (cfg->classes > 0 && ov->top_k > cfg->classes)
+        ov->top_k = cfg->classes; // a 3-class model shows 3 rows, not 2 empty tracks more
     ov->font_path = strdup(cfg->font_path ? cfg->font_path : CC_OVERLAY_DEFAULT_FONT);
     ov->model = dup_or_empty(cfg->model_name);
     ov->backend = dup_or_empty(cfg->backend_name);
     ov->device = dup_or_empty(cfg->device_name);
     ov->shot_dir = strdup(cfg->screenshot_dir ? cfg->screenshot_dir : ".");
-    if (!ov->font_path || !ov->model || !ov->backend || !ov->device || !ov->shot_dir) {
+    ov->source_label = strdup(cfg->source_label ? cfg->source_label : "camera");
+    if (!ov->font_path || !ov->model || !ov->backend || !ov->device || !ov->shot_dir ||
+        !ov->source_label) {
         cc_error_set(err, "overlay: out of memory");
         goto error;
     }
@@ -183,9 +209,16 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     ov->sdl_video = true;
+    if (cfg->width <= 0 || cfg->height <= 0) {
+        // The default size must fit the screen (an 800 × 480 touchscreen): the usable area
+        // (without panels), else the desktop mode; left as 1280 × 720 when SDL knows neither.
+        SDL_Rect b = {0};
+        SDL_DisplayMode dm;
+        if (SDL_GetDisplayUsableBounds(0, &b) != 0 && SDL_GetDesktopDisplayMode(0, &dm) == 0)
+            b.w = dm.w, b.h = dm.h;
+        cc_overlay_fit_size(b.w, b.h, &w, &h);
+    }
     Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI;
-    if (cfg->fullscreen)
-        flags |= SDL_WINDOW_FULLSCREEN_DESKTOP;
     ov->window = SDL_CreateWindow(cfg->title ? cfg->title : "camclass", SDL_WINDOWPOS_CENTERED,
                                   SDL_WINDOWPOS_CENTERED, w, h, flags);
     if (!ov->window) {
@@ -198,6 +231,8 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
+    if (cfg->fullscreen)
+        set_fullscreen(ov, true); // as f does: f then returns to the fitted window
     return ov;
 
 error:
@@ -232,6 +267,7 @@ void cc_overlay_destroy(struct cc_overlay *ov)
     free(ov->backend);
     free(ov->device);
     free(ov->shot_dir);
+    free(ov->source_label);
     free(ov);
 }
 
@@ -335,11 +371,12 @@ static int clampi(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Body text size for a window: about 1/32 of the height (15 px at 480, 22 px at 720). */
+/* Body text size for a window: about 1/32 of the height (15 px at 480, 22 px at 720), and
+ * 12 px at least (readable on a 480 × 320 screen). */
 static int body_px(int w, int h)
 {
     int s = h < w ? h : w * 3 / 4;
-    return clampi(s / 32, 11, 40);
+    return clampi(s / 32, 12, 40);
 }
 
 /* The panel: 30 % of the width, at least 16 body-text ems (labels stay readable at 640 × 480),
@@ -370,6 +407,8 @@ static void layout_compute(const struct cc_overlay *ov, int w, int h, int px,
     int pad = px * 3 / 4;
     int line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
     int panel_w = panel_width(w, px);
+    L->header = (struct cc_overlay_rect){w - panel_w + pad, pad, panel_w - 2 * pad,
+                                         title_line + 2 * small_line};
     L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
     L->frame_area = (struct cc_overlay_rect){0, 0, w - panel_w, h};
 
@@ -392,7 +431,13 @@ static void layout_compute(const struct cc_overlay *ov, int w, int h, int px,
     int bar_h = clampi(px / 2, 4, 16), row_h = line + bar_h + pad * 2 / 3;
     L->stats = (struct cc_overlay_rect){
         x, h - pad - ov->help_lines * small_line - pad / 2 - 3 * line, inner, 3 * line};
+    L->help = (struct cc_overlay_rect){x, h - pad - ov->help_lines * small_line, inner,
+                                       ov->help_lines * small_line};
+    L->notice =
+        (struct cc_overlay_rect){a->x + pad, a->y + a->h - pad - line, a->w - 2 * pad, line};
     int n = ov->top_k;
+    if (ov->have_result && ov->result.n_top < n)
+        n = ov->result.n_top; // a model with fewer classes than top_k: only its classes
     while (n > 0 && y + n * row_h > L->stats.y - pad)
         n--; // a small window shows fewer rows rather than drawing them over the stats
     L->n_rows = n;
@@ -408,6 +453,10 @@ void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *ou
     int w = 0, h = 0;
     SDL_GetRendererOutputSize(ov->renderer, &w, &h);
     layout_compute(ov, w, h, body_px(w, h), out);
+    snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
+    snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
+    if (ov->notice[0] && SDL_GetTicks64() < ov->notice_until)
+        snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -426,6 +475,9 @@ static void fit_text(TTF_Font *font, const char *s, int max_w, char *out, size_t
         do // back to the start of a UTF-8 character
             n--;
         while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80);
+        // No dot, space or joiner before the ellipsis: "mobilenet_v2_0.…" reads "0....".
+        while (n > 0 && strchr("._- ", out[n - 1]))
+            n--;
         char tmp[sizeof(((struct text *)0)->str)];
         snprintf(tmp, sizeof(tmp), "%.*s\u2026", (int)n, out);
         if (TTF_SizeUTF8(font, tmp, &tw, NULL) == 0 && tw <= max_w) {
@@ -559,8 +611,15 @@ static bool draw(struct cc_overlay *ov, struct cc_error *err)
     // Stats and the key help at the bottom of the panel.
     const char *na = "\u2013"; // en dash for "not yet known"
     char v[32];
-    snprintf(v, sizeof(v), "%.1f fps", r ? r->camera_fps : 0.0);
-    snprintf(buf, sizeof(buf), "camera  %s", r ? v : na);
+    // The source's name is shortened (…) before its figure is.
+    snprintf(v, sizeof(v), "  %s", r ? "" : na);
+    if (r)
+        snprintf(v, sizeof(v), "  %.1f fps", r->camera_fps);
+    int vw = 0;
+    TTF_SizeUTF8(ov->font[FONT_BODY], v, &vw, NULL);
+    char name[160];
+    fit_text(ov->font[FONT_BODY], ov->source_label, inner - vw, name, sizeof(name));
+    snprintf(buf, sizeof(buf), "%.120s%s", name, v);
     text_set(ov, T_CAMERA, FONT_BODY, TEXT, inner, buf);
     snprintf(v, sizeof(v), "%.1f fps", r ? r->inference_fps : 0.0);
     snprintf(buf, sizeof(buf), "inference  %s", r ? v : na);
@@ -578,6 +637,16 @@ static bool draw(struct cc_overlay *ov, struct cc_error *err)
         text_set(ov, T_HELP2, FONT_SMALL, DIM, inner, HELP_2B);
         text_draw(ov, T_HELP, x, h - pad - 2 * small_line, small_line, false);
         text_draw(ov, T_HELP2, x, h - pad - small_line, small_line, false);
+    }
+
+    // The notice ("saved NAME") over the foot of the frame area, for a second.
+    if (ov->notice[0] && SDL_GetTicks64() < ov->notice_until) {
+        text_set(ov, T_NOTICE, FONT_BODY, TEXT, L.notice.w - 2 * pad, ov->notice);
+        struct text *t = &ov->text[T_NOTICE];
+        fill(rn, PANEL, L.notice.x, L.notice.y, t->w + 2 * pad, L.notice.h);
+        text_draw(ov, T_NOTICE, L.notice.x + pad, L.notice.y, L.notice.h, false);
+    } else {
+        ov->notice[0] = '\0';
     }
     return true;
 }
@@ -677,7 +746,15 @@ static enum cc_overlay_event screenshot(struct cc_overlay *ov, struct cc_error *
     for (int k = 2; access(path, F_OK) == 0 && k < 100; k++)
         snprintf(path, sizeof(path), "%s/camclass-%s-%d.png", ov->shot_dir, stamp, k);
     struct cc_error e = {{0}};
-    if (!cc_overlay_save_png(ov, path, &e)) {
+    bool ok = cc_overlay_save_png(ov, path, &e);
+    // Confirmed on the window too: the terminal may be out of sight (a kiosk).
+    const char *base = strrchr(path, '/');
+    snprintf(ov->notice, sizeof(ov->notice), ok ? "saved %.140s" : "screenshot failed: %.130s",
+             ok ? (base ? base + 1 : path) : e.msg);
+    ov->notice_until = SDL_GetTicks64() + CC_OVERLAY_NOTICE_MS;
+    if (draw(ov, NULL))
+        SDL_RenderPresent(ov->renderer);
+    if (!ok) {
         cc_error_set(msg, "%s", e.msg);
         return CC_OVERLAY_ERROR;
     }
@@ -688,6 +765,37 @@ static enum cc_overlay_event screenshot(struct cc_overlay *ov, struct cc_error *
 /* ---------------------------------------------------------------------------------------- */
 /* Events                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
+
+/* f: fullscreen on the window's display, or back to the window it was. Without a window
+ * manager SDL's X11 fullscreen only asks for _NET_WM_STATE_FULLSCREEN, which nobody grants:
+ * the X window keeps its size while SDL reports the desktop's, and the picture is drawn for a
+ * size the window does not have (cut off at the top). So the window is also made borderless
+ * and moved and resized to the display's bounds itself (which X does at once without a window
+ * manager, and which a window manager's fullscreen then agrees with), and on the way back
+ * given its size and place again. */
+static void set_fullscreen(struct cc_overlay *ov, bool on)
+{
+    SDL_Window *w = ov->window;
+    if (on) {
+        SDL_GetWindowPosition(w, &ov->windowed.x, &ov->windowed.y);
+        SDL_GetWindowSize(w, &ov->windowed.w, &ov->windowed.h);
+        SDL_Rect b;
+        int d = SDL_GetWindowDisplayIndex(w);
+        if (SDL_GetDisplayBounds(d < 0 ? 0 : d, &b) == 0) {
+            SDL_SetWindowBordered(w, SDL_FALSE);
+            SDL_SetWindowPosition(w, b.x, b.y);
+            SDL_SetWindowSize(w, b.w, b.h);
+        }
+        SDL_SetWindowFullscreen(w, SDL_WINDOW_FULLSCREEN_DESKTOP);
+    } else {
+        SDL_SetWindowFullscreen(w, 0);
+        SDL_SetWindowBordered(w, SDL_TRUE);
+        if (ov->windowed.w > 0) {
+            SDL_SetWindowSize(w, ov->windowed.w, ov->windowed.h);
+            SDL_SetWindowPosition(w, ov->windowed.x, ov->windowed.y);
+        }
+    }
+}
 
 enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg)
 {
@@ -701,17 +809,23 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
             if (e.type == SDL_QUIT ||
                 (e.type == SDL_WINDOWEVENT && e.window.event == SDL_WINDOWEVENT_CLOSE))
                 return CC_OVERLAY_QUIT;
+            if (e.type == SDL_WINDOWEVENT && (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
+                                              e.window.event == SDL_WINDOWEVENT_EXPOSED)) {
+                // Redrawn now, for the new output size (SDL has set the viewport by the time
+                // the event is taken): the caller's next present may be 100 ms away.
+                if (draw(ov, NULL))
+                    SDL_RenderPresent(ov->renderer);
+                continue;
+            }
             if (e.type != SDL_KEYDOWN || e.key.repeat)
                 continue;
             switch (e.key.keysym.sym) {
             case SDLK_q:
             case SDLK_ESCAPE:
                 return CC_OVERLAY_QUIT;
-            case SDLK_f: {
-                bool full = SDL_GetWindowFlags(ov->window) & SDL_WINDOW_FULLSCREEN;
-                SDL_SetWindowFullscreen(ov->window, full ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+            case SDLK_f:
+                set_fullscreen(ov, !(SDL_GetWindowFlags(ov->window) & SDL_WINDOW_FULLSCREEN));
                 break;
-            }
             case SDLK_p:
                 ov->paused = !ov->paused;
                 return ov->paused ? CC_OVERLAY_PAUSED : CC_OVERLAY_RESUMED;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "testutil.h"
@@ -38,6 +40,7 @@ static void test_defaults(void)
     CHECK(c.threshold < 0);
     CHECK(!c.headless && !c.profile && !c.selftest && !c.loop && !c.help && !c.version);
     CHECK(!c.list_devices && !c.list_cameras);
+    CHECK(c.window_w == 0 && c.window_h == 0 && !c.fullscreen && !c.shot_dir);
     cc_cli_finish(&c);
 }
 
@@ -49,7 +52,8 @@ static void test_every_flag(void)
                  "cpu", "--device", "2", "--threads", "3", "--size", "1280x720", "--fps", "15",
                  "--top-k", "7", "--threshold", "0.4", "--headless", "--log", "out.jsonl",
                  "--log-mode", "detections", "--config", "c.json", "--profile", "--selftest",
-                 "--list-devices", "--list-cameras", "--help", "--version", NULL) == CC_CLI_OK,
+                 "--list-devices", "--list-cameras", "--help", "--version", "--window", "800x480",
+                 "--fullscreen", "--screenshot-dir", "shots", NULL) == CC_CLI_OK,
            "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video3") == 0);
     CHECK(c.loop);
@@ -65,6 +69,9 @@ static void test_every_flag(void)
     CHECK(c.log && strcmp(c.log, "out.jsonl") == 0);
     CHECK(c.log_mode && strcmp(c.log_mode, "detections") == 0);
     CHECK(c.config && strcmp(c.config, "c.json") == 0);
+    CHECK(c.window_w == 800 && c.window_h == 480 && c.fullscreen);
+    CHECK(c.width == 1280 && c.height == 720); // --window does not touch --size
+    CHECK(c.shot_dir && strcmp(c.shot_dir, "shots") == 0);
     cc_cli_finish(&c);
 
     // --name=value, --input, -h, and a later value replacing an earlier one.
@@ -106,6 +113,9 @@ static void test_bad(void)
         {{"--size", "640x"}, "--size takes WIDTHxHEIGHT"},
         {{"--size", "8x8"}, "16 to 8192"},
         {{"--size", "640x480x3"}, "not \"640x480x3\""},
+        {{"--window", "800"}, "--window takes WIDTHxHEIGHT"},
+        {{"--window", "9000x480"}, "16 to 8192"},
+        {{"--screenshot-dir", ""}, "--screenshot-dir needs a non-empty value"},
         {{"--backend", "opengl"}, "--backend takes auto, vulkan, cpu or ref, not \"opengl\""},
         {{"--model", ""}, "--model needs a non-empty value"},
         {{"--headless=yes"}, "--headless takes no value"},
@@ -133,10 +143,12 @@ static void test_config(void)
     struct cc_cli c;
     struct cc_error err;
     // Every config key, nothing on the command line.
-    const char *all = "{\"camera\": \"/dev/video1\", \"loop\": true, \"model\": \"a.ccm\","
-                      " \"backend\": \"cpu\", \"device\": 1, \"threads\": 2, \"size\": \"320x240\","
-                      " \"fps\": 12.5, \"top-k\": 3, \"threshold\": 0.25, \"headless\": true,"
-                      " \"log\": \"-\", \"log-mode\": \"every\", \"profile\": true}";
+    const char *all =
+        "{\"camera\": \"/dev/video1\", \"loop\": true, \"model\": \"a.ccm\","
+        " \"backend\": \"cpu\", \"device\": 1, \"threads\": 2, \"size\": \"320x240\","
+        " \"fps\": 12.5, \"top-k\": 3, \"threshold\": 0.25, \"headless\": true,"
+        " \"log\": \"-\", \"log-mode\": \"every\", \"profile\": true,"
+        " \"window\": \"480x320\", \"fullscreen\": true, \"screenshot-dir\": \"/tmp\"}";
     CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
     CHECKF(cc_cli_apply_config_text(&c, all, "t.json", &err), "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video1") == 0);
@@ -147,6 +159,8 @@ static void test_config(void)
     CHECK(c.top_k == 3 && c.threshold == 0.25);
     CHECK(c.log && strcmp(c.log, "-") == 0);
     CHECK(c.log_mode && strcmp(c.log_mode, "every") == 0);
+    CHECK(c.window_w == 480 && c.window_h == 320 && c.fullscreen);
+    CHECK(c.shot_dir && strcmp(c.shot_dir, "/tmp") == 0);
     cc_cli_finish(&c);
 
     // The command line wins, option by option; the config fills the rest. A source on the
@@ -191,6 +205,8 @@ static void test_config(void)
         {"{\"camera\": 0}", "\"camera\" takes a string"},
         {"{\"backend\": \"gpu\"}", "\"backend\" takes auto, vulkan, cpu or ref"},
         {"{\"size\": \"big\"}", "\"size\" takes WIDTHxHEIGHT"},
+        {"{\"window\": \"8x8\"}", "\"window\" takes WIDTHxHEIGHT"},
+        {"{\"fullscreen\": \"yes\"}", "\"fullscreen\" takes true or false"},
         {"{\"camera\": \"/dev/video0\", \"input\": \"x\"}", "exclude each other"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -245,6 +261,67 @@ static void test_camera_path(void)
     cc_cli_finish(&c);
 }
 
+/* Writes text to path; false when it cannot. */
+static bool write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    fputs(text, f);
+    return fclose(f) == 0;
+}
+
+// The default screenshot directory: xdg-user-dir PICTURES, else ~/Pictures, else ".".
+static void test_pictures_dir(void)
+{
+    char home[] = "/tmp/camclass-test-home-XXXXXX", sub[4200], cfg[4200], out[4200], want[4400];
+    if (!CHECK(mkdtemp(home) != NULL))
+        return;
+    const char *why;
+    // Nothing: the working directory, also with no HOME at all.
+    why = cc_cli_pictures_dir(NULL, NULL, home, out, sizeof(out));
+    CHECKF(strcmp(out, ".") == 0 && strcmp(why, "the working directory") == 0, "%s (%s)", out, why);
+    why = cc_cli_pictures_dir(NULL, NULL, NULL, out, sizeof(out));
+    CHECK(strcmp(out, ".") == 0);
+    // ~/Pictures when it exists.
+    snprintf(sub, sizeof(sub), "%s/Pictures", home);
+    CHECK(mkdir(sub, 0700) == 0);
+    why = cc_cli_pictures_dir(NULL, NULL, home, out, sizeof(out));
+    CHECKF(strcmp(out, sub) == 0 && strcmp(why, "~/Pictures") == 0, "%s (%s)", out, why);
+    // user-dirs.dirs in ~/.config, "$HOME/..." expanded; the last assignment wins.
+    snprintf(cfg, sizeof(cfg), "%s/.config", home);
+    CHECK(mkdir(cfg, 0700) == 0);
+    snprintf(sub, sizeof(sub), "%s/Bilder", home);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(want, sizeof(want), "%s/user-dirs.dirs", cfg);
+    CHECK(write_text(want,
+                     "# written by xdg-user-dirs-update\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\n"
+                     "XDG_PICTURES_DIR=\"$HOME/Fotos\"\nXDG_PICTURES_DIR=\"$HOME/Bilder\"\n"));
+    why = cc_cli_pictures_dir(NULL, NULL, home, out, sizeof(out));
+    CHECKF(strcmp(out, sub) == 0 && strcmp(why, "user-dirs.dirs") == 0, "%s (%s)", out, why);
+    // $XDG_CONFIG_HOME is where user-dirs.dirs is looked for when set.
+    why = cc_cli_pictures_dir(NULL, home, home, out, sizeof(out));
+    snprintf(want, sizeof(want), "%s/Pictures", home);
+    CHECKF(strcmp(out, want) == 0 && strcmp(why, "~/Pictures") == 0, "%s (%s)", out, why);
+    // An entry of $HOME itself means disabled: ~/Pictures.
+    snprintf(want, sizeof(want), "%s/user-dirs.dirs", cfg);
+    CHECK(write_text(want, "XDG_PICTURES_DIR=\"$HOME/\"\n"));
+    why = cc_cli_pictures_dir(NULL, NULL, home, out, sizeof(out));
+    CHECKF(strcmp(why, "~/Pictures") == 0, "%s (%s)", out, why);
+    // $XDG_PICTURES_DIR first, when it is a directory; a missing one is passed over.
+    why = cc_cli_pictures_dir(sub, NULL, home, out, sizeof(out));
+    CHECKF(strcmp(out, sub) == 0 && strcmp(why, "XDG_PICTURES_DIR") == 0, "%s (%s)", out, why);
+    why = cc_cli_pictures_dir("/nonexistent/pics", NULL, home, out, sizeof(out));
+    CHECKF(strcmp(why, "~/Pictures") == 0, "%s (%s)", out, why);
+
+    unlink(want);
+    rmdir(cfg);
+    rmdir(sub);
+    snprintf(sub, sizeof(sub), "%s/Pictures", home);
+    rmdir(sub);
+    rmdir(home);
+}
+
 int main(void)
 {
     test_defaults();
@@ -252,5 +329,6 @@ int main(void)
     test_bad();
     test_config();
     test_camera_path();
+    test_pictures_dir();
     return tu_exit_code();
 }

@@ -193,7 +193,8 @@ def main():
     for flag in ("--camera", "--input", "--model", "--backend", "--device", "--list-devices",
                  "--list-cameras", "--size", "--fps", "--top-k", "--threshold", "--headless",
                  "--log", "--config", "--profile", "--version", "--help", "--selftest",
-                 "--loop", "--log-mode", "--threads", "--labels"):
+                 "--loop", "--log-mode", "--threads", "--labels", "--window", "--fullscreen",
+                 "--screenshot-dir"):
         check(flag + " " in out, "--help does not list %s" % flag)
     rc, out, err = run(exe, ["--version"])
     check(rc == 0 and out.startswith("camclass ") and len(out.splitlines()) == 1, "--version")

@@ -2,12 +2,16 @@
  *
  * Usage: test_overlay SAMPLE_PNG SAMPLE_JPG OUTDIR
  * A frame from a file source (the colour-bars sample) and a crafted result are drawn at
- * 640×480 and 1280×720 and saved as PNG (OUTDIR/overlay-WxH.png, kept for people to look at);
+ * 640×480, 1280×720, 800×480 (a Pi touchscreen) and 480×320 and saved as PNG
+ * (OUTDIR/overlay-WxH.png, kept for people to look at); at each size the panel's parts (header,
+ * rows, stats, key hints) are inside the window, apart, and hold all that is drawn there;
  * the saved files are read back and their pixels checked: the frame at its letterboxed place,
  * bar lengths proportional to the scores, text in the label and stats regions, the stats region
- * (and only it) changing with the fps. Then the keys (pause keeps the paused picture, s writes a
- * screenshot, q/Esc/close quit), YUYV and MJPEG frames, a malformed frame, no display, and a
- * missing font.
+ * (and only it) changing with the fps. The default size fits the display; texts (a long model
+ * name ellipsized once, a file source's name, fewer classes than top-k, the "saved NAME"
+ * notice, fps frozen while paused). Then the keys (f draws for the fullscreen size and back;
+ * pause keeps the paused picture, s writes a screenshot, q/Esc/close quit), YUYV and MJPEG
+ * frames, a malformed frame, no display, and a missing font.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,21 +97,26 @@ static struct cc_result crafted_result(double camera_fps)
     return r;
 }
 
+static struct cc_overlay *open_config(const struct cc_overlay_config *cfg)
+{
+    struct cc_error err = {{0}};
+    struct cc_overlay *ov = cc_overlay_create(cfg, &err);
+    CHECKF(ov != NULL, "cc_overlay_create %dx%d: %s", cfg->width, cfg->height, err.msg);
+    return ov;
+}
+
 static struct cc_overlay *open_overlay(int w, int h, const char *shot_dir, bool software)
 {
-    struct cc_overlay_config cfg = {.title = "camclass test",
-                                    .width = w,
-                                    .height = h,
-                                    .model_name = "mobilenet_v3_small",
-                                    .backend_name = "vulkan",
-                                    .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
-                                    .top_k = 5,
-                                    .screenshot_dir = shot_dir,
-                                    .software = software};
-    struct cc_error err = {{0}};
-    struct cc_overlay *ov = cc_overlay_create(&cfg, &err);
-    CHECKF(ov != NULL, "cc_overlay_create %dx%d: %s", w, h, err.msg);
-    return ov;
+    const struct cc_overlay_config cfg = {.title = "camclass test",
+                                          .width = w,
+                                          .height = h,
+                                          .model_name = "mobilenet_v3_small",
+                                          .backend_name = "vulkan",
+                                          .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
+                                          .top_k = 5,
+                                          .screenshot_dir = shot_dir,
+                                          .software = software};
+    return open_config(&cfg);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -220,6 +229,71 @@ static void check_panel(const struct cc_image *im, const struct cc_overlay_layou
     }
 }
 
+static bool inside(struct cc_overlay_rect r, int w, int h)
+{
+    return r.w > 0 && r.h > 0 && r.x >= 0 && r.y >= 0 && r.x + r.w <= w && r.y + r.h <= h;
+}
+
+static bool overlap(struct cc_overlay_rect a, struct cc_overlay_rect b)
+{
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+static bool in_rect(struct cc_overlay_rect r, int x, int y)
+{
+    return x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h;
+}
+
+/* The panel's parts — header, the rows (label line with its percentage, bar), stats, key
+ * hints — lie inside the window and do not overlap; each shows text; and nothing is drawn in
+ * the panel outside them (no text runs past its place, none is cut off by the window's edge
+ * unseen). */
+static void check_layout(const struct cc_image *im, const struct cc_overlay_layout *L)
+{
+    struct cc_overlay_rect parts[3 + CC_RESULT_MAX_TOP];
+    const char *names[3 + CC_RESULT_MAX_TOP] = {"header", "stats", "help"};
+    int n = 0;
+    parts[n++] = L->header;
+    parts[n++] = L->stats;
+    parts[n++] = L->help;
+    for (int i = 0; i < L->n_rows; i++) {
+        struct cc_overlay_rect r = L->label[i];
+        r.h = L->bar[i].y + L->bar[i].h - r.y; // the row: label line and bar
+        names[n] = "row";
+        parts[n++] = r;
+    }
+    CHECKF(inside(L->panel, L->width, L->height), "panel %d,%d %dx%d", L->panel.x, L->panel.y,
+           L->panel.w, L->panel.h);
+    for (int i = 0; i < n; i++) {
+        CHECKF(inside(parts[i], L->width, L->height) && parts[i].x >= L->panel.x,
+               "%dx%d: %s %d at %d,%d %dx%d is not inside the panel", L->width, L->height, names[i],
+               i, parts[i].x, parts[i].y, parts[i].w, parts[i].h);
+        for (int j = i + 1; j < n; j++)
+            CHECKF(!overlap(parts[i], parts[j]), "%dx%d: %s %d overlaps %s %d", L->width, L->height,
+                   names[i], i, names[j], j);
+    }
+    CHECKF(count_not(im, L->header, L->panel_rgb) > 100, "%dx%d: no header text", L->width,
+           L->height);
+    CHECKF(count_not(im, L->help, L->panel_rgb) > 60, "%dx%d: no key hints", L->width, L->height);
+    // The hints' last word ("screenshot") is drawn: the right part of the hint lines has text.
+    struct cc_overlay_rect hr = L->help;
+    hr.y += hr.h / 2;
+    hr.h -= hr.h / 2;
+    CHECKF(count_not(im, hr, L->panel_rgb) > 30, "%dx%d: last hint line empty", L->width,
+           L->height);
+    int stray = 0;
+    for (int y = L->panel.y; y < L->panel.y + L->panel.h; y++)
+        for (int x = L->panel.x; x < L->panel.x + L->panel.w; x++) {
+            bool in = false;
+            for (int i = 0; i < n && !in; i++)
+                in = in_rect(parts[i], x, y);
+            if (!in && !near(px(im, x, y), L->panel_rgb, 0) && stray++ < 3)
+                CHECKF(false, "%dx%d: panel pixel %d,%d drawn outside every part", L->width,
+                       L->height, x, y);
+        }
+    CHECKF(stray == 0, "%dx%d: %d panel pixels outside the parts", L->width, L->height, stray);
+}
+
 /* Draws the bars sample with the crafted result at w × h; checks the picture; then draws it
  * with another camera fps and checks that exactly the stats region changed. */
 static void test_picture(int w, int h, const struct cc_frame *frame, bool software)
@@ -241,6 +315,7 @@ static void test_picture(int w, int h, const struct cc_frame *frame, bool softwa
     if (save_and_load(ov, path, &a) && CHECK(a.width == w && a.height == h)) {
         check_frame(&a, &L, frame->width, frame->height);
         check_panel(&a, &L, &r);
+        check_layout(&a, &L);
     }
 
     // Another camera fps: the stats region changes, nothing else does.
@@ -262,6 +337,112 @@ static void test_picture(int w, int h, const struct cc_frame *frame, bool softwa
     }
     cc_image_finish(&a);
     cc_image_finish(&b);
+    cc_overlay_destroy(ov);
+}
+
+/* Texts: a long model name ellipsized once, a file source named as a file, a model with fewer
+ * classes than top_k, the "saved NAME" notice for about a second, fps frozen while paused. */
+static void test_texts(const struct cc_frame *frame)
+{
+    char shots[4096], path[4200];
+    snprintf(shots, sizeof(shots), "%s/notice-XXXXXX", outdir);
+    if (!CHECKF(mkdtemp(shots) != NULL, "mkdtemp %s", shots))
+        return;
+    // Dots everywhere: wherever the cut falls, it must not leave "x.…" (which reads "x....").
+    const char *model = "selftest_mobilenet_v2_0.35.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t";
+    const struct cc_overlay_config cfg = {.width = 480,
+                                          .height = 320,
+                                          .model_name = model,
+                                          .backend_name = "cpu",
+                                          .device_name = "CPU",
+                                          .top_k = 5,
+                                          .classes = 3,
+                                          .source_label = "a-directory-of-frames-with-a-long-name/",
+                                          .screenshot_dir = shots,
+                                          .software = true};
+    struct cc_overlay *ov = open_config(&cfg);
+    if (!ov)
+        return;
+    struct cc_error err = {{0}}, msg = {{0}};
+    struct cc_overlay_layout L;
+    CHECK(cc_overlay_present(ov, frame, NULL, &err));
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.n_rows == 3, "3 classes, top-k 5: %d rows before a result", L.n_rows);
+
+    struct cc_result r = crafted_result(30.0);
+    r.n_top = 2; // a result with fewer classes still: only those rows
+    CHECK(cc_overlay_present(ov, frame, &r, &err));
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.n_rows == 2, "n_top 2: %d rows", L.n_rows);
+    const char *ell = strstr(L.title, "\u2026");
+    CHECKF(ell && ell > L.title && !strchr("._- ", ell[-1]) && !strstr(ell + 1, "\u2026") &&
+               ell[strlen("\u2026")] == '\0' && !strstr(L.title, ".."),
+           "title \"%s\"", L.title);
+    printf("480x320 title: %s\n", L.title);
+    // The file source's line: its name (shortened first), then the figure; never "camera".
+    size_t sl = strlen(L.source_line);
+    CHECKF(!strstr(L.source_line, "camera") && !strncmp(L.source_line, "a-directory", 11) &&
+               sl > 8 && !strcmp(L.source_line + sl - 8, "30.0 fps"),
+           "source line \"%s\"", L.source_line);
+    printf("480x320 source line: %s\n", L.source_line);
+    struct cc_image im = {0}, plain = {0}; // plain: the picture without a notice
+    snprintf(path, sizeof(path), "%s/overlay-480x320-texts.png", outdir);
+    if (save_and_load(ov, path, &plain))
+        check_layout(&plain, &L);
+
+    // Paused: the fps line stays as it was, whatever results come, until p again.
+    char before[160];
+    snprintf(before, sizeof(before), "%s", L.source_line);
+    push_key(SDLK_p);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_PAUSED);
+    for (int i = 0; i < 3; i++) {
+        struct cc_result later = crafted_result(1.0 + i);
+        CHECK(cc_overlay_present(ov, NULL, &later, &err));
+        cc_overlay_layout(ov, &L);
+        CHECKF(!strcmp(L.source_line, before), "paused: \"%s\", was \"%s\"", L.source_line, before);
+    }
+    push_key(SDLK_p);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_RESUMED);
+    struct cc_result later = crafted_result(12.5);
+    CHECK(cc_overlay_present(ov, NULL, &later, &err));
+    cc_overlay_layout(ov, &L);
+    CHECKF(strstr(L.source_line, "12.5 fps") != NULL, "resumed: \"%s\"", L.source_line);
+
+    // s: "saved NAME" over the foot of the frame for about a second; the file lacks it.
+    push_key(SDLK_s);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_SCREENSHOT);
+    const char *saved = strstr(msg.msg, "saved to ");
+    cc_overlay_layout(ov, &L);
+    const char *base = saved ? strrchr(saved, '/') : NULL;
+    CHECKF(base && !strncmp(L.notice_text, "saved ", 6) && !strcmp(L.notice_text + 6, base + 1),
+           "notice \"%s\" for %s", L.notice_text, msg.msg);
+    CHECK(inside(L.notice, L.width, L.height) && L.notice.x + L.notice.w <= L.panel.x);
+    snprintf(path, sizeof(path), "%s/overlay-480x320-notice.png", outdir);
+    if (save_and_load(ov, path, &im))
+        CHECKF(count_not(&im, L.notice, L.background_rgb) > 100 &&
+                   count_not(&im, L.notice, L.panel_rgb) > 50,
+               "no notice drawn");
+    cc_image_finish(&im);
+    if (base) {
+        size_t size;
+        uint8_t *data = tu_read_file(saved + 9, &size);
+        if (CHECK(data && cc_decode_png(data, size, saved + 9, &im, &err)) && plain.pixels) {
+            int diff = 0;
+            for (int y = L.notice.y; y < L.notice.y + L.notice.h; y++)
+                for (int x = L.notice.x; x < L.notice.x + L.notice.w; x++)
+                    diff += memcmp(px(&im, x, y), px(&plain, x, y), 3) != 0;
+            CHECKF(diff == 0, "the saved picture shows the notice (%d pixels)", diff);
+        }
+        free(data);
+        cc_image_finish(&im);
+        unlink(saved + 9);
+    }
+    SDL_Delay(CC_OVERLAY_NOTICE_MS + 200);
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.notice_text[0] == '\0', "notice still shown: \"%s\"", L.notice_text);
+    cc_image_finish(&plain);
+    rmdir(shots);
     cc_overlay_destroy(ov);
 }
 
@@ -464,10 +645,26 @@ static void test_keys_and_formats(const struct cc_frame *bars)
     if (second)
         unlink(second + 9);
     rmdir(shots);
-    // f toggles fullscreen and is not reported; q, Esc and closing the window quit.
-    push_key(SDLK_f);
+    // f toggles fullscreen and is not reported; the picture is drawn for the size the window
+    // has then (the desktop's), and for 640 × 480 again after the second f.
+    SDL_DisplayMode dm;
+    CHECK(SDL_GetDesktopDisplayMode(0, &dm) == 0);
     push_key(SDLK_f);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    struct cc_overlay_layout FL;
+    cc_overlay_layout(ov, &FL);
+    CHECKF(FL.width == dm.w && FL.height == dm.h, "fullscreen: output %dx%d, desktop %dx%d",
+           FL.width, FL.height, dm.w, dm.h);
+    snprintf(path, sizeof(path), "%s/keys-fullscreen.png", outdir);
+    cc_image_finish(&b);
+    if (save_and_load(ov, path, &b))
+        CHECKF(b.width == dm.w && b.height == dm.h, "fullscreen screenshot %dx%d", b.width,
+               b.height);
+    push_key(SDLK_f);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    cc_overlay_layout(ov, &FL);
+    CHECKF(FL.width == 640 && FL.height == 480, "after f f: output %dx%d", FL.width, FL.height);
     push_key(SDLK_q);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
     push_key(SDLK_ESCAPE);
@@ -479,6 +676,42 @@ static void test_keys_and_formats(const struct cc_frame *bars)
 
     cc_image_finish(&a);
     cc_image_finish(&b);
+    cc_overlay_destroy(ov);
+}
+
+/* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
+static void test_fit(void)
+{
+    static const struct {
+        int aw, ah, w, h;
+    } cases[] = {
+        {800, 480, 800, 450},                            // the Pi touchscreen: width-bound
+        {480, 320, 480, 270},                            // a 3.5" screen
+        {1920, 1080, 1280, 720},                         // never grown
+        {1280, 720, 1280, 720},  {1280, 600, 1067, 600}, // height-bound (a panel takes the rest)
+        {600, 1024, 600, 338},                           // portrait
+        {0, 0, 1280, 720},                               // unknown
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int w, h;
+        cc_overlay_fit_size(cases[i].aw, cases[i].ah, &w, &h);
+        CHECKF(w == cases[i].w && h == cases[i].h, "fit %dx%d: %dx%d, expected %dx%d", cases[i].aw,
+               cases[i].ah, w, h, cases[i].w, cases[i].h);
+    }
+    struct cc_overlay *ov = open_overlay(0, 0, NULL, true);
+    if (!ov)
+        return;
+    SDL_Rect b = {0};
+    int w, h;
+    CHECK(SDL_GetDisplayUsableBounds(0, &b) == 0);
+    cc_overlay_fit_size(b.w, b.h, &w, &h);
+    struct cc_error err = {{0}};
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    struct cc_overlay_layout L;
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.width == w && L.height == h, "default window %dx%d on a %dx%d display, expected %dx%d",
+           L.width, L.height, b.w, b.h, w, h);
+    printf("default window: %dx%d on a %dx%d display\n", L.width, L.height, b.w, b.h);
     cc_overlay_destroy(ov);
 }
 
@@ -531,6 +764,7 @@ int main(int argc, char **argv)
     outdir = argv[3];
 
     test_errors();
+    test_fit();
 
     // The bars sample through the file source, as camclass --input would read it.
     struct cc_error err = {{0}};
@@ -541,6 +775,9 @@ int main(int argc, char **argv)
         CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
+        test_picture(800, 480, &frame, true); // the Pi touchscreen
+        test_picture(480, 320, &frame, true); // the smallest the layout is made for
+        test_texts(&frame);
         // The renderer SDL picks itself (OpenGL through EGL with Mesa where the offscreen
         // driver has it, else software): screenshots read back from a GPU renderer.
         test_picture(800, 600, &frame, false);
