@@ -296,11 +296,15 @@ def part_status(exe, base, samples, tmp):
         check(re.match(r"^\d+ frames?  [\d.]+ results/s  latency -?[\d.]+ ms  files \d+/%d  "
                        r"ETA \d+:\d\d\x1b\[K$" % n, u) is not None or
               re.match(r"^1 frame  latency", u) is not None, "tty: update %r" % u)
-    check(updates[-1].startswith("%d frames " % n) and " files %d/%d " % (n, n) in updates[-1],
-          "tty: the last update %r" % updates[-1])
+    # At 16 files/s a loaded machine may drop some (the latest frame wins): the last update
+    # gives the frames classified, as the summary does, and all the files fed.
     i = lines.index(status[0])
-    check(i + 1 < len(lines) and lines[i + 1].startswith("camclass: %d frames classified" % n),
-          "tty: no summary line after the status line: %r" % lines[i + 1:i + 2])
+    summary_line = lines[i + 1] if i + 1 < len(lines) else ""
+    m = re.match(r"^camclass: (\d+) frames classified", summary_line)
+    check(m is not None, "tty: no summary line after the status line: %r" % summary_line)
+    k = int(m.group(1)) if m else n
+    check(updates[-1].startswith("%d frames " % k) and " files %d/%d " % (n, n) in updates[-1],
+          "tty: the last update %r (the summary says %d frames)" % (updates[-1], k))
     check(lines[-1] == "", "tty: does not end with a newline: %r" % err[-100:])
 
     # The same without a terminal: the usual lines only.
