@@ -462,11 +462,7 @@ bool cc_cli_load_config(struct cc_cli *cli, const char *path, struct cc_error *e
         return cc_error_set(err,
                             "config %s is %s, not a regular file; give the path of a JSON "
                             "file",
-                            path,
-                            S_ISDIR(st.st_mode)                          ? "a directory"
-                            : S_ISFIFO(st.st_mode)                       ? "a FIFO"
-                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                                         : "a socket");
+                            path, cc_file_kind(st.st_mode));
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "cannot read config %s: %s", path, strerror(errno));

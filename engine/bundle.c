@@ -564,7 +564,7 @@ bool cc_bundle_replace_labels(struct cc_model *m, const char *path, struct cc_er
         return cc_error_set(err,
                             "labels file %s is %s, not a regular file; give a text file with "
                             "one label per line",
-                            path, S_ISDIR(st.st_mode) ? "a directory" : "a FIFO or device");
+                            path, cc_file_kind(st.st_mode));
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "labels file %s: %s", path, strerror(errno));

@@ -45,16 +45,6 @@ __attribute__((format(printf, 2, 3))) static bool fail(const struct cc_bundle_zi
 /* Open and close                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-/* What a file that is not regular or a directory is, for messages. */
-static const char *file_kind(mode_t mode)
-{
-    return S_ISFIFO(mode)   ? "FIFO"
-           : S_ISCHR(mode)  ? "character device"
-           : S_ISBLK(mode)  ? "block device"
-           : S_ISSOCK(mode) ? "socket"
-                            : "special file";
-}
-
 /* Reports a failed zip open: not a zip, damaged, or cannot be read. Returns false. */
 static bool open_failed(const char *bundle, zip_error_t *ze, struct cc_error *err)
 {
@@ -98,9 +88,9 @@ bool cc_bundle_zip_open(struct cc_bundle_zip *z, const char *path, struct cc_err
         return cc_error_set(err, "bundle %s is a directory; give the path of a .ccm bundle", path);
     if (!S_ISREG(st.st_mode))
         return cc_error_set(err,
-                            "bundle %s is not a regular file (a %s); give the path of a .ccm "
+                            "bundle %s is not a regular file (%s); give the path of a .ccm "
                             "bundle",
-                            path, file_kind(st.st_mode));
+                            path, cc_file_kind(st.st_mode));
     int code = 0;
     zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
     if (!za) {

@@ -18,4 +18,9 @@ struct cc_error {
 bool cc_error_set(struct cc_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* What a file of st_mode `mode` is, with its article, for messages about a path that should
+ * name a regular file: "a directory", "a FIFO", "a character device", "a block device",
+ * "a socket", "a special file" ("a regular file" for one). */
+const char *cc_file_kind(unsigned mode);
+
 #endif

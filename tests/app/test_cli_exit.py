@@ -138,11 +138,11 @@ def main():
         (common + ["--config", tmp],
          "camclass: config %s is a directory, not a regular file; give the path of a JSON file"
          % tmp),
-        (common + ["--config", "/dev/null"], "config /dev/null is a device"),
+        (common + ["--config", "/dev/null"], "config /dev/null is a character device"),
         (["--model", tmp, "--input", y4m, "--backend", "cpu", "--headless"],
          "camclass: bundle %s is a directory; give the path of a .ccm bundle" % tmp),
         (common + ["--input", y4m, "--labels", fifo],
-         "camclass: labels file %s is a FIFO or device, not a regular file; give a text file "
+         "camclass: labels file %s is a FIFO, not a regular file; give a text file "
          "with one label per line" % fifo),
         (common + ["--input", y4m, "--labels", tmp],
          "camclass: labels file %s is a directory, not a regular file" % tmp),
