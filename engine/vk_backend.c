@@ -331,6 +331,10 @@ static bool record(struct vk_state *s, struct cc_error *err)
              * starts with their outputs back in the arena. */
             if (!s->shared) {
                 uint32_t n = cpu_run_ranges(s, i, end, true, ranges);
+                /* The copy reads what the steps before wrote (the barrier at the top covers
+                 * i == 0). */
+                if (n && i > 0)
+                    barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
                 if (n)
                     vkCmdCopyBuffer(cmd, s->arena.buffer, s->mirror.buffer, n, ranges);
             }
