@@ -1,6 +1,7 @@
 #!/bin/sh
 # camclass — checks of the systemd unit (suite 'app'):
-#   1. the configured unit has the directives issue 4 §5 asks for;
+#   1. the configured unit has the directives issue 4 §5 asks for, and a restart policy that
+#      never gives up (issue 11 §5);
 #   2. `systemd-analyze verify` passes with no message at all (it exits 0 on unknown keys and
 #      bad values, only warning, so any output is a failure);
 #   3. `systemd-analyze security --offline=true` rates its exposure <= 2.5, and rates a unit
@@ -36,6 +37,10 @@ case "$execstart" in
 *) fail "ExecStart is '$execstart'" ;;
 esac
 if grep -q '@[a-z]*@' "$unit"; then fail "unsubstituted @...@ left in the unit"; fi
+# The restart policy never gives up: no start rate limit (a camera plugged in late is still used),
+# a fixed pause between tries, no burst limit that would end the retries.
+grep -q '^StartLimitIntervalSec=0$' "$unit" || fail "unit lacks 'StartLimitIntervalSec=0' (a start rate limit gives up for good)"
+if grep -q '^StartLimitBurst=' "$unit"; then fail "unit sets StartLimitBurst= (with no interval it means nothing; drop it)"; fi
 
 # --- 2. systemd-analyze verify ---------------------------------------------------------------
 # verify checks that ExecStart's program exists: the installed path does not exist at test time,
