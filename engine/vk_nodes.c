@@ -541,3 +541,59 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
                             cc_op_name(n->op), n->name);
     }
 }
+
+bool cc_vk_node_fits(const struct cc_model *model, const VkPhysicalDeviceLimits *l, int i,
+                     const struct cc_vk_node *ns, struct cc_error *why)
+{
+    const struct cc_node *n = &model->nodes[i];
+    if (ns->kernel == CC_KERNEL_COUNT)
+        return true;
+    const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+#define TOO_MUCH(what, have, limit)                                                            \
+    cc_error_set(why, "node \"%s\" (%s) needs " what ", more than this device's %s (%llu)",   \
+                 n->name, cc_op_name(n->op), (unsigned long long)(have), #limit,               \
+                 (unsigned long long)(l->limit))
+    uint32_t texel = 0, storage = 0;
+    for (int b = 0; b < row->n_bindings; b++) {
+        const struct cc_vk_binding *src = &ns->bind[b];
+        if (row->bindings[b] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+            texel++;
+            uint64_t elems = src->bytes / cc_vk_texel_bytes(src->format);
+            if (elems > l->maxTexelBufferElements)
+                return TOO_MUCH("a texel view of %llu elements", elems, maxTexelBufferElements);
+        } else {
+            storage++;
+            if (src->bytes > l->maxStorageBufferRange)
+                return TOO_MUCH("a storage range of %llu bytes", src->bytes,
+                                maxStorageBufferRange);
+        }
+    }
+    if (texel > l->maxPerStageDescriptorSampledImages)
+        return TOO_MUCH("%llu uniform texel buffers", texel, maxPerStageDescriptorSampledImages);
+    if (storage > l->maxPerStageDescriptorStorageBuffers)
+        return TOO_MUCH("%llu storage buffers", storage, maxPerStageDescriptorStorageBuffers);
+    if (texel + storage > l->maxPerStageResources)
+        return TOO_MUCH("%llu descriptors", texel + storage, maxPerStageResources);
+    if (row->push_size > l->maxPushConstantsSize)
+        return TOO_MUCH("%llu push-constant bytes", row->push_size, maxPushConstantsSize);
+    uint64_t invocations = (uint64_t)ns->local[0] * ns->local[1] * ns->local[2];
+    if (invocations > l->maxComputeWorkGroupInvocations)
+        return TOO_MUCH("%llu invocations per workgroup", invocations,
+                        maxComputeWorkGroupInvocations);
+    for (int d = 0; d < 3; d++) {
+        if (ns->local[d] > l->maxComputeWorkGroupSize[d])
+            return TOO_MUCH("workgroups %llu invocations wide", ns->local[d],
+                            maxComputeWorkGroupSize[d]);
+        if (ns->groups[d] > (int64_t)l->maxComputeWorkGroupCount[d])
+            return TOO_MUCH("%llu workgroups along one axis", ns->groups[d],
+                            maxComputeWorkGroupCount[d]);
+    }
+    // softmax.comp and global_avg_pool.comp reduce through one float of shared memory per
+    // invocation (a shared array is sized by the workgroup, used or not)
+    bool reduces = ns->kernel == CC_KERNEL_SOFTMAX || ns->kernel == CC_KERNEL_GLOBAL_AVG_POOL;
+    uint64_t shared = reduces ? invocations * sizeof(float) : 0;
+    if (shared > l->maxComputeSharedMemorySize)
+        return TOO_MUCH("%llu bytes of shared memory", shared, maxComputeSharedMemorySize);
+#undef TOO_MUCH
+    return true;
+}

@@ -73,4 +73,10 @@ bool cc_vk_node_setup(const struct cc_model *model, const size_t *offset, uint32
                       int node, struct cc_vk_weights *w, struct cc_vk_node *ns,
                       struct cc_error *err);
 
+/* Whether node `node`'s kernel, dispatch and bindings as ns describes them fit the limits l (as a
+ * profile may have clamped them, vk_profile.h): false with why naming the node and the limit;
+ * the backend then runs the node on the CPU. Copy-only nodes (no kernel) always fit. */
+bool cc_vk_node_fits(const struct cc_model *model, const VkPhysicalDeviceLimits *l, int node,
+                     const struct cc_vk_node *ns, struct cc_error *why);
+
 #endif
