@@ -8,12 +8,17 @@
 #include "bundle.h"
 #include "cpu_ops.h"
 #include "engine.h"
+#include "vk_context.h"
 
 struct cc_engine {
-    struct cc_model *model;           // owned
-    const struct cc_backend_ops *ops; // the backend running it
-    void *state;                      // owned, freed by ops->destroy
-    size_t input_count, output_count; // f32 values of the input / output tensor
+    struct cc_model *model;            // owned
+    const struct cc_backend_ops *ops;  // the backend running it
+    void *state;                       // owned, freed by ops->destroy
+    size_t input_count, output_count;  // f32 values of the input / output tensor
+    bool fallback;                     // a failed Vulkan run switches to the CPU backend
+    struct cc_engine_options cpu_opts; // what the CPU backend is then created with: the
+                                       // caller's options, cpu_cache pointing to the copy below
+    char *cpu_cache;                   // owned copy of opts->cpu_cache (NULL when it was)
 };
 
 struct cc_engine_options cc_engine_options_default(void)
@@ -30,7 +35,15 @@ struct cc_engine_options cc_engine_options_default(void)
         .auto_cache = NULL,
         .vk_staging = false,
         .vk_profile = NULL,
+        .cpu_fallback = false,
+        .vk_fault = NULL,
     };
+}
+
+bool cc_vk_fault_valid(const char *spec, struct cc_error *err)
+{
+    struct cc_vk_fault f;
+    return cc_vk_fault_parse(spec, &f, err);
 }
 
 /* The backends a user can name; ops NULL for auto, which chooses among the others. */
@@ -94,6 +107,19 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
         return NULL;
     }
     e->model = model;
+    e->fallback = opts->cpu_fallback || opts->backend == CC_BACKEND_AUTO;
+    e->cpu_opts = (struct cc_engine_options){
+        .backend = CC_BACKEND_CPU,
+        .notices = opts->notices,
+        .cpu_threads = opts->cpu_threads,
+        .cpu_pointwise = opts->cpu_pointwise,
+        .profile = opts->profile,
+    };
+    if (opts->cpu_cache && !(e->cpu_opts.cpu_cache = e->cpu_cache = strdup(opts->cpu_cache))) {
+        cc_engine_destroy(e);
+        cc_error_set(err, "engine: out of memory");
+        return NULL;
+    }
     e->input_count = (size_t)model->tensors[model->input.tensor].count;
     e->output_count = (size_t)model->tensors[model->output.tensor].count;
 
@@ -117,6 +143,24 @@ bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struc
 {
     if (!e || !input || !output)
         return cc_error_set(err, "engine: run needs an engine, an input and an output buffer");
+    struct cc_error run_err = {0};
+    if (e->ops->run(e->state, input, output, &run_err))
+        return true;
+    if (e->ops != &cc_vulkan_backend || !e->fallback)
+        return cc_error_set(err, "%s", run_err.msg);
+    /* Device lost or out of memory mid-run: the CPU backend takes over in this process. It
+     * is created before the Vulkan one goes, so that a failure leaves the engine as it was. */
+    struct cc_error cpu_err = {0};
+    void *cpu = cc_xnn_backend.create(e->model, &e->cpu_opts, &cpu_err);
+    if (!cpu)
+        return cc_error_set(err, "%s; the CPU backend could not take over: %s", run_err.msg,
+                            cpu_err.msg);
+    if (e->cpu_opts.notices)
+        fprintf(e->cpu_opts.notices, "camclass: vulkan: %s; switched to the CPU backend\n",
+                run_err.msg);
+    e->ops->destroy(e->state);
+    e->ops = &cc_xnn_backend;
+    e->state = cpu;
     return e->ops->run(e->state, input, output, err);
 }
 
@@ -193,5 +237,6 @@ void cc_engine_destroy(struct cc_engine *e)
     if (e->ops)
         e->ops->destroy(e->state);
     cc_model_destroy(e->model);
+    free(e->cpu_cache);
     free(e);
 }

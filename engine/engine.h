@@ -49,14 +49,19 @@ struct cc_engine_options {
     enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 one-group convs (default: measure)
     const char *cpu_cache;               // the CPU backend's measured BLIS/XNNPACK choices; NULL =
                            // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
-    const char *auto_cache; // backend auto's remembered choices; NULL =
-                            // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
+    const char *auto_cache;  // backend auto's remembered choices; NULL =
+                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
     const char *labels_path; // a text file whose lines replace the bundle's labels (count
                              // checked; cc_engine_create only); NULL = the bundle's own
     bool vk_staging; // Vulkan: copy through host staging buffers even where device memory is
                      // host-visible, as on a discrete GPU (tests run that path on any device)
     const char *vk_profile; // Vulkan: clamp the device's limits to a named device's ("pi4":
                             // the Raspberry Pi 4's v3dv; vk_profile.h); NULL = as they are
+    bool cpu_fallback; // a Vulkan run that fails (device lost, out of memory) switches the engine
+                       // to the CPU backend, which runs that input again (see cc_engine_run);
+                       // always on with backend auto
+    const char *vk_fault; // tests only: inject a Vulkan fault, "alloc:N", "oom:N" or "lost:N"
+                          // (vk_context.h, docs/RELIABILITY.md); NULL = none
 };
 
 struct cc_engine_options cc_engine_options_default(void);
@@ -64,15 +69,19 @@ struct cc_engine_options cc_engine_options_default(void);
 /* "auto" / "vulkan" / "cpu" / "ref" -> kind; false when unknown. */
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
 
+/* Whether spec is a valid cc_engine_options.vk_fault; false with err naming it otherwise. */
+bool cc_vk_fault_valid(const char *spec, struct cc_error *err);
+
 /* Whether name is a Vulkan limits profile (cc_engine_options.vk_profile); *known: the known
  * names, comma-separated, for messages. */
 bool cc_vk_profile_known(const char *name, const char **known);
 
-/* Loads a bundle and prepares it on the requested backend. With CC_BACKEND_AUTO, when both
- * the Vulkan and the CPU backend can run the model, both are timed on it (well under a
- * second) and the faster is kept; the choice is remembered in the cache (auto_cache) for
- * later starts. When only one can, that one is used. One line on opts->notices says which
- * and why (autoselect.h). Returns NULL with err set on failure. */
+/* Loads a bundle and prepares it on the requested backend. opts->notices must stay open while
+ * the engine lives when a fallback may write to it (auto, cpu_fallback). With CC_BACKEND_AUTO, when
+ * both the Vulkan and the CPU backend can run the model, both are timed on it (well under a second)
+ * and the faster is kept; the choice is remembered in the cache (auto_cache) for later starts. When
+ * only one can, that one is used. One line on opts->notices says which and why (autoselect.h).
+ * Returns NULL with err set on failure. */
 struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engine_options *opts,
                                    struct cc_error *err);
 
@@ -84,7 +93,14 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
 
 /* Runs the model. input: cc_engine_input_count() f32 values, NCHW, already preprocessed.
  * output: cc_engine_output_count() values (the model's output tensor as is). Blocks until
- * the result is on the host. */
+ * the result is on the host.
+ *
+ * When a Vulkan run fails and the engine was created with backend auto or cpu_fallback, the
+ * engine switches to the CPU backend for good: one line on opts->notices names the Vulkan
+ * error and the switch, the Vulkan backend is destroyed, and the same input runs on the CPU
+ * (true when that works). cc_engine_backend_name() says "cpu" from then on. Without fallback,
+ * or when the CPU backend cannot be created either, false with err naming the Vulkan call and
+ * its VkResult. */
 bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struct cc_error *err);
 
 const struct cc_model *cc_engine_model(const struct cc_engine *e);

@@ -520,6 +520,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
     }
     s->model = model;
     if (!(s->vk = cc_vk_create(opts->device_index, err)) ||
+        !cc_vk_fault_parse(opts->vk_fault, &s->vk->fault, err) ||
         !cc_vk_profile_apply(s->vk, opts->vk_profile, err) || !check_i8_formats(s, err))
         goto error;
     const VkPhysicalDeviceLimits *lim = &s->vk->props.limits;
@@ -713,6 +714,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         if (opts->notices)
             cpu_notice(s, opts->notices, cpu_ms, total_ms);
     }
+    s->vk->fault.armed = true; // an injected oom/lost fault counts the runs' submissions
     return s;
 
 error:

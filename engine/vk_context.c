@@ -61,6 +61,45 @@ bool cc_vk_check(VkResult r, const char *call, struct cc_error *err)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Fault injection (tests)                                                                   */
+
+bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_error *err)
+{
+    static const struct {
+        const char *name;
+        enum cc_vk_fault_kind kind;
+    } kinds[] = {
+        {"alloc", CC_VK_FAULT_ALLOC}, {"oom", CC_VK_FAULT_OOM}, {"lost", CC_VK_FAULT_LOST}};
+    *out = (struct cc_vk_fault){.kind = CC_VK_FAULT_NONE};
+    if (!spec || !spec[0])
+        return true;
+    const char *colon = strchr(spec, ':');
+    for (size_t i = 0; colon && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (strlen(kinds[i].name) != (size_t)(colon - spec) ||
+            strncmp(spec, kinds[i].name, (size_t)(colon - spec)) != 0)
+            continue;
+        char *end = NULL;
+        long n = strtol(colon + 1, &end, 10);
+        if (colon[1] < '0' || colon[1] > '9' || *end || n < 1 || n > 1000000000)
+            break;
+        *out = (struct cc_vk_fault){.kind = kinds[i].kind, .at = n};
+        return true;
+    }
+    return cc_error_set(err,
+                        "vk fault \"%s\": use alloc:N, oom:N or lost:N with N >= 1 (a test "
+                        "option, see docs/RELIABILITY.md)",
+                        spec);
+}
+
+/* The counted call: true when it is the one that must fail. */
+static bool fault_due(struct cc_vk_fault *f, enum cc_vk_fault_kind kind)
+{
+    if (f->kind != kind || (kind != CC_VK_FAULT_ALLOC && !f->armed))
+        return false;
+    return ++f->calls == f->at;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Instance and device choice                                                                */
 
 static bool create_instance(VkInstance *out, struct cc_error *err)
@@ -427,8 +466,10 @@ bool cc_vk_buffer_init(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize 
         .allocationSize = req.size,
         .memoryTypeIndex = (uint32_t)type,
     };
-    if (!cc_vk_check(vkAllocateMemory(vk->device, &mai, NULL, &buf->memory), "vkAllocateMemory",
-                     err) ||
+    VkResult r = fault_due(&vk->fault, CC_VK_FAULT_ALLOC)
+                     ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                     : vkAllocateMemory(vk->device, &mai, NULL, &buf->memory);
+    if (!cc_vk_check(r, "vkAllocateMemory", err) ||
         !cc_vk_check(vkBindBufferMemory(vk->device, buf->buffer, buf->memory, 0),
                      "vkBindBufferMemory", err)) {
         cc_vk_buffer_finish(vk, buf);
@@ -464,10 +505,22 @@ bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence, str
         .commandBufferCount = 1,
         .pCommandBuffers = &cmd,
     };
-    return cc_vk_check(vkResetFences(vk->device, 1, &fence), "vkResetFences", err) &&
-           cc_vk_check(vkQueueSubmit(vk->queue, 1, &si, fence), "vkQueueSubmit", err) &&
-           cc_vk_check(vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX),
-                       "vkWaitForFences", err);
+    // An injected fault replaces the driver's answer; a lost device answers every submission.
+    struct cc_vk_fault *f = &vk->fault;
+    bool oom = fault_due(f, CC_VK_FAULT_OOM), lose = fault_due(f, CC_VK_FAULT_LOST);
+    if (!cc_vk_check(vkResetFences(vk->device, 1, &fence), "vkResetFences", err))
+        return false;
+    VkResult r = f->lost ? VK_ERROR_DEVICE_LOST
+                 : oom   ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                         : vkQueueSubmit(vk->queue, 1, &si, fence);
+    if (!cc_vk_check(r, "vkQueueSubmit", err))
+        return false;
+    r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    if (r == VK_SUCCESS && lose) {
+        f->lost = true; // the work ran, but the wait reports the loss as a driver's reset would
+        r = VK_ERROR_DEVICE_LOST;
+    }
+    return cc_vk_check(r, "vkWaitForFences", err);
 }
 
 bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset, const void *data,

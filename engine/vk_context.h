@@ -27,6 +27,30 @@ struct cc_vk_features {
     bool storage_buffer_16bit; // VkPhysicalDevice16BitStorageFeatures.storageBuffer16BitAccess
 };
 
+/* Fault injection, for tests only (cc_engine_options.vk_fault, docs/RELIABILITY.md): lavapipe
+ * never runs out of memory or loses the device on demand, so our own wrappers around
+ * vkAllocateMemory, vkQueueSubmit and vkWaitForFences return the error a driver would at the
+ * at-th call, and every caller above them runs its real error path. Owned by the context (no
+ * global state); touched only by the thread that uses the context. */
+enum cc_vk_fault_kind {
+    CC_VK_FAULT_NONE,
+    CC_VK_FAULT_ALLOC, // "alloc:N": the Nth vkAllocateMemory -> VK_ERROR_OUT_OF_DEVICE_MEMORY
+    CC_VK_FAULT_OOM,   // "oom:N": the Nth armed submission -> VK_ERROR_OUT_OF_DEVICE_MEMORY
+    CC_VK_FAULT_LOST,  // "lost:N": the Nth armed submission's wait -> VK_ERROR_DEVICE_LOST, and
+                       // every submission after it too (a lost device stays lost)
+};
+struct cc_vk_fault {
+    enum cc_vk_fault_kind kind;
+    long at;    // the call that fails, 1 = the first
+    long calls; // calls counted so far
+    bool armed; // submissions count only once armed: the backend arms it when its load is done
+    bool lost;  // a LOST fault has fired
+};
+
+/* Parses "alloc:N", "oom:N" or "lost:N" (N >= 1); NULL or "" is no fault. False with err set
+ * (naming the spec and the forms) when it is none of these. */
+bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_error *err);
+
 struct cc_vk {
     VkInstance instance;
     VkPhysicalDevice phys;
@@ -38,9 +62,10 @@ struct cc_vk {
     uint32_t timestamp_valid_bits; // of queue_family; 0 = no timestamps
     uint32_t subgroup_size;        // invocations run in lockstep (Vulkan 1.1 property), >= 1
     VkQueue queue;
-    VkCommandPool cmd_pool; // for queue_family, resettable command buffers
-    bool uma;               // device-local memory is also host-visible: no staging copies needed
-    const char *profile;    // the limits profile applied (vk_profile.h), static; NULL = none
+    VkCommandPool cmd_pool;   // for queue_family, resettable command buffers
+    bool uma;                 // device-local memory is also host-visible: no staging copies needed
+    const char *profile;      // the limits profile applied (vk_profile.h), static; NULL = none
+    struct cc_vk_fault fault; // injected faults (tests); kind NONE normally
 };
 
 /* A buffer and its own memory. map is the persistent host mapping when the memory is
@@ -88,7 +113,8 @@ void cc_vk_buffer_finish(struct cc_vk *vk, struct cc_vk_buffer *buf);
 bool cc_vk_upload(struct cc_vk *vk, struct cc_vk_buffer *buf, VkDeviceSize offset, const void *data,
                   size_t size, struct cc_error *err);
 
-/* Submits cmd on the queue and waits for fence (which is reset first). */
+/* Submits cmd on the queue and waits for fence (which is reset first). Counts toward an
+ * oom/lost fault once it is armed. */
 bool cc_vk_submit_wait(struct cc_vk *vk, VkCommandBuffer cmd, VkFence fence, struct cc_error *err);
 
 #endif
