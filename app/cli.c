@@ -63,6 +63,7 @@ static const struct opt opts[] = {
     {"list-cameras", OPT_FLAG, F(list_cameras), 0, 0, 0, true},
     {"help", OPT_FLAG, F(help), 0, 0, 0, true},
     {"version", OPT_FLAG, F(version), 0, 0, 0, true},
+    {"vk-fault", OPT_STRING, F(vk_fault), 0, 0, 0, true},
 };
 #undef F
 enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
@@ -113,6 +114,8 @@ static const char usage[] =
     "  --list-cameras      list the V4L2 cameras with their formats and exit\n"
     "  --version           print the version and exit\n"
     "  --help              this text\n"
+    "  --vk-fault KIND:N   tests only: inject a Vulkan fault (alloc:N, oom:N, lost:N; see\n"
+    "                      docs/RELIABILITY.md)\n"
     "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running or a camera that\n"
     "does not open, 2 a bad command line or config, or an unreadable model/input/config/log.\n";
 
@@ -362,6 +365,11 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
     }
     if (cli->camera && cli->input) {
         cc_error_set(err, "--camera and --input exclude each other; give one source");
+        return CC_CLI_ERROR;
+    }
+    struct cc_error why = {0};
+    if (cli->vk_fault && !cc_vk_fault_valid(cli->vk_fault, &why)) {
+        cc_error_set(err, "--vk-fault: %s", why.msg);
         return CC_CLI_ERROR;
     }
     return CC_CLI_OK;

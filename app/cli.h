@@ -60,6 +60,7 @@ struct cc_cli {
     bool list_cameras; // --list-cameras
     bool help;         // --help
     bool version;      // --version
+    char *vk_fault;    // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
 
     uint64_t set_on_command_line; // private: bit i = option i of the table was given
 };

@@ -337,6 +337,10 @@ static int open_engine(struct app *a)
     opt.cpu_threads = a->cli.threads;
     opt.profile = a->cli.profile;
     opt.notices = stderr;
+    // A Vulkan device lost (or out of memory) mid-run: the CPU backend takes over and frames
+    // keep coming, also after an explicit --backend vulkan (one line on stderr says so).
+    opt.cpu_fallback = true;
+    opt.vk_fault = a->cli.vk_fault;
     a->engine = cc_engine_create_from_model(a->model, &opt, &err);
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {

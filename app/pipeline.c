@@ -241,6 +241,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
 
     *r = (struct cc_result){
         .seq = f->sequence,
+        .backend = cc_engine_backend_name(p->cfg.engine),
         .file = p->cfg.file ? cc_source_file_frame_name(p->cfg.file, f->sequence) : NULL,
         .capture_ns = f->timestamp_ns,
         .result_ns = t_run,

@@ -18,19 +18,21 @@ struct cc_result_class {
 };
 
 struct cc_result {
-    uint64_t seq;          // source frame sequence number
-    const char *file;      // image inputs: the file the frame came from (its name in the
-                           // directory); NULL for cameras and videos. Owned by the file source
-    int64_t capture_ns;    // frame timestamp, CLOCK_MONOTONIC (driver timestamp for V4L2)
-    int64_t result_ns;     // when the result was ready, CLOCK_MONOTONIC
-    double latency_ms;     // result_ns - capture_ns
-    double dequeue_ms;     // capture timestamp -> taken from the slot by inference
-    double preprocess_ms;  // convert + resize + normalize
-    double inference_ms;   // cc_engine_run
-    double camera_fps;     // frames delivered by the source per second (recent average)
-    double inference_fps;  // results per second (recent average)
-    uint64_t dropped;      // frames dropped by latest-frame-wins so far
-    int n_top;             // entries used in top
+    uint64_t seq;         // source frame sequence number
+    const char *file;     // image inputs: the file the frame came from (its name in the
+                          // directory); NULL for cameras and videos. Owned by the file source
+    int64_t capture_ns;   // frame timestamp, CLOCK_MONOTONIC (driver timestamp for V4L2)
+    int64_t result_ns;    // when the result was ready, CLOCK_MONOTONIC
+    double latency_ms;    // result_ns - capture_ns
+    double dequeue_ms;    // capture timestamp -> taken from the slot by inference
+    double preprocess_ms; // convert + resize + normalize
+    double inference_ms;  // cc_engine_run
+    double camera_fps;    // frames delivered by the source per second (recent average)
+    double inference_fps; // results per second (recent average)
+    uint64_t dropped;     // frames dropped by latest-frame-wins so far
+    const char *backend;  // the backend that computed it ("vulkan", "cpu", "ref": it changes
+                          // when the engine falls back mid-run); static; NULL = not said
+    int n_top;            // entries used in top
     struct cc_result_class top[CC_RESULT_MAX_TOP]; // highest score first
 };
 

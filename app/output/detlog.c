@@ -246,6 +246,17 @@ static bool write_all(int fd, const char *buf, size_t len, size_t *written)
     return true;
 }
 
+/* A write that failed midway (a full disk) left the first `written` bytes of a line at the end
+ * of a regular file: cut them off, so that the file holds whole lines only. False when fd is no
+ * regular file (a pipe cannot take bytes back) or the cut fails. */
+static bool cut_partial(int fd, size_t written)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < written)
+        return false;
+    return ftruncate(fd, st.st_size - (off_t)written) == 0;
+}
+
 // Prints o as one line, writes it and frees o. Errors: see cc_detlog_write in detlog.h.
 static bool emit(struct cc_detlog *log, cJSON *o, struct cc_error *err)
 {
@@ -269,7 +280,7 @@ static bool emit(struct cc_detlog *log, cJSON *o, struct cc_error *err)
             if (!ok) {
                 e = errno;
                 log->gone = e == EPIPE;
-                if (written > 0)
+                if (written > 0 && !cut_partial(log->fd, written))
                     log->partial = true;
             } else {
                 log->partial = false;
@@ -519,6 +530,15 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
 {
     if (log->finished || log->gone)
         return true;
+    // The engine fell back (Vulkan -> CPU) mid-run: this line and every later one, the summary
+    // included, name the backend that computes now.
+    if (r->backend && strcmp(r->backend, log->backend) != 0) {
+        char *b = dup_or_empty(r->backend);
+        if (b) {
+            free(log->backend);
+            log->cfg.backend = log->backend = b;
+        }
+    }
 
     log->frames++;
     if (log->frames == 1) {
