@@ -4,8 +4,9 @@
  * key set and types). Detections mode runs on crafted score sequences: a stable label, a label
  * change, a score flickering around the threshold (with and without hysteresis), an EWMA that
  * hides a one-frame blip. Then: reopen after a logrotate-style rename, the summary, escaping
- * of hostile labels, write errors (/dev/full, a pipe with no reader, a line cut short), bad
- * configurations.
+ * of hostile labels, write errors (/dev/full, a pipe with no reader, a line cut short and cut
+ * off again), bad configurations, a result naming another backend (the engine's switch to the
+ * CPU mid-run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -829,6 +830,35 @@ static void test_bad_config(void)
     }
 }
 
+// The backend a result names (the engine switched from Vulkan to the CPU mid-run) is the one on
+// its line and every later line, the summary included; a result that names none keeps it.
+static void test_backend_switch(void)
+{
+    char path[300];
+    tmp_path(path, sizeof(path), "backend.jsonl");
+    struct cc_detlog_config cfg = {.path = path, .source = "s", .model = "m", .backend = "vulkan"};
+    struct cc_error err = {""};
+    struct cc_detlog *log = cc_detlog_create(&cfg, &err);
+    if (!CHECKF(log != NULL, "create: %s", err.msg))
+        return;
+    const char *said[] = {"vulkan", NULL, "cpu", NULL};
+    for (int i = 0; i < 4; i++) {
+        struct cc_result r =
+            result((uint64_t)i + 1, 100.0 * (i + 1), 1, 1, "cat", 0.9f, 0, NULL, 0);
+        r.backend = said[i];
+        write_ok(log, &r);
+    }
+    CHECK(cc_detlog_finish(log, &err));
+    cc_detlog_destroy(log);
+    struct lines ls = read_lines(path);
+    const char *want[] = {"vulkan", "vulkan", "cpu", "cpu", "cpu"}; // 4 frames, the summary
+    CHECKF(ls.n == 5, "%d lines", ls.n);
+    for (int i = 0; i < ls.n && i < 5; i++)
+        CHECKF(str(ls.item[i], "backend") && strcmp(str(ls.item[i], "backend"), want[i]) == 0,
+               "line %d: backend %s, want %s", i + 1, str(ls.item[i], "backend"), want[i]);
+    lines_free(&ls);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -844,6 +874,7 @@ int main(void)
     test_escaping();
     test_write_errors();
     test_partial_line();
+    test_backend_switch();
     test_stdout();
     test_bad_config();
 
