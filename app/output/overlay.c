@@ -578,12 +578,17 @@ static bool draw(struct cc_overlay *ov, struct cc_error *err)
     text_set(ov, T_TITLE, FONT_TITLE, TEXT, inner, ov->model[0] ? ov->model : "camclass");
     text_draw(ov, T_TITLE, x, y, title_line, false);
     y += title_line;
+    // The newest result names the backend that computed it: after the engine's switch to the
+    // CPU mid-run (a lost Vulkan device) the header says so, and the device is no longer used.
+    const char *backend = ov->have_result && ov->result.backend ? ov->result.backend : ov->backend;
+    bool switched = strcmp(backend, ov->backend) != 0;
     char buf[160];
-    snprintf(buf, sizeof(buf), "%s%s", ov->backend[0] ? "backend: " : "", ov->backend);
+    snprintf(buf, sizeof(buf), "%s%s%s%s%s", backend[0] ? "backend: " : "", backend,
+             switched ? " (" : "", switched ? ov->backend : "", switched ? " failed)" : "");
     text_set(ov, T_BACKEND, FONT_SMALL, DIM, inner, buf);
     text_draw(ov, T_BACKEND, x, y, small_line, false);
     y += small_line;
-    text_set(ov, T_DEVICE, FONT_SMALL, DIM, inner, ov->device);
+    text_set(ov, T_DEVICE, FONT_SMALL, DIM, inner, switched ? "" : ov->device);
     text_draw(ov, T_DEVICE, x, y, small_line, false);
 
     // Top-k rows: label and percentage on one line, the bar under them.

@@ -7,7 +7,8 @@
  * rows, stats, key hints) are inside the window, apart, and hold all that is drawn there;
  * the saved files are read back and their pixels checked: the frame at its letterboxed place,
  * bar lengths proportional to the scores, text in the label and stats regions, the stats region
- * (and only it) changing with the fps. The default size fits the display; texts (a long model
+ * (and only it) changing with the fps, the header (and only it) with a result computed on
+ * another backend (the engine's switch to the CPU). The default size fits the display; texts (a long model
  * name ellipsized once, a file source's name, fewer classes than top-k, the "saved NAME"
  * notice, fps frozen while paused). Then the keys (f draws for the fullscreen size and back;
  * pause keeps the paused picture, s writes a screenshot, q/Esc/close quit), YUYV and MJPEG
@@ -335,6 +336,28 @@ static void test_picture(int w, int h, const struct cc_frame *frame, bool softwa
         CHECKF(in > 20, "fps 30 -> 12.5 changed %d pixels in the stats region", in);
         CHECKF(out == 0, "fps 30 -> 12.5 changed %d pixels outside the stats region", out);
     }
+
+    // The result names the CPU backend (the engine switched from Vulkan mid-run): the header
+    // changes ("backend: cpu (vulkan failed)", no device), nothing else does.
+    r = crafted_result(30.0);
+    r.backend = "cpu";
+    CHECKF(cc_overlay_present(ov, NULL, &r, &err), "present: %s", err.msg);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-switched.png", outdir, w, h);
+    struct cc_image c = {0};
+    if (a.pixels && save_and_load(ov, path, &c) && CHECK(c.width == w && c.height == h)) {
+        int in = 0, out = 0;
+        const struct cc_overlay_rect hd = L.header;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                if (memcmp(px(&a, x, y), px(&c, x, y), 3)) {
+                    bool inside = x >= hd.x && x < hd.x + hd.w && y >= hd.y && y < hd.y + hd.h;
+                    in += inside;
+                    out += !inside;
+                }
+        CHECKF(in > 20, "backend vulkan -> cpu changed %d pixels in the header", in);
+        CHECKF(out == 0, "backend vulkan -> cpu changed %d pixels outside the header", out);
+    }
+    cc_image_finish(&c);
     cc_image_finish(&a);
     cc_image_finish(&b);
     cc_overlay_destroy(ov);
