@@ -8,8 +8,8 @@
  * the saved files are read back and their pixels checked: the frame at its letterboxed place,
  * bar lengths proportional to the scores, text in the label and stats regions, the stats region
  * (and only it) changing with the fps, the header (and only it) with a result computed on
- * another backend (the engine's switch to the CPU). The default size fits the display; texts (a long model
- * name ellipsized once, a file source's name, fewer classes than top-k, the "saved NAME"
+ * another backend (the engine's switch to the CPU). The default size fits the display; texts (a
+ * long model name ellipsized once, a file source's name, fewer classes than top-k, the "saved NAME"
  * notice, fps frozen while paused). Then the keys (f draws for the fullscreen size and back;
  * pause keeps the paused picture, s writes a screenshot, q/Esc/close quit), YUYV and MJPEG
  * frames, a malformed frame, no display, and a missing font.
