@@ -53,7 +53,8 @@ static void test_every_flag(void)
                  "--top-k", "7", "--threshold", "0.4", "--headless", "--log", "out.jsonl",
                  "--log-mode", "detections", "--config", "c.json", "--profile", "--selftest",
                  "--list-devices", "--list-cameras", "--help", "--version", "--window", "800x480",
-                 "--fullscreen", "--screenshot-dir", "shots", NULL) == CC_CLI_OK,
+                 "--fullscreen", "--screenshot-dir", "shots", "--vk-fault", "lost:3",
+                 NULL) == CC_CLI_OK,
            "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video3") == 0);
     CHECK(c.loop);
@@ -72,6 +73,7 @@ static void test_every_flag(void)
     CHECK(c.window_w == 800 && c.window_h == 480 && c.fullscreen);
     CHECK(c.width == 1280 && c.height == 720); // --window does not touch --size
     CHECK(c.shot_dir && strcmp(c.shot_dir, "shots") == 0);
+    CHECK(c.vk_fault && strcmp(c.vk_fault, "lost:3") == 0);
     cc_cli_finish(&c);
 
     // --name=value, --input, -h, and a later value replacing an earlier one.
@@ -120,6 +122,9 @@ static void test_bad(void)
         {{"--model", ""}, "--model needs a non-empty value"},
         {{"--headless=yes"}, "--headless takes no value"},
         {{"--camera", "/dev/video0", "--input", "x"}, "--camera and --input exclude each other"},
+        {{"--vk-fault", "lost"}, "--vk-fault: vk fault \"lost\": use alloc:N, oom:N or lost:N"},
+        {{"--vk-fault", "oom:0"}, "vk fault \"oom:0\""},
+        {{"--vk-fault", "melt:1"}, "vk fault \"melt:1\""},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *argv[6] = {"camclass"};
@@ -198,6 +203,7 @@ static void test_config(void)
         {"{\"bogus\": 1}", "config t.json: unknown key \"bogus\""},
         {"{\"config\": \"x.json\"}", "unknown key \"config\""},
         {"{\"selftest\": true}", "unknown key \"selftest\""},
+        {"{\"vk-fault\": \"lost:1\"}", "unknown key \"vk-fault\""},
         {"{\"top-k\": \"3\"}", "config t.json: \"top-k\" takes a number"},
         {"{\"top-k\": 99}", "\"top-k\" takes a whole number from 1 to 16, not \"99\""},
         {"{\"top-k\": 2.5}", "not \"2.5\""},
