@@ -56,6 +56,10 @@ static const struct opt opts[] = {
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
     {"log-mode", OPT_STRING, F(log_mode), 0, 0, 0, false},
+    {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
+    {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
+    {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
+    {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
     {"config", OPT_STRING, F(config), 0, 0, 0, true},
     {"profile", OPT_FLAG, F(profile), 0, 0, 0, false},
     {"selftest", OPT_FLAG, F(selftest), 0, 0, 0, true},
@@ -105,6 +109,12 @@ static const char usage[] =
     "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
     "                      changes or its score crosses --threshold, plus periodic stats)\n"
     "  --threshold P       score threshold 0..1 for detections mode\n"
+    "  --mqtt URL          publish detection events (detections mode, with --threshold) to an\n"
+    "                      MQTT broker, mqtt://HOST[:PORT] or mqtts://HOST[:PORT], under\n"
+    "                      camclass/<device-id>/ (docs/SERVE.md)\n"
+    "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
+    "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
+    "  --device-id ID      the topic level for this camera (default: the host name)\n"
     "  --profile           per-stage times and the slowest layers at exit\n"
     "Other\n"
     "  --config FILE       JSON config; keys are the long option names (\"top-k\": 3);\n"

@@ -53,6 +53,10 @@ struct cc_cli {
     char *shot_dir;    // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
     char *log;         // --log FILE|-: detection log (JSON lines); NULL: none
     char *log_mode;    // --log-mode every|detections; NULL: detlog's default
+    char *mqtt;        // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
+    char *mqtt_ca;     // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
+    char *mqtt_auth;   // --mqtt-auth FILE: user and password, one per line; NULL: none
+    char *device_id;   // --device-id ID: the MQTT topic level; NULL: the host name
     char *config;      // --config FILE (command line only)
     bool profile;      // --profile: per-stage and per-layer times at exit
     bool selftest;     // --selftest: classify the sample clip, check accuracy

@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "detlog.h"
 #include "engine.h"
+#include "mqtt.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
@@ -62,7 +63,8 @@
 #define SELFTEST_MODEL "models/selftest.ccm"
 #define SAMPLE_INPUT "samples/selftest"
 
-enum { EXIT_USAGE = 2, DETECTIONS_STATS_S = 60 };
+// MQTT_FLUSH_MS: at the end of a run, how long the last events may take to reach the broker.
+enum { EXIT_USAGE = 2, DETECTIONS_STATS_S = 60, MQTT_FLUSH_MS = 3000 };
 
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
@@ -217,6 +219,8 @@ struct app {
     struct cc_capture *camera;
     struct cc_source_file *file;
     struct cc_detlog *log;
+    struct cc_mqtt *mqtt;          // --mqtt: the broker connection ...
+    struct cc_detlog *mqtt_events; // ... and the detection events it publishes
     struct cc_overlay *overlay;
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
@@ -224,13 +228,17 @@ struct app {
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
 
-/* Inference thread: one result to the detection log (and the SIGHUP reopen, between results).
- * False, ending the run quietly, once nobody reads the log (EPIPE); other write errors are
- * reported once (detlog.h) and the run goes on. */
+/* Inference thread: one result to the detection log and the MQTT events (and the SIGHUP
+ * reopen, between results). False, ending the run quietly, once nobody reads the log (EPIPE);
+ * other write errors are reported once (detlog.h) and the run goes on. */
 static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     struct cc_error err = {0};
+    if (a->mqtt_events)
+        cc_detlog_write(a->mqtt_events, r, &err); // the sink reports its own failures
+    if (!a->log)
+        return true;
     if (atomic_exchange(&reopen_flag, 0)) {
         if (!cc_detlog_reopen(a->log, &err))
             fprintf(stderr, "camclass: %s\n", err.msg);
@@ -350,8 +358,9 @@ static int open_engine(struct app *a)
     return 0;
 }
 
-/* The detection log (headless always; with a window only when --log is given). */
-static int open_log(struct app *a, const char *path)
+/* The detection settings of --log-mode/--threshold into cfg (source, model, backend too).
+ * Returns 0, or EXIT_USAGE after printing one line. */
+static int detlog_settings(struct app *a, struct cc_detlog_config *cfg)
 {
     struct cc_cli *cli = &a->cli;
     enum cc_detlog_mode mode = CC_DETLOG_EVERY_FRAME;
@@ -367,20 +376,77 @@ static int open_log(struct app *a, const char *path)
         mode = CC_DETLOG_DETECTIONS; // a threshold only means something there
     }
     double threshold = cli->threshold >= 0 ? cli->threshold : 0.5;
-    double hysteresis = threshold < 0.1 ? threshold : 0.1;
-    struct cc_detlog_config cfg = {
-        .path = path,
+    *cfg = (struct cc_detlog_config){
         .mode = mode,
         .threshold = threshold,
-        .hysteresis = hysteresis,
+        .hysteresis = threshold < 0.1 ? threshold : 0.1,
         .ewma_alpha = mode == CC_DETLOG_DETECTIONS ? 0.3 : 0,
         .stats_interval_s = DETECTIONS_STATS_S,
         .source = a->source_name,
         .model = cc_engine_model(a->engine)->name,
         .backend = cc_engine_backend_name(a->engine),
     };
+    return 0;
+}
+
+/* The detection log (headless always; with a window only when --log is given). */
+static int open_log(struct app *a, const char *path)
+{
+    struct cc_detlog_config cfg;
+    int rc = detlog_settings(a, &cfg);
+    if (rc)
+        return rc;
+    cfg.path = path;
     struct cc_error err = {0};
     if (!(a->log = cc_detlog_create(&cfg, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+// libmosquitto's thread (or main): one line about the broker connection.
+static void mqtt_notice(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "camclass: %s\n", line);
+}
+
+static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len)
+{
+    return cc_mqtt_publish(ctx, event, line, len);
+}
+
+static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
+{
+    return (struct cc_mqtt_config){
+        .url = cli->mqtt,
+        .ca_file = cli->mqtt_ca,
+        .auth_file = cli->mqtt_auth,
+        .device_id = cli->device_id,
+        .notice = mqtt_notice,
+    };
+}
+
+/* --mqtt: the broker connection and the detection events for it — always detections mode
+ * (onset, change, clear, stats, summary), with --threshold, whatever --log-mode says. */
+static int open_mqtt(struct app *a)
+{
+    struct cc_mqtt_config mc = mqtt_config(&a->cli);
+    struct cc_error err = {0};
+    if (!(a->mqtt = cc_mqtt_create(&mc, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    struct cc_detlog_config cfg;
+    int rc = detlog_settings(a, &cfg);
+    if (rc)
+        return rc;
+    cfg.mode = CC_DETLOG_DETECTIONS;
+    cfg.ewma_alpha = 0.3;
+    cfg.sink = mqtt_sink;
+    cfg.sink_ctx = a->mqtt;
+    if (!(a->mqtt_events = cc_detlog_create(&cfg, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
@@ -590,6 +656,8 @@ static int run(struct app *a)
     const char *log_path = cli->log ? cli->log : headless ? "-" : NULL;
     if (log_path && (rc = open_log(a, log_path)))
         return rc;
+    if (cli->mqtt && (rc = open_mqtt(a)))
+        return rc;
     fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
             cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
 
@@ -614,7 +682,7 @@ static int run(struct app *a)
         .top_k = cli->top_k,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
-        .on_result = a->log ? log_result : NULL,
+        .on_result = a->log || a->mqtt_events ? log_result : NULL,
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err)) || !cc_pipeline_start(a->pipeline, &err)) {
@@ -635,6 +703,11 @@ static int run(struct app *a)
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
     if (a->log && !cc_detlog_finish(a->log, &err))
         fprintf(stderr, "camclass: %s\n", err.msg);
+    if (a->mqtt_events) {
+        cc_detlog_finish(a->mqtt_events, &err); // the summary, published
+        cc_mqtt_destroy(a->mqtt, MQTT_FLUSH_MS);
+        a->mqtt = NULL;
+    }
     // The same figures as the log's summary line (pipeline.h): frames = classified results, the
     // rate between the first and the last result (0 with one result).
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
@@ -660,6 +733,8 @@ static void app_finish(struct app *a)
     cc_pipeline_destroy(a->pipeline);
     cc_overlay_destroy(a->overlay);
     cc_detlog_destroy(a->log);
+    cc_detlog_destroy(a->mqtt_events);
+    cc_mqtt_destroy(a->mqtt, 0);
     cc_capture_destroy(a->camera);
     cc_source_file_destroy(a->file);
     cc_engine_destroy(a->engine);
@@ -712,6 +787,14 @@ int main(int argc, char **argv)
             rc = 1;
         }
         goto out;
+    }
+    if (a.cli.mqtt) { // settings errors before the model loads
+        struct cc_mqtt_config mc = mqtt_config(&a.cli);
+        if (!cc_mqtt_check(&mc, &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            rc = EXIT_USAGE;
+            goto out;
+        }
     }
     if (!choose_model(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);

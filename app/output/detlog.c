@@ -37,9 +37,10 @@ struct detlog_stats {
 
 struct cc_detlog {
     struct cc_detlog_config cfg; // path/source/model/backend point to the copies below
-    char *path;                  // NULL when logging to standard output
+    char *path;                  // NULL when logging to standard output or to a sink
     char *source, *model, *backend;
-    int fd;        // the open log; STDOUT_FILENO (never closed) when path is NULL
+    int fd;        // the open log; STDOUT_FILENO (never closed) for standard output; -1 with
+                   // a sink
     bool failing;  // the last write failed and was reported; later failures stay silent
     bool gone;     // a write failed with EPIPE: nobody reads the log; write nothing more
     bool partial;  // a failed write may have left a partial line: start the next with '\n'
@@ -257,9 +258,26 @@ static bool cut_partial(int fd, size_t written)
     return ftruncate(fd, st.st_size - (off_t)written) == 0;
 }
 
+// Hands o, printed as one line, to the config's sink and frees o.
+static bool emit_to_sink(struct cc_detlog *log, cJSON *o)
+{
+    const char *event = o ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "event")) : "";
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    bool ok = text && log->cfg.sink(log->cfg.sink_ctx, event, text, strlen(text));
+    cJSON_Delete(o);
+    cJSON_free(text);
+    if (ok)
+        log->lines++;
+    else
+        log->lines_lost++;
+    return true; // the sink reports its own failures
+}
+
 // Prints o as one line, writes it and frees o. Errors: see cc_detlog_write in detlog.h.
 static bool emit(struct cc_detlog *log, cJSON *o, struct cc_error *err)
 {
+    if (log->cfg.sink)
+        return emit_to_sink(log, o);
     char *text = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     int e = ENOMEM;
@@ -354,12 +372,12 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
     log->fd = -1;
     log->active = -1;
     log->cfg = *cfg;
-    bool to_stdout = !cfg->path || strcmp(cfg->path, "-") == 0;
-    log->path = to_stdout ? NULL : strdup(cfg->path);
+    bool to_stdout = !cfg->sink && (!cfg->path || strcmp(cfg->path, "-") == 0);
+    log->path = to_stdout || cfg->sink ? NULL : strdup(cfg->path);
     log->source = dup_or_empty(cfg->source);
     log->model = dup_or_empty(cfg->model);
     log->backend = dup_or_empty(cfg->backend);
-    if ((!to_stdout && !log->path) || !log->source || !log->model || !log->backend) {
+    if ((!to_stdout && !cfg->sink && !log->path) || !log->source || !log->model || !log->backend) {
         cc_error_set(err, "detection log: out of memory");
         goto error;
     }
@@ -369,7 +387,7 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
     log->cfg.backend = log->backend;
     if (to_stdout)
         log->fd = STDOUT_FILENO;
-    else if (!open_log(log->path, &log->fd, err))
+    else if (!cfg->sink && !open_log(log->path, &log->fd, err))
         goto error;
     return log;
 

@@ -54,6 +54,12 @@ struct cc_detlog_config {
     const char *source;      // static fields written on every line; NULL is written as ""
     const char *model;
     const char *backend;
+    // Instead of a file: each line goes to sink (on the writing thread), with its "event"
+    // field and without the '\n'; path is then ignored and reopen does nothing. sink returns
+    // false when the line could not be taken (counted in the summary's lines_lost; it reports
+    // its own failures). MQTT publishes the detection events this way (mqtt.h).
+    bool (*sink)(void *ctx, const char *event, const char *line, size_t len);
+    void *sink_ctx;
 };
 
 struct cc_detlog;

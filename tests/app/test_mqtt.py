@@ -1,0 +1,351 @@
+#!/usr/bin/python3
+"""camclass --mqtt against a real broker (Eclipse Mosquitto) on loopback (suite app):
+
+- bad settings: a URL that is not mqtt(s)://, a password in the URL, a bad port, a device id
+  with '/', a missing or directory --mqtt-auth, --mqtt-ca with mqtt:// — exit 2, one line
+  naming the problem, nothing on stdout;
+- outage: camclass logs detections (--log FILE --log-mode detections) and publishes them; the
+  broker is stopped mid-run (events go on being logged and wait in camclass's queue) and
+  started again: camclass says once that the connection is lost and once that it is back, and
+  a subscriber with a persistent session receives every line of the log file (detection,
+  clear, stats, summary; compared without "ts") exactly once, in order, on
+  camclass/<device-id>/<event>; the retained status is "offline" after the run, "online"
+  during it;
+- late broker: no broker at start — camclass runs and says it keeps retrying; the broker comes
+  up 1.5 s later and every event from before arrives;
+- last will: camclass killed with SIGKILL — the broker publishes "offline" on its status topic;
+- mqtts:// with a user and password: a second broker with a TLS listener (a CA and server
+  certificate made here with openssl) and a password file (mosquitto_passwd): with --mqtt-ca
+  and the right --mqtt-auth every logged event arrives; a wrong password is refused with one
+  line naming --mqtt-auth; without --mqtt-ca (the system CAs do not know this one) one line
+  says the certificate failed to verify. The run goes on and exits 0 in each case.
+
+    test_mqtt.py CAMCLASS MODEL SELFTEST_DIR
+
+Every process is bounded in time; the broker and subscriber are killed at the end.
+"""
+import json
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
+
+EXE, MODEL, FRAMES = sys.argv[1:4]
+
+
+def env_headless():
+    env = dict(os.environ)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
+        env.pop(k, None)
+    return env
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(cond, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def lines_of(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [ln for ln in f.read().split("\n") if ln]
+    except FileNotFoundError:
+        return []
+
+
+class Broker:
+    """mosquitto on 127.0.0.1:port, persistence in tmp (a subscriber's session survives a
+    restart, as on a real broker with persistence on); extra: more configuration lines."""
+
+    def __init__(self, tmp, port, name="mosquitto", extra=""):
+        self.conf = os.path.join(tmp, name + ".conf")
+        db = os.path.join(tmp, name + "-db")
+        os.makedirs(db, exist_ok=True)
+        # user: started as root, mosquitto would switch to the user "mosquitto", which cannot
+        # write into this private temporary directory; as anyone else it stays who it is.
+        with open(self.conf, "w") as f:
+            f.write("listener %d 127.0.0.1\npersistence true\npersistence_location %s/\n"
+                    "user %s\n%s" % (port, db, pwd.getpwuid(os.getuid()).pw_name,
+                                      extra or "allow_anonymous true\n"))
+        self.port, self.log, self.p = port, os.path.join(tmp, name + ".log"), None
+
+    def start(self):
+        self.p = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=open(self.log, "a"),
+                                  stderr=subprocess.STDOUT)
+        ok = wait_for(lambda: self.accepts(), 10)
+        check(ok, "broker: mosquitto listens on port %d" % self.port)
+
+    def accepts(self):
+        try:
+            socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+            return True
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.p and self.p.poll() is None:
+            self.p.terminate()  # SIGTERM: mosquitto saves its database and exits
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def camclass(args, log=None):
+    cmd = [EXE, "--model", MODEL, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
+           "--fps", "20", "--threshold", "0.3"] + args
+    if log:
+        cmd += ["--log", log, "--log-mode", "detections"]
+    else:
+        cmd += ["--log", os.devnull]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env_headless())
+
+
+def finish(p, sig=signal.SIGTERM):
+    p.send_signal(sig)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        check(False, "camclass did not end within 30 s of signal %d" % sig)
+    return p.returncode, out, err
+
+
+def messages(path, device):
+    """The subscriber's lines "topic payload" for device: [(event, payload)]."""
+    got = []
+    prefix = "camclass/%s/" % device
+    for ln in lines_of(path):
+        topic, _, payload = ln.partition(" ")
+        if topic.startswith(prefix):
+            got.append((topic[len(prefix):], payload))
+    return got
+
+
+def without_ts(line):
+    o = json.loads(line)
+    o.pop("ts", None)
+    return o
+
+
+def compare_with_log(what, log, got):
+    """Every log line arrives once, in order, on its event's topic; nothing else but status."""
+    want = [without_ts(ln) for ln in lines_of(log)]
+    events = [(t, without_ts(p)) for t, p in got if t != "status"]
+    check(len(want) >= 6, "%s: only %d lines in the log" % (what, len(want)))
+    check(want and want[-1]["event"] == "summary", "%s: the log ends without a summary" % what)
+    check(all(t == o.get("event") for t, o in events),
+          "%s: an event on another event's topic: %r" % (what, [(t, o.get("event"))
+                                                                  for t, o in events][:5]))
+    check([o for _, o in events] == want,
+          "%s: %d events received for %d log lines; first differences: %r" %
+          (what, len(events), len(want),
+           [(a.get("event"), a.get("seq"), b.get("event"), b.get("seq"))
+            for a, b in zip([o for _, o in events], want) if a != b][:3]))
+    if [o for _, o in events] != want:
+        print("  received: %r" % [(o.get("event"), o.get("seq")) for _, o in events])
+        print("  logged:   %r" % [(o.get("event"), o.get("seq")) for o in want])
+
+
+def bad_settings(tmp):
+    auth_dir = os.path.join(tmp, "authdir")
+    os.mkdir(auth_dir)
+    cases = [
+        (["--mqtt", "http://127.0.0.1:1883"], "must start with mqtt:// or mqtts://"),
+        (["--mqtt", "mqtt://user:secret@127.0.0.1"], "put them in a file given with --mqtt-auth"),
+        (["--mqtt", "mqtt://127.0.0.1:99999"], "the port must be a number from 1 to 65535"),
+        (["--mqtt", "mqtt://"], "no host name"),
+        (["--mqtt", "mqtt://127.0.0.1/topic"], "unexpected \"topic\" after the address"),
+        (["--mqtt", "mqtt://127.0.0.1", "--device-id", "cam/1"], "--device-id \"cam/1\": use"),
+        (["--mqtt", "mqtt://127.0.0.1", "--mqtt-auth", os.path.join(tmp, "none")],
+         "--mqtt-auth %s: No such file or directory" % os.path.join(tmp, "none")),
+        (["--mqtt", "mqtt://127.0.0.1", "--mqtt-auth", auth_dir], "is a directory"),
+        (["--mqtt", "mqtt://127.0.0.1", "--mqtt-ca", "/etc/hostname"],
+         "only mqtts:// URLs use a CA file"),
+    ]
+    for args, want in cases:
+        p = subprocess.run([EXE, "--model", MODEL, "--backend", "cpu", "--headless", "--input",
+                            FRAMES] + args, capture_output=True, text=True, timeout=60,
+                           env=env_headless())
+        lines = [ln for ln in p.stderr.split("\n") if ln]
+        check(p.returncode == 2 and p.stdout == "" and len(lines) == 1 and want in lines[0],
+              "bad settings %r: exit %d, stdout %d bytes, lines %r (want one with %r)" %
+              (args, p.returncode, len(p.stdout), lines, want))
+
+
+def outage(tmp, broker, sub_out):
+    log = os.path.join(tmp, "outage.jsonl")
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev1"], log)
+    check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "outage: no detections logged")
+    check(wait_for(lambda: len(messages(sub_out, "dev1")) >= 3, 10),
+          "outage: nothing received before the outage")
+    broker.stop()
+    n = len(lines_of(log))
+    check(wait_for(lambda: len(lines_of(log)) >= n + 3, 30),
+          "outage: detections stopped while the broker was away")
+    broker.start()
+    # Reconnect back-off: 1, 2, 4 s ... after the loss.
+    reconnected = wait_for(lambda: len(messages(sub_out, "dev1")) > n + 3, 20)
+    check(reconnected, "outage: the events of the outage did not arrive after the restart")
+    rc, _, err = finish(p)
+    check(rc == 0, "outage: exit %d: %s" % (rc, err))
+    lost = [ln for ln in err.split("\n") if "is lost" in ln]
+    back = [ln for ln in err.split("\n") if "connected again" in ln]
+    check(len(lost) == 1 and len(back) == 1,
+          "outage: want one 'lost' and one 'connected again' line: %r" % err)
+    check(wait_for(lambda: (messages(sub_out, "dev1") or [("", "")])[-1] == ("status", "offline"),
+                   10), "outage: the last message is not status offline: %r" %
+          messages(sub_out, "dev1")[-3:])
+    got = messages(sub_out, "dev1")
+    check(got and got[0] == ("status", "online"), "outage: first message %r" % got[:1])
+    compare_with_log("outage", log, got)
+
+
+def late_broker(tmp, broker, sub_out):
+    log = os.path.join(tmp, "late.jsonl")
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev3"], log)
+    check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "late broker: no detections logged")
+    time.sleep(1.5)
+    broker.start()
+    check(wait_for(lambda: len(messages(sub_out, "dev3")) >= 4, 20),
+          "late broker: events did not arrive once the broker was up")
+    rc, _, err = finish(p)
+    check(rc == 0, "late broker: exit %d: %s" % (rc, err))
+    check("cannot reach the broker at 127.0.0.1:%d yet" % broker.port in err,
+          "late broker: no line saying it retries: %r" % err)
+    check(wait_for(lambda: (messages(sub_out, "dev3") or [("", "")])[-1] == ("status", "offline"),
+                   10), "late broker: not offline at the end")
+    compare_with_log("late broker", log, messages(sub_out, "dev3"))
+
+
+def last_will(broker):
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev2"])
+    seen = subprocess.run(["mosquitto_sub", "-p", str(broker.port), "-h", "127.0.0.1", "-C", "1",
+                           "-W", "20", "-t", "camclass/dev2/status"], capture_output=True,
+                          text=True, timeout=30)
+    check(seen.stdout.strip() == "online", "last will: status %r before the kill" % seen.stdout)
+    p.kill()
+    p.communicate(timeout=30)
+    after = subprocess.run(["mosquitto_sub", "-p", str(broker.port), "-h", "127.0.0.1", "-C",
+                            "1", "-W", "10", "-t", "camclass/dev2/status"], capture_output=True,
+                           text=True, timeout=30)
+    check(after.stdout.strip() == "offline",
+          "last will: retained status %r after SIGKILL, want offline" % after.stdout)
+
+
+def tls_auth(tmp):
+    d = os.path.join(tmp, "tls")
+    os.mkdir(d)
+    f = {k: os.path.join(d, k) for k in ("ca.key", "ca.crt", "srv.key", "srv.csr", "srv.crt",
+                                          "ext", "pw", "auth", "bad")}
+    quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=60)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    f["ca.key"], "-out", f["ca.crt"], "-days", "2", "-subj",
+                    "/CN=camclass test CA"], **quiet)
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f["srv.key"],
+                    "-out", f["srv.csr"], "-subj", "/CN=localhost"], **quiet)
+    with open(f["ext"], "w") as fh:
+        fh.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", f["srv.csr"], "-CA", f["ca.crt"], "-CAkey",
+                    f["ca.key"], "-CAcreateserial", "-out", f["srv.crt"], "-days", "2",
+                    "-extfile", f["ext"]], **quiet)
+    subprocess.run(["mosquitto_passwd", "-c", "-b", f["pw"], "cam", "s3cret pass"], **quiet)
+    for name, text in (("auth", "cam\ns3cret pass\n"), ("bad", "cam\nwrong\n")):
+        with open(f[name], "w") as fh:
+            fh.write(text)
+        os.chmod(f[name], 0o600)
+    broker = Broker(tmp, free_port(), "tls", "cafile %s\ncertfile %s\nkeyfile %s\n"
+                    "password_file %s\nallow_anonymous false\n" %
+                    (f["ca.crt"], f["srv.crt"], f["srv.key"], f["pw"]))
+    url = "mqtts://localhost:%d" % broker.port
+    sub_out = os.path.join(tmp, "tls-sub.txt")
+    sub = None
+    try:
+        broker.start()
+        sub = subprocess.Popen(["mosquitto_sub", "-p", str(broker.port), "-h", "localhost",
+                                "--cafile", f["ca.crt"], "-u", "cam", "-P", "s3cret pass", "-c",
+                                "-i", "camclass-test-tls-sub", "-q", "1", "-v", "-t",
+                                "camclass/#"], stdout=open(sub_out, "w"),
+                               stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        log = os.path.join(tmp, "tls.jsonl")
+        p = camclass(["--mqtt", url, "--mqtt-ca", f["ca.crt"], "--mqtt-auth", f["auth"],
+                      "--device-id", "tls1"], log)
+        check(wait_for(lambda: len(lines_of(log)) >= 6, 30), "tls: no detections logged")
+        rc, _, err = finish(p)
+        check(rc == 0 and "connected to localhost:%d" % broker.port in err,
+              "tls: exit %d, no 'connected' line: %r" % (rc, err))
+        check(wait_for(lambda: (messages(sub_out, "tls1") or [("", "")])[-1] ==
+                       ("status", "offline"), 10), "tls: not offline at the end")
+        compare_with_log("tls", log, messages(sub_out, "tls1"))
+        for what, args, want in (
+                ("wrong password", ["--mqtt-ca", f["ca.crt"], "--mqtt-auth", f["bad"]],
+                 "refused the connection (Connection Refused: not authorised); retrying with "
+                 "back-off (check --mqtt-auth)"),
+                ("unknown CA", ["--mqtt-auth", f["auth"]], "certificate verify failed")):
+            p = camclass(["--mqtt", url, "--device-id", "tls2"] + args)
+            time.sleep(2.5)
+            rc, _, err = finish(p)
+            said = [ln for ln in err.split("\n") if want in ln]
+            check(rc == 0 and len(said) == 1,
+                  "tls, %s: exit %d, want one line with %r: %r" % (what, rc, want, err))
+        check(messages(sub_out, "tls2") == [], "tls: events of a refused client arrived")
+    finally:
+        if sub:
+            sub.kill()
+            sub.wait()
+        broker.stop()
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad_settings(tmp)
+        broker = Broker(tmp, free_port())
+        sub_out = os.path.join(tmp, "sub.txt")
+        sub = None
+        try:
+            broker.start()
+            # A persistent session (-c, QoS 1): what is published while the subscriber is
+            # reconnecting after a broker restart waits for it on the broker.
+            sub = subprocess.Popen(["mosquitto_sub", "-p", str(broker.port), "-h", "127.0.0.1",
+                                    "-c", "-i", "camclass-test-sub", "-q", "1", "-v", "-t",
+                                    "camclass/#"], stdout=open(sub_out, "w"),
+                                   stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+            outage(tmp, broker, sub_out)
+            broker.stop()
+            late_broker(tmp, broker, sub_out)
+            last_will(broker)
+            tls_auth(tmp)
+        finally:
+            if sub:
+                sub.kill()
+                sub.wait()
+            broker.stop()
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
