@@ -62,8 +62,9 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
 fi
 
-# tools/run.sh leaves a build dir made by tools/test.sh as it is (its tests cost nothing more to
-# keep); tools/test.sh turns the tests on in a build dir that tools/run.sh made without them.
+# tools/run.sh leaves a build dir made by tools/test.sh as it is (turning the tests off would
+# only reconfigure it); tools/test.sh turns the tests on in a build dir that tools/run.sh made
+# without them. (A build dir older than the option has none listed yet: its default is on.)
 if [ ! -f build/build.ninja ]; then
   tests=true
   [ "$mode" = run ] && tests=false
@@ -71,6 +72,6 @@ if [ ! -f build/build.ninja ]; then
 elif [ "$mode" = test ]; then
   tests=$(meson introspect --buildoptions build |
     python3 -c 'import json, sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "tests"])')
-  [ "$tests" = "[True]" ] || meson configure build -Dtests=true
+  if [ "$tests" = "[False]" ]; then meson configure build -Dtests=true; fi
 fi
 ninja -C build
