@@ -340,7 +340,11 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct options o = {0};
     struct cc_error err = {""};
-    if (!parse(argc, argv, &o, &err) || !run(&o, &err)) {
+    if (!parse(argc, argv, &o, &err)) { // bad usage: 2, as camclass and camclass-bench
+        fprintf(stderr, "camclass-capture: %s\n", err.msg);
+        return 2;
+    }
+    if (!run(&o, &err)) {
         fprintf(stderr, "camclass-capture: %s\n", err.msg);
         return 1;
     }

@@ -28,6 +28,18 @@
 #include "engine.h"
 #include "error.h"
 
+// Where things are installed, for --help and main.c; meson passes the paths of the prefix used
+// (app/meson.build). These defaults serve builds without them (the fuzz build).
+#ifndef CAMCLASS_CONFIG_FILE // <prefix>/<sysconfdir>/camclass/config.json
+#define CAMCLASS_CONFIG_FILE "/usr/local/etc/camclass/config.json"
+#endif
+#ifndef CAMCLASS_DATADIR // <prefix>/<datadir>/camclass: models/, samples/
+#define CAMCLASS_DATADIR "/usr/local/share/camclass"
+#endif
+#ifndef CAMCLASS_BINDIR
+#define CAMCLASS_BINDIR "/usr/local/bin"
+#endif
+
 enum { CC_CLI_TOP_K_DEFAULT = 5 };
 
 struct cc_cli {

@@ -1,5 +1,5 @@
 /* camclass — classifies camera or file frames live: an SDL window with the top labels, or a
- * headless JSON-lines detection log (a systemd service). See docs/camclass.1 and --help.
+ * headless JSON-lines detection log (a systemd service). See camclass(1) and --help.
  *
  * Threads (pipeline.h): a source thread (camera or file) and the inference thread; this main
  * thread owns the window (SDL wants it here), signals, sd_notify and the exit. The detection
@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "assets.h"
 #include "bundle.h"
 #include "capture.h"
 #include "cli.h"
@@ -45,18 +46,6 @@
 
 #ifndef CAMCLASS_VERSION
 #define CAMCLASS_VERSION "unknown"
-#endif
-#ifndef CAMCLASS_DATADIR // installed assets (meson: datadir/camclass)
-#define CAMCLASS_DATADIR "/usr/local/share/camclass"
-#endif
-#ifndef CAMCLASS_SOURCE_ASSETS // the source tree's assets/, for runs from the build tree
-#define CAMCLASS_SOURCE_ASSETS ""
-#endif
-#ifndef CAMCLASS_SYSCONFDIR
-#define CAMCLASS_SYSCONFDIR "/etc"
-#endif
-#ifndef CAMCLASS_BINDIR
-#define CAMCLASS_BINDIR "/usr/local/bin"
 #endif
 
 #define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
@@ -109,59 +98,6 @@ static void sleep_ms(int ms)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Where things are: assets and the installed config
- */
-
-/* The folder of the running executable (no trailing slash) into dir; false when unknown. */
-static bool exe_dir(char *dir, size_t size)
-{
-    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
-    if (n <= 0)
-        return false;
-    dir[n] = 0;
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return false;
-    *slash = 0;
-    return true;
-}
-
-/* True when this executable runs from the folder it is installed to. */
-static bool running_installed(void)
-{
-    char dir[PATH_MAX], real_bindir[PATH_MAX];
-    return exe_dir(dir, sizeof(dir)) && realpath(CAMCLASS_BINDIR, real_bindir) &&
-           strcmp(dir, real_bindir) == 0;
-}
-
-/* Finds an asset (rel: "models/x.ccm") and writes its path to out. Order: $CAMCLASS_DATADIR,
- * <exe>/../share/camclass (an installed, possibly relocated tree), the source tree's assets/
- * (a build-tree run), the configured datadir. */
-static bool find_asset(const char *rel, char *out, size_t size)
-{
-    char exe[PATH_MAX], share[PATH_MAX + 32];
-    const char *env = getenv("CAMCLASS_DATADIR");
-    const char *roots[4] = {env && *env ? env : NULL, NULL, CAMCLASS_SOURCE_ASSETS,
-                            CAMCLASS_DATADIR};
-    if (exe_dir(exe, sizeof(exe))) {
-        snprintf(share, sizeof(share), "%s/../share/camclass", exe);
-        roots[1] = share;
-    }
-    for (int i = 0; i < 4; i++) {
-        if (!roots[i] || !*roots[i])
-            continue;
-        snprintf(out, size, "%s/%s", roots[i], rel);
-        if (access(out, R_OK) == 0) {
-            char real[PATH_MAX];
-            if (realpath(out, real)) // "/usr/share/...", not "/usr/bin/../share/..."
-                snprintf(out, size, "%s", real);
-            return true;
-        }
-    }
-    return false;
-}
-
-/* ------------------------------------------------------------------------------------------
  * Defaults: model and input
  */
 
@@ -174,35 +110,43 @@ static bool choose_model(const struct cc_cli *cli, char *path, size_t size, stru
             return cc_error_set(err, "cannot read model %s: %s", path, strerror(errno));
         return true;
     }
+    enum cc_asset_root root;
     // The self-test checks the self-test model: its sample holds vivid's patterns.
-    if (cli->selftest && find_asset(SELFTEST_MODEL, path, size)) {
+    if (cli->selftest && cc_asset_find(SELFTEST_MODEL, path, size, NULL)) {
         fprintf(stderr, "camclass: model %s (the self-test model)\n", path);
         return true;
     }
-    if (find_asset(IMAGENET_MODEL, path, size)) {
+    if (cc_asset_find(IMAGENET_MODEL, path, size, NULL)) {
         fprintf(stderr, "camclass: model %s (ImageNet mobilenet_v2)\n", path);
         return true;
     }
-    if (find_asset(SELFTEST_MODEL, path, size)) {
+    if (cc_asset_find(SELFTEST_MODEL, path, size, &root)) {
+        // The fetch tool of the tree this model came from: the source tree's script, or the
+        // installed command (a system without the source tree has no tools/ folder).
         fprintf(stderr,
                 "camclass: model %s (the self-test model: vivid test patterns; "
-                "tools/fetch_imagenet.py installs the ImageNet model)\n",
-                path);
+                "%s installs the ImageNet model)\n",
+                path,
+                root == CC_ASSET_SOURCE ? "tools/fetch_imagenet.py" : "camclass-fetch-imagenet");
         return true;
     }
+    char where[CC_ASSET_WHERE_SIZE];
+    cc_asset_where(where, sizeof(where));
     return cc_error_set(err,
-                        "no model: neither %s nor %s was found in $CAMCLASS_DATADIR, "
-                        "%s or %s; give one with --model",
-                        IMAGENET_MODEL, SELFTEST_MODEL, CAMCLASS_SOURCE_ASSETS, CAMCLASS_DATADIR);
+                        "no model: neither %s nor %s is in %s; give one with --model, or "
+                        "install one with camclass-fetch-imagenet",
+                        IMAGENET_MODEL, SELFTEST_MODEL, where);
 }
 
 /* The bundled sample input (a folder of frames) into path. */
 static bool find_sample(char *path, size_t size, struct cc_error *err)
 {
-    if (find_asset(SAMPLE_INPUT, path, size))
+    if (cc_asset_find(SAMPLE_INPUT, path, size, NULL))
         return true;
-    return cc_error_set(err, "no sample input: %s not found in $CAMCLASS_DATADIR, %s or %s",
-                        SAMPLE_INPUT, CAMCLASS_SOURCE_ASSETS, CAMCLASS_DATADIR);
+    char where[CC_ASSET_WHERE_SIZE];
+    cc_asset_where(where, sizeof(where));
+    return cc_error_set(err, "no sample input: %s is not in %s; give one with --input",
+                        SAMPLE_INPUT, where);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -768,10 +712,8 @@ int main(int argc, char **argv)
     }
     // The config: --config, else the system one when running installed (and present).
     const char *config = a.cli.config;
-    char sys_config[PATH_MAX];
-    snprintf(sys_config, sizeof(sys_config), "%s/camclass/config.json", CAMCLASS_SYSCONFDIR);
-    if (!config && running_installed() && access(sys_config, F_OK) == 0)
-        config = sys_config;
+    if (!config && cc_asset_running_installed() && access(CAMCLASS_CONFIG_FILE, F_OK) == 0)
+        config = CAMCLASS_CONFIG_FILE;
     if (config && !cc_cli_load_config(&a.cli, config, &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;

@@ -314,7 +314,7 @@ static bool load_i8(struct loader *L, const cJSON *jdata, const cJSON *jquant, i
     if (!cJSON_IsObject(jquant))
         return fail(L,
                     "%s: dtype i8 needs \"quant\": {\"axis\": 0, \"scales\": {entry, offset, "
-                    "size}} (docs/MODEL_FORMAT.md)",
+                    "size}} (the bundle format: camclass-export(1))",
                     where);
     const cJSON *e;
     cJSON_ArrayForEach(e, jquant)
@@ -353,7 +353,7 @@ static bool load_act_quant(struct loader *L, const cJSON *jquant, int idx, const
     if (L->version < FIRST_ACT_QUANT_VERSION)
         return fail(L,
                     "%s: \"quant\" on an f32 activation needs format version %d (this bundle "
-                    "says %d); re-export it with this camclass's tools/camclass_export.py",
+                    "says %d); re-export it with this camclass's camclass-export",
                     where, FIRST_ACT_QUANT_VERSION, L->version);
     if (!cJSON_IsObject(jquant))
         return fail(L, "%s: \"quant\" must be {\"scale\": S, \"zero_point\": Z}", where);
@@ -495,7 +495,7 @@ static bool load_input(struct loader *L, const cJSON *root)
     if (in->antialias && L->version < FIRST_ANTIALIAS_VERSION)
         return fail(L,
                     "input.resize: \"antialias\": true needs format version %d (this bundle says "
-                    "%d); re-export it with this camclass's tools/camclass_export.py",
+                    "%d); re-export it with this camclass's camclass-export",
                     FIRST_ANTIALIAS_VERSION, L->version);
     return true;
 }
@@ -871,7 +871,7 @@ static bool load_graph(struct loader *L, const cJSON *root)
 static cJSON *read_manifest(struct loader *L)
 {
     if (!cc_bundle_zip_has(L->zip, MANIFEST_ENTRY)) {
-        fail(L, "no manifest.json entry; is this a camclass bundle? (docs/MODEL_FORMAT.md)");
+        fail(L, "no manifest.json entry; is this a camclass bundle? (camclass-export makes them)");
         return NULL;
     }
     size_t size;
@@ -949,15 +949,18 @@ static const struct {
     const char *ext;
     const char *what;
 } foreign_models[] = {
-    {".onnx", "an ONNX model; convert it with tools/camclass_export.py --onnx FILE "
-              "(docs/MODELS.md)"},
-    {".pt", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "
-            "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE (docs/MODELS.md)"},
-    {".pth", "a PyTorch file; convert it with tools/camclass_export.py --model NAME --weights "
+    // camclass-export: the exporter's installed name (tools/camclass_export.py in the source
+    // tree, which the README names too); messages name nothing an installed system lacks.
+    {".onnx", "an ONNX model; convert it with camclass-export --onnx FILE "
+              "(camclass-export(1))"},
+    {".pt", "a PyTorch file; convert it with camclass-export --model NAME --weights "
+            "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE "
+            "(camclass-export(1))"},
+    {".pth", "a PyTorch file; convert it with camclass-export --model NAME --weights "
              "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE "
-             "(docs/MODELS.md)"},
-    {".tflite", "a TensorFlow Lite model; camclass reads its own bundles (.ccm, "
-                "docs/MODEL_FORMAT.md), made from PyTorch by tools/camclass_export.py"},
+             "(camclass-export(1))"},
+    {".tflite", "a TensorFlow Lite model; camclass reads its own bundles (.ccm), made from "
+                "PyTorch or ONNX by camclass-export (camclass-export(1))"},
 };
 
 struct cc_model *cc_bundle_load(const char *path, struct cc_error *err)

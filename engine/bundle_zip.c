@@ -52,7 +52,7 @@ static bool open_failed(const char *bundle, zip_error_t *ze, struct cc_error *er
     if (code == ZIP_ER_NOZIP)
         cc_error_set(err,
                      "bundle %s: not a zip archive; a bundle is a zip file made by "
-                     "tools/camclass_export.py (docs/MODEL_FORMAT.md)",
+                     "camclass-export (camclass-export(1))",
                      bundle);
     else if (code == ZIP_ER_OPEN || code == ZIP_ER_NOENT || code == ZIP_ER_READ)
         cc_error_set(err, "bundle %s: cannot open: %s", bundle, zip_error_strerror(ze));

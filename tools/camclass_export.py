@@ -749,7 +749,8 @@ def main(argv=None):
     p.add_argument("-o", "--output", required=True, help="bundle to write (.ccm)")
     args = p.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
-    prog = "camclass_export"
+    # Messages begin with the name it was run by: camclass-export when installed.
+    prog = "camclass_export" if p.prog.endswith(".py") else p.prog
     try:
         labels = None
         num_classes = args.num_classes or 1000

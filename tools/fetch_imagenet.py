@@ -1,7 +1,13 @@
 #!/usr/bin/python3
-"""fetch_imagenet — torchvision's ImageNet mobilenet_v2 -> assets/models/mobilenet_v2-imagenet.ccm
+"""fetch_imagenet — torchvision's ImageNet mobilenet_v2 -> a camclass bundle, mobilenet_v2-imagenet.ccm
 
-    fetch_imagenet.py [--url URL] [--dest DIR] [--force] [--timeout S] [--threads N]
+    tools/fetch_imagenet.py [--url URL] [--dest DIR] [--force] [--timeout S] [--threads N]
+    camclass-fetch-imagenet [--url URL] [--dest DIR | --system] [--force] [--timeout S] [--threads N]
+
+From the source tree the bundle goes to assets/models/ (where build/app/camclass looks); as
+installed (camclass-fetch-imagenet, tools/installed_tool.py.in) to $XDG_DATA_HOME/camclass/models
+(~/.local/share/camclass/models), where the installed camclass looks first, or with --system to
+<datadir>/camclass/models (for every user and the service; needs root).
 
 Downloads torchvision's official mobilenet_v2 ImageNet-1k weights (the published .pth of
 MobileNet_V2_Weights.IMAGENET1K_V1), checks the sha256 prefix that the file name carries
@@ -37,8 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DEST = os.path.normpath(os.path.join(HERE, "..", "assets", "models"))
 BUNDLE_NAME = "mobilenet_v2-imagenet.ccm"
 MODEL_NAME = "mobilenet_v2-imagenet"
-SELFTEST_BUNDLE = "assets/models/selftest.ccm"
-PROG = "fetch_imagenet"
+PROG = "fetch_imagenet"  # camclass-fetch-imagenet when installed (main's prog)
 sys.path.insert(0, HERE)  # camclass_export (imported with torch, once the download is verified)
 
 # torch.hub's HASH_REGEX: the hex digits between the first "-" and the following "." of the
@@ -105,9 +110,9 @@ def _reason(e):
 
 def offline_message(url, reason):
     verb = "read" if url.startswith("file:") else "download"
-    return ("cannot %s %s: %s; camclass keeps using the self-test model (%s). Copy the .pth "
-            "by hand and run with --url file:///path/to/mobilenet_v2-b0353104.pth"
-            % (verb, url, reason, SELFTEST_BUNDLE))
+    return ("cannot %s %s: %s; camclass keeps using the self-test model (selftest.ccm). Copy "
+            "the .pth by hand and run with --url file:///path/to/mobilenet_v2-b0353104.pth"
+            % (verb, url, reason))
 
 
 class Progress:
@@ -259,26 +264,53 @@ def fetch(url, dest, force=False, timeout=30.0, threads=1):
             pass
 
 
-def main(argv=None):
+def user_models_dir():
+    """$XDG_DATA_HOME/camclass/models, else ~/.local/share/camclass/models (the XDG base
+    directory rule; the installed camclass looks there first, app/main.c find_asset)."""
+    data = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(data):  # unset, empty or relative: the spec says ignore it
+        data = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(data, "camclass", "models")
+
+
+def main(argv=None, prog=None, system_dest=None):
+    """prog and system_dest are given by the installed front end (camclass-fetch-imagenet):
+    then the default folder is the user's, and --system picks system_dest."""
+    global PROG
+    installed = system_dest is not None
+    if prog:
+        PROG = prog
+    me = prog or "tools/fetch_imagenet.py"
     p = argparse.ArgumentParser(
-        prog="fetch_imagenet.py",
+        prog=prog or "fetch_imagenet.py",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Download torchvision's ImageNet mobilenet_v2 weights, verify them and "
                     "install them as a camclass bundle (%s)." % BUNDLE_NAME,
-        epilog="examples:\n"
-               "  tools/fetch_imagenet.py                  # download and install\n"
-               "  tools/fetch_imagenet.py --url file:///path/to/mobilenet_v2-b0353104.pth\n"
-               "                                           # a .pth copied by hand\n"
-               "  tools/fetch_imagenet.py --force          # download and install again\n\n"
-               "The file name must keep its -<sha256 prefix> part (b0353104): it is checked.\n"
-               "Exit status 0: installed (or already there); 1: nothing changed, one line\n"
-               "on stderr says why; camclass then keeps using the self-test model.")
+        epilog=("examples:\n"
+                "  {me}\n      download and install\n"
+                "  {me} --url file:///path/to/mobilenet_v2-b0353104.pth\n"
+                "      a .pth copied by hand\n"
+                "  {me} --force\n      download and install again\n\n"
+                "The file name must keep its -<sha256 prefix> part (b0353104): it is checked.\n"
+                "Needs Debian's python3-torch and python3-torchvision.\n"
+                "Exit status 0: installed (or already there); 1: nothing changed, one line\n"
+                "on stderr says why; camclass then keeps using the self-test model.")
+        .format(me=me))
     p.add_argument("--url", help="where to get the .pth: http(s):// or file:// URL or a local "
                                  "path (default: torchvision's published URL, "
                                  "MobileNet_V2_Weights.IMAGENET1K_V1.url)")
-    p.add_argument("--dest", default=DEFAULT_DEST,
-                   help="folder to install %s into (default: the repository's "
-                        "assets/models/)" % BUNDLE_NAME)
+    if installed:
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--dest", default=user_models_dir(),
+                           help="folder to install %s into (default: yours, %s, where "
+                                "camclass looks for it)" % (BUNDLE_NAME, user_models_dir()))
+        where.add_argument("--system", action="store_const", dest="dest", const=system_dest,
+                           help="install into %s, for every user and the camclass service "
+                                "(needs root)" % system_dest)
+    else:
+        p.add_argument("--dest", default=DEFAULT_DEST,
+                       help="folder to install %s into (default: the repository's "
+                            "assets/models/)" % BUNDLE_NAME)
     p.add_argument("--force", action="store_true",
                    help="download and install even if the bundle is already there")
     p.add_argument("--timeout", type=float, default=30.0,
@@ -295,7 +327,8 @@ def main(argv=None):
         return 1
     except ImportError as e:
         print("%s: %s: install Debian's python3-torch and python3-torchvision "
-              "(tools/setup.sh); nothing installed" % (PROG, e), file=sys.stderr)
+              "(apt-get install python3-torch python3-torchvision); nothing installed"
+              % (PROG, e), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("%s: interrupted; nothing installed" % PROG, file=sys.stderr)

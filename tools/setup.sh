@@ -1,22 +1,56 @@
 #!/bin/sh
 # camclass — installs the Debian packages camclass needs, then configures and builds it in
 # ./build. Safe to run again: apt-get and meson skip what is already done.
-# Used by tools/run.sh and tools/test.sh; needs root (or sudo) for apt-get.
+#
+#   tools/setup.sh run    what running camclass needs (tools/run.sh): no PyTorch, no test tools,
+#                         a build without the tests (-Dtests=false) — fits a Raspberry Pi
+#   tools/setup.sh test   that, plus what the test suites need (tools/test.sh; the default):
+#                         the build with the tests (-Dtests=true)
+#
+# Everything it prints (apt-get, meson, ninja) goes to stderr, so that stdout stays camclass's
+# own (`tools/run.sh --headless --log - | jq .`). Needs root (or sudo) for apt-get.
 set -eu
 cd "$(dirname "$0")/.."
+exec 1>&2 # stdout is for the program run after us (tools/run.sh)
 
+mode=${1:-test}
+case $mode in
+run | test) ;;
+*) echo "usage: tools/setup.sh [run|test]" ; exit 2 ;;
+esac
+
+# --- Run: building and running camclass and its tools --------------------------------------
+# The compiler, meson and the libraries camclass links; glslc compiles the shaders at build
+# time; mesa-vulkan-drivers has lavapipe (Vulkan on the CPU where there is no GPU driver) and
+# the Pi's V3D driver; fonts-dejavu-core is the window's font; systemd has systemd.pc (where
+# meson installs the units) and is on every Debian system anyway; libmosquitto-dev: --mqtt
+# (Eclipse Mosquitto's client library).
+RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
+  libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
+  libjpeg62-turbo-dev libpng-dev libsystemd-dev libmosquitto-dev libblis-dev libxnnpack-dev
+  libpthreadpool-dev systemd python3"
+
+# --- Test: only tools/test.sh installs these -------------------------------------------------
+# python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass_export.py,
+# installed as camclass-export; it needs them for every export, ONNX included) makes the test
+# bundles and the references at build time; python3-onnx: the ONNX importer's tests.
+# (The exporter and camclass-fetch-imagenet are run-time tools too, but optional: they say
+# which of these to install when one is missing.)
 # python3-pil and python3-skimage: the preprocessing test's PIL references and photographs.
+# qemu-system-x86, busybox-static, cpio: the capture suite's vivid guest (tests/vm).
 # clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan runtimes): the fuzz suite's second build
 # dir, ./build-fuzz (tools/fuzz.sh).
-# libmosquitto-dev: --mqtt (Eclipse Mosquitto's client library); mosquitto and mosquitto-clients:
-# the broker and subscriber of the mqtt test.
+# mosquitto and mosquitto-clients: the broker and subscriber of the mqtt test.
 # vulkan-validationlayers: every Vulkan test runs under VK_LAYER_KHRONOS_validation
-# (tests/vulkan/validate.sh).
-PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
-  vulkan-tools vulkan-validationlayers libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
-  libjpeg62-turbo-dev libpng-dev libsystemd-dev libmosquitto-dev libblis-dev libxnnpack-dev libpthreadpool-dev systemd zip unzip
-  python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
-  python3-skimage mosquitto mosquitto-clients qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev"
+# (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
+# man-db (with groff-base): the install test renders every man page with `man --warnings`.
+# zip, unzip: to look inside bundles by hand.
+TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
+  python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
+  mosquitto mosquitto-clients vulkan-validationlayers vulkan-tools man-db zip unzip"
+
+PACKAGES=$RUN_PACKAGES
+[ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -30,7 +64,16 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
 fi
 
+# tools/run.sh leaves a build dir made by tools/test.sh as it is (turning the tests off would
+# only reconfigure it); tools/test.sh turns the tests on in a build dir that tools/run.sh made
+# without them. (A build dir older than the option has none listed yet: its default is on.)
 if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release -Dwerror=true
+  tests=true
+  [ "$mode" = run ] && tests=false
+  meson setup build --buildtype=release -Dwerror=true -Dtests=$tests
+elif [ "$mode" = test ]; then
+  tests=$(meson introspect --buildoptions build |
+    python3 -c 'import json, sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "tests"])')
+  if [ "$tests" = "[False]" ]; then meson configure build -Dtests=true; fi
 fi
 ninja -C build

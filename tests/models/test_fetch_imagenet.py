@@ -148,7 +148,7 @@ class FetchImagenet(unittest.TestCase):
 
     def offline_line(self, url, reason):
         return ("fetch_imagenet: cannot download %s: %s; camclass keeps using the self-test model "
-                "(assets/models/selftest.ccm). Copy the .pth by hand and run with "
+                "(selftest.ccm). Copy the .pth by hand and run with "
                 "--url file:///path/to/mobilenet_v2-b0353104.pth" % (url, reason))
 
     def sentinel(self, name):

@@ -58,7 +58,7 @@ MODULES="mc videodev videobuf2-common videobuf2-v4l2 rc-core cec v4l2-dv-timings
 DISK_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk"
 
 for tool in qemu-system-x86_64 cpio python3 readelf; do
-  command -v "$tool" >/dev/null || { echo "run-vm: $tool not found; run tools/setup.sh (installs qemu-system-x86 cpio python3 binutils)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "run-vm: $tool not found; run tools/setup.sh test (installs qemu-system-x86 cpio busybox-static)" >&2; exit 1; }
 done
 busybox=""
 for b in /bin/busybox /usr/bin/busybox; do
