@@ -304,6 +304,22 @@ static int open_source(struct app *a)
     }
     if (input != a->source_name)
         snprintf(a->source_name, sizeof(a->source_name), "%s", input);
+    if (cc_source_is_url(input)) {
+        // A network stream: like a camera, a server that does not answer is exit 1 (it may
+        // come later); an answer that is no usable video is exit 2.
+        if (a->loop) {
+            fprintf(stderr, "camclass: %s: --loop is for files; a stream reconnects by itself\n",
+                    input);
+            return EXIT_USAGE;
+        }
+        bool unreachable = false;
+        if (!(a->file = cc_source_file_open_url(input, stderr, &unreachable, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return unreachable ? 1 : EXIT_USAGE;
+        }
+        fprintf(stderr, "camclass: stream %s: %s\n", input, cc_source_file_describe(a->file));
+        return 0;
+    }
     if (access(input, R_OK) != 0) {
         fprintf(stderr, "camclass: cannot read input %s: %s\n", input, strerror(errno));
         return EXIT_USAGE;
