@@ -212,7 +212,9 @@ static enum cc_av_status open_decoder(struct cc_av *av, struct cc_error *err)
 {
     arm(av);
     int ret = avformat_find_stream_info(av->fmt, NULL);
-    if (ret < 0) {
+    // As the ffmpeg CLI: a short file may end before every parameter was found (a 2-frame
+    // MPEG-TS); that is not fatal while there are streams: the decoder finds out the rest.
+    if (ret < 0 && (av->cancelled || av->timed_out || av->fmt->nb_streams == 0)) {
         fail(av, ret, "reading the stream information", err);
         return av->status;
     }
