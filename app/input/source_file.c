@@ -252,8 +252,9 @@ bool cc_source_is_url(const char *path)
     return cc_av_is_url(path);
 }
 
-struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log, bool *unreachable,
-                                               struct cc_error *err)
+struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
+                                               bool *unreachable, struct cc_error *err)
 {
     struct cc_source_file *src = calloc(1, sizeof(*src));
     if (src)
@@ -264,7 +265,7 @@ struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log, bool 
         cc_source_file_destroy(src);
         return NULL;
     }
-    if (!(src->stream = cc_source_stream_open(url, 0, log, unreachable, err))) {
+    if (!(src->stream = cc_source_stream_open(url, 0, log, cancel, cancel_ctx, unreachable, err))) {
         cc_source_file_destroy(src);
         return NULL;
     }

@@ -57,9 +57,12 @@ bool cc_source_is_url(const char *path);
 /* Connects to a network stream (at most 5 s) and checks it is a video this build decodes.
  * NULL with err naming the URL on failure; *unreachable then tells a network failure (the
  * server may come later: a camera that does not open) from an unusable one (not video, no
- * decoder, HTTP 404). log: where the stream thread reports outages (see source_stream.h). */
-struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log, bool *unreachable,
-                                               struct cc_error *err);
+ * decoder, HTTP 404). cancel(cancel_ctx), when not NULL, is polled while connecting: true
+ * stops the try (a stop signal; cc_source_stream_open). log: where the stream thread reports
+ * outages (see source_stream.h). */
+struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
+                                               bool *unreachable, struct cc_error *err);
 
 /* A video file's or a stream's codec, size, rate and container for a notice line
  * ("h264 640x480 25 fps (mpegts)"); NULL for images and Y4M. */

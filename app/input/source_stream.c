@@ -56,6 +56,7 @@ static struct cc_av_options options(struct cc_source_stream *s)
 }
 
 struct cc_source_stream *cc_source_stream_open(const char *url, int timeout_ms, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
                                                bool *unreachable, struct cc_error *err)
 {
     *unreachable = false;
@@ -70,9 +71,11 @@ struct cc_source_stream *cc_source_stream_open(const char *url, int timeout_ms, 
     s->timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
     s->log = log;
     struct cc_av_options o = options(s);
+    o.cancel = cancel;
+    o.cancel_ctx = cancel_ctx;
     enum cc_av_status st = cc_av_open(url, &o, &s->av, err);
     if (st != CC_AV_OK) {
-        *unreachable = st == CC_AV_UNREACHABLE;
+        *unreachable = st == CC_AV_UNREACHABLE || st == CC_AV_CANCELLED;
         cc_source_stream_destroy(s);
         return NULL;
     }

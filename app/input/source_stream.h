@@ -32,9 +32,11 @@ struct cc_source_stream;
 /* Connects to url (one try, at most timeout_ms; 0: 5000) to check that it is a video stream
  * this build decodes. NULL with err naming the URL on failure; *unreachable then tells a
  * network failure (refused, timed out: the server may come later) from an unusable answer
- * (not video, no decoder, HTTP 404, unknown scheme). log: where the thread reports outages
- * (NULL: nowhere). */
+ * (not video, no decoder, HTTP 404, unknown scheme). cancel (may be NULL), polled while it
+ * waits, ends the try when it returns true (a stop signal): NULL, *unreachable true and err
+ * "URL: ...: stopped". log: where the thread reports outages (NULL: nowhere). */
 struct cc_source_stream *cc_source_stream_open(const char *url, int timeout_ms, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
                                                bool *unreachable, struct cc_error *err);
 
 /* Stops the thread if it runs, then frees. Accepts NULL. */

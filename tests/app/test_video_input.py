@@ -17,6 +17,7 @@ live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s i
   SIGTERM ends the run with exit 0. HTTP MJPEG (ffmpeg -listen 1): the server is killed
   mid-run and restarted; camclass says "stream lost" once and "reconnected" once, frames go on
   with increasing seq, and SIGTERM while the server is down (camclass reconnecting) ends it at
+  once with exit 0. SIGINT while the first connect waits (a silent UDP port) ends camclass at
   once with exit 0. A refused port is exit 1 and a server answering with no video is exit 2,
   one line naming the URL each.
 
@@ -315,6 +316,22 @@ def test_live(camclass, model):
           "http: one line per outage (2 outages, 1 reconnect): %s" % (lost_lines + back_lines),
           verbose=True)
     check(rc == 0 and dt < 2, "http: SIGTERM while reconnecting -> exit %d in %.1f s" % (rc, dt),
+          verbose=True)
+
+    # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line.
+    url = "udp://127.0.0.1:%d" % free_port(socket.SOCK_DGRAM)
+    proc = subprocess.Popen([camclass, "--headless", "--backend", "cpu", "--model", model,
+                             "--log", "-", "--input", url], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    dt = time.monotonic() - t0
+    lines = stderr_lines(err)
+    check(proc.returncode == 0 and dt < 1 and lines == ["camclass: %s: cannot open the stream: "
+                                                        "stopped" % url],
+          "SIGINT while connecting: exit %d in %.2f s, %s" % (proc.returncode, dt, lines),
           verbose=True)
 
     # A refused port: exit 1 (a server may come later); an answer with no video: exit 2.
