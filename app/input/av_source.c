@@ -1,6 +1,7 @@
 /* camclass — video files and network streams through libavformat/libavcodec/libswscale
- * (see av_source.h). The decode loop is the send/receive one of FFmpeg's
- * doc/examples/demux_decode.c: receive until EAGAIN, then read and send one packet. */
+ * (see av_source.h). The decode loop follows libavcodec's send/receive API (avcodec.h, "the
+ * send/receive encoding and decoding API overview"): receive until EAGAIN, then read and send
+ * one packet; at the end send NULL and receive what the decoder still holds. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
