@@ -62,13 +62,6 @@ static void quiet_log(void)
     av_log_set_level(AV_LOG_QUIET);
 }
 
-static char *errstr(int ret, char *buf, size_t size)
-{
-    av_strerror(ret, buf, size);
-    return buf;
-}
-#define AVERR(ret) errstr((ret), (char[AV_ERROR_MAX_STRING_SIZE]){0}, AV_ERROR_MAX_STRING_SIZE)
-
 bool cc_av_is_url(const char *s)
 {
     for (size_t i = 0; i < sizeof(URL_SCHEMES) / sizeof(URL_SCHEMES[0]); i++) {
@@ -141,7 +134,7 @@ static void fail(struct cc_av *av, int ret, const char *what, struct cc_error *e
     else if (av->cancelled)
         cc_error_set(err, "%s: %s: stopped", av->path, what);
     else
-        cc_error_set(err, "%s: %s: %s%s", av->path, what, AVERR(ret),
+        cc_error_set(err, "%s: %s: %s%s", av->path, what, av_err2str(ret),
                      av->status == CC_AV_UNREACHABLE ? "; check the address and that the "
                                                        "server is up"
                                                      : "");
@@ -235,7 +228,7 @@ static enum cc_av_status open_decoder(struct cc_av *av, struct cc_error *err)
         cc_error_set(err,
                      "%s: the video is %s, which this build of libavcodec does not decode "
                      "(%s); convert it, e.g. ffmpeg -i IN -c:v libx264 OUT.mp4",
-                     av->path, name, AVERR(ret < 0 ? ret : AVERROR_DECODER_NOT_FOUND));
+                     av->path, name, av_err2str(ret < 0 ? ret : AVERROR_DECODER_NOT_FOUND));
         return CC_AV_UNUSABLE;
     }
     av->stream = ret;
@@ -253,13 +246,14 @@ static enum cc_av_status open_decoder(struct cc_av *av, struct cc_error *err)
         return CC_AV_UNUSABLE;
     }
     if ((ret = avcodec_parameters_to_context(av->dec, st->codecpar)) < 0) {
-        cc_error_set(err, "%s: %s decoder parameters: %s", av->path, codec->name, AVERR(ret));
+        cc_error_set(err, "%s: %s decoder parameters: %s", av->path, codec->name, av_err2str(ret));
         return CC_AV_UNUSABLE;
     }
     av->dec->max_pixels = CC_IMAGE_MAX_PIXELS; // a bigger frame is an error, not an allocation
     av->dec->thread_count = 1;                 // inference and capture have the other cores
     if ((ret = avcodec_open2(av->dec, codec, NULL)) < 0) {
-        cc_error_set(err, "%s: cannot open the %s decoder: %s", av->path, codec->name, AVERR(ret));
+        cc_error_set(err, "%s: cannot open the %s decoder: %s", av->path, codec->name,
+                     av_err2str(ret));
         return CC_AV_UNUSABLE;
     }
     snprintf(av->desc, sizeof(av->desc), "%s %dx%d %.4g fps (%s)", codec->name, w, h, cc_av_fps(av),
@@ -322,10 +316,10 @@ static enum cc_av_status open_input(struct cc_av *av, const char *name, const ch
                                : NULL;
         if (kind)
             cc_error_set(err, "%s: a damaged or truncated %s file (libavformat: %s)", av->path,
-                         kind, AVERR(ret));
+                         kind, av_err2str(ret));
         else if (ret == AVERROR_INVALIDDATA && !av->url)
             cc_error_set(err, "%s: not a PNG, JPEG, Y4M or video file that libavformat reads (%s)",
-                         av->path, AVERR(ret));
+                         av->path, av_err2str(ret));
         else
             fail(av, ret, av->url ? "cannot open the stream" : "cannot open", err);
         av->status = classify(av, ret);
@@ -547,7 +541,7 @@ static bool to_rgb(struct cc_av *av, const AVFrame *f, struct cc_frame *frame, s
     if (ret != h)
         return cc_error_set(err, "%s: frame %llu: libswscale converting %s: %s", av->path,
                             (unsigned long long)av->index, d->name,
-                            ret < 0 ? AVERR(ret) : "short output");
+                            ret < 0 ? av_err2str(ret) : "short output");
     frame->format = CC_PIX_RGB24;
     frame->stride = w * 3;
     frame->size = bytes;
@@ -630,7 +624,7 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         if (ret != AVERROR(EAGAIN) && !skip_bad_packets) {
             av->status = CC_AV_UNUSABLE;
             cc_error_set(err, "%s: frame %llu: %s decoder: %s", av->path,
-                         (unsigned long long)av->index, av->dec->codec->name, AVERR(ret));
+                         (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret));
             return -1;
         }
         if (av->draining)
@@ -656,7 +650,7 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         if (ret < 0 && ret != AVERROR(EAGAIN) && !skip_bad_packets) {
             av->status = CC_AV_UNUSABLE;
             cc_error_set(err, "%s: frame %llu: %s decoder: %s (a damaged file?)", av->path,
-                         (unsigned long long)av->index, av->dec->codec->name, AVERR(ret));
+                         (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret));
             return -1;
         }
     }
