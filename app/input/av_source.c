@@ -315,11 +315,16 @@ static enum cc_av_status open_input(struct cc_av *av, const char *name, const ch
                                ? probe_format(av->path)
                                : NULL;
         if (kind)
-            cc_error_set(err, "%s: a damaged or truncated %s file (libavformat: %s)", av->path,
-                         kind, av_err2str(ret));
+            cc_error_set(
+                err,
+                "%s: a damaged or truncated %s file (libavformat: %s); copy or download it again",
+                av->path, kind, av_err2str(ret));
         else if (ret == AVERROR_INVALIDDATA && !av->url)
-            cc_error_set(err, "%s: not a PNG, JPEG, Y4M or video file that libavformat reads (%s)",
-                         av->path, av_err2str(ret));
+            cc_error_set(
+                err,
+                "%s: not a PNG, JPEG, Y4M or video file that libavformat reads (%s); give an "
+                "image, a directory of images or a video",
+                av->path, av_err2str(ret));
         else
             fail(av, ret, av->url ? "cannot open the stream" : "cannot open", err);
         av->status = classify(av, ret);
