@@ -84,6 +84,13 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* A stream's first connect polls this (cc_source_file_open_url): a stop signal ends it. */
+static bool stop_requested(void *ctx)
+{
+    (void)ctx;
+    return atomic_load(&stop_flag) != 0;
+}
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -195,7 +202,8 @@ static bool log_result(void *ctx, const struct cc_result *r)
     return true;
 }
 
-/* Opens the source: returns 0, or the exit status after printing one line. */
+/* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
+ * came while a stream was connecting; exit 0). */
 static int open_source(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
@@ -256,6 +264,25 @@ static int open_source(struct app *a)
     }
     if (input != a->source_name)
         snprintf(a->source_name, sizeof(a->source_name), "%s", input);
+    if (cc_source_is_url(input)) {
+        // A network stream: like a camera, a server that does not answer is exit 1 (it may
+        // come later); an answer that is no usable video is exit 2.
+        if (a->loop) {
+            fprintf(stderr, "camclass: %s: --loop is for files; a stream reconnects by itself\n",
+                    input);
+            return EXIT_USAGE;
+        }
+        bool unreachable = false;
+        if (!(a->file = cc_source_file_open_url(input, stderr, stop_requested, NULL, &unreachable,
+                                                &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            if (atomic_load(&stop_flag)) // stopped while connecting: a stop, exit 0
+                return -1;
+            return unreachable ? 1 : EXIT_USAGE;
+        }
+        fprintf(stderr, "camclass: stream %s: %s\n", input, cc_source_file_describe(a->file));
+        return 0;
+    }
     if (access(input, R_OK) != 0) {
         fprintf(stderr, "camclass: cannot read input %s: %s\n", input, strerror(errno));
         return EXIT_USAGE;
@@ -546,7 +573,7 @@ static int run(struct app *a)
     struct cc_error err = {0};
     int rc;
     if ((rc = open_source(a)) || (rc = open_engine(a)))
-        return rc;
+        return rc < 0 ? 0 : rc;
 
     // The window first: without a display we say so once and carry on headless.
     bool headless = cli->headless;

@@ -24,11 +24,13 @@ esac
 # time; mesa-vulkan-drivers has lavapipe (Vulkan on the CPU where there is no GPU driver) and
 # the Pi's V3D driver; fonts-dejavu-core is the window's font; systemd has systemd.pc (where
 # meson installs the units) and is on every Debian system anyway; libmosquitto-dev: --mqtt
-# (Eclipse Mosquitto's client library).
+# (Eclipse Mosquitto's client library); libavformat-dev libavcodec-dev libswscale-dev
+# libavutil-dev: video files and network streams as --input (app/input/av_source.c) and
+# --output recordings (app/output/recorder.c).
 RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
   libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
   libjpeg62-turbo-dev libpng-dev libsystemd-dev libmosquitto-dev libblis-dev libxnnpack-dev
-  libpthreadpool-dev systemd python3"
+  libpthreadpool-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev systemd python3"
 
 # --- Test: only tools/test.sh installs these -------------------------------------------------
 # python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass_export.py,
@@ -41,13 +43,15 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan runtimes): the fuzz suite's second build
 # dir, ./build-fuzz (tools/fuzz.sh).
 # mosquitto and mosquitto-clients: the broker and subscriber of the mqtt test.
+# ffmpeg (the CLI): makes the clips and serves the live streams of test_video_input.py, and
+# decodes the recordings of the record tests.
 # vulkan-validationlayers: every Vulkan test runs under VK_LAYER_KHRONOS_validation
 # (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.
 # zip, unzip: to look inside bundles by hand.
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
-  mosquitto mosquitto-clients vulkan-validationlayers vulkan-tools man-db zip unzip"
+  mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

@@ -1,4 +1,5 @@
-/* camclass — file sources and their producer thread (see source_file.h). */
+/* camclass — file sources and their producer thread (see source_file.h); network streams are
+ * handed to source_stream.c, which has its own thread. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -11,8 +12,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "av_source.h"
 #include "decode.h"
 #include "source_file.h"
+#include "source_stream.h"
 #include "y4m.h"
 
 #define MAX_FILE_BYTES ((size_t)512 << 20) // largest image file read into memory
@@ -30,9 +33,11 @@ struct cc_source_file {
     struct cc_image img; // a single looped image, decoded once (others decode into the frame)
     bool img_cached;     // img holds it
 
-    // Video.
+    // Video: Y4M (y4m.c) or anything libavformat reads (av_source.c); a live stream.
     struct cc_y4m *y4m;
-    uint64_t since_rewind; // frames read since the y4m was (re)started
+    struct cc_av *av;
+    struct cc_source_stream *stream; // runs its own thread (start/stop are handed to it)
+    uint64_t since_rewind;           // frames read since the y4m was (re)started
 
     uint64_t sequence; // frames delivered, across loops
 
@@ -145,10 +150,20 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
         return true;
     }
     fclose(f);
-    if (!cc_is_png((const uint8_t *)magic, n) && !cc_is_jpeg((const uint8_t *)magic, n))
-        return cc_error_set(err, "%s: not a PNG, JPEG or YUV4MPEG2 (.y4m) %s%s", path,
-                            regular ? "file" : "stream",
-                            S_ISCHR(st->st_mode) ? "; a camera is given with --camera" : "");
+    bool image = cc_is_png((const uint8_t *)magic, n) || cc_is_jpeg((const uint8_t *)magic, n);
+    if (!image && regular) { // a video file (mp4, mkv, webm, avi, ...), or not one
+        struct cc_av_options o = {.url = false};
+        if (cc_av_open(path, &o, &src->av, err) != CC_AV_OK)
+            return false;
+        if (src->loop && !cc_av_seekable(src->av))
+            return cc_error_set(err, "%s: this file cannot be played again; drop --loop", path);
+        return true;
+    }
+    if (!image)
+        return cc_error_set(err,
+                            "%s: not a YUV4MPEG2 (.y4m) stream; a pipe or device carries .y4m "
+                            "only (ffmpeg -i IN -f yuv4mpegpipe -)%s",
+                            path, S_ISCHR(st->st_mode) ? "; a camera is given with --camera" : "");
     if (!regular)
         return cc_error_set(err,
                             "%s: a PNG or JPEG image is read from a file, not from a pipe or "
@@ -200,6 +215,8 @@ void cc_source_file_destroy(struct cc_source_file *src)
     free(src->buf);
     cc_image_finish(&src->img);
     cc_y4m_close(src->y4m);
+    cc_av_close(src->av);
+    cc_source_stream_destroy(src->stream);
     free(src->staging.data);
     free(src->first.data);
     free(src->path);
@@ -223,7 +240,43 @@ int cc_source_file_count(const struct cc_source_file *src)
 
 double cc_source_file_native_fps(const struct cc_source_file *src)
 {
+    if (src->stream)
+        return cc_source_stream_fps(src->stream);
+    if (src->av)
+        return cc_av_fps(src->av);
     return src->y4m ? cc_y4m_fps(src->y4m) : 0.0;
+}
+
+bool cc_source_is_url(const char *path)
+{
+    return cc_av_is_url(path);
+}
+
+struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
+                                               bool *unreachable, struct cc_error *err)
+{
+    struct cc_source_file *src = calloc(1, sizeof(*src));
+    if (src)
+        src->path = strdup(url);
+    if (!src || !src->path) {
+        *unreachable = false;
+        cc_error_set(err, "out of memory opening a stream");
+        cc_source_file_destroy(src);
+        return NULL;
+    }
+    if (!(src->stream = cc_source_stream_open(url, 0, log, cancel, cancel_ctx, unreachable, err))) {
+        cc_source_file_destroy(src);
+        return NULL;
+    }
+    return src;
+}
+
+const char *cc_source_file_describe(const struct cc_source_file *src)
+{
+    if (src->stream)
+        return cc_source_stream_describe(src->stream);
+    return src->av ? cc_av_describe(src->av) : NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -319,6 +372,17 @@ static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
 static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
     int r;
+    if (src->av) {
+        r = cc_av_read(src->av, frame, false, err);
+        if (r == 0 && src->loop && src->since_rewind > 0) { // an empty video does not loop
+            if (!cc_av_rewind(src->av, err))
+                return -1;
+            src->since_rewind = 0;
+            r = cc_av_read(src->av, frame, false, err);
+        }
+        src->since_rewind += r == 1;
+        return r;
+    }
     if (src->y4m) {
         r = cc_y4m_read(src->y4m, frame, err);
         if (r == 0 && src->loop && src->since_rewind > 0) { // an empty video does not loop
@@ -340,6 +404,10 @@ static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct 
 
 int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
+    if (src->stream) {
+        cc_error_set(err, "%s: a stream is read by its thread (cc_source_file_start)", src->path);
+        return -1;
+    }
     int r;
     if (src->first_pending) { // hand over the frame read at open, buffers swapped
         struct cc_frame t = *frame;
@@ -430,6 +498,8 @@ static void *producer_main(void *arg)
 bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot, double fps,
                           struct cc_error *err)
 {
+    if (src->stream) // a live stream plays at its own rate; fps does not apply
+        return cc_source_stream_start(src->stream, slot, err);
     if (src->running)
         return cc_error_set(err, "%s: the file source is already running", src->path);
     if (!(fps >= 0 && fps <= 1e6))
@@ -456,6 +526,8 @@ bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot
 
 void cc_source_file_stop(struct cc_source_file *src)
 {
+    if (src && src->stream)
+        cc_source_stream_stop(src->stream);
     if (!src || !src->running)
         return;
     cc_frame_slot_close(src->slot, NULL);

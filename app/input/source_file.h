@@ -1,4 +1,5 @@
-/* camclass — file sources: PNG and JPEG images, directories of them, Y4M video.
+/* camclass — file sources: PNG and JPEG images, directories of them, Y4M video, compressed
+ * video files; and live network streams.
  *
  * A source is opened on a path:
  *   - a PNG or JPEG file (recognised by content, not by name): one frame, GREY or RGB24;
@@ -8,6 +9,13 @@
  *     (mono); see y4m.h. Y4M may also come through a pipe or FIFO (`--input /dev/stdin`): the
  *     path is opened once and the bytes read to recognise it are handed to the Y4M reader.
  *     Images are read from regular files only.
+ *   - any other regular file is handed to libavformat (av_source.h): a video file (mp4, mkv,
+ *     webm, avi, ...; its best video stream, whatever codec the installed libavcodec decodes),
+ *     played like a Y4M; a file without a video stream or that is no video is refused at open.
+ *   - a URL (cc_source_is_url: rtsp://, http(s)://, udp://, rtp://, tcp://), opened with
+ *     cc_source_file_open_url: a live stream with its own thread, which feeds the slot like a
+ *     camera (latest frame wins, drops counted, reconnects; source_stream.h). It is read only
+ *     through start/stop: read is an error, and start's fps does not apply.
  * With loop set, the source starts again at the first frame after the last, forever (not for a
  * pipe, which cannot go back: refused at open).
  *
@@ -24,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "frame.h"
@@ -42,7 +51,25 @@ struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct c
 /* Stops the producer thread if it runs (see stop), then frees everything. Accepts NULL. */
 void cc_source_file_destroy(struct cc_source_file *src);
 
-/* The Y4M header's frame rate, or 0 (images, or no F tag). */
+/* True when path is a URL of a network stream (see above). */
+bool cc_source_is_url(const char *path);
+
+/* Connects to a network stream (at most 5 s) and checks it is a video this build decodes.
+ * NULL with err naming the URL on failure; *unreachable then tells a network failure (the
+ * server may come later: a camera that does not open) from an unusable one (not video, no
+ * decoder, HTTP 404). cancel(cancel_ctx), when not NULL, is polled while connecting: true
+ * stops the try (a stop signal; cc_source_stream_open). log: where the stream thread reports
+ * outages (see source_stream.h). */
+struct cc_source_file *cc_source_file_open_url(const char *url, FILE *log,
+                                               bool (*cancel)(void *ctx), void *cancel_ctx,
+                                               bool *unreachable, struct cc_error *err);
+
+/* A video file's or a stream's codec, size, rate and container for a notice line
+ * ("h264 640x480 25 fps (mpegts)"); NULL for images and Y4M. */
+const char *cc_source_file_describe(const struct cc_source_file *src);
+
+/* The video's frame rate (Y4M header, the container's for other files and streams), or 0
+ * (images, or unknown). */
 double cc_source_file_native_fps(const struct cc_source_file *src);
 
 /* The name of the image file frame `sequence` (cc_frame.sequence) came from: for a directory,

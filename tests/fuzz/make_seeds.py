@@ -5,7 +5,8 @@ A few small valid inputs per target (and a few near-misses), made here so that t
 again: tiny bundles and manifests (the valid bundle of tests/engine/test_bundle.c, an int8 and
 an antialias variant, and tests/engine/small_net.py exported by tools/camclass_export.py),
 PNG/JPEG images in each colour type PIL writes, Y4M streams in each colour space y4m.c reads,
-config files, and preprocessing inputs (the 12-byte header of fuzz_preprocess.c + pixels).
+config files, preprocessing inputs (the 12-byte header of fuzz_preprocess.c + pixels), and
+tiny video clips made by the ffmpeg CLI (VIDEO_SEEDS; --only-video writes just those).
 Files named crash-*/timeout-*/leak-* (inputs the fuzzers found, kept as regressions) are left
 alone. Run: tests/fuzz/make_seeds.py [--small-net BUILD/tests/engine/small_net.ccm]
 """
@@ -132,10 +133,40 @@ def y4m(header, frames, frame_bytes):
     return out
 
 
+# Tiny clips for the video target, made by the ffmpeg CLI (bit-exact muxing, no metadata): a
+# few frames of 16x16 to 34x18 in each container and codec family the app tests use.
+VIDEO_SEEDS = [
+    ("h264.mp4", "testsrc2=size=32x16:rate=10", 3, ["-c:v", "libx264", "-pix_fmt", "yuv420p",
+                                                      "-preset", "ultrafast"]),
+    ("vp9-odd.webm", "testsrc2=size=17x9:rate=10", 3, ["-c:v", "libvpx-vp9", "-pix_fmt",
+                                                         "yuv420p", "-deadline", "realtime"]),
+    ("mjpeg.avi", "testsrc2=size=16x16:rate=10", 2, ["-c:v", "mjpeg"]),
+    ("gray-ffv1.mkv", "testsrc2=size=34x18:rate=10", 2, ["-c:v", "ffv1", "-pix_fmt", "gray"]),
+    ("mpeg2.ts", "testsrc2=size=32x32:rate=25", 8, ["-c:v", "mpeg2video"]),
+]
+
+
+def videos():
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src, frames, enc in VIDEO_SEEDS:
+            out = os.path.join(tmp, name)
+            subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
+                            "-i", src, "-frames:v", str(frames)] + enc +
+                           ["-map_metadata", "-1", "-fflags", "+bitexact", "-flags:v",
+                            "+bitexact", out], check=True)
+            with open(out, "rb") as f:
+                write("video", name, f.read())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--small-net", help="tests/engine/small_net.ccm of a build (else exported)")
+    ap.add_argument("--only-video", action="store_true",
+                    help="write only the video target's clips (needs the ffmpeg CLI)")
     args = ap.parse_args()
+    videos()
+    if args.only_video:
+        return
 
     net = small_net(args.small_net)
     write("bundle", "small_net.ccm", net)

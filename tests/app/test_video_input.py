@@ -1,0 +1,384 @@
+#!/usr/bin/python3
+"""camclass --input on video files and network streams through FFmpeg's libraries (suite app).
+The clips and the live streams are made here by Debian's ffmpeg CLI.
+
+files: clips in several codecs and containers (H.264/mp4, VP9/webm at an odd size, VP8/webm,
+  HEVC/mkv when libx265 is there, MJPEG/avi, H.264 4:4:4/mkv at an odd size): at fps 0 every
+  frame is classified (one `frame` line each, seq 0..N-1), and the results equal those of the
+  same decoded frames given as .y4m (ffmpeg -f yuv4mpegpipe: the same pixels for 4:2:0, scores
+  within 1e-4) or, for the formats camclass converts with libswscale (MJPEG's full-range
+  4:2:0, 4:4:4), as PNG (same top-1 label, scores within 0.03: two RGB conversions). --loop
+  plays the clip again (seq goes on, frame k+N is classified as frame k). Bad inputs: a
+  truncated mp4 (no index: exit 2 at open), a truncated webm (its frames, then exit 1 with a
+  "truncated?" line), a file with only audio, a text file named .mp4, an empty .mkv: each one
+  line naming the file, the right status.
+live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s into the slow
+  reference backend: results come, drops are counted (stderr summary = the log's summary), and
+  SIGTERM ends the run with exit 0. HTTP MJPEG (ffmpeg -listen 1): the server is killed
+  mid-run and restarted; camclass says "stream lost" once and "reconnected" once, frames go on
+  with increasing seq, and SIGTERM while the server is down (camclass reconnecting) ends it at
+  once with exit 0. SIGINT while the first connect waits (a silent UDP port) ends camclass at
+  once with exit 0. A refused port is exit 1 and a server answering with no video is exit 2,
+  one line naming the URL each.
+
+    test_video_input.py files|live CAMCLASS MODEL
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import http.server
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
+
+FFMPEG = "ffmpeg"
+
+
+def ff(*args):
+    """Runs the ffmpeg CLI quietly; True when it worked."""
+    r = subprocess.run([FFMPEG, "-hide_banner", "-loglevel", "error", "-y"] + list(args),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        print("ffmpeg %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.returncode == 0
+
+
+def has_encoder(name):
+    out = subprocess.run([FFMPEG, "-hide_banner", "-encoders"], capture_output=True,
+                         text=True).stdout
+    return any(line.split()[1:2] == [name] for line in out.splitlines() if line.strip())
+
+
+def run(camclass, model, *args, timeout=60):
+    """camclass --headless --backend cpu --log - ARGS: (status, frame lines, stderr)."""
+    cmd = [camclass, "--headless", "--backend", "cpu", "--model", model, "--log", "-"] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    frames = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    frames = [f for f in frames if f.get("event") == "frame"]
+    return r.returncode, frames, r.stderr
+
+
+def scores(frame):
+    return {t["index"]: t["score"] for t in frame["top"]}
+
+
+def same_results(a, b, tol, what):
+    """Frame lines a and b: same count, same top-1, every shared top score within tol."""
+    if not check(len(a) == len(b) and len(a) > 0, "%s: %d and %d frames" % (what, len(a), len(b))):
+        return
+    worst, top_ok = 0.0, True
+    for fa, fb in zip(a, b):
+        top_ok &= fa["top"][0]["index"] == fb["top"][0]["index"]
+        sa, sb = scores(fa), scores(fb)
+        for k in set(sa) & set(sb):
+            worst = max(worst, abs(sa[k] - sb[k]))
+    check(top_ok and worst <= tol, "%s: top-1 equal %s, largest score difference %.2g (<= %g)"
+          % (what, top_ok, worst, tol), verbose=True)
+
+
+def stderr_lines(err):
+    """stderr without the model/backend notices every run prints."""
+    return [l for l in err.splitlines()
+            if not l.startswith("camclass: model ") and " on cpu (" not in l]
+
+
+def test_files(camclass, model, tmp):
+    p = lambda name: os.path.join(tmp, name)  # noqa: E731
+    src = ["-f", "lavfi", "-i"]
+    # (name, frames, lavfi source, encoder args, reference: "y4m" exact or "png" converted)
+    clips = [
+        ("h264.mp4", 12, "testsrc2=size=176x96:rate=10", ["-c:v", "libx264", "-pix_fmt",
+                                                          "yuv420p"], "y4m"),
+        ("vp9-odd.webm", 8, "testsrc2=size=175x99:rate=10", ["-c:v", "libvpx-vp9", "-pix_fmt",
+                                                             "yuv420p"], "y4m"),
+        ("vp8.webm", 5, "smptebars=size=160x120:rate=10", ["-c:v", "libvpx"], "y4m"),
+        ("mjpeg.avi", 7, "testsrc2=size=160x120:rate=10", ["-c:v", "mjpeg"], "png"),
+        ("h264-444-odd.mkv", 6, "testsrc2=size=175x99:rate=10", ["-c:v", "libx264", "-pix_fmt",
+                                                                 "yuv444p"], "png"),
+    ]
+    if has_encoder("libx265"):
+        clips.append(("hevc.mkv", 6, "testsrc2=size=128x96:rate=10",
+                      ["-c:v", "libx265", "-x265-params", "log-level=none"], "y4m"))
+    else:
+        print("note: this ffmpeg has no libx265 encoder; HEVC is not checked")
+    for name, n, lavfi, enc, ref in clips:
+        if not check(ff(*src, lavfi, "-frames:v", str(n), *enc, p(name)), "make " + name):
+            continue
+        t0 = time.monotonic()
+        rc, frames, err = run(camclass, model, "--input", p(name))
+        dt = time.monotonic() - t0
+        seqs = [f["seq"] for f in frames]
+        check(rc == 0 and seqs == list(range(n)),
+              "%s: exit %d, %d frame lines (want %d, seq 0..%d) in %.1f s %s"
+              % (name, rc, len(frames), n, n - 1, dt, stderr_lines(err)), verbose=True)
+        # The same decoded frames, given to camclass the way it already read them.
+        if ref == "y4m":
+            refpath = p(name + ".y4m")
+            ok = ff("-i", p(name), "-f", "yuv4mpegpipe", "-pix_fmt", "yuv420p", refpath)
+            tol = 1e-4
+        else:
+            refpath = p(name + ".png.d")
+            os.makedirs(refpath, exist_ok=True)
+            ok = ff("-i", p(name), "-sws_flags", "bilinear+accurate_rnd+full_chroma_int",
+                    "-pix_fmt", "rgb24", os.path.join(refpath, "%03d.png"))
+            tol = 0.03
+        if check(ok, "decode %s to %s with the ffmpeg CLI" % (name, ref)):
+            _, ref_frames, _ = run(camclass, model, "--input", refpath)
+            same_results(frames, ref_frames, tol, "%s vs its frames as %s" % (name, ref))
+
+    # --loop: the clip again, seq going on, frame k + N classified as frame k.
+    proc = subprocess.Popen([camclass, "--headless", "--backend", "cpu", "--model", model,
+                             "--log", "-", "--input", p("h264.mp4"), "--loop"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(json.loads(line))
+        if len(lines) == 30:
+            break
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=20)
+    seqs = [f["seq"] for f in lines]
+    check(seqs == list(range(30)) and all(
+        lines[k]["top"][0]["index"] == lines[k + 12]["top"][0]["index"] for k in range(18)),
+        "--loop: 30 lines, seq 0..29, frame k+12 labelled as frame k", verbose=True)
+
+    # Bad inputs: one line naming the file, the status.
+    with open(p("h264.mp4"), "rb") as f:
+        mp4 = f.read()
+    with open(p("trunc.mp4"), "wb") as f:
+        f.write(mp4[:len(mp4) // 2])  # the index (moov) is at the end: gone
+    ff(*src, "testsrc2=size=160x120:rate=10", "-frames:v", "20", "-c:v", "libvpx-vp9",
+       p("long.webm"))
+    with open(p("long.webm"), "rb") as f:
+        webm = f.read()
+    with open(p("trunc.webm"), "wb") as f:
+        f.write(webm[:len(webm) // 3])
+    ff(*src, "sine=duration=0.5", "-c:a", "aac", p("audio.mp4"))
+    with open(p("text.mp4"), "w") as f:
+        f.write("this is not a video\n" * 10)
+    open(p("empty.mkv"), "w").close()
+    bad = [
+        ("trunc.mp4", 2, "a damaged or truncated mov,mp4"),
+        ("trunc.webm", 1, "its header announces (truncated?)"),
+        ("audio.mp4", 2, "no video stream (1 stream: 1 audio"),
+        ("text.mp4", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
+        ("empty.mkv", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
+    ]
+    for name, want_rc, want in bad:
+        rc, frames, err = run(camclass, model, "--input", p(name))
+        lines = [l for l in stderr_lines(err) if "classified" not in l]
+        check(rc == want_rc and len(lines) == 1 and p(name) in lines[0] and want in lines[0],
+              "%s: exit %d (want %d), %d frames, %s" % (name, rc, want_rc, len(frames), lines),
+              verbose=True)
+
+
+# ---- live ----------------------------------------------------------------------------------
+
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def listening(port, timeout=10.0):
+    """Waits until a TCP socket listens on port (read from /proc: a test connection would be
+    the one client `ffmpeg -listen 1` serves)."""
+    end = time.monotonic() + timeout
+    want = ":%04X" % port
+    while time.monotonic() < end:
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                if local.endswith(want) and state == "0A":
+                    return True
+        time.sleep(0.05)
+    return False
+
+
+class Reader(threading.Thread):
+    """Collects a process's stdout (JSON lines) and stderr lines as they come."""
+
+    def __init__(self, proc):
+        super().__init__(daemon=True)
+        self.proc, self.frames, self.err = proc, [], []
+        self.summary = None
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def run(self):
+        for line in self.proc.stdout:
+            obj = json.loads(line)
+            if obj.get("event") == "frame":
+                self.frames.append(obj)
+            elif obj.get("event") == "summary":
+                self.summary = obj
+
+    def _err(self):
+        for line in self.proc.stderr:
+            self.err.append(line.rstrip("\n"))
+
+    def wait_for(self, cond, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if cond():
+                return True
+            time.sleep(0.05)
+        return cond()
+
+
+def camclass_live(camclass, model, url, *args):
+    proc = subprocess.Popen([camclass, "--headless", "--model", model, "--log", "-", "--input",
+                             url] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    r = Reader(proc)
+    r.start()
+    return proc, r
+
+
+def stop(proc, reader):
+    """SIGTERM; (exit status, seconds to exit)."""
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = proc.wait()
+    reader.join(timeout=5)
+    return rc, time.monotonic() - t0
+
+
+def test_live(camclass, model):
+    # UDP MPEG-TS at 100 frames/s into the reference backend (~30 results/s here): drops.
+    port = free_port(socket.SOCK_DGRAM)
+    url = "udp://127.0.0.1:%d" % port
+    server = subprocess.Popen([FFMPEG, "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi",
+                               "-i", "testsrc2=size=320x240:rate=100", "-t", "15", "-c:v",
+                               "mpeg2video", "-f", "mpegts", url + "?pkt_size=1316"])
+    proc, r = camclass_live(camclass, model, url, "--backend", "ref")
+    got = r.wait_for(lambda: len(r.frames) >= 10, 20)
+    rc, dt = stop(proc, r)
+    server.kill()
+    server.wait()
+    summ = [l for l in r.err if "classified" in l]
+    check(got and rc == 0 and dt < 3 and r.summary is not None,
+          "udp: %d results, SIGTERM -> exit %d in %.1f s, summary %s" % (len(r.frames), rc, dt,
+                                                                         r.summary is not None),
+          verbose=True)
+    if r.summary and summ:
+        check(r.summary["dropped"] > 0 and ("%d dropped" % r.summary["dropped"]) in summ[0],
+              "udp: drops counted: log %d, stderr \"%s\"" % (r.summary["dropped"], summ[0]),
+              verbose=True)
+    check(any(("stream %s: mpeg2video 320x240" % url) in l for l in r.err),
+          "udp: the stream named on stderr", verbose=True)
+
+    # HTTP MJPEG; the server is killed and restarted.
+    port = free_port()
+    url = "http://127.0.0.1:%d/cam" % port
+
+    def serve():
+        return subprocess.Popen([FFMPEG, "-hide_banner", "-loglevel", "quiet", "-re", "-f",
+                                 "lavfi", "-i", "testsrc2=size=320x240:rate=20", "-t", "30",
+                                 "-c:v", "mjpeg", "-q:v", "5", "-f", "mpjpeg", "-listen", "1",
+                                 url])
+
+    server = serve()
+    if not check(listening(port), "http: the ffmpeg server listens"):
+        server.kill()
+        return
+    proc, r = camclass_live(camclass, model, url, "--backend", "cpu")
+    check(r.wait_for(lambda: len(r.frames) >= 10, 20), "http: 10 results before the outage")
+    server.kill()
+    server.wait()
+    lost = r.wait_for(lambda: any("stream lost" in l for l in r.err), 10)
+    before = len(r.frames)
+    time.sleep(0.5)
+    server = serve()
+    back = r.wait_for(lambda: len(r.frames) >= before + 10, 20)
+    server.kill()  # camclass is reconnecting when SIGTERM comes
+    server.wait()
+    r.wait_for(lambda: sum("stream lost" in l for l in r.err) >= 2, 10)
+    rc, dt = stop(proc, r)
+    seqs = [f["seq"] for f in r.frames]
+    lost_lines = [l for l in r.err if "stream lost" in l]
+    back_lines = [l for l in r.err if "reconnected after" in l]
+    check(lost and back and all(b > a for a, b in zip(seqs, seqs[1:])),
+          "http: outage, then %d more results, seq increasing" % (len(r.frames) - before),
+          verbose=True)
+    check(len(lost_lines) == 2 and len(back_lines) == 1 and all(url in l for l in lost_lines),
+          "http: one line per outage (2 outages, 1 reconnect): %s" % (lost_lines + back_lines),
+          verbose=True)
+    check(rc == 0 and dt < 2, "http: SIGTERM while reconnecting -> exit %d in %.1f s" % (rc, dt),
+          verbose=True)
+
+    # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line.
+    url = "udp://127.0.0.1:%d" % free_port(socket.SOCK_DGRAM)
+    proc = subprocess.Popen([camclass, "--headless", "--backend", "cpu", "--model", model,
+                             "--log", "-", "--input", url], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    dt = time.monotonic() - t0
+    lines = stderr_lines(err)
+    check(proc.returncode == 0 and dt < 1 and lines == ["camclass: %s: cannot open the stream: "
+                                                        "stopped" % url],
+          "SIGINT while connecting: exit %d in %.2f s, %s" % (proc.returncode, dt, lines),
+          verbose=True)
+
+    # A refused port: exit 1 (a server may come later); an answer with no video: exit 2.
+    url = "http://127.0.0.1:%d/cam" % free_port()
+    t0 = time.monotonic()
+    rc, _, err = run(camclass, model, "--input", url)
+    lines = stderr_lines(err)
+    check(rc == 1 and len(lines) == 1 and url in lines[0] and "Connection refused" in lines[0],
+          "refused: exit %d in %.1f s, %s" % (rc, time.monotonic() - t0, lines), verbose=True)
+
+    class Text(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = b"this is not a video\n" * 100
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Text)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/text" % httpd.server_address[1]
+    rc, _, err = run(camclass, model, "--input", url)
+    httpd.shutdown()
+    lines = stderr_lines(err)
+    check(rc == 2 and len(lines) == 1 and url in lines[0] and "Invalid data" in lines[0],
+          "no video from the server: exit %d, %s" % (rc, lines), verbose=True)
+    rc, _, err = run(camclass, model, "--input", url, "--loop")
+    lines = stderr_lines(err)
+    check(rc == 2 and len(lines) == 1 and "--loop is for files" in lines[0],
+          "--loop on a stream: exit %d, %s" % (rc, lines), verbose=True)
+
+
+def main():
+    part, camclass, model = sys.argv[1:4]
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        if part == "files":
+            test_files(camclass, model, tmp)
+        else:
+            test_live(camclass, model)
+    print("%s: %.1f s" % (part, time.monotonic() - t0))
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
