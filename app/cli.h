@@ -52,6 +52,7 @@ struct cc_cli {
     bool fullscreen;   // --fullscreen: start fullscreen
     char *shot_dir;    // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
     char *log;         // --log FILE|-: detection log (JSON lines); NULL: none
+    char *output;      // --output FILE.mp4|.mkv: annotated video recording; NULL: none
     char *log_mode;    // --log-mode every|detections; NULL: detlog's default
     char *config;      // --config FILE (command line only)
     bool profile;      // --profile: per-stage and per-layer times at exit

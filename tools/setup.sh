@@ -8,13 +8,17 @@ cd "$(dirname "$0")/.."
 # python3-pil and python3-skimage: the preprocessing test's PIL references and photographs.
 # clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan runtimes): the fuzz suite's second build
 # dir, ./build-fuzz (tools/fuzz.sh).
+# libavformat-dev libavcodec-dev libswscale-dev libavutil-dev: --output recordings
+# (app/output/recorder.c; Debian's libavcodec has libx264). ffmpeg: a test dependency only, the
+# record tests decode the recordings back with the ffmpeg CLI (tests/app/test_record.py).
 # vulkan-validationlayers: every Vulkan test runs under VK_LAYER_KHRONOS_validation
 # (tests/vulkan/validate.sh).
 PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
   vulkan-tools vulkan-validationlayers libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
   libjpeg62-turbo-dev libpng-dev libsystemd-dev libblis-dev libxnnpack-dev libpthreadpool-dev systemd zip unzip
   python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
-  python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev"
+  python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
