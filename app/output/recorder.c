@@ -304,12 +304,12 @@ bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const s
 {
     if (rec->failed || rec->finished)
         return false;
+    // Frames reach here after preprocessing has read them whole, so drawing fails only when SDL
+    // does (out of memory): that picture is left out, the next ones are tried.
     struct cc_error draw_err = {{0}};
-    bool drawn = cc_overlay_render(rec->overlay, f, r, rec->rgb, rec->width * 3, &draw_err);
-    if (!drawn && !draw_err.msg[0])
-        return cc_error_set(err, "--output %s: the picture was not drawn", rec->path);
-    if (!drawn && strstr(draw_err.msg, "SDL_RenderReadPixels"))
-        return cc_error_set(err, "--output %s: %s", rec->path, draw_err.msg);
+    if (!cc_overlay_render(rec->overlay, f, r, rec->rgb, rec->width * 3, &draw_err))
+        return cc_error_set(err, "--output %s: frame %llu left out: %s", rec->path,
+                            (unsigned long long)r->seq, draw_err.msg);
     int ret = av_frame_make_writable(rec->frame);
     if (ret < 0) {
         rec->failed = true;
@@ -323,9 +323,6 @@ bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const s
     if (!encode(rec, rec->frame, err))
         return false;
     rec->frames++;
-    if (!drawn)
-        return cc_error_set(err, "--output %s: %s (the previous frame was recorded)", rec->path,
-                            draw_err.msg);
     return true;
 }
 

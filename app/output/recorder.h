@@ -53,8 +53,8 @@ const char *cc_recorder_describe(const struct cc_recorder *rec);
 /* Draws frame f with result r and encodes it as the next picture. False with err naming the
  * file and the failing call (a full disk: "No space left on device"); after a write error the
  * recorder takes no more frames (each later add returns false at once, err untouched) and
- * finish only closes the file. A malformed frame is drawn as the previous one and still
- * recorded (err says so, and the return is false). */
+ * finish only closes the file. A frame that cannot be drawn (malformed, or SDL out of memory)
+ * is left out with err saying so; the recorder goes on. */
 bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const struct cc_frame *f,
                      struct cc_error *err);
 

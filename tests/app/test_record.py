@@ -7,7 +7,8 @@ part per run:
   the log has frame lines; in each, the frame area (laid out as overlay_draw.c does) shows its
   image (both reduced to 24x18 blocks, mean difference <= 8 of 255), the panel's bars are as long
   as that frame's logged top-k scores say (within 4 % of the track), the header has text;
-- mkv: the same as .mkv at --fps 5: timestamps 200 ms apart (ffprobe);
+- mkv: the same as .mkv at --fps 5: timestamps 200 ms apart (ffprobe); and the sample Y4M video
+  at its own rate, 30/1: every frame, 33 or 34 ms apart;
 - window: a window run under SDL's offscreen video driver records the same way (stopped with
   SIGTERM once every image is classified; exit 0, the trailer written);
 - stop: a looped input ended by SIGTERM, and by the log's reader going away (`--log - | head
@@ -208,6 +209,23 @@ def part_mp4(exe, model, samples, tmp, ext="mp4", extra=(), step=None, window=Fa
     check_recording(out, logp, 960, 540, srcs, ext, step)
 
 
+def part_y4m(exe, model, samples, tmp):
+    """A Y4M video at its own rate (30/1): every frame, 33 or 34 ms apart."""
+    out, logp = os.path.join(tmp, "y4m.mkv"), os.path.join(tmp, "y4m.jsonl")
+    rc, err = run(exe, ["--headless", "--input", os.path.join(samples, "moving_128x96.y4m"),
+                        "--model", model, "--backend", "cpu", "--output", out, "--window",
+                        "640x360", "--log", logp])
+    check(rc == 0, "y4m run: exit %d: %s" % (rc, err))
+    frames, summ = log_frames(logp)
+    pics = decode(out, 640, 360)
+    pw, ph, pts = probe(out)
+    steps = [b - a for a, b in zip(pts, pts[1:])]
+    check(len(pics) == len(frames) == (summ or {}).get("frames") and len(pics) >= 2
+          and (pw, ph) == (640, 360), "y4m: %d pictures, %d frame lines, %sx%s"
+          % (len(pics), len(frames), pw, ph))
+    check(steps and all(s in (33, 34) for s in steps), "y4m: timestamp steps %s ms" % steps)
+
+
 def part_stop(exe, model, samples, tmp):
     d = image_dir(tmp, samples)
     srcs = [os.path.join(d, f) for f in sorted(os.listdir(d))]
@@ -296,6 +314,7 @@ def main():
             part_mp4(exe, model, samples, tmp)
         elif part == "mkv":
             part_mp4(exe, model, samples, tmp, "mkv", ["--fps", "5"], step=200)
+            part_y4m(exe, model, samples, tmp)
         elif part == "window":
             part_mp4(exe, model, samples, tmp, "mp4", ["--fps", "10"], window=True)
         elif part == "stop":
