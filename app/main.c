@@ -222,6 +222,8 @@ struct app {
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
+    struct cc_series record_ms;   // --profile: draw + encode of each recorded frame (written by
+                                  // the inference thread, read by main after joining it)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
@@ -252,8 +254,11 @@ static void record_frame(void *ctx, const struct cc_result *r, const struct cc_f
 {
     struct app *a = ctx;
     struct cc_error err = {0};
+    int64_t t = a->cli.profile ? now_ns() : 0;
     if (!cc_recorder_add(a->recorder, r, f, &err) && err.msg[0])
         fprintf(stderr, "camclass: %s\n", err.msg);
+    if (a->cli.profile)
+        cc_series_add(&a->record_ms, (double)(now_ns() - t) / 1e6);
 }
 
 /* Opens the source: returns 0, or the exit status after printing one line. */
@@ -405,7 +410,7 @@ static void print_profile(struct app *a)
     } rows[] = {
         {"capture->dequeue", pr.dequeue}, {"preprocess", pr.preprocess},
         {"inference", pr.inference},      {"present", &a->present_ms},
-        {"latency", pr.latency},
+        {"record", &a->record_ms},        {"latency", pr.latency},
     };
     fprintf(stderr, "camclass: profile (ms)      n      mean       p50       p90       max\n");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -728,6 +733,7 @@ static void app_finish(struct app *a)
     cc_engine_destroy(a->engine);
     cc_model_destroy(a->model);
     cc_series_free(&a->present_ms);
+    cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
 }
 
