@@ -222,8 +222,8 @@ struct app {
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
-    struct cc_series record_ms;   // --profile: draw + encode of each recorded frame (written by
-                                  // the inference thread, read by main after joining it)
+    struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
+                                  // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
@@ -247,9 +247,9 @@ static bool log_result(void *ctx, const struct cc_result *r)
     return true;
 }
 
-/* Inference thread: the frame with its result into the recording (--output). A write error is
- * reported once (the recorder then takes no more frames) and the run goes on; exit 1 at the
- * end. */
+/* Inference thread: the frame with its result to the recorder's thread (--output; waits only
+ * while the recorder is 3 frames behind). A write error is reported once (the recorder then
+ * takes no more frames) and the run goes on; exit 1 at the end. */
 static void record_frame(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
     struct app *a = ctx;

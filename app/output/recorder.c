@@ -6,6 +6,7 @@
  * EAGAIN, av_packet_rescale_ts, av_interleaved_write_frame; at the end a NULL frame drains the
  * encoder, then av_write_trailer and avio_closep.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@
 #include "recorder.h"
 
 #define MAX_SIDE 8192
+#define QUEUE 3 // frames waiting for the recorder's thread; a full queue makes add wait
+
+/* A frame and its result, copied for the recorder's thread. */
+struct job {
+    struct cc_result r;
+    struct cc_frame f; // data owned by the job (grown with realloc, kept between uses)
+};
 
 struct cc_recorder {
     char *path;
@@ -31,25 +39,41 @@ struct cc_recorder {
     struct cc_overlay_offscreen *overlay; // draws the picture
     uint8_t *rgb;                         // (height, width, 3) the picture drawn
 
+    // Between open and finish, everything below up to the lock belongs to the recorder's
+    // thread (drawing, encoding, writing); open and finish use it before and after.
     AVFormatContext *fmt; // the muxer; fmt->pb the file once opened
     AVCodecContext *enc;
     AVStream *stream;
     AVFrame *frame; // YUV 4:2:0, the encoder's input
     AVPacket *pkt;
     struct SwsContext *sws; // RGB24 -> YUV420P, BT.601 limited range
-    bool header_written, finished, failed;
-
-    uint64_t frames;
-    int64_t first_ns; // capture time of the first picture (frame_rate 0)
+    bool header_written, finished;
+    bool write_failed; // a write error: nothing more is encoded
+    int64_t first_ns;  // capture time of the first picture (frame_rate 0)
     uint64_t first_seq;
     int64_t last_pts; // ms; pictures must have increasing timestamps
     int64_t frame_ms; // the newest picture's expected duration (packets carry it: an MP4
                       // player drops a last picture that has none)
+
+    // The queue from add (the caller's thread) to the recorder's thread, under lock.
+    pthread_mutex_t lock;
+    pthread_cond_t cond; // a job queued or taken, or closing
+    bool lock_ready, thread_started;
+    pthread_t thread;
+    struct job jobs[QUEUE];
+    int head, count;         // jobs[head] is the oldest of count queued
+    bool closing;            // finish: no more jobs; the thread ends when the queue is empty
+    bool failed;             // write_failed, as the caller's thread may read it
+    uint64_t frames;         // pictures encoded
+    struct cc_error pending; // a line for the caller not yet handed out by add or finish
 };
 
 /* ---------------------------------------------------------------------------------------- */
 /* Open and close                                                                           */
 /* ---------------------------------------------------------------------------------------- */
+
+static void *record_main(void *arg);
+static void stop_thread(struct cc_recorder *rec);
 
 const char *cc_recorder_container(const char *path)
 {
@@ -195,6 +219,20 @@ struct cc_recorder *cc_recorder_open(const struct cc_recorder_config *cfg, struc
     rec->height = cfg->height;
     rec->frame_rate = cfg->frame_rate;
     rec->last_pts = -1;
+    if (pthread_mutex_init(&rec->lock, NULL) != 0) {
+        cc_error_set(err, "--output %s: pthread_mutex_init failed", cfg->path);
+        free(rec->path);
+        free(rec);
+        return NULL;
+    }
+    if (pthread_cond_init(&rec->cond, NULL) != 0) {
+        cc_error_set(err, "--output %s: pthread_cond_init failed", cfg->path);
+        pthread_mutex_destroy(&rec->lock);
+        free(rec->path);
+        free(rec);
+        return NULL;
+    }
+    rec->lock_ready = true;
     av_log_set_level(AV_LOG_ERROR); // see recorder.h: libx264's banner stays off stderr
     if (!(rec->rgb = malloc((size_t)rec->width * rec->height * 3))) {
         cc_error_set(err, "--output %s: out of memory for a %dx%d picture", cfg->path, rec->width,
@@ -204,6 +242,12 @@ struct cc_recorder *cc_recorder_open(const struct cc_recorder_config *cfg, struc
     if (!(rec->overlay = cc_overlay_offscreen_create(cfg->overlay, rec->width, rec->height, err)) ||
         !open_output(rec, cfg->encoder, err))
         goto error;
+    int e = pthread_create(&rec->thread, NULL, record_main, rec);
+    if (e != 0) {
+        cc_error_set(err, "--output %s: pthread_create failed: %s", cfg->path, strerror(e));
+        goto error;
+    }
+    rec->thread_started = true;
     return rec;
 
 error:
@@ -220,6 +264,13 @@ void cc_recorder_destroy(struct cc_recorder *rec)
 {
     if (!rec)
         return;
+    stop_thread(rec);
+    for (int i = 0; i < QUEUE; i++)
+        free(rec->jobs[i].f.data);
+    if (rec->lock_ready) {
+        pthread_mutex_destroy(&rec->lock);
+        pthread_cond_destroy(&rec->cond);
+    }
     if (rec->fmt) {
         if (rec->fmt->pb)
             avio_closep(&rec->fmt->pb);
@@ -242,9 +293,11 @@ void cc_recorder_destroy(struct cc_recorder *rec)
 /* Sends frame (NULL: drain) to the encoder and writes every packet it has ready. */
 static bool encode(struct cc_recorder *rec, AVFrame *frame, struct cc_error *err)
 {
+    if (rec->write_failed)
+        return false;
     int ret = avcodec_send_frame(rec->enc, frame);
     if (ret < 0) {
-        rec->failed = true;
+        rec->write_failed = true;
         return cc_error_set(err, "--output %s: avcodec_send_frame failed: %s", rec->path,
                             av_err2str(ret));
     }
@@ -253,7 +306,7 @@ static bool encode(struct cc_recorder *rec, AVFrame *frame, struct cc_error *err
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
             return true;
         if (ret < 0) {
-            rec->failed = true;
+            rec->write_failed = true;
             return cc_error_set(err, "--output %s: avcodec_receive_packet failed: %s", rec->path,
                                 av_err2str(ret));
         }
@@ -265,7 +318,7 @@ static bool encode(struct cc_recorder *rec, AVFrame *frame, struct cc_error *err
         // AVIOContext error.
         ret = av_interleaved_write_frame(rec->fmt, rec->pkt);
         if (ret < 0) {
-            rec->failed = true;
+            rec->write_failed = true;
             return cc_error_set(err,
                                 "cannot write --output %s: %s (free some space or record "
                                 "elsewhere); the recording stops here",
@@ -299,20 +352,23 @@ static int64_t picture_pts(struct cc_recorder *rec, const struct cc_result *r)
     return pts;
 }
 
-bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const struct cc_frame *f,
-                     struct cc_error *err)
+/* The recorder's thread: draws one frame and encodes it. */
+static bool record_one(struct cc_recorder *rec, const struct cc_result *r, const struct cc_frame *f,
+                       struct cc_error *err)
 {
-    if (rec->failed || rec->finished)
+    if (rec->write_failed)
         return false;
     // Frames reach here after preprocessing has read them whole, so drawing fails only when SDL
-    // does (out of memory): that picture is left out, the next ones are tried.
+    // does (out of memory): the recording stops as on a write error.
     struct cc_error draw_err = {{0}};
-    if (!cc_overlay_render(rec->overlay, f, r, rec->rgb, rec->width * 3, &draw_err))
-        return cc_error_set(err, "--output %s: frame %llu left out: %s", rec->path,
+    if (!cc_overlay_render(rec->overlay, f, r, rec->rgb, rec->width * 3, &draw_err)) {
+        rec->write_failed = true;
+        return cc_error_set(err, "--output %s: frame %llu: %s; the recording stops here", rec->path,
                             (unsigned long long)r->seq, draw_err.msg);
+    }
     int ret = av_frame_make_writable(rec->frame);
     if (ret < 0) {
-        rec->failed = true;
+        rec->write_failed = true;
         return cc_error_set(err, "--output %s: av_frame_make_writable failed: %s", rec->path,
                             av_err2str(ret));
     }
@@ -320,39 +376,130 @@ bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const s
     const int src_stride[1] = {rec->width * 3};
     sws_scale(rec->sws, src, src_stride, 0, rec->height, rec->frame->data, rec->frame->linesize);
     rec->frame->pts = picture_pts(rec, r);
-    if (!encode(rec, rec->frame, err))
-        return false;
-    rec->frames++;
+    return encode(rec, rec->frame, err);
+}
+
+/* Keeps the first line the caller has not seen yet. Called locked. */
+static void set_pending(struct cc_recorder *rec, const struct cc_error *e)
+{
+    if (!rec->pending.msg[0] && e->msg[0])
+        rec->pending = *e;
+}
+
+static void *record_main(void *arg)
+{
+    struct cc_recorder *rec = arg;
+    pthread_mutex_lock(&rec->lock);
+    for (;;) {
+        while (!rec->count && !rec->closing)
+            pthread_cond_wait(&rec->cond, &rec->lock);
+        if (!rec->count)
+            break; // closing, and nothing left
+        struct job *j = &rec->jobs[rec->head];
+        pthread_mutex_unlock(&rec->lock); // add fills only the other slots meanwhile
+        struct cc_error e = {{0}};
+        bool ok = record_one(rec, &j->r, &j->f, &e);
+        pthread_mutex_lock(&rec->lock);
+        rec->head = (rec->head + 1) % QUEUE;
+        rec->count--;
+        rec->frames += ok;
+        rec->failed |= rec->write_failed;
+        set_pending(rec, &e);
+        pthread_cond_broadcast(&rec->cond);
+    }
+    pthread_mutex_unlock(&rec->lock);
+    return NULL;
+}
+
+/* Copies f and r into job j (the frame's data into j's own buffer). */
+static bool job_fill(struct job *j, const struct cc_result *r, const struct cc_frame *f)
+{
+    if (j->f.capacity < f->size) {
+        uint8_t *d = realloc(j->f.data, f->size);
+        if (!d)
+            return false;
+        j->f.data = d;
+        j->f.capacity = f->size;
+    }
+    uint8_t *data = j->f.data;
+    size_t cap = j->f.capacity;
+    j->f = *f;
+    j->f.data = data;
+    j->f.capacity = cap;
+    if (f->size)
+        memcpy(j->f.data, f->data, f->size);
+    j->r = *r;
     return true;
 }
 
-bool cc_recorder_failed(const struct cc_recorder *rec)
+bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const struct cc_frame *f,
+                     struct cc_error *err)
 {
-    return rec->failed;
-}
-
-uint64_t cc_recorder_frames(const struct cc_recorder *rec)
-{
-    return rec->frames;
-}
-
-bool cc_recorder_finish(struct cc_recorder *rec, struct cc_error *err)
-{
-    if (rec->finished)
-        return !rec->failed;
-    rec->finished = true;
-    if (rec->failed) { // reported when it happened; the file is only closed
-        if (rec->fmt && rec->fmt->pb)
-            avio_closep(&rec->fmt->pb);
+    bool ok = true;
+    pthread_mutex_lock(&rec->lock);
+    if (rec->pending.msg[0]) { // from the recorder's thread since the last call
+        cc_error_set(err, "%s", rec->pending.msg);
+        rec->pending.msg[0] = '\0';
+        ok = false;
+    }
+    if (rec->failed || rec->closing) {
+        pthread_mutex_unlock(&rec->lock);
         return false;
     }
-    bool ok = !rec->failed;
-    if (ok)
-        ok = encode(rec, NULL, err); // drains the encoder's delayed pictures
+    while (rec->count == QUEUE) // the recorder is behind: wait for it (no frame is skipped)
+        pthread_cond_wait(&rec->cond, &rec->lock);
+    struct job *j = &rec->jobs[(rec->head + rec->count) % QUEUE];
+    if (job_fill(j, r, f)) {
+        rec->count++;
+        pthread_cond_broadcast(&rec->cond);
+    } else {
+        rec->failed = true; // a gap would make the file lie; stop as on a write error
+        ok = cc_error_set(err,
+                          "--output %s: out of memory for frame %llu; the recording stops "
+                          "here",
+                          rec->path, (unsigned long long)r->seq);
+    }
+    pthread_mutex_unlock(&rec->lock);
+    return ok;
+}
+
+bool cc_recorder_failed(struct cc_recorder *rec)
+{
+    pthread_mutex_lock(&rec->lock);
+    bool failed = rec->failed;
+    pthread_mutex_unlock(&rec->lock);
+    return failed;
+}
+
+uint64_t cc_recorder_frames(struct cc_recorder *rec)
+{
+    pthread_mutex_lock(&rec->lock);
+    uint64_t n = rec->frames;
+    pthread_mutex_unlock(&rec->lock);
+    return n;
+}
+
+/* Ends the recorder's thread after the queued frames (idempotent). */
+static void stop_thread(struct cc_recorder *rec)
+{
+    if (!rec->thread_started)
+        return;
+    pthread_mutex_lock(&rec->lock);
+    rec->closing = true;
+    pthread_cond_broadcast(&rec->cond);
+    pthread_mutex_unlock(&rec->lock);
+    pthread_join(rec->thread, NULL);
+    rec->thread_started = false;
+}
+
+/* Drains the encoder, writes the trailer and closes the file. */
+static bool finish_file(struct cc_recorder *rec, struct cc_error *err)
+{
+    bool ok = encode(rec, NULL, err); // drains the encoder's delayed pictures
     if (ok && rec->header_written) {
         int ret = av_write_trailer(rec->fmt);
         if (ret < 0) {
-            rec->failed = true;
+            rec->write_failed = true;
             ok = cc_error_set(err,
                               "cannot write --output %s: av_write_trailer: %s (free some space "
                               "or record elsewhere)",
@@ -365,7 +512,7 @@ bool cc_recorder_finish(struct cc_recorder *rec, struct cc_error *err)
         int ret = pb->error;
         avio_closep(&rec->fmt->pb);
         if (ok && ret < 0) {
-            rec->failed = true;
+            rec->write_failed = true;
             ok = cc_error_set(err,
                               "cannot write --output %s: %s (free some space or record "
                               "elsewhere)",
@@ -373,4 +520,24 @@ bool cc_recorder_finish(struct cc_recorder *rec, struct cc_error *err)
         }
     }
     return ok;
+}
+
+bool cc_recorder_finish(struct cc_recorder *rec, struct cc_error *err)
+{
+    if (rec->finished)
+        return !rec->failed;
+    stop_thread(rec); // encodes what is queued; from here on this thread owns everything
+    rec->finished = true;
+    if (rec->failed || rec->write_failed) {
+        rec->failed = true;
+        // The line add could not hand out any more (the last frames'), else said already.
+        if (rec->pending.msg[0])
+            cc_error_set(err, "%s", rec->pending.msg);
+        if (rec->fmt && rec->fmt->pb)
+            avio_closep(&rec->fmt->pb);
+        return false;
+    }
+    if (!finish_file(rec, err))
+        rec->failed = true;
+    return !rec->failed;
 }

@@ -13,8 +13,12 @@
  * cc_recorder_open: libx264 would otherwise print its banner lines on stderr; errors reach the
  * user once, through cc_error, named with av_err2str.
  *
- * Threads: open and finish on the main thread; add from one thread at a time (the inference
- * thread, between start and stop of the pipeline).
+ * Threads: the recorder has its own thread, which draws, encodes and writes, so that a frame's
+ * recording overlaps the next frame's inference. add hands it a copy of the frame and result
+ * through a queue of 3; when the queue is full add waits (every frame given is recorded, none
+ * is skipped). Open, finish and destroy on the main thread (the offscreen drawer opens its
+ * fonts in open, see overlay_offscreen.h); add from one thread at a time (the inference thread,
+ * between start and stop of the pipeline); failed and frames from any thread.
  * Ownership: the caller owns the recorder; add copies what it needs from the frame and result.
  */
 #ifndef CC_RECORDER_H
@@ -50,23 +54,25 @@ struct cc_recorder *cc_recorder_open(const struct cc_recorder_config *cfg, struc
 /* One line for the start of a run: "clip.mp4 (MP4, H.264 by libx264, 1280x720)". */
 const char *cc_recorder_describe(const struct cc_recorder *rec);
 
-/* Draws frame f with result r and encodes it as the next picture. False with err naming the
- * file and the failing call (a full disk: "No space left on device"); after a write error the
- * recorder takes no more frames (each later add returns false at once, err untouched) and
- * finish only closes the file. A frame that cannot be drawn (malformed, or SDL out of memory)
- * is left out with err saying so; the recorder goes on. */
+/* Queues frame f with result r to be drawn and encoded as the next picture (waits while the
+ * queue is full). False with one line in err when the recording has failed since the last call
+ * (found by the recorder's thread: a write error, "No space left on device", or a picture SDL
+ * could not draw; the line names the file and the failing call); from then on it takes no
+ * more frames (each later add returns false at once, err untouched) and finish only closes the
+ * file. */
 bool cc_recorder_add(struct cc_recorder *rec, const struct cc_result *r, const struct cc_frame *f,
                      struct cc_error *err);
 
 /* True after a write error (the recording is incomplete). */
-bool cc_recorder_failed(const struct cc_recorder *rec);
+bool cc_recorder_failed(struct cc_recorder *rec);
 
 /* Pictures encoded so far. */
-uint64_t cc_recorder_frames(const struct cc_recorder *rec);
+uint64_t cc_recorder_frames(struct cc_recorder *rec);
 
-/* Flushes the encoder, writes the trailer (an MP4 needs it to play) and closes the file. False
- * with err naming the file when that fails; false with err untouched when an earlier add
- * failed to write (reported then; the file is only closed). Idempotent. */
+/* Waits for the queued frames, flushes the encoder, writes the trailer (an MP4 needs it to
+ * play) and closes the file. False with err naming the file when that fails, or when the
+ * recording failed earlier: err then holds the line add had no chance to hand out, else is
+ * untouched (said then); the file is only closed. Idempotent. */
 bool cc_recorder_finish(struct cc_recorder *rec, struct cc_error *err);
 
 /* Closes without the trailer if finish was not called, and frees; accepts NULL. */

@@ -91,8 +91,9 @@ static void test_mpeg4(const char *outdir)
         CHECKF(cc_recorder_add(rec, &r, &f, &err), "add %d: %s", i, err.msg);
         free(f.data);
     }
-    CHECK(cc_recorder_frames(rec) == N);
-    CHECKF(cc_recorder_finish(rec, &err), "finish: %s", err.msg);
+    CHECKF(cc_recorder_finish(rec, &err), "finish: %s", err.msg); // waits for the queue
+    CHECKF(cc_recorder_frames(rec) == N, "%llu pictures encoded",
+           (unsigned long long)cc_recorder_frames(rec));
     CHECK(cc_recorder_finish(rec, &err)); // idempotent
     struct cc_result r = {.n_top = 0};
     struct cc_frame f = solid(COLORS[0], 99);
