@@ -55,6 +55,7 @@ static const struct opt opts[] = {
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
+    {"output", OPT_STRING, F(output), 0, 0, 0, false},
     {"log-mode", OPT_STRING, F(log_mode), 0, 0, 0, false},
     {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
@@ -110,6 +111,8 @@ static const char usage[] =
     "                      where the s key saves screenshots; default: the XDG pictures\n"
     "                      directory ($XDG_PICTURES_DIR, else ~/.config/user-dirs.dirs, else\n"
     "                      ~/Pictures if it exists), else the working directory\n"
+    "  --output FILE       record the annotated video (as the window shows it) to FILE.mp4\n"
+    "                      or FILE.mkv, at the --window size (default 1280x720); also headless\n"
     "  --log FILE|-        write the detection log (JSON lines) to FILE, or - for stdout\n"
     "                      (--headless without --log logs to stdout)\n"
     "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
@@ -135,7 +138,9 @@ static const char usage[] =
     "  --vk-fault KIND:N   tests only: inject a Vulkan fault (alloc:N, oom:N, lost:N; see\n"
     "                      docs/RELIABILITY.md)\n"
     "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running or a camera that\n"
-    "does not open, 2 a bad command line or config, or an unreadable model/input/config/log.\n";
+    "does not open, 2 a bad command line or config, or an unreadable model/input/config/log, or "
+    "an\n"
+    "--output that cannot be written.\n";
 
 void cc_cli_usage(FILE *out)
 {

@@ -40,6 +40,7 @@
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
+#include "recorder.h"
 #include "selftest.h"
 #include "source_file.h"
 #include "status_line.h"
@@ -173,8 +174,11 @@ struct app {
     struct cc_mqtt *mqtt;          // --mqtt: the broker connection ...
     struct cc_detlog *mqtt_events; // ... and the detection events it publishes
     struct cc_overlay *overlay;
+    struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
     struct cc_series present_ms;
+    struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
+                                  // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
@@ -200,6 +204,20 @@ static bool log_result(void *ctx, const struct cc_result *r)
         return false;
     fprintf(stderr, "camclass: %s\n", err.msg);
     return true;
+}
+
+/* Inference thread: the frame with its result to the recorder's thread (--output; waits only
+ * while the recorder is 3 frames behind). A write error is reported once (the recorder then
+ * takes no more frames) and the run goes on; exit 1 at the end. */
+static void record_frame(void *ctx, const struct cc_result *r, const struct cc_frame *f)
+{
+    struct app *a = ctx;
+    struct cc_error err = {0};
+    int64_t t = a->cli.profile ? now_ns() : 0;
+    if (!cc_recorder_add(a->recorder, r, f, &err) && err.msg[0])
+        fprintf(stderr, "camclass: %s\n", err.msg);
+    if (a->cli.profile)
+        cc_series_add(&a->record_ms, (double)(now_ns() - t) / 1e6);
 }
 
 /* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
@@ -433,7 +451,7 @@ static void print_profile(struct app *a)
     } rows[] = {
         {"capture->dequeue", pr.dequeue}, {"preprocess", pr.preprocess},
         {"inference", pr.inference},      {"present", &a->present_ms},
-        {"latency", pr.latency},
+        {"record", &a->record_ms},        {"latency", pr.latency},
     };
     fprintf(stderr, "camclass: profile (ms)      n      mean       p50       p90       max\n");
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -567,6 +585,51 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     return state;
 }
 
+/* The overlay's fps line names the source: "camera", or a file input's file or directory name. */
+static void source_label(const struct app *a, char *label, size_t size)
+{
+    snprintf(label, size, "camera");
+    if (!a->file)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s", a->source_name);
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    const char *base = strrchr(path, '/');
+    struct stat st;
+    bool dir = stat(a->source_name, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(label, size, "%.*s%s", NAME_MAX, base && base[1] ? base + 1 : path, dir ? "/" : "");
+}
+
+/* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
+ * even (YUV 4:2:0); frame times from a file input's rate (--fps, the video's own, else 2
+ * images/s) or the camera's capture times. Exit 2 when the file cannot be used. */
+static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
+{
+    struct cc_cli *cli = &a->cli;
+    double rate = 0;
+    if (a->file) {
+        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->file);
+        if (rate <= 0)
+            rate = 2;
+    }
+    struct cc_recorder_config rc = {
+        .path = cli->output,
+        .width = (cli->window_w > 0 ? cli->window_w : 1280) & ~1,
+        .height = (cli->window_h > 0 ? cli->window_h : 720) & ~1,
+        .overlay = oc,
+        .frame_rate = rate,
+    };
+    struct cc_error err = {0};
+    if (!(a->recorder = cc_recorder_open(&rc, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr, "camclass: recording %s\n", cc_recorder_describe(a->recorder));
+    return 0;
+}
+
 static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
@@ -575,43 +638,33 @@ static int run(struct app *a)
     if ((rc = open_source(a)) || (rc = open_engine(a)))
         return rc < 0 ? 0 : rc;
 
+    // What the overlay shows, in the window and in a recording.
+    char label[NAME_MAX + 2];
+    source_label(a, label, sizeof(label));
+    struct cc_overlay_config oc = {
+        .model_name = cc_engine_model(a->engine)->name,
+        .backend_name = cc_engine_backend_name(a->engine),
+        .device_name = cc_engine_device_name(a->engine),
+        .top_k = cli->top_k,
+        .classes = cc_engine_model(a->engine)->output.classes,
+        .source_label = label,
+        .width = cli->window_w,
+        .height = cli->window_h,
+        .fullscreen = cli->fullscreen,
+    };
+
     // The window first: without a display we say so once and carry on headless.
     bool headless = cli->headless;
+    char shots[PATH_MAX];
     if (!headless) {
         // Screenshots: --screenshot-dir, else where xdg-user-dir PICTURES points, else ".".
-        char shots[PATH_MAX];
         const char *shots_why = "--screenshot-dir";
         if (cli->shot_dir)
             snprintf(shots, sizeof(shots), "%s", cli->shot_dir);
         else
             shots_why = cc_cli_pictures_dir(getenv("XDG_PICTURES_DIR"), getenv("XDG_CONFIG_HOME"),
                                             getenv("HOME"), shots, sizeof(shots));
-        // The fps line names the source: "camera", or a file input's file or directory name.
-        char label[NAME_MAX + 2] = "camera";
-        if (a->file) {
-            char path[PATH_MAX];
-            snprintf(path, sizeof(path), "%s", a->source_name);
-            size_t n = strlen(path);
-            while (n > 1 && path[n - 1] == '/')
-                path[--n] = '\0';
-            const char *base = strrchr(path, '/');
-            struct stat st;
-            bool dir = stat(a->source_name, &st) == 0 && S_ISDIR(st.st_mode);
-            snprintf(label, sizeof(label), "%.*s%s", NAME_MAX, base && base[1] ? base + 1 : path,
-                     dir ? "/" : "");
-        }
-        struct cc_overlay_config oc = {
-            .model_name = cc_engine_model(a->engine)->name,
-            .backend_name = cc_engine_backend_name(a->engine),
-            .device_name = cc_engine_device_name(a->engine),
-            .top_k = cli->top_k,
-            .classes = cc_engine_model(a->engine)->output.classes,
-            .source_label = label,
-            .width = cli->window_w,
-            .height = cli->window_h,
-            .fullscreen = cli->fullscreen,
-            .screenshot_dir = shots,
-        };
+        oc.screenshot_dir = shots;
         if (!(a->overlay = cc_overlay_create(&oc, &err))) {
             const char *why = err.msg;
             if (strncmp(why, "overlay: ", 9) == 0)
@@ -628,6 +681,7 @@ static int run(struct app *a)
     if (log_path && (rc = open_log(a, log_path)))
         return rc;
     if (cli->mqtt && (rc = open_mqtt(a)))
+    if (cli->output && (rc = open_recorder(a, &oc)))
         return rc;
     fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
             cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
@@ -654,6 +708,7 @@ static int run(struct app *a)
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
         .on_result = a->log || a->mqtt_events ? log_result : NULL,
+        .on_frame = a->recorder ? record_frame : NULL,
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err)) || !cc_pipeline_start(a->pipeline, &err)) {
@@ -692,17 +747,33 @@ static int run(struct app *a)
             bad, t.mean_latency_ms, t.fps, t.duration_s);
     if (cli->profile)
         print_profile(a);
+    bool record_failed = false;
+    if (a->recorder) {
+        // After the pipeline has stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the
+        // encoder's last pictures and the container's trailer.
+        err.msg[0] = '\0';
+        if (cc_recorder_finish(a->recorder, &err)) {
+            uint64_t n = cc_recorder_frames(a->recorder);
+            fprintf(stderr, "camclass: recorded %llu frame%s to %s\n", (unsigned long long)n,
+                    n == 1 ? "" : "s", cli->output);
+        } else {
+            if (err.msg[0]) // else said when the write failed
+                fprintf(stderr, "camclass: %s\n", err.msg);
+            record_failed = true;
+        }
+    }
     if (state == CC_PIPELINE_FAILED) {
         fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
         return 1;
     }
-    return 0;
+    return record_failed ? 1 : 0;
 }
 
 static void app_finish(struct app *a)
 {
     cc_pipeline_destroy(a->pipeline);
     cc_overlay_destroy(a->overlay);
+    cc_recorder_destroy(a->recorder);
     cc_detlog_destroy(a->log);
     cc_detlog_destroy(a->mqtt_events);
     cc_mqtt_destroy(a->mqtt, 0);
@@ -711,6 +782,7 @@ static void app_finish(struct app *a)
     cc_engine_destroy(a->engine);
     cc_model_destroy(a->model);
     cc_series_free(&a->present_ms);
+    cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
 }
 

@@ -346,6 +346,8 @@ static void *inference_main(void *arg)
             cc_series_add(&p->s_latency, r.latency_ms);
         }
         bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r);
+        if (p->cfg.on_frame)
+            p->cfg.on_frame(p->cfg.ctx, &r, f);
         publish(p, &r, f);
         cc_frame_slot_release(p->slot, f);
         if (!more) {

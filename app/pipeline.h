@@ -50,6 +50,9 @@ struct cc_pipeline_config {
     bool profile;                // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.
     bool (*on_result)(void *ctx, const struct cc_result *r);
+    // Called on the inference thread right after on_result, with the result and the frame it
+    // was computed from (valid only during the call), e.g. to record it (may be NULL).
+    void (*on_frame)(void *ctx, const struct cc_result *r, const struct cc_frame *f);
     void *ctx;
 };
 

@@ -44,7 +44,7 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # dir, ./build-fuzz (tools/fuzz.sh).
 # mosquitto and mosquitto-clients: the broker and subscriber of the mqtt test.
 # ffmpeg (the CLI): makes the clips and serves the live streams of test_video_input.py, and
-# decodes the recordings of the record tests.
+# decodes the recordings of the record tests (tests/app/test_record.py).
 # vulkan-validationlayers: every Vulkan test runs under VK_LAYER_KHRONOS_validation
 # (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.

@@ -15,6 +15,7 @@
 #include <libavutil/time.h>
 #include <libswscale/swscale.h>
 
+#include "av_log.h"
 #include "av_source.h"
 #include "decode.h"
 
@@ -54,13 +55,6 @@ struct cc_av {
     void *cancel_ctx;
     bool timed_out, cancelled; // why the last call was interrupted
 };
-
-static pthread_once_t log_once = PTHREAD_ONCE_INIT;
-
-static void quiet_log(void)
-{
-    av_log_set_level(AV_LOG_QUIET);
-}
 
 bool cc_av_is_url(const char *s)
 {
@@ -264,7 +258,7 @@ static enum cc_av_status open_decoder(struct cc_av *av, struct cc_error *err)
 /* Allocates av with its format context and interrupt callback. */
 static struct cc_av *av_create(const char *path, struct cc_error *err)
 {
-    pthread_once(&log_once, quiet_log);
+    cc_av_log_quiet();
     struct cc_av *av = calloc(1, sizeof(*av));
     if (av)
         av->path = strdup(path);

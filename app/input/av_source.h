@@ -18,7 +18,7 @@
  * which works for every protocol, also UDP where no "timeout" option does) and ends early when
  * the caller's cancel callback returns true (a stream thread being stopped).
  *
- * Library state: FFmpeg's log is set to AV_LOG_QUIET once, by the first open (pthread_once):
+ * Library state: FFmpeg's log is set to AV_LOG_QUIET once, by the first open (av_log.h, its one owner):
  * its per-packet warnings would flood stderr; every failure is reported through cc_error
  * with av_err2str's words instead. Nothing else global is touched.
  *

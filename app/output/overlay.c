@@ -1,6 +1,5 @@
-/* camclass — the SDL2 overlay (see overlay.h). */
+/* camclass — the SDL2 overlay window (see overlay.h); the picture is drawn by overlay_draw.c. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,95 +7,24 @@
 #include <unistd.h>
 
 #include <SDL.h>
-#include <SDL_ttf.h>
 #include <png.h>
 
-#include "convert.h"
-#include "decode.h"
 #include "overlay.h"
-
-/* ---------------------------------------------------------------------------------------- */
-/* Look                                                                                     */
-/* ---------------------------------------------------------------------------------------- */
-
-static const uint8_t BACKGROUND[3] = {16, 16, 18}; // letterbox bands
-static const uint8_t PANEL[3] = {32, 34, 40};
-static const uint8_t TRACK[3] = {58, 62, 72};
-static const uint8_t BAR[3] = {64, 170, 255};
-static const uint8_t PAUSED_BG[3] = {190, 40, 40};
-static const SDL_Color TEXT = {235, 235, 235, 255};
-static const SDL_Color DIM = {160, 164, 172, 255};
 
 #define DEFAULT_W 1280
 #define DEFAULT_H 720
-#define DEFAULT_TOP_K 5
-#define LABEL_MAX 96
-
-#define HELP_1 "q quit  f fullscreen  p pause  s screenshot"
-#define HELP_2A "q quit  f fullscreen"
-#define HELP_2B "p pause  s screenshot"
-
-/* ---------------------------------------------------------------------------------------- */
-/* State                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-enum font_kind { FONT_BODY, FONT_SMALL, FONT_TITLE, FONT_COUNT };
-
-// Text lines, each rendered once into a texture and drawn until its string changes.
-enum {
-    T_TITLE,
-    T_BACKEND,
-    T_DEVICE,
-    T_WAITING,
-    T_NOFRAME,
-    T_CAMERA,
-    T_INFERENCE,
-    T_LATENCY,
-    T_HELP,
-    T_HELP2,
-    T_PAUSED,
-    T_NOTICE,
-    T_LABEL0,
-    T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
-    T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
-};
-
-struct text {
-    char str[160];       // what tex shows, after truncation
-    enum font_kind font; // font it was rendered with
-    int font_px;         // body size when rendered (fonts change with the window)
-    SDL_Color color;
-    SDL_Texture *tex; // NULL for an empty string
-    int w, h;         // tex size in pixels
-};
 
 struct cc_overlay {
     SDL_Window *window;
     SDL_Renderer *renderer;
-    bool sdl_video, ttf; // subsystems this overlay initialized (and quits)
-    char *font_path;
-    TTF_Font *font[FONT_COUNT];
-    int font_px;    // body size the fonts were opened at; 0 = none open
-    int help_lines; // 1, or 2 when the key help does not fit the panel's width (set by draw)
-    char *model, *backend, *device, *shot_dir, *source_label;
-    int top_k; // rows: the configured top_k, at most the model's classes
+    bool sdl_video;               // SDL's video subsystem was initialized here (and is quit)
+    struct cc_overlay_draw *draw; // draws the picture with renderer
+    char *shot_dir;
 
     char notice[160];    // "saved NAME" after s; shown until notice_until
     Uint64 notice_until; // SDL_GetTicks64 ms
-
-    SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
-    int frame_w, frame_h;
-    uint8_t *planar;      // 3 rows of planar R, G, B for YUYV/NV12 conversion
-    int planar_cap;       // pixels per row in planar
-    struct cc_image jpeg; // decoded MJPEG frame
-
-    bool have_result;
-    struct cc_result result; // newest result; labels point into labels[]
-    char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
     bool paused;
     SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
-
-    struct text text[T_COUNT];
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -105,46 +33,10 @@ struct cc_overlay {
 
 static void set_fullscreen(struct cc_overlay *ov, bool on);
 
-static char *dup_or_empty(const char *s)
-{
-    return strdup(s ? s : "");
-}
-
 static bool env_set(const char *name)
 {
     const char *v = getenv(name);
     return v && *v;
-}
-
-/* Opens the fonts for a body size of px (title 1.2×, bold; small 0.8×). */
-static bool fonts_open(struct cc_overlay *ov, int px, struct cc_error *err)
-{
-    if (ov->font_px == px)
-        return true;
-    for (int i = 0; i < FONT_COUNT; i++) {
-        if (ov->font[i])
-            TTF_CloseFont(ov->font[i]);
-        ov->font[i] = NULL;
-    }
-    ov->font_px = 0;
-    if (access(ov->font_path, R_OK) != 0)
-        return cc_error_set(err,
-                            "overlay: cannot read font %s: %s (install fonts-dejavu-core, or give "
-                            "another TrueType font)",
-                            ov->font_path, strerror(errno));
-    // The small font stays at 10 px or more: the key hints must be readable at 480 × 320.
-    const int sizes[FONT_COUNT] = {px, px * 4 / 5 < 10 ? 10 : px * 4 / 5, px * 6 / 5};
-    for (int i = 0; i < FONT_COUNT; i++) {
-        ov->font[i] = TTF_OpenFont(ov->font_path, sizes[i]);
-        if (!ov->font[i])
-            return cc_error_set(err,
-                                "overlay: SDL2_ttf cannot open font %s: %s (is it a "
-                                "TrueType font?)",
-                                ov->font_path, TTF_GetError());
-    }
-    TTF_SetFontStyle(ov->font[FONT_TITLE], TTF_STYLE_BOLD);
-    ov->font_px = px;
-    return true;
 }
 
 void cc_overlay_fit_size(int avail_w, int avail_h, int *w, int *h)
@@ -174,33 +66,12 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         cc_error_set(err, "overlay: out of memory");
         return NULL;
     }
-    ov->help_lines = 1;
-    ov->top_k = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
-    if (ov->top_k > CC_RESULT_MAX_TOP)
-        ov->top_k = CC_RESULT_MAX_TOP;
-    if (cfg->classes > 0 && ov->top_k > cfg->classes)
-        ov->top_k = cfg->classes; // a 3-class model shows 3 rows, not 2 empty tracks more
-    ov->font_path = strdup(cfg->font_path ? cfg->font_path : CC_OVERLAY_DEFAULT_FONT);
-    ov->model = dup_or_empty(cfg->model_name);
-    ov->backend = dup_or_empty(cfg->backend_name);
-    ov->device = dup_or_empty(cfg->device_name);
     ov->shot_dir = strdup(cfg->screenshot_dir ? cfg->screenshot_dir : ".");
-    ov->source_label = strdup(cfg->source_label ? cfg->source_label : "camera");
-    if (!ov->font_path || !ov->model || !ov->backend || !ov->device || !ov->shot_dir ||
-        !ov->source_label) {
+    if (!ov->shot_dir) {
         cc_error_set(err, "overlay: out of memory");
         goto error;
     }
-
-    // The font first, so that a missing font fails before a window flashes up.
-    if (TTF_Init() != 0) {
-        cc_error_set(err, "overlay: TTF_Init failed: %s", TTF_GetError());
-        goto error;
-    }
-    ov->ttf = true;
     int w = cfg->width > 0 ? cfg->width : DEFAULT_W, h = cfg->height > 0 ? cfg->height : DEFAULT_H;
-    if (!fonts_open(ov, 16, err))
-        goto error;
 
     // main owns SIGINT/SIGTERM (the logger finishes its line on them); SDL must not take them.
     SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
@@ -218,7 +89,8 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
             b.w = dm.w, b.h = dm.h;
         cc_overlay_fit_size(b.w, b.h, &w, &h);
     }
-    Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI;
+    // Hidden until the drawer has its font: a missing font fails before a window flashes up.
+    Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | SDL_WINDOW_HIDDEN;
     ov->window = SDL_CreateWindow(cfg->title ? cfg->title : "camclass", SDL_WINDOWPOS_CENTERED,
                                   SDL_WINDOWPOS_CENTERED, w, h, flags);
     if (!ov->window) {
@@ -231,6 +103,9 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
+    if (!(ov->draw = cc_overlay_draw_create(ov->renderer, cfg, err)))
+        goto error;
+    SDL_ShowWindow(ov->window);
     if (cfg->fullscreen)
         set_fullscreen(ov, true); // as f does: f then returns to the fitted window
     return ov;
@@ -244,444 +119,50 @@ void cc_overlay_destroy(struct cc_overlay *ov)
 {
     if (!ov)
         return;
-    for (int i = 0; i < T_COUNT; i++)
-        if (ov->text[i].tex)
-            SDL_DestroyTexture(ov->text[i].tex);
-    if (ov->frame_tex)
-        SDL_DestroyTexture(ov->frame_tex);
+    cc_overlay_draw_destroy(ov->draw); // its textures belong to the renderer
     if (ov->renderer)
         SDL_DestroyRenderer(ov->renderer);
     if (ov->window)
         SDL_DestroyWindow(ov->window);
-    for (int i = 0; i < FONT_COUNT; i++)
-        if (ov->font[i])
-            TTF_CloseFont(ov->font[i]);
-    if (ov->ttf)
-        TTF_Quit();
     if (ov->sdl_video)
         SDL_QuitSubSystem(SDL_INIT_VIDEO);
-    cc_image_finish(&ov->jpeg);
-    free(ov->planar);
-    free(ov->font_path);
-    free(ov->model);
-    free(ov->backend);
-    free(ov->device);
     free(ov->shot_dir);
-    free(ov->source_label);
     free(ov);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Frame upload: native pixels -> RGB24 texture                                             */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Converts source row y to packed RGB at dst (YUYV and NV12 through convert.h). */
-static void row_to_rgb(struct cc_overlay *ov, const struct cc_frame *f, int y, uint8_t *dst)
-{
-    const uint8_t *row = f->data + (size_t)y * f->stride;
-    int w = f->width;
-    switch (f->format) {
-    case CC_PIX_RGB24:
-        memcpy(dst, row, (size_t)w * 3);
-        return;
-    case CC_PIX_BGR24:
-        for (int x = 0; x < w; x++) {
-            dst[3 * x] = row[3 * x + 2];
-            dst[3 * x + 1] = row[3 * x + 1];
-            dst[3 * x + 2] = row[3 * x];
-        }
-        return;
-    case CC_PIX_GREY:
-        for (int x = 0; x < w; x++)
-            dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = row[x];
-        return;
-    default:
-        break;
-    }
-    uint8_t *r = ov->planar, *g = r + ov->planar_cap, *b = g + ov->planar_cap;
-    if (f->format == CC_PIX_YUYV) {
-        cc_yuyv_row_to_planar(row, 0, (w + 1) / 2, r, g, b);
-    } else { // NV12
-        const uint8_t *uv = f->data + (size_t)f->height * f->stride + (size_t)(y / 2) * f->stride;
-        cc_nv12_row_to_planar(row, uv, 0, (w + 1) / 2, r, g, b);
-    }
-    for (int x = 0; x < w; x++) {
-        dst[3 * x] = r[x];
-        dst[3 * x + 1] = g[x];
-        dst[3 * x + 2] = b[x];
-    }
-}
-
-static bool frame_upload(struct cc_overlay *ov, const struct cc_frame *in, struct cc_error *err)
-{
-    struct cc_frame f = *in;
-    if (in->format == CC_PIX_MJPEG) {
-        char name[64];
-        snprintf(name, sizeof(name), "MJPEG frame %llu", (unsigned long long)in->sequence);
-        if (!in->data)
-            return cc_error_set(err, "overlay: %s has no data", name);
-        if (!cc_decode_jpeg(in->data, in->size, name, &ov->jpeg, err))
-            return false;
-        f = (struct cc_frame){.format = CC_PIX_RGB24,
-                              .width = ov->jpeg.width,
-                              .height = ov->jpeg.height,
-                              .stride = ov->jpeg.width * 3,
-                              .data = ov->jpeg.pixels,
-                              .size = (size_t)ov->jpeg.width * ov->jpeg.height * 3,
-                              .sequence = in->sequence};
-    }
-    if (!cc_frame_check(&f, "overlay", err))
-        return false;
-    int pcap = f.width + 1; // YUYV/NV12 rows convert whole pairs
-    if ((f.format == CC_PIX_YUYV || f.format == CC_PIX_NV12) && ov->planar_cap < pcap) {
-        uint8_t *p = realloc(ov->planar, (size_t)pcap * 3);
-        if (!p)
-            return cc_error_set(err, "overlay: out of memory for a %dx%d frame", f.width, f.height);
-        ov->planar = p;
-        ov->planar_cap = pcap;
-    }
-    if (!ov->frame_tex || ov->frame_w != f.width || ov->frame_h != f.height) {
-        if (ov->frame_tex)
-            SDL_DestroyTexture(ov->frame_tex);
-        ov->frame_tex = SDL_CreateTexture(ov->renderer, SDL_PIXELFORMAT_RGB24,
-                                          SDL_TEXTUREACCESS_STREAMING, f.width, f.height);
-        if (!ov->frame_tex)
-            return cc_error_set(err, "overlay: SDL_CreateTexture(%dx%d) failed: %s", f.width,
-                                f.height, SDL_GetError());
-        SDL_SetTextureScaleMode(ov->frame_tex, SDL_ScaleModeLinear);
-        ov->frame_w = f.width;
-        ov->frame_h = f.height;
-    }
-    void *pixels;
-    int pitch;
-    if (SDL_LockTexture(ov->frame_tex, NULL, &pixels, &pitch) != 0)
-        return cc_error_set(err, "overlay: SDL_LockTexture failed: %s", SDL_GetError());
-    for (int y = 0; y < f.height; y++)
-        row_to_rgb(ov, &f, y, (uint8_t *)pixels + (size_t)y * pitch);
-    SDL_UnlockTexture(ov->frame_tex);
-    return true;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Layout                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-static int clampi(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* Body text size for a window: about 1/32 of the height (15 px at 480, 22 px at 720), and
- * 12 px at least (readable on a 480 × 320 screen). */
-static int body_px(int w, int h)
-{
-    int s = h < w ? h : w * 3 / 4;
-    return clampi(s / 32, 12, 40);
-}
-
-/* The panel: 30 % of the width, at least 16 body-text ems (labels stay readable at 640 × 480),
- * at most half. */
-static int panel_width(int w, int px)
-{
-    return clampi(w * 3 / 10, 16 * px, w / 2);
-}
-
-static void set_rgb(uint8_t dst[3], const uint8_t src[3])
-{
-    memcpy(dst, src, 3);
-}
-
-/* Computes the layout for output size w × h with fonts of body size px. Panel, top to bottom:
- * title, backend, device, rows (label line, then bar), ...; at the bottom stats and help. */
-static void layout_compute(const struct cc_overlay *ov, int w, int h, int px,
-                           struct cc_overlay_layout *L)
-{
-    memset(L, 0, sizeof(*L));
-    L->width = w;
-    L->height = h;
-    set_rgb(L->bar_rgb, BAR);
-    set_rgb(L->track_rgb, TRACK);
-    set_rgb(L->background_rgb, BACKGROUND);
-    set_rgb(L->panel_rgb, PANEL);
-
-    int pad = px * 3 / 4;
-    int line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
-    int panel_w = panel_width(w, px);
-    L->header = (struct cc_overlay_rect){w - panel_w + pad, pad, panel_w - 2 * pad,
-                                         title_line + 2 * small_line};
-    L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
-    L->frame_area = (struct cc_overlay_rect){0, 0, w - panel_w, h};
-
-    // Letterbox: the largest frame_w : frame_h rectangle in frame_area, centred.
-    const struct cc_overlay_rect *a = &L->frame_area;
-    if (ov->frame_tex && a->w > 0 && a->h > 0) {
-        int dw, dh;
-        if ((long long)a->w * ov->frame_h <= (long long)a->h * ov->frame_w) {
-            dw = a->w;
-            dh = (int)(((long long)a->w * ov->frame_h * 2 + ov->frame_w) / (2LL * ov->frame_w));
-        } else {
-            dh = a->h;
-            dw = (int)(((long long)a->h * ov->frame_w * 2 + ov->frame_h) / (2LL * ov->frame_h));
-        }
-        L->frame = (struct cc_overlay_rect){a->x + (a->w - dw) / 2, a->y + (a->h - dh) / 2, dw, dh};
-    }
-
-    int x = L->panel.x + pad, inner = panel_w - 2 * pad;
-    int y = pad + title_line + 2 * small_line + pad;
-    int bar_h = clampi(px / 2, 4, 16), row_h = line + bar_h + pad * 2 / 3;
-    L->stats = (struct cc_overlay_rect){
-        x, h - pad - ov->help_lines * small_line - pad / 2 - 3 * line, inner, 3 * line};
-    L->help = (struct cc_overlay_rect){x, h - pad - ov->help_lines * small_line, inner,
-                                       ov->help_lines * small_line};
-    L->notice =
-        (struct cc_overlay_rect){a->x + pad, a->y + a->h - pad - line, a->w - 2 * pad, line};
-    int n = ov->top_k;
-    if (ov->have_result && ov->result.n_top < n)
-        n = ov->result.n_top; // a model with fewer classes than top_k: only its classes
-    while (n > 0 && y + n * row_h > L->stats.y - pad)
-        n--; // a small window shows fewer rows rather than drawing them over the stats
-    L->n_rows = n;
-    for (int i = 0; i < n; i++) {
-        L->label[i] = (struct cc_overlay_rect){x, y, inner, line};
-        L->bar[i] = (struct cc_overlay_rect){x, y + line, inner, bar_h};
-        y += row_h;
-    }
-}
-
-void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out)
-{
-    int w = 0, h = 0;
-    SDL_GetRendererOutputSize(ov->renderer, &w, &h);
-    layout_compute(ov, w, h, body_px(w, h), out);
-    snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
-    snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
-    if (ov->notice[0] && SDL_GetTicks64() < ov->notice_until)
-        snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Drawing                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Truncates s (UTF-8) with an ellipsis so that it fits max_w pixels in font. */
-static void fit_text(TTF_Font *font, const char *s, int max_w, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", s);
-    int tw = 0;
-    if (TTF_SizeUTF8(font, out, &tw, NULL) != 0 || tw <= max_w)
-        return;
-    size_t n = strlen(out);
-    while (n > 0) {
-        do // back to the start of a UTF-8 character
-            n--;
-        while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80);
-        // No dot, space or joiner before the ellipsis: "mobilenet_v2_0.…" reads "0....".
-        while (n > 0 && strchr("._- ", out[n - 1]))
-            n--;
-        char tmp[sizeof(((struct text *)0)->str)];
-        snprintf(tmp, sizeof(tmp), "%.*s\u2026", (int)n, out);
-        if (TTF_SizeUTF8(font, tmp, &tw, NULL) == 0 && tw <= max_w) {
-            snprintf(out, cap, "%s", tmp);
-            return;
-        }
-    }
-    out[0] = '\0';
-}
-
-/* Sets text slot i to s (truncated to max_w) and renders it when it changed. */
-static void text_set(struct cc_overlay *ov, int i, enum font_kind fk, SDL_Color c, int max_w,
-                     const char *s)
-{
-    struct text *t = &ov->text[i];
-    char fitted[sizeof(t->str)];
-    fit_text(ov->font[fk], s, max_w, fitted, sizeof(fitted));
-    if (t->font_px == ov->font_px && t->font == fk && !memcmp(&t->color, &c, sizeof(c)) &&
-        !strcmp(t->str, fitted) && (t->tex || !fitted[0]))
-        return;
-    if (t->tex)
-        SDL_DestroyTexture(t->tex);
-    *t = (struct text){.font = fk, .font_px = ov->font_px, .color = c};
-    snprintf(t->str, sizeof(t->str), "%s", fitted);
-    if (!fitted[0])
-        return;
-    SDL_Surface *surf = TTF_RenderUTF8_Blended(ov->font[fk], fitted, c);
-    if (!surf)
-        return; // drawn as missing; the rest of the picture still shows
-    t->tex = SDL_CreateTextureFromSurface(ov->renderer, surf);
-    t->w = surf->w;
-    t->h = surf->h;
-    SDL_FreeSurface(surf);
-    if (t->tex)
-        SDL_SetTextureBlendMode(t->tex, SDL_BLENDMODE_BLEND);
-}
-
-/* Draws text slot i with its left edge at x (right edge at x when right_align), vertically
- * centred in the band [y, y + band_h). */
-static void text_draw(struct cc_overlay *ov, int i, int x, int y, int band_h, bool right_align)
-{
-    struct text *t = &ov->text[i];
-    if (!t->tex)
-        return;
-    SDL_Rect d = {right_align ? x - t->w : x, y + (band_h - t->h) / 2, t->w, t->h};
-    SDL_RenderCopy(ov->renderer, t->tex, NULL, &d);
-}
-
-static void fill(SDL_Renderer *r, const uint8_t rgb[3], int x, int y, int w, int h)
-{
-    if (w <= 0 || h <= 0)
-        return;
-    SDL_SetRenderDrawColor(r, rgb[0], rgb[1], rgb[2], 255);
-    SDL_RenderFillRect(r, &(SDL_Rect){x, y, w, h});
-}
-
-/* Draws the whole picture into the back buffer (not shown until SDL_RenderPresent). */
+/* Draws the picture into the back buffer with the notice while it lasts. */
 static bool draw(struct cc_overlay *ov, struct cc_error *err)
 {
-    SDL_Renderer *rn = ov->renderer;
-    int w, h;
-    if (SDL_GetRendererOutputSize(rn, &w, &h) != 0)
-        return cc_error_set(err, "overlay: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
-    int px = body_px(w, h);
-    if (!fonts_open(ov, px, err))
-        return false;
-    // The key help on one line when it fits the panel, else on two.
-    int help_w = 0, panel_inner = panel_width(w, px) - 2 * (px * 3 / 4);
-    TTF_SizeUTF8(ov->font[FONT_SMALL], HELP_1, &help_w, NULL);
-    ov->help_lines = help_w <= panel_inner ? 1 : 2;
-    struct cc_overlay_layout L;
-    layout_compute(ov, w, h, px, &L);
-    int pad = px * 3 / 4, line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
-    int x = L.panel.x + pad, inner = L.panel.w - 2 * pad;
-
-    fill(rn, BACKGROUND, 0, 0, w, h);
-    fill(rn, PANEL, L.panel.x, L.panel.y, L.panel.w, L.panel.h);
-
-    // The frame, or a line saying there is none yet.
-    const struct cc_overlay_rect *a = &L.frame_area;
-    if (ov->frame_tex) {
-        SDL_Rect d = {L.frame.x, L.frame.y, L.frame.w, L.frame.h};
-        SDL_RenderCopy(rn, ov->frame_tex, NULL, &d);
-    } else {
-        text_set(ov, T_NOFRAME, FONT_BODY, DIM, a->w, "waiting for the first frame\u2026");
-        struct text *t = &ov->text[T_NOFRAME];
-        text_draw(ov, T_NOFRAME, a->x + (a->w - t->w) / 2, a->y, a->h, false);
-    }
-    if (ov->paused) {
-        text_set(ov, T_PAUSED, FONT_TITLE, TEXT, a->w, "PAUSED");
-        struct text *t = &ov->text[T_PAUSED];
-        fill(rn, PAUSED_BG, a->x + pad, a->y + pad, t->w + 2 * pad, title_line);
-        text_draw(ov, T_PAUSED, a->x + 2 * pad, a->y + pad, title_line, false);
-    }
-
-    // Panel header: model, backend, device.
-    int y = pad;
-    text_set(ov, T_TITLE, FONT_TITLE, TEXT, inner, ov->model[0] ? ov->model : "camclass");
-    text_draw(ov, T_TITLE, x, y, title_line, false);
-    y += title_line;
-    // The newest result names the backend that computed it: after the engine's switch to the
-    // CPU mid-run (a lost Vulkan device) the header says so, and the device is no longer used.
-    const char *backend = ov->have_result && ov->result.backend ? ov->result.backend : ov->backend;
-    bool switched = strcmp(backend, ov->backend) != 0;
-    char buf[160];
-    snprintf(buf, sizeof(buf), "%s%s%s%s%s", backend[0] ? "backend: " : "", backend,
-             switched ? " (" : "", switched ? ov->backend : "", switched ? " failed)" : "");
-    text_set(ov, T_BACKEND, FONT_SMALL, DIM, inner, buf);
-    text_draw(ov, T_BACKEND, x, y, small_line, false);
-    y += small_line;
-    text_set(ov, T_DEVICE, FONT_SMALL, DIM, inner, switched ? "" : ov->device);
-    text_draw(ov, T_DEVICE, x, y, small_line, false);
-
-    // Top-k rows: label and percentage on one line, the bar under them.
-    const struct cc_result *r = ov->have_result ? &ov->result : NULL;
-    if (!r && L.n_rows > 0) {
-        text_set(ov, T_WAITING, FONT_BODY, DIM, inner, "waiting for results\u2026");
-        text_draw(ov, T_WAITING, x, L.label[0].y, line, false);
-    }
-    for (int i = 0; i < L.n_rows; i++) {
-        const struct cc_overlay_rect *lb = &L.label[i], *bt = &L.bar[i];
-        fill(rn, TRACK, bt->x, bt->y, bt->w, bt->h);
-        if (!r || i >= r->n_top)
-            continue;
-        float s = r->top[i].score;
-        s = s < 0.f ? 0.f : s > 1.f ? 1.f : s;
-        fill(rn, BAR, bt->x, bt->y, (int)lroundf(s * (float)bt->w), bt->h);
-        snprintf(buf, sizeof(buf), "%.1f%%", 100.0 * s);
-        text_set(ov, T_SCORE0 + i, FONT_BODY, TEXT, inner, buf);
-        int score_w = ov->text[T_SCORE0 + i].w;
-        text_draw(ov, T_SCORE0 + i, lb->x + lb->w, lb->y, lb->h, true);
-        text_set(ov, T_LABEL0 + i, FONT_BODY, TEXT, inner - score_w - pad, r->top[i].label);
-        text_draw(ov, T_LABEL0 + i, lb->x, lb->y, lb->h, false);
-    }
-
-    // Stats and the key help at the bottom of the panel.
-    const char *na = "\u2013"; // en dash for "not yet known"
-    char v[32];
-    // The source's name is shortened (…) before its figure is.
-    snprintf(v, sizeof(v), "  %s", r ? "" : na);
-    if (r)
-        snprintf(v, sizeof(v), "  %.1f fps", r->camera_fps);
-    int vw = 0;
-    TTF_SizeUTF8(ov->font[FONT_BODY], v, &vw, NULL);
-    char name[160];
-    fit_text(ov->font[FONT_BODY], ov->source_label, inner - vw, name, sizeof(name));
-    snprintf(buf, sizeof(buf), "%.120s%s", name, v);
-    text_set(ov, T_CAMERA, FONT_BODY, TEXT, inner, buf);
-    snprintf(v, sizeof(v), "%.1f fps", r ? r->inference_fps : 0.0);
-    snprintf(buf, sizeof(buf), "inference  %s", r ? v : na);
-    text_set(ov, T_INFERENCE, FONT_BODY, TEXT, inner, buf);
-    snprintf(v, sizeof(v), "%.1f ms", r ? r->latency_ms : 0.0);
-    snprintf(buf, sizeof(buf), "latency  %s", r ? v : na);
-    text_set(ov, T_LATENCY, FONT_BODY, TEXT, inner, buf);
-    for (int i = 0; i < 3; i++)
-        text_draw(ov, T_CAMERA + i, x, L.stats.y + i * line, line, false);
-    if (ov->help_lines == 1) {
-        text_set(ov, T_HELP, FONT_SMALL, DIM, inner, HELP_1);
-        text_draw(ov, T_HELP, x, h - pad - small_line, small_line, false);
-    } else {
-        text_set(ov, T_HELP, FONT_SMALL, DIM, inner, HELP_2A);
-        text_set(ov, T_HELP2, FONT_SMALL, DIM, inner, HELP_2B);
-        text_draw(ov, T_HELP, x, h - pad - 2 * small_line, small_line, false);
-        text_draw(ov, T_HELP2, x, h - pad - small_line, small_line, false);
-    }
-
-    // The notice ("saved NAME") over the foot of the frame area, for a second.
-    if (ov->notice[0] && SDL_GetTicks64() < ov->notice_until) {
-        text_set(ov, T_NOTICE, FONT_BODY, TEXT, L.notice.w - 2 * pad, ov->notice);
-        struct text *t = &ov->text[T_NOTICE];
-        fill(rn, PANEL, L.notice.x, L.notice.y, t->w + 2 * pad, L.notice.h);
-        text_draw(ov, T_NOTICE, L.notice.x + pad, L.notice.y, L.notice.h, false);
-    } else {
+    if (ov->notice[0] && SDL_GetTicks64() >= ov->notice_until)
         ov->notice[0] = '\0';
-    }
-    return true;
+    cc_overlay_draw_set_notice(ov->draw, ov->notice);
+    cc_overlay_draw_set_paused(ov->draw, ov->paused);
+    return cc_overlay_draw_picture(ov->draw, err);
 }
 
 bool cc_overlay_present(struct cc_overlay *ov, const struct cc_frame *frame,
                         const struct cc_result *r, struct cc_error *err)
 {
     bool ok = true;
-    if (!ov->paused && r) {
-        ov->result = *r;
-        if (ov->result.n_top > CC_RESULT_MAX_TOP)
-            ov->result.n_top = CC_RESULT_MAX_TOP;
-        if (ov->result.n_top < 0)
-            ov->result.n_top = 0;
-        for (int i = 0; i < ov->result.n_top; i++) {
-            const char *l = r->top[i].label;
-            if (l)
-                snprintf(ov->labels[i], LABEL_MAX, "%s", l);
-            else
-                snprintf(ov->labels[i], LABEL_MAX, "class %d", r->top[i].index);
-            ov->result.top[i].label = ov->labels[i];
-        }
-        ov->have_result = true;
-    }
+    if (!ov->paused && r)
+        cc_overlay_draw_set_result(ov->draw, r);
     if (!ov->paused && frame)
-        ok = frame_upload(ov, frame, err); // on error the previous frame is drawn
+        ok = cc_overlay_draw_set_frame(ov->draw, frame, err); // on error: the previous frame
     if (!draw(ov, ok ? err : NULL))
         return false;
     SDL_RenderPresent(ov->renderer);
     return ok;
+}
+
+void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out)
+{
+    cc_overlay_draw_layout(ov->draw, out);
+    if (!ov->notice[0] || SDL_GetTicks64() >= ov->notice_until)
+        out->notice_text[0] = '\0';
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -2,7 +2,9 @@
  *
  * The window shows the live frame scaled with its aspect ratio kept (letterboxed) on the left,
  * and a panel on the right: model name, backend and device, the top-k labels with probability
- * bars, camera fps, inference fps and latency. Text is drawn with SDL2_ttf.
+ * bars, camera fps, inference fps and latency. The picture is drawn by overlay_draw.h, the
+ * same code that draws recordings offscreen (overlay_offscreen.h); this module owns the window,
+ * its renderer, its events and screenshots.
  *
  * Keys (cc_overlay_poll): q or Esc quit, f toggles fullscreen, p pauses (the window keeps
  * showing the paused frame and result), s saves a PNG screenshot; closing the window quits.
@@ -21,30 +23,10 @@
 
 #include "error.h"
 #include "frame.h"
+#include "overlay_draw.h"
 #include "result.h"
 
-// Debian's fonts-dejavu-core; used when cc_overlay_config.font_path is NULL.
-#define CC_OVERLAY_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-
 struct cc_overlay;
-
-struct cc_overlay_config {
-    const char *title;          // window title; NULL = "camclass"
-    int width, height;          // initial window size in pixels, as given; 0 = 1280 × 720
-                                // shrunk to fit the display's usable area (cc_overlay_fit_size)
-    bool fullscreen;            // start fullscreen (desktop resolution)
-    const char *font_path;      // TrueType font; NULL = CC_OVERLAY_DEFAULT_FONT
-    const char *model_name;     // shown in the panel; NULL = ""
-    const char *backend_name;   // "vulkan", "cpu"; NULL = ""
-    const char *device_name;    // e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"; NULL = ""
-    int top_k;                  // label rows shown, 1..CC_RESULT_MAX_TOP; 0 = 5
-    int classes;                // the model's classes: fewer rows when top_k is more; 0 = any
-    const char *source_label;   // names the source's fps line: "camera", or a file input's
-                                // file or directory name ("clip.y4m", "selftest/"); NULL =
-                                // "camera"
-    const char *screenshot_dir; // where `s` writes screenshots; NULL = current directory
-    bool software;              // software renderer (tests; default: SDL picks, GPU first)
-};
 
 /* The default window size for a display whose usable area is avail_w × avail_h: 1280 × 720,
  * shrunk (never grown) to fit with its aspect kept, e.g. 800 × 450 on an 800 × 480 screen.
@@ -99,34 +81,7 @@ bool cc_overlay_save_png(struct cc_overlay *ov, const char *path, struct cc_erro
 
 #define CC_OVERLAY_NOTICE_MS 1200
 
-/* Where things are drawn for the current window size, in window pixels (for tests and for
- * callers that draw more). Rectangles: x, y, w, h. */
-struct cc_overlay_rect {
-    int x, y, w, h;
-};
-struct cc_overlay_layout {
-    int width, height;                               // renderer output size
-    struct cc_overlay_rect frame_area;               // where the frame may go (left part)
-    struct cc_overlay_rect frame;                    // the letterboxed frame inside frame_area
-    struct cc_overlay_rect panel;                    // the right-hand panel
-    struct cc_overlay_rect header;                   // model, backend, device lines
-    int n_rows;                                      // label rows laid out: top_k, at most
-                                                     // the model's classes and the result's
-                                                     // n_top, fewer when the window is short
-    struct cc_overlay_rect label[CC_RESULT_MAX_TOP]; // label text line of row i
-    struct cc_overlay_rect bar[CC_RESULT_MAX_TOP];   // full-length bar track of row i; the
-                                                     // bar fills round(score · w) pixels
-    struct cc_overlay_rect stats;                    // source fps, inference fps, latency
-    struct cc_overlay_rect help;                     // the key hints (one or two lines)
-    struct cc_overlay_rect notice;                   // "saved NAME", over the frame's foot
-    uint8_t bar_rgb[3];                              // colour of the filled bar
-    uint8_t track_rgb[3];                            // colour of the empty track
-    uint8_t background_rgb[3];                       // letterbox bands
-    uint8_t panel_rgb[3];                            // panel background
-    // Text as last drawn (after ellipsizing): the title line, the source's fps line, and the
-    // notice ("" when none shows).
-    char title[160], source_line[160], notice_text[160];
-};
+/* The layout for the window's current size, and the texts as last drawn (overlay_draw.h). */
 void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out);
 
 #endif

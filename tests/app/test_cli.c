@@ -53,7 +53,8 @@ static void test_every_flag(void)
                  "--top-k", "7", "--threshold", "0.4", "--headless", "--log", "out.jsonl",
                  "--log-mode", "detections", "--config", "c.json", "--profile", "--selftest",
                  "--list-devices", "--list-cameras", "--help", "--version", "--window", "800x480",
-                 "--fullscreen", "--screenshot-dir", "shots", "--vk-fault", "lost:3",
+                 "--fullscreen", "--screenshot-dir", "shots", "--vk-fault", "lost:3", "--output",
+                 "out.mkv",
                  NULL) == CC_CLI_OK,
            "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video3") == 0);
@@ -74,6 +75,7 @@ static void test_every_flag(void)
     CHECK(c.width == 1280 && c.height == 720); // --window does not touch --size
     CHECK(c.shot_dir && strcmp(c.shot_dir, "shots") == 0);
     CHECK(c.vk_fault && strcmp(c.vk_fault, "lost:3") == 0);
+    CHECK(c.output && strcmp(c.output, "out.mkv") == 0);
     cc_cli_finish(&c);
 
     // --name=value, --input, -h, and a later value replacing an earlier one.
@@ -118,6 +120,7 @@ static void test_bad(void)
         {{"--window", "800"}, "--window takes WIDTHxHEIGHT"},
         {{"--window", "9000x480"}, "16 to 8192"},
         {{"--screenshot-dir", ""}, "--screenshot-dir needs a non-empty value"},
+        {{"--output", ""}, "--output needs a non-empty value"},
         {{"--backend", "opengl"}, "--backend takes auto, vulkan, cpu or ref, not \"opengl\""},
         {{"--model", ""}, "--model needs a non-empty value"},
         {{"--headless=yes"}, "--headless takes no value"},
@@ -153,7 +156,8 @@ static void test_config(void)
         " \"backend\": \"cpu\", \"device\": 1, \"threads\": 2, \"size\": \"320x240\","
         " \"fps\": 12.5, \"top-k\": 3, \"threshold\": 0.25, \"headless\": true,"
         " \"log\": \"-\", \"log-mode\": \"every\", \"profile\": true,"
-        " \"window\": \"480x320\", \"fullscreen\": true, \"screenshot-dir\": \"/tmp\"}";
+        " \"window\": \"480x320\", \"fullscreen\": true, \"screenshot-dir\": \"/tmp\","
+        " \"output\": \"rec.mp4\"}";
     CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
     CHECKF(cc_cli_apply_config_text(&c, all, "t.json", &err), "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video1") == 0);
@@ -166,6 +170,7 @@ static void test_config(void)
     CHECK(c.log_mode && strcmp(c.log_mode, "every") == 0);
     CHECK(c.window_w == 480 && c.window_h == 320 && c.fullscreen);
     CHECK(c.shot_dir && strcmp(c.shot_dir, "/tmp") == 0);
+    CHECK(c.output && strcmp(c.output, "rec.mp4") == 0);
     cc_cli_finish(&c);
 
     // The command line wins, option by option; the config fills the rest. A source on the

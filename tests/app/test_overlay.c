@@ -13,6 +13,10 @@
  * notice, fps frozen while paused). Then the keys (f draws for the fullscreen size and back;
  * pause keeps the paused picture, s writes a screenshot, q/Esc/close quit), YUYV and MJPEG
  * frames, a malformed frame, no display, and a missing font.
+ * The offscreen picture (overlay_offscreen.h): drawn with no display at all (DISPLAY,
+ * WAYLAND_DISPLAY and SDL_VIDEODRIVER unset, SDL's video never initialized), it passes the same
+ * pixel checks at 800×480 and 480×320 and equals the software-rendered window's picture of the
+ * same size pixel for pixel.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include "convert.h"
 #include "decode.h"
 #include "overlay.h"
+#include "overlay_offscreen.h"
 #include "source_file.h"
 #include "testutil.h"
 
@@ -702,6 +707,78 @@ static void test_keys_and_formats(const struct cc_frame *bars)
     cc_overlay_destroy(ov);
 }
 
+/* The offscreen picture at w × h, drawn with no display: the picture's checks, then the window
+ * of the same size (software renderer) must show exactly the same pixels. */
+static void test_offscreen(int w, int h, const struct cc_frame *frame)
+{
+    const char *keep[3] = {"DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        saved[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
+        unsetenv(keep[i]);
+    }
+    const struct cc_overlay_config cfg = {.model_name = "mobilenet_v3_small",
+                                          .backend_name = "vulkan",
+                                          .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
+                                          .top_k = 5};
+    struct cc_error err = {{0}};
+    struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
+    struct cc_image off = {.width = w, .height = h, .channels = 3};
+    off.pixels = calloc((size_t)w * h, 3);
+    struct cc_result r = crafted_result(30.0);
+    struct cc_overlay_layout L;
+    bool drawn = CHECKF(o != NULL, "offscreen %dx%d: %s", w, h, err.msg) &&
+                 CHECKF(cc_overlay_render(o, frame, &r, off.pixels, w * 3, &err),
+                        "offscreen render: %s", err.msg);
+    CHECKF(SDL_WasInit(SDL_INIT_VIDEO) == 0, "offscreen %dx%d initialized SDL's video", w, h);
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(keep[i], saved[i], 1);
+        free(saved[i]);
+    }
+    if (drawn) {
+        cc_overlay_offscreen_layout(o, &L);
+        CHECKF(L.width == w && L.height == h, "offscreen layout %dx%d", L.width, L.height);
+        check_frame(&off, &L, frame->width, frame->height);
+        check_panel(&off, &L, &r);
+        check_layout(&off, &L);
+        // A frame from a stride wider than its rows, and a later result: the picture follows.
+        struct cc_result r2 = crafted_result(12.5);
+        r2.top[0].score = 0.25f;
+        uint8_t *again = calloc((size_t)w * (h + 1), 4);
+        CHECK(again && cc_overlay_render(o, NULL, &r2, again, w * 4, &err));
+        if (again) {
+            struct cc_image a2 = {.width = w, .height = h, .channels = 3};
+            a2.pixels = malloc((size_t)w * h * 3);
+            for (int y = 0; a2.pixels && y < h; y++)
+                memcpy(a2.pixels + (size_t)y * w * 3, again + (size_t)y * w * 4, (size_t)w * 3);
+            CHECKF(a2.pixels && bar_length(&a2, &L, 0) == (int)(0.25f * L.bar[0].w + 0.5f),
+                   "offscreen: bar 0 after a new result");
+            free(a2.pixels);
+        }
+        free(again);
+    }
+
+    // The window of the same size shows the same picture, pixel for pixel.
+    struct cc_overlay *ov = open_overlay(w, h, NULL, true);
+    struct cc_image win = {0};
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-window.png", outdir, w, h);
+    if (ov && drawn && CHECK(cc_overlay_present(ov, frame, &r, &err)) &&
+        save_and_load(ov, path, &win) && CHECK(win.width == w && win.height == h)) {
+        int diff = 0;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                diff += memcmp(px(&win, x, y), px(&off, x, y), 3) != 0;
+        CHECKF(diff == 0, "%dx%d: window and offscreen pictures differ in %d pixels", w, h, diff);
+        printf("%dx%d: offscreen picture = window picture\n", w, h);
+    }
+    cc_image_finish(&win);
+    cc_overlay_destroy(ov);
+    free(off.pixels);
+    cc_overlay_offscreen_destroy(o);
+}
+
 /* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
 static void test_fit(void)
 {
@@ -796,6 +873,8 @@ int main(int argc, char **argv)
     if (CHECKF(src != NULL, "open %s: %s", sample_png, err.msg) &&
         CHECKF(cc_source_file_read(src, &frame, &err) == 1, "read: %s", err.msg) &&
         CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
+        test_offscreen(800, 480, &frame);
+        test_offscreen(480, 320, &frame);
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
         test_picture(800, 480, &frame, true); // the Pi touchscreen
