@@ -18,9 +18,9 @@
  * which works for every protocol, also UDP where no "timeout" option does) and ends early when
  * the caller's cancel callback returns true (a stream thread being stopped).
  *
- * Library state: FFmpeg's log is set to AV_LOG_QUIET once, by the first open (av_log.h, its one owner):
- * its per-packet warnings would flood stderr; every failure is reported through cc_error
- * with av_err2str's words instead. Nothing else global is touched.
+ * Library state: FFmpeg's log is set to AV_LOG_QUIET once, by the first open (through av_log.h,
+ * its one owner): its per-packet warnings would flood stderr; every failure is reported
+ * through cc_error with av_err2str's words instead. Nothing else global is touched.
  *
  * Ownership: the caller owns a cc_av and uses it from one thread at a time.
  */
