@@ -681,6 +681,7 @@ static int run(struct app *a)
     if (log_path && (rc = open_log(a, log_path)))
         return rc;
     if (cli->mqtt && (rc = open_mqtt(a)))
+        return rc;
     if (cli->output && (rc = open_recorder(a, &oc)))
         return rc;
     fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
