@@ -34,12 +34,11 @@
 #include "bundle.h"
 #include "capture.h"
 #include "cli.h"
-#include "detlog.h"
 #include "engine.h"
-#include "mqtt.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
+#include "report.h"
 #include "recorder.h"
 #include "selftest.h"
 #include "source_file.h"
@@ -53,8 +52,7 @@
 #define SELFTEST_MODEL "models/selftest.ccm"
 #define SAMPLE_INPUT "samples/selftest"
 
-// MQTT_FLUSH_MS: at the end of a run, how long the last events may take to reach the broker.
-enum { EXIT_USAGE = 2, DETECTIONS_STATS_S = 60, MQTT_FLUSH_MS = 3000 };
+enum { EXIT_USAGE = 2 };
 
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
@@ -170,9 +168,7 @@ struct app {
     struct cc_engine *engine;
     struct cc_capture *camera;
     struct cc_source_file *file;
-    struct cc_detlog *log;
-    struct cc_mqtt *mqtt;          // --mqtt: the broker connection ...
-    struct cc_detlog *mqtt_events; // ... and the detection events it publishes
+    struct cc_report *report; // the detection log and MQTT
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
@@ -183,27 +179,19 @@ struct app {
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
 };
 
-/* Inference thread: one result to the detection log and the MQTT events (and the SIGHUP
- * reopen, between results). False, ending the run quietly, once nobody reads the log (EPIPE);
- * other write errors are reported once (detlog.h) and the run goes on. */
+/* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
+ * quietly: nobody reads the log any more. */
 static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
-    struct cc_error err = {0};
-    if (a->mqtt_events)
-        cc_detlog_write(a->mqtt_events, r, &err); // the sink reports its own failures
-    if (!a->log)
-        return true;
-    if (atomic_exchange(&reopen_flag, 0)) {
-        if (!cc_detlog_reopen(a->log, &err))
-            fprintf(stderr, "camclass: %s\n", err.msg);
-    }
-    if (cc_detlog_write(a->log, r, &err))
-        return true;
-    if (cc_detlog_reader_gone(a->log))
-        return false;
-    fprintf(stderr, "camclass: %s\n", err.msg);
-    return true;
+    return cc_report_result(a->report, r);
+}
+
+// Any thread: one line from the log or the MQTT connection.
+static void report_notice(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "camclass: %s\n", line);
 }
 
 /* Inference thread: the frame with its result to the recorder's thread (--output; waits only
@@ -343,101 +331,6 @@ static int open_engine(struct app *a)
     if (!a->engine) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
-    }
-    return 0;
-}
-
-/* The detection settings of --log-mode/--threshold into cfg (source, model, backend too).
- * Returns 0, or EXIT_USAGE after printing one line. */
-static int detlog_settings(struct app *a, struct cc_detlog_config *cfg)
-{
-    struct cc_cli *cli = &a->cli;
-    enum cc_detlog_mode mode = CC_DETLOG_EVERY_FRAME;
-    if (cli->log_mode) {
-        if (strcmp(cli->log_mode, "detections") == 0)
-            mode = CC_DETLOG_DETECTIONS;
-        else if (strcmp(cli->log_mode, "every") != 0) {
-            fprintf(stderr, "camclass: --log-mode takes every or detections, not \"%s\"\n",
-                    cli->log_mode);
-            return EXIT_USAGE;
-        }
-    } else if (cli->threshold >= 0) {
-        mode = CC_DETLOG_DETECTIONS; // a threshold only means something there
-    }
-    double threshold = cli->threshold >= 0 ? cli->threshold : 0.5;
-    *cfg = (struct cc_detlog_config){
-        .mode = mode,
-        .threshold = threshold,
-        .hysteresis = threshold < 0.1 ? threshold : 0.1,
-        .ewma_alpha = mode == CC_DETLOG_DETECTIONS ? 0.3 : 0,
-        .stats_interval_s = DETECTIONS_STATS_S,
-        .source = a->source_name,
-        .model = cc_engine_model(a->engine)->name,
-        .backend = cc_engine_backend_name(a->engine),
-    };
-    return 0;
-}
-
-/* The detection log (headless always; with a window only when --log is given). */
-static int open_log(struct app *a, const char *path)
-{
-    struct cc_detlog_config cfg;
-    int rc = detlog_settings(a, &cfg);
-    if (rc)
-        return rc;
-    cfg.path = path;
-    struct cc_error err = {0};
-    if (!(a->log = cc_detlog_create(&cfg, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-// libmosquitto's thread (or main): one line about the broker connection.
-static void mqtt_notice(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "camclass: %s\n", line);
-}
-
-static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len)
-{
-    return cc_mqtt_publish(ctx, event, line, len);
-}
-
-static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
-{
-    return (struct cc_mqtt_config){
-        .url = cli->mqtt,
-        .ca_file = cli->mqtt_ca,
-        .auth_file = cli->mqtt_auth,
-        .device_id = cli->device_id,
-        .notice = mqtt_notice,
-    };
-}
-
-/* --mqtt: the broker connection and the detection events for it — always detections mode
- * (onset, change, clear, stats, summary), with --threshold, whatever --log-mode says. */
-static int open_mqtt(struct app *a)
-{
-    struct cc_mqtt_config mc = mqtt_config(&a->cli);
-    struct cc_error err = {0};
-    if (!(a->mqtt = cc_mqtt_create(&mc, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    struct cc_detlog_config cfg;
-    int rc = detlog_settings(a, &cfg);
-    if (rc)
-        return rc;
-    cfg.mode = CC_DETLOG_DETECTIONS;
-    cfg.ewma_alpha = 0.3;
-    cfg.sink = mqtt_sink;
-    cfg.sink_ctx = a->mqtt;
-    if (!(a->mqtt_events = cc_detlog_create(&cfg, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
     }
     return 0;
 }
@@ -677,11 +570,20 @@ static int run(struct app *a)
             fprintf(stderr, "camclass: screenshots (s) go to %s (%s)\n", shots, shots_why);
         }
     }
-    const char *log_path = cli->log ? cli->log : headless ? "-" : NULL;
-    if (log_path && (rc = open_log(a, log_path)))
-        return rc;
-    if (cli->mqtt && (rc = open_mqtt(a)))
-        return rc;
+    // The detection log (headless always; with a window only when --log is given) and MQTT.
+    struct cc_report_config rc_cfg = {
+        .cli = cli,
+        .log_path = cli->log ? cli->log : headless ? "-" : NULL,
+        .source = a->source_name,
+        .model = cc_engine_model(a->engine)->name,
+        .backend = cc_engine_backend_name(a->engine),
+        .reopen = &reopen_flag,
+        .notice = report_notice,
+    };
+    if (!(a->report = cc_report_create(&rc_cfg, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
     if (cli->output && (rc = open_recorder(a, &oc)))
         return rc;
     fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
@@ -708,7 +610,7 @@ static int run(struct app *a)
         .top_k = cli->top_k,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
-        .on_result = a->log || a->mqtt_events ? log_result : NULL,
+        .on_result = cc_report_active(a->report) ? log_result : NULL,
         .on_frame = a->recorder ? record_frame : NULL,
         .ctx = a,
     };
@@ -728,13 +630,7 @@ static int run(struct app *a)
     cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
     struct cc_status_info si = status_info(a, seen, &last, now_ns());
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
-    if (a->log && !cc_detlog_finish(a->log, &err))
-        fprintf(stderr, "camclass: %s\n", err.msg);
-    if (a->mqtt_events) {
-        cc_detlog_finish(a->mqtt_events, &err); // the summary, published
-        cc_mqtt_destroy(a->mqtt, MQTT_FLUSH_MS);
-        a->mqtt = NULL;
-    }
+    cc_report_finish(a->report);
     // The same figures as the log's summary line (pipeline.h): frames = classified results, the
     // rate between the first and the last result (0 with one result).
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
@@ -775,9 +671,7 @@ static void app_finish(struct app *a)
     cc_pipeline_destroy(a->pipeline);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
-    cc_detlog_destroy(a->log);
-    cc_detlog_destroy(a->mqtt_events);
-    cc_mqtt_destroy(a->mqtt, 0);
+    cc_report_destroy(a->report);
     cc_capture_destroy(a->camera);
     cc_source_file_destroy(a->file);
     cc_engine_destroy(a->engine);
@@ -830,13 +724,10 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    if (a.cli.mqtt) { // settings errors before the model loads
-        struct cc_mqtt_config mc = mqtt_config(&a.cli);
-        if (!cc_mqtt_check(&mc, &err)) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
-            rc = EXIT_USAGE;
-            goto out;
-        }
+    if (!cc_report_check_mqtt(&a.cli, &err)) { // settings errors before the model loads
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
     }
     if (!choose_model(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);

@@ -1,0 +1,158 @@
+/* camclass — the detection log and MQTT events of a run (see report.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detlog.h"
+#include "mqtt.h"
+#include "report.h"
+
+struct cc_report {
+    struct cc_detlog *log;         // --log; NULL: none
+    struct cc_mqtt *mqtt;          // --mqtt: the broker connection ...
+    struct cc_detlog *mqtt_events; // ... and the detection events it publishes
+    atomic_int *reopen;
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
+};
+
+static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
+{
+    return (struct cc_mqtt_config){
+        .url = cli->mqtt,
+        .ca_file = cli->mqtt_ca,
+        .auth_file = cli->mqtt_auth,
+        .device_id = cli->device_id,
+    };
+}
+
+bool cc_report_check_mqtt(const struct cc_cli *cli, struct cc_error *err)
+{
+    struct cc_mqtt_config mc = mqtt_config(cli);
+    return !cli->mqtt || cc_mqtt_check(&mc, err);
+}
+
+/* The detection settings of --log-mode/--threshold. False with err on a bad --log-mode. */
+static bool detlog_settings(const struct cc_report_config *rc, struct cc_detlog_config *cfg,
+                            struct cc_error *err)
+{
+    const struct cc_cli *cli = rc->cli;
+    enum cc_detlog_mode mode = CC_DETLOG_EVERY_FRAME;
+    if (cli->log_mode) {
+        if (strcmp(cli->log_mode, "detections") == 0)
+            mode = CC_DETLOG_DETECTIONS;
+        else if (strcmp(cli->log_mode, "every") != 0)
+            return cc_error_set(err, "--log-mode takes every or detections, not \"%s\"",
+                                cli->log_mode);
+    } else if (cli->threshold >= 0) {
+        mode = CC_DETLOG_DETECTIONS; // a threshold only means something there
+    }
+    double threshold = cli->threshold >= 0 ? cli->threshold : 0.5;
+    *cfg = (struct cc_detlog_config){
+        .mode = mode,
+        .threshold = threshold,
+        .hysteresis = threshold < 0.1 ? threshold : 0.1,
+        .ewma_alpha = mode == CC_DETLOG_DETECTIONS ? 0.3 : 0,
+        .stats_interval_s = CC_REPORT_STATS_S,
+        .source = rc->source,
+        .model = rc->model,
+        .backend = rc->backend,
+    };
+    return true;
+}
+
+static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len)
+{
+    return cc_mqtt_publish(ctx, event, line, len);
+}
+
+struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err)
+{
+    struct cc_detlog_config dc;
+    if (!detlog_settings(cfg, &dc, err))
+        return NULL;
+    struct cc_report *rep = calloc(1, sizeof(*rep));
+    if (!rep) {
+        cc_error_set(err, "out of memory");
+        return NULL;
+    }
+    rep->reopen = cfg->reopen;
+    rep->notice = cfg->notice;
+    rep->notice_ctx = cfg->notice_ctx;
+    if (cfg->log_path) {
+        dc.path = cfg->log_path;
+        if (!(rep->log = cc_detlog_create(&dc, err)))
+            goto error;
+    }
+    if (cfg->cli->mqtt) {
+        struct cc_mqtt_config mc = mqtt_config(cfg->cli);
+        mc.notice = cfg->notice;
+        mc.notice_ctx = cfg->notice_ctx;
+        if (!(rep->mqtt = cc_mqtt_create(&mc, err)))
+            goto error;
+        dc.path = NULL;
+        dc.mode = CC_DETLOG_DETECTIONS;
+        dc.ewma_alpha = 0.3;
+        dc.sink = mqtt_sink;
+        dc.sink_ctx = rep->mqtt;
+        if (!(rep->mqtt_events = cc_detlog_create(&dc, err)))
+            goto error;
+    }
+    return rep;
+
+error:
+    cc_report_destroy(rep);
+    return NULL;
+}
+
+bool cc_report_active(const struct cc_report *rep)
+{
+    return rep && (rep->log || rep->mqtt_events);
+}
+
+static void say(struct cc_report *rep, const char *line)
+{
+    if (rep->notice)
+        rep->notice(rep->notice_ctx, line);
+}
+
+bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
+{
+    struct cc_error err = {0};
+    if (rep->mqtt_events)
+        cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
+    if (!rep->log)
+        return true;
+    if (rep->reopen && atomic_exchange(rep->reopen, 0) && !cc_detlog_reopen(rep->log, &err))
+        say(rep, err.msg);
+    if (cc_detlog_write(rep->log, r, &err))
+        return true;
+    if (cc_detlog_reader_gone(rep->log))
+        return false;
+    say(rep, err.msg);
+    return true;
+}
+
+void cc_report_finish(struct cc_report *rep)
+{
+    if (!rep)
+        return;
+    struct cc_error err = {0};
+    if (rep->log && !cc_detlog_finish(rep->log, &err))
+        say(rep, err.msg);
+    if (rep->mqtt_events) {
+        cc_detlog_finish(rep->mqtt_events, &err); // the summary, published
+        cc_mqtt_destroy(rep->mqtt, CC_REPORT_MQTT_FLUSH_MS);
+        rep->mqtt = NULL;
+    }
+}
+
+void cc_report_destroy(struct cc_report *rep)
+{
+    if (!rep)
+        return;
+    cc_detlog_destroy(rep->log);
+    cc_detlog_destroy(rep->mqtt_events);
+    cc_mqtt_destroy(rep->mqtt, 0);
+    free(rep);
+}

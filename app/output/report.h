@@ -1,0 +1,65 @@
+/* camclass — where each result goes besides the window: the detection log (--log, detlog.h)
+ * and the detection events for an MQTT broker (--mqtt, mqtt.h), set up from the command line.
+ *
+ *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
+ *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
+ *   after the pipeline stopped:    cc_report_finish(rep);   // summary lines, MQTT flushed
+ *   cc_report_destroy(rep);
+ *
+ * The log follows --log-mode/--threshold; MQTT always gets detections mode with --threshold
+ * (hysteresis 0.1, EWMA 0.3), whatever the log's mode. Runtime problems (a log write failing, a
+ * reopen failing, the broker coming and going) are one line each through cfg.notice.
+ * Threads: cc_report_result runs on the inference thread only (one writer per detection log);
+ * create, finish and destroy on the controlling thread while no result is being reported.
+ * Ownership: the report copies what it keeps from cfg; reopen is read and cleared, not owned.
+ */
+#ifndef CC_REPORT_H
+#define CC_REPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "cli.h"
+#include "error.h"
+#include "result.h"
+
+enum {
+    CC_REPORT_STATS_S = 60,       // a "stats" line (and MQTT event) every this many seconds
+    CC_REPORT_MQTT_FLUSH_MS = 3000, // at the end, how long the last events may take to arrive
+};
+
+struct cc_report_config {
+    const struct cc_cli *cli; // --log-mode, --threshold, --mqtt, --mqtt-ca, --mqtt-auth,
+                              // --device-id
+    const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
+    const char *source, *model, *backend; // written on every line
+    atomic_int *reopen;       // set by SIGHUP: the log is reopened before the next line
+    void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
+    void *notice_ctx;
+};
+
+struct cc_report;
+
+/* Checks the --mqtt settings (URL, device id, auth and CA files) before anything else is
+ * opened, so that a bad one is refused before a model loads. False with err. */
+bool cc_report_check_mqtt(const struct cc_cli *cli, struct cc_error *err);
+
+/* Opens the log and starts the MQTT connection (which never blocks). NULL with err (one line)
+ * on a bad --log-mode, a log that cannot be opened or a bad MQTT setting: a usage error. */
+struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err);
+
+/* True when results go anywhere (a log or MQTT): the pipeline's on_result is needed. */
+bool cc_report_active(const struct cc_report *rep);
+
+/* One result to the log and MQTT. False once nobody reads the log (EPIPE): the caller ends the
+ * run quietly. Write errors are reported once through notice and the run goes on. */
+bool cc_report_result(struct cc_report *rep, const struct cc_result *r);
+
+/* The summary lines (the log's, and MQTT's "summary" event), then up to
+ * CC_REPORT_MQTT_FLUSH_MS for the broker to acknowledge the last events; "offline". */
+void cc_report_finish(struct cc_report *rep);
+
+/* Frees everything (finishing nothing); accepts NULL. */
+void cc_report_destroy(struct cc_report *rep);
+
+#endif
