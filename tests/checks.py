@@ -1,9 +1,13 @@
 """What camclass's Python test drivers share: check() records a failed condition and goes on,
-so that one run reports every failure; summary() prints "N failed" and returns the exit status.
+so that one run reports every failure; summary() prints "N failed" and returns the exit status;
+env_headless() is the environment of a camclass run without a display or systemd; wait_for()
+polls a condition until a deadline.
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
 """
+import os
+import time
 
 failures = []
 
@@ -21,3 +25,21 @@ def summary():
     """Prints how many checks failed; 1 if any did, else 0."""
     print("%d failed" % len(failures), flush=True)
     return 1 if failures else 0
+
+
+def env_headless():
+    """os.environ without DISPLAY, WAYLAND_DISPLAY and NOTIFY_SOCKET: no window, no sd_notify."""
+    env = dict(os.environ)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
+        env.pop(k, None)
+    return env
+
+
+def wait_for(cond, timeout, interval=0.05):
+    """Polls cond() every interval seconds for up to timeout seconds; its last value."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(interval)
+    return bool(cond())

@@ -1,6 +1,7 @@
 /* camclass — latest-frame-wins hand-over (see frame_slot.h). */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,4 +251,17 @@ struct cc_frame_slot_stats cc_frame_slot_get_stats(struct cc_frame_slot *slot)
     struct cc_frame_slot_stats stats = slot->stats;
     pthread_mutex_unlock(&slot->lock);
     return stats;
+}
+
+int cc_frame_slot_start_producer(pthread_t *thread, void *(*main_fn)(void *), void *arg)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(thread, NULL, main_fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

@@ -22,6 +22,7 @@
 #ifndef CC_FRAME_SLOT_H
 #define CC_FRAME_SLOT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,12 @@ void cc_frame_slot_close(struct cc_frame_slot *slot, const char *error_msg);
 
 /* True once cc_frame_slot_close was called. */
 bool cc_frame_slot_closed(struct cc_frame_slot *slot);
+
+/* Starts a producer thread (a file source's or a stream's) with SIGINT, SIGTERM and SIGHUP
+ * blocked in it (it inherits the mask set around pthread_create): the stop and reopen signals
+ * go to the main thread and never interrupt the producer's reads. Returns pthread_create's
+ * status (0: started). */
+int cc_frame_slot_start_producer(pthread_t *thread, void *(*main_fn)(void *), void *arg);
 
 /* ---- consumer side ---- */
 

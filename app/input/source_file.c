@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -507,16 +506,8 @@ bool cc_source_file_start(struct cc_source_file *src, struct cc_frame_slot *slot
                             src->path, fps);
     src->slot = slot;
     src->fps = fps;
-    // The thread blocks the stop and reopen signals (it inherits the mask set around
-    // pthread_create): they go to the main thread and never interrupt a read from a pipe.
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = pthread_create(&src->thread, NULL, producer_main, src);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    // The stop and reopen signals go to the main thread, never interrupting a read from a pipe.
+    int rc = cc_frame_slot_start_producer(&src->thread, producer_main, src);
     if (rc != 0)
         return cc_error_set(err, "%s: cannot start the file source thread: %s", src->path,
                             strerror(rc));

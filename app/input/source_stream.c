@@ -1,7 +1,6 @@
 /* camclass — a live network stream into the frame slot, with reconnects (see source_stream.h). */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,14 +198,7 @@ bool cc_source_stream_start(struct cc_source_stream *s, struct cc_frame_slot *sl
     s->slot = slot;
     cc_av_set_cancel(s->av, slot_closed, slot); // the connection made at open goes on
     // As the file source: the stop and reopen signals go to the main thread only.
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    int rc = pthread_create(&s->thread, NULL, stream_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = cc_frame_slot_start_producer(&s->thread, stream_main, s);
     if (rc != 0)
         return cc_error_set(err, "%s: cannot start the stream thread: %s", s->url, strerror(rc));
     s->running = true;

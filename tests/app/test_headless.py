@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, env_headless, summary, wait_for  # noqa: E402
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -124,27 +124,10 @@ def parse_log(text, where, model_name, backend, source, top_k=5):
     return objs
 
 
-def env_headless():
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    env.pop("NOTIFY_SOCKET", None)
-    return env
-
-
 def run(exe, args, timeout=120):
     p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout,
                        env=env_headless())
     return p.returncode, p.stdout, p.stderr
-
-
-def wait_for(cond, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def lines_in(path):

@@ -34,16 +34,9 @@ import time
 import tty
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, env_headless, summary  # noqa: E402
 
 RUN_TIMEOUT = 60  # seconds for a run that ends by itself
-
-
-def env_headless():
-    env = dict(os.environ)
-    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
-        env.pop(k, None)
-    return env
 
 
 def run(exe, args, timeout=RUN_TIMEOUT):

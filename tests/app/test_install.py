@@ -29,14 +29,9 @@ import sys
 import tempfile
 
 PART, MESON, BUILD = sys.argv[1:4]
-failures = []
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def run(cmd, env=None, cwd=None, timeout=120):
@@ -289,10 +284,7 @@ def main():
             sys.exit("usage: test_install.py layout|fetch MESON BUILD_ROOT")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -35,16 +35,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, env_headless, summary, wait_for  # noqa: E402
 
 EXE, MODEL, FRAMES = sys.argv[1:4]
-
-
-def env_headless():
-    env = dict(os.environ)
-    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
-        env.pop(k, None)
-    return env
 
 
 def free_port():
@@ -53,15 +46,6 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
-
-
-def wait_for(cond, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 def lines_of(path):

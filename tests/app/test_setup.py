@@ -27,14 +27,9 @@ HIDDEN = ["torch", "torchvision", "onnx", "numpy", "PIL", "skimage"]
 TEST_ONLY = ["python3-torch", "python3-torchvision", "python3-onnx", "python3-numpy",
              "python3-pil", "python3-skimage", "qemu-system-x86", "busybox-static", "cpio",
              "clang", "libclang-rt-14-dev", "vulkan-validationlayers"]
-failures = []
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -122,10 +117,7 @@ def main():
             sys.exit("usage: test_setup.py notests|run-sh MESON SOURCE_ROOT")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    return 0
+    return summary()
 
 
 if __name__ == "__main__":
