@@ -18,6 +18,12 @@ def host_command(exe):
     return shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")) + [exe]
 
 
+def wrapped():
+    """True when host_command() puts a wrapper first: the programs run emulated (qemu-user),
+    some ten times slower, which a wait for a program to get somewhere must allow for."""
+    return bool(shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")))
+
+
 def check(cond, what, verbose=False):
     """FAIL what (and remember it) when cond is false; with verbose, "ok   what" otherwise."""
     if not cond or verbose:

@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, summary, wrapped  # noqa: E402
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -401,7 +401,7 @@ def main():
                                               "--loop", "--fps", "20", "--profile"],
                          stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(3)
+    time.sleep(20 if wrapped() else 3)  # a few frames drawn; under qemu-user they come slowly
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
     check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))
