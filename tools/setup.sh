@@ -2,6 +2,8 @@
 # camclass — installs the Debian packages camclass needs, then configures and builds it in
 # ./build. Safe to run again: apt-get and meson skip what is already done.
 # Used by tools/run.sh and tools/test.sh; needs root (or sudo) for apt-get.
+#   tools/setup.sh --packages-only   only the packages (tools/test-arm64.sh: its tests are driven
+#                                    by the native python3-torch etc., its build is ./build-arm64)
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -27,6 +29,8 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
 fi
+
+[ "${1:-}" != "--packages-only" ] || exit 0
 
 if [ ! -f build/build.ninja ]; then
   meson setup build --buildtype=release -Dwerror=true
