@@ -1,15 +1,30 @@
 """What camclass's Python test drivers share: check() records a failed condition and goes on,
 so that one run reports every failure; summary() prints "N failed" and returns the exit status;
 env_headless() is the environment of a camclass run without a display or systemd; wait_for()
-polls a condition until a deadline.
+polls a condition until a deadline; host_command() is how a driver starts a program of this
+build.
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
 """
 import os
+import shlex
 import time
 
 failures = []
+
+
+def host_command(exe):
+    """The command (a list) that runs exe, a program of this build: [exe], or in a cross build
+    (tools/test-arm64.sh) the exe_wrapper of the cross file first, which meson test hands a test
+    given a cross-built program as MESON_EXE_WRAPPER (e.g. "qemu-aarch64 -cpu cortex-a72")."""
+    return shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")) + [exe]
+
+
+def wrapped():
+    """True when host_command() puts a wrapper first: the programs run emulated (qemu-user),
+    some ten times slower, which a wait for a program to get somewhere must allow for."""
+    return bool(shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")))
 
 
 def check(cond, what, verbose=False):

@@ -6,6 +6,9 @@
 #                         a build without the tests (-Dtests=false) — fits a Raspberry Pi
 #   tools/setup.sh test   that, plus what the test suites need (tools/test.sh; the default):
 #                         the build with the tests (-Dtests=true)
+#   tools/setup.sh --packages-only
+#                         only the packages of `test` (tools/test-arm64.sh: its tests are driven
+#                         by the native python3-torch etc., its build is ./build-arm64)
 #
 # Everything it prints (apt-get, meson, ninja) goes to stderr, so that stdout stays camclass's
 # own (`tools/run.sh --headless --log - | jq .`). Needs root (or sudo) for apt-get.
@@ -14,9 +17,11 @@ cd "$(dirname "$0")/.."
 exec 1>&2 # stdout is for the program run after us (tools/run.sh)
 
 mode=${1:-test}
+packages_only=false
 case $mode in
 run | test) ;;
-*) echo "usage: tools/setup.sh [run|test]" ; exit 2 ;;
+--packages-only) mode=test packages_only=true ;;
+*) echo "usage: tools/setup.sh [run|test|--packages-only]" ; exit 2 ;;
 esac
 
 # --- Run: building and running camclass and its tools --------------------------------------
@@ -67,6 +72,7 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends $missing
 fi
+! $packages_only || exit 0
 
 # tools/run.sh leaves a build dir made by tools/test.sh as it is (turning the tests off would
 # only reconfigure it); tools/test.sh turns the tests on in a build dir that tools/run.sh made

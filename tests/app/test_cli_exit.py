@@ -15,14 +15,15 @@ import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 
 def run(exe, args, timeout=60):
     env = dict(os.environ)
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
-    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout, env=env)
+    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=timeout,
+                       env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -179,8 +180,8 @@ def main():
         env.pop("DISPLAY", None)
         env.pop("WAYLAND_DISPLAY", None)
         try:
-            p = subprocess.run([exe] + common + ["--input", "/dev/stdin"] + extra, input=data,
-                               capture_output=True, timeout=20, env=env)
+            p = subprocess.run(host_command(exe) + common + ["--input", "/dev/stdin"] + extra,
+                               input=data, capture_output=True, timeout=20, env=env)
         except subprocess.TimeoutExpired:
             check(False, "%s: still running after 20 s" % what)
             continue

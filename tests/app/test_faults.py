@@ -38,7 +38,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
 SELFTEST = os.path.join(SAMPLES, "selftest")
@@ -69,13 +69,13 @@ def contiguous(seqs):
 
 
 def run(args, env=None, **kw):
-    return subprocess.run([CAMCLASS] + args, capture_output=True, text=True, timeout=120,
+    return subprocess.run(host_command(CAMCLASS) + args, capture_output=True, text=True, timeout=120,
                           env=env, **kw)
 
 
 def start(args, stderr_path, env=None):
     err = open(stderr_path, "w")
-    p = subprocess.Popen([CAMCLASS] + args, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    p = subprocess.Popen(host_command(CAMCLASS) + args, stdout=subprocess.DEVNULL, stderr=err, env=env)
     err.close()
     return p
 
@@ -202,7 +202,7 @@ def part_vulkan(tmp):
 def run_limited(mb):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
-    return subprocess.run([CAMCLASS, "--headless", "--backend", "cpu", "--threads", "1",
+    return subprocess.run(host_command(CAMCLASS) + ["--headless", "--backend", "cpu", "--threads", "1",
                            "--model", MODEL, "--input", os.path.join(SAMPLES, "bars_320x240.png"),
                            "--log", os.devnull], capture_output=True, text=True, timeout=60,
                           preexec_fn=limit)

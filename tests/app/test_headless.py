@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, env_headless, summary, wait_for  # noqa: E402
+from checks import check, env_headless, host_command, summary, wait_for, wrapped  # noqa: E402,E501
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -125,7 +125,7 @@ def parse_log(text, where, model_name, backend, source, top_k=5):
 
 
 def run(exe, args, timeout=120):
-    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=timeout,
+    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=timeout,
                        env=env_headless())
     return p.returncode, p.stdout, p.stderr
 
@@ -186,7 +186,7 @@ def main():
     # a named FIFO: the bytes read to recognise the format are not lost, every frame is there.
     with open(y4m, "rb") as f:
         clip = f.read()
-    p = subprocess.run([exe] + base + ["--input", "/dev/stdin"], input=clip,
+    p = subprocess.run(host_command(exe) + base + ["--input", "/dev/stdin"], input=clip,
                        capture_output=True, timeout=120, env=env_headless())
     err = p.stderr.decode(errors="replace")
     check(p.returncode == 0, "y4m on a pipe: exit %d: %s" % (p.returncode, err))
@@ -196,7 +196,7 @@ def main():
     check(ev == ["frame"] * 4 + ["summary"], "y4m on a pipe: events %r" % ev)
     fifo = os.path.join(tmp, "clip.fifo")
     os.mkfifo(fifo)
-    cam = subprocess.Popen([exe] + base + ["--input", fifo], stdout=subprocess.PIPE,
+    cam = subprocess.Popen(host_command(exe) + base + ["--input", fifo], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env=env_headless())
     with open(fifo, "wb") as f:  # opens when camclass has opened its end
         f.write(clip)
@@ -274,8 +274,8 @@ def main():
     # 4. SIGHUP reopens after a rename; SIGTERM (and SIGINT) end with a summary and exit 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
         log = os.path.join(tmp, "live-%d.jsonl" % sig)
-        p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "20", "--log",
-                                             log], stdout=subprocess.PIPE,
+        p = subprocess.Popen(host_command(exe) + base + ["--input", y4m, "--loop", "--fps", "20",
+                                                         "--log", log], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env_headless())
         try:
             check(wait_for(lambda: lines_in(log).count("\n") >= 3, 60),
@@ -317,7 +317,8 @@ def main():
     log = os.path.join(tmp, "notify.jsonl")
     env = env_headless()
     env.update(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="400000")
-    p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "20", "--log", log],
+    p = subprocess.Popen(host_command(exe) + base + ["--input", y4m, "--loop", "--fps", "20",
+                                                     "--log", log],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     msgs = []  # (message, log lines when it arrived)
     end = time.monotonic() + 60
@@ -361,7 +362,8 @@ def main():
     # the inference thread works, so frames are dropped (latest-frame-wins) and camera_fps
     # exceeds the inference rate.
     log = os.path.join(tmp, "fast.jsonl")
-    p = subprocess.Popen([exe] + base + ["--input", y4m, "--loop", "--fps", "1000", "--log", log],
+    p = subprocess.Popen(host_command(exe) + base + ["--input", y4m, "--loop", "--fps", "1000",
+                                                     "--log", log],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env_headless())
     check(wait_for(lambda: lines_in(log).count("\n") >= 10, 60), "fast: no lines")
@@ -378,10 +380,11 @@ def main():
     # and with no display at all, one line saying so, then headless with the log on stdout.
     env = env_headless()
     env["SDL_VIDEODRIVER"] = "offscreen"
-    p = subprocess.Popen([exe, "--model", model, "--backend", "cpu", "--input", y4m, "--loop",
-                          "--fps", "20", "--profile"], stdout=subprocess.PIPE,
+    p = subprocess.Popen(host_command(exe) + ["--model", model, "--backend", "cpu", "--input", y4m,
+                                              "--loop", "--fps", "20", "--profile"],
+                         stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(3)
+    time.sleep(20 if wrapped() else 3)  # a few frames drawn; under qemu-user they come slowly
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
     check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))

@@ -35,7 +35,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, env_headless, summary, wait_for  # noqa: E402
+from checks import check, env_headless, host_command, summary, wait_for  # noqa: E402
 
 EXE, MODEL, FRAMES = sys.argv[1:4]
 
@@ -96,7 +96,7 @@ class Broker:
 
 
 def camclass(args, log=None):
-    cmd = [EXE, "--model", MODEL, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
+    cmd = host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
            "--fps", "20", "--threshold", "0.3"] + args
     if log:
         cmd += ["--log", log, "--log-mode", "detections"]
@@ -170,7 +170,7 @@ def bad_settings(tmp):
          "only mqtts:// URLs use a CA file"),
     ]
     for args, want in cases:
-        p = subprocess.run([EXE, "--model", MODEL, "--backend", "cpu", "--headless", "--input",
+        p = subprocess.run(host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--headless", "--input",
                             FRAMES] + args, capture_output=True, text=True, timeout=60,
                            env=env_headless())
         lines = [ln for ln in p.stderr.split("\n") if ln]

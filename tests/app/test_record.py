@@ -31,7 +31,7 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 RUN_TIMEOUT = 90
 # Low-detail self-test images: SDL's linear scaling and PIL's box filter agree on them.
@@ -52,7 +52,7 @@ def env(window=False):
 
 
 def run(exe, args, window=False):
-    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=RUN_TIMEOUT,
                        env=env(window))
     return p.returncode, p.stderr
 
@@ -185,7 +185,7 @@ def part_mp4(exe, model, samples, tmp, ext="mp4", extra=(), step=None, window=Fa
     if not window:
         rc, err = run(exe, ["--headless"] + args)
     else:
-        p = subprocess.Popen([exe] + args, stderr=subprocess.PIPE, text=True, env=env(True))
+        p = subprocess.Popen(host_command(exe) + args, stderr=subprocess.PIPE, text=True, env=env(True))
         deadline = time.monotonic() + RUN_TIMEOUT
         while time.monotonic() < deadline and p.poll() is None:
             # The window plays the images at --fps and may drop some (latest frame wins); the
@@ -231,7 +231,7 @@ def part_stop(exe, model, samples, tmp):
     srcs = [os.path.join(d, f) for f in sorted(os.listdir(d))]
     # SIGTERM on a looped input: the trailer is written, every classified frame is in the file.
     out, logp = os.path.join(tmp, "loop.mp4"), os.path.join(tmp, "loop.jsonl")
-    p = subprocess.Popen([exe, "--headless", "--input", d, "--loop", "--fps", "20", "--model",
+    p = subprocess.Popen(host_command(exe) + ["--headless", "--input", d, "--loop", "--fps", "20", "--model",
                           model, "--backend", "cpu", "--output", out, "--window", "640x360",
                           "--log", logp], stderr=subprocess.PIPE, text=True, env=env())
     deadline = time.monotonic() + RUN_TIMEOUT

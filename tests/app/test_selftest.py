@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 
 def run(exe, args, env_extra=None):
@@ -25,7 +25,8 @@ def run(exe, args, env_extra=None):
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     env.update(env_extra or {})
-    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=600, env=env)
+    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=600,
+                       env=env)
     return p.returncode, p.stdout, p.stderr
 
 

@@ -35,7 +35,7 @@ import time
 import http.server
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 FFMPEG = "ffmpeg"
 
@@ -57,7 +57,7 @@ def has_encoder(name):
 
 def run(camclass, model, *args, timeout=60):
     """camclass --headless --backend cpu --log - ARGS: (status, frame lines, stderr)."""
-    cmd = [camclass, "--headless", "--backend", "cpu", "--model", model, "--log", "-"] + list(args)
+    cmd = host_command(camclass) + ["--headless", "--backend", "cpu", "--model", model, "--log", "-"] + list(args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     frames = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     frames = [f for f in frames if f.get("event") == "frame"]
@@ -133,7 +133,7 @@ def test_files(camclass, model, tmp):
             same_results(frames, ref_frames, tol, "%s vs its frames as %s" % (name, ref))
 
     # --loop: the clip again, seq going on, frame k + N classified as frame k.
-    proc = subprocess.Popen([camclass, "--headless", "--backend", "cpu", "--model", model,
+    proc = subprocess.Popen(host_command(camclass) + ["--headless", "--backend", "cpu", "--model", model,
                              "--log", "-", "--input", p("h264.mp4"), "--loop"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
@@ -234,7 +234,7 @@ class Reader(threading.Thread):
 
 
 def camclass_live(camclass, model, url, *args):
-    proc = subprocess.Popen([camclass, "--headless", "--model", model, "--log", "-", "--input",
+    proc = subprocess.Popen(host_command(camclass) + ["--headless", "--model", model, "--log", "-", "--input",
                              url] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     r = Reader(proc)
@@ -320,7 +320,7 @@ def test_live(camclass, model):
 
     # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line.
     url = "udp://127.0.0.1:%d" % free_port(socket.SOCK_DGRAM)
-    proc = subprocess.Popen([camclass, "--headless", "--backend", "cpu", "--model", model,
+    proc = subprocess.Popen(host_command(camclass) + ["--headless", "--backend", "cpu", "--model", model,
                              "--log", "-", "--input", url], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)

@@ -14,11 +14,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 
 def run(*args):
-    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([*host_command(BENCH), *args], capture_output=True, text=True,
+                          timeout=300)
 
 
 BENCH, MODEL, TRACE, SELFTEST, SAMPLE = sys.argv[1:6]

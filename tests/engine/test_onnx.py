@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import camclass_export as ce  # noqa: E402
 import ccm_bundle  # noqa: E402
 from ccm_lower import ExportError  # noqa: E402
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 TOLERANCE = 1e-4
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
@@ -81,8 +81,9 @@ def run_c(bench, bundle, x, backend, tmp):
     """camclass-bench's raw output for input x on backend."""
     inp, out = os.path.join(tmp, "in.f32"), os.path.join(tmp, "out.f32")
     x.numpy().astype("<f4").tofile(inp)
-    r = subprocess.run([bench, bundle, "--backend", backend, "--runs", "1", "--input", inp,
-                        "--save-output", out], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(host_command(bench) + [bundle, "--backend", backend, "--runs", "1",
+                                              "--input", inp, "--save-output", out],
+                       capture_output=True, text=True, timeout=300)
     if not check(r.returncode == 0, "%s on %s: %s" % (bundle, backend, r.stderr.strip())):
         return None
     return np.fromfile(out, dtype="<f4")
@@ -254,8 +255,8 @@ def test_constants(bench, tmp):
             e = float(np.abs(got - ref).max() / np.abs(ref).max())
             print("constant operands on %s: %.2g x max|output|" % (backend, e))
             check(e <= TOLERANCE, "constant operands on %s: %.3g > %g" % (backend, e, TOLERANCE))
-    r = subprocess.run([bench, bundle, "--backend", "vulkan", "--runs", "1"], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(host_command(bench) + [bundle, "--backend", "vulkan", "--runs", "1"],
+                       capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and "run on the CPU between Vulkan segments" in r.stderr
           and "add_shift" in r.stderr and "mul_gain" in r.stderr,
           "the Vulkan load notice names the CPU nodes: %s" % r.stderr.strip())

@@ -34,7 +34,7 @@ import ccm_bundle  # noqa: E402
 import ccm_calibrate  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 EXPORT = os.path.join(HERE, "..", "..", "tools", "camclass_export.py")
 
@@ -52,7 +52,7 @@ def softmax(z):
 
 def camclass_probs(camclass, bundle, folder, classes):
     """camclass --headless on folder: per-frame probabilities (top 16 of them) and the device."""
-    r = subprocess.run([camclass, "--headless", "--input", folder, "--model", bundle,
+    r = subprocess.run(host_command(camclass) + ["--headless", "--input", folder, "--model", bundle,
                         "--backend", "cpu", "--top-k", "16", "--log", "-"],
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 0, "camclass on %s: exit %d %s" % (bundle, r.returncode, r.stderr[-300:]))

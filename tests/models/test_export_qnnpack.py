@@ -35,7 +35,7 @@ import ccm_bundle  # noqa: E402
 import ccm_calibrate  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -108,8 +108,8 @@ def main():
             ref = converted(x).double().numpy()
 
         logits = os.path.join(tmp, "camclass.f32")
-        r = subprocess.run([evaluate, out, sample, "cpu", "0", logits], capture_output=True,
-                           text=True, timeout=300)
+        r = subprocess.run(host_command(evaluate) + [out, sample, "cpu", "0", logits],
+                           capture_output=True, text=True, timeout=300)
         print(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr)
         check(r.returncode == 0 and "int8" in r.stdout, "camclass ran the bundle in int8 on "
               "the CPU backend")

@@ -39,6 +39,8 @@ FETCH = os.path.join(TOOLS, "fetch_imagenet.py")
 sys.path.insert(0, TOOLS)
 import camclass_export as ce  # noqa: E402
 import ccm_bundle  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, ".."))
+from checks import host_command  # noqa: E402
 
 BENCH = sys.argv.pop(1) if len(sys.argv) > 1 else None
 BUNDLE = "mobilenet_v2-imagenet.ccm"
@@ -224,8 +226,9 @@ class FetchImagenet(unittest.TestCase):
 
         # camclass's own loader (engine/bundle.c) accepts it and runs it
         if BENCH:
-            r = subprocess.run([BENCH, path, "--backend", "cpu", "--runs", "1", "--warmup", "0",
-                                "--threads", "1"], capture_output=True, text=True, timeout=120)
+            r = subprocess.run(host_command(BENCH) + [path, "--backend", "cpu", "--runs", "1",
+                                                      "--warmup", "0", "--threads", "1"],
+                               capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
         with open(path, "rb") as f:
             return f.read()

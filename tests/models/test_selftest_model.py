@@ -67,7 +67,7 @@ def sample_inputs(labels):
 
 
 def run_engine(bundle, backend, minimum):
-    r = subprocess.run([EVAL, os.path.join(MODELS, bundle), SAMPLE, backend,
+    r = subprocess.run(checks.host_command(EVAL) + [os.path.join(MODELS, bundle), SAMPLE, backend,
                         "%.6f" % (100 * minimum)], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=400)
     print(r.stdout.rstrip())

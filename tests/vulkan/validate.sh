@@ -28,7 +28,16 @@ SETTINGS
 export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
 export VK_LAYER_SETTINGS_PATH="$dir/vk_layer_settings.txt"
 
-"$@"
+# In a cross build meson sets MESON_EXE_WRAPPER (tools/cross/arm64-debian.ini: qemu-aarch64): a
+# test program built here runs through it; a Python driver (the build machine's python3) runs as
+# it is and starts the programs it tests through it itself (tests/checks.py, host_command).
+wrapper=""
+case "$(basename "$1")" in
+python3*) ;;
+*) wrapper="${MESON_EXE_WRAPPER:-}" ;;
+esac
+# $wrapper unquoted: a command and its arguments, as meson writes it
+$wrapper "$@"
 rc=$?
 if [ -s "$log" ]; then
     echo "validate.sh: Vulkan validation messages (exit status $rc):" >&2
