@@ -41,7 +41,8 @@ NATIVE="crossbuild-essential-arm64 qemu-user"
 # validation layer; libcpuinfo0 is what the unpacked XNNPACK needs at run time.
 ARM64="libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers libv4l-dev libzip-dev
   libcjson-dev libsdl2-dev libsdl2-ttf-dev libjpeg62-turbo-dev libpng-dev libsystemd-dev
-  libblis-dev libcpuinfo0"
+  libblis-dev libcpuinfo0 libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  libmosquitto-dev"
 # Unpacked into ./build-arm64-deps (step 2).
 UNPACKED="libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev"
 
