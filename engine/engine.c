@@ -40,12 +40,6 @@ struct cc_engine_options cc_engine_options_default(void)
     };
 }
 
-bool cc_vk_fault_valid(const char *spec, struct cc_error *err)
-{
-    struct cc_vk_fault f;
-    return cc_vk_fault_parse(spec, &f, err);
-}
-
 /* The backends a user can name; ops NULL for auto, which chooses among the others. */
 static const struct {
     const char *name;

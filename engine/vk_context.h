@@ -20,6 +20,7 @@
 #include <vulkan/vulkan.h>
 
 #include "error.h"
+#include "vk_fault.h"
 
 struct cc_vk_features {
     bool shader_float16;       // VK_KHR_shader_float16_int8 shaderFloat16
@@ -32,25 +33,6 @@ struct cc_vk_features {
  * vkAllocateMemory, vkQueueSubmit and vkWaitForFences return the error a driver would at the
  * at-th call, and every caller above them runs its real error path. Owned by the context (no
  * global state); touched only by the thread that uses the context. */
-enum cc_vk_fault_kind {
-    CC_VK_FAULT_NONE,
-    CC_VK_FAULT_ALLOC, // "alloc:N": the Nth vkAllocateMemory -> VK_ERROR_OUT_OF_DEVICE_MEMORY
-    CC_VK_FAULT_OOM,   // "oom:N": the Nth armed submission -> VK_ERROR_OUT_OF_DEVICE_MEMORY
-    CC_VK_FAULT_LOST,  // "lost:N": the Nth armed submission's wait -> VK_ERROR_DEVICE_LOST, and
-                       // every submission after it too (a lost device stays lost)
-};
-struct cc_vk_fault {
-    enum cc_vk_fault_kind kind;
-    long at;    // the call that fails, 1 = the first
-    long calls; // calls counted so far
-    bool armed; // submissions count only once armed: the backend arms it when its load is done
-    bool lost;  // a LOST fault has fired
-};
-
-/* Parses "alloc:N", "oom:N" or "lost:N" (N >= 1); NULL or "" is no fault. False with err set
- * (naming the spec and the forms) when it is none of these. */
-bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_error *err);
-
 struct cc_vk {
     VkInstance instance;
     VkPhysicalDevice phys;
