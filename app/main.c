@@ -35,6 +35,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
+#include "http.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
@@ -172,6 +173,7 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
+    struct cc_http *http; // --serve; stopped before the pipeline
     struct cc_series present_ms;
     struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
                                   // the recorder (written by that thread, read after the join)
@@ -219,6 +221,11 @@ static int open_source(struct app *a)
     const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
     const char *input = cli->input;
     a->loop = cli->loop;
+    if (!dev && !input && cli->serve) { // --serve alone: HTTP requests are the only input
+        snprintf(a->source_name, sizeof(a->source_name), "none");
+        fprintf(stderr, "camclass: no --camera or --input: classifying HTTP requests only\n");
+        return 0;
+    }
     if (!dev && !input) {
         // No source given: the first camera if it opens, else the sample clip, looped.
         struct stat st;
@@ -467,7 +474,9 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && *seen > pinged) {
+        bool requests_only = !a->camera && !a->file; // no results to wait for
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us &&
+            (*seen > pinged || requests_only)) {
             cc_notify_watchdog();
             last_ping = t;
             pinged = *seen;
@@ -618,6 +627,24 @@ static int run(struct app *a)
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
+    if (cli->serve) {
+        struct cc_http_config hc = {
+            .listen = cli->serve,
+            .token = cli->serve_token,
+            .pipeline = a->pipeline,
+            .model = cc_engine_model(a->engine),
+            .top_k = cli->top_k,
+            .timeout_s = cli->serve_timeout,
+            .max_body_mb = cli->serve_max_body,
+        };
+        if (!(a->http = cc_http_start(&hc, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+        fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
+        if (!a->camera && !a->file)
+            cc_notify_ready();
+    }
     uint64_t seen = 0;
     struct cc_result last = {0};
     a->start_ns = now_ns();
@@ -626,6 +653,8 @@ static int run(struct app *a)
         a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
     cc_notify_stopping();
+    cc_http_stop(a->http); // requests in flight are answered first (the pipeline still runs)
+    a->http = NULL;
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
     cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
     struct cc_status_info si = status_info(a, seen, &last, now_ns());
@@ -668,6 +697,7 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
+    cc_http_stop(a->http);
     cc_pipeline_destroy(a->pipeline);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
@@ -724,7 +754,8 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    if (!cc_report_check_mqtt(&a.cli, &err)) { // settings errors before the model loads
+    if (!cc_report_check_mqtt(&a.cli, &err) || // settings errors before the model loads
+        !cc_http_check(a.cli.serve, a.cli.serve_token, &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;

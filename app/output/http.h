@@ -1,0 +1,62 @@
+/* camclass — the HTTP service (--serve): GET /healthz and POST /predict, through GNU
+ * libmicrohttpd. This module owns that library: its types and headers stay in http.c, its
+ * errors (MHD_NO, errno) are said here once.
+ *
+ *   cc_http_check(cli->serve, cli->serve_token, &err)       // before the model loads: exit 2
+ *   struct cc_http *h = cc_http_start(&cfg, &err);          // after the pipeline started
+ *   ...                                                     // requests run on their own threads
+ *   cc_http_stop(h);                                        // before the pipeline stops
+ *
+ * Threads: libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION), at
+ * most CC_HTTP_MAX_CONNECTIONS: a /predict waits for the inference thread (cc_pipeline_classify)
+ * and simply blocks its own thread meanwhile, which an event-loop mode would have to avoid with
+ * suspend/resume. start and stop run on the controlling thread; cfg is copied.
+ */
+#ifndef CC_HTTP_H
+#define CC_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "model.h"
+#include "pipeline.h"
+
+enum {
+    CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
+    CC_HTTP_MAX_CONNECTIONS = 32, // at once; libmicrohttpd closes more at accept
+    CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
+                                  // closed; --serve-timeout
+    CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
+};
+
+/* Checks --serve [ADDR:]PORT (PORT 0..65535, 0 = any free port; ADDR an IPv4 address or
+ * [IPv6], default 127.0.0.1) and --serve-token (1..256 printable ASCII characters, no spaces):
+ * an address other than loopback needs a token; a token without --serve is refused. False with
+ * err (one line naming the flag and the way out). serve NULL and token NULL: true. */
+bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
+
+struct cc_http_config {
+    const char *listen;           // --serve value, checked by cc_http_check
+    const char *token;            // --serve-token; NULL: no authentication (loopback only)
+    struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
+    const struct cc_model *model; // the engine's model; not owned
+    int top_k;                    // /predict's k when the request gives no ?k= (1..16)
+    int timeout_s;                // idle seconds before a connection is closed; 0: default
+    int max_body_mb;              // largest request body in MB; 0: default
+};
+
+struct cc_http;
+
+/* Starts listening. NULL with err when the address cannot be bound (in use, not this
+ * machine's) or a thread cannot start: a runtime failure (exit 1). */
+struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err);
+
+/* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
+const char *cc_http_url(const struct cc_http *h);
+
+/* Closes the listening socket and every connection, waiting for their threads (a /predict in
+ * flight finishes first: call before the pipeline stops). Frees; accepts NULL. */
+void cc_http_stop(struct cc_http *h);
+
+#endif

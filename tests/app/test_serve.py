@@ -1,0 +1,312 @@
+#!/usr/bin/python3
+"""camclass --serve: the HTTP service (libmicrohttpd) with real clients on loopback (suite app).
+
+- answers: POST /predict on sample images (raw image/png and image/jpeg bodies with
+  http.client, multipart "file" fields with curl -F) give the same top-k as `--input` on the
+  same files (same indices, scores within 1e-5: the log rounds them to 6 decimals), and the
+  answers differ between images; ?k=;
+- errors, each a JSON body {"error", "status"} with its status: wrong method (405 + Allow),
+  unknown path (404), bad ?k= (400), empty body and a form without "file" (400), a text body
+  (415), a body that is not an image (415), a truncated JPEG (422), a 20000x20000 PNG header
+  (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
+  (413), a slow client (closed after --serve-timeout while other requests are answered);
+- auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
+  WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
+  a token without --serve: exit 2 with one line, before the model loads;
+- sharing: with a looped file input, frames go on being logged while requests are answered.
+
+    test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
+
+Every process is bounded in time and killed at the end.
+"""
+import http.client
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
+
+EXE, MODEL, SAMPLES = sys.argv[1:4]
+FRAMES = os.path.join(SAMPLES, "selftest")
+BASE = [EXE, "--headless", "--model", MODEL, "--backend", "cpu"]
+TOL = 1e-5  # the log writes scores to 6 decimals; the same computation otherwise
+
+
+def env_headless():
+    env = dict(os.environ)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
+        env.pop(k, None)
+    return env
+
+
+class Server:
+    """camclass ARGS with --serve; url from its "serving on" line."""
+
+    def __init__(self, args, log=None):
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(BASE + args, stdout=log or subprocess.DEVNULL, stderr=self.err,
+                                  env=env_headless())
+        self.port = None
+        end = time.time() + 30
+        while time.time() < end and self.p.poll() is None:
+            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        return rc
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            obj = None
+        return r.status, dict(r.getheaders()), obj
+
+
+def is_error(status, obj, want):
+    return (status == want and isinstance(obj, dict) and obj.get("status") == want and
+            isinstance(obj.get("error"), str) and len(obj["error"]) > 10)
+
+
+def png_header(w, h):
+    """A PNG whose IHDR declares w x h (8-bit RGB) and whose one IDAT is tiny."""
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+def reference(files):
+    """--input DIR's log: file name -> top list."""
+    with tempfile.TemporaryDirectory() as d:
+        for f in files:
+            os.symlink(os.path.abspath(f), os.path.join(d, os.path.basename(f)))
+        out = subprocess.run(BASE + ["--input", d, "--log", "-"], capture_output=True,
+                             env=env_headless(), timeout=60)
+    tops = {}
+    for line in out.stdout.decode().splitlines():
+        o = json.loads(line)
+        if o.get("event") == "frame":
+            tops[o["file"]] = o["top"]
+    return tops
+
+
+def same_top(a, b):
+    return (len(a) == len(b) and all(x["index"] == y["index"] for x, y in zip(a, b)) and
+            all(abs(x["score"] - y["score"]) <= TOL for x, y in zip(a, b)))
+
+
+def test_bad_settings():
+    for args, word in [(["--serve", "0.0.0.0:0"], "--serve-token"),
+                       (["--serve", "70000"], "port"),
+                       (["--serve", "localhost:80"], "IPv4"),
+                       (["--serve-token", "abc"], "--serve"),
+                       (["--serve", "0", "--serve-token", "a b"], "--serve-token")]:
+        t = time.time()
+        p = subprocess.run(BASE + args, capture_output=True, env=env_headless(), timeout=30)
+        lines = p.stderr.decode().strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and word in lines[0] and not p.stdout and
+              "model" not in lines[0], "%s: exit 2, one line naming %s (got %d: %s)"
+              % (" ".join(args), word, p.returncode, lines))
+        check(time.time() - t < 5, "%s refused before the model loads" % " ".join(args))
+
+
+def test_requests_only():
+    files = sorted(os.path.join(FRAMES, f) for f in os.listdir(FRAMES))[:8]
+    files.append(os.path.join(SAMPLES, "bars_320x240.jpg"))
+    ref = reference(files)
+    check(len(ref) == len(files), "the --input reference classified %d files" % len(ref))
+    s = Server(["--serve", "0", "--serve-timeout", "1", "--serve-max-body", "1"])
+    check(s.port is not None, "--serve 0 says the port it serves on: " + s.stderr()[-300:])
+    if s.port is None:
+        s.stop()
+        return
+    check("requests only" in s.stderr(), "no --input: one line says requests only")
+    st, _, o = s.request("GET", "/healthz")
+    check(st == 200 and o == {"status": "ok"}, "/healthz 200 {status: ok}")
+
+    tops = set()
+    for f in files:
+        name = os.path.basename(f)
+        body = open(f, "rb").read()
+        ctype = "image/jpeg" if f.endswith(".jpg") else "image/png"
+        st, hd, o = s.request("POST", "/predict", body, {"Content-Type": ctype})
+        ok = st == 200 and o and hd.get("Content-Type") == "application/json"
+        check(ok and same_top(o["top"], ref.get(name, [])),
+              "raw %s: the --input answer (%s vs %s)" % (name, o and o.get("top"), ref.get(name)))
+        if ok:
+            tops.add(o["top"][0]["index"])
+            check(o["model"] and o["backend"] == "cpu" and o["latency_ms"] > 0 and
+                  o["inference_ms"] > 0 and "label" in o["top"][0] and len(o["top"]) == 5,
+                  "raw %s: model, backend, latency, 5 labels" % name)
+        # The same file as the multipart field "file" (as in PyTorch's Flask tutorial), by curl.
+        cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "file=@" + f,
+                             "http://127.0.0.1:%d/predict" % s.port], capture_output=True,
+                            timeout=30)
+        try:
+            o2 = json.loads(cp.stdout)
+        except ValueError:
+            o2 = None
+        check(o2 and same_top(o2.get("top", []), ref.get(name, [])),
+              "curl -F file=@%s: the --input answer (%s)" % (name, cp.stdout[:200]))
+    check(len(tops) >= 3, "the answers depend on the image (%d different top-1 of %d)"
+          % (len(tops), len(files)))
+    png = open(files[0], "rb").read()
+    st, _, o = s.request("POST", "/predict?k=2", png, {"Content-Type": "image/png"})
+    check(st == 200 and len(o["top"]) == 2, "?k=2: 2 labels")
+
+    # Errors.
+    for method, path, body, hdr, want, what in [
+            ("GET", "/predict", None, {}, 405, "GET /predict"),
+            ("DELETE", "/healthz", None, {}, 405, "DELETE /healthz"),
+            ("GET", "/nope", None, {}, 404, "unknown path"),
+            ("POST", "/predict?k=0", png, {"Content-Type": "image/png"}, 400, "?k=0"),
+            ("POST", "/predict?k=x", png, {"Content-Type": "image/png"}, 400, "?k=x"),
+            ("POST", "/predict", b"", {"Content-Type": "image/png"}, 400, "empty body"),
+            ("POST", "/predict", b"hello", {"Content-Type": "text/plain"}, 415, "text body"),
+            ("POST", "/predict", b"hello, not an image", {"Content-Type": "image/png"}, 415,
+             "not an image"),
+            ("POST", "/predict", open(os.path.join(SAMPLES, "bars_320x240.jpg"), "rb").read()[:2000],
+             {"Content-Type": "image/jpeg"}, 422, "truncated JPEG"),
+            ("POST", "/predict", png_header(20000, 20000), {"Content-Type": "image/png"}, 422,
+             "20000x20000 PNG header")]:
+        st, hd, o = s.request(method, path, body, hdr)
+        check(is_error(st, o, want), "%s: %d with a JSON error (got %d %s)" % (what, want, st, o))
+        if want == 405:
+            check("Allow" in hd, "%s: an Allow header" % what)
+    # A form without the field "file".
+    cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "image=@" + files[0],
+                         "http://127.0.0.1:%d/predict" % s.port], capture_output=True, timeout=30)
+    o = json.loads(cp.stdout or b"null")
+    check(is_error(400, o, 400) and "file" in o["error"], "a form without \"file\": 400 (%s)" % o)
+    # Over --serve-max-body 1 (MB): refused from Content-Length before the body is read, and a
+    # chunked body (no length) read and dropped, then 413.
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+              b"Content-Length: 17000000\r\n\r\n")
+    try:
+        head = c.recv(4096)
+    except OSError:
+        head = b""
+    c.close()
+    check(head.startswith(b"HTTP/1.1 413"), "Content-Length over the limit: 413 at once (%s)"
+          % head[:40])
+    big = png + b"\0" * (1 << 20)
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    c.request("POST", "/predict", body=iter([big[i:i + 65536] for i in range(0, len(big), 65536)]),
+              headers={"Content-Type": "image/png"}, encode_chunked=True)
+    r = c.getresponse()
+    o = json.loads(r.read() or b"null")
+    c.close()
+    check(is_error(r.status, o, 413), "a chunked body over the limit: 413 (%d %s)" % (r.status, o))
+    # A slow client: half a request line, then nothing. The connection is closed after
+    # --serve-timeout 1; meanwhile others are answered.
+    slow = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    slow.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+    t = time.time()
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "others are answered while a slow client waits")
+    try:
+        got = slow.recv(4096)
+    except OSError:
+        got = b""
+    waited = time.time() - t
+    check(got == b"" and 0.5 < waited < 5, "the slow client is closed after the timeout "
+          "(%.1f s, %r)" % (waited, got[:40]))
+    slow.close()
+    rc = s.stop()
+    check(rc == 0, "SIGTERM: exit 0 (%d)" % rc)
+
+
+def test_auth():
+    s = Server(["--serve", "127.0.0.1:0", "--serve-token", "s3cret-Token"])
+    if not check(s.port is not None, "--serve-token: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    png = open(os.path.join(FRAMES, sorted(os.listdir(FRAMES))[0]), "rb").read()
+    st, _, o = s.request("GET", "/healthz")
+    check(st == 200, "/healthz needs no token")
+    for hdr, what in [({}, "no token"), ({"Authorization": "Bearer wrong"}, "a wrong token"),
+                      ({"Authorization": "Bearer s3cret-Toke"}, "a prefix of the token"),
+                      ({"Authorization": "Basic czNjcmV0"}, "Basic auth")]:
+        hdr["Content-Type"] = "image/png"
+        st, hd, o = s.request("POST", "/predict", png, hdr)
+        check(is_error(st, o, 401) and hd.get("WWW-Authenticate", "").startswith("Bearer"),
+              "%s: 401 with WWW-Authenticate (%d %s)" % (what, st, hd))
+    st, _, o = s.request("GET", "/nope", None, {})
+    check(st == 401, "an unknown path without the token: 401, not 404 (%d)" % st)
+    st, _, o = s.request("POST", "/predict", png, {"Content-Type": "image/png",
+                                                   "Authorization": "Bearer s3cret-Token"})
+    check(st == 200 and o["top"], "the right token: 200")
+    s.stop()
+
+
+def test_shared_with_frames():
+    """4 clients send requests back to back for 2 s beside a looped input at 50 fps: the
+    inference thread alternates (one request per frame), so frames keep at least about a third
+    of the engine runs (a half, less the scheduling noise of a loaded machine)."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as log:
+        s = Server(["--input", FRAMES, "--loop", "--fps", "50", "--serve", "0", "--log",
+                    log.name])
+        if not check(s.port is not None, "--input with --serve: serving"):
+            s.stop()
+            return
+        time.sleep(0.5)
+        png = open(os.path.join(SAMPLES, "bars_320x240.png"), "rb").read()
+        oks, stop = [], time.time() + 2
+
+        def client():
+            n = 0
+            while time.time() < stop:
+                st, _, _ = s.request("POST", "/predict", png, {"Content-Type": "image/png"})
+                n += st == 200
+            oks.append(n)
+        n0 = len(open(log.name).read().splitlines())
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        n1 = len(open(log.name).read().splitlines())
+        s.stop()
+        frames, reqs = n1 - n0, sum(oks)
+        print("in 2 s: %d requests answered, %d frames classified" % (reqs, frames))
+        check(reqs >= 10, "requests answered beside the frames (%d in 2 s)" % reqs)
+        check(frames >= 20 and frames >= min(100, reqs) / 3,
+              "frames kept flowing during the requests (%d frames, %d requests)" % (frames, reqs))
+
+
+t0 = time.time()
+test_bad_settings()
+test_requests_only()
+test_auth()
+test_shared_with_frames()
+print("%.1f s" % (time.time() - t0))
+sys.exit(summary())
