@@ -173,7 +173,7 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
-    struct cc_http *http; // --serve; stopped before the pipeline
+    struct cc_http *http; // --serve; stopped before the pipeline, destroyed after it
     struct cc_series present_ms;
     struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
                                   // the recorder (written by that thread, read after the join)
@@ -186,6 +186,8 @@ struct app {
 static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
+    if (a->http) // set before the pipeline starts
+        cc_http_result(a->http, r);
     return cc_report_result(a->report, r);
 }
 
@@ -619,11 +621,11 @@ static int run(struct app *a)
         .top_k = cli->top_k,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
-        .on_result = cc_report_active(a->report) ? log_result : NULL,
+        .on_result = cc_report_active(a->report) || cli->serve ? log_result : NULL,
         .on_frame = a->recorder ? record_frame : NULL,
         .ctx = a,
     };
-    if (!(a->pipeline = cc_pipeline_create(&pc, &err)) || !cc_pipeline_start(a->pipeline, &err)) {
+    if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
@@ -633,6 +635,8 @@ static int run(struct app *a)
             .token = cli->serve_token,
             .pipeline = a->pipeline,
             .model = cc_engine_model(a->engine),
+            .backend = cc_engine_backend_name(a->engine),
+            .source = a->camera || a->file ? a->source_name : NULL,
             .top_k = cli->top_k,
             .timeout_s = cli->serve_timeout,
             .max_body_mb = cli->serve_max_body,
@@ -642,9 +646,13 @@ static int run(struct app *a)
             return 1;
         }
         fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
-        if (!a->camera && !a->file)
-            cc_notify_ready();
     }
+    if (!cc_pipeline_start(a->pipeline, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    if (a->http && !a->camera && !a->file)
+        cc_notify_ready();
     uint64_t seen = 0;
     struct cc_result last = {0};
     a->start_ns = now_ns();
@@ -654,7 +662,6 @@ static int run(struct app *a)
 
     cc_notify_stopping();
     cc_http_stop(a->http); // requests in flight are answered first (the pipeline still runs)
-    a->http = NULL;
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
     cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
     struct cc_status_info si = status_info(a, seen, &last, now_ns());
@@ -697,8 +704,9 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
-    cc_http_stop(a->http);
+    cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
     cc_pipeline_destroy(a->pipeline);
+    cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_report_destroy(a->report);

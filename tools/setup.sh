@@ -51,10 +51,12 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.
 # zip, unzip: to look inside bundles by hand.
-# curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict).
+# curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
+# python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would.
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
-  mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl"
+  mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
+  python3-prometheus-client"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

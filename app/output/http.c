@@ -19,11 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "detlog.h"
+#include "metrics.h"
 #include "predict.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -129,6 +133,13 @@ struct cc_http {
     struct MHD_Daemon *daemon;
     int fd; // the listening socket, owned (libmicrohttpd uses it, does not close it)
     char url[96];
+    struct cc_metrics *metrics; // locks itself
+    // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
+    // every-frame mode whose sink keeps the line (inference thread), read by connections.
+    struct cc_detlog *latest_log; // inference thread only; NULL with no source
+    pthread_mutex_t latest_lock;  // guards latest
+    char *latest;                 // the newest line (malloc'd), NULL before the first
+    size_t latest_cap;
 };
 
 /* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
@@ -142,7 +153,16 @@ struct request {
     bool file_done;  // a "file" field ended (later ones are ignored)
     int k;
     size_t max_body; // the service's limit, for the post processor's callback
+    enum cc_metrics_endpoint endpoint;
+    int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
 };
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* Any thread: libmicrohttpd's own error lines, one each on stderr (the journal). */
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -193,23 +213,30 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
     return append(rq, rq->max_body, data, size) ? MHD_YES : MHD_NO;
 }
 
-/* Queues status with a JSON body (taken: freed by libmicrohttpd); NULL body: out of memory. */
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *json,
-                                 const char *header, const char *value)
+/* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
+ * counts it for /metrics. */
+static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
+                                 struct MHD_Connection *c, int status, char *json,
+                                 const char *type, const char *header, const char *value)
 {
     if (!json) {
         status = 500;
+        type = "application/json";
         json = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
         if (!json)
             return MHD_NO;
     }
+    cc_metrics_request(h->metrics, rq->endpoint, status,
+                       rq->endpoint == CC_METRICS_PREDICT && status == 200
+                           ? (double)(now_ns() - rq->body_ns) / 1e9
+                           : -1);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(json);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (header)
         MHD_add_response_header(r, header, value);
@@ -218,12 +245,17 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, char *jso
     return ret;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *c, int status, const char *msg,
-                                  const char *header, const char *value)
+#define send_json(c, status, json, header, value)                                               \
+    send_body(h, rq, c, status, json, "application/json", header, value)
+
+static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c, int status, const char *msg,
+                                   const char *header, const char *value)
 {
     struct cc_predict_answer a = cc_predict_error(status, msg);
     return send_json(c, a.status, a.json, header, value);
 }
+#define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
 
 /* Authorization: Bearer TOKEN, compared in constant time (no early exit on the first
  * difference). */
@@ -242,6 +274,36 @@ static bool authorized(const struct cc_http *h, struct MHD_Connection *c)
     return diff == 0;
 }
 
+/* GET /latest: the newest frame's log object; 404 without a source, 503 before the first. */
+static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c)
+{
+    if (!h->latest_log)
+        return send_error(c, 404,
+                          "no camera or input: this camclass classifies requests only (start it "
+                          "with --camera or --input for /latest)",
+                          NULL, NULL);
+    pthread_mutex_lock(&h->latest_lock);
+    char *line = h->latest ? strdup(h->latest) : NULL;
+    bool none = !h->latest;
+    pthread_mutex_unlock(&h->latest_lock);
+    if (none)
+        return send_error(c, 503, "no frame classified yet; try again in a moment",
+                          MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    return send_json(c, 200, line, NULL, NULL);
+}
+
+/* GET /metrics: the Prometheus text exposition (metrics.h). */
+static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
+                                    struct MHD_Connection *c)
+{
+    struct cc_pipeline_totals t = cc_pipeline_get_totals(h->cfg.pipeline);
+    char *text = cc_metrics_render(h->metrics, &t);
+    if (!text)
+        return send_json(c, 500, NULL, NULL, NULL);
+    return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
+}
+
 /* The first call of a request: routing, authentication, limits that the headers show. Returns
  * MHD_YES to go on reading the body (a POST /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
@@ -251,7 +313,13 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-    if (strcmp(url, "/healthz") == 0) {
+    static const char *const paths[CC_METRICS_ENDPOINTS] = {"/predict", "/latest", "/metrics",
+                                                            "/healthz", ""};
+    rq->endpoint = CC_METRICS_OTHER;
+    for (int e = 0; e < CC_METRICS_OTHER; e++)
+        if (strcmp(url, paths[e]) == 0)
+            rq->endpoint = (enum cc_metrics_endpoint)e;
+    if (rq->endpoint == CC_METRICS_HEALTHZ) {
         if (!get)
             return send_error(c, 405, "/healthz answers GET only", MHD_HTTP_HEADER_ALLOW,
                               "GET, HEAD");
@@ -270,9 +338,18 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
                           given ? "Bearer realm=\"camclass\", error=\"invalid_token\""
                                 : "Bearer realm=\"camclass\"");
     }
-    if (strcmp(url, "/predict") != 0)
-        return send_error(c, 404, "no such path; camclass answers POST /predict and GET /healthz",
+    if (rq->endpoint == CC_METRICS_OTHER)
+        return send_error(c, 404,
+                          "no such path; camclass answers POST /predict, GET /latest, /metrics "
+                          "and /healthz",
                           NULL, NULL);
+    if (rq->endpoint == CC_METRICS_LATEST || rq->endpoint == CC_METRICS_METRICS) {
+        if (!get)
+            return send_error(c, 405, "this path answers GET only", MHD_HTTP_HEADER_ALLOW,
+                              "GET, HEAD");
+        return rq->endpoint == CC_METRICS_LATEST ? send_latest(h, rq, c)
+                                                 : send_metrics(h, rq, c);
+    }
     if (!post)
         return send_error(c, 405, "/predict takes POST with an image", MHD_HTTP_HEADER_ALLOW,
                           "POST");
@@ -350,6 +427,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     // The whole body is in.
     rq->started = false;
+    rq->body_ns = now_ns();
     if (rq->too_big) {
         char msg[128];
         snprintf(msg, sizeof(msg), "the body is more than %zu MB (--serve-max-body)",
@@ -381,6 +459,36 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* Inference thread (the latest detlog's sink): keeps the newest "frame" line. */
+static bool keep_latest(void *ctx, const char *event, const char *line, size_t len)
+{
+    struct cc_http *h = ctx;
+    if (strcmp(event, "frame") != 0)
+        return true;
+    pthread_mutex_lock(&h->latest_lock);
+    bool ok = true;
+    if (len + 2 > h->latest_cap) {
+        char *p = realloc(h->latest, len + 2);
+        if (p)
+            h->latest = p, h->latest_cap = len + 2;
+        ok = p != NULL;
+    }
+    if (ok) {
+        memcpy(h->latest, line, len);
+        memcpy(h->latest + len, "\n", 2);
+    }
+    pthread_mutex_unlock(&h->latest_lock);
+    return ok;
+}
+
+void cc_http_result(struct cc_http *h, const struct cc_result *r)
+{
+    cc_metrics_frame(h->metrics, r);
+    struct cc_error err = {0};
+    if (h->latest_log)
+        cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
+}
+
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
 {
     struct listen_addr la;
@@ -393,6 +501,23 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     h->cfg = *cfg;
     h->fd = -1;
+    pthread_mutex_init(&h->latest_lock, NULL);
+    if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend))) {
+        cc_error_set(err, "out of memory starting the HTTP service");
+        goto error;
+    }
+    if (cfg->source) {
+        struct cc_detlog_config lc = {
+            .mode = CC_DETLOG_EVERY_FRAME,
+            .source = cfg->source,
+            .model = cfg->model->name,
+            .backend = cfg->backend,
+            .sink = keep_latest,
+            .sink_ctx = h,
+        };
+        if (!(h->latest_log = cc_detlog_create(&lc, err)))
+            goto error;
+    }
     if (cfg->token) {
         snprintf(h->token, sizeof(h->token), "%s", cfg->token);
         h->auth = true;
@@ -441,7 +566,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     return h;
 error:
-    cc_http_stop(h);
+    cc_http_destroy(h);
     return NULL;
 }
 
@@ -456,7 +581,20 @@ void cc_http_stop(struct cc_http *h)
         return;
     if (h->daemon)
         MHD_stop_daemon(h->daemon);
+    h->daemon = NULL;
     if (h->fd >= 0)
         close(h->fd);
+    h->fd = -1;
+}
+
+void cc_http_destroy(struct cc_http *h)
+{
+    if (!h)
+        return;
+    cc_http_stop(h);
+    cc_detlog_destroy(h->latest_log);
+    cc_metrics_destroy(h->metrics);
+    free(h->latest);
+    pthread_mutex_destroy(&h->latest_lock);
     free(h);
 }

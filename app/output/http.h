@@ -3,9 +3,11 @@
  * errors (MHD_NO, errno) are said here once.
  *
  *   cc_http_check(cli->serve, cli->serve_token, &err)       // before the model loads: exit 2
- *   struct cc_http *h = cc_http_start(&cfg, &err);          // after the pipeline started
+ *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
+ *   inference thread, per frame result: cc_http_result(h, r);  // GET /latest, /metrics
  *   ...                                                     // requests run on their own threads
  *   cc_http_stop(h);                                        // before the pipeline stops
+ *   cc_http_destroy(h);                                     // after it stopped
  *
  * Threads: libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION), at
  * most CC_HTTP_MAX_CONNECTIONS: a /predict waits for the inference thread (cc_pipeline_classify)
@@ -41,6 +43,9 @@ struct cc_http_config {
     const char *token;            // --serve-token; NULL: no authentication (loopback only)
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
     const struct cc_model *model; // the engine's model; not owned
+    const char *backend;          // the engine's backend at start (static)
+    const char *source;           // the camera or input, as the detection log names it; NULL:
+                                  // none (requests only: /latest is 404)
     int top_k;                    // /predict's k when the request gives no ?k= (1..16)
     int timeout_s;                // idle seconds before a connection is closed; 0: default
     int max_body_mb;              // largest request body in MB; 0: default
@@ -52,11 +57,19 @@ struct cc_http;
  * machine's) or a thread cannot start: a runtime failure (exit 1). */
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err);
 
+/* Inference thread: a frame's result, for GET /latest (as the detection log's "frame" object)
+ * and /metrics. */
+void cc_http_result(struct cc_http *h, const struct cc_result *r);
+
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);
 
 /* Closes the listening socket and every connection, waiting for their threads (a /predict in
- * flight finishes first: call before the pipeline stops). Frees; accepts NULL. */
+ * flight finishes first: call before the pipeline stops). cc_http_result may still be called.
+ * Idempotent; accepts NULL. */
 void cc_http_stop(struct cc_http *h);
+
+/* Stops if needed and frees, after the inference thread has ended; accepts NULL. */
+void cc_http_destroy(struct cc_http *h);
 
 #endif

@@ -13,7 +13,11 @@
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
   a token without --serve: exit 2 with one line, before the model loads;
-- sharing: with a looped file input, frames go on being logged while requests are answered.
+- sharing: with a looped file input, frames go on being logged while requests are answered;
+- GET /latest: 404 without a source, the log's newest "frame" object with one; GET /metrics
+  parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
+  /predict latency histogram, frames, results, the frame latency histogram, stage times,
+  model, backend, uptime.
 
     test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
 
@@ -31,6 +35,8 @@ import tempfile
 import threading
 import time
 import zlib
+
+from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402
@@ -121,6 +127,24 @@ def reference(files):
 def same_top(a, b):
     return (len(a) == len(b) and all(x["index"] == y["index"] for x, y in zip(a, b)) and
             all(abs(x["score"] - y["score"]) <= TOL for x, y in zip(a, b)))
+
+
+def metrics(s, headers=None):
+    """GET /metrics parsed by prometheus_client: {sample name: [(labels, value)]}."""
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    c.request("GET", "/metrics", headers=headers or {})
+    r = c.getresponse()
+    text = r.read().decode()
+    c.close()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            out.setdefault(smp.name, []).append((smp.labels, smp.value))
+    return r.status, r.getheader("Content-Type"), out
+
+
+def value(m, name, **labels):
+    return sum(v for lab, v in m.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
 
 
 def test_bad_settings():
@@ -241,6 +265,27 @@ def test_requests_only():
     check(got == b"" and 0.5 < waited < 5, "the slow client is closed after the timeout "
           "(%.1f s, %r)" % (waited, got[:40]))
     slow.close()
+    # /latest has nothing to show without a source; /metrics counts what was answered.
+    st, _, o = s.request("GET", "/latest")
+    check(is_error(st, o, 404), "/latest without a source: 404 with a JSON error (%d)" % st)
+    st, ctype, m = metrics(s)
+    ok200 = value(m, "camclass_http_requests_total", path="/predict", code="200")
+    check(st == 200 and ctype.startswith("text/plain; version=0.0.4"),
+          "/metrics: 200 text/plain; version=0.0.4 (%s)" % ctype)
+    check(ok200 == 2 * len(files) + 1, "/metrics: %d /predict answered 200 (%d)"
+          % (2 * len(files) + 1, ok200))
+    for code in ("405", "404", "400", "415", "422", "413"):
+        check(value(m, "camclass_http_requests_total", code=code) >= 1,
+              "/metrics counts the %s answers" % code)
+    check(value(m, "camclass_predict_latency_seconds_count") == ok200 and
+          value(m, "camclass_predict_latency_seconds_bucket", le="+Inf") == ok200 and
+          value(m, "camclass_predict_latency_seconds_sum") > 0,
+          "/metrics: the /predict latency histogram has every answer")
+    check(value(m, "camclass_results_total") == 0 and value(m, "camclass_frames_total") == 0,
+          "/metrics: no frames without a source")
+    check(m.get("camclass_info") and m["camclass_info"][0][0].get("backend") == "cpu" and
+          m["camclass_info"][0][0].get("model") and value(m, "camclass_uptime_seconds") > 0,
+          "/metrics: model, backend, uptime")
     rc = s.stop()
     check(rc == 0, "SIGTERM: exit 0 (%d)" % rc)
 
@@ -262,6 +307,12 @@ def test_auth():
               "%s: 401 with WWW-Authenticate (%d %s)" % (what, st, hd))
     st, _, o = s.request("GET", "/nope", None, {})
     check(st == 401, "an unknown path without the token: 401, not 404 (%d)" % st)
+    for path in ("/metrics", "/latest"):
+        st, _, o = s.request("GET", path)
+        check(st == 401, "%s without the token: 401 (%d)" % (path, st))
+    st, _, m = metrics(s, {"Authorization": "Bearer s3cret-Token"})
+    check(st == 200 and value(m, "camclass_http_requests_total", code="401") >= 6,
+          "/metrics with the token: 200, the 401s counted")
     st, _, o = s.request("POST", "/predict", png, {"Content-Type": "image/png",
                                                    "Authorization": "Bearer s3cret-Token"})
     check(st == 200 and o["top"], "the right token: 200")
@@ -295,7 +346,24 @@ def test_shared_with_frames():
         for t in threads:
             t.join()
         n1 = len(open(log.name).read().splitlines())
+        st, _, latest = s.request("GET", "/latest")
+        st2, _, m = metrics(s)
         s.stop()
+        lines = [json.loads(x) for x in open(log.name).read().splitlines()]
+        frames_logged = [x for x in lines if x.get("event") == "frame"]
+        check(st == 200 and latest and latest.get("event") == "frame" and
+              latest.get("source") == FRAMES and latest.get("file") and
+              any(x["seq"] == latest["seq"] and x["top"] == latest["top"] for x in frames_logged),
+              "/latest: the log's frame object of a classified frame (%s)" % str(latest)[:200])
+        check(st2 == 200 and value(m, "camclass_results_total") >= n1 - 1 and
+              value(m, "camclass_frames_total") >= value(m, "camclass_results_total") and
+              value(m, "camclass_frame_latency_seconds_count") ==
+              value(m, "camclass_results_total") and
+              value(m, "camclass_frame_stage_seconds_count", stage="inference") ==
+              value(m, "camclass_results_total") and
+              value(m, "camclass_frame_stage_seconds_sum", stage="inference") > 0,
+              "/metrics: frames, results, the latency histogram and stage times (%d lines, %s)"
+              % (n1, {k: v for k, v in m.items() if "total" in k and "http" not in k}))
         frames, reqs = n1 - n0, sum(oks)
         print("in 2 s: %d requests answered, %d frames classified" % (reqs, frames))
         check(reqs >= 10, "requests answered beside the frames (%d in 2 s)" % reqs)
