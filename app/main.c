@@ -186,8 +186,6 @@ struct app {
 static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
-    if (a->http) // set before the pipeline starts
-        cc_http_result(a->http, r);
     return cc_report_result(a->report, r);
 }
 
@@ -198,12 +196,17 @@ static void report_notice(void *ctx, const char *line)
     fprintf(stderr, "camclass: %s\n", line);
 }
 
-/* Inference thread: the frame with its result to the recorder's thread (--output; waits only
- * while the recorder is 3 frames behind). A write error is reported once (the recorder then
- * takes no more frames) and the run goes on; exit 1 at the end. */
-static void record_frame(void *ctx, const struct cc_result *r, const struct cc_frame *f)
+/* Inference thread: the frame with its result to --serve (/latest, /metrics, /stream; never
+ * waits) and to the recorder's thread (--output; waits only while the recorder is 3 frames
+ * behind). A write error is reported once (the recorder then takes no more frames) and the run
+ * goes on; exit 1 at the end. */
+static void frame_out(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
     struct app *a = ctx;
+    if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
+        cc_http_result(a->http, r, f);
+    if (!a->recorder)
+        return;
     struct cc_error err = {0};
     int64_t t = a->cli.profile ? now_ns() : 0;
     if (!cc_recorder_add(a->recorder, r, f, &err) && err.msg[0])
@@ -621,8 +624,8 @@ static int run(struct app *a)
         .top_k = cli->top_k,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
-        .on_result = cc_report_active(a->report) || cli->serve ? log_result : NULL,
-        .on_frame = a->recorder ? record_frame : NULL,
+        .on_result = cc_report_active(a->report) ? log_result : NULL,
+        .on_frame = a->recorder || cli->serve ? frame_out : NULL,
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
@@ -631,15 +634,12 @@ static int run(struct app *a)
     }
     if (cli->serve) {
         struct cc_http_config hc = {
-            .listen = cli->serve,
-            .token = cli->serve_token,
+            .cli = cli,
             .pipeline = a->pipeline,
             .model = cc_engine_model(a->engine),
             .backend = cc_engine_backend_name(a->engine),
             .source = a->camera || a->file ? a->source_name : NULL,
-            .top_k = cli->top_k,
-            .timeout_s = cli->serve_timeout,
-            .max_body_mb = cli->serve_max_body,
+            .overlay = &oc,
         };
         if (!(a->http = cc_http_start(&hc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);

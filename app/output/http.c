@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,10 @@
 
 #include <microhttpd.h>
 
+#include "assets.h"
 #include "detlog.h"
 #include "metrics.h"
+#include "mjpeg.h"
 #include "predict.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -125,7 +128,7 @@ bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
  */
 
 struct cc_http {
-    struct cc_http_config cfg; // token copied below
+    struct cc_http_config cfg; // cli: the caller's, outlives the service
     char token[CC_HTTP_MAX_TOKEN + 1];
     bool auth;
     size_t max_body;
@@ -140,6 +143,10 @@ struct cc_http {
     pthread_mutex_t latest_lock;  // guards latest
     char *latest;                 // the newest line (malloc'd), NULL before the first
     size_t latest_cap;
+    struct cc_mjpeg *mjpeg; // GET /stream's pictures; NULL without a source
+    char *page;             // GET /: the page's bytes (malloc'd); NULL: none
+    size_t page_size;
+    atomic_bool stopping;   // cc_http_stop began: /stream readers end
 };
 
 /* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
@@ -293,6 +300,106 @@ static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
     return send_json(c, 200, line, NULL, NULL);
 }
 
+static char *memdup(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
+struct viewer {
+    struct cc_http *h;
+    struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
+    uint64_t seen;        // the mjpeg generation sent last
+    char head[128];
+    size_t head_len, off; // off: bytes of the part sent so far
+};
+
+#define STREAM_BOUNDARY "camclassframe"
+
+/* libmicrohttpd's content reader for /stream, on the connection's own thread: blocks until the
+ * next picture (a thread per connection may), then hands out the part piece by piece. */
+static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct viewer *v = cls;
+    struct cc_http *h = v->h;
+    while (!v->jpeg) {
+        if (atomic_load(&h->stopping))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if ((v->jpeg = cc_mjpeg_next(h->mjpeg, &v->seen, 250))) {
+            v->head_len = (size_t)snprintf(v->head, sizeof(v->head),
+                                           "--" STREAM_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
+                                           "Content-Length: %zu\r\n\r\n",
+                                           v->jpeg->size);
+            v->off = 0;
+        }
+    }
+    size_t total = v->head_len + v->jpeg->size + 2, n = 0;
+    while (n < max && v->off < total) {
+        size_t k;
+        if (v->off < v->head_len) {
+            k = v->head_len - v->off < max - n ? v->head_len - v->off : max - n;
+            memcpy(buf + n, v->head + v->off, k);
+        } else if (v->off < v->head_len + v->jpeg->size) {
+            size_t o = v->off - v->head_len;
+            k = v->jpeg->size - o < max - n ? v->jpeg->size - o : max - n;
+            memcpy(buf + n, v->jpeg->data + o, k);
+        } else {
+            size_t o = v->off - v->head_len - v->jpeg->size;
+            k = 2 - o < max - n ? 2 - o : max - n;
+            memcpy(buf + n, "\r\n" + o, k);
+        }
+        n += k, v->off += k;
+    }
+    if (v->off == total) {
+        cc_jpeg_release(h->mjpeg, v->jpeg);
+        v->jpeg = NULL;
+    }
+    return (ssize_t)n;
+}
+
+static void end_stream(void *cls)
+{
+    struct viewer *v = cls;
+    cc_jpeg_release(v->h->mjpeg, v->jpeg);
+    cc_mjpeg_viewer(v->h->mjpeg, false);
+    free(v);
+}
+
+/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless. */
+static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c)
+{
+    if (!h->mjpeg)
+        return send_error(c, 404,
+                          "no camera or input: this camclass classifies requests only (start it "
+                          "with --camera or --input for /stream)",
+                          NULL, NULL);
+    struct viewer *v = calloc(1, sizeof(*v));
+    if (!v)
+        return send_json(c, 500, NULL, NULL, NULL);
+    v->h = h;
+    cc_mjpeg_viewer(h->mjpeg, true);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
+    if (!r) {
+        end_stream(v);
+        return MHD_NO;
+    }
+    cc_metrics_request(h->metrics, rq->endpoint, 200, -1);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "multipart/x-mixed-replace; boundary=" STREAM_BOUNDARY);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* GET /metrics: the Prometheus text exposition (metrics.h). */
 static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
                                     struct MHD_Connection *c)
@@ -313,8 +420,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-    static const char *const paths[CC_METRICS_ENDPOINTS] = {"/predict", "/latest", "/metrics",
-                                                            "/healthz", ""};
+    static const char *const paths[CC_METRICS_ENDPOINTS] = {
+        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
     rq->endpoint = CC_METRICS_OTHER;
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(url, paths[e]) == 0)
@@ -340,20 +447,32 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     }
     if (rq->endpoint == CC_METRICS_OTHER)
         return send_error(c, 404,
-                          "no such path; camclass answers POST /predict, GET /latest, /metrics "
-                          "and /healthz",
+                          "no such path; camclass answers POST /predict, GET /, /stream, "
+                          "/latest, /metrics and /healthz",
                           NULL, NULL);
-    if (rq->endpoint == CC_METRICS_LATEST || rq->endpoint == CC_METRICS_METRICS) {
+    if (rq->endpoint != CC_METRICS_PREDICT) {
         if (!get)
             return send_error(c, 405, "this path answers GET only", MHD_HTTP_HEADER_ALLOW,
                               "GET, HEAD");
-        return rq->endpoint == CC_METRICS_LATEST ? send_latest(h, rq, c)
-                                                 : send_metrics(h, rq, c);
+        switch (rq->endpoint) {
+        case CC_METRICS_LATEST:
+            return send_latest(h, rq, c);
+        case CC_METRICS_STREAM:
+            return send_stream(h, rq, c);
+        case CC_METRICS_PAGE:
+            if (!h->page)
+                return send_error(c, 404, "the page (www/index.html) was not found at start",
+                                  NULL, NULL);
+            return send_body(h, rq, c, 200, memdup(h->page, h->page_size),
+                             "text/html; charset=utf-8", NULL, NULL);
+        default:
+            return send_metrics(h, rq, c);
+        }
     }
     if (!post)
         return send_error(c, 405, "/predict takes POST with an image", MHD_HTTP_HEADER_ALLOW,
                           "POST");
-    rq->k = h->cfg.top_k;
+    rq->k = h->cfg.cli->top_k;
     const char *k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k");
     if (k) {
         char *end;
@@ -459,6 +578,21 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* The page GET / serves, read once at start (at most 1 MB). */
+static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "--serve: cannot read the page %s: %s", path, strerror(errno));
+    h->page = malloc(1 << 20);
+    h->page_size = h->page ? fread(h->page, 1, 1 << 20, f) : 0;
+    bool ok = h->page && !ferror(f);
+    fclose(f);
+    if (!ok)
+        return cc_error_set(err, "--serve: cannot read the page %s", path);
+    return true;
+}
+
 /* Inference thread (the latest detlog's sink): keeps the newest "frame" line. */
 static bool keep_latest(void *ctx, const char *event, const char *line, size_t len)
 {
@@ -481,9 +615,11 @@ static bool keep_latest(void *ctx, const char *event, const char *line, size_t l
     return ok;
 }
 
-void cc_http_result(struct cc_http *h, const struct cc_result *r)
+void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
 {
     cc_metrics_frame(h->metrics, r);
+    if (h->mjpeg)
+        cc_mjpeg_offer(h->mjpeg, r, f);
     struct cc_error err = {0};
     if (h->latest_log)
         cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
@@ -491,8 +627,9 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r)
 
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
 {
+    const struct cc_cli *cli = cfg->cli;
     struct listen_addr la;
-    if (!parse_listen(cfg->listen, &la, err))
+    if (!parse_listen(cli->serve, &la, err))
         return NULL;
     struct cc_http *h = calloc(1, sizeof(*h));
     if (!h) {
@@ -518,12 +655,19 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         if (!(h->latest_log = cc_detlog_create(&lc, err)))
             goto error;
     }
-    if (cfg->token) {
-        snprintf(h->token, sizeof(h->token), "%s", cfg->token);
+    if (cfg->source && cfg->overlay &&
+        !(h->mjpeg = cc_mjpeg_create(cfg->overlay, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
+                                     CC_HTTP_STREAM_FPS, err)))
+        goto error;
+    char page[4096];
+    if (cc_asset_find("www/index.html", page, sizeof(page), NULL) && !read_page(h, page, err))
+        goto error;
+    if (cli->serve_token) {
+        snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
         h->auth = true;
     }
-    h->cfg.token = NULL;
-    h->max_body = (size_t)(cfg->max_body_mb > 0 ? cfg->max_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
+    h->max_body = (size_t)(cli->serve_max_body > 0 ? cli->serve_max_body : CC_HTTP_MAX_BODY_MB)
+                  << 20;
     h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
@@ -536,7 +680,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     if ((h->fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
         setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
         bind(h->fd, (struct sockaddr *)&la.sa, la.len) != 0 || listen(h->fd, 64) != 0) {
-        cc_error_set(err, "--serve %s: cannot listen on %s: %s%s", cfg->listen, host,
+        cc_error_set(err, "--serve %s: cannot listen on %s: %s%s", cli->serve, host,
                      strerror(errno),
                      errno == EADDRINUSE ? " (another program uses the port; choose another)"
                      : errno == EACCES   ? " (ports below 1024 need privileges; choose another)"
@@ -551,17 +695,17 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
                                 : ((struct sockaddr_in *)&bound)->sin_port);
     snprintf(h->url, sizeof(h->url), la.v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
 
-    unsigned timeout = (unsigned)(cfg->timeout_s > 0 ? cfg->timeout_s : CC_HTTP_TIMEOUT_S);
+    unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
             (la.v6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CC_HTTP_MAX_CONNECTIONS,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_EXTERNAL_LOGGER, on_log, h, MHD_OPTION_END);
+        0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
+        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
     if (!h->daemon) {
         cc_error_set(err, "--serve %s: MHD_start_daemon failed (MHD_NO; the line above says why)",
-                     cfg->listen);
+                     cli->serve);
         goto error;
     }
     return h;
@@ -579,6 +723,9 @@ void cc_http_stop(struct cc_http *h)
 {
     if (!h)
         return;
+    atomic_store(&h->stopping, true); // /stream readers end within 250 ms
+    if (h->mjpeg)
+        cc_mjpeg_stop(h->mjpeg);
     if (h->daemon)
         MHD_stop_daemon(h->daemon);
     h->daemon = NULL;
@@ -593,6 +740,8 @@ void cc_http_destroy(struct cc_http *h)
         return;
     cc_http_stop(h);
     cc_detlog_destroy(h->latest_log);
+    cc_mjpeg_destroy(h->mjpeg);
+    free(h->page);
     cc_metrics_destroy(h->metrics);
     free(h->latest);
     pthread_mutex_destroy(&h->latest_lock);

@@ -20,8 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cli.h"
 #include "error.h"
 #include "model.h"
+#include "overlay_draw.h"
 #include "pipeline.h"
 
 enum {
@@ -30,6 +32,9 @@ enum {
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
+    CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
+    CC_HTTP_STREAM_H = 360,
+    CC_HTTP_STREAM_FPS = 10,      // at most this many /stream pictures a second
 };
 
 /* Checks --serve [ADDR:]PORT (PORT 0..65535, 0 = any free port; ADDR an IPv4 address or
@@ -39,27 +44,27 @@ enum {
 bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
 
 struct cc_http_config {
-    const char *listen;           // --serve value, checked by cc_http_check
-    const char *token;            // --serve-token; NULL: no authentication (loopback only)
+    const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
+                                  // --serve-timeout, --serve-max-body, --top-k (/predict's k
+                                  // when the request gives no ?k=)
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
     const struct cc_model *model; // the engine's model; not owned
     const char *backend;          // the engine's backend at start (static)
     const char *source;           // the camera or input, as the detection log names it; NULL:
-                                  // none (requests only: /latest is 404)
-    int top_k;                    // /predict's k when the request gives no ?k= (1..16)
-    int timeout_s;                // idle seconds before a connection is closed; 0: default
-    int max_body_mb;              // largest request body in MB; 0: default
+                                  // none (requests only: /latest and /stream are 404)
+    const struct cc_overlay_config *overlay; // what GET /stream's pictures show
 };
 
 struct cc_http;
 
-/* Starts listening. NULL with err when the address cannot be bound (in use, not this
+/* Starts listening; GET / serves www/index.html as the assets are looked up (assets.h; 404
+ * when it is not found). NULL with err when the address cannot be bound (in use, not this
  * machine's) or a thread cannot start: a runtime failure (exit 1). */
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err);
 
-/* Inference thread: a frame's result, for GET /latest (as the detection log's "frame" object)
- * and /metrics. */
-void cc_http_result(struct cc_http *h, const struct cc_result *r);
+/* Inference thread: a frame's result and the frame, for GET /latest (as the detection log's
+ * "frame" object), /metrics and /stream (drawn only while someone watches). */
+void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f);
 
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);

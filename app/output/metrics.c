@@ -13,8 +13,8 @@
 static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
 
-static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {"/predict", "/latest",
-                                                                 "/metrics", "/healthz", "other"};
+static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
+    "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "other"};
 // The statuses counted apart; anything else counts as the last row's "other".
 static const int statuses[] = {200, 400, 401, 404, 405, 413, 415, 422, 500, 503};
 enum { N_STATUSES = sizeof(statuses) / sizeof(statuses[0]) };

@@ -17,7 +17,9 @@
 - GET /latest: 404 without a source, the log's newest "frame" object with one; GET /metrics
   parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
   /predict latency histogram, frames, results, the frame latency histogram, stage times,
-  model, backend, uptime.
+  model, backend, uptime;
+- GET /stream: 3 viewers at once read 5 parts each of the multipart/x-mixed-replace stream, each
+  part a JPEG that PIL decodes at 640x360; 404 without a source; GET / is the HTML page.
 
     test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
 
@@ -35,6 +37,9 @@ import tempfile
 import threading
 import time
 import zlib
+from io import BytesIO
+
+from PIL import Image
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -145,6 +150,37 @@ def metrics(s, headers=None):
 
 def value(m, name, **labels):
     return sum(v for lab, v in m.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+def read_stream(port, parts, out):
+    """GET /stream: the first `parts` parts' JPEGs appended to out (or an error string)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/stream")
+        r = c.getresponse()
+        ctype = r.getheader("Content-Type", "")
+        if r.status != 200 or not ctype.startswith("multipart/x-mixed-replace; boundary="):
+            out.append("status %d, %s" % (r.status, ctype))
+            return
+        boundary = b"--" + ctype.split("boundary=")[1].encode()
+        for _ in range(parts):
+            line = r.readline().strip()
+            if line != boundary:
+                out.append("part starts with %r" % line[:40])
+                return
+            head = {}
+            while True:
+                line = r.readline().strip()
+                if not line:
+                    break
+                k, v = line.decode().split(":", 1)
+                head[k.lower()] = v.strip()
+            data = r.read(int(head["content-length"]))
+            r.readline()
+            out.append((head.get("content-type"), data))
+        c.close()
+    except (OSError, ValueError, KeyError) as e:
+        out.append("error %s" % e)
 
 
 def test_bad_settings():
@@ -266,8 +302,9 @@ def test_requests_only():
           "(%.1f s, %r)" % (waited, got[:40]))
     slow.close()
     # /latest has nothing to show without a source; /metrics counts what was answered.
-    st, _, o = s.request("GET", "/latest")
-    check(is_error(st, o, 404), "/latest without a source: 404 with a JSON error (%d)" % st)
+    for path in ("/latest", "/stream"):
+        st, _, o = s.request("GET", path)
+        check(is_error(st, o, 404), "%s without a source: 404 with a JSON error (%d)" % (path, st))
     st, ctype, m = metrics(s)
     ok200 = value(m, "camclass_http_requests_total", path="/predict", code="200")
     check(st == 200 and ctype.startswith("text/plain; version=0.0.4"),
@@ -347,8 +384,34 @@ def test_shared_with_frames():
             t.join()
         n1 = len(open(log.name).read().splitlines())
         st, _, latest = s.request("GET", "/latest")
+        # /stream: 3 viewers at once, 5 parts each, every JPEG decoded by PIL; then the page.
+        views = [[] for _ in range(3)]
+        threads = [threading.Thread(target=read_stream, args=(s.port, 5, v)) for v in views]
+        t_view = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        t_view = time.time() - t_view
+        for i, v in enumerate(views):
+            pics = []
+            for part in v:
+                try:
+                    im = Image.open(BytesIO(part[1]))
+                    im.load()
+                    pics.append((part[0], im.format, im.size))
+                except Exception as e:  # noqa: BLE001 - any failure to decode is the finding
+                    pics.append(("undecodable", str(e)[:80], part if isinstance(part, str) else
+                                 None))
+            check(len(pics) == 5 and all(p == ("image/jpeg", "JPEG", (640, 360)) for p in pics),
+                  "/stream viewer %d: 5 parts, each a 640x360 JPEG that decodes (%s)"
+                  % (i, pics[:2]))
+        check(t_view < 3, "5 pictures in %.1f s (at most 10 a second: about 0.5 s)" % t_view)
+        st3, hd3, _ = s.request("GET", "/")
         st2, _, m = metrics(s)
         s.stop()
+        check(st3 == 200 and hd3.get("Content-Type", "").startswith("text/html"),
+              "GET /: the page (%d %s)" % (st3, hd3.get("Content-Type")))
         lines = [json.loads(x) for x in open(log.name).read().splitlines()]
         frames_logged = [x for x in lines if x.get("event") == "frame"]
         check(st == 200 and latest and latest.get("event") == "frame" and
