@@ -52,11 +52,12 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.
 # zip, unzip: to look inside bundles by hand.
 # curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
-# python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would.
+# python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
+# apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
-  python3-prometheus-client"
+  python3-prometheus-client apache2-utils"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"
