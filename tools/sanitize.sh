@@ -23,14 +23,15 @@ if [ "${1:-}" = "--tsan" ]; then
   # latest-frame slot, the file source's producer thread, the detection log, camclass's
   # pipeline threads (headless, CPU backend), the network stream's thread with its reconnects
   # (video_live), the recorder's thread (--output; SDL, FreeType and FFmpeg themselves are not
-  # instrumented), and the reference backend's thread pool.
+  # instrumented), --serve's connection threads, request queue and /stream drawing thread
+  # (libmicrohttpd itself is not instrumented), and the reference backend's thread pool.
   ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
     tests/app/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin tests/app/test_recorder
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
-    --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop "$@" || rc=1
+    --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop serve "$@" || rc=1
   e=build-tsan/tests/engine
   echo "ref backend, 3 threads:"
   "$e/test_network" ref "$e/small_net.ccm" "$e/network-small-input.bin" \
