@@ -28,7 +28,7 @@
 
 enum {
     CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
-    CC_HTTP_MAX_CONNECTIONS = 32, // at once; libmicrohttpd closes more at accept
+    CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token

@@ -10,6 +10,7 @@
   (415), a body that is not an image (415), a truncated JPEG (422), a 20000x20000 PNG header
   (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
   (413), a slow client (closed after --serve-timeout while other requests are answered);
+- connections: with 32 open, a 33rd waits unanswered until one of them goes;
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
   a token without --serve: exit 2 with one line, before the model loads;
@@ -353,6 +354,34 @@ def test_auth():
     st, _, o = s.request("POST", "/predict", png, {"Content-Type": "image/png",
                                                    "Authorization": "Bearer s3cret-Token"})
     check(st == 200 and o["top"], "the right token: 200")
+    # The connection limit (32): with 32 connections open and idle, a 33rd waits unanswered
+    # (in the listen backlog); when one of the 32 goes, it is answered.
+    held = []
+    for _ in range(32):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # headers not finished: held open
+        held.append(c)
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", s.port), timeout=1)
+    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    try:
+        early = extra.recv(4096)
+    except OSError:
+        early = None
+    check(early is None, "a 33rd connection is not answered while 32 are open (%r)" % early)
+    held.pop().close()
+    extra.settimeout(3)
+    try:
+        late = extra.recv(4096)
+    except OSError:
+        late = b""
+    extra.close()
+    check(late.startswith(b"HTTP/1.1 200"), "when one goes, the 33rd is answered (%r)" % late[:30])
+    for c in held:
+        c.close()
+    time.sleep(0.3)
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "after the 32 went away: answered again (%d)" % st)
     s.stop()
 
 
