@@ -64,7 +64,7 @@ static const struct opt opts[] = {
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-timeout", OPT_INT, F(serve_timeout), 0, 1, 3600, false},
-    {"serve-max-body", OPT_INT, F(serve_max_body), 0, 1, 1024, false},
+    {"serve-max-body", OPT_INT, F(serve_body_mb), 0, 1, 1024, false},
     {"config", OPT_STRING, F(config), 0, 0, 0, true},
     {"profile", OPT_FLAG, F(profile), 0, 0, 0, false},
     {"selftest", OPT_FLAG, F(selftest), 0, 0, 0, true},

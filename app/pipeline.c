@@ -18,7 +18,7 @@ enum {
 
 /* One cc_pipeline_classify call, on its caller's stack while it waits; queued under the lock. */
 struct request {
-    const float *input;   // not owned
+    const float *input; // not owned
     int top_k;
     int64_t submit_ns;
     struct request *next; // the queue, oldest first
@@ -383,8 +383,8 @@ static void close_requests(struct cc_pipeline *p, const char *msg)
     pthread_mutex_unlock(&p->lock);
 }
 
-bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k,
-                          struct cc_result *r, struct cc_error *err)
+bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
+                          struct cc_error *err)
 {
     if (top_k < 1 || top_k > CC_RESULT_MAX_TOP)
         return cc_error_set(err, "top-k %d is not in 1..%d", top_k, CC_RESULT_MAX_TOP);

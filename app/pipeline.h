@@ -101,8 +101,8 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
  * latency_ms from the call to the result, and the backend. False with err when the pipeline is
  * stopping or has failed, or the engine fails. Requests are not counted as frames or results
  * and do not reach on_result, on_frame or the mailbox. */
-bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k,
-                          struct cc_result *r, struct cc_error *err);
+bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
+                          struct cc_error *err);
 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);

@@ -146,18 +146,18 @@ struct cc_http {
     struct cc_mjpeg *mjpeg; // GET /stream's pictures; NULL without a source
     char *page;             // GET /: the page's bytes (malloc'd); NULL: none
     size_t page_size;
-    atomic_bool stopping;   // cc_http_stop began: /stream readers end
+    atomic_bool stopping; // cc_http_stop began: /stream readers end
 };
 
 /* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
 struct request {
-    bool started;                // the first call has been answered (headers seen)
+    bool started;                 // the first call has been answered (headers seen)
     struct MHD_PostProcessor *pp; // multipart/form-data bodies; NULL for raw ones
-    uint8_t *data;               // (size) the image: the raw body or the "file" field
+    uint8_t *data;                // (size) the image: the raw body or the "file" field
     size_t size, cap;
-    bool too_big;    // more than max_body came: kept reading (and dropping) until the end
-    bool bad_form;   // the post processor refused the multipart body
-    bool file_done;  // a "file" field ended (later ones are ignored)
+    bool too_big;   // more than max_body came: kept reading (and dropping) until the end
+    bool bad_form;  // the post processor refused the multipart body
+    bool file_done; // a "file" field ended (later ones are ignored)
     int k;
     size_t max_body; // the service's limit, for the post processor's callback
     enum cc_metrics_endpoint endpoint;
@@ -223,8 +223,8 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
 /* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
  * counts it for /metrics. */
 static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
-                                 struct MHD_Connection *c, int status, char *json,
-                                 const char *type, const char *header, const char *value)
+                                 struct MHD_Connection *c, int status, char *json, const char *type,
+                                 const char *header, const char *value)
 {
     if (!json) {
         status = 500;
@@ -252,7 +252,7 @@ static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
     return ret;
 }
 
-#define send_json(c, status, json, header, value)                                               \
+#define send_json(c, status, json, header, value)                                                  \
     send_body(h, rq, c, status, json, "application/json", header, value)
 
 static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
@@ -417,8 +417,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
                                   const char *method, struct request *rq, bool *answered)
 {
     *answered = true;
-    bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-               strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    bool get =
+        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
         "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
@@ -434,8 +434,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     }
     // The token before the path: without it, nothing tells which paths exist.
     if (!authorized(h, c)) {
-        bool given = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+        bool given =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
         return send_error(c, 401,
                           given ? "the token is wrong; send Authorization: Bearer <the "
                                   "--serve-token value>"
@@ -461,8 +461,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
             return send_stream(h, rq, c);
         case CC_METRICS_PAGE:
             if (!h->page)
-                return send_error(c, 404, "the page (www/index.html) was not found at start",
-                                  NULL, NULL);
+                return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
+                                  NULL);
             return send_body(h, rq, c, 200, memdup(h->page, h->page_size),
                              "text/html; charset=utf-8", NULL, NULL);
         default:
@@ -485,22 +485,21 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         }
         rq->k = (int)v;
     }
-    const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *len =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (len && strtoull(len, NULL, 10) > h->max_body) {
         char msg[160];
         snprintf(msg, sizeof(msg), "the body of %.20s bytes is more than %zu MB (--serve-max-body)",
                  len, h->max_body >> 20);
         return send_error(c, 413, msg, NULL, NULL);
     }
-    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                   MHD_HTTP_HEADER_CONTENT_TYPE);
+    const char *type =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
         // libmicrohttpd's post processor parses the parts; its callback gets this request.
         rq->max_body = h->max_body;
         if (!(rq->pp = MHD_create_post_processor(c, 64 * 1024, on_field, rq)))
-            return send_error(c, 400, "the multipart/form-data body has no boundary", NULL,
-                              NULL);
+            return send_error(c, 400, "the multipart/form-data body has no boundary", NULL, NULL);
     } else if (type && strncasecmp(type, "image/", 6) != 0 &&
                strncasecmp(type, "application/octet-stream", 24) != 0) {
         char msg[200];
@@ -515,9 +514,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     struct cc_http *h = cls;
@@ -536,7 +534,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_data_size) {
         bool ok = true;
         if (rq->pp) {
-            if (!rq->bad_form && MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES)
+            if (!rq->bad_form &&
+                MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES)
                 rq->bad_form = !rq->too_big; // the callback refuses only when out of memory
         } else {
             ok = append(rq, h->max_body, upload_data, *upload_data_size);
@@ -556,9 +555,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rq->bad_form)
         return send_error(c, 400, "the multipart/form-data body does not parse", NULL, NULL);
     if (rq->pp && !rq->size)
-        return send_error(c, 400,
-                          "no image: the form has no field \"file\" (curl -F file=@IMAGE)", NULL,
-                          NULL);
+        return send_error(c, 400, "no image: the form has no field \"file\" (curl -F file=@IMAGE)",
+                          NULL, NULL);
     struct cc_predict_answer a = cc_predict_run(&h->predict, rq->data, rq->size, rq->k);
     return send_json(c, a.status, a.json, NULL, NULL);
 }
@@ -666,7 +664,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
         h->auth = true;
     }
-    h->max_body = (size_t)(cli->serve_max_body > 0 ? cli->serve_max_body : CC_HTTP_MAX_BODY_MB)
+    h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB)
                   << 20;
     h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
 

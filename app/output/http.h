@@ -34,7 +34,7 @@ enum {
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
-    CC_HTTP_STREAM_FPS = 10,      // at most this many /stream pictures a second
+    CC_HTTP_STREAM_FPS = 10, // at most this many /stream pictures a second
 };
 
 /* Checks --serve [ADDR:]PORT (PORT 0..65535, 0 = any free port; ADDR an IPv4 address or

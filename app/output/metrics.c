@@ -175,8 +175,9 @@ char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t
     put(&t, "\",backend=\"");
     put_label(&t, m->backend ? m->backend : "");
     put(&t, "\"} 1\n");
-    put(&t, "# HELP camclass_uptime_seconds Seconds since the service started.\n"
-            "# TYPE camclass_uptime_seconds gauge\ncamclass_uptime_seconds %.3f\n",
+    put(&t,
+        "# HELP camclass_uptime_seconds Seconds since the service started.\n"
+        "# TYPE camclass_uptime_seconds gauge\ncamclass_uptime_seconds %.3f\n",
         (double)(now_ns() - m->start_ns) / 1e9);
     const struct {
         const char *name, *help;

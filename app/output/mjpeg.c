@@ -17,7 +17,7 @@ enum { JPEG_QUALITY = 80 };
 struct cc_mjpeg {
     struct cc_overlay_offscreen *overlay; // drawing thread only (after create)
     int width, height;
-    uint8_t *rgb;           // (height, width, 3) the drawn picture; drawing thread only
+    uint8_t *rgb;            // (height, width, 3) the drawn picture; drawing thread only
     int64_t min_interval_ns; // 1 / max_fps
     int64_t last_offer_ns;   // inference thread only
     pthread_t thread;

@@ -50,9 +50,9 @@ struct cc_predict_answer cc_predict_error(int status, const char *msg)
 }
 
 /* The 200 answer: model, backend, image size, top-k and the times. */
-static struct cc_predict_answer answer(const struct cc_predict_config *cfg, const struct cc_image *img,
-                                       const struct cc_result *r, double decode_ms,
-                                       double preprocess_ms, double total_ms)
+static struct cc_predict_answer answer(const struct cc_predict_config *cfg,
+                                       const struct cc_image *img, const struct cc_result *r,
+                                       double decode_ms, double preprocess_ms, double total_ms)
 {
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
     bool ok = o && top && cJSON_AddStringToObject(o, "model", cfg->model->name) &&

@@ -27,8 +27,8 @@
 #include "pipeline.h"
 
 struct cc_predict_config {
-    struct cc_pipeline *pipeline;  // classifies the tensor; not owned
-    const struct cc_model *model;  // input spec and size, name; not owned
+    struct cc_pipeline *pipeline; // classifies the tensor; not owned
+    const struct cc_model *model; // input spec and size, name; not owned
 };
 
 struct cc_predict_answer {
