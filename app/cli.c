@@ -61,6 +61,10 @@ static const struct opt opts[] = {
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
     {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
+    {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
+    {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
+    {"serve-timeout", OPT_INT, F(serve_timeout), 0, 1, 3600, false},
+    {"serve-max-body", OPT_INT, F(serve_body_mb), 0, 1, 1024, false},
     {"config", OPT_STRING, F(config), 0, 0, 0, true},
     {"profile", OPT_FLAG, F(profile), 0, 0, 0, false},
     {"selftest", OPT_FLAG, F(selftest), 0, 0, 0, true},
@@ -124,6 +128,13 @@ static const char usage[] =
     "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
     "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
     "  --device-id ID      the topic level for this camera (default: the host name)\n"
+    "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
+    "                      /stream, /latest, /metrics, /healthz; without --camera/--input\n"
+    "                      only requests (docs/SERVE.md)\n"
+    "  --serve-token TOKEN the Bearer token every request but /healthz must carry; needed\n"
+    "                      to --serve on an address other than loopback\n"
+    "  --serve-timeout S   close a connection idle for S seconds (default 10)\n"
+    "  --serve-max-body MB largest request body in MB (default 16; 413 beyond)\n"
     "  --profile           per-stage times and the slowest layers at exit\n"
     "Other\n"
     "  --config FILE       JSON config; keys are the long option names (\"top-k\": 3);\n"

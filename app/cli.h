@@ -70,6 +70,10 @@ struct cc_cli {
     char *mqtt_ca;     // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
     char *mqtt_auth;   // --mqtt-auth FILE: user and password, one per line; NULL: none
     char *device_id;   // --device-id ID: the MQTT topic level; NULL: the host name
+    char *serve;       // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
+    char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
+    int serve_timeout; // --serve-timeout S: idle seconds before a connection is closed; 0: 10
+    int serve_body_mb; // --serve-max-body MB: largest request body; 0: 16
     char *config;      // --config FILE (command line only)
     bool profile;      // --profile: per-stage and per-layer times at exit
     bool selftest;     // --selftest: classify the sample clip, check accuracy

@@ -35,6 +35,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
+#include "http.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
@@ -172,6 +173,7 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
+    struct cc_http *http; // --serve; stopped before the pipeline, destroyed after it
     struct cc_series present_ms;
     struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
                                   // the recorder (written by that thread, read after the join)
@@ -194,12 +196,17 @@ static void report_notice(void *ctx, const char *line)
     fprintf(stderr, "camclass: %s\n", line);
 }
 
-/* Inference thread: the frame with its result to the recorder's thread (--output; waits only
- * while the recorder is 3 frames behind). A write error is reported once (the recorder then
- * takes no more frames) and the run goes on; exit 1 at the end. */
-static void record_frame(void *ctx, const struct cc_result *r, const struct cc_frame *f)
+/* Inference thread: the frame with its result to --serve (/latest, /metrics, /stream; never
+ * waits) and to the recorder's thread (--output; waits only while the recorder is 3 frames
+ * behind). A write error is reported once (the recorder then takes no more frames) and the run
+ * goes on; exit 1 at the end. */
+static void frame_out(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
     struct app *a = ctx;
+    if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
+        cc_http_result(a->http, r, f);
+    if (!a->recorder)
+        return;
     struct cc_error err = {0};
     int64_t t = a->cli.profile ? now_ns() : 0;
     if (!cc_recorder_add(a->recorder, r, f, &err) && err.msg[0])
@@ -219,6 +226,11 @@ static int open_source(struct app *a)
     const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
     const char *input = cli->input;
     a->loop = cli->loop;
+    if (!dev && !input && cli->serve) { // --serve alone: HTTP requests are the only input
+        snprintf(a->source_name, sizeof(a->source_name), "none");
+        fprintf(stderr, "camclass: no --camera or --input: classifying HTTP requests only\n");
+        return 0;
+    }
     if (!dev && !input) {
         // No source given: the first camera if it opens, else the sample clip, looped.
         struct stat st;
@@ -467,7 +479,9 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && *seen > pinged) {
+        bool requests_only = !a->camera && !a->file; // no results to wait for
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us &&
+            (*seen > pinged || requests_only)) {
             cc_notify_watchdog();
             last_ping = t;
             pinged = *seen;
@@ -611,13 +625,34 @@ static int run(struct app *a)
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
-        .on_frame = a->recorder ? record_frame : NULL,
+        .on_frame = a->recorder || cli->serve ? frame_out : NULL,
         .ctx = a,
     };
-    if (!(a->pipeline = cc_pipeline_create(&pc, &err)) || !cc_pipeline_start(a->pipeline, &err)) {
+    if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
+    if (cli->serve) {
+        struct cc_http_config hc = {
+            .cli = cli,
+            .pipeline = a->pipeline,
+            .model = cc_engine_model(a->engine),
+            .backend = cc_engine_backend_name(a->engine),
+            .source = a->camera || a->file ? a->source_name : NULL,
+            .overlay = &oc,
+        };
+        if (!(a->http = cc_http_start(&hc, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+        fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
+    }
+    if (!cc_pipeline_start(a->pipeline, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    if (a->http && !a->camera && !a->file)
+        cc_notify_ready();
     uint64_t seen = 0;
     struct cc_result last = {0};
     a->start_ns = now_ns();
@@ -626,6 +661,7 @@ static int run(struct app *a)
         a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
     cc_notify_stopping();
+    cc_http_stop(a->http); // requests in flight are answered first (the pipeline still runs)
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
     cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
     struct cc_status_info si = status_info(a, seen, &last, now_ns());
@@ -668,7 +704,9 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
+    cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
     cc_pipeline_destroy(a->pipeline);
+    cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_report_destroy(a->report);
@@ -724,7 +762,8 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    if (!cc_report_check_mqtt(&a.cli, &err)) { // settings errors before the model loads
+    if (!cc_report_check_mqtt(&a.cli, &err) || // settings errors before the model loads
+        !cc_http_check(a.cli.serve, a.cli.serve_token, &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;

@@ -16,6 +16,18 @@ enum {
     FPS_WINDOW = 32,       // results over which camera_fps and inference_fps are averaged
 };
 
+/* One cc_pipeline_classify call, on its caller's stack while it waits; queued under the lock. */
+struct request {
+    const float *input; // not owned
+    int top_k;
+    int64_t submit_ns;
+    struct request *next; // the queue, oldest first
+    // Written by the inference thread (or stop) under the lock, then done is set.
+    bool done, ok;
+    struct cc_result result;
+    struct cc_error err;
+};
+
 struct fps_sample {
     int64_t t_ns;
     uint64_t put; // frames the source had put by then
@@ -53,6 +65,9 @@ struct cc_pipeline {
     uint64_t results, bad_frames;
     double mean_latency_ms;
     int64_t first_result_ns, last_result_ns; // result_ns of the first and the newest result
+    struct request *req_head, *req_tail;     // cc_pipeline_classify's queue
+    bool requests_closed;                    // the inference thread has ended: refuse requests
+    pthread_cond_t req_done;                 // signalled when a request is done
 };
 
 static int64_t now_ns(void)
@@ -125,9 +140,9 @@ void cc_series_free(struct cc_series *s)
 
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
 {
-    if (!cfg->engine || (!cfg->camera == !cfg->file) || cfg->top_k < 1 ||
+    if (!cfg->engine || (cfg->camera && cfg->file) || cfg->top_k < 1 ||
         cfg->top_k > CC_RESULT_MAX_TOP) {
-        cc_error_set(err, "pipeline: needs an engine, one source and top_k in 1..%d",
+        cc_error_set(err, "pipeline: needs an engine, at most one source and top_k in 1..%d",
                      CC_RESULT_MAX_TOP);
         return NULL;
     }
@@ -142,6 +157,7 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&p->cond, &ca);
+    pthread_cond_init(&p->req_done, &ca);
     pthread_condattr_destroy(&ca);
 
     p->model = cc_engine_model(cfg->engine);
@@ -184,6 +200,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     cc_series_free(&p->s_inference);
     cc_series_free(&p->s_latency);
     pthread_cond_destroy(&p->cond);
+    pthread_cond_destroy(&p->req_done);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -297,6 +314,104 @@ static void publish(struct cc_pipeline *p, const struct cc_result *r, const stru
     pthread_mutex_unlock(&p->lock);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Requests from other threads (cc_pipeline_classify)
+ */
+
+/* Inference thread: runs the oldest waiting request, if any. Returns whether more wait. An
+ * engine failure fails the request and, as for a frame, the pipeline. */
+static bool serve_request(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    struct request *q = p->req_head;
+    if (q && !(p->req_head = q->next))
+        p->req_tail = NULL;
+    pthread_mutex_unlock(&p->lock);
+    if (!q)
+        return false;
+    struct cc_error err = {0};
+    int64_t t0 = now_ns();
+    bool ok = cc_engine_run(p->cfg.engine, q->input, p->scores, &err);
+    int64_t t1 = now_ns();
+    struct cc_result r = {
+        .backend = cc_engine_backend_name(p->cfg.engine),
+        .capture_ns = q->submit_ns,
+        .result_ns = t1,
+        .latency_ms = ms_between(q->submit_ns, t1),
+        .dequeue_ms = ms_between(q->submit_ns, t0),
+        .inference_ms = ms_between(t0, t1),
+    };
+    if (ok) {
+        int classes = p->model->output.classes;
+        if (p->model->output.kind == CC_OUTPUT_LOGITS)
+            cc_softmax(p->scores, p->scores, classes);
+        struct cc_topk top[CC_RESULT_MAX_TOP];
+        r.n_top = cc_topk(p->scores, classes, q->top_k, top);
+        for (int i = 0; i < r.n_top; i++) {
+            int k = top[i].index;
+            r.top[i] = (struct cc_result_class){
+                .index = k,
+                .label = k < p->model->n_labels ? p->model->labels[k] : "",
+                .score = top[i].score,
+            };
+        }
+    }
+    pthread_mutex_lock(&p->lock);
+    q->result = r;
+    q->ok = ok;
+    q->err = err;
+    q->done = true;
+    bool more = p->req_head != NULL;
+    pthread_cond_broadcast(&p->req_done);
+    pthread_mutex_unlock(&p->lock);
+    if (!ok)
+        finish_stream(p, CC_PIPELINE_FAILED, err.msg);
+    return more;
+}
+
+/* Fails every waiting request with msg and refuses new ones (the inference thread has ended). */
+static void close_requests(struct cc_pipeline *p, const char *msg)
+{
+    pthread_mutex_lock(&p->lock);
+    p->requests_closed = true;
+    for (struct request *q = p->req_head; q; q = q->next) {
+        cc_error_set(&q->err, "%s", msg);
+        q->done = true;
+    }
+    p->req_head = p->req_tail = NULL;
+    pthread_cond_broadcast(&p->req_done);
+    pthread_mutex_unlock(&p->lock);
+}
+
+bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
+                          struct cc_error *err)
+{
+    if (top_k < 1 || top_k > CC_RESULT_MAX_TOP)
+        return cc_error_set(err, "top-k %d is not in 1..%d", top_k, CC_RESULT_MAX_TOP);
+    struct request q = {.input = input, .top_k = top_k, .submit_ns = now_ns()};
+    pthread_mutex_lock(&p->lock);
+    if (p->requests_closed || p->stop || !p->thread_running) {
+        const char *why = p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping";
+        pthread_mutex_unlock(&p->lock);
+        return cc_error_set(err, "%s", why);
+    }
+    if (p->req_tail)
+        p->req_tail->next = &q;
+    else
+        p->req_head = &q;
+    p->req_tail = &q;
+    pthread_mutex_unlock(&p->lock);
+    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
+    pthread_mutex_lock(&p->lock);
+    while (!q.done)
+        pthread_cond_wait(&p->req_done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    if (!q.ok)
+        return cc_error_set(err, "%s", q.err.msg);
+    *r = q.result;
+    return true;
+}
+
 static void *inference_main(void *arg)
 {
     struct cc_pipeline *p = arg;
@@ -307,9 +422,18 @@ static void *inference_main(void *arg)
         if (stop)
             break;
 
+        // Fair sharing of the engine: one waiting request, then one frame (when one waits);
+        // with more requests waiting the take below only looks, it does not wait.
+        bool more_requests = serve_request(p);
+        pthread_mutex_lock(&p->lock);
+        bool failed = p->state == CC_PIPELINE_FAILED;
+        pthread_mutex_unlock(&p->lock);
+        if (failed)
+            break;
         struct cc_frame *f = NULL;
         struct cc_error err = {0};
-        enum cc_slot_status st = cc_frame_slot_take(p->slot, TAKE_TIMEOUT_MS, &f, &err);
+        enum cc_slot_status st =
+            cc_frame_slot_take(p->slot, more_requests ? 0 : TAKE_TIMEOUT_MS, &f, &err);
         if (st == CC_SLOT_TIMEOUT)
             continue;
         if (st == CC_SLOT_CLOSED) {
@@ -355,6 +479,12 @@ static void *inference_main(void *arg)
             break;
         }
     }
+    pthread_mutex_lock(&p->lock);
+    char why[sizeof(p->error)];
+    snprintf(why, sizeof(why), "%s",
+             p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
+    pthread_mutex_unlock(&p->lock);
+    close_requests(p, why);
     return NULL;
 }
 
@@ -365,10 +495,14 @@ static void *inference_main(void *arg)
 bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err)
 {
     p->start_ns = now_ns();
+    pthread_mutex_lock(&p->lock); // cc_pipeline_classify reads thread_running
     int e = pthread_create(&p->thread, NULL, inference_main, p);
+    p->thread_running = e == 0;
+    pthread_mutex_unlock(&p->lock);
     if (e)
         return cc_error_set(err, "pthread_create (inference thread): %s", strerror(e));
-    p->thread_running = true;
+    if (!p->cfg.camera && !p->cfg.file)
+        return true; // requests only
     bool ok = p->cfg.camera ? cc_capture_start(p->cfg.camera, p->slot, err)
                             : cc_source_file_start(p->cfg.file, p->slot, p->cfg.file_fps, err);
     if (!ok) {
@@ -390,7 +524,9 @@ void cc_pipeline_stop(struct cc_pipeline *p)
     // the slot stays open meanwhile so that the source does not see a closed slot as an error.
     if (p->thread_running)
         pthread_join(p->thread, NULL);
+    pthread_mutex_lock(&p->lock);
     p->thread_running = false;
+    pthread_mutex_unlock(&p->lock);
     cc_frame_slot_close(p->slot, NULL);
     if (p->source_running) {
         if (p->cfg.camera)

@@ -23,6 +23,12 @@
  * - The engine and the source are owned by the caller and must outlive the pipeline; between
  *   start and stop the inference thread uses the engine and the source thread owns the source.
  * - create/start/stop/destroy are called by one controlling thread (main).
+ * - Other threads (the HTTP server's connections, http.h) have input tensors classified with
+ *   cc_pipeline_classify: the request is queued to the inference thread, the one thread that
+ *   uses the engine, which takes one waiting request between two frames (a request waits for
+ *   at most the frame being classified; frames go on at least every other engine run) and all
+ *   of them while no frame waits. With no source at all (camera and file both NULL) the
+ *   inference thread serves requests only.
  */
 #ifndef CC_PIPELINE_H
 #define CC_PIPELINE_H
@@ -43,7 +49,8 @@ struct cc_pipeline;
 struct cc_pipeline_config {
     struct cc_engine *engine;    // not owned
     struct cc_capture *camera;   // the source: a camera (opened, not started) ...
-    struct cc_source_file *file; // ... or a file source (opened, not started); not owned
+    struct cc_source_file *file; // ... or a file source (opened, not started), or neither
+                                 // (requests only: cc_pipeline_classify); not owned
     double file_fps;             // file sources: frames per second; 0 = as fast as taken
     int top_k;                   // 1..CC_RESULT_MAX_TOP
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
@@ -86,6 +93,16 @@ enum cc_pipeline_state cc_pipeline_wait(struct cc_pipeline *p, uint64_t seen, in
  * generation is newer than *seen, and updates *seen. Returns false when there is nothing new. */
 bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result *r,
                         struct cc_frame *frame);
+
+/* Any thread but the inference thread: classifies `input` (the model's input tensor,
+ * cc_engine_input_count floats, preprocessed by the caller and kept until this returns) on the
+ * inference thread, between frames, and waits for it. r gets the top top_k (1..16) with
+ * seq 0, file NULL, dequeue_ms the time waiting in the queue, preprocess_ms 0, inference_ms,
+ * latency_ms from the call to the result, and the backend. False with err when the pipeline is
+ * stopping or has failed, or the engine fails. Requests are not counted as frames or results
+ * and do not reach on_result, on_frame or the mailbox. */
+bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
+                          struct cc_error *err);
 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);

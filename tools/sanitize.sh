@@ -117,7 +117,8 @@ if [ "${1:-}" = "--tsan" ]; then
   # latest-frame slot, the file source's producer thread, the detection log, camclass's
   # pipeline threads (headless, CPU backend), the network stream's thread with its reconnects
   # (video_live), the recorder's thread (--output; SDL, FreeType and FFmpeg themselves are not
-  # instrumented), and the reference backend's thread pool.
+  # instrumented), --serve's connection threads, request queue and /stream drawing thread
+  # (libmicrohttpd itself is not instrumented), and the reference backend's thread pool.
   ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
     tests/app/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin \
@@ -125,7 +126,7 @@ if [ "${1:-}" = "--tsan" ]; then
   tsan_env
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
-    --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop \
+    --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop serve \
     "$@" || rc=1
   ref_pool build-tsan || rc=1
   exit "$rc"

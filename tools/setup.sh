@@ -31,11 +31,13 @@ esac
 # meson installs the units) and is on every Debian system anyway; libmosquitto-dev: --mqtt
 # (Eclipse Mosquitto's client library); libavformat-dev libavcodec-dev libswscale-dev
 # libavutil-dev: video files and network streams as --input (app/input/av_source.c) and
-# --output recordings (app/output/recorder.c).
+# --output recordings (app/output/recorder.c); libmicrohttpd-dev: the HTTP service --serve
+# (GNU libmicrohttpd, app/output/http.c).
 RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
   libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
   libjpeg62-turbo-dev libpng-dev libsystemd-dev libmosquitto-dev libblis-dev libxnnpack-dev
-  libpthreadpool-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev systemd python3"
+  libpthreadpool-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev systemd
+  libmicrohttpd-dev python3"
 
 # --- Test: only tools/test.sh installs these -------------------------------------------------
 # python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass_export.py,
@@ -54,9 +56,13 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.
 # zip, unzip: to look inside bundles by hand.
+# curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
+# python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
+# apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
-  mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip"
+  mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
+  python3-prometheus-client apache2-utils"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

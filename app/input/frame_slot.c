@@ -25,6 +25,7 @@ struct cc_frame_slot {
     int n_frames, n_free;
     struct cc_frame *waiting; // the newest published frame, or NULL
     bool closed;
+    bool kicked; // cc_frame_slot_kick: the next take returns CC_SLOT_TIMEOUT without waiting
     char close_msg[sizeof(((struct cc_error *)0)->msg)]; // "" for end of stream
     struct cc_frame_slot_stats stats;
 };
@@ -212,7 +213,8 @@ enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_m
             status = CC_SLOT_CLOSED;
             break;
         }
-        if (timeout_ms == 0) {
+        if (timeout_ms == 0 || slot->kicked) {
+            slot->kicked = false;
             status = CC_SLOT_TIMEOUT;
             break;
         }
@@ -228,6 +230,14 @@ enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_m
     }
     pthread_mutex_unlock(&slot->lock);
     return status;
+}
+
+void cc_frame_slot_kick(struct cc_frame_slot *slot)
+{
+    pthread_mutex_lock(&slot->lock);
+    slot->kicked = true;
+    pthread_cond_broadcast(&slot->changed);
+    pthread_mutex_unlock(&slot->lock);
 }
 
 void cc_frame_slot_release(struct cc_frame_slot *slot, struct cc_frame *frame)

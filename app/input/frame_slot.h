@@ -88,6 +88,11 @@ enum cc_slot_status {
 enum cc_slot_status cc_frame_slot_take(struct cc_frame_slot *slot, int timeout_ms,
                                        struct cc_frame **out, struct cc_error *err);
 
+/* Wakes a consumer waiting in take: that take (or the next one, when none waits) returns
+ * CC_SLOT_TIMEOUT at once unless a frame waits. For a consumer that has other work than frames
+ * (the inference thread's HTTP requests, pipeline.h). */
+void cc_frame_slot_kick(struct cc_frame_slot *slot);
+
 /* Gives a taken frame back to the pool. Accepts NULL. */
 void cc_frame_slot_release(struct cc_frame_slot *slot, struct cc_frame *frame);
 

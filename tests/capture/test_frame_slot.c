@@ -223,6 +223,46 @@ static void test_close_wakes_taker(void)
     cc_frame_slot_destroy(slot);
 }
 
+// kick (the inference thread's HTTP requests, pipeline.h): wakes a taker blocked for 5 s at
+// once with TIMEOUT; a kick with no taker makes the next take return at once, only that one;
+// a waiting frame still goes out first.
+static void *kicker_main(void *arg)
+{
+    struct closer *c = arg;
+    sleep_us(50000);
+    cc_frame_slot_kick(c->slot);
+    return NULL;
+}
+
+static void test_kick(void)
+{
+    struct cc_error err = {""};
+    struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
+    struct closer c = {slot};
+    pthread_t t;
+    pthread_create(&t, NULL, kicker_main, &c);
+    struct cc_frame *f;
+    int64_t t0 = now_ns();
+    enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, &err);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    pthread_join(t, NULL);
+    CHECK(st == CC_SLOT_TIMEOUT && f == NULL);
+    CHECKF(ms >= 40 && ms < 2000, "kicked after %.1f ms", ms);
+    cc_frame_slot_kick(slot); // no taker: the next take returns at once
+    t0 = now_ns();
+    CHECK(cc_frame_slot_take(slot, 5000, &f, &err) == CC_SLOT_TIMEOUT);
+    CHECKF((double)(now_ns() - t0) / 1e6 < 1000, "a pending kick");
+    t0 = now_ns();
+    CHECK(cc_frame_slot_take(slot, 50, &f, &err) == CC_SLOT_TIMEOUT); // only one
+    CHECKF((double)(now_ns() - t0) / 1e6 >= 49, "the kick was used up");
+    struct cc_frame *p = cc_frame_slot_acquire(slot, 16, &err);
+    cc_frame_slot_put(slot, p);
+    cc_frame_slot_kick(slot);
+    CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_FRAME && f);
+    cc_frame_slot_release(slot, f);
+    cc_frame_slot_destroy(slot);
+}
+
 // wait_taken: a producer that must not drop frames blocks until the consumer took the waiting
 // frame (woken by take, not by polling), returns at once when nothing waits, and returns false
 // once the slot is closed.
@@ -318,6 +358,7 @@ int main(void)
     test_close_message();
     test_timeout();
     test_close_wakes_taker();
+    test_kick();
     test_wait_taken();
     test_recycling();
     return tu_exit_code();

@@ -1,0 +1,747 @@
+/* camclass — the HTTP service through GNU libmicrohttpd (see http.h).
+ *
+ * libmicrohttpd's global state: none is set here (no MHD_set_panic_func: its default abort is
+ * kept); every daemon option is passed to MHD_start_daemon below, in this module only.
+ * Following the library's own examples (src/examples/post_example.c, largepost.c): the access
+ * handler is called first with the headers (a per-request state is made and kept in *con_cls;
+ * a response may be queued at once to refuse the request before its body is read), then once
+ * per piece of body (consumed by setting *upload_data_size to 0), then once more with
+ * *upload_data_size == 0, when the answer is queued. Multipart bodies go through
+ * libmicrohttpd's own post processor (MHD_create_post_processor).
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "assets.h"
+#include "detlog.h"
+#include "metrics.h"
+#include "mjpeg.h"
+#include "predict.h"
+
+/* ------------------------------------------------------------------------------------------
+ * --serve [ADDR:]PORT and --serve-token
+ */
+
+struct listen_addr {
+    struct sockaddr_storage sa;
+    socklen_t len;
+    bool v6, loopback;
+};
+
+static bool parse_listen(const char *arg, struct listen_addr *out, struct cc_error *err)
+{
+    *out = (struct listen_addr){0};
+    char host[64] = "127.0.0.1";
+    const char *port_s = arg;
+    if (arg[0] == '[') {
+        const char *end = strchr(arg, ']');
+        if (!end || end[1] != ':' || (size_t)(end - arg - 1) >= sizeof(host))
+            return cc_error_set(err, "--serve %s: an IPv6 address is written [ADDR]:PORT", arg);
+        snprintf(host, sizeof(host), "%.*s", (int)(end - arg - 1), arg + 1);
+        port_s = end + 2;
+        out->v6 = true;
+    } else if (strchr(arg, ':')) {
+        const char *colon = strrchr(arg, ':');
+        if ((size_t)(colon - arg) >= sizeof(host))
+            return cc_error_set(err, "--serve %s: the address is too long", arg);
+        snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
+        port_s = colon + 1;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(port_s, &end, 10);
+    if (!*port_s || *end || errno || port < 0 || port > 65535)
+        return cc_error_set(err,
+                            "--serve %s: the port must be a number 0..65535 (0: any free one); "
+                            "give [ADDR:]PORT, e.g. 8080 or 0.0.0.0:8080",
+                            arg);
+    if (out->v6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->sa;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+            return cc_error_set(err, "--serve %s: %s is not an IPv6 address", arg, host);
+        out->len = sizeof(*s6);
+        out->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&out->sa;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+            return cc_error_set(err,
+                                "--serve %s: %s is not an IPv4 address (names are not looked "
+                                "up; give the address, or [IPv6]:PORT)",
+                                arg, host);
+        out->len = sizeof(*s4);
+        out->loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+    }
+    return true;
+}
+
+bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
+{
+    if (token) {
+        size_t n = strlen(token);
+        if (!serve)
+            return cc_error_set(err, "--serve-token is given without --serve; add --serve "
+                                     "[ADDR:]PORT or drop the token");
+        if (n > CC_HTTP_MAX_TOKEN)
+            return cc_error_set(err, "--serve-token: %zu characters is more than %d", n,
+                                CC_HTTP_MAX_TOKEN);
+        for (size_t i = 0; i < n; i++)
+            if (token[i] <= ' ' || token[i] > '~')
+                return cc_error_set(err,
+                                    "--serve-token: only printable ASCII without spaces may be "
+                                    "in a token (e.g. openssl rand -hex 32)");
+    }
+    if (!serve)
+        return true;
+    struct listen_addr la;
+    if (!parse_listen(serve, &la, err))
+        return false;
+    if (!la.loopback && !token)
+        return cc_error_set(err,
+                            "--serve %s is reachable from other machines: give --serve-token "
+                            "TOKEN too (clients send Authorization: Bearer TOKEN), or serve on "
+                            "127.0.0.1",
+                            serve);
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The daemon
+ */
+
+struct cc_http {
+    struct cc_http_config cfg; // cli: the caller's, outlives the service
+    char token[CC_HTTP_MAX_TOKEN + 1];
+    bool auth;
+    size_t max_body;
+    struct cc_predict_config predict;
+    struct MHD_Daemon *daemon;
+    int fd; // the listening socket, owned (libmicrohttpd uses it, does not close it)
+    char url[96];
+    struct cc_metrics *metrics; // locks itself
+    // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
+    // every-frame mode whose sink keeps the line (inference thread), read by connections.
+    struct cc_detlog *latest_log; // inference thread only; NULL with no source
+    pthread_mutex_t latest_lock;  // guards latest
+    char *latest;                 // the newest line (malloc'd), NULL before the first
+    size_t latest_cap;
+    struct cc_mjpeg *mjpeg; // GET /stream's pictures; NULL without a source
+    char *page;             // GET /: the page's bytes (malloc'd); NULL: none
+    size_t page_size;
+    atomic_bool stopping; // cc_http_stop began: /stream readers end
+};
+
+/* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
+struct request {
+    bool started;                 // the first call has been answered (headers seen)
+    struct MHD_PostProcessor *pp; // multipart/form-data bodies; NULL for raw ones
+    uint8_t *data;                // (size) the image: the raw body or the "file" field
+    size_t size, cap;
+    bool too_big;   // more than max_body came: kept reading (and dropping) until the end
+    bool bad_form;  // the post processor refused the multipart body
+    bool file_done; // a "file" field ended (later ones are ignored)
+    int k;
+    size_t max_body; // the service's limit, for the post processor's callback
+    enum cc_metrics_endpoint endpoint;
+    int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Any thread: libmicrohttpd's own error lines, one each on stderr (the journal). */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    fprintf(stderr, "camclass: http: %s\n", line);
+}
+
+static bool append(struct request *rq, size_t max, const char *data, size_t n)
+{
+    if (rq->too_big || rq->size + n > max) {
+        rq->too_big = true;
+        return true; // read to the end, then 413
+    }
+    if (rq->size + n > rq->cap) {
+        size_t cap = rq->cap ? rq->cap : 64 * 1024;
+        while (cap < rq->size + n)
+            cap *= 2;
+        uint8_t *p = realloc(rq->data, cap);
+        if (!p)
+            return false;
+        rq->data = p, rq->cap = cap;
+    }
+    memcpy(rq->data + rq->size, data, n);
+    rq->size += n;
+    return true;
+}
+
+/* The post processor's callback: the bytes of the field "file" (others are ignored). */
+static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *filename, const char *content_type,
+                                const char *transfer_encoding, const char *data, uint64_t off,
+                                size_t size)
+{
+    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
+    struct request *rq = cls;
+    if (!key || strcmp(key, "file") != 0)
+        return MHD_YES;
+    if (off == 0 && rq->size) // a second "file" field
+        rq->file_done = true;
+    if (rq->file_done)
+        return MHD_YES;
+    return append(rq, rq->max_body, data, size) ? MHD_YES : MHD_NO;
+}
+
+/* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
+ * counts it for /metrics. */
+static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
+                                 struct MHD_Connection *c, int status, char *json, const char *type,
+                                 const char *header, const char *value)
+{
+    if (!json) {
+        status = 500;
+        type = "application/json";
+        json = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
+        if (!json)
+            return MHD_NO;
+    }
+    cc_metrics_request(h->metrics, rq->endpoint, status,
+                       rq->endpoint == CC_METRICS_PREDICT && status == 200
+                           ? (double)(now_ns() - rq->body_ns) / 1e9
+                           : -1);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(json);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (header)
+        MHD_add_response_header(r, header, value);
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+#define send_json(c, status, json, header, value)                                                  \
+    send_body(h, rq, c, status, json, "application/json", header, value)
+
+static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c, int status, const char *msg,
+                                   const char *header, const char *value)
+{
+    struct cc_predict_answer a = cc_predict_error(status, msg);
+    return send_json(c, a.status, a.json, header, value);
+}
+#define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
+
+/* Authorization: Bearer TOKEN, compared in constant time (no early exit on the first
+ * difference). */
+static bool authorized(const struct cc_http *h, struct MHD_Connection *c)
+{
+    if (!h->auth)
+        return true;
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!v || strncmp(v, "Bearer ", 7) != 0)
+        return false;
+    v += 7;
+    size_t n = strlen(v), m = strlen(h->token);
+    unsigned diff = n != m;
+    for (size_t i = 0; i < m; i++)
+        diff |= (unsigned)(unsigned char)h->token[i] ^ (unsigned char)(i < n ? v[i] : 0);
+    return diff == 0;
+}
+
+/* GET /latest: the newest frame's log object; 404 without a source, 503 before the first. */
+static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c)
+{
+    if (!h->latest_log)
+        return send_error(c, 404,
+                          "no camera or input: this camclass classifies requests only (start it "
+                          "with --camera or --input for /latest)",
+                          NULL, NULL);
+    pthread_mutex_lock(&h->latest_lock);
+    char *line = h->latest ? strdup(h->latest) : NULL;
+    bool none = !h->latest;
+    pthread_mutex_unlock(&h->latest_lock);
+    if (none)
+        return send_error(c, 503, "no frame classified yet; try again in a moment",
+                          MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    return send_json(c, 200, line, NULL, NULL);
+}
+
+static char *memdup(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
+struct viewer {
+    struct cc_http *h;
+    struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
+    uint64_t seen;        // the mjpeg generation sent last
+    char head[128];
+    size_t head_len, off; // off: bytes of the part sent so far
+};
+
+#define STREAM_BOUNDARY "camclassframe"
+
+/* libmicrohttpd's content reader for /stream, on the connection's own thread: blocks until the
+ * next picture (a thread per connection may), then hands out the part piece by piece. */
+static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct viewer *v = cls;
+    struct cc_http *h = v->h;
+    while (!v->jpeg) {
+        if (atomic_load(&h->stopping))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if ((v->jpeg = cc_mjpeg_next(h->mjpeg, &v->seen, 250))) {
+            v->head_len = (size_t)snprintf(v->head, sizeof(v->head),
+                                           "--" STREAM_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
+                                           "Content-Length: %zu\r\n\r\n",
+                                           v->jpeg->size);
+            v->off = 0;
+        }
+    }
+    size_t total = v->head_len + v->jpeg->size + 2, n = 0;
+    while (n < max && v->off < total) {
+        size_t k;
+        if (v->off < v->head_len) {
+            k = v->head_len - v->off < max - n ? v->head_len - v->off : max - n;
+            memcpy(buf + n, v->head + v->off, k);
+        } else if (v->off < v->head_len + v->jpeg->size) {
+            size_t o = v->off - v->head_len;
+            k = v->jpeg->size - o < max - n ? v->jpeg->size - o : max - n;
+            memcpy(buf + n, v->jpeg->data + o, k);
+        } else {
+            size_t o = v->off - v->head_len - v->jpeg->size;
+            k = 2 - o < max - n ? 2 - o : max - n;
+            memcpy(buf + n, "\r\n" + o, k);
+        }
+        n += k, v->off += k;
+    }
+    if (v->off == total) {
+        cc_jpeg_release(h->mjpeg, v->jpeg);
+        v->jpeg = NULL;
+    }
+    return (ssize_t)n;
+}
+
+static void end_stream(void *cls)
+{
+    struct viewer *v = cls;
+    cc_jpeg_release(v->h->mjpeg, v->jpeg);
+    cc_mjpeg_viewer(v->h->mjpeg, false);
+    free(v);
+}
+
+/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless. */
+static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
+                                   struct MHD_Connection *c)
+{
+    if (!h->mjpeg)
+        return send_error(c, 404,
+                          "no camera or input: this camclass classifies requests only (start it "
+                          "with --camera or --input for /stream)",
+                          NULL, NULL);
+    struct viewer *v = calloc(1, sizeof(*v));
+    if (!v)
+        return send_json(c, 500, NULL, NULL, NULL);
+    v->h = h;
+    cc_mjpeg_viewer(h->mjpeg, true);
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
+    if (!r) {
+        end_stream(v);
+        return MHD_NO;
+    }
+    cc_metrics_request(h->metrics, rq->endpoint, 200, -1);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "multipart/x-mixed-replace; boundary=" STREAM_BOUNDARY);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* GET /metrics: the Prometheus text exposition (metrics.h). */
+static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
+                                    struct MHD_Connection *c)
+{
+    struct cc_pipeline_totals t = cc_pipeline_get_totals(h->cfg.pipeline);
+    char *text = cc_metrics_render(h->metrics, &t);
+    if (!text)
+        return send_json(c, 500, NULL, NULL, NULL);
+    return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
+}
+
+/* The first call of a request: routing, authentication, limits that the headers show. Returns
+ * MHD_YES to go on reading the body (a POST /predict that is acceptable so far). */
+static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
+                                  const char *method, struct request *rq, bool *answered)
+{
+    *answered = true;
+    bool get =
+        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    static const char *const paths[CC_METRICS_ENDPOINTS] = {
+        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
+    rq->endpoint = CC_METRICS_OTHER;
+    for (int e = 0; e < CC_METRICS_OTHER; e++)
+        if (strcmp(url, paths[e]) == 0)
+            rq->endpoint = (enum cc_metrics_endpoint)e;
+    if (rq->endpoint == CC_METRICS_HEALTHZ) {
+        if (!get)
+            return send_error(c, 405, "/healthz answers GET only", MHD_HTTP_HEADER_ALLOW,
+                              "GET, HEAD");
+        return send_json(c, 200, strdup("{\"status\":\"ok\"}\n"), NULL, NULL);
+    }
+    // The token before the path: without it, nothing tells which paths exist.
+    if (!authorized(h, c)) {
+        bool given =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+        return send_error(c, 401,
+                          given ? "the token is wrong; send Authorization: Bearer <the "
+                                  "--serve-token value>"
+                                : "this camclass needs a token; send Authorization: Bearer "
+                                  "<the --serve-token value>",
+                          MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                          given ? "Bearer realm=\"camclass\", error=\"invalid_token\""
+                                : "Bearer realm=\"camclass\"");
+    }
+    if (rq->endpoint == CC_METRICS_OTHER)
+        return send_error(c, 404,
+                          "no such path; camclass answers POST /predict, GET /, /stream, "
+                          "/latest, /metrics and /healthz",
+                          NULL, NULL);
+    if (rq->endpoint != CC_METRICS_PREDICT) {
+        if (!get)
+            return send_error(c, 405, "this path answers GET only", MHD_HTTP_HEADER_ALLOW,
+                              "GET, HEAD");
+        switch (rq->endpoint) {
+        case CC_METRICS_LATEST:
+            return send_latest(h, rq, c);
+        case CC_METRICS_STREAM:
+            return send_stream(h, rq, c);
+        case CC_METRICS_PAGE:
+            if (!h->page)
+                return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
+                                  NULL);
+            return send_body(h, rq, c, 200, memdup(h->page, h->page_size),
+                             "text/html; charset=utf-8", NULL, NULL);
+        default:
+            return send_metrics(h, rq, c);
+        }
+    }
+    if (!post)
+        return send_error(c, 405, "/predict takes POST with an image", MHD_HTTP_HEADER_ALLOW,
+                          "POST");
+    rq->k = h->cfg.cli->top_k;
+    const char *k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k");
+    if (k) {
+        char *end;
+        long v = strtol(k, &end, 10);
+        if (!*k || *end || v < 1 || v > CC_RESULT_MAX_TOP) {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "?k=%.20s: k must be a whole number 1..%d", k,
+                     CC_RESULT_MAX_TOP);
+            return send_error(c, 400, msg, NULL, NULL);
+        }
+        rq->k = (int)v;
+    }
+    const char *len =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (len && strtoull(len, NULL, 10) > h->max_body) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "the body of %.20s bytes is more than %zu MB (--serve-max-body)",
+                 len, h->max_body >> 20);
+        return send_error(c, 413, msg, NULL, NULL);
+    }
+    const char *type =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
+        // libmicrohttpd's post processor parses the parts; its callback gets this request.
+        rq->max_body = h->max_body;
+        if (!(rq->pp = MHD_create_post_processor(c, 64 * 1024, on_field, rq)))
+            return send_error(c, 400, "the multipart/form-data body has no boundary", NULL, NULL);
+    } else if (type && strncasecmp(type, "image/", 6) != 0 &&
+               strncasecmp(type, "application/octet-stream", 24) != 0) {
+        char msg[200];
+        snprintf(msg, sizeof(msg),
+                 "Content-Type %.60s is not taken; send image/jpeg, image/png, or "
+                 "multipart/form-data with the image in the field \"file\"",
+                 type);
+        return send_error(c, 415, msg, NULL, NULL);
+    }
+    *answered = false;
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    struct cc_http *h = cls;
+    struct request *rq = *con_cls;
+    if (!rq) {
+        if (!(rq = calloc(1, sizeof(*rq))))
+            return MHD_NO;
+        *con_cls = rq;
+        bool answered;
+        enum MHD_Result ret = first_call(h, c, url, method, rq, &answered);
+        rq->started = !answered;
+        return ret;
+    }
+    if (!rq->started) // answered at the first call; libmicrohttpd drops the body
+        return MHD_YES;
+    if (*upload_data_size) {
+        bool ok = true;
+        if (rq->pp) {
+            if (!rq->bad_form &&
+                MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES)
+                rq->bad_form = !rq->too_big; // the callback refuses only when out of memory
+        } else {
+            ok = append(rq, h->max_body, upload_data, *upload_data_size);
+        }
+        *upload_data_size = 0;
+        return ok ? MHD_YES : MHD_NO;
+    }
+    // The whole body is in.
+    rq->started = false;
+    rq->body_ns = now_ns();
+    if (rq->too_big) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "the body is more than %zu MB (--serve-max-body)",
+                 h->max_body >> 20);
+        return send_error(c, 413, msg, NULL, NULL);
+    }
+    if (rq->bad_form)
+        return send_error(c, 400, "the multipart/form-data body does not parse", NULL, NULL);
+    if (rq->pp && !rq->size)
+        return send_error(c, 400, "no image: the form has no field \"file\" (curl -F file=@IMAGE)",
+                          NULL, NULL);
+    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->data, rq->size, rq->k);
+    return send_json(c, a.status, a.json, NULL, NULL);
+}
+
+/* A request's end (answered, or the connection closed or timed out): its state goes. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    struct request *rq = *con_cls;
+    if (!rq)
+        return;
+    if (rq->pp)
+        MHD_destroy_post_processor(rq->pp);
+    free(rq->data);
+    free(rq);
+    *con_cls = NULL;
+}
+
+/* The page GET / serves, read once at start (at most 1 MB). */
+static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cc_error_set(err, "--serve: cannot read the page %s: %s", path, strerror(errno));
+    h->page = malloc(1 << 20);
+    h->page_size = h->page ? fread(h->page, 1, 1 << 20, f) : 0;
+    bool ok = h->page && !ferror(f);
+    fclose(f);
+    if (!ok)
+        return cc_error_set(err, "--serve: cannot read the page %s", path);
+    return true;
+}
+
+/* Inference thread (the latest detlog's sink): keeps the newest "frame" line. */
+static bool keep_latest(void *ctx, const char *event, const char *line, size_t len)
+{
+    struct cc_http *h = ctx;
+    if (strcmp(event, "frame") != 0)
+        return true;
+    pthread_mutex_lock(&h->latest_lock);
+    bool ok = true;
+    if (len + 2 > h->latest_cap) {
+        char *p = realloc(h->latest, len + 2);
+        if (p)
+            h->latest = p, h->latest_cap = len + 2;
+        ok = p != NULL;
+    }
+    if (ok) {
+        memcpy(h->latest, line, len);
+        memcpy(h->latest + len, "\n", 2);
+    }
+    pthread_mutex_unlock(&h->latest_lock);
+    return ok;
+}
+
+void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
+{
+    cc_metrics_frame(h->metrics, r);
+    if (h->mjpeg)
+        cc_mjpeg_offer(h->mjpeg, r, f);
+    struct cc_error err = {0};
+    if (h->latest_log)
+        cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
+}
+
+struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
+{
+    const struct cc_cli *cli = cfg->cli;
+    struct listen_addr la;
+    if (!parse_listen(cli->serve, &la, err))
+        return NULL;
+    struct cc_http *h = calloc(1, sizeof(*h));
+    if (!h) {
+        cc_error_set(err, "out of memory starting the HTTP service");
+        return NULL;
+    }
+    h->cfg = *cfg;
+    h->fd = -1;
+    pthread_mutex_init(&h->latest_lock, NULL);
+    if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend))) {
+        cc_error_set(err, "out of memory starting the HTTP service");
+        goto error;
+    }
+    if (cfg->source) {
+        struct cc_detlog_config lc = {
+            .mode = CC_DETLOG_EVERY_FRAME,
+            .source = cfg->source,
+            .model = cfg->model->name,
+            .backend = cfg->backend,
+            .sink = keep_latest,
+            .sink_ctx = h,
+        };
+        if (!(h->latest_log = cc_detlog_create(&lc, err)))
+            goto error;
+    }
+    if (cfg->source && cfg->overlay &&
+        !(h->mjpeg = cc_mjpeg_create(cfg->overlay, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
+                                     CC_HTTP_STREAM_FPS, err)))
+        goto error;
+    char page[4096];
+    if (cc_asset_find("www/index.html", page, sizeof(page), NULL) && !read_page(h, page, err))
+        goto error;
+    if (cli->serve_token) {
+        snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
+        h->auth = true;
+    }
+    h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB)
+                  << 20;
+    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
+
+    // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
+    char host[INET6_ADDRSTRLEN] = "";
+    if (la.v6)
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la.sa)->sin6_addr, host, sizeof(host));
+    else
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&la.sa)->sin_addr, host, sizeof(host));
+    int one = 1;
+    if ((h->fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(h->fd, (struct sockaddr *)&la.sa, la.len) != 0 || listen(h->fd, 64) != 0) {
+        cc_error_set(err, "--serve %s: cannot listen on %s: %s%s", cli->serve, host,
+                     strerror(errno),
+                     errno == EADDRINUSE ? " (another program uses the port; choose another)"
+                     : errno == EACCES   ? " (ports below 1024 need privileges; choose another)"
+                     : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
+                                              : "");
+        goto error;
+    }
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    getsockname(h->fd, (struct sockaddr *)&bound, &blen);
+    unsigned port = ntohs(la.v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                : ((struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->url, sizeof(h->url), la.v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
+
+    unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
+    h->daemon = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+            (la.v6 ? MHD_USE_IPv6 : 0),
+        0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
+        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    if (!h->daemon) {
+        cc_error_set(err, "--serve %s: MHD_start_daemon failed (MHD_NO; the line above says why)",
+                     cli->serve);
+        goto error;
+    }
+    return h;
+error:
+    cc_http_destroy(h);
+    return NULL;
+}
+
+const char *cc_http_url(const struct cc_http *h)
+{
+    return h->url;
+}
+
+void cc_http_stop(struct cc_http *h)
+{
+    if (!h)
+        return;
+    atomic_store(&h->stopping, true); // /stream readers end within 250 ms
+    if (h->mjpeg)
+        cc_mjpeg_stop(h->mjpeg);
+    if (h->daemon)
+        MHD_stop_daemon(h->daemon);
+    h->daemon = NULL;
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+}
+
+void cc_http_destroy(struct cc_http *h)
+{
+    if (!h)
+        return;
+    cc_http_stop(h);
+    cc_detlog_destroy(h->latest_log);
+    cc_mjpeg_destroy(h->mjpeg);
+    free(h->page);
+    cc_metrics_destroy(h->metrics);
+    free(h->latest);
+    pthread_mutex_destroy(&h->latest_lock);
+    free(h);
+}

@@ -1,0 +1,80 @@
+/* camclass — the HTTP service (--serve): GET /healthz and POST /predict, through GNU
+ * libmicrohttpd. This module owns that library: its types and headers stay in http.c, its
+ * errors (MHD_NO, errno) are said here once.
+ *
+ *   cc_http_check(cli->serve, cli->serve_token, &err)       // before the model loads: exit 2
+ *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
+ *   inference thread, per frame result: cc_http_result(h, r);  // GET /latest, /metrics
+ *   ...                                                     // requests run on their own threads
+ *   cc_http_stop(h);                                        // before the pipeline stops
+ *   cc_http_destroy(h);                                     // after it stopped
+ *
+ * Threads: libmicrohttpd runs one thread per connection (MHD_USE_THREAD_PER_CONNECTION), at
+ * most CC_HTTP_MAX_CONNECTIONS: a /predict waits for the inference thread (cc_pipeline_classify)
+ * and simply blocks its own thread meanwhile, which an event-loop mode would have to avoid with
+ * suspend/resume. start and stop run on the controlling thread; cfg is copied.
+ */
+#ifndef CC_HTTP_H
+#define CC_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h"
+#include "error.h"
+#include "model.h"
+#include "overlay_draw.h"
+#include "pipeline.h"
+
+enum {
+    CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
+    CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
+    CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
+                                  // closed; --serve-timeout
+    CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
+    CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
+    CC_HTTP_STREAM_H = 360,
+    CC_HTTP_STREAM_FPS = 10, // at most this many /stream pictures a second
+};
+
+/* Checks --serve [ADDR:]PORT (PORT 0..65535, 0 = any free port; ADDR an IPv4 address or
+ * [IPv6], default 127.0.0.1) and --serve-token (1..256 printable ASCII characters, no spaces):
+ * an address other than loopback needs a token; a token without --serve is refused. False with
+ * err (one line naming the flag and the way out). serve NULL and token NULL: true. */
+bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
+
+struct cc_http_config {
+    const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
+                                  // --serve-timeout, --serve-max-body, --top-k (/predict's k
+                                  // when the request gives no ?k=)
+    struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
+    const struct cc_model *model; // the engine's model; not owned
+    const char *backend;          // the engine's backend at start (static)
+    const char *source;           // the camera or input, as the detection log names it; NULL:
+                                  // none (requests only: /latest and /stream are 404)
+    const struct cc_overlay_config *overlay; // what GET /stream's pictures show
+};
+
+struct cc_http;
+
+/* Starts listening; GET / serves www/index.html as the assets are looked up (assets.h; 404
+ * when it is not found). NULL with err when the address cannot be bound (in use, not this
+ * machine's) or a thread cannot start: a runtime failure (exit 1). */
+struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err);
+
+/* Inference thread: a frame's result and the frame, for GET /latest (as the detection log's
+ * "frame" object), /metrics and /stream (drawn only while someone watches). */
+void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f);
+
+/* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
+const char *cc_http_url(const struct cc_http *h);
+
+/* Closes the listening socket and every connection, waiting for their threads (a /predict in
+ * flight finishes first: call before the pipeline stops). cc_http_result may still be called.
+ * Idempotent; accepts NULL. */
+void cc_http_stop(struct cc_http *h);
+
+/* Stops if needed and frees, after the inference thread has ended; accepts NULL. */
+void cc_http_destroy(struct cc_http *h);
+
+#endif

@@ -1,0 +1,228 @@
+/* camclass — the Prometheus text exposition of GET /metrics (see metrics.h). */
+#include "metrics.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// Latency bucket bounds in seconds (le), for frames and for /predict: 5 ms to 10 s.
+static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
+
+static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
+    "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "other"};
+// The statuses counted apart; anything else counts as the last row's "other".
+static const int statuses[] = {200, 400, 401, 404, 405, 413, 415, 422, 500, 503};
+enum { N_STATUSES = sizeof(statuses) / sizeof(statuses[0]) };
+
+struct histogram {
+    uint64_t le[N_BOUNDS]; // cumulative at render time; here per bucket
+    uint64_t count;
+    double sum;
+};
+
+struct cc_metrics {
+    pthread_mutex_t lock; // guards everything below
+    char *model;
+    const char *backend; // of the newest frame or request; static (result.h)
+    int64_t start_ns;
+    struct histogram frame_latency, predict_latency;
+    double stage_sum[3]; // dequeue, preprocess, inference, seconds
+    uint64_t stage_count;
+    uint64_t requests[CC_METRICS_ENDPOINTS][N_STATUSES + 1];
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
+{
+    struct cc_metrics *m = calloc(1, sizeof(*m));
+    if (!m || !(m->model = strdup(model ? model : ""))) {
+        free(m);
+        return NULL;
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    m->start_ns = now_ns();
+    m->backend = backend;
+    return m;
+}
+
+void cc_metrics_destroy(struct cc_metrics *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->lock);
+    free(m->model);
+    free(m);
+}
+
+static void observe(struct histogram *h, double s)
+{
+    for (int i = 0; i < N_BOUNDS; i++)
+        if (s <= bounds[i]) {
+            h->le[i]++;
+            break;
+        }
+    h->count++;
+    h->sum += s;
+}
+
+void cc_metrics_frame(struct cc_metrics *m, const struct cc_result *r)
+{
+    pthread_mutex_lock(&m->lock);
+    observe(&m->frame_latency, r->latency_ms > 0 ? r->latency_ms / 1e3 : 0);
+    m->stage_sum[0] += r->dequeue_ms / 1e3;
+    m->stage_sum[1] += r->preprocess_ms / 1e3;
+    m->stage_sum[2] += r->inference_ms / 1e3;
+    m->stage_count++;
+    if (r->backend)
+        m->backend = r->backend;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cc_metrics_request(struct cc_metrics *m, enum cc_metrics_endpoint e, int status,
+                        double seconds)
+{
+    int row = N_STATUSES;
+    for (int i = 0; i < N_STATUSES; i++)
+        if (statuses[i] == status)
+            row = i;
+    pthread_mutex_lock(&m->lock);
+    m->requests[e][row]++;
+    if (e == CC_METRICS_PREDICT && seconds >= 0)
+        observe(&m->predict_latency, seconds);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* A growing text buffer; ok turns false on out of memory. */
+struct text {
+    char *s;
+    size_t n, cap;
+    bool ok;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
+{
+    if (!t->ok)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            t->ok = false;
+            return;
+        }
+        if ((size_t)k < t->cap - t->n) {
+            t->n += (size_t)k;
+            return;
+        }
+        size_t cap = 2 * t->cap + (size_t)k;
+        char *p = realloc(t->s, cap);
+        if (!p) {
+            t->ok = false;
+            return;
+        }
+        t->s = p, t->cap = cap;
+    }
+}
+
+/* A label value with \, " and newlines escaped, as the text format asks. */
+static void put_label(struct text *t, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            put(t, "\\%c", *v);
+        else if (*v == '\n')
+            put(t, "\\n");
+        else
+            put(t, "%c", *v);
+    }
+}
+
+static void put_histogram(struct text *t, const char *name, const char *help,
+                          const struct histogram *h)
+{
+    put(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    uint64_t cum = 0;
+    for (int i = 0; i < N_BOUNDS; i++) {
+        cum += h->le[i];
+        put(t, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
+    }
+    put(t, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n", name,
+        (unsigned long long)h->count, name, h->sum, name, (unsigned long long)h->count);
+}
+
+char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *tot)
+{
+    struct text t = {malloc(4096), 0, 4096, true};
+    if (!t.s)
+        return NULL;
+    pthread_mutex_lock(&m->lock);
+    put(&t, "# HELP camclass_info The model and the backend that computed the newest result.\n"
+            "# TYPE camclass_info gauge\ncamclass_info{model=\"");
+    put_label(&t, m->model);
+    put(&t, "\",backend=\"");
+    put_label(&t, m->backend ? m->backend : "");
+    put(&t, "\"} 1\n");
+    put(&t,
+        "# HELP camclass_uptime_seconds Seconds since the service started.\n"
+        "# TYPE camclass_uptime_seconds gauge\ncamclass_uptime_seconds %.3f\n",
+        (double)(now_ns() - m->start_ns) / 1e9);
+    const struct {
+        const char *name, *help;
+        uint64_t v;
+    } counters[] = {
+        {"camclass_frames", "Frames the camera or file source delivered.", tot->frames},
+        {"camclass_frames_dropped", "Frames replaced by a newer one before inference took them.",
+         tot->dropped},
+        {"camclass_results", "Frames classified.", tot->results},
+        {"camclass_bad_frames", "Frames preprocessing rejected.", tot->bad_frames},
+    };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+        put(&t, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total %llu\n", counters[i].name,
+            counters[i].help, counters[i].name, counters[i].name,
+            (unsigned long long)counters[i].v);
+    put_histogram(&t, "camclass_frame_latency_seconds",
+                  "Frame timestamp to result, per classified frame.", &m->frame_latency);
+    put(&t, "# HELP camclass_frame_stage_seconds Time of each stage of the classified frames.\n"
+            "# TYPE camclass_frame_stage_seconds summary\n");
+    const char *stages[] = {"dequeue", "preprocess", "inference"};
+    for (int i = 0; i < 3; i++)
+        put(&t,
+            "camclass_frame_stage_seconds_sum{stage=\"%s\"} %.6f\n"
+            "camclass_frame_stage_seconds_count{stage=\"%s\"} %llu\n",
+            stages[i], m->stage_sum[i], stages[i], (unsigned long long)m->stage_count);
+    put_histogram(&t, "camclass_predict_latency_seconds",
+                  "POST /predict: whole body received to answer, per classified image.",
+                  &m->predict_latency);
+    put(&t, "# HELP camclass_http_requests_total HTTP requests answered, by path and status.\n"
+            "# TYPE camclass_http_requests_total counter\n");
+    for (int e = 0; e < CC_METRICS_ENDPOINTS; e++)
+        for (int i = 0; i <= N_STATUSES; i++) {
+            if (!m->requests[e][i])
+                continue;
+            if (i < N_STATUSES)
+                put(&t, "camclass_http_requests_total{path=\"%s\",code=\"%d\"} %llu\n",
+                    endpoint_names[e], statuses[i], (unsigned long long)m->requests[e][i]);
+            else
+                put(&t, "camclass_http_requests_total{path=\"%s\",code=\"other\"} %llu\n",
+                    endpoint_names[e], (unsigned long long)m->requests[e][i]);
+        }
+    pthread_mutex_unlock(&m->lock);
+    if (!t.ok) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

@@ -1,0 +1,48 @@
+/* camclass — the figures GET /metrics serves, in the Prometheus text format (version 0.0.4:
+ * https://prometheus.io/docs/instrumenting/exposition_formats/), in camclass terms (http.c
+ * serves the text; this module knows no HTTP library).
+ *
+ *   inference thread, per frame result:   cc_metrics_frame(m, r);
+ *   a connection's thread, per answer:    cc_metrics_request(m, CC_METRICS_PREDICT, 200, s);
+ *   GET /metrics:                         char *text = cc_metrics_render(m, &totals); free(text);
+ *
+ * Threads: every function takes the metrics' own mutex; any thread may call any of them.
+ * Ownership: create copies model; destroy frees (accepts NULL).
+ */
+#ifndef CC_METRICS_H
+#define CC_METRICS_H
+
+#include <stdint.h>
+
+#include "pipeline.h"
+#include "result.h"
+
+enum cc_metrics_endpoint {
+    CC_METRICS_PREDICT,
+    CC_METRICS_LATEST,
+    CC_METRICS_METRICS,
+    CC_METRICS_HEALTHZ,
+    CC_METRICS_STREAM,
+    CC_METRICS_PAGE,  // GET /
+    CC_METRICS_OTHER, // unknown paths, refused before routing (401)
+    CC_METRICS_ENDPOINTS
+};
+
+struct cc_metrics;
+
+/* NULL when out of memory. backend: the engine's at start (static), until a result says. */
+struct cc_metrics *cc_metrics_create(const char *model, const char *backend);
+void cc_metrics_destroy(struct cc_metrics *m);
+
+/* One frame's result: the frame latency histogram and the stage sums; its backend. */
+void cc_metrics_frame(struct cc_metrics *m, const struct cc_result *r);
+
+/* One answered request: its status by endpoint; for /predict, its latency in seconds (< 0:
+ * none, e.g. refused before the body was read). */
+void cc_metrics_request(struct cc_metrics *m, enum cc_metrics_endpoint e, int status,
+                        double seconds);
+
+/* The whole exposition, malloc'd (NULL when out of memory). t: the pipeline's totals now. */
+char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t);
+
+#endif

@@ -1,0 +1,278 @@
+/* camclass — the annotated frames as shared JPEG pictures (see mjpeg.h). */
+#include "mjpeg.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jpeglib.h>
+
+#include "overlay_offscreen.h"
+
+enum { JPEG_QUALITY = 80 };
+
+struct cc_mjpeg {
+    struct cc_overlay_offscreen *overlay; // drawing thread only (after create)
+    int width, height;
+    uint8_t *rgb;            // (height, width, 3) the drawn picture; drawing thread only
+    int64_t min_interval_ns; // 1 / max_fps
+    int64_t last_offer_ns;   // inference thread only
+    pthread_t thread;
+    bool thread_running;
+
+    pthread_mutex_t lock; // guards everything below
+    pthread_cond_t cond;  // a frame waits for the drawing thread, a picture is new, or stop
+    bool stop;
+    int viewers;
+    bool pending;          // a frame waits in frame/result
+    struct cc_frame frame; // data owned here
+    struct cc_result result;
+    struct cc_jpeg *latest; // the newest picture (one reference held here); NULL before one
+    uint64_t generation;    // pictures so far
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * libjpeg-turbo: RGB rows to a JPEG in memory
+ */
+
+struct jpeg_err {
+    struct jpeg_error_mgr pub;
+    jmp_buf jmp;
+};
+
+static void on_jpeg_error(j_common_ptr cinfo)
+{
+    longjmp(((struct jpeg_err *)cinfo->err)->jmp, 1);
+}
+
+/* A new cc_jpeg holding rgb (w × h) as JPEG, or NULL (out of memory: libjpeg's only failure
+ * writing to memory). */
+static struct cc_jpeg *encode(const uint8_t *rgb, int w, int h)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_err e;
+    unsigned char *buf = NULL;
+    unsigned long size = 0;
+    c.err = jpeg_std_error(&e.pub);
+    e.pub.error_exit = on_jpeg_error;
+    if (setjmp(e.jmp)) {
+        jpeg_destroy_compress(&c);
+        free(buf);
+        return NULL;
+    }
+    jpeg_create_compress(&c);
+    jpeg_mem_dest(&c, &buf, &size);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, JPEG_QUALITY, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * (size_t)w * 3);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    struct cc_jpeg *j = malloc(sizeof(*j));
+    if (!j) {
+        free(buf);
+        return NULL;
+    }
+    *j = (struct cc_jpeg){buf, size, 1};
+    return j;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The drawing thread
+ */
+
+static void *draw_main(void *arg)
+{
+    struct cc_mjpeg *m = arg;
+    struct cc_frame f = {0}; // the drawing thread's copy
+    struct cc_result r;
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (!m->pending && !m->stop)
+            pthread_cond_wait(&m->cond, &m->lock);
+        if (m->stop)
+            break;
+        // Swap buffers with the slot: the inference thread fills the other one meanwhile.
+        struct cc_frame t = f;
+        f = m->frame;
+        m->frame = t;
+        r = m->result;
+        m->pending = false;
+        pthread_mutex_unlock(&m->lock);
+
+        struct cc_error err = {0};
+        struct cc_jpeg *j = NULL;
+        if (cc_overlay_render(m->overlay, &f, &r, m->rgb, m->width * 3, &err))
+            j = encode(m->rgb, m->width, m->height); // else a frame or SDL failed: none now
+
+        pthread_mutex_lock(&m->lock);
+        if (j) {
+            struct cc_jpeg *old = m->latest;
+            m->latest = j;
+            m->generation++;
+            if (old && --old->refs == 0) {
+                free(old->data);
+                free(old);
+            }
+            pthread_cond_broadcast(&m->cond);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(f.data);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Public
+ */
+
+struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, int height,
+                                 double max_fps, struct cc_error *err)
+{
+    struct cc_mjpeg *m = calloc(1, sizeof(*m));
+    if (!m) {
+        cc_error_set(err, "out of memory for /stream");
+        return NULL;
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cond, NULL);
+    m->width = width, m->height = height;
+    m->min_interval_ns = (int64_t)(1e9 / (max_fps > 0 ? max_fps : 10));
+    m->last_offer_ns = now_ns() - m->min_interval_ns;
+    if (!(m->rgb = malloc((size_t)width * height * 3))) {
+        cc_error_set(err, "out of memory for /stream's pictures");
+        goto error;
+    }
+    if (!(m->overlay = cc_overlay_offscreen_create(oc, width, height, err)))
+        goto error;
+    int e = pthread_create(&m->thread, NULL, draw_main, m);
+    if (e) {
+        cc_error_set(err, "pthread_create (/stream's drawing thread): %s", strerror(e));
+        goto error;
+    }
+    m->thread_running = true;
+    return m;
+error:
+    cc_mjpeg_destroy(m);
+    return NULL;
+}
+
+void cc_mjpeg_offer(struct cc_mjpeg *m, const struct cc_result *r, const struct cc_frame *f)
+{
+    int64_t t = now_ns();
+    if (t - m->last_offer_ns < m->min_interval_ns)
+        return;
+    pthread_mutex_lock(&m->lock);
+    if (m->viewers > 0 && !m->stop) {
+        if (m->frame.capacity < f->size) {
+            uint8_t *d = realloc(m->frame.data, f->size);
+            if (d)
+                m->frame.data = d, m->frame.capacity = f->size;
+        }
+        if (m->frame.capacity >= f->size) {
+            uint8_t *data = m->frame.data;
+            size_t cap = m->frame.capacity;
+            m->frame = *f;
+            m->frame.data = data, m->frame.capacity = cap;
+            memcpy(data, f->data, f->size);
+            m->result = *r;
+            m->pending = true;
+            m->last_offer_ns = t;
+            pthread_cond_broadcast(&m->cond);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cc_mjpeg_viewer(struct cc_mjpeg *m, bool comes)
+{
+    pthread_mutex_lock(&m->lock);
+    m->viewers += comes ? 1 : -1;
+    pthread_mutex_unlock(&m->lock);
+}
+
+struct cc_jpeg *cc_mjpeg_next(struct cc_mjpeg *m, uint64_t *seen, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000)
+        deadline.tv_sec++, deadline.tv_nsec -= 1000000000;
+    struct cc_jpeg *j = NULL;
+    pthread_mutex_lock(&m->lock);
+    while (!m->stop && m->generation <= *seen)
+        if (pthread_cond_timedwait(&m->cond, &m->lock, &deadline) != 0)
+            break;
+    if (!m->stop && m->generation > *seen && m->latest) {
+        j = m->latest;
+        j->refs++;
+        *seen = m->generation;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return j;
+}
+
+void cc_jpeg_release(struct cc_mjpeg *m, struct cc_jpeg *j)
+{
+    if (!j)
+        return;
+    pthread_mutex_lock(&m->lock);
+    bool last = --j->refs == 0;
+    pthread_mutex_unlock(&m->lock);
+    if (last) {
+        free(j->data);
+        free(j);
+    }
+}
+
+uint64_t cc_mjpeg_pictures(struct cc_mjpeg *m)
+{
+    pthread_mutex_lock(&m->lock);
+    uint64_t n = m->generation;
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+void cc_mjpeg_stop(struct cc_mjpeg *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->stop = true;
+    pthread_cond_broadcast(&m->cond);
+    pthread_mutex_unlock(&m->lock);
+    if (m->thread_running)
+        pthread_join(m->thread, NULL);
+    m->thread_running = false;
+}
+
+void cc_mjpeg_destroy(struct cc_mjpeg *m)
+{
+    if (!m)
+        return;
+    cc_mjpeg_stop(m);
+    if (m->latest)
+        cc_jpeg_release(m, m->latest);
+    cc_overlay_offscreen_destroy(m->overlay);
+    free(m->frame.data);
+    free(m->rgb);
+    pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}

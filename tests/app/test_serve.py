@@ -1,0 +1,472 @@
+#!/usr/bin/python3
+"""camclass --serve: the HTTP service (libmicrohttpd) with real clients on loopback (suite app).
+
+- answers: POST /predict on sample images (raw image/png and image/jpeg bodies with
+  http.client, multipart "file" fields with curl -F) give the same top-k as `--input` on the
+  same files (same indices, scores within 1e-5: the log rounds them to 6 decimals), and the
+  answers differ between images; ?k=;
+- errors, each a JSON body {"error", "status"} with its status: wrong method (405 + Allow),
+  unknown path (404), bad ?k= (400), empty body and a form without "file" (400), a text body
+  (415), a body that is not an image (415), a truncated JPEG (422), a 20000x20000 PNG header
+  (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
+  (413), a slow client (closed after --serve-timeout while other requests are answered);
+- connections: with 32 open, a 33rd waits unanswered until one of them goes;
+- auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
+  WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
+  a token without --serve: exit 2 with one line, before the model loads;
+- sharing: with a looped file input, frames go on being logged while requests are answered;
+- GET /latest: 404 without a source, the log's newest "frame" object with one; GET /metrics
+  parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
+  /predict latency histogram, frames, results, the frame latency histogram, stage times,
+  model, backend, uptime;
+- GET /stream: 3 viewers at once read 5 parts each of the multipart/x-mixed-replace stream, each
+  part a JPEG that PIL decodes at 640x360; 404 without a source; GET / is the HTML page.
+
+    test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
+
+Every process is bounded in time and killed at the end.
+"""
+import http.client
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from io import BytesIO
+
+from PIL import Image
+
+from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, summary  # noqa: E402
+
+EXE, MODEL, SAMPLES = sys.argv[1:4]
+FRAMES = os.path.join(SAMPLES, "selftest")
+BASE = [EXE, "--headless", "--model", MODEL, "--backend", "cpu"]
+TOL = 1e-5  # the log writes scores to 6 decimals; the same computation otherwise
+
+
+def env_headless():
+    env = dict(os.environ)
+    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
+        env.pop(k, None)
+    return env
+
+
+class Server:
+    """camclass ARGS with --serve; url from its "serving on" line."""
+
+    def __init__(self, args, log=None):
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(BASE + args, stdout=log or subprocess.DEVNULL, stderr=self.err,
+                                  env=env_headless())
+        self.port = None
+        end = time.time() + 30
+        while time.time() < end and self.p.poll() is None:
+            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        return rc
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            obj = None
+        return r.status, dict(r.getheaders()), obj
+
+
+def is_error(status, obj, want):
+    return (status == want and isinstance(obj, dict) and obj.get("status") == want and
+            isinstance(obj.get("error"), str) and len(obj["error"]) > 10)
+
+
+def png_header(w, h):
+    """A PNG whose IHDR declares w x h (8-bit RGB) and whose one IDAT is tiny."""
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+
+
+def reference(files):
+    """--input DIR's log: file name -> top list."""
+    with tempfile.TemporaryDirectory() as d:
+        for f in files:
+            os.symlink(os.path.abspath(f), os.path.join(d, os.path.basename(f)))
+        out = subprocess.run(BASE + ["--input", d, "--log", "-"], capture_output=True,
+                             env=env_headless(), timeout=60)
+    tops = {}
+    for line in out.stdout.decode().splitlines():
+        o = json.loads(line)
+        if o.get("event") == "frame":
+            tops[o["file"]] = o["top"]
+    return tops
+
+
+def same_top(a, b):
+    return (len(a) == len(b) and all(x["index"] == y["index"] for x, y in zip(a, b)) and
+            all(abs(x["score"] - y["score"]) <= TOL for x, y in zip(a, b)))
+
+
+def metrics(s, headers=None):
+    """GET /metrics parsed by prometheus_client: {sample name: [(labels, value)]}."""
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    c.request("GET", "/metrics", headers=headers or {})
+    r = c.getresponse()
+    text = r.read().decode()
+    c.close()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for smp in fam.samples:
+            out.setdefault(smp.name, []).append((smp.labels, smp.value))
+    return r.status, r.getheader("Content-Type"), out
+
+
+def value(m, name, **labels):
+    return sum(v for lab, v in m.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
+
+
+def read_stream(port, parts, out):
+    """GET /stream: the first `parts` parts' JPEGs appended to out (or an error string)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/stream")
+        r = c.getresponse()
+        ctype = r.getheader("Content-Type", "")
+        if r.status != 200 or not ctype.startswith("multipart/x-mixed-replace; boundary="):
+            out.append("status %d, %s" % (r.status, ctype))
+            return
+        boundary = b"--" + ctype.split("boundary=")[1].encode()
+        for _ in range(parts):
+            line = r.readline().strip()
+            if line != boundary:
+                out.append("part starts with %r" % line[:40])
+                return
+            head = {}
+            while True:
+                line = r.readline().strip()
+                if not line:
+                    break
+                k, v = line.decode().split(":", 1)
+                head[k.lower()] = v.strip()
+            data = r.read(int(head["content-length"]))
+            r.readline()
+            out.append((head.get("content-type"), data))
+        c.close()
+    except (OSError, ValueError, KeyError) as e:
+        out.append("error %s" % e)
+
+
+def test_bad_settings():
+    for args, word in [(["--serve", "0.0.0.0:0"], "--serve-token"),
+                       (["--serve", "70000"], "port"),
+                       (["--serve", "localhost:80"], "IPv4"),
+                       (["--serve-token", "abc"], "--serve"),
+                       (["--serve", "0", "--serve-token", "a b"], "--serve-token")]:
+        t = time.time()
+        p = subprocess.run(BASE + args, capture_output=True, env=env_headless(), timeout=30)
+        lines = p.stderr.decode().strip().splitlines()
+        check(p.returncode == 2 and len(lines) == 1 and word in lines[0] and not p.stdout and
+              "model" not in lines[0], "%s: exit 2, one line naming %s (got %d: %s)"
+              % (" ".join(args), word, p.returncode, lines))
+        check(time.time() - t < 5, "%s refused before the model loads" % " ".join(args))
+
+
+def test_requests_only():
+    files = sorted(os.path.join(FRAMES, f) for f in os.listdir(FRAMES))[:8]
+    files.append(os.path.join(SAMPLES, "bars_320x240.jpg"))
+    ref = reference(files)
+    check(len(ref) == len(files), "the --input reference classified %d files" % len(ref))
+    s = Server(["--serve", "0", "--serve-timeout", "1", "--serve-max-body", "1"])
+    check(s.port is not None, "--serve 0 says the port it serves on: " + s.stderr()[-300:])
+    if s.port is None:
+        s.stop()
+        return
+    check("requests only" in s.stderr(), "no --input: one line says requests only")
+    st, _, o = s.request("GET", "/healthz")
+    check(st == 200 and o == {"status": "ok"}, "/healthz 200 {status: ok}")
+
+    tops = set()
+    for f in files:
+        name = os.path.basename(f)
+        body = open(f, "rb").read()
+        ctype = "image/jpeg" if f.endswith(".jpg") else "image/png"
+        st, hd, o = s.request("POST", "/predict", body, {"Content-Type": ctype})
+        ok = st == 200 and o and hd.get("Content-Type") == "application/json"
+        check(ok and same_top(o["top"], ref.get(name, [])),
+              "raw %s: the --input answer (%s vs %s)" % (name, o and o.get("top"), ref.get(name)))
+        if ok:
+            tops.add(o["top"][0]["index"])
+            check(o["model"] and o["backend"] == "cpu" and o["latency_ms"] > 0 and
+                  o["inference_ms"] > 0 and "label" in o["top"][0] and len(o["top"]) == 5,
+                  "raw %s: model, backend, latency, 5 labels" % name)
+        # The same file as the multipart field "file" (as in PyTorch's Flask tutorial), by curl.
+        cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "file=@" + f,
+                             "http://127.0.0.1:%d/predict" % s.port], capture_output=True,
+                            timeout=30)
+        try:
+            o2 = json.loads(cp.stdout)
+        except ValueError:
+            o2 = None
+        check(o2 and same_top(o2.get("top", []), ref.get(name, [])),
+              "curl -F file=@%s: the --input answer (%s)" % (name, cp.stdout[:200]))
+    check(len(tops) >= 3, "the answers depend on the image (%d different top-1 of %d)"
+          % (len(tops), len(files)))
+    png = open(files[0], "rb").read()
+    st, _, o = s.request("POST", "/predict?k=2", png, {"Content-Type": "image/png"})
+    check(st == 200 and len(o["top"]) == 2, "?k=2: 2 labels")
+
+    # Errors.
+    for method, path, body, hdr, want, what in [
+            ("GET", "/predict", None, {}, 405, "GET /predict"),
+            ("DELETE", "/healthz", None, {}, 405, "DELETE /healthz"),
+            ("GET", "/nope", None, {}, 404, "unknown path"),
+            ("POST", "/predict?k=0", png, {"Content-Type": "image/png"}, 400, "?k=0"),
+            ("POST", "/predict?k=x", png, {"Content-Type": "image/png"}, 400, "?k=x"),
+            ("POST", "/predict", b"", {"Content-Type": "image/png"}, 400, "empty body"),
+            ("POST", "/predict", b"hello", {"Content-Type": "text/plain"}, 415, "text body"),
+            ("POST", "/predict", b"hello, not an image", {"Content-Type": "image/png"}, 415,
+             "not an image"),
+            ("POST", "/predict", open(os.path.join(SAMPLES, "bars_320x240.jpg"), "rb").read()[:2000],
+             {"Content-Type": "image/jpeg"}, 422, "truncated JPEG"),
+            ("POST", "/predict", png_header(20000, 20000), {"Content-Type": "image/png"}, 422,
+             "20000x20000 PNG header")]:
+        st, hd, o = s.request(method, path, body, hdr)
+        check(is_error(st, o, want), "%s: %d with a JSON error (got %d %s)" % (what, want, st, o))
+        if want == 405:
+            check("Allow" in hd, "%s: an Allow header" % what)
+    # A form without the field "file".
+    cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "image=@" + files[0],
+                         "http://127.0.0.1:%d/predict" % s.port], capture_output=True, timeout=30)
+    o = json.loads(cp.stdout or b"null")
+    check(is_error(400, o, 400) and "file" in o["error"], "a form without \"file\": 400 (%s)" % o)
+    # Over --serve-max-body 1 (MB): refused from Content-Length before the body is read, and a
+    # chunked body (no length) read and dropped, then 413.
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+              b"Content-Length: 17000000\r\n\r\n")
+    try:
+        head = c.recv(4096)
+    except OSError:
+        head = b""
+    c.close()
+    check(head.startswith(b"HTTP/1.1 413"), "Content-Length over the limit: 413 at once (%s)"
+          % head[:40])
+    big = png + b"\0" * (1 << 20)
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=20)
+    c.request("POST", "/predict", body=iter([big[i:i + 65536] for i in range(0, len(big), 65536)]),
+              headers={"Content-Type": "image/png"}, encode_chunked=True)
+    r = c.getresponse()
+    o = json.loads(r.read() or b"null")
+    c.close()
+    check(is_error(r.status, o, 413), "a chunked body over the limit: 413 (%d %s)" % (r.status, o))
+    # A slow client: half a request line, then nothing. The connection is closed after
+    # --serve-timeout 1; meanwhile others are answered.
+    slow = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    slow.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+    t = time.time()
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "others are answered while a slow client waits")
+    try:
+        got = slow.recv(4096)
+    except OSError:
+        got = b""
+    waited = time.time() - t
+    check(got == b"" and 0.5 < waited < 5, "the slow client is closed after the timeout "
+          "(%.1f s, %r)" % (waited, got[:40]))
+    slow.close()
+    # /latest has nothing to show without a source; /metrics counts what was answered.
+    for path in ("/latest", "/stream"):
+        st, _, o = s.request("GET", path)
+        check(is_error(st, o, 404), "%s without a source: 404 with a JSON error (%d)" % (path, st))
+    st, ctype, m = metrics(s)
+    ok200 = value(m, "camclass_http_requests_total", path="/predict", code="200")
+    check(st == 200 and ctype.startswith("text/plain; version=0.0.4"),
+          "/metrics: 200 text/plain; version=0.0.4 (%s)" % ctype)
+    check(ok200 == 2 * len(files) + 1, "/metrics: %d /predict answered 200 (%d)"
+          % (2 * len(files) + 1, ok200))
+    for code in ("405", "404", "400", "415", "422", "413"):
+        check(value(m, "camclass_http_requests_total", code=code) >= 1,
+              "/metrics counts the %s answers" % code)
+    check(value(m, "camclass_predict_latency_seconds_count") == ok200 and
+          value(m, "camclass_predict_latency_seconds_bucket", le="+Inf") == ok200 and
+          value(m, "camclass_predict_latency_seconds_sum") > 0,
+          "/metrics: the /predict latency histogram has every answer")
+    check(value(m, "camclass_results_total") == 0 and value(m, "camclass_frames_total") == 0,
+          "/metrics: no frames without a source")
+    check(m.get("camclass_info") and m["camclass_info"][0][0].get("backend") == "cpu" and
+          m["camclass_info"][0][0].get("model") and value(m, "camclass_uptime_seconds") > 0,
+          "/metrics: model, backend, uptime")
+    rc = s.stop()
+    check(rc == 0, "SIGTERM: exit 0 (%d)" % rc)
+
+
+def test_auth():
+    s = Server(["--serve", "127.0.0.1:0", "--serve-token", "s3cret-Token"])
+    if not check(s.port is not None, "--serve-token: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    png = open(os.path.join(FRAMES, sorted(os.listdir(FRAMES))[0]), "rb").read()
+    st, _, o = s.request("GET", "/healthz")
+    check(st == 200, "/healthz needs no token")
+    for hdr, what in [({}, "no token"), ({"Authorization": "Bearer wrong"}, "a wrong token"),
+                      ({"Authorization": "Bearer s3cret-Toke"}, "a prefix of the token"),
+                      ({"Authorization": "Basic czNjcmV0"}, "Basic auth")]:
+        hdr["Content-Type"] = "image/png"
+        st, hd, o = s.request("POST", "/predict", png, hdr)
+        check(is_error(st, o, 401) and hd.get("WWW-Authenticate", "").startswith("Bearer"),
+              "%s: 401 with WWW-Authenticate (%d %s)" % (what, st, hd))
+    st, _, o = s.request("GET", "/nope", None, {})
+    check(st == 401, "an unknown path without the token: 401, not 404 (%d)" % st)
+    for path in ("/metrics", "/latest"):
+        st, _, o = s.request("GET", path)
+        check(st == 401, "%s without the token: 401 (%d)" % (path, st))
+    st, _, m = metrics(s, {"Authorization": "Bearer s3cret-Token"})
+    check(st == 200 and value(m, "camclass_http_requests_total", code="401") >= 6,
+          "/metrics with the token: 200, the 401s counted")
+    st, _, o = s.request("POST", "/predict", png, {"Content-Type": "image/png",
+                                                   "Authorization": "Bearer s3cret-Token"})
+    check(st == 200 and o["top"], "the right token: 200")
+    # The connection limit (32): with 32 connections open and idle, a 33rd waits unanswered
+    # (in the listen backlog); when one of the 32 goes, it is answered.
+    held = []
+    for _ in range(32):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # headers not finished: held open
+        held.append(c)
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", s.port), timeout=1)
+    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    try:
+        early = extra.recv(4096)
+    except OSError:
+        early = None
+    check(early is None, "a 33rd connection is not answered while 32 are open (%r)" % early)
+    held.pop().close()
+    extra.settimeout(3)
+    try:
+        late = extra.recv(4096)
+    except OSError:
+        late = b""
+    extra.close()
+    check(late.startswith(b"HTTP/1.1 200"), "when one goes, the 33rd is answered (%r)" % late[:30])
+    for c in held:
+        c.close()
+    time.sleep(0.3)
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "after the 32 went away: answered again (%d)" % st)
+    s.stop()
+
+
+def test_shared_with_frames():
+    """4 clients send requests back to back for 2 s beside a looped input at 50 fps: the
+    inference thread alternates (one request per frame), so frames keep at least about a third
+    of the engine runs (a half, less the scheduling noise of a loaded machine)."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as log:
+        s = Server(["--input", FRAMES, "--loop", "--fps", "50", "--serve", "0", "--log",
+                    log.name])
+        if not check(s.port is not None, "--input with --serve: serving"):
+            s.stop()
+            return
+        time.sleep(0.5)
+        png = open(os.path.join(SAMPLES, "bars_320x240.png"), "rb").read()
+        oks, stop = [], time.time() + 2
+
+        def client():
+            n = 0
+            while time.time() < stop:
+                st, _, _ = s.request("POST", "/predict", png, {"Content-Type": "image/png"})
+                n += st == 200
+            oks.append(n)
+        n0 = len(open(log.name).read().splitlines())
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        n1 = len(open(log.name).read().splitlines())
+        st, _, latest = s.request("GET", "/latest")
+        # /stream: 3 viewers at once, 5 parts each, every JPEG decoded by PIL; then the page.
+        views = [[] for _ in range(3)]
+        threads = [threading.Thread(target=read_stream, args=(s.port, 5, v)) for v in views]
+        t_view = time.time()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        t_view = time.time() - t_view
+        for i, v in enumerate(views):
+            pics = []
+            for part in v:
+                try:
+                    im = Image.open(BytesIO(part[1]))
+                    im.load()
+                    pics.append((part[0], im.format, im.size))
+                except Exception as e:  # noqa: BLE001 - any failure to decode is the finding
+                    pics.append(("undecodable", str(e)[:80], part if isinstance(part, str) else
+                                 None))
+            check(len(pics) == 5 and all(p == ("image/jpeg", "JPEG", (640, 360)) for p in pics),
+                  "/stream viewer %d: 5 parts, each a 640x360 JPEG that decodes (%s)"
+                  % (i, pics[:2]))
+        check(t_view < 3, "5 pictures in %.1f s (at most 10 a second: about 0.5 s)" % t_view)
+        st3, hd3, _ = s.request("GET", "/")
+        st2, _, m = metrics(s)
+        s.stop()
+        check(st3 == 200 and hd3.get("Content-Type", "").startswith("text/html"),
+              "GET /: the page (%d %s)" % (st3, hd3.get("Content-Type")))
+        lines = [json.loads(x) for x in open(log.name).read().splitlines()]
+        frames_logged = [x for x in lines if x.get("event") == "frame"]
+        check(st == 200 and latest and latest.get("event") == "frame" and
+              latest.get("source") == FRAMES and latest.get("file") and
+              any(x["seq"] == latest["seq"] and x["top"] == latest["top"] for x in frames_logged),
+              "/latest: the log's frame object of a classified frame (%s)" % str(latest)[:200])
+        check(st2 == 200 and value(m, "camclass_results_total") >= n1 - 1 and
+              value(m, "camclass_frames_total") >= value(m, "camclass_results_total") and
+              value(m, "camclass_frame_latency_seconds_count") ==
+              value(m, "camclass_results_total") and
+              value(m, "camclass_frame_stage_seconds_count", stage="inference") ==
+              value(m, "camclass_results_total") and
+              value(m, "camclass_frame_stage_seconds_sum", stage="inference") > 0,
+              "/metrics: frames, results, the latency histogram and stage times (%d lines, %s)"
+              % (n1, {k: v for k, v in m.items() if "total" in k and "http" not in k}))
+        frames, reqs = n1 - n0, sum(oks)
+        print("in 2 s: %d requests answered, %d frames classified" % (reqs, frames))
+        check(reqs >= 10, "requests answered beside the frames (%d in 2 s)" % reqs)
+        check(frames >= 20 and frames >= min(100, reqs) / 3,
+              "frames kept flowing during the requests (%d frames, %d requests)" % (frames, reqs))
+
+
+t0 = time.time()
+test_bad_settings()
+test_requests_only()
+test_auth()
+test_shared_with_frames()
+print("%.1f s" % (time.time() - t0))
+sys.exit(summary())
