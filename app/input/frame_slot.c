@@ -275,3 +275,24 @@ int cc_frame_slot_start_producer(pthread_t *thread, void *(*main_fn)(void *), vo
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
+
+bool cc_frame_slot_put_copy(struct cc_frame_slot *slot, const struct cc_frame *src)
+{
+    struct cc_error err = {{0}};
+    struct cc_frame *f = cc_frame_slot_acquire(slot, src->size, &err);
+    if (!f) {
+        cc_frame_slot_close(slot, err.msg); // no-op when closed; else out of memory
+        return false;
+    }
+    memcpy(f->data, src->data, src->size);
+    f->format = src->format;
+    f->width = src->width;
+    f->height = src->height;
+    f->stride = src->stride;
+    f->size = src->size;
+    f->sequence = src->sequence;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    f->timestamp_ns = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    return cc_frame_slot_put(slot, f);
+}

@@ -69,6 +69,11 @@ void cc_frame_slot_close(struct cc_frame_slot *slot, const char *error_msg);
 /* True once cc_frame_slot_close was called. */
 bool cc_frame_slot_closed(struct cc_frame_slot *slot);
 
+/* A copy of src (pixels, format, geometry, sequence) as the newest frame, time-stamped now
+ * (CLOCK_MONOTONIC): acquire + copy + put, for producers that decode into a frame of their own.
+ * False when the slot is closed, or out of memory (then the slot is closed with that error). */
+bool cc_frame_slot_put_copy(struct cc_frame_slot *slot, const struct cc_frame *src);
+
 /* Starts a producer thread (a file source's or a stream's) with SIGINT, SIGTERM and SIGHUP
  * blocked in it (it inherits the mask set around pthread_create): the stop and reopen signals
  * go to the main thread and never interrupt the producer's reads. Returns pthread_create's

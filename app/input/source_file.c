@@ -475,20 +475,7 @@ static void *producer_main(void *arg)
         } else if (!cc_frame_slot_wait_taken(slot)) {
             break;
         }
-        struct cc_frame *f = cc_frame_slot_acquire(slot, st->size, &err);
-        if (!f) {
-            cc_frame_slot_close(slot, err.msg); // no-op when closed; else out of memory
-            break;
-        }
-        memcpy(f->data, st->data, st->size);
-        f->format = st->format;
-        f->width = st->width;
-        f->height = st->height;
-        f->stride = st->stride;
-        f->size = st->size;
-        f->sequence = st->sequence;
-        f->timestamp_ns = now_ns();
-        if (!cc_frame_slot_put(slot, f))
+        if (!cc_frame_slot_put_copy(slot, st))
             break;
     }
     return NULL;

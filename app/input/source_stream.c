@@ -169,20 +169,8 @@ static void *stream_main(void *arg)
                 break;
             continue;
         }
-        struct cc_frame *f = cc_frame_slot_acquire(s->slot, st->size, &err);
-        if (!f) {
-            cc_frame_slot_close(s->slot, err.msg); // no-op when closed; else out of memory
-            break;
-        }
-        memcpy(f->data, st->data, st->size);
-        f->format = st->format;
-        f->width = st->width;
-        f->height = st->height;
-        f->stride = st->stride;
-        f->size = st->size;
-        f->sequence = s->sequence++;
-        f->timestamp_ns = now_ns();
-        if (!cc_frame_slot_put(s->slot, f))
+        st->sequence = s->sequence++;
+        if (!cc_frame_slot_put_copy(s->slot, st))
             break;
     }
     return NULL;
