@@ -853,9 +853,11 @@ static void test_backend_switch(void)
     struct lines ls = read_lines(path);
     const char *want[] = {"vulkan", "vulkan", "cpu", "cpu", "cpu"}; // 4 frames, the summary
     CHECKF(ls.n == 5, "%d lines", ls.n);
-    for (int i = 0; i < ls.n && i < 5; i++)
-        CHECKF(str(ls.item[i], "backend") && strcmp(str(ls.item[i], "backend"), want[i]) == 0,
-               "line %d: backend %s, want %s", i + 1, str(ls.item[i], "backend"), want[i]);
+    for (int i = 0; i < ls.n && i < 5; i++) {
+        const char *got = str(ls.item[i], "backend");
+        CHECKF(got && strcmp(got, want[i]) == 0, "line %d: backend %s, want %s", i + 1,
+               got ? got : "(none)", want[i]);
+    }
     lines_free(&ls);
 }
 
