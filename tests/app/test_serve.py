@@ -385,6 +385,24 @@ def test_auth():
     s.stop()
 
 
+def test_config():
+    """The service's way in (docs/SERVE.md, "--serve as a service"): "serve" and "serve-token"
+    in the config file, as the systemd units' --config reads it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as cfg:
+        json.dump({"headless": True, "serve": "127.0.0.1:0", "serve-token": "from-the-config"}, cfg)
+        cfg.flush()
+        s = Server(["--config", cfg.name])
+        if check(s.port is not None, "serve from --config: serving (%s)" % s.stderr()[-300:]):
+            st, _, _ = s.request("GET", "/healthz")
+            st2, _, _ = s.request("GET", "/metrics")
+            st3, _, _ = s.request("GET", "/metrics", None,
+                                  {"Authorization": "Bearer from-the-config"})
+            check(st == 200 and st2 == 401 and st3 == 200,
+                  "serve-token from the config: /healthz %d, /metrics without it %d, with it %d"
+                  % (st, st2, st3))
+        s.stop()
+
+
 def test_shared_with_frames():
     """4 clients send requests back to back for 2 s beside a looped input at 50 fps: the
     inference thread alternates (one request per frame), so frames keep at least about a third
@@ -467,6 +485,7 @@ t0 = time.time()
 test_bad_settings()
 test_requests_only()
 test_auth()
+test_config()
 test_shared_with_frames()
 print("%.1f s" % (time.time() - t0))
 sys.exit(summary())

@@ -15,18 +15,22 @@
 #   4. config.json is valid JSON; `meson install` would put both units in a systemd unit dir, the
 #      udev rule in a udev rules dir and the config where ExecStart's --config points;
 #   5. the udev rule: its syntax and what it tags (udev_rules_check.py; no udevadm verify before
-#      systemd 254, and udev is not installed where the tests run).
+#      systemd 254, and udev is not installed where the tests run);
+#   6. the network drop-in for --serve/--mqtt (systemd/network.conf, docs/SERVE.md) on both units:
+#      verify stays quiet, systemd-analyze reads it (PrivateNetwork= rated open), the deny list
+#      stays (only the allowed addresses), exposure still <= 2.5, and it installs as an example;
+#      a drop-in that resets IPAddressDeny= must be caught (control).
 # Usage: test_systemd.sh UNIT TEMPLATE_UNIT UDEV_RULES UDEV_RULES_CHECK CONFIG_JSON CAMCLASS_BINARY
-#        BUILD_ROOT
+#        BUILD_ROOT NETWORK_DROPIN
 set -u
-unit=$1 template=$2 rules=$3 rules_check=$4 config=$5 binary=$6 buildroot=$7
+unit=$1 template=$2 rules=$3 rules_check=$4 config=$5 binary=$6 buildroot=$7 dropin=$8
 max_exposure=2.5
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
 command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze not found (apt-get install systemd; tools/setup.sh does)"; exit 1; }
-for f in "$unit" "$template" "$rules" "$rules_check"; do
+for f in "$unit" "$template" "$rules" "$rules_check" "$dropin"; do
     [ -f "$f" ] || { echo "FAIL: no file at $f"; exit 1; }
 done
 tmp=$(mktemp -d) || exit 1
@@ -199,6 +203,66 @@ else
     printf '%s\n' "$out"
     fail "udev rule $(basename "$rules") (udev_rules_check.py)"
 fi
+
+# --- 6. The network drop-in ------------------------------------------------------------------
+# Each unit again, in a directory of its own with the drop-in in UNIT.d/ beside it, which is
+# where verify and security --offline read drop-ins from.
+security_of() { # dir unit -> systemd-analyze security's table
+    (cd "$1" && systemd-analyze security --offline=true --no-pager "./$2" 2>&1)
+}
+# with_dropin NAME UNIT_FILE DROPIN_FILE INSTANCE -> the directory holding them
+with_dropin() {
+    d="$tmp/net-$1"
+    mkdir -p "$d/$(basename "$2").d"
+    cp "$2" "$d/"
+    cp "$3" "$d/$(basename "$2").d/network.conf"
+    echo "$d"
+}
+# net_checks DIR INSTANCE: prints the failures, nothing when the drop-in does what it says
+net_checks() {
+    out=$(cd "$1" && systemd-analyze verify --man=no "./$2" 2>&1) ||
+        echo "systemd-analyze verify exits $?"
+    [ -z "$out" ] || echo "systemd-analyze verify says: $out"
+    table=$(security_of "$1" "$2")
+    printf '%s\n' "$table" | grep -q '✗ PrivateNetwork=' ||
+        echo "PrivateNetwork= is not rated open: the drop-in was not read"
+    printf '%s\n' "$table" | grep -q '✗ RestrictAddressFamilies=~AF_(INET|INET6)' ||
+        echo "AF_INET is not allowed: the service could not open a socket"
+    printf '%s\n' "$table" | grep -q 'IPAddressDeny=.*defines IP address allow list' ||
+        echo "no IP address allow list: $(printf '%s\n' "$table" | grep 'IPAddressDeny=')"
+    e=$(printf '%s\n' "$table" |
+        sed -n 's/.*Overall exposure level for [^:]*: \([0-9][0-9]*\.[0-9]\).*/\1/p')
+    if [ -z "$e" ] || ! le "$e" "$max_exposure"; then
+        echo "exposure '$e' > $max_exposure"
+    fi
+}
+for pair in "camclass.service:$tmp/camclass.service" \
+    "camclass@video0.service:$tmp/template/camclass@.service"; do
+    inst=${pair%%:*} file=${pair#*:}
+    d=$(with_dropin "$inst" "$file" "$dropin")
+    problems=$(net_checks "$d" "$inst")
+    if [ -z "$problems" ]; then
+        ok "$inst with network.conf: verifies, network open to the allow list only," \
+            "exposure $(exposure_of "$d/$inst")"
+    else
+        fail "$inst with network.conf:"
+        printf '%s\n' "$problems" | sed 's/^/    /'
+    fi
+done
+# Control: the drop-in as docs/SERVE.md once had it, with IPAddressDeny= reset (every address
+# allowed), must be caught.
+sed 's/^IPAddressAllow=.*/IPAddressDeny=\n&/' "$dropin" >"$tmp/reset.conf"
+d=$(with_dropin control "$tmp/camclass.service" "$tmp/reset.conf")
+if net_checks "$d" camclass.service | grep -q 'no IP address allow list'; then
+    ok "control: a drop-in that resets IPAddressDeny= is caught"
+else
+    fail "control: a drop-in that resets IPAddressDeny= passes"
+fi
+dropin_dest=$(dest_of systemd/network.conf)
+case "$dropin_dest" in
+*/share/doc/camclass/examples/network.conf) ok "installs $dropin_dest" ;;
+*) fail "network.conf installs to '$dropin_dest'" ;;
+esac
 
 [ $fails -eq 0 ] && echo "all systemd checks passed" || echo "$fails systemd check(s) failed"
 [ $fails -eq 0 ]
