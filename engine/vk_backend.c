@@ -10,12 +10,9 @@
  *
  * Per-op fallback (as PyTorch's CPU fallback for a device backend): a node these kernels cannot
  * run (cc_vk_node_supported) runs on the CPU with the reference C op (cpu_ops.h), between
- * Vulkan segments. Then there is one command buffer per segment: run() submits one, waits,
- * runs the CPU nodes that follow it on the host, submits the next. Where the arena is mapped
- * (UMA: integrated GPUs, lavapipe) the CPU op reads and writes it in place; elsewhere a host
- * mirror of the arena takes the CPU nodes' inputs at the end of the segment before them and
- * gives their outputs back at the start of the segment after them (vkCmdCopyBuffer, only the
- * tensors they touch). The load notice names each such node and what it costs per run.
+ * Vulkan segments, one command buffer per segment. Create chooses those nodes and records the
+ * segments here; their host side (mirror, CPU steps, the run through the segments, the load
+ * notice) is vk_fallback.c's.
  *
  * Activations stay NCHW f32, exactly as the model declares them, so flatten/reshape alias their
  * input and results are read back without conversion.
@@ -25,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <vulkan/vulkan.h>
 
@@ -33,84 +29,18 @@
 #include "cpu_ops.h"
 #include "kernels.h"
 #include "plan.h"
+#include "vk_backend.h"
 #include "vk_context.h"
+#include "vk_fallback.h"
 #include "vk_nodes.h"
 #include "vk_profile.h"
-
-/* One step: a dispatch, or the arena copies of a node that only moves memory (concat, slice,
- * a reshape the plan did not alias), both recorded; or a node run on the CPU between segments. */
-struct vk_step {
-    int node;              // index into model->nodes
-    enum cc_kernel kernel; // CC_KERNEL_COUNT for a copy or CPU step
-    VkPipeline pipeline;   // not owned (vk_state.pipelines owns it)
-    VkDescriptorSet set;
-    uint32_t groups[3];
-    int first_copy, n_copies; // copy steps: vk_state.copies[first_copy .. + n_copies)
-    bool cpu;                 // a CPU step: runs cpu_op on in/out between segments
-    const struct cc_cpu_op *cpu_op;
-    const float *in[CC_MAX_NODE_INPUTS]; // CPU steps: inputs in the host view of the arena, or
-                                         // constants; not owned
-    float *out;                          // CPU steps: the output in the host view; not owned
-};
-
-/* A unique specialization; nodes with identical ones share the pipeline. */
-struct vk_pipeline {
-    enum cc_kernel kernel;
-    uint32_t local[3];
-    uint32_t spec[CC_KERNEL_MAX_SPEC];
-    VkPipeline pipeline; // owned
-};
-
-struct vk_state {
-    const struct cc_model *model; // not owned; outlives the state
-    struct cc_vk *vk;
-    struct cc_kernels *kernels;
-    struct cc_plan plan;
-    bool plan_ok;
-    VkDeviceSize align; // offset alignment for views and storage descriptors
-
-    struct cc_vk_buffer weights;                 // repacked constants, uploaded once
-    struct cc_vk_buffer arena;                   // every activation, planned by cc_plan
-    struct cc_vk_buffer staging_in;              // devices without UMA: input copied from here
-    struct cc_vk_buffer staging_out;             // devices without UMA: output copied to here
-    size_t in_off, in_bytes, out_off, out_bytes; // in the arena
-
-    struct vk_pipeline *pipelines; // (n_pipelines)
-    int n_pipelines;
-    VkBufferView *views; // (n_views)
-    int n_views, cap_views;
-    VkDescriptorPool pool;
-    struct vk_step *steps; // (n_steps) in node order
-    int n_steps;
-    VkBufferCopy *copies; // (n_copies) the copy steps' regions, owned
-    int n_copies;
-
-    VkCommandBuffer *cmds; // (n_cmds) one per segment, recorded once at create, re-submitted
-    int n_cmds;            // per run; 1 + the number of runs of consecutive CPU steps
-    VkFence fence;
-
-    /* Per-op fallback (CPU steps). */
-    bool shared;               // the host reads and writes the arena in place (mapped, and not
-                               // opts->vk_staging); else through staging and the mirror
-    struct cc_vk_buffer mirror; // !shared with CPU steps: host copy of the arena, same offsets
-    char *host;                // the arena as the CPU steps see it: arena.map or mirror.map
-    float *cpu_consts;         // dequantized int8 constants that CPU steps read; owned
-    float *cpu_scratch;        // the largest scratch of a CPU step's op; owned
-    int n_cpu;                 // CPU steps
-    bool *on_cpu;              // (n_nodes) the node runs on the CPU
-    char (*cpu_why)[200];      // (n_nodes) why, for the load notice
-    VkQueryPool queries;             // 2 per step when profiling, else VK_NULL_HANDLE
-    uint64_t *stamps;                // (2 * n_timings) query results
-    struct cc_layer_timing *timings; // (n_timings), one per step
-    int n_timings;
-};
 
 static void vk_destroy(void *state);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Descriptors                                                                               */
 
-static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
+static bool make_view(struct cc_vk_state *s, VkBuffer buf, VkDeviceSize off, VkDeviceSize bytes,
                       VkFormat format, const char *what, VkBufferView *out, struct cc_error *err)
 {
     uint64_t elems = bytes / cc_vk_texel_bytes(format);
@@ -142,19 +72,19 @@ static bool make_view(struct vk_state *s, VkBuffer buf, VkDeviceSize off, VkDevi
 }
 
 /* Returns the shared pipeline for a specialization, building it on first use. */
-static bool get_pipeline(struct vk_state *s, const struct cc_vk_node *ns, VkPipeline *out,
+static bool get_pipeline(struct cc_vk_state *s, const struct cc_vk_node *ns, VkPipeline *out,
                          struct cc_error *err)
 {
     int n_spec = cc_kernel_table[ns->kernel].n_spec;
     for (int i = 0; i < s->n_pipelines; i++) {
-        struct vk_pipeline *p = &s->pipelines[i];
+        struct cc_vk_pipeline *p = &s->pipelines[i];
         if (p->kernel == ns->kernel && !memcmp(p->local, ns->local, sizeof(p->local)) &&
             !memcmp(p->spec, ns->spec, (size_t)n_spec * sizeof(uint32_t))) {
             *out = p->pipeline;
             return true;
         }
     }
-    struct vk_pipeline *p = &s->pipelines[s->n_pipelines];
+    struct cc_vk_pipeline *p = &s->pipelines[s->n_pipelines];
     p->kernel = ns->kernel;
     memcpy(p->local, ns->local, sizeof(p->local));
     memcpy(p->spec, ns->spec, sizeof(p->spec));
@@ -172,7 +102,7 @@ static bool get_pipeline(struct vk_state *s, const struct cc_vk_node *ns, VkPipe
 /* i8 weights are read through R8_SINT and R8G8B8A8_SINT uniform texel buffers. Vulkan makes
  * both mandatory for uniform texel buffers, but a driver that lacks them gets a clear message
  * here rather than a failed view later. */
-static bool check_i8_formats(struct vk_state *s, struct cc_error *err)
+static bool check_i8_formats(struct cc_vk_state *s, struct cc_error *err)
 {
     bool any = false;
     for (int i = 0; i < s->model->n_tensors; i++)
@@ -193,7 +123,7 @@ static bool check_i8_formats(struct vk_state *s, struct cc_error *err)
     return true;
 }
 
-static bool write_set(struct vk_state *s, struct vk_step *st, const struct cc_vk_node *ns,
+static bool write_set(struct cc_vk_state *s, struct cc_vk_step *st, const struct cc_vk_node *ns,
                       struct cc_error *err)
 {
     const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
@@ -250,42 +180,13 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags
     vkCmdPipelineBarrier(cmd, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
-/* The arena ranges a run of CPU steps [first, end) exchanges with the mirror: inputs (tensors
- * they read that no step of the run wrote before, constants aside) or outputs. Returns the
- * count written to out (room for (end - first) * CC_MAX_NODE_INPUTS). */
-static uint32_t cpu_run_ranges(const struct vk_state *s, int first, int end, bool inputs,
-                               VkBufferCopy *out)
-{
-    const struct cc_model *m = s->model;
-    uint32_t n = 0;
-    for (int i = first; i < end; i++) {
-        const struct cc_node *node = &m->nodes[s->steps[i].node];
-        for (int k = 0; inputs && k < node->n_inputs; k++) {
-            int t = node->inputs[k];
-            bool made_here = false;
-            for (int j = first; j < i; j++)
-                made_here |= m->nodes[s->steps[j].node].outputs[0] == t;
-            if (cc_tensor_is_const(&m->tensors[t]) || made_here)
-                continue;
-            VkDeviceSize off = s->plan.offset[t];
-            out[n++] = (VkBufferCopy){off, off, (VkDeviceSize)m->tensors[t].count * sizeof(float)};
-        }
-        if (!inputs) {
-            int t = node->outputs[0];
-            VkDeviceSize off = s->plan.offset[t];
-            out[n++] = (VkBufferCopy){off, off, (VkDeviceSize)m->tensors[t].count * sizeof(float)};
-        }
-    }
-    return n;
-}
-
-static bool begin_cmd(struct vk_state *s, int seg, struct cc_error *err)
+static bool begin_cmd(struct cc_vk_state *s, int seg, struct cc_error *err)
 {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     return cc_vk_check(vkBeginCommandBuffer(s->cmds[seg], &bi), "vkBeginCommandBuffer", err);
 }
 
-static bool record(struct vk_state *s, struct cc_error *err)
+static bool record(struct cc_vk_state *s, struct cc_error *err)
 {
     VkCommandBufferAllocateInfo cai = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -320,7 +221,7 @@ static bool record(struct vk_state *s, struct cc_error *err)
      * result, and arena reuse makes later writes depend on earlier reads (WAR). */
     barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
     for (int i = 0; i < s->n_steps; i++) {
-        const struct vk_step *st = &s->steps[i];
+        const struct cc_vk_step *st = &s->steps[i];
         if (st->cpu) {
             if (i > 0 && s->steps[i - 1].cpu)
                 continue; // recorded with the first step of its run
@@ -330,7 +231,7 @@ static bool record(struct vk_state *s, struct cc_error *err)
             /* End the segment: the CPU steps' inputs out to the host, then the next segment
              * starts with their outputs back in the arena. */
             if (!s->shared) {
-                uint32_t n = cpu_run_ranges(s, i, end, true, ranges);
+                uint32_t n = cc_vk_fallback_ranges(s, i, end, true, ranges);
                 /* The copy reads what the steps before wrote (the barrier at the top covers
                  * i == 0). */
                 if (n && i > 0)
@@ -346,7 +247,7 @@ static bool record(struct vk_state *s, struct cc_error *err)
             }
             cmd = s->cmds[seg];
             if (!s->shared) {
-                uint32_t n = cpu_run_ranges(s, i, end, false, ranges);
+                uint32_t n = cc_vk_fallback_ranges(s, i, end, false, ranges);
                 vkCmdCopyBuffer(cmd, s->mirror.buffer, s->arena.buffer, n, ranges);
             }
             barrier(cmd, HOST | XFER | CS, VK_ACCESS_HOST_WRITE_BIT | WRITES, XFER | CS, ALL);
@@ -383,135 +284,10 @@ static bool record(struct vk_state *s, struct cc_error *err)
     return cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Per-op fallback: nodes on the CPU                                                          */
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* The host side of the CPU steps: the mirror where the arena is not shared, int8 constants
- * they read dequantized, their ops' scratch. Nothing when there are no CPU steps. */
-static bool cpu_prepare(struct vk_state *s, struct cc_error *err)
-{
-    const struct cc_model *m = s->model;
-    if (!s->n_cpu)
-        return true;
-    if (!s->shared &&
-        !cc_vk_buffer_init(s->vk, &s->mirror, s->plan.arena_size,
-                           VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                           CC_VK_MEM_STAGING, err))
-        return false;
-    s->host = s->shared ? s->arena.map : s->mirror.map;
-    if (!s->host)
-        return cc_error_set(err, "vulkan backend: no host-visible memory for the nodes that run "
-                                 "on the CPU; use --backend cpu");
-    size_t consts = 0, scratch = 0;
-    for (int i = 0; i < m->n_nodes; i++) {
-        if (!s->on_cpu[i])
-            continue;
-        const struct cc_node *n = &m->nodes[i];
-        for (int k = 0; k < n->n_inputs; k++)
-            if (m->tensors[n->inputs[k]].q)
-                consts += (size_t)m->tensors[n->inputs[k]].count;
-        const struct cc_cpu_op *op = cc_cpu_op_find(n->op);
-        size_t need = op->scratch ? op->scratch(m, n) : 0;
-        scratch = need > scratch ? need : scratch;
-    }
-    if ((consts && !(s->cpu_consts = malloc(consts * sizeof(float)))) ||
-        (scratch && !(s->cpu_scratch = malloc(scratch * sizeof(float)))))
-        return cc_error_set(err, "vulkan backend: out of memory for the nodes that run on the CPU");
-    return true;
-}
-
-/* Makes st (node st->node, on the CPU) point at its tensors in the host view of the arena;
- * its int8 constants are dequantized into cpu_consts from *used on (which it advances). */
-static void cpu_step(struct vk_state *s, struct vk_step *st, size_t *used)
-{
-    const struct cc_model *m = s->model;
-    const struct cc_node *n = &m->nodes[st->node];
-    st->cpu = true;
-    st->cpu_op = cc_cpu_op_find(n->op);
-    for (int k = 0; k < n->n_inputs; k++) {
-        const struct cc_tensor *t = &m->tensors[n->inputs[k]];
-        if (t->q) {
-            float *f = s->cpu_consts + *used;
-            cc_tensor_dequantize(t, f);
-            *used += (size_t)t->count;
-            st->in[k] = f;
-        } else if (cc_tensor_is_const(t)) {
-            st->in[k] = t->data;
-        } else {
-            st->in[k] = (const float *)(s->host + s->plan.offset[n->inputs[k]]);
-        }
-    }
-    st->out = (float *)(s->host + s->plan.offset[n->outputs[0]]);
-}
-
-/* One run: each segment submitted and waited for, the CPU steps after it run on this thread.
- * cpu_ms: the time in CPU steps. */
-static bool run_segments(struct vk_state *s, double *cpu_ms, struct cc_error *err)
-{
-    *cpu_ms = 0;
-    int i = 0;
-    for (int seg = 0; seg < s->n_cmds; seg++) {
-        if (!cc_vk_submit_wait(s->vk, s->cmds[seg], s->fence, err))
-            return false;
-        while (i < s->n_steps && !s->steps[i].cpu)
-            i++;
-        for (; i < s->n_steps && s->steps[i].cpu; i++) {
-            const struct vk_step *st = &s->steps[i];
-            double t0 = now_ms();
-            st->cpu_op->run(s->model, &s->model->nodes[st->node], st->in, st->out,
-                            (struct cc_cpu_part){.p = 0, .n_parts = 1, .scratch = s->cpu_scratch});
-            double ms = now_ms() - t0;
-            *cpu_ms += ms;
-            if (s->timings)
-                s->timings[i].ms = ms;
-        }
-    }
-    return true;
-}
-
-/* The load notice: which nodes run on the CPU, why, and what they cost per run. */
-static void cpu_notice(const struct vk_state *s, FILE *out, double cpu_ms, double total_ms)
-{
-    const struct cc_model *m = s->model;
-    fprintf(out, "camclass: vulkan backend: %d node%s run%s on the CPU between Vulkan segments:",
-            s->n_cpu, s->n_cpu == 1 ? "" : "s", s->n_cpu == 1 ? "s" : "");
-    int named = 0;
-    for (int i = 0; i < m->n_nodes && named < 3; i++) {
-        if (!s->on_cpu[i])
-            continue;
-        fprintf(out, "%s %s", named ? ";" : "", s->cpu_why[i]);
-        named++;
-    }
-    if (s->n_cpu > named)
-        fprintf(out, "; and %d more", s->n_cpu - named);
-    size_t bytes = 0;
-    if (!s->shared)
-        for (int i = 0; i < s->n_steps; i++)
-            if (s->steps[i].cpu) {
-                const struct cc_node *n = &m->nodes[s->steps[i].node];
-                bytes += (size_t)m->tensors[n->outputs[0]].count * sizeof(float);
-                for (int k = 0; k < n->n_inputs; k++)
-                    if (!cc_tensor_is_const(&m->tensors[n->inputs[k]]))
-                        bytes += (size_t)m->tensors[n->inputs[k]].count * sizeof(float);
-            }
-    fprintf(out, ". A run of %.2f ms spends %.2f ms in them, with %d more Vulkan submission%s",
-            total_ms, cpu_ms, s->n_cmds - 1, s->n_cmds == 2 ? "" : "s");
-    if (bytes)
-        fprintf(out, " and up to %.2f MB copied between the device and the host", bytes / 1e6);
-    fprintf(out, "\n");
-}
-
 static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
                        struct cc_error *err)
 {
-    struct vk_state *s = calloc(1, sizeof(*s));
+    struct cc_vk_state *s = calloc(1, sizeof(*s));
     struct cc_vk_node *setups = NULL;
     struct cc_vk_weights w = {0};
     if (!s) {
@@ -628,18 +404,18 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
                      "vkCreateDescriptorPool", err))
         goto error;
 
-    if (!cpu_prepare(s, err))
+    if (!cc_vk_fallback_prepare(s, err))
         goto error;
     size_t consts_used = 0;
 
     /* Steps: pipelines (shared between equal specializations) and descriptor sets. */
     for (int i = 0; i < nn; i++) {
         const struct cc_vk_node *ns = &setups[i];
-        struct vk_step *st = &s->steps[s->n_steps];
+        struct cc_vk_step *st = &s->steps[s->n_steps];
         st->node = i;
         st->kernel = ns->kernel;
         if (s->on_cpu[i]) {
-            cpu_step(s, st, &consts_used);
+            cc_vk_fallback_step(s, st, &consts_used);
             s->n_steps++;
             continue;
         }
@@ -703,17 +479,9 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
      * (lavapipe does: its first run took ~500 ms against ~50 ms after), which belongs to the
      * load, not to the first frame. The arena holds no input yet; its results are unused.
      * With CPU steps, a second run measures what they cost for the load notice. */
-    double cpu_ms = 0, total_ms = 0;
-    if (!run_segments(s, &cpu_ms, err))
+    double cpu_ms = 0;
+    if (!cc_vk_fallback_run(s, &cpu_ms, err) || !cc_vk_fallback_measure(s, opts->notices, err))
         goto error;
-    if (s->n_cpu) {
-        double t0 = now_ms();
-        if (!run_segments(s, &cpu_ms, err))
-            goto error;
-        total_ms = now_ms() - t0;
-        if (opts->notices)
-            cpu_notice(s, opts->notices, cpu_ms, total_ms);
-    }
     s->vk->fault.armed = true; // an injected oom/lost fault counts the runs' submissions
     return s;
 
@@ -729,13 +497,13 @@ error:
 
 static bool vk_run(void *state, const float *input, float *output, struct cc_error *err)
 {
-    struct vk_state *s = state;
+    struct cc_vk_state *s = state;
     if (s->shared)
         memcpy((char *)s->arena.map + s->in_off, input, s->in_bytes);
     else
         memcpy(s->staging_in.map, input, s->in_bytes);
     double cpu_ms;
-    if (!run_segments(s, &cpu_ms, err))
+    if (!cc_vk_fallback_run(s, &cpu_ms, err))
         return false;
     if (s->shared)
         memcpy(output, (const char *)s->arena.map + s->out_off, s->out_bytes);
@@ -748,7 +516,7 @@ static bool vk_run(void *state, const float *input, float *output, struct cc_err
         double period = s->vk->props.limits.timestampPeriod; // ns per tick
         for (int i = 0; i < s->n_timings; i++) {
             if (s->steps[i].cpu)
-                continue; // timed on the host by run_segments; its queries are never written
+                continue; // timed on the host by cc_vk_fallback_run; its queries are never written
             uint64_t *ts = &s->stamps[2 * i];
             VkResult r = vkGetQueryPoolResults(s->vk->device, s->queries, (uint32_t)(2 * i), 2,
                                                2 * sizeof(uint64_t), ts, sizeof(uint64_t),
@@ -764,7 +532,7 @@ static bool vk_run(void *state, const float *input, float *output, struct cc_err
 
 static int vk_layer_timings(void *state, const struct cc_layer_timing **out)
 {
-    struct vk_state *s = state;
+    struct cc_vk_state *s = state;
     if (!s->queries)
         return 0;
     *out = s->timings;
@@ -773,13 +541,13 @@ static int vk_layer_timings(void *state, const struct cc_layer_timing **out)
 
 static const char *vk_device_name(void *state)
 {
-    struct vk_state *s = state;
+    struct cc_vk_state *s = state;
     return s->vk->props.deviceName;
 }
 
 static void vk_destroy(void *state)
 {
-    struct vk_state *s = state;
+    struct cc_vk_state *s = state;
     if (!s)
         return;
     if (s->vk) {

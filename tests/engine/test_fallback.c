@@ -1,5 +1,5 @@
 /* camclass — per-op fallback: nodes the Vulkan kernels cannot run go to the CPU between
- * Vulkan segments (vk_backend.c), and the result still matches the reference ops.
+ * Vulkan segments (vk_fallback.c), and the result still matches the reference ops.
  *
  * The node the Vulkan backend lacks: add and mul with a CONSTANT operand (a normalization or
  * per-channel scale baked into a model, as ONNX graphs often have them). The Vulkan kernels
