@@ -7,7 +7,8 @@
 - detections mode on a crafted sequence (runs of two different images): fewer lines than
   frames, and each `detection` names a label other than the one before;
 - SIGHUP after the log file was renamed (logrotate): a new file appears and receives lines;
-  SIGTERM and SIGINT: exit 0, and the last line is the summary;
+  SIGTERM and SIGINT: exit 0, and the last line is the summary; a SIGTERM pending (blocked)
+  since the exec, as one that comes during the start: exit 0 with a summary, not a kill;
 - sd_notify over a stand-in NOTIFY_SOCKET: READY=1 once, after the first line was logged;
   WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM;
 - capture overlaps inference (a 200 frames/s source: drops, camera_fps above the inference
@@ -308,6 +309,30 @@ def main():
             # Nothing lost or doubled across the rotation: frame seqs continue.
             seqs = [o["seq"] for o in old + objs if o.get("event") == "frame"]
             check(seqs == sorted(set(seqs)), "rotation: seqs not increasing: %r" % seqs[:50])
+
+    # 4b. A stop signal that comes while camclass starts ends it like one while running (exit
+    # 0, a summary line), not by the signal. Made certain: the SIGTERM is sent before the exec,
+    # blocked, so it is pending when camclass's main begins (an inherited blocked mask, which
+    # camclass must undo once its handler is in place, or systemd's SIGTERM would never come).
+    def held_sigterm():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    log = os.path.join(tmp, "held.jsonl")
+    p = subprocess.Popen(host_command(exe) + base + ["--input", y4m, "--loop", "--fps", "20",
+                                                     "--log", log], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env_headless(),
+                         preexec_fn=held_sigterm)
+    try:
+        out, err = p.communicate(timeout=60)  # a bound for a hang: the SIGTERM never handled
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        err += " (still running after 60 s: the held SIGTERM was never taken)"
+    objs = parse_log(lines_in(log), "held SIGTERM log", model_name, "cpu", y4m)
+    check(p.returncode == 0 and objs and objs[-1].get("event") == "summary",
+          "SIGTERM during the start: exit %d, last line %r: %s" %
+          (p.returncode, objs[-1] if objs else None, err))
 
     # 5. sd_notify: a datagram socket standing in for systemd's.
     sock_path = os.path.join(tmp, "notify.sock")
