@@ -435,7 +435,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
                 cc_series_add(&a->present_ms, (double)(t2 - t) / 1e6);
             last_present = t2;
         }
-        if (fresh && !ready) {
+        if (fresh && !ready) { // after the first present: test_headless.py's window part waits
             cc_notify_ready();
             ready = true;
         }
