@@ -6,7 +6,9 @@
  * log is written by the inference thread (pipeline on_result), which also does the SIGHUP
  * reopen; main writes its summary line after the threads have been joined.
  *
- * Signals: SIGINT/SIGTERM set stop_flag, SIGHUP sets reopen_flag (lock-free atomics: the only
+ * Signals, handled from main's first line (a stop during the start gives exit 0 too; an inherited
+ * blocked mask is undone, or systemd's SIGTERM would wait for ever): SIGINT/SIGTERM set
+ * stop_flag, SIGHUP sets reopen_flag (lock-free atomics: the only
  * process-wide mutable state, because a signal handler can reach nothing else);
  * SIGPIPE is ignored (a closed stdout becomes an EPIPE write error, not a kill with status 141):
  * when the detection log's reader goes away (`camclass --headless | head -1`), log_result ends
@@ -72,16 +74,22 @@ static void on_hup(int sig)
     atomic_store(&reopen_flag, 1);
 }
 
+/* main's first step, so that a stop signal during the start (the model load) ends camclass like
+ * one while running; then the three are unblocked: one held since the exec reaches the handler. */
 static void install_signals(void)
 {
     struct sigaction sa = {0};
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
     sa.sa_handler = on_stop_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sa.sa_handler = on_hup;
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    sigprocmask(SIG_UNBLOCK, &sa.sa_mask, NULL); // no thread yet: the process's mask
 }
 
 /* A stream's first connect polls this (cc_source_file_open_url): a stop signal ends it. */
@@ -427,7 +435,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
                 cc_series_add(&a->present_ms, (double)(t2 - t) / 1e6);
             last_present = t2;
         }
-        if (fresh && !ready) {
+        if (fresh && !ready) { // after the first present: test_headless.py's window part waits
             cc_notify_ready();
             ready = true;
         }
@@ -727,6 +735,7 @@ int main(int argc, char **argv)
 {
     static struct app a; // large (paths); one per process
     struct cc_error err = {0};
+    install_signals();
     cc_cli_init(&a.cli);
     int rc = 0;
     if (cc_cli_parse(&a.cli, argc, argv, &err) != CC_CLI_OK) {
@@ -773,7 +782,6 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    install_signals();
     if (a.cli.selftest) {
         char sample[PATH_MAX];
         const char *dir = a.cli.input;

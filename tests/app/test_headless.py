@@ -7,13 +7,15 @@
 - detections mode on a crafted sequence (runs of two different images): fewer lines than
   frames, and each `detection` names a label other than the one before;
 - SIGHUP after the log file was renamed (logrotate): a new file appears and receives lines;
-  SIGTERM and SIGINT: exit 0, and the last line is the summary;
+  SIGTERM and SIGINT: exit 0, and the last line is the summary; a SIGTERM pending (blocked)
+  since the exec, as one that comes during the start: exit 0 with a summary, not a kill;
 - sd_notify over a stand-in NOTIFY_SOCKET: READY=1 once, after the first line was logged;
   WATCHDOG=1 while results come (WATCHDOG_USEC set); STOPPING=1 after SIGTERM;
 - capture overlaps inference (a 200 frames/s source: drops, camera_fps above the inference
   rate);
-- the window path with SDL's offscreen driver (runs, --profile has present times, SIGTERM ->
-  exit 0), and with no display: one "no display (...); running headless" line, log on stdout.
+- the window path with SDL's offscreen driver (runs until READY=1, which follows the first
+  present; --profile has present times, SIGTERM -> exit 0), and with no display: one
+  "no display (...); running headless" line, log on stdout.
 
     test_headless.py CAMCLASS MODEL ASSETS_SAMPLES [SELFTEST_MODEL]
 
@@ -309,6 +311,30 @@ def main():
             seqs = [o["seq"] for o in old + objs if o.get("event") == "frame"]
             check(seqs == sorted(set(seqs)), "rotation: seqs not increasing: %r" % seqs[:50])
 
+    # 4b. A stop signal that comes while camclass starts ends it like one while running (exit
+    # 0, a summary line), not by the signal. Made certain: the SIGTERM is sent before the exec,
+    # blocked, so it is pending when camclass's main begins (an inherited blocked mask, which
+    # camclass must undo once its handler is in place, or systemd's SIGTERM would never come).
+    def held_sigterm():
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    log = os.path.join(tmp, "held.jsonl")
+    p = subprocess.Popen(host_command(exe) + base + ["--input", y4m, "--loop", "--fps", "20",
+                                                     "--log", log], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env_headless(),
+                         preexec_fn=held_sigterm)
+    try:
+        out, err = p.communicate(timeout=60)  # a bound for a hang: the SIGTERM never handled
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        err += " (still running after 60 s: the held SIGTERM was never taken)"
+    objs = parse_log(lines_in(log), "held SIGTERM log", model_name, "cpu", y4m)
+    check(p.returncode == 0 and objs and objs[-1].get("event") == "summary",
+          "SIGTERM during the start: exit %d, last line %r: %s" %
+          (p.returncode, objs[-1] if objs else None, err))
+
     # 5. sd_notify: a datagram socket standing in for systemd's.
     sock_path = os.path.join(tmp, "notify.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -378,15 +404,37 @@ def main():
 
     # 7. The window path: SDL's offscreen driver (a window that nobody sees) until SIGTERM;
     # and with no display at all, one line saying so, then headless with the log on stdout.
+    # SIGTERM once a result has been presented: with a window camclass sends READY=1 after the
+    # first present of a classified frame (not after a fixed time: on a loaded machine, or under
+    # a sanitizer or qemu-user, the first present took more than 3 s).
+    sock_path = os.path.join(tmp, "window.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(sock_path)
+    sock.settimeout(0.05)
     env = env_headless()
-    env["SDL_VIDEODRIVER"] = "offscreen"
+    env.update(SDL_VIDEODRIVER="offscreen", NOTIFY_SOCKET=sock_path)
     p = subprocess.Popen(host_command(exe) + ["--model", model, "--backend", "cpu", "--input", y4m,
                                               "--loop", "--fps", "20", "--profile"],
                          stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
-    time.sleep(20 if wrapped() else 3)  # a few frames drawn; under qemu-user they come slowly
-    p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=30)
+    presented = False
+    bound = 600 if wrapped() else 120  # for a hang only
+    end = time.monotonic() + bound
+    try:
+        while not presented and p.poll() is None and time.monotonic() < end:
+            try:
+                presented = "READY=1" in sock.recv(4096).decode()
+            except socket.timeout:
+                pass
+        check(presented, "window: no READY=1 (the first present) within %d s, exit %s" %
+              (bound, p.poll()))
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        sock.close()
     check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))
     check(out == "", "window: wrote to stdout without --log: %r" % out[:200])
     check("no display" not in err, "window: no window with SDL offscreen: %s" % err)

@@ -95,18 +95,30 @@ class Broker:
                 self.p.wait()
 
 
-def camclass(args, log=None):
+def camclass(args, log=None, err_path=None):
+    """camclass on FRAMES, looped; its stderr to err_path when given (to be read while it runs:
+    stderr_has), else a pipe that finish() reads."""
     cmd = host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
            "--fps", "20", "--threshold", "0.3"] + args
     if log:
         cmd += ["--log", log, "--log-mode", "detections"]
     else:
         cmd += ["--log", os.devnull]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env_headless())
+    err = open(err_path, "w") if err_path else subprocess.PIPE
+    try:
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                env=env_headless())
+    finally:
+        if err_path:
+            err.close()
 
 
-def finish(p, sig=signal.SIGTERM):
+def stderr_has(err_path, text):
+    with open(err_path) as f:
+        return text in f.read()
+
+
+def finish(p, sig=signal.SIGTERM, err_path=None):
     p.send_signal(sig)
     try:
         out, err = p.communicate(timeout=30)
@@ -114,6 +126,9 @@ def finish(p, sig=signal.SIGTERM):
         p.kill()
         out, err = p.communicate()
         check(False, "camclass did not end within 30 s of signal %d" % sig)
+    if err_path:
+        with open(err_path) as f:
+            err = f.read()
     return p.returncode, out, err
 
 
@@ -191,7 +206,7 @@ def outage(tmp, broker, sub_out):
           "outage: detections stopped while the broker was away")
     broker.start()
     # Reconnect back-off: 1, 2, 4 s ... after the loss.
-    reconnected = wait_for(lambda: len(messages(sub_out, "dev1")) > n + 3, 20)
+    reconnected = wait_for(lambda: len(messages(sub_out, "dev1")) > n + 3, 60)
     check(reconnected, "outage: the events of the outage did not arrive after the restart")
     rc, _, err = finish(p)
     check(rc == 0, "outage: exit %d: %s" % (rc, err))
@@ -208,14 +223,18 @@ def outage(tmp, broker, sub_out):
 
 
 def late_broker(tmp, broker, sub_out):
-    log = os.path.join(tmp, "late.jsonl")
-    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev3"], log)
-    check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "late broker: no detections logged")
-    time.sleep(1.5)
+    log, err_path = os.path.join(tmp, "late.jsonl"), os.path.join(tmp, "late.err")
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev3"], log,
+                 err_path)
+    check(wait_for(lambda: len(lines_of(log)) >= 3, 60), "late broker: no detections logged")
+    # The broker starts once camclass has said it cannot reach it (not after a fixed 1.5 s).
+    retrying = "cannot reach the broker at 127.0.0.1:%d yet" % broker.port
+    check(wait_for(lambda: stderr_has(err_path, retrying), 60),
+          "late broker: no line saying it retries: %r" % open(err_path).read())
     broker.start()
-    check(wait_for(lambda: len(messages(sub_out, "dev3")) >= 4, 20),
+    check(wait_for(lambda: len(messages(sub_out, "dev3")) >= 4, 60),
           "late broker: events did not arrive once the broker was up")
-    rc, _, err = finish(p)
+    rc, _, err = finish(p, err_path=err_path)
     check(rc == 0, "late broker: exit %d: %s" % (rc, err))
     check("cannot reach the broker at 127.0.0.1:%d yet" % broker.port in err,
           "late broker: no line saying it retries: %r" % err)
@@ -289,9 +308,15 @@ def tls_auth(tmp):
                  "refused the connection (Connection Refused: not authorised); retrying with "
                  "back-off (check --mqtt-auth)"),
                 ("unknown CA", ["--mqtt-auth", f["auth"]], "certificate verify failed")):
-            p = camclass(["--mqtt", url, "--device-id", "tls2"] + args)
+            # SIGTERM 2.5 s after camclass said it once (its back-off retries meanwhile, and
+            # says nothing more), not 2.5 s after its start, which a loaded machine may spend
+            # loading the model.
+            err_path = os.path.join(tmp, "tls2.err")
+            p = camclass(["--mqtt", url, "--device-id", "tls2"] + args, err_path=err_path)
+            check(wait_for(lambda: stderr_has(err_path, want), 60),
+                  "tls, %s: no line with %r in 60 s" % (what, want))
             time.sleep(2.5)
-            rc, _, err = finish(p)
+            rc, _, err = finish(p, err_path=err_path)
             said = [ln for ln in err.split("\n") if want in ln]
             check(rc == 0 and len(said) == 1,
                   "tls, %s: exit %d, want one line with %r: %r" % (what, rc, want, err))

@@ -289,7 +289,7 @@ def test_requests_only():
     check(is_error(r.status, o, 413), "a chunked body over the limit: 413 (%d %s)" % (r.status, o))
     # A slow client: half a request line, then nothing. The connection is closed after
     # --serve-timeout 1; meanwhile others are answered.
-    slow = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    slow = socket.create_connection(("127.0.0.1", s.port), timeout=30)
     slow.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
     t = time.time()
     st, _, _ = s.request("GET", "/healthz")
@@ -299,7 +299,9 @@ def test_requests_only():
     except OSError:
         got = b""
     waited = time.time() - t
-    check(got == b"" and 0.5 < waited < 5, "the slow client is closed after the timeout "
+    # Below 8 s: room for a loaded machine, and still short of the 10 s default, which a
+    # --serve-timeout not applied would give.
+    check(got == b"" and 0.5 < waited < 8, "the slow client is closed after the timeout "
           "(%.1f s, %r)" % (waited, got[:40]))
     slow.close()
     # /latest has nothing to show without a source; /metrics counts what was answered.
@@ -370,7 +372,7 @@ def test_auth():
         early = None
     check(early is None, "a 33rd connection is not answered while 32 are open (%r)" % early)
     held.pop().close()
-    extra.settimeout(3)
+    extra.settimeout(30)  # at once when the server is quick; a loaded machine took longer
     try:
         late = extra.recv(4096)
     except OSError:
@@ -404,7 +406,8 @@ def test_config():
 
 
 def test_shared_with_frames():
-    """4 clients send requests back to back for 2 s beside a looped input at 50 fps: the
+    """4 clients send requests back to back beside a looped input at 50 fps until 20 frames and
+    10 requests were classified (at most 60 s): the
     inference thread alternates (one request per frame), so frames keep at least about a third
     of the engine runs (a half, less the scheduling noise of a loaded machine)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as log:
@@ -415,20 +418,28 @@ def test_shared_with_frames():
             return
         time.sleep(0.5)
         png = open(os.path.join(SAMPLES, "bars_320x240.png"), "rb").read()
-        oks, stop = [], time.time() + 2
+        # Until 20 frames and 10 requests have been classified, not for a fixed 2 s: on a
+        # loaded machine (or a sanitizer build) the engine gave fewer than 20 frames in 2 s.
+        # Starved frames would never reach 20: the 60 s bound ends that and the check fails.
+        oks, going = [0] * 4, [True]
 
-        def client():
-            n = 0
-            while time.time() < stop:
+        def client(i):
+            while going[0]:
                 st, _, _ = s.request("POST", "/predict", png, {"Content-Type": "image/png"})
-                n += st == 200
-            oks.append(n)
+                oks[i] += st == 200
         n0 = len(open(log.name).read().splitlines())
-        threads = [threading.Thread(target=client) for _ in range(4)]
+        t_run = time.time()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
         for t in threads:
             t.start()
+        end = time.time() + 60
+        while time.time() < end and (len(open(log.name).read().splitlines()) - n0 < 20 or
+                                     sum(oks) < 10):
+            time.sleep(0.05)
+        going[0] = False
         for t in threads:
             t.join()
+        t_run = time.time() - t_run
         n1 = len(open(log.name).read().splitlines())
         st, _, latest = s.request("GET", "/latest")
         # /stream: 3 viewers at once, 5 parts each, every JPEG decoded by PIL; then the page.
@@ -453,7 +464,9 @@ def test_shared_with_frames():
             check(len(pics) == 5 and all(p == ("image/jpeg", "JPEG", (640, 360)) for p in pics),
                   "/stream viewer %d: 5 parts, each a 640x360 JPEG that decodes (%s)"
                   % (i, pics[:2]))
-        check(t_view < 3, "5 pictures in %.1f s (at most 10 a second: about 0.5 s)" % t_view)
+        # At most 10 a second: about 0.5 s; the bound is for a stalled stream, with room for a
+        # loaded machine drawing and encoding three viewers' pictures.
+        check(t_view < 10, "5 pictures in %.1f s (at most 10 a second: about 0.5 s)" % t_view)
         st3, hd3, _ = s.request("GET", "/")
         st2, _, m = metrics(s)
         s.stop()
@@ -475,8 +488,8 @@ def test_shared_with_frames():
               "/metrics: frames, results, the latency histogram and stage times (%d lines, %s)"
               % (n1, {k: v for k, v in m.items() if "total" in k and "http" not in k}))
         frames, reqs = n1 - n0, sum(oks)
-        print("in 2 s: %d requests answered, %d frames classified" % (reqs, frames))
-        check(reqs >= 10, "requests answered beside the frames (%d in 2 s)" % reqs)
+        print("in %.1f s: %d requests answered, %d frames classified" % (t_run, reqs, frames))
+        check(reqs >= 10, "requests answered beside the frames (%d in %.1f s)" % (reqs, t_run))
         check(frames >= 20 and frames >= min(100, reqs) / 3,
               "frames kept flowing during the requests (%d frames, %d requests)" % (frames, reqs))
 

@@ -186,13 +186,16 @@ static void test_timeout(void)
     int64_t t0 = now_ns();
     CHECK(cc_frame_slot_take(slot, 50, &f, &err) == CC_SLOT_TIMEOUT);
     double ms = (double)(now_ns() - t0) / 1e6;
-    CHECKF(ms >= 49 && ms < 1000, "timeout took %.1f ms", ms);
+    CHECKF(ms >= 49 && ms < 10000, "timeout took %.1f ms", ms); // not 50 s: the unit
     CHECK(f == NULL);
     CHECK(cc_frame_slot_take(slot, 0, &f, &err) == CC_SLOT_TIMEOUT);
     cc_frame_slot_destroy(slot);
 }
 
-// close from another thread wakes a taker blocked without timeout.
+// close from another thread wakes a taker blocked without timeout. In this and the next two
+// tests the clock starts before the other thread does (it sleeps 50 ms first): a main thread
+// that a loaded machine delays past those 50 ms then finds the event already there, and still
+// measures at least 50 ms. The upper bounds are for a taker never woken, not speed checks.
 struct closer {
     struct cc_frame_slot *slot;
 };
@@ -210,20 +213,20 @@ static void test_close_wakes_taker(void)
     struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
     struct closer c = {slot};
     pthread_t t;
+    int64_t t0 = now_ns();
     pthread_create(&t, NULL, closer_main, &c);
     struct cc_frame *f;
-    int64_t t0 = now_ns();
     enum cc_slot_status st = cc_frame_slot_take(slot, -1, &f, &err);
     double ms = (double)(now_ns() - t0) / 1e6;
     pthread_join(t, NULL);
     CHECK(st == CC_SLOT_CLOSED);
     CHECKF(strcmp(err.msg, "stop") == 0, "message '%s'", err.msg);
-    CHECKF(ms >= 40 && ms < 2000, "woke after %.1f ms", ms);
+    CHECKF(ms >= 40 && ms < 10000, "woke after %.1f ms", ms);
     CHECK(cc_frame_slot_closed(slot));
     cc_frame_slot_destroy(slot);
 }
 
-// kick (the inference thread's HTTP requests, pipeline.h): wakes a taker blocked for 5 s at
+// kick (the inference thread's HTTP requests, pipeline.h): wakes a taker blocked for 30 s at
 // once with TIMEOUT; a kick with no taker makes the next take return at once, only that one;
 // a waiting frame still goes out first.
 static void *kicker_main(void *arg)
@@ -240,18 +243,18 @@ static void test_kick(void)
     struct cc_frame_slot *slot = cc_frame_slot_create(1, &err);
     struct closer c = {slot};
     pthread_t t;
+    int64_t t0 = now_ns();
     pthread_create(&t, NULL, kicker_main, &c);
     struct cc_frame *f;
-    int64_t t0 = now_ns();
-    enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, &err);
+    enum cc_slot_status st = cc_frame_slot_take(slot, 30000, &f, &err);
     double ms = (double)(now_ns() - t0) / 1e6;
     pthread_join(t, NULL);
     CHECK(st == CC_SLOT_TIMEOUT && f == NULL);
-    CHECKF(ms >= 40 && ms < 2000, "kicked after %.1f ms", ms);
+    CHECKF(ms >= 40 && ms < 10000, "kicked after %.1f ms", ms);
     cc_frame_slot_kick(slot); // no taker: the next take returns at once
     t0 = now_ns();
-    CHECK(cc_frame_slot_take(slot, 5000, &f, &err) == CC_SLOT_TIMEOUT);
-    CHECKF((double)(now_ns() - t0) / 1e6 < 1000, "a pending kick");
+    CHECK(cc_frame_slot_take(slot, 30000, &f, &err) == CC_SLOT_TIMEOUT);
+    CHECKF((double)(now_ns() - t0) / 1e6 < 10000, "a pending kick");
     t0 = now_ns();
     CHECK(cc_frame_slot_take(slot, 50, &f, &err) == CC_SLOT_TIMEOUT); // only one
     CHECKF((double)(now_ns() - t0) / 1e6 >= 49, "the kick was used up");
@@ -289,14 +292,14 @@ static void test_wait_taken(void)
     CHECK(f != NULL && cc_frame_slot_put(slot, f));
     struct taker tk = {slot, CC_SLOT_TIMEOUT, NULL};
     pthread_t t;
-    pthread_create(&t, NULL, taker_main, &tk);
     int64_t t0 = now_ns();
+    pthread_create(&t, NULL, taker_main, &tk);
     bool open = cc_frame_slot_wait_taken(slot);
     double ms = (double)(now_ns() - t0) / 1e6;
     pthread_join(t, NULL);
     CHECK(open);
     CHECK(tk.status == CC_SLOT_FRAME && tk.frame == f);
-    CHECKF(ms >= 40 && ms < 2000, "wait_taken returned after %.1f ms", ms);
+    CHECKF(ms >= 40 && ms < 10000, "wait_taken returned after %.1f ms", ms);
     struct cc_frame_slot_stats st = cc_frame_slot_get_stats(slot);
     CHECK(st.put == 1 && st.taken == 1 && st.dropped == 0);
     cc_frame_slot_release(slot, tk.frame);

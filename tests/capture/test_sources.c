@@ -685,7 +685,8 @@ static void test_image_limits(void)
         CHECKF(r < 0 && strstr(err.msg, path) && strstr(err.msg, cases[i].want) &&
                    strstr(err.msg, "(40 M pixels, 16384 on a side); scale it down first"),
                "%s: r=%d, message \"%s\"", cases[i].name, r, err.msg);
-        CHECKF(f.capacity == 0 && dt < 0.5, "%s: %zu bytes allocated for the frame, %.3f s",
+        // 2 s: room for a loaded machine or a sanitizer; decoding the bombs took 13-15 s.
+        CHECKF(f.capacity == 0 && dt < 2.0, "%s: %zu bytes allocated for the frame, %.3f s",
                cases[i].name, f.capacity, dt);
         printf("  %-14s -> %s\n", cases[i].name, err.msg);
         free(f.data);
@@ -733,14 +734,20 @@ static void test_thread(void)
     cc_source_file_destroy(src);
     cc_frame_slot_destroy(slot);
 
-    // fps 200: 20 frames take about 95 ms.
+    // fps 200: 20 frames take about 95 ms, never less. A consumer that a loaded machine delays
+    // misses frames (the latest wins), so every frame is either taken or counted dropped, not
+    // "15 taken"; the 10 s bound is for a producer that stalls.
     slot = cc_frame_slot_create(1, &err);
     src = cc_source_file_open(tmp_path("t.y4m"), false, &err);
     double t0 = now_s();
     if (CHECKF(slot && src && cc_source_file_start(src, slot, 200, &err), "%s", err.msg)) {
         int n = drain(slot, 0, &err);
         double dt = now_s() - t0;
-        CHECKF(n >= 15 && dt >= 0.085 && dt < 2.0, "fps 200: %d frames in %.3f s", n, dt);
+        struct cc_frame_slot_stats st = cc_frame_slot_get_stats(slot);
+        CHECKF(n >= 1 && st.put == 20 && st.taken == (uint64_t)n && st.dropped == 20 - st.taken &&
+                   dt >= 0.085 && dt < 10.0,
+               "fps 200: %d frames taken, %llu put, %llu dropped in %.3f s", n,
+               (unsigned long long)st.put, (unsigned long long)st.dropped, dt);
     }
     cc_source_file_destroy(src);
     cc_frame_slot_destroy(slot);
@@ -757,16 +764,17 @@ static void test_thread(void)
     cc_source_file_destroy(src);
     cc_frame_slot_destroy(slot);
 
-    // A looping source at a low rate stops promptly when stopped.
+    // A looping source at a low rate (a frame every 5 s) stops promptly when stopped: within
+    // 2 s, room for a loaded machine, and well short of the 5 s it would sleep otherwise.
     slot = cc_frame_slot_create(1, &err);
     src = cc_source_file_open(tmp_path("t.y4m"), true, &err);
-    if (CHECKF(slot && src && cc_source_file_start(src, slot, 2, &err), "%s", err.msg)) {
+    if (CHECKF(slot && src && cc_source_file_start(src, slot, 0.2, &err), "%s", err.msg)) {
         struct cc_frame *f = NULL;
         CHECK(cc_frame_slot_take(slot, 5000, &f, &err) == CC_SLOT_FRAME);
         cc_frame_slot_release(slot, f);
         t0 = now_s();
         cc_source_file_stop(src);
-        CHECKF(now_s() - t0 < 0.2, "stop took %.3f s", now_s() - t0);
+        CHECKF(now_s() - t0 < 2.0, "stop took %.3f s", now_s() - t0);
     }
     cc_source_file_destroy(src);
     cc_frame_slot_destroy(slot);
