@@ -227,8 +227,9 @@ bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, c
 {
     if (!key || strcmp(key, "file") != 0)
         return true;
-    if (off == 0 && b->size) // a second "file" field
+    if (off == 0 && b->file_seen) // a second "file" field (the first may have been empty)
         b->file_done = true;
+    b->file_seen = true;
     if (b->file_done)
         return true;
     return cc_http_body_append(b, data, n);
@@ -246,7 +247,8 @@ int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form
         return 400;
     }
     if (multipart && !b->size) {
-        snprintf(msg, msg_size, "no image: the form has no field \"file\" (curl -F file=@IMAGE)");
+        snprintf(msg, msg_size, "no image: the form has %s (curl -F file=@IMAGE)",
+                 b->file_seen ? "an empty field \"file\"" : "no field \"file\"");
         return 400;
     }
     return 0;

@@ -85,6 +85,7 @@ struct cc_http_body {
     size_t size, cap;
     size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
     bool too_big;      // more than max came: the rest is read and dropped, then 413
+    bool file_seen;    // a "file" field began (even an empty one)
     bool file_done;    // a "file" field ended (later ones are ignored)
 };
 
@@ -96,13 +97,14 @@ void cc_http_body_init(struct cc_http_body *b, size_t max);
 bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n);
 
 /* A piece of a multipart field key (NULL: unnamed) at offset off in that field, as
- * libmicrohttpd's post processor hands it: only the first field "file" is kept. False only
- * when out of memory. */
+ * libmicrohttpd's post processor hands it (an empty field too, as one piece of 0 bytes): only
+ * the first field "file" is kept, even when it is empty. False only when out of memory. */
 bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
                         size_t n);
 
 /* The whole body is in: 0 when the image (data, size) is to be classified, else the refusal
- * (413 too big, 400 a multipart body that did not parse (bad_form) or has no field "file")
+ * (413 too big, 400 a multipart body that did not parse (bad_form), has no field "file" or an
+ * empty one)
  * with its error line in msg. */
 int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form, char *msg,
                      size_t msg_size);
