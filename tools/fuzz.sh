@@ -2,8 +2,8 @@
 # camclass — run one libFuzzer target of tests/fuzz/ (docs/RELIABILITY.md, "Fuzzing").
 #
 #   tools/fuzz.sh TARGET SECONDS      fuzz TARGET (bundle, manifest, image, y4m, config,
-#                                     preprocess, mqtt, video, http) for SECONDS: the committed corpus
-#                                     tests/fuzz/corpus/TARGET is read, new inputs go to the
+#                                     preprocess, mqtt, video, http) for SECONDS: the committed
+#                                     corpus tests/fuzz/corpus/TARGET is read, new inputs go to the
 #                                     scratch corpus build-fuzz/corpus/TARGET (kept between
 #                                     runs), crashes to build-fuzz/crashes/TARGET/
 #   tools/fuzz.sh --check TARGET SECONDS

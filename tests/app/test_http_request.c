@@ -179,7 +179,8 @@ static void bodies(void)
     cc_http_body_init(&b, 1 << 20);
     CHECK(cc_http_body_field(&b, "name", 0, "xx", 2) && b.size == 0);
     CHECK(cc_http_body_field(&b, NULL, 0, "xx", 2) && b.size == 0);
-    CHECK(cc_http_body_field(&b, "file", 0, "abc", 3) && cc_http_body_field(&b, "file", 3, "de", 2));
+    CHECK(cc_http_body_field(&b, "file", 0, "abc", 3) &&
+          cc_http_body_field(&b, "file", 3, "de", 2));
     CHECK(cc_http_body_field(&b, "other", 0, "zz", 2));
     CHECK(cc_http_body_field(&b, "file", 0, "XYZ", 3)); // a second "file" field: ignored
     CHECK(cc_http_body_field(&b, "file", 3, "W", 1));
