@@ -2,8 +2,8 @@
 # camclass — run one libFuzzer target of tests/fuzz/ (docs/RELIABILITY.md, "Fuzzing").
 #
 #   tools/fuzz.sh TARGET SECONDS      fuzz TARGET (bundle, manifest, image, y4m, config,
-#                                     preprocess, mqtt, video) for SECONDS: the committed corpus
-#                                     tests/fuzz/corpus/TARGET is read, new inputs go to the
+#                                     preprocess, mqtt, video, http) for SECONDS: the committed
+#                                     corpus tests/fuzz/corpus/TARGET is read, new inputs go to the
 #                                     scratch corpus build-fuzz/corpus/TARGET (kept between
 #                                     runs), crashes to build-fuzz/crashes/TARGET/
 #   tools/fuzz.sh --check TARGET SECONDS
@@ -19,7 +19,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${CAMCLASS_FUZZ_BUILD:-$root/build-fuzz}
-targets="bundle manifest image y4m config preprocess mqtt video"
+targets="bundle manifest image y4m config preprocess mqtt video http"
 
 usage() {
   echo "usage: tools/fuzz.sh [--check] TARGET SECONDS | --build   (TARGET: $targets)" >&2

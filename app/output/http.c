@@ -29,99 +29,10 @@
 
 #include "assets.h"
 #include "detlog.h"
+#include "http_request.h"
 #include "metrics.h"
 #include "mjpeg.h"
 #include "predict.h"
-
-/* ------------------------------------------------------------------------------------------
- * --serve [ADDR:]PORT and --serve-token
- */
-
-struct listen_addr {
-    struct sockaddr_storage sa;
-    socklen_t len;
-    bool v6, loopback;
-};
-
-static bool parse_listen(const char *arg, struct listen_addr *out, struct cc_error *err)
-{
-    *out = (struct listen_addr){0};
-    char host[64] = "127.0.0.1";
-    const char *port_s = arg;
-    if (arg[0] == '[') {
-        const char *end = strchr(arg, ']');
-        if (!end || end[1] != ':' || (size_t)(end - arg - 1) >= sizeof(host))
-            return cc_error_set(err, "--serve %s: an IPv6 address is written [ADDR]:PORT", arg);
-        snprintf(host, sizeof(host), "%.*s", (int)(end - arg - 1), arg + 1);
-        port_s = end + 2;
-        out->v6 = true;
-    } else if (strchr(arg, ':')) {
-        const char *colon = strrchr(arg, ':');
-        if ((size_t)(colon - arg) >= sizeof(host))
-            return cc_error_set(err, "--serve %s: the address is too long", arg);
-        snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
-        port_s = colon + 1;
-    }
-    char *end;
-    errno = 0;
-    long port = strtol(port_s, &end, 10);
-    if (!*port_s || *end || errno || port < 0 || port > 65535)
-        return cc_error_set(err,
-                            "--serve %s: the port must be a number 0..65535 (0: any free one); "
-                            "give [ADDR:]PORT, e.g. 8080 or 0.0.0.0:8080",
-                            arg);
-    if (out->v6) {
-        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->sa;
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
-            return cc_error_set(err, "--serve %s: %s is not an IPv6 address", arg, host);
-        out->len = sizeof(*s6);
-        out->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
-    } else {
-        struct sockaddr_in *s4 = (struct sockaddr_in *)&out->sa;
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons((uint16_t)port);
-        if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-            return cc_error_set(err,
-                                "--serve %s: %s is not an IPv4 address (names are not looked "
-                                "up; give the address, or [IPv6]:PORT)",
-                                arg, host);
-        out->len = sizeof(*s4);
-        out->loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
-    }
-    return true;
-}
-
-bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
-{
-    if (token) {
-        size_t n = strlen(token);
-        if (!serve)
-            return cc_error_set(err, "--serve-token is given without --serve; add --serve "
-                                     "[ADDR:]PORT or drop the token");
-        if (n > CC_HTTP_MAX_TOKEN)
-            return cc_error_set(err, "--serve-token: %zu characters is more than %d", n,
-                                CC_HTTP_MAX_TOKEN);
-        for (size_t i = 0; i < n; i++)
-            if (token[i] <= ' ' || token[i] > '~')
-                return cc_error_set(err,
-                                    "--serve-token: only printable ASCII without spaces may be "
-                                    "in a token (e.g. openssl rand -hex 32)");
-    }
-    if (!serve)
-        return true;
-    struct listen_addr la;
-    if (!parse_listen(serve, &la, err))
-        return false;
-    if (!la.loopback && !token)
-        return cc_error_set(err,
-                            "--serve %s is reachable from other machines: give --serve-token "
-                            "TOKEN too (clients send Authorization: Bearer TOKEN), or serve on "
-                            "127.0.0.1",
-                            serve);
-    return true;
-}
 
 /* ------------------------------------------------------------------------------------------
  * The daemon
@@ -153,13 +64,9 @@ struct cc_http {
 struct request {
     bool started;                 // the first call has been answered (headers seen)
     struct MHD_PostProcessor *pp; // multipart/form-data bodies; NULL for raw ones
-    uint8_t *data;                // (size) the image: the raw body or the "file" field
-    size_t size, cap;
-    bool too_big;   // more than max_body came: kept reading (and dropping) until the end
-    bool bad_form;  // the post processor refused the multipart body
-    bool file_done; // a "file" field ended (later ones are ignored)
+    struct cc_http_body body;     // the image: the raw body or the "file" field; its limit
+    bool bad_form;                // the post processor refused the multipart body
     int k;
-    size_t max_body; // the service's limit, for the post processor's callback
     enum cc_metrics_endpoint endpoint;
     int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
 };
@@ -183,26 +90,6 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     fprintf(stderr, "camclass: http: %s\n", line);
 }
 
-static bool append(struct request *rq, size_t max, const char *data, size_t n)
-{
-    if (rq->too_big || rq->size + n > max) {
-        rq->too_big = true;
-        return true; // read to the end, then 413
-    }
-    if (rq->size + n > rq->cap) {
-        size_t cap = rq->cap ? rq->cap : 64 * 1024;
-        while (cap < rq->size + n)
-            cap *= 2;
-        uint8_t *p = realloc(rq->data, cap);
-        if (!p)
-            return false;
-        rq->data = p, rq->cap = cap;
-    }
-    memcpy(rq->data + rq->size, data, n);
-    rq->size += n;
-    return true;
-}
-
 /* The post processor's callback: the bytes of the field "file" (others are ignored). */
 static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *key,
                                 const char *filename, const char *content_type,
@@ -211,13 +98,7 @@ static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *
 {
     (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
     struct request *rq = cls;
-    if (!key || strcmp(key, "file") != 0)
-        return MHD_YES;
-    if (off == 0 && rq->size) // a second "file" field
-        rq->file_done = true;
-    if (rq->file_done)
-        return MHD_YES;
-    return append(rq, rq->max_body, data, size) ? MHD_YES : MHD_NO;
+    return cc_http_body_field(&rq->body, key, off, data, size) ? MHD_YES : MHD_NO;
 }
 
 /* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
@@ -263,23 +144,6 @@ static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
     return send_json(c, a.status, a.json, header, value);
 }
 #define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
-
-/* Authorization: Bearer TOKEN, compared in constant time (no early exit on the first
- * difference). */
-static bool authorized(const struct cc_http *h, struct MHD_Connection *c)
-{
-    if (!h->auth)
-        return true;
-    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!v || strncmp(v, "Bearer ", 7) != 0)
-        return false;
-    v += 7;
-    size_t n = strlen(v), m = strlen(h->token);
-    unsigned diff = n != m;
-    for (size_t i = 0; i < m; i++)
-        diff |= (unsigned)(unsigned char)h->token[i] ^ (unsigned char)(i < n ? v[i] : 0);
-    return diff == 0;
-}
 
 /* GET /latest: the newest frame's log object; 404 without a source, 503 before the first. */
 static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
@@ -411,104 +275,51 @@ static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
     return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
 }
 
-/* The first call of a request: routing, authentication, limits that the headers show. Returns
- * MHD_YES to go on reading the body (a POST /predict that is acceptable so far). */
+/* The first call of a request: routing, authentication, limits that the headers show
+ * (http_request.h decides). Returns MHD_YES to go on reading the body (a POST /predict that is
+ * acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
                                   const char *method, struct request *rq, bool *answered)
 {
     *answered = true;
-    bool get =
-        strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-    bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-    static const char *const paths[CC_METRICS_ENDPOINTS] = {
-        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
-    rq->endpoint = CC_METRICS_OTHER;
-    for (int e = 0; e < CC_METRICS_OTHER; e++)
-        if (strcmp(url, paths[e]) == 0)
-            rq->endpoint = (enum cc_metrics_endpoint)e;
-    if (rq->endpoint == CC_METRICS_HEALTHZ) {
-        if (!get)
-            return send_error(c, 405, "/healthz answers GET only", MHD_HTTP_HEADER_ALLOW,
-                              "GET, HEAD");
+    struct cc_http_route route = cc_http_route(
+        method, url, h->auth ? h->token : NULL,
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    rq->endpoint = route.endpoint;
+    if (route.status)
+        return send_error(c, route.status, route.msg, route.header, route.value);
+    switch (rq->endpoint) {
+    case CC_METRICS_HEALTHZ:
         return send_json(c, 200, strdup("{\"status\":\"ok\"}\n"), NULL, NULL);
+    case CC_METRICS_LATEST:
+        return send_latest(h, rq, c);
+    case CC_METRICS_STREAM:
+        return send_stream(h, rq, c);
+    case CC_METRICS_PAGE:
+        if (!h->page)
+            return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
+                              NULL);
+        return send_body(h, rq, c, 200, memdup(h->page, h->page_size), "text/html; charset=utf-8",
+                         NULL, NULL);
+    case CC_METRICS_METRICS:
+        return send_metrics(h, rq, c);
+    default: // POST /predict
+        break;
     }
-    // The token before the path: without it, nothing tells which paths exist.
-    if (!authorized(h, c)) {
-        bool given =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
-        return send_error(c, 401,
-                          given ? "the token is wrong; send Authorization: Bearer <the "
-                                  "--serve-token value>"
-                                : "this camclass needs a token; send Authorization: Bearer "
-                                  "<the --serve-token value>",
-                          MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                          given ? "Bearer realm=\"camclass\", error=\"invalid_token\""
-                                : "Bearer realm=\"camclass\"");
-    }
-    if (rq->endpoint == CC_METRICS_OTHER)
-        return send_error(c, 404,
-                          "no such path; camclass answers POST /predict, GET /, /stream, "
-                          "/latest, /metrics and /healthz",
-                          NULL, NULL);
-    if (rq->endpoint != CC_METRICS_PREDICT) {
-        if (!get)
-            return send_error(c, 405, "this path answers GET only", MHD_HTTP_HEADER_ALLOW,
-                              "GET, HEAD");
-        switch (rq->endpoint) {
-        case CC_METRICS_LATEST:
-            return send_latest(h, rq, c);
-        case CC_METRICS_STREAM:
-            return send_stream(h, rq, c);
-        case CC_METRICS_PAGE:
-            if (!h->page)
-                return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
-                                  NULL);
-            return send_body(h, rq, c, 200, memdup(h->page, h->page_size),
-                             "text/html; charset=utf-8", NULL, NULL);
-        default:
-            return send_metrics(h, rq, c);
-        }
-    }
-    if (!post)
-        return send_error(c, 405, "/predict takes POST with an image", MHD_HTTP_HEADER_ALLOW,
-                          "POST");
-    rq->k = h->cfg.cli->top_k;
-    const char *k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k");
-    if (k) {
-        char *end;
-        long v = strtol(k, &end, 10);
-        if (!*k || *end || v < 1 || v > CC_RESULT_MAX_TOP) {
-            char msg[128];
-            snprintf(msg, sizeof(msg), "?k=%.20s: k must be a whole number 1..%d", k,
-                     CC_RESULT_MAX_TOP);
-            return send_error(c, 400, msg, NULL, NULL);
-        }
-        rq->k = (int)v;
-    }
-    const char *len =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (len && strtoull(len, NULL, 10) > h->max_body) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "the body of %.20s bytes is more than %zu MB (--serve-max-body)",
-                 len, h->max_body >> 20);
-        return send_error(c, 413, msg, NULL, NULL);
-    }
-    const char *type =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-    if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
-        // libmicrohttpd's post processor parses the parts; its callback gets this request.
-        rq->max_body = h->max_body;
-        if (!(rq->pp = MHD_create_post_processor(c, 64 * 1024, on_field, rq)))
-            return send_error(c, 400, "the multipart/form-data body has no boundary", NULL, NULL);
-    } else if (type && strncasecmp(type, "image/", 6) != 0 &&
-               strncasecmp(type, "application/octet-stream", 24) != 0) {
-        char msg[200];
-        snprintf(msg, sizeof(msg),
-                 "Content-Type %.60s is not taken; send image/jpeg, image/png, or "
-                 "multipart/form-data with the image in the field \"file\"",
-                 type);
-        return send_error(c, 415, msg, NULL, NULL);
-    }
+    char msg[200];
+    enum cc_http_body_kind kind;
+    int status = cc_http_predict_head(
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+        h->max_body, h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
+    cc_http_body_init(&rq->body, h->max_body);
+    // libmicrohttpd's post processor parses the parts; its callback gets this request.
+    if (kind == CC_HTTP_BODY_MULTIPART &&
+        !(rq->pp = MHD_create_post_processor(c, 64 * 1024, on_field, rq)))
+        return send_error(c, 400, "the multipart/form-data body has no boundary", NULL, NULL);
     *answered = false;
     return MHD_YES;
 }
@@ -536,9 +347,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (rq->pp) {
             if (!rq->bad_form &&
                 MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES)
-                rq->bad_form = !rq->too_big; // the callback refuses only when out of memory
+                rq->bad_form = !rq->body.too_big; // the callback refuses only when out of memory
         } else {
-            ok = append(rq, h->max_body, upload_data, *upload_data_size);
+            ok = cc_http_body_append(&rq->body, upload_data, *upload_data_size);
         }
         *upload_data_size = 0;
         return ok ? MHD_YES : MHD_NO;
@@ -546,18 +357,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     // The whole body is in.
     rq->started = false;
     rq->body_ns = now_ns();
-    if (rq->too_big) {
-        char msg[128];
-        snprintf(msg, sizeof(msg), "the body is more than %zu MB (--serve-max-body)",
-                 h->max_body >> 20);
-        return send_error(c, 413, msg, NULL, NULL);
-    }
-    if (rq->bad_form)
-        return send_error(c, 400, "the multipart/form-data body does not parse", NULL, NULL);
-    if (rq->pp && !rq->size)
-        return send_error(c, 400, "no image: the form has no field \"file\" (curl -F file=@IMAGE)",
-                          NULL, NULL);
-    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->data, rq->size, rq->k);
+    char msg[200];
+    int status = cc_http_body_end(&rq->body, rq->pp != NULL, rq->bad_form, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
+    struct cc_predict_answer a =
+        cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
     return send_json(c, a.status, a.json, NULL, NULL);
 }
 
@@ -571,7 +376,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (rq->pp)
         MHD_destroy_post_processor(rq->pp);
-    free(rq->data);
+    cc_http_body_finish(&rq->body);
     free(rq);
     *con_cls = NULL;
 }
@@ -626,8 +431,8 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct c
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
 {
     const struct cc_cli *cli = cfg->cli;
-    struct listen_addr la;
-    if (!parse_listen(cli->serve, &la, err))
+    struct cc_http_listen la;
+    if (!cc_http_parse_listen(cli->serve, &la, err))
         return NULL;
     struct cc_http *h = calloc(1, sizeof(*h));
     if (!h) {

@@ -1,6 +1,7 @@
 /* camclass — the HTTP service (--serve): GET /healthz and POST /predict, through GNU
  * libmicrohttpd. This module owns that library: its types and headers stay in http.c, its
- * errors (MHD_NO, errno) are said here once.
+ * errors (MHD_NO, errno) are said here once. What it decides from a request's strings (route,
+ * token, ?k=, Content-Type, the body's limit) is http_request.c's, which has no library.
  *
  *   cc_http_check(cli->serve, cli->serve_token, &err)       // before the model loads: exit 2
  *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
@@ -22,6 +23,7 @@
 
 #include "cli.h"
 #include "error.h"
+#include "http_request.h"
 #include "model.h"
 #include "overlay_draw.h"
 #include "pipeline.h"
@@ -37,11 +39,8 @@ enum {
     CC_HTTP_STREAM_FPS = 10, // at most this many /stream pictures a second
 };
 
-/* Checks --serve [ADDR:]PORT (PORT 0..65535, 0 = any free port; ADDR an IPv4 address or
- * [IPv6], default 127.0.0.1) and --serve-token (1..256 printable ASCII characters, no spaces):
- * an address other than loopback needs a token; a token without --serve is refused. False with
- * err (one line naming the flag and the way out). serve NULL and token NULL: true. */
-bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
+/* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
+ * the other decisions made from what a client sends. */
 
 struct cc_http_config {
     const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,

@@ -6,7 +6,8 @@
   same files (same indices, scores within 1e-5: the log rounds them to 6 decimals), and the
   answers differ between images; ?k=;
 - errors, each a JSON body {"error", "status"} with its status: wrong method (405 + Allow),
-  unknown path (404), bad ?k= (400), empty body and a form without "file" (400), a text body
+  unknown path (404), bad ?k= (400), empty body, a form without "file" and one whose first
+  "file" field is empty (400), a text body
   (415), a body that is not an image (415), a truncated JPEG (422), a 20000x20000 PNG header
   (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
   (413), a slow client (closed after --serve-timeout while other requests are answered);
@@ -267,6 +268,16 @@ def test_requests_only():
                          "http://127.0.0.1:%d/predict" % s.port], capture_output=True, timeout=30)
     o = json.loads(cp.stdout or b"null")
     check(is_error(400, o, 400) and "file" in o["error"], "a form without \"file\": 400 (%s)" % o)
+    # A form whose first "file" field is empty (a browser form sent with no file chosen), then a
+    # second one: the first is the image, so 400 (fuzz_http found the second being taken).
+    form = (b'--xYzZy\r\nContent-Disposition: form-data; name="file"; filename=""\r\n'
+            b'Content-Type: application/octet-stream\r\n\r\n\r\n'
+            b'--xYzZy\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n'
+            b'Content-Type: image/png\r\n\r\n' + png + b'\r\n--xYzZy--\r\n')
+    st, _, o = s.request("POST", "/predict", form,
+                         {"Content-Type": "multipart/form-data; boundary=xYzZy"})
+    check(is_error(st, o, 400) and "empty field" in o["error"],
+          "an empty first \"file\" field: 400, not the second field (%d %s)" % (st, o))
     # Over --serve-max-body 1 (MB): refused from Content-Length before the body is read, and a
     # chunked body (no length) read and dropped, then 413.
     c = socket.create_connection(("127.0.0.1", s.port), timeout=10)

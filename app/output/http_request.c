@@ -1,0 +1,261 @@
+/* camclass — the HTTP service's decisions from what a client sends (see http_request.h). */
+#include "http_request.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http.h"
+#include "result.h"
+
+/* ------------------------------------------------------------------------------------------
+ * --serve [ADDR:]PORT and --serve-token
+ */
+
+bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc_error *err)
+{
+    *out = (struct cc_http_listen){0};
+    char host[64] = "127.0.0.1";
+    const char *port_s = arg;
+    if (arg[0] == '[') {
+        const char *end = strchr(arg, ']');
+        if (!end || end[1] != ':' || (size_t)(end - arg - 1) >= sizeof(host))
+            return cc_error_set(err, "--serve %s: an IPv6 address is written [ADDR]:PORT", arg);
+        snprintf(host, sizeof(host), "%.*s", (int)(end - arg - 1), arg + 1);
+        port_s = end + 2;
+        out->v6 = true;
+    } else if (strchr(arg, ':')) {
+        const char *colon = strrchr(arg, ':');
+        if ((size_t)(colon - arg) >= sizeof(host))
+            return cc_error_set(err, "--serve %s: the address is too long", arg);
+        snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
+        port_s = colon + 1;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(port_s, &end, 10);
+    if (!*port_s || *end || errno || port < 0 || port > 65535)
+        return cc_error_set(err,
+                            "--serve %s: the port must be a number 0..65535 (0: any free one); "
+                            "give [ADDR:]PORT, e.g. 8080 or 0.0.0.0:8080",
+                            arg);
+    if (out->v6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&out->sa;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+            return cc_error_set(err, "--serve %s: %s is not an IPv6 address", arg, host);
+        out->len = sizeof(*s6);
+        out->loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+    } else {
+        struct sockaddr_in *s4 = (struct sockaddr_in *)&out->sa;
+        s4->sin_family = AF_INET;
+        s4->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+            return cc_error_set(err,
+                                "--serve %s: %s is not an IPv4 address (names are not looked "
+                                "up; give the address, or [IPv6]:PORT)",
+                                arg, host);
+        out->len = sizeof(*s4);
+        out->loopback = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+    }
+    return true;
+}
+
+bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
+{
+    if (token) {
+        size_t n = strlen(token);
+        if (!serve)
+            return cc_error_set(err, "--serve-token is given without --serve; add --serve "
+                                     "[ADDR:]PORT or drop the token");
+        if (n > CC_HTTP_MAX_TOKEN)
+            return cc_error_set(err, "--serve-token: %zu characters is more than %d", n,
+                                CC_HTTP_MAX_TOKEN);
+        for (size_t i = 0; i < n; i++)
+            if (token[i] <= ' ' || token[i] > '~')
+                return cc_error_set(err,
+                                    "--serve-token: only printable ASCII without spaces may be "
+                                    "in a token (e.g. openssl rand -hex 32)");
+    }
+    if (!serve)
+        return true;
+    struct cc_http_listen la;
+    if (!cc_http_parse_listen(serve, &la, err))
+        return false;
+    if (!la.loopback && !token)
+        return cc_error_set(err,
+                            "--serve %s is reachable from other machines: give --serve-token "
+                            "TOKEN too (clients send Authorization: Bearer TOKEN), or serve on "
+                            "127.0.0.1",
+                            serve);
+    return true;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The token and the routing
+ */
+
+bool cc_http_bearer_ok(const char *authorization, const char *token)
+{
+    if (!token)
+        return true;
+    const char *v = authorization;
+    if (!v || strncmp(v, "Bearer ", 7) != 0)
+        return false;
+    v += 7;
+    size_t n = strlen(v), m = strlen(token);
+    unsigned diff = n != m;
+    for (size_t i = 0; i < m; i++)
+        diff |= (unsigned)(unsigned char)token[i] ^ (unsigned char)(i < n ? v[i] : 0);
+    return diff == 0;
+}
+
+static struct cc_http_route refuse(struct cc_http_route r, int status, const char *msg,
+                                   const char *header, const char *value)
+{
+    r.status = status, r.msg = msg, r.header = header, r.value = value;
+    return r;
+}
+
+struct cc_http_route cc_http_route(const char *method, const char *path, const char *token,
+                                   const char *authorization)
+{
+    struct cc_http_route r = {.endpoint = CC_METRICS_OTHER};
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool post = strcmp(method, "POST") == 0;
+    static const char *const paths[CC_METRICS_ENDPOINTS] = {
+        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
+    for (int e = 0; e < CC_METRICS_OTHER; e++)
+        if (strcmp(path, paths[e]) == 0)
+            r.endpoint = (enum cc_metrics_endpoint)e;
+    if (r.endpoint == CC_METRICS_HEALTHZ)
+        return get ? r : refuse(r, 405, "/healthz answers GET only", "Allow", "GET, HEAD");
+    // The token before the path: without it, nothing tells which paths exist.
+    if (!cc_http_bearer_ok(authorization, token)) {
+        bool given = authorization != NULL;
+        return refuse(r, 401,
+                      given ? "the token is wrong; send Authorization: Bearer <the "
+                              "--serve-token value>"
+                            : "this camclass needs a token; send Authorization: Bearer "
+                              "<the --serve-token value>",
+                      "WWW-Authenticate",
+                      given ? "Bearer realm=\"camclass\", error=\"invalid_token\""
+                            : "Bearer realm=\"camclass\"");
+    }
+    if (r.endpoint == CC_METRICS_OTHER)
+        return refuse(r, 404,
+                      "no such path; camclass answers POST /predict, GET /, /stream, "
+                      "/latest, /metrics and /healthz",
+                      NULL, NULL);
+    if (r.endpoint != CC_METRICS_PREDICT)
+        return get ? r : refuse(r, 405, "this path answers GET only", "Allow", "GET, HEAD");
+    return post ? r : refuse(r, 405, "/predict takes POST with an image", "Allow", "POST");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * POST /predict: its headers and its body
+ */
+
+int cc_http_predict_head(const char *k_arg, const char *content_length, const char *content_type,
+                         size_t max_body, int default_k, int *k, enum cc_http_body_kind *kind,
+                         char *msg, size_t msg_size)
+{
+    *k = default_k;
+    *kind = CC_HTTP_BODY_RAW;
+    if (k_arg) {
+        char *end;
+        long v = strtol(k_arg, &end, 10);
+        if (!*k_arg || *end || v < 1 || v > CC_RESULT_MAX_TOP) {
+            snprintf(msg, msg_size, "?k=%.20s: k must be a whole number 1..%d", k_arg,
+                     CC_RESULT_MAX_TOP);
+            return 400;
+        }
+        *k = (int)v;
+    }
+    if (content_length && strtoull(content_length, NULL, 10) > max_body) {
+        snprintf(msg, msg_size, "the body of %.20s bytes is more than %zu MB (--serve-max-body)",
+                 content_length, max_body >> 20);
+        return 413;
+    }
+    const char *type = content_type;
+    if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
+        *kind = CC_HTTP_BODY_MULTIPART;
+    } else if (type && strncasecmp(type, "image/", 6) != 0 &&
+               strncasecmp(type, "application/octet-stream", 24) != 0) {
+        snprintf(msg, msg_size,
+                 "Content-Type %.60s is not taken; send image/jpeg, image/png, or "
+                 "multipart/form-data with the image in the field \"file\"",
+                 type);
+        return 415;
+    }
+    return 0;
+}
+
+void cc_http_body_init(struct cc_http_body *b, size_t max)
+{
+    *b = (struct cc_http_body){.max = max};
+}
+
+bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n)
+{
+    if (b->too_big || b->size + n > b->max) {
+        b->too_big = true;
+        return true; // read to the end, then 413
+    }
+    if (b->size + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 64 * 1024;
+        while (cap < b->size + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->data, cap);
+        if (!p)
+            return false;
+        b->data = p, b->cap = cap;
+    }
+    if (n) // memcpy from a NULL data of 0 bytes is undefined
+        memcpy(b->data + b->size, data, n);
+    b->size += n;
+    return true;
+}
+
+bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
+                        size_t n)
+{
+    if (!key || strcmp(key, "file") != 0)
+        return true;
+    if (off == 0 && b->file_seen) // a second "file" field (the first may have been empty)
+        b->file_done = true;
+    b->file_seen = true;
+    if (b->file_done)
+        return true;
+    return cc_http_body_append(b, data, n);
+}
+
+int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form, char *msg,
+                     size_t msg_size)
+{
+    if (b->too_big) {
+        snprintf(msg, msg_size, "the body is more than %zu MB (--serve-max-body)", b->max >> 20);
+        return 413;
+    }
+    if (bad_form) {
+        snprintf(msg, msg_size, "the multipart/form-data body does not parse");
+        return 400;
+    }
+    if (multipart && !b->size) {
+        snprintf(msg, msg_size, "no image: the form has %s (curl -F file=@IMAGE)",
+                 b->file_seen ? "an empty field \"file\"" : "no field \"file\"");
+        return 400;
+    }
+    return 0;
+}
+
+void cc_http_body_finish(struct cc_http_body *b)
+{
+    free(b->data);
+    *b = (struct cc_http_body){.max = b->max};
+}

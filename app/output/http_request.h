@@ -1,0 +1,115 @@
+/* camclass — the decisions the HTTP service makes from what a client sends, without an HTTP
+ * library or the engine: the --serve address, the Bearer token, routing, /predict's ?k=,
+ * Content-Length and Content-Type, and the body's accounting (its limit, the multipart "file"
+ * field). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
+ * (method, path, header values, body pieces) and sends what they decide; tests/fuzz/fuzz_http.c
+ * feeds them hostile input directly.
+ *
+ *   struct cc_http_route r = cc_http_route(method, path, token, authorization);
+ *   if (r.status) send the error r.status, r.msg (+ r.header: r.value);
+ *   else if (r.endpoint == CC_METRICS_PREDICT) {
+ *       status = cc_http_predict_head(k, length, type, max, top_k, &rq, msg, sizeof(msg));
+ *       per body piece: cc_http_body_append (raw) or cc_http_body_field (multipart "file")
+ *       status = cc_http_body_end(&body, multipart, bad_form, msg, sizeof(msg));
+ *   }
+ *
+ * Threads: none kept; every function works on what it is given (a request on its
+ * connection's thread). The multipart syntax itself is libmicrohttpd's post processor's job.
+ */
+#ifndef CC_HTTP_REQUEST_H
+#define CC_HTTP_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "error.h"
+#include "metrics.h"
+
+/* --serve [ADDR:]PORT, parsed (no name is looked up). */
+struct cc_http_listen {
+    struct sockaddr_storage sa; // sockaddr_in or sockaddr_in6, port set
+    socklen_t len;              // of sa's family
+    bool v6, loopback;
+};
+
+/* Parses --serve's value: PORT 0..65535 (0 = any free port), ADDR an IPv4 address or [IPv6],
+ * default 127.0.0.1. False with err (one line naming --serve and the way out). */
+bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc_error *err);
+
+/* Checks --serve [ADDR:]PORT (as cc_http_parse_listen) and --serve-token (1..256 printable
+ * ASCII characters, no spaces): an address other than loopback needs a token; a token without
+ * --serve is refused. False with err (one line naming the flag and the way out). serve NULL and
+ * token NULL: true. */
+bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
+
+/* Whether an Authorization header value (NULL: none) is "Bearer TOKEN", compared in constant
+ * time (no early exit on the first difference). token NULL: no token needed, true. */
+bool cc_http_bearer_ok(const char *authorization, const char *token);
+
+/* What the method and path of a request ask for, before its body. */
+struct cc_http_route {
+    enum cc_metrics_endpoint endpoint; // the path (CC_METRICS_OTHER: none of ours)
+    int status;         // 0: serve endpoint (for /predict: go on with cc_http_predict_head);
+                        // else the refusal: 401, 404 or 405
+    const char *msg;    // the refusal's error line (static)
+    const char *header; // an extra header of the refusal (Allow, WWW-Authenticate) or NULL
+    const char *value;
+};
+
+/* Routes method ("GET", "HEAD", "POST", …) and path (without the query) as the service does:
+ * GET /healthz needs no token; every other path needs token (NULL: none) in authorization
+ * (the header's value, NULL: absent) before it is told apart from an unknown one. */
+struct cc_http_route cc_http_route(const char *method, const char *path, const char *token,
+                                   const char *authorization);
+
+/* How a POST /predict's body comes. */
+enum cc_http_body_kind {
+    CC_HTTP_BODY_RAW,       // the body is the image (image/…, application/octet-stream, none)
+    CC_HTTP_BODY_MULTIPART, // multipart/form-data: the image is the field "file"
+};
+
+/* The headers of a POST /predict: ?k= (NULL: absent; else 1..CC_RESULT_MAX_TOP), the
+ * Content-Length (NULL: absent or chunked; more than max_body: 413) and Content-Type (NULL:
+ * raw). Returns 0 with *k (default_k without ?k=) and *kind set, or the refusal status (400,
+ * 413, 415) with its error line in msg. */
+int cc_http_predict_head(const char *k_arg, const char *content_length, const char *content_type,
+                         size_t max_body, int default_k, int *k, enum cc_http_body_kind *kind,
+                         char *msg, size_t msg_size);
+
+/* A POST /predict's image as its body comes in: the raw body, or the first multipart field
+ * "file". Owned by its request (cc_http_body_finish frees). */
+struct cc_http_body {
+    uint8_t *data;     // (size) the image bytes so far; malloc'd, grown by doubling
+    size_t size, cap;
+    size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
+    bool too_big;      // more than max came: the rest is read and dropped, then 413
+    bool file_seen;    // a "file" field began (even an empty one)
+    bool file_done;    // a "file" field ended (later ones are ignored)
+};
+
+/* A body of at most max bytes, empty. */
+void cc_http_body_init(struct cc_http_body *b, size_t max);
+
+/* Appends n bytes of a raw body. False only when out of memory (then the connection is
+ * dropped); past the limit, true with too_big set. */
+bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n);
+
+/* A piece of a multipart field key (NULL: unnamed) at offset off in that field, as
+ * libmicrohttpd's post processor hands it (an empty field too, as one piece of 0 bytes): only
+ * the first field "file" is kept, even when it is empty. False only when out of memory. */
+bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
+                        size_t n);
+
+/* The whole body is in: 0 when the image (data, size) is to be classified, else the refusal
+ * (413 too big, 400 a multipart body that did not parse (bad_form), has no field "file" or an
+ * empty one)
+ * with its error line in msg. */
+int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form, char *msg,
+                     size_t msg_size);
+
+/* Frees the bytes; the body is empty again. Accepts a zeroed one. */
+void cc_http_body_finish(struct cc_http_body *b);
+
+#endif

@@ -1,0 +1,225 @@
+/* camclass — the HTTP service's decisions of app/output/http_request.c, without a server: the
+ * --serve address and token checks, the Bearer token, routing (401 before 404, 405 with Allow),
+ * /predict's ?k=, Content-Length and Content-Type, and the body's accounting (the limit, the
+ * first multipart field "file"). The server itself is tested with real clients by
+ * test_serve.py; these parsers are also fuzzed (tests/fuzz/fuzz_http.c). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_request.h"
+#include "testutil.h"
+
+static void listen_ok(const char *arg, bool v6, bool loopback, int port)
+{
+    struct cc_http_listen la;
+    struct cc_error err = {0};
+    bool ok = cc_http_parse_listen(arg, &la, &err);
+    int got = !ok ? -1
+              : v6 ? ntohs(((struct sockaddr_in6 *)&la.sa)->sin6_port)
+                   : ntohs(((struct sockaddr_in *)&la.sa)->sin_port);
+    CHECKF(ok && la.v6 == v6 && la.loopback == loopback && got == port &&
+               la.len == (v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)),
+           "%s: ok %d v6 %d loopback %d port %d (%s)", arg, ok, la.v6, la.loopback, got, err.msg);
+}
+
+static void check_bad(const char *serve, const char *token, const char *want)
+{
+    struct cc_error err = {0};
+    bool ok = cc_http_check(serve, token, &err);
+    CHECKF(!ok && strstr(err.msg, want), "--serve %s --serve-token %s: ok %d, \"%s\" (want %s)",
+           serve ? serve : "(none)", token ? token : "(none)", ok, err.msg, want);
+}
+
+static void settings(void)
+{
+    listen_ok("8080", false, true, 8080);
+    listen_ok("0", false, true, 0);
+    listen_ok("127.1.2.3:65535", false, true, 65535);
+    listen_ok("0.0.0.0:80", false, false, 80);
+    listen_ok("[::1]:9000", true, true, 9000);
+    listen_ok("[fe80::1]:1", true, false, 1);
+    struct cc_error err = {0};
+    CHECK(cc_http_check(NULL, NULL, &err) && !err.msg[0]);
+    CHECK(cc_http_check("8080", NULL, &err));
+    CHECK(cc_http_check("0.0.0.0:8080", "abc~", &err));
+    check_bad("65536", NULL, "the port must be a number 0..65535");
+    check_bad("-1", NULL, "the port must be a number");
+    check_bad("localhost:", NULL, "the port must be a number");
+    check_bad("99999999999999999999", NULL, "the port must be a number");
+    check_bad("localhost:80", NULL, "is not an IPv4 address");
+    check_bad("[::1]80", NULL, "an IPv6 address is written [ADDR]:PORT");
+    check_bad("[::1", NULL, "an IPv6 address is written [ADDR]:PORT");
+    check_bad("[1.2.3.4]:80", NULL, "is not an IPv6 address");
+    char longer[100];
+    memset(longer, '1', 80);
+    strcpy(longer + 80, ":80");
+    check_bad(longer, NULL, "the address is too long");
+    check_bad("0.0.0.0:8080", NULL, "give --serve-token");
+    check_bad("[::]:8080", NULL, "give --serve-token");
+    check_bad(NULL, "abc", "without --serve");
+    check_bad("8080", "a b", "only printable ASCII");
+    check_bad("8080", "caf\xc3\xa9", "only printable ASCII");
+    char big[300];
+    memset(big, 'x', 257);
+    big[257] = '\0';
+    check_bad("8080", big, "257 characters is more than 256");
+    big[256] = '\0';
+    CHECK(cc_http_check("8080", big, &err));
+}
+
+static void tokens(void)
+{
+    CHECK(cc_http_bearer_ok(NULL, NULL));
+    CHECK(cc_http_bearer_ok("anything", NULL));
+    CHECK(cc_http_bearer_ok("Bearer s3cret", "s3cret"));
+    CHECK(!cc_http_bearer_ok(NULL, "s3cret"));
+    CHECK(!cc_http_bearer_ok("bearer s3cret", "s3cret"));
+    CHECK(!cc_http_bearer_ok("Basic s3cret", "s3cret"));
+    CHECK(!cc_http_bearer_ok("Bearer s3cre", "s3cret"));   // a prefix
+    CHECK(!cc_http_bearer_ok("Bearer s3cretX", "s3cret")); // longer
+    CHECK(!cc_http_bearer_ok("Bearer s3creT", "s3cret"));  // the last byte
+    CHECK(!cc_http_bearer_ok("Bearer ", "s3cret"));
+}
+
+static void route_is(const char *method, const char *path, const char *token, const char *auth,
+                     enum cc_metrics_endpoint e, int status, const char *header)
+{
+    struct cc_http_route r = cc_http_route(method, path, token, auth);
+    CHECKF(r.endpoint == e && r.status == status &&
+               (header ? r.header && !strcmp(r.header, header) : !r.header) &&
+               (status ? r.msg && r.msg[0] : !r.msg),
+           "%s %s (token %s, auth %s): endpoint %d status %d header %s (want %d %d %s)", method,
+           path, token ? token : "-", auth ? auth : "-", r.endpoint, r.status,
+           r.header ? r.header : "-", e, status, header ? header : "-");
+}
+
+static void routes(void)
+{
+    route_is("GET", "/healthz", NULL, NULL, CC_METRICS_HEALTHZ, 0, NULL);
+    route_is("HEAD", "/healthz", "t", NULL, CC_METRICS_HEALTHZ, 0, NULL); // no token needed
+    route_is("POST", "/healthz", NULL, NULL, CC_METRICS_HEALTHZ, 405, "Allow");
+    route_is("POST", "/predict", NULL, NULL, CC_METRICS_PREDICT, 0, NULL);
+    route_is("GET", "/predict", NULL, NULL, CC_METRICS_PREDICT, 405, "Allow");
+    route_is("GET", "/latest", NULL, NULL, CC_METRICS_LATEST, 0, NULL);
+    route_is("GET", "/metrics", NULL, NULL, CC_METRICS_METRICS, 0, NULL);
+    route_is("GET", "/stream", NULL, NULL, CC_METRICS_STREAM, 0, NULL);
+    route_is("GET", "/", NULL, NULL, CC_METRICS_PAGE, 0, NULL);
+    route_is("DELETE", "/latest", NULL, NULL, CC_METRICS_LATEST, 405, "Allow");
+    route_is("GET", "/nope", NULL, NULL, CC_METRICS_OTHER, 404, NULL);
+    route_is("GET", "", NULL, NULL, CC_METRICS_OTHER, 404, NULL);
+    route_is("GET", "/predict/", NULL, NULL, CC_METRICS_OTHER, 404, NULL);
+    // With a token: 401 before anything tells which paths exist.
+    route_is("GET", "/nope", "t", NULL, CC_METRICS_OTHER, 401, "WWW-Authenticate");
+    route_is("GET", "/metrics", "t", "Bearer x", CC_METRICS_METRICS, 401, "WWW-Authenticate");
+    route_is("GET", "/metrics", "t", "Bearer t", CC_METRICS_METRICS, 0, NULL);
+    route_is("GET", "/nope", "t", "Bearer t", CC_METRICS_OTHER, 404, NULL);
+    struct cc_http_route r = cc_http_route("GET", "/", "t", NULL);
+    CHECKF(!strstr(r.value, "invalid_token") && strstr(r.msg, "needs a token"), "%s / %s",
+           r.value, r.msg);
+    r = cc_http_route("GET", "/", "t", "Bearer u");
+    CHECKF(strstr(r.value, "invalid_token") && strstr(r.msg, "is wrong"), "%s / %s", r.value,
+           r.msg);
+}
+
+static void head_is(const char *k, const char *len, const char *type, int status, int want_k,
+                    enum cc_http_body_kind want_kind, const char *want_msg)
+{
+    char msg[200] = "";
+    int got_k = -1;
+    enum cc_http_body_kind kind = CC_HTTP_BODY_MULTIPART + 1;
+    int st = cc_http_predict_head(k, len, type, 16 << 20, 5, &got_k, &kind, msg, sizeof(msg));
+    CHECKF(st == status && (status || (got_k == want_k && kind == want_kind)) &&
+               (!want_msg || strstr(msg, want_msg)),
+           "?k=%s length %s type %s: status %d k %d kind %d \"%s\" (want %d %d %d %s)",
+           k ? k : "-", len ? len : "-", type ? type : "-", st, got_k, kind, msg, status, want_k,
+           want_kind, want_msg ? want_msg : "-");
+}
+
+static void predict_heads(void)
+{
+    head_is(NULL, NULL, NULL, 0, 5, CC_HTTP_BODY_RAW, NULL);
+    head_is("1", "100", "image/png", 0, 1, CC_HTTP_BODY_RAW, NULL);
+    head_is("16", NULL, "application/octet-stream", 0, 16, CC_HTTP_BODY_RAW, NULL);
+    head_is(NULL, NULL, "Multipart/Form-Data; boundary=x", 0, 5, CC_HTTP_BODY_MULTIPART, NULL);
+    head_is(NULL, "16777216", "image/jpeg", 0, 5, CC_HTTP_BODY_RAW, NULL); // exactly the limit
+    head_is("0", NULL, NULL, 400, 0, 0, "?k=0: k must be a whole number 1..16");
+    head_is("17", NULL, NULL, 400, 0, 0, "1..16");
+    head_is("", NULL, NULL, 400, 0, 0, "?k=:");
+    head_is("3x", NULL, NULL, 400, 0, 0, "?k=3x");
+    head_is("99999999999999999999999999999", NULL, NULL, 400, 0, 0, "?k=99999999999999999999:");
+    head_is(NULL, "16777217", "image/png", 413, 0, 0, "16777217 bytes is more than 16 MB");
+    head_is(NULL, NULL, "text/plain", 415, 0, 0, "Content-Type text/plain is not taken");
+    head_is(NULL, NULL, "", 415, 0, 0, "Content-Type  is not taken");
+    head_is("2", "1", "multipart/mixed; boundary=x", 415, 0, 0, "not taken");
+}
+
+static void bodies(void)
+{
+    char msg[200];
+    struct cc_http_body b;
+    cc_http_body_init(&b, 100);
+    CHECK(cc_http_body_append(&b, "", 0));
+    CHECK(cc_http_body_end(&b, false, false, msg, sizeof(msg)) == 0); // empty raw: predict's 400
+    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 400 &&
+          strstr(msg, "no field \"file\""));
+    char data[100];
+    memset(data, 'a', sizeof(data));
+    CHECK(cc_http_body_append(&b, data, 60) && cc_http_body_append(&b, data, 40));
+    CHECK(b.size == 100 && !b.too_big && cc_http_body_end(&b, false, false, msg, 200) == 0);
+    CHECK(cc_http_body_append(&b, data, 1) && b.too_big && b.size == 100);
+    CHECK(cc_http_body_end(&b, false, false, msg, sizeof(msg)) == 413 &&
+          strstr(msg, "--serve-max-body"));
+    cc_http_body_finish(&b);
+    CHECK(!b.data && !b.size && b.max == 100);
+
+    // Multipart: only the first field "file" is kept, across its pieces.
+    cc_http_body_init(&b, 1 << 20);
+    CHECK(cc_http_body_field(&b, "name", 0, "xx", 2) && b.size == 0);
+    CHECK(cc_http_body_field(&b, NULL, 0, "xx", 2) && b.size == 0);
+    CHECK(cc_http_body_field(&b, "file", 0, "abc", 3) &&
+          cc_http_body_field(&b, "file", 3, "de", 2));
+    CHECK(cc_http_body_field(&b, "other", 0, "zz", 2));
+    CHECK(cc_http_body_field(&b, "file", 0, "XYZ", 3)); // a second "file" field: ignored
+    CHECK(cc_http_body_field(&b, "file", 3, "W", 1));
+    CHECKF(b.size == 5 && !memcmp(b.data, "abcde", 5) && b.file_done, "size %zu", b.size);
+    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 0);
+    CHECK(cc_http_body_end(&b, true, true, msg, sizeof(msg)) == 400 &&
+          strstr(msg, "does not parse"));
+    cc_http_body_finish(&b);
+
+    // An empty first "file" field (a form sent with no file chosen) and a second one: the
+    // first is the image, so 400; the second is not taken (found by fuzz_http).
+    cc_http_body_init(&b, 1 << 20);
+    CHECK(cc_http_body_field(&b, "file", 0, "", 0) && b.size == 0);
+    CHECK(cc_http_body_field(&b, "file", 0, "\x89PNG", 4) && b.size == 0 && b.file_done);
+    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 400 &&
+          strstr(msg, "an empty field \"file\""));
+    cc_http_body_finish(&b);
+
+    // A "file" field past the limit: 413, whatever else the form holds.
+    cc_http_body_init(&b, 4);
+    CHECK(cc_http_body_field(&b, "file", 0, "abcde", 5) && b.too_big);
+    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 413);
+    cc_http_body_finish(&b);
+
+    // Growth past the first allocation (64 KiB, doubled).
+    cc_http_body_init(&b, 1 << 20);
+    char *big = calloc(1, 300000);
+    CHECK(big && cc_http_body_append(&b, big, 70000) && cc_http_body_append(&b, big, 230000));
+    CHECK(b.size == 300000 && b.cap >= b.size);
+    free(big);
+    cc_http_body_finish(&b);
+}
+
+int main(void)
+{
+    settings();
+    tokens();
+    routes();
+    predict_heads();
+    bodies();
+    return tu_exit_code();
+}
