@@ -18,7 +18,8 @@ its script has shown a /latest result. Then:
   /latest's labels in order with their scores as the page rounds them, and the status line
   names the model and the backend;
 - Chromium ends when told (Browser.close), else its process group is killed, and no process of
-  its session is left.
+  its session is left, nor its crash handler (which leaves the session: it is found by the
+  profile folder in its command line).
 
     test_serve_browser.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
 
@@ -67,6 +68,7 @@ class Chromium:
     by a NUL byte. In a session of its own, so that its process group can be killed."""
 
     def __init__(self, exe, profile):
+        self.profile = profile
         cmd_r, cmd_w = os.pipe()
         ev_r, ev_w = os.pipe()
         # The child's ends are moved to 10 and above so that bash (dash takes fds up to 9 only)
@@ -77,6 +79,11 @@ class Chromium:
         for fd in (cmd_r, ev_w):
             os.close(fd)
         self.err = tempfile.TemporaryFile()
+        # Its crash handler (chrome_crashpad_handler) daemonizes: a session of its own, outside
+        # the process group. With the XDG folders in the profile its database is there, not in
+        # ~/.config/chromium, and the profile's path in its command line says it is this one.
+        env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(profile, "config"),
+                   XDG_CACHE_HOME=os.path.join(profile, "cache"))
         # --no-sandbox: CI and this machine run the tests as root, and Chromium refuses to
         # start as root with its sandbox ("Running as root without --no-sandbox is not
         # supported"). --disable-gpu: no GPU process; Skia draws on the CPU.
@@ -91,7 +98,7 @@ class Chromium:
             ["/bin/bash", "-c", 'exec "$@" 3<&%d 4>&%d %d<&- %d>&-'
              % (child_r, child_w, child_r, child_w), "bash"] + argv,
             pass_fds=(child_r, child_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=self.err, start_new_session=True)
+            stderr=self.err, start_new_session=True, env=env)
         os.close(child_r)
         os.close(child_w)
         self.out = os.fdopen(cmd_w, "wb", buffering=0)
@@ -141,7 +148,8 @@ class Chromium:
 
     def close(self):
         """Browser.close, then the whole process group killed after 10 s (or at once when the
-        command is not answered); returns whether no process of its session is left."""
+        command is not answered), and then any process still naming the profile; returns
+        whether no process of Chromium's session or naming its profile is left."""
         try:
             self.send("Browser.close", timeout=10)
             self.p.wait(10)
@@ -153,7 +161,13 @@ class Chromium:
             pass
         self.p.wait()
         self.out.close()
-        return wait_for_no_session(self.p.pid, 10)
+        left = wait_for_none(self.p.pid, self.profile, 10)
+        for pid in left:  # its own (the profile's path is unique): not to outlive the test
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return not left
 
     def stderr(self):
         """What Chromium wrote on stderr, less its lines about D-Bus (there is no bus here)."""
@@ -166,26 +180,29 @@ def os_dup_above(fd, low):
     return fcntl.fcntl(fd, fcntl.F_DUPFD, low)
 
 
-def session_members(sid):
-    """pids whose session id is sid (/proc/PID/stat, field 6)."""
+def chromium_processes(sid, profile):
+    """pids in session sid (/proc/PID/stat, field 6) or whose command line names profile."""
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
                 with open("/proc/%s/stat" % d) as f:
                     fields = f.read().rsplit(")", 1)[1].split()
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    cmdline = f.read()
             except OSError:
                 continue
-            if int(fields[3]) == sid:
+            if int(fields[3]) == sid or profile.encode() in cmdline:
                 out.append(int(d))
     return out
 
 
-def wait_for_no_session(sid, timeout):
+def wait_for_none(sid, profile, timeout):
+    """The pids chromium_processes() still finds after up to timeout s ([] when none)."""
     end = time.monotonic() + timeout
-    while session_members(sid) and time.monotonic() < end:
+    while chromium_processes(sid, profile) and time.monotonic() < end:
         time.sleep(0.1)
-    return not session_members(sid)
+    return chromium_processes(sid, profile)
 
 
 class Page:
