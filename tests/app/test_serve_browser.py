@@ -51,7 +51,7 @@ from serve_client import Server, read_stream  # noqa: E402
 EXE, MODEL, SAMPLES = sys.argv[1:4]
 PICTURE = os.path.join(SAMPLES, "bars_320x240.png")
 VIEW_W, VIEW_H = 1000, 600   # the page's viewport, CSS pixels at scale 1: the 640x360 <img> fits
-START_S = 90                 # Chromium's start: ~3 s idle, over 20 s on the loaded 2-core machine
+START_S = 90                 # Chromium's start: 5-10 s seen here, over 20 s at load average 20
 PAGE_S = 30                  # the page's first picture and first result
 MAX_MEAN_DIFF = 6.0          # screenshot vs /stream JPEG, mean |difference| per channel (0-255):
                              # seen 0.1; a broken <img> 98, the picture mirrored by CSS 92
