@@ -59,10 +59,15 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
 # python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
 # apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
+# chromium: the serve_browser test opens the --serve page in headless Chromium (DevTools
+# protocol on a pipe) and checks its screenshot and DOM. Its text is drawn with the fonts
+# fontconfig finds: fonts-dejavu-core (in RUN_PACKAGES) is enough, no fonts-* of its own (the
+# test reads the labels from the DOM, not from the pixels); chromium-sandbox (recommended) is
+# not needed: the tests run as root, where Chromium needs --no-sandbox anyway.
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
-  python3-prometheus-client apache2-utils"
+  python3-prometheus-client apache2-utils chromium"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

@@ -30,7 +30,6 @@ Every process is bounded in time and killed at the end.
 import http.client
 import json
 import os
-import re
 import socket
 import struct
 import subprocess
@@ -46,7 +45,10 @@ from PIL import Image
 from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, env_headless, summary  # noqa: E402
+import serve_client  # noqa: E402
+from serve_client import read_stream  # noqa: E402
 
 EXE, MODEL, SAMPLES = sys.argv[1:4]
 FRAMES = os.path.join(SAMPLES, "selftest")
@@ -54,53 +56,11 @@ BASE = [EXE, "--headless", "--model", MODEL, "--backend", "cpu"]
 TOL = 1e-5  # the log writes scores to 6 decimals; the same computation otherwise
 
 
-def env_headless():
-    env = dict(os.environ)
-    for k in ("DISPLAY", "WAYLAND_DISPLAY", "NOTIFY_SOCKET"):
-        env.pop(k, None)
-    return env
-
-
-class Server:
-    """camclass ARGS with --serve; url from its "serving on" line."""
+class Server(serve_client.Server):
+    """camclass BASE + args with --serve (serve_client.Server)."""
 
     def __init__(self, args, log=None):
-        self.err = tempfile.TemporaryFile()
-        self.p = subprocess.Popen(BASE + args, stdout=log or subprocess.DEVNULL, stderr=self.err,
-                                  env=env_headless())
-        self.port = None
-        end = time.time() + 30
-        while time.time() < end and self.p.poll() is None:
-            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.stderr())
-            if m:
-                self.port = int(m.group(1))
-                break
-            time.sleep(0.05)
-
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read().decode(errors="replace")
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            rc = self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-        return rc
-
-    def request(self, method, path, body=None, headers=None, timeout=30):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            obj = None
-        return r.status, dict(r.getheaders()), obj
+        super().__init__(BASE + args, log)
 
 
 def is_error(status, obj, want):
@@ -152,37 +112,6 @@ def metrics(s, headers=None):
 
 def value(m, name, **labels):
     return sum(v for lab, v in m.get(name, []) if all(lab.get(k) == x for k, x in labels.items()))
-
-
-def read_stream(port, parts, out):
-    """GET /stream: the first `parts` parts' JPEGs appended to out (or an error string)."""
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        c.request("GET", "/stream")
-        r = c.getresponse()
-        ctype = r.getheader("Content-Type", "")
-        if r.status != 200 or not ctype.startswith("multipart/x-mixed-replace; boundary="):
-            out.append("status %d, %s" % (r.status, ctype))
-            return
-        boundary = b"--" + ctype.split("boundary=")[1].encode()
-        for _ in range(parts):
-            line = r.readline().strip()
-            if line != boundary:
-                out.append("part starts with %r" % line[:40])
-                return
-            head = {}
-            while True:
-                line = r.readline().strip()
-                if not line:
-                    break
-                k, v = line.decode().split(":", 1)
-                head[k.lower()] = v.strip()
-            data = r.read(int(head["content-length"]))
-            r.readline()
-            out.append((head.get("content-type"), data))
-        c.close()
-    except (OSError, ValueError, KeyError) as e:
-        out.append("error %s" % e)
 
 
 def test_bad_settings():

@@ -26,7 +26,7 @@ PART, MESON, SOURCE = sys.argv[1:4]
 HIDDEN = ["torch", "torchvision", "onnx", "numpy", "PIL", "skimage"]
 TEST_ONLY = ["python3-torch", "python3-torchvision", "python3-onnx", "python3-numpy",
              "python3-pil", "python3-skimage", "qemu-system-x86", "busybox-static", "cpio",
-             "clang", "libclang-rt-14-dev", "vulkan-validationlayers"]
+             "clang", "libclang-rt-14-dev", "vulkan-validationlayers", "chromium"]
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402

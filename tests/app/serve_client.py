@@ -1,0 +1,94 @@
+"""What the tests of camclass --serve share (test_serve.py, test_serve_browser.py): a camclass
+started with --serve whose port is read from its "serving on" line, one HTTP request to it, and
+the parts of GET /stream read as a viewer reads them.
+
+    sys.path.insert(0, <the tests/app folder>)
+    from serve_client import Server, read_stream
+"""
+import http.client
+import json
+import re
+import subprocess
+import tempfile
+import time
+
+from checks import env_headless
+
+
+class Server:
+    """cmd (camclass with --serve, its whole command line) started headless; port: the one its
+    "serving on http://127.0.0.1:PORT" line names (None when that line did not come in 30 s or
+    camclass ended first); stderr() what it wrote there so far."""
+
+    def __init__(self, cmd, log=None):
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(cmd, stdout=log or subprocess.DEVNULL, stderr=self.err,
+                                  env=env_headless())
+        self.port = None
+        end = time.time() + 30
+        while time.time() < end and self.p.poll() is None:
+            m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.05)
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read().decode(errors="replace")
+
+    def stop(self):
+        """SIGTERM, SIGKILL after 10 s; the exit status."""
+        self.p.terminate()
+        try:
+            rc = self.p.wait(10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        return rc
+
+    def request(self, method, path, body=None, headers=None, timeout=30):
+        """(status, headers, the body parsed as JSON or None)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            obj = None
+        return r.status, dict(r.getheaders()), obj
+
+
+def read_stream(port, parts, out):
+    """GET /stream: the first `parts` parts appended to out as (Content-Type, bytes), or an
+    error string when the answer or a part is not what a multipart/x-mixed-replace viewer
+    expects."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/stream")
+        r = c.getresponse()
+        ctype = r.getheader("Content-Type", "")
+        if r.status != 200 or not ctype.startswith("multipart/x-mixed-replace; boundary="):
+            out.append("status %d, %s" % (r.status, ctype))
+            return
+        boundary = b"--" + ctype.split("boundary=")[1].encode()
+        for _ in range(parts):
+            line = r.readline().strip()
+            if line != boundary:
+                out.append("part starts with %r" % line[:40])
+                return
+            head = {}
+            while True:
+                line = r.readline().strip()
+                if not line:
+                    break
+                k, v = line.decode().split(":", 1)
+                head[k.lower()] = v.strip()
+            data = r.read(int(head["content-length"]))
+            r.readline()
+            out.append((head.get("content-type"), data))
+        c.close()
+    except (OSError, ValueError, KeyError) as e:
+        out.append("error %s" % e)
