@@ -346,12 +346,12 @@ def test_config():
 
 
 def test_shared_with_frames():
-    """4 clients send requests back to back beside a looped input at 50 fps until 20 frames and
-    10 requests were classified (at most 60 s): the
-    inference thread alternates (one request per frame), so frames keep at least about a third
-    of the engine runs (a half, less the scheduling noise of a loaded machine)."""
+    """4 clients send requests back to back beside a looped input at 1000 fps (a frame always
+    waits) until 20 frames and 10 requests were classified (at most 60 s): the inference thread
+    alternates (one request per frame), so frames keep more than a quarter of the engine runs
+    (about a half; serving all waiting requests first gives a fifth)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as log:
-        s = Server(["--input", FRAMES, "--loop", "--fps", "50", "--serve", "0", "--log",
+        s = Server(["--input", FRAMES, "--loop", "--fps", "1000", "--serve", "0", "--log",
                     log.name])
         if not check(s.port is not None, "--input with --serve: serving"):
             s.stop()
@@ -430,7 +430,12 @@ def test_shared_with_frames():
         frames, reqs = n1 - n0, sum(oks)
         print("in %.1f s: %d requests answered, %d frames classified" % (t_run, reqs, frames))
         check(reqs >= 10, "requests answered beside the frames (%d in %.1f s)" % (reqs, t_run))
-        check(frames >= 20 and frames >= min(100, reqs) / 3,
+        # The source offers frames faster than the engine takes them (--fps 1000), so a frame
+        # nearly always waits, and one request per waiting frame gives about as many frames as
+        # requests (seen: 27 beside 43). At 50 fps the engine idled between frames and requests
+        # filled it (22 beside 152), which says nothing about fairness. Serving every waiting
+        # request before each frame gives up to 4 requests (one per client) per frame.
+        check(frames >= 20 and frames >= reqs / 2.5,
               "frames kept flowing during the requests (%d frames, %d requests)" % (frames, reqs))
 
 
