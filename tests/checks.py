@@ -2,7 +2,7 @@
 so that one run reports every failure; summary() prints "N failed" and returns the exit status;
 env_headless() is the environment of a camclass run without a display or systemd; wait_for()
 polls a condition until a deadline; host_command() is how a driver starts a program of this
-build.
+build, wrapped() whether it runs emulated and bound() a wait's limit allowing for that.
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
@@ -25,6 +25,12 @@ def wrapped():
     """True when host_command() puts a wrapper first: the programs run emulated (qemu-user),
     some ten times slower, which a wait for a program to get somewhere must allow for."""
     return bool(shlex.split(os.environ.get("MESON_EXE_WRAPPER", "")))
+
+
+def bound(seconds):
+    """A wait's upper bound (for a hang only): seconds natively, ten times that when the
+    programs run emulated (wrapped()), as tools/test-arm64.sh's --timeout-multiplier 10."""
+    return seconds * 10 if wrapped() else seconds
 
 
 def check(cond, what, verbose=False):

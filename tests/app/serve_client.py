@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from checks import env_headless
+from checks import bound, env_headless
 
 
 class Server:
@@ -25,7 +25,7 @@ class Server:
         self.p = subprocess.Popen(cmd, stdout=log or subprocess.DEVNULL, stderr=self.err,
                                   env=env_headless())
         self.port = None
-        end = time.time() + 30
+        end = time.time() + bound(30)
         while time.time() < end and self.p.poll() is None:
             m = re.search(r"serving on http://127\.0\.0\.1:(\d+)", self.stderr())
             if m:
@@ -41,15 +41,15 @@ class Server:
         """SIGTERM, SIGKILL after 10 s; the exit status."""
         self.p.terminate()
         try:
-            rc = self.p.wait(10)
+            rc = self.p.wait(bound(10))
         except subprocess.TimeoutExpired:
             self.p.kill()
             rc = self.p.wait()
         return rc
 
-    def request(self, method, path, body=None, headers=None, timeout=30):
+    def request(self, method, path, body=None, headers=None, timeout=None):
         """(status, headers, the body parsed as JSON or None)."""
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout or bound(30))
         c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
         data = r.read()

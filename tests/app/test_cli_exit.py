@@ -15,7 +15,7 @@ import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import bound, check, host_command, summary  # noqa: E402
 
 
 def run(exe, args, timeout=60):
@@ -181,7 +181,7 @@ def main():
         env.pop("WAYLAND_DISPLAY", None)
         try:
             p = subprocess.run(host_command(exe) + common + ["--input", "/dev/stdin"] + extra,
-                               input=data, capture_output=True, timeout=20, env=env)
+                               input=data, capture_output=True, timeout=bound(20), env=env)
         except subprocess.TimeoutExpired:
             check(False, "%s: still running after 20 s" % what)
             continue

@@ -37,7 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, env_headless, host_command, summary, wait_for, wrapped  # noqa: E402,E501
+from checks import bound, check, env_headless, host_command, summary, wait_for  # noqa: E402
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -189,7 +189,7 @@ def main():
     with open(y4m, "rb") as f:
         clip = f.read()
     p = subprocess.run(host_command(exe) + base + ["--input", "/dev/stdin"], input=clip,
-                       capture_output=True, timeout=120, env=env_headless())
+                       capture_output=True, timeout=bound(120), env=env_headless())
     err = p.stderr.decode(errors="replace")
     check(p.returncode == 0, "y4m on a pipe: exit %d: %s" % (p.returncode, err))
     objs = parse_log(p.stdout.decode(errors="replace"), "y4m on a pipe", model_name, "cpu",
@@ -203,7 +203,7 @@ def main():
     with open(fifo, "wb") as f:  # opens when camclass has opened its end
         f.write(clip)
     try:
-        out, err = cam.communicate(timeout=120)
+        out, err = cam.communicate(timeout=bound(120))
     except subprocess.TimeoutExpired:
         cam.kill()
         out, err = cam.communicate()
@@ -293,7 +293,7 @@ def main():
                 check(lines_in(rotated).count("\n") <= n_old + 1,
                       "SIGHUP: the rotated file kept growing")
             p.send_signal(sig)
-            out, err = p.communicate(timeout=30)
+            out, err = p.communicate(timeout=bound(30))
         except Exception:
             p.kill()
             p.communicate()
@@ -325,7 +325,7 @@ def main():
                          stderr=subprocess.PIPE, text=True, env=env_headless(),
                          preexec_fn=held_sigterm)
     try:
-        out, err = p.communicate(timeout=60)  # a bound for a hang: the SIGTERM never handled
+        out, err = p.communicate(timeout=bound(60))  # a bound for a hang: the SIGTERM never handled
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()
@@ -347,7 +347,7 @@ def main():
                                                      "--log", log],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     msgs = []  # (message, log lines when it arrived)
-    end = time.monotonic() + 60
+    end = time.monotonic() + bound(60)
     sent_term = False
     try:
         while time.monotonic() < end:
@@ -362,7 +362,7 @@ def main():
             if not sent_term and n_wd >= 3:
                 p.send_signal(signal.SIGTERM)
                 sent_term = True
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=bound(30))
         try:
             while True:
                 msgs.append((sock.recv(4096).decode(), -1))
@@ -394,7 +394,7 @@ def main():
                          env=env_headless())
     check(wait_for(lambda: lines_in(log).count("\n") >= 10, 60), "fast: no lines")
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=30)
+    out, err = p.communicate(timeout=bound(30))
     objs = parse_log(lines_in(log), "fast log", model_name, "cpu", y4m)
     fr = [o for o in objs if o.get("event") == "frame"]
     check(p.returncode == 0 and objs and objs[-1].get("event") == "summary" and
@@ -418,8 +418,8 @@ def main():
                          stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     presented = False
-    bound = 600 if wrapped() else 120  # for a hang only
-    end = time.monotonic() + bound
+    limit = bound(120)  # for a hang only
+    end = time.monotonic() + limit
     try:
         while not presented and p.poll() is None and time.monotonic() < end:
             try:
@@ -427,9 +427,9 @@ def main():
             except socket.timeout:
                 pass
         check(presented, "window: no READY=1 (the first present) within %d s, exit %s" %
-              (bound, p.poll()))
+              (limit, p.poll()))
         p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=bound(30))
     finally:
         if p.poll() is None:
             p.kill()

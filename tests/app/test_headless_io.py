@@ -34,7 +34,7 @@ import time
 import tty
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, env_headless, host_command, summary  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary  # noqa: E402
 
 RUN_TIMEOUT = 60  # seconds for a run that ends by itself
 
@@ -108,7 +108,7 @@ def part_pipe(exe, base, samples, tmp):
     cmd = 'set -o pipefail; "$@" | head -1'
     try:
         p = subprocess.run(["bash", "-c", cmd, "sh"] + host_command(exe) + looped,
-                           capture_output=True, text=True, timeout=30, env=env_headless())
+                           capture_output=True, text=True, timeout=bound(30), env=env_headless())
         check(p.returncode == 0, "| head -1: exit status %d: %s" % (p.returncode, p.stderr))
         check(len(p.stdout.splitlines()) == 1, "| head -1: stdout %r" % p.stdout[:200])
         check(warnings(p.stderr) == [], "| head -1: warnings: %r" % warnings(p.stderr))
@@ -147,7 +147,7 @@ def part_file(exe, base, samples, tmp):
     try:
         # A bound for a camclass that stalls, not a speed check: the random mobilenet_v2 takes
         # ~2.5 s a frame under qemu-aarch64 (tools/test-arm64.sh), 12 lines ~30 s there.
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + bound(90)
         while len(lines) < 12 and time.monotonic() < deadline:
             line = p.stdout.readline()
             if not line:
@@ -156,7 +156,7 @@ def part_file(exe, base, samples, tmp):
             if o.get("event") == "frame":  # not the stats line a run past 60 s writes
                 lines.append(o)
         p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=30)
+        p.communicate(timeout=bound(30))
     finally:
         if p.poll() is None:
             p.kill()
@@ -226,11 +226,11 @@ def part_summary(exe, base, samples, tmp):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env_headless())
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + bound(60)
         while time.monotonic() < deadline and count_lines(log) < 20:
             time.sleep(0.05)
         p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=bound(30))
     finally:
         if p.poll() is None:
             p.kill()

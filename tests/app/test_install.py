@@ -28,13 +28,21 @@ import subprocess
 import sys
 import tempfile
 
-PART, MESON, BUILD = sys.argv[1:4]
+PART, MESON, BUILD = sys.argv[1:4]  # argv[4]: the built camclass (see meson.build)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, host_command, summary  # noqa: E402
 
 
 def run(cmd, env=None, cwd=None, timeout=120):
+    # An installed program of a cross build (tools/test-arm64.sh) runs through the exe wrapper;
+    # the Python front ends and the build machine's tools do not.
+    try:
+        with open(cmd[0], "rb") as f:
+            if f.read(4) == b"\x7fELF" and os.access(cmd[0], os.X_OK) and "/" in cmd[0]:
+                cmd = host_command(cmd[0]) + list(cmd[1:])
+    except OSError:
+        pass
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd,
                            timeout=timeout)

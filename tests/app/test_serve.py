@@ -46,13 +46,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, env_headless, summary  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary  # noqa: E402
 import serve_client  # noqa: E402
 from serve_client import read_stream  # noqa: E402
 
 EXE, MODEL, SAMPLES = sys.argv[1:4]
 FRAMES = os.path.join(SAMPLES, "selftest")
-BASE = [EXE, "--headless", "--model", MODEL, "--backend", "cpu"]
+BASE = host_command(EXE) + ["--headless", "--model", MODEL, "--backend", "cpu"]
 TOL = 1e-5  # the log writes scores to 6 decimals; the same computation otherwise
 
 
@@ -82,7 +82,7 @@ def reference(files):
         for f in files:
             os.symlink(os.path.abspath(f), os.path.join(d, os.path.basename(f)))
         out = subprocess.run(BASE + ["--input", d, "--log", "-"], capture_output=True,
-                             env=env_headless(), timeout=60)
+                             env=env_headless(), timeout=bound(60))
     tops = {}
     for line in out.stdout.decode().splitlines():
         o = json.loads(line)
@@ -121,7 +121,7 @@ def test_bad_settings():
                        (["--serve-token", "abc"], "--serve"),
                        (["--serve", "0", "--serve-token", "a b"], "--serve-token")]:
         t = time.time()
-        p = subprocess.run(BASE + args, capture_output=True, env=env_headless(), timeout=30)
+        p = subprocess.run(BASE + args, capture_output=True, env=env_headless(), timeout=bound(30))
         lines = p.stderr.decode().strip().splitlines()
         check(p.returncode == 2 and len(lines) == 1 and word in lines[0] and not p.stdout and
               "model" not in lines[0], "%s: exit 2, one line naming %s (got %d: %s)"
@@ -372,7 +372,7 @@ def test_shared_with_frames():
         threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
         for t in threads:
             t.start()
-        end = time.time() + 60
+        end = time.time() + bound(60)
         while time.time() < end and (len(open(log.name).read().splitlines()) - n0 < 20 or
                                      sum(oks) < 10):
             time.sleep(0.05)

@@ -35,7 +35,7 @@ import time
 import http.server
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, summary, wrapped  # noqa: E402
 
 FFMPEG = "ffmpeg"
 
@@ -127,7 +127,10 @@ def test_files(camclass, model, tmp):
             os.makedirs(refpath, exist_ok=True)
             ok = ff("-i", p(name), "-sws_flags", "bilinear+accurate_rnd+full_chroma_int",
                     "-pix_fmt", "rgb24", os.path.join(refpath, "%03d.png"))
-            tol = 0.03
+            # Two RGB conversions; under emulation (tools/test-arm64.sh) the reference PNGs
+            # still come from the build machine's swscale and camclass's from arm64's, whose
+            # rounding differs more (seen: 0.033 on mjpeg.avi).
+            tol = 0.05 if wrapped() else 0.03
         if check(ok, "decode %s to %s with the ffmpeg CLI" % (name, ref)):
             _, ref_frames, _ = run(camclass, model, "--input", refpath)
             same_results(frames, ref_frames, tol, "%s vs its frames as %s" % (name, ref))
