@@ -2,7 +2,8 @@
 so that one run reports every failure; summary() prints "N failed" and returns the exit status;
 env_headless() is the environment of a camclass run without a display or systemd; wait_for()
 polls a condition until a deadline; host_command() is how a driver starts a program of this
-build, wrapped() whether it runs emulated and bound() a wait's limit allowing for that.
+build, wrapped() whether it runs emulated, bound() a wait's limit allowing for that and
+terminate() signals a started program and collects its output, killing it on a hang.
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
@@ -64,3 +65,15 @@ def wait_for(cond, timeout, interval=0.05):
             return True
         time.sleep(interval)
     return bool(cond())
+
+
+def terminate(p, sig, timeout):
+    """Sends sig to the Popen p and collects its output (communicate); kills it when it has not
+    ended within bound(timeout), and raises that TimeoutExpired after the kill."""
+    try:
+        p.send_signal(sig)
+        return p.communicate(timeout=bound(timeout))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()

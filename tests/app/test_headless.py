@@ -37,7 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, env_headless, host_command, summary, wait_for  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary, terminate, wait_for  # noqa: E402,E501
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -426,15 +426,11 @@ def main():
                 presented = "READY=1" in sock.recv(4096).decode()
             except socket.timeout:
                 pass
-        check(presented, "window: no READY=1 (the first present) within %d s, exit %s" %
-              (limit, p.poll()))
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=bound(30))
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
         sock.close()
+    check(presented, "window: no READY=1 (the first present) within %d s, exit %s" %
+          (limit, p.poll()))
+    out, err = terminate(p, signal.SIGTERM, 30)
     check(p.returncode == 0, "window: exit %d: %s" % (p.returncode, err))
     check(out == "", "window: wrote to stdout without --log: %r" % out[:200])
     check("no display" not in err, "window: no window with SDL offscreen: %s" % err)

@@ -34,7 +34,7 @@ import time
 import tty
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, env_headless, host_command, summary  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary, terminate  # noqa: E402
 
 RUN_TIMEOUT = 60  # seconds for a run that ends by itself
 
@@ -225,16 +225,10 @@ def part_summary(exe, base, samples, tmp):
                                                      "--loop", "--fps", "1000", "--log", log],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env_headless())
-    try:
-        deadline = time.monotonic() + bound(60)
-        while time.monotonic() < deadline and count_lines(log) < 20:
-            time.sleep(0.05)
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=bound(30))
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
+    deadline = time.monotonic() + bound(60)
+    while time.monotonic() < deadline and count_lines(log) < 20:
+        time.sleep(0.05)
+    out, err = terminate(p, signal.SIGTERM, 30)
     with open(log) as f:
         js = compare_summaries("fast", f.read(), err)
     check(p.returncode == 0 and js and js["frames"] >= 20 and js["dropped"] > 0,
