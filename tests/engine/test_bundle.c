@@ -417,6 +417,8 @@ static const struct bad_case bad_cases[] = {
      {.version = 2},
      "tensor \"fc.b\": \"quant\" is for activations and i8 weights, not f32 constants"},
     {"missing name", "name", NULL, {0}, "manifest has no \"name\""},
+    {"name of the wrong type", "name", "5", {0}, "manifest: \"name\" must be a string"},
+    {"graph of the wrong type", "graph", "{'nodes': []}", {0}, "\"graph\" must be a"},
     {"unknown op",
      "graph/1/op",
      "'gelu'",
