@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "input_tensor.h"
 #include "trace.h"
+#include "clock.h"
 
 enum { DEFAULT_RUNS = 50, DEFAULT_WARMUP = 3, TOP_LAYERS = 10 };
 
@@ -173,13 +174,6 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
  * Measuring
  */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The same input every time: xorshift64* from a fixed seed, uniform in [-2, 2) (about the
  * range of a normalized image). */
 static void fill_input(float *x, size_t n)
@@ -235,17 +229,17 @@ static bool measure(struct cc_engine *e, const struct bench_args *a, struct benc
     if (ok)
         printf("input       %s (%s)\n", a->input ? a->input : "-", what);
 
-    double t0 = now_ms();
+    double t0 = cc_now_ms();
     ok = ok && cc_engine_run(e, in, out, err);
-    r->first_ms = now_ms() - t0;
+    r->first_ms = cc_now_ms() - t0;
     if (ok && a->save_output)
         ok = save_output(a->save_output, out, n_out, err);
     for (int i = 0; ok && i < a->warmup; i++)
         ok = cc_engine_run(e, in, out, err);
     for (int i = 0; ok && i < a->runs; i++) {
-        t0 = now_ms();
+        t0 = cc_now_ms();
         ok = cc_engine_run(e, in, out, err);
-        r->run_ms[i] = now_ms() - t0;
+        r->run_ms[i] = cc_now_ms() - t0;
         keep_layers(e, &r->layer_ms[(size_t)i * n_nodes], n_nodes, &r->have_layers);
     }
     if (ok) {
@@ -398,9 +392,9 @@ int main(int argc, char **argv)
     }
 
     struct bench_result r = {0};
-    double t0 = now_ms();
+    double t0 = cc_now_ms();
     struct cc_engine *e = cc_engine_create(a.model, &a.opts, &err);
-    r.load_ms = now_ms() - t0;
+    r.load_ms = cc_now_ms() - t0;
     if (!e) {
         fprintf(stderr, "camclass-bench: %s\n", err.msg);
         return 1;

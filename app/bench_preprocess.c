@@ -13,13 +13,7 @@
 #include <jpeglib.h>
 
 #include "preprocess.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "clock.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -60,13 +54,13 @@ static bool bench_case(struct cc_preprocess *pp, const struct cc_frame *f,
 {
     struct cc_error err = {{0}};
     for (int i = 0; i < iters + 10; i++) { // 10 warm-up runs
-        double t0 = now_ms();
+        double t0 = cc_now_ms();
         if (!cc_preprocess(pp, f, spec, 224, 224, out, &err)) {
             fprintf(stderr, "bench_preprocess: %s\n", err.msg);
             return false;
         }
         if (i >= 10)
-            times[i - 10] = now_ms() - t0;
+            times[i - 10] = cc_now_ms() - t0;
     }
     qsort(times, (size_t)iters, sizeof(double), cmp_double);
     printf("%-6s %4dx%-4d -> 224x224 %-15s median %.3f ms  min %.3f ms\n",

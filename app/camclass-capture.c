@@ -18,6 +18,7 @@
 #include "capture.h"
 #include "error.h"
 #include "frame_slot.h"
+#include "clock.h"
 
 #define MAX_CTRLS 16
 
@@ -231,13 +232,6 @@ static bool write_frame(struct writer *w, const struct cc_frame *f, double fps, 
  * Main
  * ------------------------------------------------------------------------------------------- */
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static bool run(struct options *o, struct cc_error *err)
 {
     if (o->help) {
@@ -283,7 +277,7 @@ static bool run(struct options *o, struct cc_error *err)
     slot = cc_frame_slot_create(1, err);
     if (!slot || !cc_capture_start(cap, slot, err))
         goto done;
-    int64_t t0 = now_ns(), first_ts = 0, last_ts = 0;
+    int64_t t0 = cc_now_ns(), first_ts = 0, last_ts = 0;
     for (int n = 0; n < o->frames; n++) {
         struct cc_frame *f;
         enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
@@ -296,7 +290,7 @@ static bool run(struct options *o, struct cc_error *err)
         }
         if (st == CC_SLOT_CLOSED)
             goto done; // err holds the capture's message
-        int64_t latency = now_ns() - f->timestamp_ns;
+        int64_t latency = cc_now_ns() - f->timestamp_ns;
         if (n == 0)
             first_ts = f->timestamp_ns;
         last_ts = f->timestamp_ns;
@@ -319,7 +313,7 @@ static bool run(struct options *o, struct cc_error *err)
     double secs = (double)(last_ts - first_ts) / 1e9;
     printf("%d frames, %.1f fps by driver timestamps, %.1f s wall; dropped: %llu by the slot "
            "(consumer slower), %llu by the driver; camera lost %llu times\n",
-           o->frames, secs > 0 ? (o->frames - 1) / secs : 0, (double)(now_ns() - t0) / 1e9,
+           o->frames, secs > 0 ? (o->frames - 1) / secs : 0, (double)(cc_now_ns() - t0) / 1e9,
            (unsigned long long)ss.dropped, (unsigned long long)cs.driver_dropped,
            (unsigned long long)cs.lost);
     ok = true;

@@ -46,6 +46,7 @@
 #include "selftest.h"
 #include "source_file.h"
 #include "status_line.h"
+#include "clock.h"
 
 #ifndef CAMCLASS_VERSION
 #define CAMCLASS_VERSION "unknown"
@@ -97,13 +98,6 @@ static bool stop_requested(void *ctx)
 {
     (void)ctx;
     return atomic_load(&stop_flag) != 0;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void sleep_ms(int ms)
@@ -216,11 +210,11 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
     if (!a->recorder)
         return;
     struct cc_error err = {0};
-    int64_t t = a->cli.profile ? now_ns() : 0;
+    int64_t t = a->cli.profile ? cc_now_ns() : 0;
     if (!cc_recorder_add(a->recorder, r, f, &err) && err.msg[0])
         fprintf(stderr, "camclass: %s\n", err.msg);
     if (a->cli.profile)
-        cc_series_add(&a->record_ms, (double)(now_ns() - t) / 1e6);
+        cc_series_add(&a->record_ms, (double)(cc_now_ns() - t) / 1e6);
 }
 
 /* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
@@ -423,14 +417,14 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
         }
         if (quit)
             break;
-        int64_t t = now_ns();
+        int64_t t = cc_now_ns();
         bool fresh = cc_pipeline_latest(a->pipeline, seen, &r, &frame);
         if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
             struct cc_error err = {0};
             if (!cc_overlay_present(a->overlay, fresh && frame.size ? &frame : NULL,
                                     fresh ? &r : NULL, &err))
                 fprintf(stderr, "camclass: %s\n", err.msg);
-            int64_t t2 = now_ns();
+            int64_t t2 = cc_now_ns();
             if (fresh && a->cli.profile)
                 cc_series_add(&a->present_ms, (double)(t2 - t) / 1e6);
             last_present = t2;
@@ -482,7 +476,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
             cc_notify_status("classifying %s", a->source_name);
             ready = true;
         }
-        int64_t t = now_ns();
+        int64_t t = cc_now_ns();
         struct cc_status_info si = status_info(a, *seen, r, t);
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
@@ -663,7 +657,7 @@ static int run(struct app *a)
         cc_notify_ready();
     uint64_t seen = 0;
     struct cc_result last = {0};
-    a->start_ns = now_ns();
+    a->start_ns = cc_now_ns();
     cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
     enum cc_pipeline_state state =
         a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
@@ -672,7 +666,7 @@ static int run(struct app *a)
     cc_http_stop(a->http); // requests in flight are answered first (the pipeline still runs)
     cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
     cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
-    struct cc_status_info si = status_info(a, seen, &last, now_ns());
+    struct cc_status_info si = status_info(a, seen, &last, cc_now_ns());
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
     cc_report_finish(a->report);
     // The same figures as the log's summary line (pipeline.h): frames = classified results, the

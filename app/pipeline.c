@@ -10,6 +10,7 @@
 
 #include "frame_slot.h"
 #include "preprocess.h"
+#include "clock.h"
 
 enum {
     TAKE_TIMEOUT_MS = 200, // how often an idle inference thread looks at the stop flag
@@ -69,13 +70,6 @@ struct cc_pipeline {
     bool requests_closed;                    // the inference thread has ended: refuse requests
     pthread_cond_t req_done;                 // signalled when a request is done
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double ms_between(int64_t a, int64_t b)
 {
@@ -247,10 +241,10 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         *bad_frame = true;
         return false;
     }
-    int64_t t_pp = now_ns();
+    int64_t t_pp = cc_now_ns();
     if (!cc_engine_run(p->cfg.engine, p->input, p->scores, err))
         return false;
-    int64_t t_run = now_ns();
+    int64_t t_run = cc_now_ns();
     int classes = p->model->output.classes;
     if (p->model->output.kind == CC_OUTPUT_LOGITS)
         cc_softmax(p->scores, p->scores, classes);
@@ -330,9 +324,9 @@ static bool serve_request(struct cc_pipeline *p)
     if (!q)
         return false;
     struct cc_error err = {0};
-    int64_t t0 = now_ns();
+    int64_t t0 = cc_now_ns();
     bool ok = cc_engine_run(p->cfg.engine, q->input, p->scores, &err);
-    int64_t t1 = now_ns();
+    int64_t t1 = cc_now_ns();
     struct cc_result r = {
         .backend = cc_engine_backend_name(p->cfg.engine),
         .capture_ns = q->submit_ns,
@@ -388,7 +382,7 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
 {
     if (top_k < 1 || top_k > CC_RESULT_MAX_TOP)
         return cc_error_set(err, "top-k %d is not in 1..%d", top_k, CC_RESULT_MAX_TOP);
-    struct request q = {.input = input, .top_k = top_k, .submit_ns = now_ns()};
+    struct request q = {.input = input, .top_k = top_k, .submit_ns = cc_now_ns()};
     pthread_mutex_lock(&p->lock);
     if (p->requests_closed || p->stop || !p->thread_running) {
         const char *why = p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping";
@@ -447,7 +441,7 @@ static void *inference_main(void *arg)
                               err.msg[0] ? err.msg : NULL);
             break;
         }
-        int64_t t_take = now_ns();
+        int64_t t_take = cc_now_ns();
         struct cc_result r;
         bool bad;
         if (!classify(p, f, t_take, &r, &bad, &err)) {
@@ -494,7 +488,7 @@ static void *inference_main(void *arg)
 
 bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err)
 {
-    p->start_ns = now_ns();
+    p->start_ns = cc_now_ns();
     pthread_mutex_lock(&p->lock); // cc_pipeline_classify reads thread_running
     int e = pthread_create(&p->thread, NULL, inference_main, p);
     p->thread_running = e == 0;
@@ -535,7 +529,7 @@ void cc_pipeline_stop(struct cc_pipeline *p)
             cc_source_file_stop(p->cfg.file);
     }
     p->source_running = false;
-    p->stop_ns = now_ns();
+    p->stop_ns = cc_now_ns();
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
@@ -592,7 +586,7 @@ struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p)
     t.duration_s = (double)(p->last_result_ns - p->first_result_ns) / 1e9;
     pthread_mutex_unlock(&p->lock);
     t.fps = t.results > 1 && t.duration_s > 0 ? (double)(t.results - 1) / t.duration_s : 0;
-    int64_t end = p->stop_ns ? p->stop_ns : now_ns();
+    int64_t end = p->stop_ns ? p->stop_ns : cc_now_ns();
     t.elapsed_s = p->start_ns ? (double)(end - p->start_ns) / 1e9 : 0;
     return t;
 }

@@ -22,6 +22,7 @@
 #include "cache_file.h"
 #include "cpu_info.h"
 #include "vk_context.h"
+#include "clock.h"
 
 #define CACHE_NAME "backend-choice.txt"
 #define CACHE_HEADER "camclass backend choices 1\n"
@@ -43,13 +44,6 @@ struct candidate {
     double median;
     struct cc_error run_err; // why the first failed run failed; "" when none did
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* "<hash> CPU: <name> (N threads[, 1x1 mode]) | <vulkan device name>", tabs and newlines made
  * spaces. The CPU part names what decides its speed (the CPU, the thread count, a forced 1x1
@@ -103,9 +97,9 @@ static bool cache_store(const char *path, const char *old, const char *key, cons
 static double timed_run(struct candidate *c, const float *in, float *out)
 {
     struct cc_error e = {0};
-    double t0 = now_ms();
+    double t0 = cc_now_ms();
     if (c->ops->run(c->state, in, out, &e))
-        return now_ms() - t0;
+        return cc_now_ms() - t0;
     if (!c->run_err.msg[0])
         c->run_err = e;
     return INFINITY;
@@ -137,11 +131,11 @@ static bool measure(const struct cc_model *m, struct candidate *c, int n_cand, s
         free(out);
         return cc_error_set(err, "auto: out of memory for the measurement");
     }
-    double t0 = now_ms();
+    double t0 = cc_now_ms();
     for (int i = 0; i < n_cand; i++)
         timed_run(&c[i], in, out); // warm-up: first-run costs are not what a frame pays
     for (int r = 0; r < AUTO_MAX_RUNS; r++) {
-        double spent = now_ms() - t0;
+        double spent = cc_now_ms() - t0;
         if ((r >= AUTO_MIN_RUNS && spent > AUTO_BUDGET_MS) || (r >= 1 && spent > AUTO_LIMIT_MS))
             break;
         for (int i = 0; i < n_cand; i++)

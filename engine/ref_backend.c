@@ -23,6 +23,7 @@
 #include "cpu_info.h"
 #include "cpu_ops.h"
 #include "plan.h"
+#include "clock.h"
 
 enum {
     ARENA_ALIGN = 64,      // bytes; one cache line, and what SIMD loads like
@@ -169,13 +170,6 @@ static void pool_stop(struct pool *pool)
  * Backend
  */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void cpu_destroy(void *p)
 {
     struct cpu_state *s = p;
@@ -295,14 +289,14 @@ static bool cpu_run(void *p, const float *input, float *output, struct cc_error 
             .scratch = s->scratch,
             .scratch_stride = s->scratch_stride,
         };
-        double t0 = now_ms();
+        double t0 = cc_now_ms();
         if (n_parts > 1 && op->splits && m->tensors[node->outputs[0]].count >= SPLIT_MIN_COUNT) {
             job.n_parts = n_parts;
             pool_run(&s->pool, &job);
         } else {
             run_part(&job, 0);
         }
-        s->timings[s->n_timings++] = (struct cc_layer_timing){n, now_ms() - t0};
+        s->timings[s->n_timings++] = (struct cc_layer_timing){n, cc_now_ms() - t0};
     }
 
     memcpy(output, s->data[m->output.tensor], (size_t)out_t->count * sizeof(float));

@@ -17,13 +17,7 @@
 #include "vk_backend.h"
 #include "vk_context.h"
 #include "vk_fallback.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+#include "clock.h"
 
 uint32_t cc_vk_fallback_ranges(const struct cc_vk_state *s, int first, int end, bool inputs,
                                VkBufferCopy *out)
@@ -116,10 +110,10 @@ bool cc_vk_fallback_run(struct cc_vk_state *s, double *cpu_ms, struct cc_error *
             i++;
         for (; i < s->n_steps && s->steps[i].cpu; i++) {
             const struct cc_vk_step *st = &s->steps[i];
-            double t0 = now_ms();
+            double t0 = cc_now_ms();
             st->cpu_op->run(s->model, &s->model->nodes[st->node], st->in, st->out,
                             (struct cc_cpu_part){.p = 0, .n_parts = 1, .scratch = s->cpu_scratch});
-            double ms = now_ms() - t0;
+            double ms = cc_now_ms() - t0;
             *cpu_ms += ms;
             if (s->timings)
                 s->timings[i].ms = ms;
@@ -164,10 +158,10 @@ bool cc_vk_fallback_measure(struct cc_vk_state *s, FILE *notices, struct cc_erro
 {
     if (s->n_cpu) {
         double cpu_ms = 0, total_ms = 0;
-        double t0 = now_ms();
+        double t0 = cc_now_ms();
         if (!cc_vk_fallback_run(s, &cpu_ms, err))
             return false;
-        total_ms = now_ms() - t0;
+        total_ms = cc_now_ms() - t0;
         if (notices)
             cpu_notice(s, notices, cpu_ms, total_ms);
     }

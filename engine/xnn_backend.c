@@ -51,6 +51,7 @@
 #include "cpu_info.h"
 #include "plan.h"
 #include "xnn_ops.h"
+#include "clock.h"
 
 enum { ARENA_ALIGN = 64 }; // bytes: one cache line
 
@@ -303,13 +304,6 @@ static bool make_other(struct xnn_state *s, int t, uint32_t flags, struct cc_err
  * Backend
  */
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void xnn_destroy(void *p)
 {
     struct xnn_state *s = p;
@@ -369,12 +363,12 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
 {
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = cc_now_ms();
         if (st->kind == STEP_BLIS)
             cc_blis_conv_run(st->gemm, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
-        double t = now_ms() - t0;
+        double t = cc_now_ms() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -675,10 +669,10 @@ static bool xnn_run(void *p, const float *input, float *output, struct cc_error 
     }
     s->n_timings = 0;
     for (int n = 0; n < m->n_nodes; n++) {
-        double t0 = now_ms();
+        double t0 = cc_now_ms();
         if (!run_node(s, n, err))
             return false;
-        s->timings[s->n_timings++] = (struct cc_layer_timing){n, now_ms() - t0};
+        s->timings[s->n_timings++] = (struct cc_layer_timing){n, cc_now_ms() - t0};
     }
     move(&m->tensors[m->output.tensor], values(s, m->output.tensor, STORE_F32), output, false,
          sizeof(float));

@@ -25,6 +25,7 @@
 
 #include "capture.h"
 #include "capture_internal.h"
+#include "clock.h"
 
 #define MAX_BUFFERS 8
 
@@ -67,13 +68,6 @@ int cc_v4l2_ioctl(int fd, unsigned long request, void *arg)
         r = v4l2_ioctl(fd, request, arg);
     } while (r == -1 && errno == EINTR);
     return r;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int cc_capture_pixfmt_from_fourcc(uint32_t fourcc)
@@ -561,7 +555,7 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
         return cc_error_set(err, "camera %s lost (%s); reconnect it and restart", dev, why);
     log_line(cap, "camera %s lost (%s); reopening", dev, why);
 
-    int64_t deadline = now_ns() + (int64_t)cap->config.reopen_ms * 1000000;
+    int64_t deadline = cc_now_ns() + (int64_t)cap->config.reopen_ms * 1000000;
     int delay = 100;
     struct cc_error last = {""};
     for (;;) {
@@ -593,7 +587,7 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
             cap->have_seq = false;
             return true;
         }
-        if (now_ns() > deadline)
+        if (cc_now_ns() > deadline)
             return cc_error_set(err,
                                 "camera %s was lost (%s) and did not come back within %.1f s "
                                 "(last try: %s); reconnect it and restart camclass",
@@ -642,7 +636,7 @@ static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qb
         f->timestamp_ns =
             (int64_t)b->timestamp.tv_sec * 1000000000 + (int64_t)b->timestamp.tv_usec * 1000;
     else
-        f->timestamp_ns = now_ns();
+        f->timestamp_ns = cc_now_ns();
     return cc_frame_slot_put(cap->slot, f);
 }
 

@@ -16,6 +16,7 @@
 #include "source_file.h"
 #include "source_stream.h"
 #include "y4m.h"
+#include "clock.h"
 
 #define MAX_FILE_BYTES ((size_t)512 << 20) // largest image file read into memory
 
@@ -51,13 +52,6 @@ struct cc_source_file {
     double fps;
     struct cc_frame staging; // the frame being prepared; data owned by the source
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Opening                                                                                  */
@@ -419,7 +413,7 @@ int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, stru
     }
     if (r == 1) {
         frame->sequence = src->sequence++;
-        frame->timestamp_ns = now_ns();
+        frame->timestamp_ns = cc_now_ns();
     }
     return r;
 }
@@ -444,7 +438,7 @@ static bool sleep_until(struct cc_frame_slot *slot, int64_t deadline)
     for (;;) {
         if (cc_frame_slot_closed(slot))
             return false;
-        int64_t left = deadline - now_ns();
+        int64_t left = deadline - cc_now_ns();
         if (left <= 0)
             return true;
         sleep_ns(left < SLEEP_SLICE_NS ? left : SLEEP_SLICE_NS);
@@ -457,7 +451,7 @@ static void *producer_main(void *arg)
     struct cc_frame_slot *slot = src->slot;
     struct cc_frame *st = &src->staging;
     int64_t period = src->fps > 0 ? (int64_t)(1e9 / src->fps) : 0;
-    int64_t next = now_ns();
+    int64_t next = cc_now_ns();
     for (;;) {
         struct cc_error err = {{0}};
         int r = cc_source_file_read(src, st, &err); // decode while the consumer works
@@ -469,7 +463,7 @@ static void *producer_main(void *arg)
             if (!sleep_until(slot, next))
                 break;
             next += period;
-            int64_t now = now_ns();
+            int64_t now = cc_now_ns();
             if (now - next > period) // far behind (slow decode): do not burst to catch up
                 next = now;
         } else if (!cc_frame_slot_wait_taken(slot)) {

@@ -8,6 +8,7 @@
 
 #include "av_source.h"
 #include "source_stream.h"
+#include "clock.h"
 
 enum {
     DEFAULT_TIMEOUT_MS = 5000,
@@ -30,13 +31,6 @@ struct cc_source_stream {
     struct cc_frame staging;    // the frame being decoded; data owned here
     uint64_t sequence;          // frames put, across reconnects
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* av_source's cancel callback: the slot closed means stop. */
 static bool slot_closed(void *ctx)
@@ -125,7 +119,7 @@ static bool backoff_sleep(struct cc_frame_slot *slot, int ms)
 /* After an outage: reconnects until it works (true) or the slot is closed (false). */
 static bool reconnect(struct cc_source_stream *s, const char *why)
 {
-    int64_t lost = now_ns();
+    int64_t lost = cc_now_ns();
     if (s->log)
         fprintf(s->log, "camclass: %s: stream lost (%s); reconnecting\n", s->url, why);
     int wait = BACKOFF_MIN_MS, tries = 0;
@@ -144,7 +138,7 @@ static bool reconnect(struct cc_source_stream *s, const char *why)
     }
     if (s->log)
         fprintf(s->log, "camclass: %s: reconnected after %.1f s (%d attempt%s)\n", s->url,
-                (double)(now_ns() - lost) / 1e9, tries, tries == 1 ? "" : "s");
+                (double)(cc_now_ns() - lost) / 1e9, tries, tries == 1 ? "" : "s");
     return true;
 }
 

@@ -33,6 +33,7 @@
 #include "metrics.h"
 #include "mjpeg.h"
 #include "predict.h"
+#include "clock.h"
 
 /* ------------------------------------------------------------------------------------------
  * The daemon
@@ -70,13 +71,6 @@ struct request {
     enum cc_metrics_endpoint endpoint;
     int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Any thread: libmicrohttpd's own error lines, one each on stderr (the journal). */
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -116,7 +110,7 @@ static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
     }
     cc_metrics_request(h->metrics, rq->endpoint, status,
                        rq->endpoint == CC_METRICS_PREDICT && status == 200
-                           ? (double)(now_ns() - rq->body_ns) / 1e9
+                           ? (double)(cc_now_ns() - rq->body_ns) / 1e9
                            : -1);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
@@ -356,7 +350,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     // The whole body is in.
     rq->started = false;
-    rq->body_ns = now_ns();
+    rq->body_ns = cc_now_ns();
     char msg[200];
     int status = cc_http_body_end(&rq->body, rq->pp != NULL, rq->bad_form, msg, sizeof(msg));
     if (status)

@@ -1,5 +1,6 @@
 /* camclass — the Prometheus text exposition of GET /metrics (see metrics.h). */
 #include "metrics.h"
+#include "clock.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -36,13 +37,6 @@ struct cc_metrics {
     uint64_t requests[CC_METRICS_ENDPOINTS][N_STATUSES + 1];
 };
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
 {
     struct cc_metrics *m = calloc(1, sizeof(*m));
@@ -51,7 +45,7 @@ struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
         return NULL;
     }
     pthread_mutex_init(&m->lock, NULL);
-    m->start_ns = now_ns();
+    m->start_ns = cc_now_ns();
     m->backend = backend;
     return m;
 }
@@ -178,7 +172,7 @@ char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t
     put(&t,
         "# HELP camclass_uptime_seconds Seconds since the service started.\n"
         "# TYPE camclass_uptime_seconds gauge\ncamclass_uptime_seconds %.3f\n",
-        (double)(now_ns() - m->start_ns) / 1e9);
+        (double)(cc_now_ns() - m->start_ns) / 1e9);
     const struct {
         const char *name, *help;
         uint64_t v;

@@ -11,6 +11,7 @@
 #include <jpeglib.h>
 
 #include "overlay_offscreen.h"
+#include "clock.h"
 
 enum { JPEG_QUALITY = 80 };
 
@@ -33,13 +34,6 @@ struct cc_mjpeg {
     struct cc_jpeg *latest; // the newest picture (one reference held here); NULL before one
     uint64_t generation;    // pictures so far
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------------------------------
  * libjpeg-turbo: RGB rows to a JPEG in memory
@@ -155,7 +149,7 @@ struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, 
     pthread_cond_init(&m->cond, NULL);
     m->width = width, m->height = height;
     m->min_interval_ns = (int64_t)(1e9 / (max_fps > 0 ? max_fps : 10));
-    m->last_offer_ns = now_ns() - m->min_interval_ns;
+    m->last_offer_ns = cc_now_ns() - m->min_interval_ns;
     if (!(m->rgb = malloc((size_t)width * height * 3))) {
         cc_error_set(err, "out of memory for /stream's pictures");
         goto error;
@@ -176,7 +170,7 @@ error:
 
 void cc_mjpeg_offer(struct cc_mjpeg *m, const struct cc_result *r, const struct cc_frame *f)
 {
-    int64_t t = now_ns();
+    int64_t t = cc_now_ns();
     if (t - m->last_offer_ns < m->min_interval_ns)
         return;
     pthread_mutex_lock(&m->lock);

@@ -16,6 +16,7 @@
 #include <mosquitto.h>
 
 #include "mqtt.h"
+#include "clock.h"
 
 #define MQTT_KEEPALIVE_S 30
 #define MQTT_EVENT_QOS 2   // exactly once (see mqtt.h); the status topic uses 1
@@ -218,13 +219,6 @@ static void lib_init(void)
     mosquitto_lib_init();
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 static void notice(struct cc_mqtt *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void notice(struct cc_mqtt *m, const char *fmt, ...)
 {
@@ -284,7 +278,7 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
         // Refused (bad credentials, not authorised, ...): libmosquitto keeps retrying.
         if (!m->outage) {
             m->outage = true;
-            m->outage_since_ns = now_ns();
+            m->outage_since_ns = cc_now_ns();
             char why[128];
             snprintf(why, sizeof(why), "%s", mosquitto_connack_string(rc));
             why[strcspn(why, ".")] = '\0'; // "Connection Refused: not authorised."
@@ -300,7 +294,7 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
                m->id);
     } else if (m->outage) {
         notice(m, "mqtt: connected again to %s after %.1f s; sending %d waiting event%s",
-               addr_text(m, at, sizeof(at)), (double)(now_ns() - m->outage_since_ns) / 1e9,
+               addr_text(m, at, sizeof(at)), (double)(cc_now_ns() - m->outage_since_ns) / 1e9,
                m->count, m->count == 1 ? "" : "s");
     }
     m->ever_connected = true;
@@ -323,10 +317,10 @@ static void on_disconnect(struct mosquitto *mosq, void *obj, int rc)
     char at[300];
     pthread_mutex_lock(&m->lock);
     m->connected = false;
-    m->disconnected_ns = now_ns();
+    m->disconnected_ns = cc_now_ns();
     if (!m->stopping && !m->outage) {
         m->outage = true;
-        m->outage_since_ns = now_ns();
+        m->outage_since_ns = cc_now_ns();
         notice(m, "mqtt: the connection to %s is lost (%s); reconnecting with back-off, keeping "
                   "up to %d events", addr_text(m, at, sizeof(at)),
                rc == 0 ? "closed" : mosquitto_strerror(rc), m->queue_max);
@@ -386,7 +380,7 @@ static void *supervisor_main(void *arg)
 {
     struct cc_mqtt *m = arg;
     int delay_s = MQTT_RETRY_MIN_S, rc;
-    int64_t next_try = now_ns() + (int64_t)delay_s * 1000000000;
+    int64_t next_try = cc_now_ns() + (int64_t)delay_s * 1000000000;
     char at[300];
     pthread_mutex_lock(&m->lock);
     while (!m->stopping) {
@@ -397,7 +391,7 @@ static void *supervisor_main(void *arg)
             ;
         if (m->stopping)
             break;
-        int64_t t = now_ns();
+        int64_t t = cc_now_ns();
         if (!m->loop_started && !m->loop_failed && t >= next_try) {
             pthread_mutex_unlock(&m->lock);
             bool started = try_connect(m, &rc);
@@ -422,7 +416,7 @@ static void *supervisor_main(void *arg)
 // Starts connecting and the supervisor. False (rc set) only when no thread can start.
 static bool start(struct cc_mqtt *m, int *rc)
 {
-    m->disconnected_ns = now_ns();
+    m->disconnected_ns = cc_now_ns();
     if (!try_connect(m, rc)) {
         char at[300];
         m->outage = true;
@@ -599,7 +593,7 @@ static bool wait_delivered(struct cc_mqtt *m, int64_t deadline_ns)
         pthread_mutex_unlock(&m->lock);
         if (done)
             return true;
-        if (now_ns() >= deadline_ns)
+        if (cc_now_ns() >= deadline_ns)
             return false;
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
     }
@@ -609,7 +603,7 @@ void cc_mqtt_destroy(struct cc_mqtt *m, int timeout_ms)
 {
     if (!m)
         return;
-    int64_t deadline = now_ns() + (int64_t)timeout_ms * 1000000;
+    int64_t deadline = cc_now_ns() + (int64_t)timeout_ms * 1000000;
     pthread_mutex_lock(&m->lock);
     bool started = m->supervisor_started;
     pthread_mutex_unlock(&m->lock);
@@ -632,7 +626,7 @@ void cc_mqtt_destroy(struct cc_mqtt *m, int timeout_ms)
                (unsigned long long)undelivered, undelivered == 1 ? " was" : "s were");
     if (m->loop_started) {
         if (connected)
-            wait_delivered(m, now_ns() + 1000000000);
+            wait_delivered(m, cc_now_ns() + 1000000000);
         mosquitto_disconnect(m->mosq);
         mosquitto_loop_stop(m->mosq, !connected);
     }

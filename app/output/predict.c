@@ -10,13 +10,7 @@
 
 #include "decode.h"
 #include "preprocess.h"
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "clock.h"
 
 /* The printed object and a newline, or NULL when out of memory. Frees obj. */
 static char *print_json(cJSON *obj)
@@ -93,7 +87,7 @@ static struct cc_predict_answer answer(const struct cc_predict_config *cfg,
 struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, const uint8_t *data,
                                         size_t size, int k)
 {
-    int64_t t0 = now_ns();
+    int64_t t0 = cc_now_ns();
     if (!size)
         return cc_predict_error(400, "no image: the body is empty; send a PNG or JPEG as the "
                                      "multipart field \"file\" or as the body itself");
@@ -110,7 +104,7 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
         cc_image_finish(&img);
         return cc_predict_error(422, err.msg);
     }
-    int64_t t1 = now_ns();
+    int64_t t1 = cc_now_ns();
 
     // The frame a file input makes of the same image (source_file.c), preprocessed here.
     struct cc_frame f = {
@@ -134,13 +128,13 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
     } else if (!cc_preprocess(pp, &f, &m->input, in_w, in_h, x, &err)) {
         a = cc_predict_error(422, err.msg);
     } else {
-        int64_t t2 = now_ns();
+        int64_t t2 = cc_now_ns();
         struct cc_result r;
         if (!cc_pipeline_classify(cfg->pipeline, x, k, &r, &err))
             a = cc_predict_error(503, err.msg);
         else
             a = answer(cfg, &img, &r, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
-                       (double)(now_ns() - t0) / 1e6);
+                       (double)(cc_now_ns() - t0) / 1e6);
     }
     cc_preprocess_destroy(pp);
     free(x);

@@ -1,0 +1,24 @@
+/* camclass — the monotonic clock every timing in the engine and the app reads.
+ *
+ * CLOCK_MONOTONIC: not changed by the wall clock (NTP steps, the user), so intervals and
+ * deadlines stay right. Pure functions; nothing keeps state.
+ */
+#ifndef CC_CLOCK_H
+#define CC_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline int64_t cc_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline double cc_now_ms(void)
+{
+    return (double)cc_now_ns() * 1e-6;
+}
+
+#endif
