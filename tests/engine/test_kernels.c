@@ -19,6 +19,11 @@
  * must lie on the output's int8 grid (so int8 really ran) and within one step of ref's exact
  * result put on that grid; the inputs lie on the input's grid, so quantizing them is exact.
  *
+ * With a profile name as its argument (`test_kernels pi4`), the Vulkan backend is held to that
+ * device's limits (engine option vk_profile, vk_profile.h) and only ref and Vulkan run: every
+ * case must run wholly on Vulkan within those limits (a node sent to the per-op fallback fails
+ * it) and give the same results, so a kernel that would not fit the Raspberry Pi 4 fails here.
+ *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
 #include <math.h>
@@ -376,7 +381,7 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
 /* Runs the case's model on backend; returns the malloc'd output (count in *n), NULL on error
  * (counted as a failed check). */
 static float *run(const struct kcase *k, const char *label, enum cc_backend_kind backend,
-                  enum cc_cpu_pointwise pointwise, uint64_t seed, size_t *n)
+                  enum cc_cpu_pointwise pointwise, const char *profile, uint64_t seed, size_t *n)
 {
     struct cc_error err = {0};
     struct cc_model *m = build(k, seed, &err);
@@ -387,10 +392,25 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     opt.pipeline_cache = ""; // this test measures kernels, not the cache
     opt.cpu_threads = 2;     // the CPU backends split each op across a pool, not one thread
     opt.cpu_pointwise = pointwise;
+    char *said = NULL; // notices: with a profile, none may say a node left Vulkan
+    size_t said_size = 0;
+    if (backend == CC_BACKEND_VULKAN && profile) {
+        opt.vk_profile = profile;
+        opt.notices = open_memstream(&said, &said_size);
+    }
     struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
+    if (opt.notices) {
+        fclose(opt.notices);
+        CHECKF(!strstr(said, "on the CPU between Vulkan segments"),
+               "%s: does not fit the %s profile: %s", label, profile, said);
+        free(said);
+    }
     if (!CHECKF(e != NULL, "%s: creating the %s engine: %s", label,
                 backend == CC_BACKEND_VULKAN ? "vulkan" : "cpu", err.msg))
         return NULL;
+    if (profile && backend == CC_BACKEND_VULKAN)
+        CHECKF(strstr(cc_engine_device_name(e), " as ") != NULL, "%s: profile %s not applied: %s",
+               label, profile, cc_engine_device_name(e));
     size_t in_n = cc_engine_input_count(e);
     *n = cc_engine_output_count(e);
     float *in = malloc(in_n * sizeof(float));
@@ -465,7 +485,8 @@ static void fake_quantize(float *y, size_t n, struct cc_act_quant q)
     }
 }
 
-static void run_case(const struct kcase *k, uint64_t seed)
+/* With profile (a vk_profile name), only Vulkan is compared, held to that device's limits. */
+static void run_case(const struct kcase *k, const char *profile, uint64_t seed)
 {
     static const struct {
         enum cc_backend_kind kind;
@@ -478,15 +499,16 @@ static void run_case(const struct kcase *k, uint64_t seed)
     char label[256];
     describe(k, label, sizeof(label));
     size_t n_ref = 0;
-    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, seed, &n_ref);
+    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, NULL, seed, &n_ref);
     float *ref_q = ref ? malloc(n_ref * sizeof(float)) : NULL;
     if (ref_q) {
         memcpy(ref_q, ref, n_ref * sizeof(float));
         fake_quantize(ref_q, n_ref, output_quant(k));
     }
-    for (size_t b = 0; ref && ref_q && b < sizeof(tested) / sizeof(tested[0]); b++) {
+    size_t n_tested = profile ? 1 : sizeof(tested) / sizeof(tested[0]); // Vulkan comes first
+    for (size_t b = 0; ref && ref_q && b < n_tested; b++) {
         size_t n = 0;
-        float *got = run(k, label, tested[b].kind, tested[b].pointwise, seed, &n);
+        float *got = run(k, label, tested[b].kind, tested[b].pointwise, profile, seed, &n);
         bool int8 = k->q8 && tested[b].int8;
         const float *want = int8 ? ref_q : ref;
         if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
@@ -803,41 +825,51 @@ static void test_device_and_cache(void)
     unlink(path);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *profile = argc > 1 ? argv[1] : NULL;
+    const char *known = NULL;
+    if (argc > 2 || (profile && !cc_vk_profile_known(profile, &known))) {
+        fprintf(stderr, "usage: %s [PROFILE]  (a Vulkan limits profile: %s)\n", argv[0],
+                known ? known : "pi4");
+        return 2;
+    }
     printf("tolerance: max |backend - ref| <= %g * max(1, max |ref|)\n", TOLERANCE);
-    test_device_and_cache();
+    if (profile)
+        printf("vulkan held to the %s profile's limits; ref and vulkan only\n", profile);
+    else
+        test_device_and_cache();
     size_t n = sizeof(cases) / sizeof(cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&cases[i], 1000 + i);
+        run_case(&cases[i], profile, 1000 + i);
     struct tu_rng r;
     tu_rng_seed(&r, 42);
     for (int i = 0; i < 24; i++) {
         struct kcase k = random_conv(&r);
-        run_case(&k, 5000 + (uint64_t)i);
+        run_case(&k, profile, 5000 + (uint64_t)i);
     }
     n = sizeof(zoo_cases) / sizeof(zoo_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&zoo_cases[i], 3000 + i);
+        run_case(&zoo_cases[i], profile, 3000 + i);
     for (int i = 0; i < 16; i++) {
         struct kcase k = random_pool(&r);
-        run_case(&k, 6000 + (uint64_t)i);
+        run_case(&k, profile, 6000 + (uint64_t)i);
     }
     n = sizeof(i8_cases) / sizeof(i8_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&i8_cases[i], 7000 + i);
+        run_case(&i8_cases[i], profile, 7000 + i);
     for (int i = 0; i < 12; i++) {
         struct kcase k = random_conv(&r);
         k.i8 = true;
-        run_case(&k, 8000 + (uint64_t)i);
+        run_case(&k, profile, 8000 + (uint64_t)i);
     }
     n = sizeof(q8_cases) / sizeof(q8_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&q8_cases[i], 9000 + i);
+        run_case(&q8_cases[i], profile, 9000 + i);
     for (int i = 0; i < 12; i++) {
         struct kcase k = random_conv(&r);
         k.i8 = k.q8 = true;
-        run_case(&k, 9500 + (uint64_t)i);
+        run_case(&k, profile, 9500 + (uint64_t)i);
     }
     return tu_exit_code();
 }
