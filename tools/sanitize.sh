@@ -47,7 +47,11 @@ tsan_env() {
 # first: verify_asan_link_order=0). Leaks inside still-loaded driver libraries are suppressed
 # (tests/sanitizers/lsan.supp); ours are not. Any undefined behaviour stops the program.
 asan_env() {
-  local mesa_gl="libEGL_mesa.so.0 /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so"
+  # The driver's directory by this machine's multiarch triplet (x86_64-linux-gnu,
+  # aarch64-linux-gnu on a Raspberry Pi).
+  local triplet
+  triplet=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH)
+  local mesa_gl="libEGL_mesa.so.0 /usr/lib/$triplet/dri/swrast_dri.so"
   export LD_PRELOAD="$mesa_gl${LD_PRELOAD:+ $LD_PRELOAD}"
   export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:verify_asan_link_order=0"
   export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
