@@ -58,6 +58,8 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # zip, unzip: to look inside bundles by hand.
 # curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
 # python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
+# python3-seccomp: the serve test denies IPv4/IPv6 sockets as a systemd unit's
+# RestrictAddressFamilies= does (a seccomp filter), to check --serve's refusal there.
 # apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
 # chromium: the serve_browser test opens the --serve page in headless Chromium (DevTools
 # protocol on a pipe) and checks its screenshot and DOM. Its text is drawn with the fonts
@@ -67,7 +69,7 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
-  python3-prometheus-client apache2-utils chromium"
+  python3-prometheus-client python3-seccomp apache2-utils chromium"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

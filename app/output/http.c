@@ -44,6 +44,7 @@ struct cc_http {
     char token[CC_HTTP_MAX_TOKEN + 1];
     bool auth;
     size_t max_body;
+    int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
     struct cc_predict_config predict;
     struct MHD_Daemon *daemon;
     int fd; // the listening socket, owned (libmicrohttpd uses it, does not close it)
@@ -69,6 +70,7 @@ struct request {
     bool bad_form;                // the post processor refused the multipart body
     int k;
     enum cc_metrics_endpoint endpoint;
+    int64_t head_ns; // when the headers were in (the body's deadline counts from here)
     int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
 };
 
@@ -305,8 +307,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     int status = cc_http_predict_head(
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
-        h->max_body, h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
+        h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     cc_http_body_init(&rq->body, h->max_body);
@@ -329,6 +331,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(rq = calloc(1, sizeof(*rq))))
             return MHD_NO;
         *con_cls = rq;
+        rq->head_ns = cc_now_ns();
         bool answered;
         enum MHD_Result ret = first_call(h, c, url, method, rq, &answered);
         rq->started = !answered;
@@ -337,6 +340,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!rq->started) // answered at the first call; libmicrohttpd drops the body
         return MHD_YES;
     if (*upload_data_size) {
+        // A client that trickles its body, each piece within the idle timeout, is closed at the
+        // deadline: libmicrohttpd can queue no answer while a body is coming in, so 408 is
+        // counted, not sent.
+        if (cc_now_ns() - rq->head_ns > h->body_limit_ns) {
+            cc_metrics_request(h->metrics, rq->endpoint, 408, -1);
+            fprintf(stderr,
+                    "camclass: http: a request body still coming in after %d s; its "
+                    "connection is closed\n",
+                    (int)(h->body_limit_ns / 1000000000));
+            return MHD_NO;
+        }
         bool ok = true;
         if (rq->pp) {
             if (!rq->bad_form &&
@@ -355,8 +369,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     int status = cc_http_body_end(&rq->body, rq->pp != NULL, rq->bad_form, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
-    struct cc_predict_answer a =
-        cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
+    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
     return send_json(c, a.status, a.json, NULL, NULL);
 }
 
@@ -422,6 +435,26 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct c
         cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
 }
 
+bool cc_http_allowed(const char *serve, struct cc_error *err)
+{
+    struct cc_http_listen la;
+    if (!serve)
+        return true;
+    if (!cc_http_parse_listen(serve, &la, err))
+        return false;
+    int fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    if (errno != EAFNOSUPPORT && errno != EPERM && errno != EACCES)
+        return true; // out of descriptors or memory: cc_http_start says so (exit 1)
+    return cc_error_set(err,
+                        "--serve %s: this process may not open %s sockets (%s): under systemd, "
+                        "install the network.conf drop-in (camclass(1), SYSTEMD)",
+                        serve, la.v6 ? "IPv6" : "IPv4", strerror(errno));
+}
+
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
 {
     const struct cc_cli *cli = cfg->cli;
@@ -463,8 +496,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
         h->auth = true;
     }
-    h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB)
-                  << 20;
+    h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
     h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
@@ -493,6 +525,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     snprintf(h->url, sizeof(h->url), la.v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
 
     unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
+    h->body_limit_ns = (int64_t)CC_HTTP_BODY_TIMEOUTS * timeout * 1000000000;
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
             (la.v6 ? MHD_USE_IPv6 : 0),

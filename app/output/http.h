@@ -33,6 +33,8 @@ enum {
     CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
+    CC_HTTP_BODY_TIMEOUTS = 6,    // a request body not in 6 x --serve-timeout after its headers
+                                  // (a client trickling it) is closed: 60 s by default
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
@@ -55,6 +57,12 @@ struct cc_http_config {
 };
 
 struct cc_http;
+
+/* Whether this process may open a socket for serve's address at all (NULL serve: true). false
+ * with err when the system forbids the address family (a systemd unit's RestrictAddressFamilies=,
+ * a seccomp filter): nothing a retry changes, so a settings error (exit 2) before the model
+ * loads, naming the way out. */
+bool cc_http_allowed(const char *serve, struct cc_error *err);
 
 /* Starts listening; GET / serves www/index.html as the assets are looked up (assets.h; 404
  * when it is not found). NULL with err when the address cannot be bound (in use, not this

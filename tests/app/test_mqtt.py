@@ -13,7 +13,8 @@
   during it;
 - late broker: no broker at start — camclass runs and says it keeps retrying; the broker comes
   up 1.5 s later and every event from before arrives;
-- last will: camclass killed with SIGKILL — the broker publishes "offline" on its status topic;
+- last will (the broker and device id set in a --config file, as the service does it): camclass
+  killed with SIGKILL — the broker publishes "offline" on its status topic;
 - mqtts:// with a user and password: a second broker with a TLS listener (a CA and server
   certificate made here with openssl) and a password file (mosquitto_passwd): with --mqtt-ca
   and the right --mqtt-auth every logged event arrives; a wrong password is refused with one
@@ -243,8 +244,12 @@ def late_broker(tmp, broker, sub_out):
     compare_with_log("late broker", log, messages(sub_out, "dev3"))
 
 
-def last_will(broker):
-    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev2"])
+def last_will(tmp, broker):
+    # Set in the config file, as the service enables MQTT (/etc/camclass/config.json).
+    config = os.path.join(tmp, "config.json")
+    with open(config, "w") as f:
+        json.dump({"mqtt": "mqtt://127.0.0.1:%d" % broker.port, "device-id": "dev2"}, f)
+    p = camclass(["--config", config])
     seen = subprocess.run(["mosquitto_sub", "-p", str(broker.port), "-h", "127.0.0.1", "-C", "1",
                            "-W", "20", "-t", "camclass/dev2/status"], capture_output=True,
                           text=True, timeout=30)
@@ -346,7 +351,7 @@ def main():
             outage(tmp, broker, sub_out)
             broker.stop()
             late_broker(tmp, broker, sub_out)
-            last_will(broker)
+            last_will(tmp, broker)
             tls_auth(tmp)
         finally:
             if sub:

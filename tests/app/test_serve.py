@@ -10,11 +10,15 @@
   "file" field is empty (400), a text body
   (415), a body that is not an image (415), a truncated JPEG (422), a 20000x20000 PNG header
   (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
-  (413), a slow client (closed after --serve-timeout while other requests are answered);
+  (413), a slow client (closed after --serve-timeout while other requests are answered), a
+  client trickling its body faster than that (closed 6 x --serve-timeout after its headers,
+  counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
-  a token without --serve: exit 2 with one line, before the model loads;
+  a token without --serve: exit 2 with one line, before the model loads; so is --serve where
+  the process may not open IPv4 sockets (a seccomp filter as systemd's RestrictAddressFamilies=
+  installs: the unit without the network.conf drop-in), naming the drop-in;
 - sharing: with a looped file input, frames go on being logged while requests are answered;
 - GET /latest: 404 without a source, the log's newest "frame" object with one; GET /metrics
   parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
@@ -127,6 +131,33 @@ def test_bad_settings():
               "model" not in lines[0], "%s: exit 2, one line naming %s (got %d: %s)"
               % (" ".join(args), word, p.returncode, lines))
         check(time.time() - t < 5, "%s refused before the model loads" % " ".join(args))
+    test_no_inet()
+
+
+def deny_inet():
+    """In the child: socket(AF_INET|AF_INET6, ...) fails with EAFNOSUPPORT, as under a systemd
+    unit's RestrictAddressFamilies=AF_UNIX (which installs the same seccomp rule)."""
+    import errno
+    import seccomp
+    f = seccomp.SyscallFilter(seccomp.ALLOW)
+    for family in (socket.AF_INET, socket.AF_INET6):
+        f.add_rule(seccomp.ERRNO(errno.EAFNOSUPPORT), "socket", seccomp.Arg(0, seccomp.EQ, family))
+    f.load()
+
+
+def test_no_inet():
+    # The service without network (camclass.service without systemd/network.conf): --serve is a
+    # settings error (exit 2: the unit does not restart it) naming the drop-in, before the model
+    # loads; the same run without the filter listens.
+    args = BASE + ["--serve", "0"]
+    t = time.time()
+    p = subprocess.run(args, capture_output=True, env=env_headless(), timeout=bound(30),
+                       preexec_fn=deny_inet)
+    lines = p.stderr.decode().strip().splitlines()
+    check(p.returncode == 2 and len(lines) == 1 and "network.conf" in lines[0] and
+          "IPv4" in lines[0] and time.time() - t < 5,
+          "--serve where IPv4 sockets are forbidden: exit 2 at once, one line naming "
+          "network.conf (got %d: %s)" % (p.returncode, lines))
 
 
 def test_requests_only():
@@ -244,6 +275,26 @@ def test_requests_only():
     check(got == b"" and 0.5 < waited < 8, "the slow client is closed after the timeout "
           "(%.1f s, %r)" % (waited, got[:40]))
     slow.close()
+    # A client trickling its body, a byte every 0.3 s (within the idle timeout of 1 s): closed
+    # 6 s after its headers (6 x --serve-timeout), not when the 400 bytes would be in (120 s).
+    trickle = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+    trickle.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+                    b"Content-Length: 400\r\n\r\n")
+    t = time.time()
+    closed = False
+    while not closed and time.time() - t < bound(30):
+        try:
+            trickle.sendall(b"x")
+            trickle.settimeout(0.3)
+            closed = trickle.recv(4096) == b""
+        except socket.timeout:
+            pass
+        except OSError:
+            closed = True
+    waited = time.time() - t
+    check(closed and 5.5 < waited < bound(20), "a client trickling its body is closed 6 x "
+          "--serve-timeout after its headers (%s after %.1f s)" % (closed, waited))
+    trickle.close()
     # /latest has nothing to show without a source; /metrics counts what was answered.
     for path in ("/latest", "/stream"):
         st, _, o = s.request("GET", path)
@@ -254,7 +305,7 @@ def test_requests_only():
           "/metrics: 200 text/plain; version=0.0.4 (%s)" % ctype)
     check(ok200 == 2 * len(files) + 1, "/metrics: %d /predict answered 200 (%d)"
           % (2 * len(files) + 1, ok200))
-    for code in ("405", "404", "400", "415", "422", "413"):
+    for code in ("405", "404", "400", "415", "422", "413", "408"):
         check(value(m, "camclass_http_requests_total", code=code) >= 1,
               "/metrics counts the %s answers" % code)
     check(value(m, "camclass_predict_latency_seconds_count") == ok200 and
