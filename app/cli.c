@@ -124,16 +124,17 @@ static const char usage[] =
     "  --threshold P       score threshold 0..1 for detections mode\n"
     "  --mqtt URL          publish detection events (detections mode, with --threshold) to an\n"
     "                      MQTT broker, mqtt://HOST[:PORT] or mqtts://HOST[:PORT], under\n"
-    "                      camclass/<device-id>/ (docs/SERVE.md)\n"
+    "                      camclass/<device-id>/ (SERVE.md, below)\n"
     "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
     "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
     "  --device-id ID      the topic level for this camera (default: the host name)\n"
     "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
     "                      /stream, /latest, /metrics, /healthz; without --camera/--input\n"
-    "                      only requests (docs/SERVE.md)\n"
+    "                      only requests (SERVE.md, below)\n"
     "  --serve-token TOKEN the Bearer token every request but /healthz must carry; needed\n"
     "                      to --serve on an address other than loopback\n"
-    "  --serve-timeout S   close a connection idle for S seconds (default 10)\n"
+    "  --serve-timeout S   close a connection idle for S seconds, or whose request body is\n"
+    "                      not in 6 x S seconds after its headers (default 10)\n"
     "  --serve-max-body MB largest request body in MB (default 16; 413 beyond)\n"
     "  --profile           per-stage times and the slowest layers at exit\n"
     "Other\n"
@@ -147,11 +148,13 @@ static const char usage[] =
     "  --version           print the version and exit\n"
     "  --help              this text\n"
     "  --vk-fault KIND:N   tests only: inject a Vulkan fault (alloc:N, oom:N, lost:N; see\n"
-    "                      docs/RELIABILITY.md)\n"
+    "                      RELIABILITY.md, below)\n"
     "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running or a camera that\n"
     "does not open, 2 a bad command line or config, or an unreadable model/input/config/log, or "
     "an\n"
-    "--output that cannot be written.\n";
+    "--output that cannot be written.\n"
+    "More in camclass(1); SERVE.md, RELIABILITY.md and the other guides are installed in\n"
+    CAMCLASS_DOCDIR "/docs (docs/ in the source tree).\n";
 
 void cc_cli_usage(FILE *out)
 {

@@ -39,6 +39,9 @@
 #ifndef CAMCLASS_BINDIR
 #define CAMCLASS_BINDIR "/usr/local/bin"
 #endif
+#ifndef CAMCLASS_DOCDIR // <prefix>/<datadir>/doc/camclass: README.md and docs/*.md
+#define CAMCLASS_DOCDIR "/usr/local/share/doc/camclass"
+#endif
 
 enum { CC_CLI_TOP_K_DEFAULT = 5 };
 

@@ -29,7 +29,7 @@ bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_erro
     }
     return cc_error_set(err,
                         "vk fault \"%s\": use alloc:N, oom:N or lost:N with N >= 1 (a test "
-                        "option, see docs/RELIABILITY.md)",
+                        "option, see camclass(1))",
                         spec);
 }
 

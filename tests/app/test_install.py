@@ -8,8 +8,9 @@ PART layout: every program in bin/ (camclass, camclass-bench, camclass-capture, 
   camclass-fetch-imagenet) and a man page for each, every page named in a SEE ALSO installed,
   each page rendering without a groff warning (`man --warnings -l`); the models, sample clip
   and the tools' Python modules under <datadir>/camclass, the config at
-  <sysconfdir>/camclass/config.json; the paths --help and the man page name are the ones
-  installed for this prefix; the installed camclass classifies the installed sample with the
+  <sysconfdir>/camclass/config.json, --serve's page under <datadir>/camclass/www, README.md
+  and docs/*.md under <datadir>/doc/camclass; the paths --help and the man page name (the
+  guides included) are the ones installed for this prefix; the installed camclass classifies the installed sample with the
   installed model (--selftest, and --headless: stdout only JSON Lines) and finds a model put in
   $XDG_DATA_HOME/camclass/models or ~/.local/share/camclass/models without reinstalling; the
   installed camclass-export names the packages to install when PyTorch is missing.
@@ -81,6 +82,7 @@ def install(root):
         "bin": at(o["bindir"]),
         "data": at(o["datadir"], "camclass"),
         "man1": at(o["mandir"], "man1"),
+        "doc": at(o["datadir"], "doc", "camclass"),
         # with --prefix=/usr meson's sysconfdir is /etc: absolute, so not under the prefix
         "config": dest + os.path.join(o["prefix"], o["sysconfdir"], "camclass", "config.json"),
     }
@@ -88,6 +90,7 @@ def install(root):
         "data": os.path.join(o["prefix"], o["datadir"], "camclass"),
         "config": os.path.join(o["prefix"], o["sysconfdir"], "camclass", "config.json"),
         "bin": os.path.join(o["prefix"], o["bindir"]),
+        "doc": os.path.join(o["prefix"], o["datadir"], "doc", "camclass"),
     }
     return dest, dirs, paths
 
@@ -112,6 +115,16 @@ def check_layout(dirs, paths):
     for m in MODULES:
         check(os.path.isfile(os.path.join(dirs["data"], "python", m)), "python/%s installed" % m)
     check(os.path.isfile(dirs["config"]), "config installed as %s" % paths["config"])
+    check(os.path.isfile(os.path.join(dirs["data"], "www", "index.html")),
+          "www/index.html (--serve's page) installed")
+    # The guides, as in the source tree: README.md with docs/ beside it (their relative links).
+    docs = os.path.join(dirs["doc"], "docs")
+    for d in ["README.md", "docs/SERVE.md", "docs/RELIABILITY.md", "docs/LOG_FORMAT.md",
+              "docs/MODEL_FORMAT.md", "docs/CLI.md", "docs/RASPBERRY_PI.md"]:
+        check(os.path.isfile(os.path.join(dirs["doc"], d)), "%s installed in %s" % (d, paths["doc"]))
+    if os.path.isdir(docs):
+        check(not [f for f in os.listdir(docs) if not f.endswith(".md")],
+              "only guides in %s/docs: %s" % (paths["doc"], sorted(os.listdir(docs))))
     # The installed front ends point at the installed modules (by their real path).
     for p in ["camclass-export", "camclass-fetch-imagenet"]:
         if not os.path.isfile(os.path.join(dirs["bin"], p)):
@@ -146,6 +159,13 @@ def check_man(dirs, paths):
         text = f.read().replace("\\-", "-")
     check(paths["config"] in text, "camclass(1) names the config %s" % paths["config"])
     check(paths["data"] + "/models/" in text, "camclass(1) names %s/models/" % paths["data"])
+    # Every guide the page names is there, by its installed path; none by a source-tree path.
+    named = re.findall(re.escape(paths["doc"]) + r"/([\w/]+\.md)", text)
+    check(len(named) >= 4, "camclass(1) names the guides in %s: %s" % (paths["doc"], named))
+    for n in named:
+        check(os.path.isfile(os.path.join(dirs["doc"], n)),
+              "camclass(1) names %s/%s, which is installed" % (paths["doc"], n))
+    check(not re.search(r"(?<![\w/])docs/", text), "camclass(1) names no source-tree docs/ path")
     check(not ETC.search(text) or paths["config"].startswith("/etc/"),
           "camclass(1) names no /etc/camclass when the prefix's config is elsewhere")
 
@@ -157,6 +177,9 @@ def check_help(dirs, paths, home):
     check(rc == 0 and paths["config"] in flat,
           "camclass --help names the config it reads, %s" % paths["config"])
     check(paths["data"] in flat, "camclass --help names the data dir %s" % paths["data"])
+    check(paths["doc"] + "/docs " in flat and "SERVE.md" in flat
+          and os.path.isfile(os.path.join(dirs["doc"], "docs", "SERVE.md")),
+          "camclass --help names the installed guides, %s/docs" % paths["doc"])
     check(not ETC.search(flat) or paths["config"].startswith("/etc/"),
           "camclass --help names no /etc/camclass for this prefix")
 
