@@ -370,29 +370,14 @@ static void print_profile(struct app *a)
                 cc_series_percentile(s, 100));
     }
     // The engine's per-layer times of the last run (the inference thread has been joined).
-    const struct cc_layer_timing *t;
-    int n = cc_engine_layer_timings(a->engine, &t);
-    if (n <= 0)
-        return;
+    struct cc_layer_timing t[10];
+    int n = cc_engine_slowest_layers(a->engine, t, 10);
     const struct cc_model *m = cc_engine_model(a->engine);
-    int order[10], k = 0;
-    for (; k < 10 && k < n; k++) {
-        int best = -1;
-        for (int i = 0; i < n; i++) {
-            bool used = false;
-            for (int j = 0; j < k; j++)
-                used |= order[j] == i;
-            if (!used && (best < 0 || t[i].ms > t[best].ms))
-                best = i;
-        }
-        order[k] = best;
-    }
-    fprintf(stderr, "camclass: slowest layers of the last frame\n");
-    for (int j = 0; j < k; j++) {
-        const struct cc_layer_timing *l = &t[order[j]];
-        fprintf(stderr, "  %8.3f ms  %-16s %s\n", l->ms, cc_op_name(m->nodes[l->node].op),
-                m->nodes[l->node].name);
-    }
+    if (n > 0)
+        fprintf(stderr, "camclass: slowest layers of the last frame\n");
+    for (int j = 0; j < n; j++)
+        fprintf(stderr, "  %8.3f ms  %-16s %s\n", t[j].ms, cc_op_name(m->nodes[t[j].node].op),
+                m->nodes[t[j].node].name);
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */

@@ -191,6 +191,27 @@ int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_tim
     return e->ops->layer_timings(e->state, out);
 }
 
+static int slower_first(const void *a, const void *b)
+{
+    double x = ((const struct cc_layer_timing *)a)->ms, y = ((const struct cc_layer_timing *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+int cc_engine_slowest_layers(const struct cc_engine *e, struct cc_layer_timing *out, int k)
+{
+    const struct cc_layer_timing *t;
+    int n = cc_engine_layer_timings(e, &t);
+    struct cc_layer_timing *all = n > 0 ? malloc((size_t)n * sizeof(*all)) : NULL;
+    if (!all)
+        return 0;
+    memcpy(all, t, (size_t)n * sizeof(*all));
+    qsort(all, (size_t)n, sizeof(*all), slower_first);
+    n = n < k ? n : k;
+    memcpy(out, all, (size_t)n * sizeof(*out));
+    free(all);
+    return n;
+}
+
 // NaN ranks below every number, so that it never shows up as a top class.
 static float rank_key(float x)
 {

@@ -129,6 +129,10 @@ struct cc_layer_timing {
 };
 int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_timing **out);
 
+/* The k slowest of those, slowest first, copied into out (room for k). Returns how many: at
+ * most k, 0 without timings. */
+int cc_engine_slowest_layers(const struct cc_engine *e, struct cc_layer_timing *out, int k);
+
 /* Lists the Vulkan devices (index, type, name, API version) on out, one per line. Returns the
  * number of devices, or -1 with err set when Vulkan itself cannot be loaded. */
 int cc_vulkan_list_devices(FILE *out, struct cc_error *err);
