@@ -438,6 +438,12 @@ def main():
     check(m and int(m.group(1)) > 0, "window: nothing classified: %s" % err)
     check(re.search(r"^  present +\d+ ", err, re.M) is not None,
           "window: --profile has no present line: %s" % err)
+    # Then the ten slowest layers of the last frame, slowest first, each an op and a node name.
+    layers = err.split("camclass: slowest layers of the last frame\n", 1)[-1].splitlines()
+    ms = [float(m.group(1)) for m in
+          (re.match(r"^ +(\d+\.\d+) ms  [a-z0-9_]+ +\S+$", l) for l in layers) if m]
+    check(len(ms) == 10 and ms == sorted(ms, reverse=True),
+          "window: --profile's slowest layers, 10 slowest first: %r" % layers[:12])
     rc, out, err = run(exe, ["--model", model, "--backend", "cpu", "--input", y4m])
     lines = err.splitlines()
     check(rc == 0, "no display: exit %d: %s" % (rc, err))
