@@ -180,7 +180,11 @@ char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t
         {"camclass_frames", "Frames the camera or file source delivered.", tot->frames},
         {"camclass_frames_dropped", "Frames replaced by a newer one before inference took them.",
          tot->dropped},
-        {"camclass_results", "Frames classified.", tot->results},
+        // The frames this module saw classified, not the pipeline's own count (tot->results):
+        // counted under the lock with the latency histogram and the stage times, so that one
+        // scrape's results_total equals their counts (the pipeline counts a result just
+        // before handing it here; a scrape in between saw one more, issue #12's ASan run).
+        {"camclass_results", "Frames classified.", m->stage_count},
         {"camclass_bad_frames", "Frames preprocessing rejected.", tot->bad_frames},
     };
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
