@@ -58,6 +58,9 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # zip, unzip: to look inside bundles by hand.
 # curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
 # python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
+# gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-base/-good, python3-gi: the video_live
+# test's RTSP server (tests/app/rtsp_server.py: GStreamer's rtsp-server, RTP/JPEG), an IP
+# camera on loopback; ffmpeg can push RTSP but not serve it.
 # python3-seccomp: the serve test denies IPv4/IPv6 sockets as a systemd unit's
 # RestrictAddressFamilies= does (a seccomp filter), to check --serve's refusal there.
 # apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
@@ -69,7 +72,8 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx python3-pil
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
-  python3-prometheus-client python3-seccomp apache2-utils chromium"
+  python3-prometheus-client python3-seccomp apache2-utils chromium gir1.2-gst-rtsp-server-1.0
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gi"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

@@ -17,7 +17,10 @@ live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s i
   SIGTERM ends the run with exit 0. HTTP MJPEG (ffmpeg -listen 1): the server is killed
   mid-run and restarted; camclass says "stream lost" once and "reconnected" once, frames go on
   with increasing seq, and SIGTERM while the server is down (camclass reconnecting) ends it at
-  once with exit 0. SIGINT while the first connect waits (a silent UDP port) ends camclass at
+  once with exit 0. RTSP (an IP camera's protocol: GStreamer's rtsp-server, rtsp_server.py,
+  RTP/JPEG over UDP): results come from the stream named as mjpeg 320x240, the server is killed
+  and restarted on the same port, camclass says "stream lost" and "reconnected" once each and
+  classifies on; SIGTERM: exit 0. SIGINT while the first connect waits (a silent UDP port) ends camclass at
   once with exit 0. A refused port is exit 1 and a server answering with no video is exit 2,
   one line naming the URL each.
 
@@ -259,6 +262,45 @@ def stop(proc, reader):
     return rc, time.monotonic() - t0
 
 
+def test_rtsp(camclass, model):
+    # An IP camera: RTSP (RTP/JPEG over UDP) from GStreamer's rtsp-server; killed and restarted.
+    port = free_port()
+    url = "rtsp://127.0.0.1:%d/cam" % port
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rtsp_server.py")
+
+    def serve():
+        s = subprocess.Popen(["/usr/bin/python3", script, str(port)], stdout=subprocess.PIPE,
+                             text=True)
+        check(s.stdout.readline().strip() == "ready", "rtsp: the server listens")
+        return s
+
+    server = serve()
+    proc, r = camclass_live(camclass, model, url, "--backend", "cpu")
+    check(r.wait_for(lambda: len(r.frames) >= 10, 60), "rtsp: 10 results before the outage",
+          verbose=True)
+    check(any(("stream %s: mjpeg 320x240" % url) in l for l in r.err),
+          "rtsp: the stream named on stderr: %s" % r.err[:4], verbose=True)
+    server.kill()
+    server.wait()
+    lost = r.wait_for(lambda: any("stream lost" in l for l in r.err), 30)
+    before = len(r.frames)
+    server = serve()
+    back = r.wait_for(lambda: len(r.frames) >= before + 10, 60)
+    rc, dt = stop(proc, r)
+    server.kill()
+    server.wait()
+    seqs = [f["seq"] for f in r.frames]
+    check(lost and back and all(b > a for a, b in zip(seqs, seqs[1:])) and
+          all(f["source"] == url for f in r.frames),
+          "rtsp: outage, then %d more results, seq increasing" % (len(r.frames) - before),
+          verbose=True)
+    check(sum("stream lost" in l for l in r.err) == 1 and
+          sum("reconnected after" in l for l in r.err) == 1,
+          "rtsp: one line for the outage, one for the reconnection: %s" %
+          [l for l in r.err if "stream" in l], verbose=True)
+    check(rc == 0 and dt < 4, "rtsp: SIGTERM -> exit %d in %.1f s" % (rc, dt), verbose=True)
+
+
 def test_live(camclass, model):
     # UDP MPEG-TS at 100 frames/s into the reference backend (~30 results/s here): drops.
     port = free_port(socket.SOCK_DGRAM)
@@ -323,6 +365,8 @@ def test_live(camclass, model):
           verbose=True)
     check(rc == 0 and dt < 4, "http: SIGTERM while reconnecting -> exit %d in %.1f s" % (rc, dt),
           verbose=True)
+
+    test_rtsp(camclass, model)
 
     # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line. Sent
     # once camclass's socket is bound to the port (libavformat's udp open, so camclass is
