@@ -194,4 +194,10 @@ void cc_source_stream_stop(struct cc_source_stream *s)
     cc_frame_slot_close(s->slot, NULL);
     pthread_join(s->thread, NULL);
     s->running = false;
+    // The slot is the pipeline's, which may be destroyed before this source: closing the
+    // stream later polls the cancel callback (RTSP's TEARDOWN does), which must not reach it.
+    // Closing is then bounded by the stream's timeout alone.
+    if (s->av)
+        cc_av_set_cancel(s->av, NULL, NULL);
+    s->slot = NULL;
 }
