@@ -86,29 +86,30 @@ if [ "${1:-}" = "--ci" ]; then
         tests/engine/test_cpu_ops tests/engine/test_bundle tests/capture/test_frame_slot \
         tests/capture/test_capture_choice tests/capture/test_sources tests/app/test_detlog \
         tests/app/test_cli tests/app/test_mqtt_parse tests/app/test_notify \
-        tests/app/test_recorder tests/app/test_http_request app/camclass \
-        tools/mobilenet_v2_random.ccm
+        tests/app/test_recorder tests/app/test_http_request tests/app/test_http_deadline \
+        app/camclass tools/mobilenet_v2_random.ccm
       asan_env
       exec meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 \
         --timeout-multiplier 2 model plan cpu_ops bundle frame_slot capture_choice sources \
         detlog cli mqtt_parse notify recorder headless_pipe headless_file headless_summary \
-        faults_logfull faults_sighup faults_model record_stop http_request serve ;;
+        faults_logfull faults_sighup faults_model record_stop http_request http_deadline serve ;;
     tsan)
       setup build-tsan thread
       # The threads: the latest-frame slot, the file source's producer, the detection log,
       # camclass's pipeline threads (CPU backend) with a full disk, the network stream's
       # thread (reconnects, stop while connecting), the recorder's thread and queue (--output
       # stopped by SIGTERM), SIGHUP storms (the signal flag read by the inference thread),
-      # and the reference backend's thread pool.
+      # --serve's headers' deadline thread, and the reference backend's thread pool.
       ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
-        tests/app/test_detlog tests/app/test_recorder app/camclass tests/engine/test_network \
+        tests/app/test_detlog tests/app/test_recorder tests/app/test_http_deadline \
+        app/camclass tests/engine/test_network \
         tests/engine/small_net.ccm tests/engine/network-small-input.bin \
         tests/engine/network-small-logits.bin
       tsan_env
       rc=0
       meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
         --timeout-multiplier 2 frame_slot sources detlog recorder faults_logfull faults_sighup \
-        video_live record_stop || rc=1
+        video_live record_stop http_deadline || rc=1
       ref_pool build-tsan || rc=1
       exit "$rc" ;;
     *)
@@ -129,12 +130,12 @@ if [ "${1:-}" = "--tsan" ]; then
   ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
     tests/app/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin \
-    tests/engine/network-small-logits.bin tests/app/test_recorder
+    tests/engine/network-small-logits.bin tests/app/test_recorder tests/app/test_http_deadline
   tsan_env
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
     --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop serve \
-    "$@" || rc=1
+    http_deadline "$@" || rc=1
   ref_pool build-tsan || rc=1
   exit "$rc"
 fi

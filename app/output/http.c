@@ -29,6 +29,7 @@
 
 #include "assets.h"
 #include "detlog.h"
+#include "http_deadline.h"
 #include "http_request.h"
 #include "metrics.h"
 #include "mjpeg.h"
@@ -45,6 +46,8 @@ struct cc_http {
     bool auth;
     size_t max_body;
     int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
+    struct cc_http_deadline *deadline; // and the headers this long after the connection opened
+                                       // or its previous request was answered (the same)
     struct cc_predict_config predict;
     struct MHD_Daemon *daemon;
     int fd; // the listening socket, owned (libmicrohttpd uses it, does not close it)
@@ -320,6 +323,43 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     return MHD_YES;
 }
 
+/* A connection's watch for the headers' deadline (http_deadline.h), kept as its socket context;
+ * NULL when out of memory (the idle timeout still applies). */
+static struct cc_http_watch *watch_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The daemon's thread: a connection accepted (before its own thread starts), or closing
+ * (before its socket is closed). */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct cc_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? cc_http_deadline_add(h->deadline, ci->connect_fd) : NULL;
+    } else {
+        cc_http_deadline_remove(h->deadline, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* The deadline's thread: n connections were closed with no whole request in (slowloris). As
+ * with a trickled body, libmicrohttpd can send nothing before the headers: 408 is counted. */
+static void on_expire(void *ctx, int n, int64_t limit_ns)
+{
+    struct cc_http *h = ctx;
+    for (int i = 0; i < n; i++)
+        cc_metrics_request(h->metrics, CC_METRICS_OTHER, 408, -1);
+    fprintf(stderr,
+            "camclass: http: %d connection%s sent no whole request headers in %d s; closed\n", n,
+            n == 1 ? "" : "s", (int)(limit_ns / 1000000000));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -332,6 +372,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = rq;
         rq->head_ns = cc_now_ns();
+        cc_http_deadline_begin(h->deadline, watch_of(c));
         bool answered;
         enum MHD_Result ret = first_call(h, c, url, method, rq, &answered);
         rq->started = !answered;
@@ -373,11 +414,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return send_json(c, a.status, a.json, NULL, NULL);
 }
 
-/* A request's end (answered, or the connection closed or timed out): its state goes. */
+/* A request's end (answered, or the connection closed or timed out): its state goes, and the
+ * connection's next request has its headers' deadline from now. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)toe;
+    struct cc_http *h = cls;
+    cc_http_deadline_end(h->deadline, watch_of(c));
     struct request *rq = *con_cls;
     if (!rq)
         return;
@@ -526,13 +570,16 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
 
     unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
     h->body_limit_ns = (int64_t)CC_HTTP_BODY_TIMEOUTS * timeout * 1000000000;
+    if (!(h->deadline = cc_http_deadline_create(h->body_limit_ns, on_expire, h, err)))
+        goto error;
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
             (la.v6 ? MHD_USE_IPv6 : 0),
         0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
         MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        h, MHD_OPTION_END);
     if (!h->daemon) {
         cc_error_set(err, "--serve %s: MHD_start_daemon failed (MHD_NO; the line above says why)",
                      cli->serve);
@@ -557,8 +604,10 @@ void cc_http_stop(struct cc_http *h)
     if (h->mjpeg)
         cc_mjpeg_stop(h->mjpeg);
     if (h->daemon)
-        MHD_stop_daemon(h->daemon);
+        MHD_stop_daemon(h->daemon); // every connection closed and removed from the deadline
     h->daemon = NULL;
+    cc_http_deadline_destroy(h->deadline);
+    h->deadline = NULL;
     if (h->fd >= 0)
         close(h->fd);
     h->fd = -1;

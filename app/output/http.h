@@ -33,8 +33,10 @@ enum {
     CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
-    CC_HTTP_BODY_TIMEOUTS = 6,    // a request body not in 6 x --serve-timeout after its headers
-                                  // (a client trickling it) is closed: 60 s by default
+    CC_HTTP_BODY_TIMEOUTS = 6,    // request headers not in 6 x --serve-timeout after the
+                                  // connection opened or its previous answer, or a body not in
+                                  // that long after its headers (a client trickling them) is
+                                  // closed: 60 s by default (http_deadline.h for the headers)
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,

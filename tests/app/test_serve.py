@@ -12,7 +12,8 @@
   (422, refused from its header), a body over --serve-max-body by Content-Length and chunked
   (413), a slow client (closed after --serve-timeout while other requests are answered), a
   client trickling its body faster than that (closed 6 x --serve-timeout after its headers,
-  counted as 408);
+  counted as 408), one trickling its headers (slowloris: closed 6 x --serve-timeout after it
+  connected, counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
@@ -277,24 +278,29 @@ def test_requests_only():
     slow.close()
     # A client trickling its body, a byte every 0.3 s (within the idle timeout of 1 s): closed
     # 6 s after its headers (6 x --serve-timeout), not when the 400 bytes would be in (120 s).
-    trickle = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-    trickle.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
-                    b"Content-Length: 400\r\n\r\n")
-    t = time.time()
-    closed = False
-    while not closed and time.time() - t < bound(30):
-        try:
-            trickle.sendall(b"x")
-            trickle.settimeout(0.3)
-            closed = trickle.recv(4096) == b""
-        except socket.timeout:
-            pass
-        except OSError:
-            closed = True
-    waited = time.time() - t
-    check(closed and 5.5 < waited < bound(20), "a client trickling its body is closed 6 x "
-          "--serve-timeout after its headers (%s after %.1f s)" % (closed, waited))
-    trickle.close()
+    # One trickling its headers the same way (slowloris): closed 6 s after it connected.
+    for what, head, byte in [
+            ("body", b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+                     b"Content-Length: 400\r\n\r\n", b"x"),
+            ("headers", b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X")]:
+        trickle = socket.create_connection(("127.0.0.1", s.port), timeout=30)
+        trickle.sendall(head)
+        t = time.time()
+        closed = False
+        while not closed and time.time() - t < bound(30):
+            try:
+                trickle.sendall(byte)
+                trickle.settimeout(0.3)
+                closed = trickle.recv(4096) == b""
+            except socket.timeout:
+                pass
+            except OSError:
+                closed = True
+        waited = time.time() - t
+        check(closed and 5.5 < waited < bound(20), "a client trickling its %s is closed 6 x "
+              "--serve-timeout after %s (%s after %.1f s)"
+              % (what, "its headers" if what == "body" else "it connected", closed, waited))
+        trickle.close()
     # /latest has nothing to show without a source; /metrics counts what was answered.
     for path in ("/latest", "/stream"):
         st, _, o = s.request("GET", path)
@@ -308,6 +314,9 @@ def test_requests_only():
     for code in ("405", "404", "400", "415", "422", "413", "408"):
         check(value(m, "camclass_http_requests_total", code=code) >= 1,
               "/metrics counts the %s answers" % code)
+    check(value(m, "camclass_http_requests_total", path="/predict", code="408") == 1 and
+          value(m, "camclass_http_requests_total", path="other", code="408") == 1,
+          "/metrics counts the trickled body (/predict) and headers (other) as 408")
     check(value(m, "camclass_predict_latency_seconds_count") == ok200 and
           value(m, "camclass_predict_latency_seconds_bucket", le="+Inf") == ok200 and
           value(m, "camclass_predict_latency_seconds_sum") > 0,
