@@ -216,13 +216,22 @@ static enum cc_av_status open_decoder(struct cc_av *av, struct cc_error *err)
         return CC_AV_UNUSABLE;
     }
     if (ret < 0 || !codec) {
-        int idx = ret < 0 ? -1 : ret;
-        const char *name =
-            idx >= 0 ? avcodec_get_name(av->fmt->streams[idx]->codecpar->codec_id) : "?";
-        cc_error_set(err,
-                     "%s: the video is %s, which this build of libavcodec does not decode "
-                     "(%s); convert it, e.g. ffmpeg -i IN -c:v libx264 OUT.mp4",
-                     av->path, name, av_err2str(ret < 0 ? ret : AVERROR_DECODER_NOT_FOUND));
+        // With a decoder asked for, libavformat answers AVERROR_DECODER_NOT_FOUND, not the
+        // stream: the stream is found again without one, to name its codec.
+        int idx =
+            ret >= 0 ? ret : av_find_best_stream(av->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        enum AVCodecID id = idx >= 0 ? av->fmt->streams[idx]->codecpar->codec_id : AV_CODEC_ID_NONE;
+        int why = ret < 0 ? ret : AVERROR_DECODER_NOT_FOUND;
+        if (id == AV_CODEC_ID_NONE)
+            cc_error_set(err,
+                         "%s: the video's codec is unknown to libavcodec (%s); convert it, e.g. "
+                         "ffmpeg -i IN -c:v libx264 OUT.mp4",
+                         av->path, av_err2str(why));
+        else
+            cc_error_set(err,
+                         "%s: the video is %s, which this build of libavcodec does not decode "
+                         "(%s); convert it, e.g. ffmpeg -i IN -c:v libx264 OUT.mp4",
+                         av->path, avcodec_get_name(id), av_err2str(why));
         return CC_AV_UNUSABLE;
     }
     av->stream = ret;
@@ -552,7 +561,7 @@ static int deliver(struct cc_av *av, struct cc_frame *frame, struct cc_error *er
 {
     const AVFrame *f = av->frame;
     if (!size_ok(f->width, f->height)) {
-        av->status = CC_AV_UNUSABLE;
+        av->status = CC_AV_BAD_FRAME;
         cc_error_set(err, "%s: frame %llu is %dx%d pixels; camclass takes at most %dx%d and %d M",
                      av->path, (unsigned long long)av->index, f->width, f->height,
                      CC_IMAGE_MAX_SIDE, CC_IMAGE_MAX_SIDE, CC_IMAGE_MAX_PIXELS / 1000000);
@@ -567,7 +576,7 @@ static int deliver(struct cc_av *av, struct cc_frame *frame, struct cc_error *er
     else
         ok = to_rgb(av, f, frame, err);
     if (!ok) {
-        av->status = CC_AV_UNUSABLE;
+        av->status = CC_AV_BAD_FRAME;
         return -1;
     }
     frame->width = f->width;

@@ -16,7 +16,8 @@
  *
  * Blocking: every libavformat call is bounded by timeout_ms (through its interrupt callback,
  * which works for every protocol, also UDP where no "timeout" option does) and ends early when
- * the caller's cancel callback returns true (a stream thread being stopped).
+ * the caller's cancel callback returns true (a stream thread being stopped); the one wait it
+ * cannot cut is a host name's lookup (getaddrinfo, not polled by FFmpeg 5.1's tcp/udp open).
  *
  * Library state: FFmpeg's log is set to AV_LOG_QUIET once, by the first open (through av_log.h,
  * its one owner): its per-packet warnings would flood stderr; every failure is reported
@@ -50,6 +51,9 @@ enum cc_av_status {
                        // decoder, too large, unknown scheme): retrying cannot help
     CC_AV_UNREACHABLE, // a network failure (refused, timed out, reset, no route): may pass
     CC_AV_CANCELLED,   // the cancel callback ended the call
+    CC_AV_BAD_FRAME,   // cc_av_read: a frame decoded that camclass cannot take (over the pixel
+                       // limit, a format libswscale cannot convert, no memory for it): a
+                       // stream sends the same again after a reconnect
 };
 
 /* True when s starts with a scheme this module opens (rtsp, rtsps, http, https, udp, rtp,

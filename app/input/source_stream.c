@@ -151,6 +151,13 @@ static void *stream_main(void *arg)
         int r = cc_av_read(s->av, st, true, &err);
         if (cc_frame_slot_closed(s->slot))
             break;
+        if (r < 0 && cc_av_last_status(s->av) == CC_AV_BAD_FRAME) {
+            // A frame camclass cannot take (over the pixel limit, not convertible, no memory
+            // for it): the same would come after a reconnect. The run ends with the line, as
+            // with a camera that fails; a service restarted then gets it at open (exit 2).
+            cc_frame_slot_close(s->slot, err.msg);
+            break;
+        }
         if (r != 1) {
             // Ended, failed or silent for the timeout: drop the connection and make a new one.
             cc_av_close(s->av);
@@ -181,8 +188,11 @@ bool cc_source_stream_start(struct cc_source_stream *s, struct cc_frame_slot *sl
     cc_av_set_cancel(s->av, slot_closed, slot); // the connection made at open goes on
     // As the file source: the stop and reopen signals go to the main thread only.
     int rc = cc_frame_slot_start_producer(&s->thread, stream_main, s);
-    if (rc != 0)
+    if (rc != 0) {
+        cc_av_set_cancel(s->av, NULL, NULL); // stop will not run: the slot may go before us
+        s->slot = NULL;
         return cc_error_set(err, "%s: cannot start the stream thread: %s", s->url, strerror(rc));
+    }
     s->running = true;
     return true;
 }

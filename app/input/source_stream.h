@@ -8,11 +8,16 @@
  * reconnects with exponential back-off (0.25 s doubling to 8 s, for as long as it takes); when
  * it is back, one more line says after how long. Retries are not reported one by one. A
  * packet the decoder refuses (a lost UDP datagram) is skipped silently, as a camera's
- * corrupt buffer is. Frame sequence numbers keep counting across reconnects.
+ * corrupt buffer is. Frame sequence numbers keep counting across reconnects. A frame decoded
+ * that camclass cannot take (over the pixel limit, a format libswscale cannot convert) is no
+ * outage: a reconnect would bring the same, so the thread closes the slot with that error
+ * (the run ends with its line, exit 1).
  *
  * Stopping: stop closes the slot; every wait in libavformat polls that (its interrupt
  * callback) and the back-off sleeps in slices, so the thread ends within about 0.1 s also
- * while connecting or waiting for data.
+ * while connecting or waiting for data, except inside a host name's lookup: FFmpeg 5.1 calls
+ * getaddrinfo without polling, so a name whose DNS server does not answer holds stop for the
+ * resolver's timeout (seconds; an address given as numbers never does).
  *
  * Threads and ownership: open/start/stop/destroy are called by one controlling thread; between
  * start and stop the stream thread owns the connection. The slot is not owned and must outlive

@@ -10,8 +10,8 @@ files: clips in several codecs and containers (H.264/mp4, VP9/webm at an odd siz
   4:2:0, 4:4:4), as PNG (same top-1 label, scores within 0.03: two RGB conversions). --loop
   plays the clip again (seq goes on, frame k+N is classified as frame k). Bad inputs: a
   truncated mp4 (no index: exit 2 at open), a truncated webm (its frames, then exit 1 with a
-  "truncated?" line), a file with only audio, a text file named .mp4, an empty .mkv: each one
-  line naming the file, the right status.
+  "truncated?" line), a file with only audio, a text file named .mp4, an empty .mkv, a .mkv
+  whose codec libavcodec does not know: each one line naming the file, the right status.
 live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s into the slow
   reference backend: results come, drops are counted (stderr summary = the log's summary), and
   SIGTERM ends the run with exit 0. HTTP MJPEG (ffmpeg -listen 1): the server is killed
@@ -20,7 +20,8 @@ live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s i
   once with exit 0. RTSP (an IP camera's protocol: GStreamer's rtsp-server, rtsp_server.py,
   RTP/JPEG over UDP): results come from the stream named as mjpeg 320x240, the server is killed
   and restarted on the same port, camclass says "stream lost" and "reconnected" once each and
-  classifies on; SIGTERM: exit 0. SIGINT while the first connect waits (a silent UDP port) ends camclass at
+  classifies on; SIGTERM: exit 0. An HTTP MJPEG camera whose pictures grow past the pixel
+  limit mid-stream: exit 1 with one line naming the stream and the size, no reconnect. SIGINT while the first connect waits (a silent UDP port) ends camclass at
   once with exit 0. A refused port is exit 1 and a server answering with no video is exit 2,
   one line naming the URL each.
 
@@ -36,9 +37,12 @@ import tempfile
 import threading
 import time
 import http.server
+from io import BytesIO
+
+from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary, wrapped  # noqa: E402
+from checks import bound, check, host_command, summary, wrapped  # noqa: E402
 
 FFMPEG = "ffmpeg"
 
@@ -169,12 +173,21 @@ def test_files(camclass, model, tmp):
     with open(p("text.mp4"), "w") as f:
         f.write("this is not a video\n" * 10)
     open(p("empty.mkv"), "w").close()
+    # A codec libavcodec does not know: an H.264 .mkv whose codec id is rewritten to V_VVC
+    # (H.266, which FFmpeg 5.1 does not decode), padded with zero bytes to the same length.
+    ff(*src, "testsrc2=size=64x64:rate=5", "-frames:v", "3", "-c:v", "libx264", p("h264.mkv"))
+    with open(p("h264.mkv"), "rb") as f:
+        mkv = f.read()
+    check(b"V_MPEG4/ISO/AVC" in mkv, "the .mkv names its codec V_MPEG4/ISO/AVC")
+    with open(p("vvc.mkv"), "wb") as f:
+        f.write(mkv.replace(b"V_MPEG4/ISO/AVC", b"V_VVC".ljust(15, b"\0"), 1))
     bad = [
         ("trunc.mp4", 2, "a damaged or truncated mov,mp4"),
         ("trunc.webm", 1, "its header announces (truncated?)"),
         ("audio.mp4", 2, "no video stream (1 stream: 1 audio"),
         ("text.mp4", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
         ("empty.mkv", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
+        ("vvc.mkv", 2, "the video's codec is unknown to libavcodec"),
     ]
     for name, want_rc, want in bad:
         rc, frames, err = run(camclass, model, "--input", p(name))
@@ -301,6 +314,78 @@ def test_rtsp(camclass, model):
     check(rc == 0 and dt < 4, "rtsp: SIGTERM -> exit %d in %.1f s" % (rc, dt), verbose=True)
 
 
+def jpeg_bytes(w, h, color):
+    b = BytesIO()
+    Image.new("RGB", (w, h), color).save(b, "JPEG", quality=80)
+    return b.getvalue()
+
+
+class MjpegServer(threading.Thread):
+    """An HTTP MJPEG camera (multipart/x-mixed-replace, as IP cameras send it) on loopback:
+    each client gets `first` pictures of one JPEG, then the other, 20 a second."""
+
+    def __init__(self, first, a, b):
+        super().__init__(daemon=True)
+        self.first, self.a, self.b = first, a, b
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(4)
+        self.port = self.srv.getsockname()[1]
+        self.clients = 0
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.clients += 1
+            threading.Thread(target=self._client, args=(c,), daemon=True).start()
+
+    def _client(self, c):
+        try:
+            c.recv(65536)
+            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: multipart/x-mixed-replace;"
+                      b"boundary=frame\r\n\r\n")
+            for i in range(100000):
+                j = self.a if i < self.first else self.b
+                c.sendall(b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n"
+                          % len(j) + j + b"\r\n")
+                time.sleep(0.05)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.srv.close()
+
+
+def test_bad_frame(camclass, model):
+    # A camera whose pictures grow past the pixel limit mid-stream (16400x8: 16384 on a side at
+    # most): the run ends with one line naming the stream and the size, exit 1, no reconnect
+    # (a reconnect would get the same pictures: it used to reconnect forever, a line a time).
+    server = MjpegServer(10, jpeg_bytes(160, 120, (200, 30, 30)),
+                         jpeg_bytes(16400, 8, (30, 200, 30)))
+    server.start()
+    url = "http://127.0.0.1:%d/cam" % server.port
+    proc, r = camclass_live(camclass, model, url, "--backend", "cpu")
+    try:
+        rc = proc.wait(timeout=bound(60))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = proc.wait()
+    server.close()
+    r.join(10)
+    time.sleep(0.2)  # the stderr reader's last lines
+    lines = [l for l in r.err if url in l and "stream " + url not in l]
+    check(rc == 1 and len(r.frames) >= 1 and len(lines) == 1 and
+          "is 16400x8 pixels; camclass takes at most 16384x16384" in lines[0] and
+          not any("reconnect" in l for l in r.err) and server.clients == 1,
+          "a picture over the limit mid-stream: exit %d, %d results, %d connection(s), %s"
+          % (rc, len(r.frames), server.clients, lines), verbose=True)
+
+
 def test_live(camclass, model):
     # UDP MPEG-TS at 100 frames/s into the reference backend (~30 results/s here): drops.
     port = free_port(socket.SOCK_DGRAM)
@@ -367,6 +452,7 @@ def test_live(camclass, model):
           verbose=True)
 
     test_rtsp(camclass, model)
+    test_bad_frame(camclass, model)
 
     # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line. Sent
     # once camclass's socket is bound to the port (libavformat's udp open, so camclass is
