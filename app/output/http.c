@@ -50,7 +50,8 @@ struct cc_http {
                                        // or its previous request was answered (the same)
     struct cc_predict_config predict;
     struct MHD_Daemon *daemon;
-    int fd; // the listening socket, owned (libmicrohttpd uses it, does not close it)
+    int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
+            // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
     char url[96];
     struct cc_metrics *metrics; // locks itself
     // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
@@ -63,6 +64,7 @@ struct cc_http {
     char *page;             // GET /: the page's bytes (malloc'd); NULL: none
     size_t page_size;
     atomic_bool stopping; // cc_http_stop began: /stream readers end
+    atomic_int in_flight; // requests from their first call to their end (on_completed)
 };
 
 /* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
@@ -371,6 +373,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(rq = calloc(1, sizeof(*rq))))
             return MHD_NO;
         *con_cls = rq;
+        atomic_fetch_add(&h->in_flight, 1);
         rq->head_ns = cc_now_ns();
         cc_http_deadline_begin(h->deadline, watch_of(c));
         bool answered;
@@ -425,6 +428,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct request *rq = *con_cls;
     if (!rq)
         return;
+    atomic_fetch_sub(&h->in_flight, 1);
     if (rq->pp)
         MHD_destroy_post_processor(rq->pp);
     cc_http_body_finish(&rq->body);
@@ -574,13 +578,16 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         goto error;
     h->daemon = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
-            (la.v6 ? MHD_USE_IPv6 : 0),
+            MHD_USE_ITC | (la.v6 ? MHD_USE_IPv6 : 0), // ITC: MHD_quiesce_daemon needs it
         0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
         MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         h, MHD_OPTION_END);
     if (!h->daemon) {
+        // Some of libmicrohttpd's failure paths close the socket it was given, others do not:
+        // left open rather than closed twice (camclass ends on this error).
+        h->fd = -1;
         cc_error_set(err, "--serve %s: MHD_start_daemon failed (MHD_NO; the line above says why)",
                      cli->serve);
         goto error;
@@ -603,8 +610,18 @@ void cc_http_stop(struct cc_http *h)
     atomic_store(&h->stopping, true); // /stream readers end within 250 ms
     if (h->mjpeg)
         cc_mjpeg_stop(h->mjpeg);
-    if (h->daemon)
+    if (h->daemon) {
+        // MHD_stop_daemon shuts every connection's socket down, answered or not. So first no
+        // new connections (the listening socket comes back to us), then the requests in flight
+        // (a /predict being classified, a body still coming) get up to CC_HTTP_STOP_GRACE_S to
+        // be answered; idle keep-alive connections hold no request and do not count.
+        if (MHD_quiesce_daemon(h->daemon) == MHD_INVALID_SOCKET)
+            h->fd = -1; // not handed back: MHD_stop_daemon closes it
+        int64_t end = cc_now_ns() + (int64_t)CC_HTTP_STOP_GRACE_S * 1000000000;
+        while (atomic_load(&h->in_flight) > 0 && cc_now_ns() < end)
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
         MHD_stop_daemon(h->daemon); // every connection closed and removed from the deadline
+    }
     h->daemon = NULL;
     cc_http_deadline_destroy(h->deadline);
     h->deadline = NULL;

@@ -40,7 +40,8 @@ enum {
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
-    CC_HTTP_STREAM_FPS = 10, // at most this many /stream pictures a second
+    CC_HTTP_STREAM_FPS = 10,  // at most this many /stream pictures a second
+    CC_HTTP_STOP_GRACE_S = 5, // at stop, requests in flight are given this long to be answered
 };
 
 /* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
@@ -78,9 +79,9 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct c
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);
 
-/* Closes the listening socket and every connection, waiting for their threads (a /predict in
- * flight finishes first: call before the pipeline stops). cc_http_result may still be called.
- * Idempotent; accepts NULL. */
+/* Stops accepting connections, gives the requests in flight up to CC_HTTP_STOP_GRACE_S to be
+ * answered (a /predict needs the pipeline: call before it stops), then closes every connection
+ * and waits for their threads. cc_http_result may still be called. Idempotent; accepts NULL. */
 void cc_http_stop(struct cc_http *h);
 
 /* Stops if needed and frees, after the inference thread has ended; accepts NULL. */

@@ -25,6 +25,8 @@
   parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
   /predict latency histogram, frames, results, the frame latency histogram, stage times,
   model, backend, uptime;
+- stop: SIGTERM halfway through a /predict body: the rest is still read and the request
+  answered (200, top 5), then exit 0;
 - GET /stream: 3 viewers at once read 5 parts each of the multipart/x-mixed-replace stream, each
   part a JPEG that PIL decodes at 640x360; 404 without a source; GET / is the HTML page.
 
@@ -500,11 +502,55 @@ def test_shared_with_frames():
               "frames kept flowing during the requests (%d frames, %d requests)" % (frames, reqs))
 
 
+def test_stop_in_flight():
+    # SIGTERM while a /predict's body is coming in: the request is answered (camclass gives
+    # requests in flight up to 5 s), then exit 0. libmicrohttpd's stop shuts every connection
+    # down, answered or not: this client got no answer before. If camclass has not begun
+    # stopping when the rest is sent (a loaded machine), the answer comes anyway.
+    s = Server(["--serve", "127.0.0.1:0"])
+    if not check(s.port is not None, "stop: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    with open(os.path.join(SAMPLES, "bars_320x240.jpg"), "rb") as f:
+        img = f.read()
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=bound(30))
+    c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(img) + img[:len(img) // 2])
+    time.sleep(0.3)
+    s.p.terminate()
+    time.sleep(0.5)  # camclass stops accepting, waits for this request
+    answer = b""
+    try:
+        c.sendall(img[len(img) // 2:])
+        while True:
+            got = c.recv(65536)
+            if not got:
+                break
+            answer += got
+    except OSError as e:
+        answer += b" (%s)" % str(e).encode()
+    c.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    try:
+        top = json.loads(body).get("top")
+    except ValueError:
+        top = None
+    check(head.startswith(b"HTTP/1.1 200") and top and len(top) == 5,
+          "a /predict in flight at SIGTERM is answered (%r)" % answer[:80])
+    try:
+        rc = s.p.wait(bound(20))
+    except subprocess.TimeoutExpired:
+        s.p.kill()
+        rc = s.p.wait()
+    check(rc == 0, "then exit 0 (%d)" % rc)
+
+
 t0 = time.time()
 test_bad_settings()
 test_requests_only()
 test_auth()
 test_config()
 test_shared_with_frames()
+test_stop_in_flight()
 print("%.1f s" % (time.time() - t0))
 sys.exit(summary())
