@@ -227,9 +227,9 @@ bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, c
 {
     if (!key || strcmp(key, "file") != 0)
         return true;
-    if (off == 0 && b->file_seen) // a second "file" field (the first may have been empty)
-        b->file_done = true;
     b->file_seen = true;
+    if (off == 0 && (b->size || b->too_big)) // a second "file" field after one with bytes
+        b->file_done = true;
     if (b->file_done)
         return true;
     return cc_http_body_append(b, data, n);

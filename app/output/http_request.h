@@ -79,14 +79,14 @@ int cc_http_predict_head(const char *k_arg, const char *content_length, const ch
                          char *msg, size_t msg_size);
 
 /* A POST /predict's image as its body comes in: the raw body, or the first multipart field
- * "file". Owned by its request (cc_http_body_finish frees). */
+ * "file" that has bytes. Owned by its request (cc_http_body_finish frees). */
 struct cc_http_body {
     uint8_t *data;     // (size) the image bytes so far; malloc'd, grown by doubling
     size_t size, cap;
     size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
     bool too_big;      // more than max came: the rest is read and dropped, then 413
     bool file_seen;    // a "file" field began (even an empty one)
-    bool file_done;    // a "file" field ended (later ones are ignored)
+    bool file_done;    // a "file" field with bytes ended (later ones are ignored)
 };
 
 /* A body of at most max bytes, empty. */
@@ -97,8 +97,11 @@ void cc_http_body_init(struct cc_http_body *b, size_t max);
 bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n);
 
 /* A piece of a multipart field key (NULL: unnamed) at offset off in that field, as
- * libmicrohttpd's post processor hands it (an empty field too, as one piece of 0 bytes): only
- * the first field "file" is kept, even when it is empty. False only when out of memory. */
+ * libmicrohttpd's post processor hands it: only the first field "file" that has bytes is kept.
+ * The post processor calls once with 0 bytes at offset 0 for an empty field, and also at the
+ * start of one whose first piece came with 4 bytes or fewer of it (the rest then comes at
+ * offset 0 again: postprocessor.c, process_value_to_boundary, must_ikvi), so a new field is
+ * known only by offset 0 after bytes were kept. False only when out of memory. */
 bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
                         size_t n);
 

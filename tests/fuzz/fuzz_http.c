@@ -12,7 +12,8 @@
  *    default limit (16 MiB) and under half the body's size, cc_http_body_end, and the image
  *    dispatch of predict.c (PNG or JPEG by the first bytes; decoding is the image target's).
  * Each decision is checked: a status from the documented set, a message with every refusal, k in
- * 1..16, the kept bytes equal to the first "file" field (or the raw body) and within the limit. */
+ * 1..16, the kept bytes equal to the first "file" field with bytes (or the raw body) and within
+ * the limit. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,20 +118,24 @@ static bool split(char *s, size_t size, struct req *r)
     return true;
 }
 
-/* Hands n bytes to the field callback in pieces of `piece`, with their offsets. */
+/* Hands n bytes to the field callback in pieces of `piece`, with their offsets, as
+ * libmicrohttpd's post processor does: an empty field is one call of 0 bytes, and so is the
+ * start of a field whose first piece holds 4 bytes or fewer of it (its bytes then come at
+ * offset 0 again; postprocessor.c, process_value_to_boundary). */
 static void field(struct cc_http_body *b, const char *name, const char *d, size_t n, size_t piece)
 {
-    size_t off = 0;
-    do { // an empty field is one call of 0 bytes
+    if ((n == 0 || piece <= 4) && !cc_http_body_field(b, name, 0, d, 0))
+        abort(); // out of memory within 16 MiB: not expected here
+    for (size_t off = 0; off < n;) {
         size_t k = n - off < piece ? n - off : piece;
         if (!cc_http_body_field(b, name, off, d + off, k))
-            abort(); // out of memory within 16 MiB: not expected here
+            abort();
         off += k;
-    } while (off < n);
+    }
 }
 
 /* The parts of a multipart body at boundary: each part's name (from Content-Disposition) and
- * bytes to the callback. *first / *first_size: the first "file" field (NULL: none). */
+ * bytes to the callback. *first / *first_size: the first "file" field with bytes (NULL: none). */
 static void multipart(struct cc_http_body *b, const char *body, size_t size, const char *boundary,
                       size_t piece, const char **first, size_t *first_size)
 {
@@ -163,7 +168,7 @@ static void multipart(struct cc_http_body *b, const char *body, size_t size, con
         const char *next = memmem(d, (size_t)(end - d), sep, dl + 2);
         if (!next)
             return;
-        if (!*first && strcmp(name, "file") == 0) {
+        if (!*first && strcmp(name, "file") == 0 && next > d) {
             *first = d;
             *first_size = (size_t)(next - d);
         }
