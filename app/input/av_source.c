@@ -585,33 +585,40 @@ static int deliver(struct cc_av *av, struct cc_frame *frame, struct cc_error *er
     return 1;
 }
 
-/* At the end of a file: whether it ended well short of what its header promised (frame count
- * or duration), as a truncated download or copy does; err says so. Streams have no promise. */
+/* At the end of a file: whether it ended well short of what its header promised, as a
+ * truncated download or copy does; err says so. The promise is the video stream's duration;
+ * else the file's, only when the video is its one stream (the file's covers every stream, and
+ * audio may run longer); else the stream's frame count. Short means by 10 % and 2 frames. The
+ * count comes last: it also holds packets an edit list never shows (an MP4 cut with -ss and
+ * -c copy) and an AVI's empty "dropped frame" chunks. Streams have no promise. */
 static bool truncated(struct cc_av *av, struct cc_error *err)
 {
     if (av->url)
         return false;
     const AVStream *st = av->fmt->streams[av->stream];
-    if (st->nb_frames > 0 && av->index < (uint64_t)st->nb_frames) {
+    double fps = cc_av_fps(av), tb = av_q2d(st->time_base);
+    double want = st->duration > 0 ? (double)st->duration * tb
+                  : av->fmt->nb_streams == 1 && av->fmt->duration > 0
+                      ? (double)av->fmt->duration / AV_TIME_BASE
+                      : 0;
+    if (want > 0) {
+        if (fps <= 0 || av->last_pts == AV_NOPTS_VALUE)
+            return false;
+        double start = st->start_time != AV_NOPTS_VALUE ? (double)st->start_time * tb : 0;
+        double got = (double)av->last_pts * tb - start + 1 / fps; // the last frame's end
+        if (got >= want * 0.9 || want - got < 2 / fps)
+            return false;
         av->status = CC_AV_UNUSABLE;
-        cc_error_set(err,
-                     "%s: ended after %llu of the %lld frames its header announces (truncated?)",
-                     av->path, (unsigned long long)av->index, (long long)st->nb_frames);
+        cc_error_set(err, "%s: ended at %.2f s of the %.2f s its header announces (truncated?)",
+                     av->path, got, want);
         return true;
     }
-    double fps = cc_av_fps(av), tb = av_q2d(st->time_base);
-    double want = st->duration > 0        ? (double)st->duration * tb
-                  : av->fmt->duration > 0 ? (double)av->fmt->duration / AV_TIME_BASE
-                                          : 0;
-    if (want <= 0 || fps <= 0 || av->last_pts == AV_NOPTS_VALUE)
-        return false;
-    double start = st->start_time != AV_NOPTS_VALUE ? (double)st->start_time * tb : 0;
-    double got = (double)av->last_pts * tb - start + 1 / fps; // the last frame's end
-    if (got >= want * 0.9 || want - got < 2 / fps)
+    uint64_t n = st->nb_frames > 0 ? (uint64_t)st->nb_frames : 0;
+    if (!n || (double)av->index >= (double)n * 0.9 || n - av->index < 2)
         return false;
     av->status = CC_AV_UNUSABLE;
-    cc_error_set(err, "%s: ended at %.2f s of the %.2f s its header announces (truncated?)",
-                 av->path, got, want);
+    cc_error_set(err, "%s: ended after %llu of the %llu frames its header announces (truncated?)",
+                 av->path, (unsigned long long)av->index, (unsigned long long)n);
     return true;
 }
 

@@ -10,7 +10,8 @@ files: clips in several codecs and containers (H.264/mp4, VP9/webm at an odd siz
   4:2:0, 4:4:4), as PNG (same top-1 label, scores within 0.03: two RGB conversions). --loop
   plays the clip again (seq goes on, frame k+N is classified as frame k). Bad inputs: a
   truncated mp4 (no index: exit 2 at open), a truncated webm (its frames, then exit 1 with a
-  "truncated?" line), a file with only audio, a text file named .mp4, an empty .mkv, a .mkv
+  "truncated?" line), an MP4 cut with -c copy and a .mkv whose audio outlasts its video (not
+  truncated: exit 0, every frame ffprobe counts), a file with only audio, a text file named .mp4, an empty .mkv, a .mkv
   whose codec libavcodec does not know: each one line naming the file, the right status.
 live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s into the slow
   reference backend: results come, drops are counted (stderr summary = the log's summary), and
@@ -141,6 +142,24 @@ def test_files(camclass, model, tmp):
         if check(ok, "decode %s to %s with the ffmpeg CLI" % (name, ref)):
             _, ref_frames, _ = run(camclass, model, "--input", refpath)
             same_results(frames, ref_frames, tol, "%s vs its frames as %s" % (name, ref))
+
+    # Whole files that promise more than they show, which are not truncated: an MP4 cut with
+    # -ss and -c copy (its edit list hides the packets before the cut, which its frame count
+    # still holds), and a .mkv whose audio runs a second past its video (the file's duration is
+    # the audio's). Both were refused as "truncated?" (exit 1).
+    ff(*src, "testsrc2=size=160x120:rate=10", "-t", "2", "-c:v", "libx264", "-g", "10",
+       p("gop.mp4"))
+    ff("-ss", "0.55", "-i", p("gop.mp4"), "-c", "copy", p("cut.mp4"))
+    ff("-f", "lavfi", "-t", "2", "-i", "testsrc2=size=160x120:rate=10", "-f", "lavfi", "-t", "3",
+       "-i", "sine", "-c:v", "libvpx-vp9", "-c:a", "libvorbis", p("av.mkv"))
+    for name, n in [("cut.mp4", 0), ("av.mkv", 20)]:
+        shown = int(subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v", "-count_frames",
+                                    "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0",
+                                    p(name)], capture_output=True, text=True).stdout.strip() or 0)
+        rc, frames, err = run(camclass, model, "--input", p(name))
+        check(rc == 0 and shown > 0 and len(frames) == shown and (not n or shown == n),
+              "%s: exit %d, %d frames (ffprobe shows %d) %s"
+              % (name, rc, len(frames), shown, stderr_lines(err)), verbose=True)
 
     # --loop: the clip again, seq going on, frame k + N classified as frame k.
     proc = subprocess.Popen(host_command(camclass) + ["--headless", "--backend", "cpu", "--model", model,
