@@ -268,11 +268,28 @@ static void drain_locked(struct cc_mqtt *m)
     }
 }
 
+/* The callbacks run on libmosquitto's network thread, which cc_mqtt_destroy cancels when it is
+ * not connected (mosquitto_loop_stop with force: it may be waiting in a connect). A callback
+ * cancelled at one of its cancellation points (fprintf, a socket write) would leave m->lock,
+ * and libmosquitto's callback mutex, held: so no callback can be cancelled. */
+static int cancel_off(void)
+{
+    int old;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    return old;
+}
+
+static void cancel_restore(int old)
+{
+    pthread_setcancelstate(old, NULL);
+}
+
 static void on_connect(struct mosquitto *mosq, void *obj, int rc)
 {
     (void)mosq;
     struct cc_mqtt *m = obj;
     char at[300];
+    int cs = cancel_off();
     pthread_mutex_lock(&m->lock);
     if (rc != 0) {
         // Refused (bad credentials, not authorised, ...): libmosquitto keeps retrying.
@@ -286,6 +303,7 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
                       "back-off (check --mqtt-auth)", addr_text(m, at, sizeof(at)), why);
         }
         pthread_mutex_unlock(&m->lock);
+        cancel_restore(cs);
         return;
     }
     m->connected = true;
@@ -308,6 +326,7 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
         notice(m, "mqtt: publishing %s failed: %s", m->status_topic, mosquitto_strerror(prc));
     drain_locked(m);
     pthread_mutex_unlock(&m->lock);
+    cancel_restore(cs);
 }
 
 static void on_disconnect(struct mosquitto *mosq, void *obj, int rc)
@@ -315,6 +334,7 @@ static void on_disconnect(struct mosquitto *mosq, void *obj, int rc)
     (void)mosq;
     struct cc_mqtt *m = obj;
     char at[300];
+    int cs = cancel_off();
     pthread_mutex_lock(&m->lock);
     m->connected = false;
     m->disconnected_ns = cc_now_ns();
@@ -326,6 +346,7 @@ static void on_disconnect(struct mosquitto *mosq, void *obj, int rc)
                rc == 0 ? "closed" : mosquitto_strerror(rc), m->queue_max);
     }
     pthread_mutex_unlock(&m->lock);
+    cancel_restore(cs);
 }
 
 // libmosquitto's own error lines (a TLS handshake that fails calls no other callback). May run
@@ -334,9 +355,11 @@ static void on_log(struct mosquitto *mosq, void *obj, int level, const char *str
 {
     (void)mosq;
     struct cc_mqtt *m = obj;
+    int cs = cancel_off();
     if (level == MOSQ_LOG_ERR && !atomic_exchange(&m->lib_error_said, true))
         notice(m, "mqtt: libmosquitto: %s (for TLS: check --mqtt-ca and the broker's "
                   "certificate and name)", str);
+    cancel_restore(cs);
 }
 
 static void on_publish(struct mosquitto *mosq, void *obj, int mid)
@@ -345,18 +368,21 @@ static void on_publish(struct mosquitto *mosq, void *obj, int mid)
     (void)mid;
     struct cc_mqtt *m = obj;
     atomic_fetch_add(&m->delivered, 1);
+    int cs = cancel_off();
     pthread_mutex_lock(&m->lock);
     if (m->resending && outstanding_locked(m) == 0) {
         m->resending = false;
         drain_locked(m);
     }
     pthread_mutex_unlock(&m->lock);
+    cancel_restore(cs);
 }
 
 /* The supervisor: libmosquitto's network thread reconnects by itself only once a connection
  * has been started, and it says nothing about attempts that fail before a CONNACK. So a thread
  * of ours, awake once a second:
- * - retries the first connection with the back-off while mosquitto_connect_async fails at once
+ * - makes the first attempt (so that resolving the broker's name never holds the caller), and
+ *   retries the first connection with the back-off while mosquitto_connect_async fails at once
  *   (a refused loopback port, a name that does not resolve: the network thread would wait
  *   forever), and starts the network thread after the first attempt that gets under way;
  * - reports, once, a broker that has not answered for MQTT_SILENT_S (a port that drops
@@ -380,24 +406,28 @@ static void *supervisor_main(void *arg)
 {
     struct cc_mqtt *m = arg;
     int delay_s = MQTT_RETRY_MIN_S, rc;
-    int64_t next_try = cc_now_ns() + (int64_t)delay_s * 1000000000;
+    int64_t next_try = cc_now_ns(); // the first attempt at once
+    bool tried = false;
     char at[300];
     pthread_mutex_lock(&m->lock);
     while (!m->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += 1;
-        while (!m->stopping && pthread_cond_timedwait(&m->wake, &m->lock, &until) == 0)
-            ;
-        if (m->stopping)
-            break;
         int64_t t = cc_now_ns();
         if (!m->loop_started && !m->loop_failed && t >= next_try) {
             pthread_mutex_unlock(&m->lock);
             bool started = try_connect(m, &rc);
+            int e = errno;
             pthread_mutex_lock(&m->lock);
             m->loop_failed = started && !m->loop_started;
-            delay_s = delay_s * 2 > MQTT_RETRY_MAX_S ? MQTT_RETRY_MAX_S : delay_s * 2;
+            if (!started && !tried) { // said once; on_connect says when it is over
+                m->outage = true;
+                m->outage_since_ns = m->disconnected_ns;
+                notice(m, "mqtt: cannot reach the broker at %s yet (%s); retrying in the "
+                          "background, keeping up to %d events", addr_text(m, at, sizeof(at)),
+                       rc == MOSQ_ERR_ERRNO ? strerror(e) : mosquitto_strerror(rc), m->queue_max);
+            }
+            if (tried)
+                delay_s = delay_s * 2 > MQTT_RETRY_MAX_S ? MQTT_RETRY_MAX_S : delay_s * 2;
+            tried = true;
             next_try = t + (int64_t)delay_s * 1000000000;
         }
         if (!m->connected && !m->outage &&
@@ -408,25 +438,22 @@ static void *supervisor_main(void *arg)
                       "back-off, keeping up to %d events", addr_text(m, at, sizeof(at)),
                    MQTT_SILENT_S, m->queue_max);
         }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += 1;
+        while (!m->stopping && pthread_cond_timedwait(&m->wake, &m->lock, &until) == 0)
+            ;
     }
     pthread_mutex_unlock(&m->lock);
     return NULL;
 }
 
-// Starts connecting and the supervisor. False (rc set) only when no thread can start.
+// Starts the supervisor, which makes the first attempt too: mosquitto_connect_async resolves
+// the broker's name with a blocking getaddrinfo, which must not hold camclass's start. False
+// (rc set) only when the thread cannot start.
 static bool start(struct cc_mqtt *m, int *rc)
 {
     m->disconnected_ns = cc_now_ns();
-    if (!try_connect(m, rc)) {
-        char at[300];
-        m->outage = true;
-        m->outage_since_ns = m->disconnected_ns;
-        notice(m, "mqtt: cannot reach the broker at %s yet (%s); retrying in the background, "
-                  "keeping up to %d events", addr_text(m, at, sizeof(at)),
-               *rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(*rc), m->queue_max);
-    } else if (*rc != MOSQ_ERR_SUCCESS) {
-        return false;
-    }
     if (pthread_create(&m->supervisor, NULL, supervisor_main, m) != 0) {
         *rc = MOSQ_ERR_ERRNO;
         return false;
@@ -529,7 +556,7 @@ struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error
     mosquitto_log_callback_set(m->mosq, on_log);
 
     if (!start(m, &rc)) {
-        what = "starting the network thread";
+        what = "starting the connection's thread";
         goto lib_error;
     }
     return m;

@@ -10,7 +10,8 @@
  *                                                                  will) if camclass vanishes
  *
  * The connection is kept by libmosquitto's own network thread (mosquitto_loop_start):
- * connecting never blocks the caller, a broker that is away at start or goes away later is
+ * connecting never blocks the caller (even the first attempt, whose name lookup is a blocking
+ * getaddrinfo, runs on a thread of this module; destroy waits for a lookup under way), a broker that is away at start or goes away later is
  * retried with exponential back-off (1 s doubling to 30 s), and each outage is reported once
  * through cfg.notice when it begins and once when it ends. While the broker is away, events wait
  * in a queue of at most queue_max (the oldest is dropped first, and counted); they are sent in
