@@ -397,9 +397,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         bool ok = true;
         if (rq->pp) {
+            // MHD_post_process refuses a body that does not parse, and also when our callback
+            // refused (out of memory): that one drops the connection, as for a raw body.
             if (!rq->bad_form &&
-                MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES)
-                rq->bad_form = !rq->body.too_big; // the callback refuses only when out of memory
+                MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES) {
+                rq->bad_form = !rq->body.too_big;
+                ok = !rq->body.no_memory;
+            }
         } else {
             ok = cc_http_body_append(&rq->body, upload_data, *upload_data_size);
         }

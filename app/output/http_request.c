@@ -212,8 +212,10 @@ bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n)
         while (cap < b->size + n)
             cap *= 2;
         uint8_t *p = realloc(b->data, cap);
-        if (!p)
+        if (!p) {
+            b->no_memory = true;
             return false;
+        }
         b->data = p, b->cap = cap;
     }
     if (n) // memcpy from a NULL data of 0 bytes is undefined

@@ -85,6 +85,7 @@ struct cc_http_body {
     size_t size, cap;
     size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
     bool too_big;      // more than max came: the rest is read and dropped, then 413
+    bool no_memory;    // growing data failed (append returned false)
     bool file_seen;    // a "file" field began (even an empty one)
     bool file_done;    // a "file" field with bytes ended (later ones are ignored)
 };

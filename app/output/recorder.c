@@ -511,7 +511,9 @@ static bool finish_file(struct cc_recorder *rec, struct cc_error *err)
         AVIOContext *pb = rec->fmt->pb;
         avio_flush(pb);
         int ret = pb->error;
-        avio_closep(&rec->fmt->pb);
+        int closed = avio_closep(&rec->fmt->pb); // close(2) may be the first to fail (NFS, quota)
+        if (ret >= 0)
+            ret = closed;
         if (ok && ret < 0) {
             rec->write_failed = true;
             ok = cc_error_set(err,
