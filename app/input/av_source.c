@@ -45,6 +45,9 @@ struct cc_av {
     uint64_t index;         // frames delivered since open or rewind, for messages
     int64_t last_pts;       // best-effort timestamp of the last frame (stream time base), or
                             // AV_NOPTS_VALUE; with index, tells a truncated file at its end
+    int64_t last_frame_us;  // av_gettime_relative() of the last frame delivered, or of the open
+    uint64_t refused;       // packets the decoder refused since then (skipped on a stream)
+    int last_refusal;       // the decoder's last error then
     enum cc_av_status status;
     char desc[160];
 
@@ -371,6 +374,7 @@ enum cc_av_status cc_av_open(const char *path, const struct cc_av_options *opt, 
         cc_av_close(av);
         return s;
     }
+    av->last_frame_us = av_gettime_relative();
     *out = av;
     return CC_AV_OK;
 }
@@ -622,6 +626,28 @@ static bool truncated(struct cc_av *av, struct cc_error *err)
     return true;
 }
 
+/* A live stream whose packets keep coming while no frame comes out of them (the decoder
+ * refuses every one, or none is of the video stream) would hold cc_av_read for ever, since
+ * each packet re-arms the timeout: after NO_FRAME_TIMEOUTS x the timeout without a frame, it
+ * is an outage like silence (err says so). Long enough for a camera's key frame interval. */
+enum { NO_FRAME_TIMEOUTS = 3 };
+
+static bool no_frame(struct cc_av *av, struct cc_error *err)
+{
+    int64_t waited = av_gettime_relative() - av->last_frame_us;
+    if (!av->url || !av->timeout_us || waited < NO_FRAME_TIMEOUTS * av->timeout_us)
+        return false;
+    av->status = CC_AV_UNREACHABLE;
+    if (av->refused)
+        cc_error_set(err, "%s: no frame for %lld s: the %s decoder refused %llu packets (%s)",
+                     av->path, (long long)(waited / 1000000), av->dec->codec->name,
+                     (unsigned long long)av->refused, av_err2str(av->last_refusal));
+    else
+        cc_error_set(err, "%s: no frame for %lld s: packets come, but none decodes to a picture",
+                     av->path, (long long)(waited / 1000000));
+    return true;
+}
+
 int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
                struct cc_error *err)
 {
@@ -630,6 +656,8 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         int ret = avcodec_receive_frame(av->dec, av->frame);
         if (ret == 0) {
             av->last_pts = av->frame->best_effort_timestamp;
+            av->last_frame_us = av_gettime_relative();
+            av->refused = 0;
             int r = deliver(av, frame, err);
             av_frame_unref(av->frame);
             return r;
@@ -642,6 +670,10 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
                          (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret));
             return -1;
         }
+        if (ret != AVERROR(EAGAIN))
+            av->refused++, av->last_refusal = ret;
+        if (no_frame(av, err))
+            return -1;
         if (av->draining)
             return 0;
         arm(av);
@@ -662,6 +694,8 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         }
         ret = avcodec_send_packet(av->dec, av->pkt);
         av_packet_unref(av->pkt);
+        if (ret < 0 && ret != AVERROR(EAGAIN) && skip_bad_packets)
+            av->refused++, av->last_refusal = ret;
         if (ret < 0 && ret != AVERROR(EAGAIN) && !skip_bad_packets) {
             av->status = CC_AV_UNUSABLE;
             cc_error_set(err, "%s: frame %llu: %s decoder: %s (a damaged file?)", av->path,
@@ -687,5 +721,6 @@ bool cc_av_rewind(struct cc_av *av, struct cc_error *err)
     av->draining = false;
     av->index = 0;
     av->last_pts = AV_NOPTS_VALUE;
+    av->last_frame_us = av_gettime_relative();
     return true;
 }

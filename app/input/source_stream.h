@@ -8,7 +8,8 @@
  * reconnects with exponential back-off (0.25 s doubling to 8 s, for as long as it takes); when
  * it is back, one more line says after how long. Retries are not reported one by one. A
  * packet the decoder refuses (a lost UDP datagram) is skipped silently, as a camera's
- * corrupt buffer is. Frame sequence numbers keep counting across reconnects. A frame decoded
+ * corrupt buffer is; but 3 x the timeout with packets and no frame is an outage too ("no
+ * frame for 15 s: the mjpeg decoder refused N packets (why)"). Frame sequence numbers keep counting across reconnects. A frame decoded
  * that camclass cannot take (over the pixel limit, a format libswscale cannot convert) is no
  * outage: a reconnect would bring the same, so the thread closes the slot with that error
  * (the run ends with its line, exit 1).

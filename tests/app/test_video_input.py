@@ -22,7 +22,9 @@ live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s i
   RTP/JPEG over UDP): results come from the stream named as mjpeg 320x240, the server is killed
   and restarted on the same port, camclass says "stream lost" and "reconnected" once each and
   classifies on; SIGTERM: exit 0. An HTTP MJPEG camera whose pictures grow past the pixel
-  limit mid-stream: exit 1 with one line naming the stream and the size, no reconnect. SIGINT while the first connect waits (a silent UDP port) ends camclass at
+  limit mid-stream: exit 1 with one line naming the stream and the size, no reconnect. One whose
+  parts stop decoding while they keep coming: after 15 s without a frame, one "stream lost (no
+  frame for 15 s: the mjpeg decoder refused N packets ...)" line, then a reconnect. SIGINT while the first connect waits (a silent UDP port) ends camclass at
   once with exit 0. A refused port is exit 1 and a server answering with no video is exit 2,
   one line naming the URL each.
 
@@ -405,6 +407,26 @@ def test_bad_frame(camclass, model):
           % (rc, len(r.frames), server.clients, lines), verbose=True)
 
 
+def test_no_frame(camclass, model):
+    # A camera whose pictures stop decoding while its packets keep coming (each part a broken
+    # JPEG the decoder refuses): every packet re-arms the 5 s timeout, so this went unsaid for
+    # ever. After 15 s (3 x the timeout) without a frame it is an outage: one line naming the
+    # decoder and what it refused, then a reconnect. SIGTERM: exit 0.
+    bad = b"\xff\xd8" + bytes(range(256)) * 2 + b"\xff\xd9"
+    server = MjpegServer(5, jpeg_bytes(160, 120, (200, 30, 30)), bad)
+    server.start()
+    url = "http://127.0.0.1:%d/cam" % server.port
+    proc, r = camclass_live(camclass, model, url, "--backend", "cpu")
+    lost = r.wait_for(lambda: any("stream lost (no frame for" in l for l in r.err), bound(40))
+    rc, dt = stop(proc, r)
+    server.close()
+    lines = [l for l in r.err if "stream lost" in l]
+    check(lost and len(r.frames) >= 1 and rc == 0 and len(lines) == 1 and
+          "the mjpeg decoder refused" in lines[0] and "Invalid data" in lines[0],
+          "packets but no frame: %d results, exit %d, %s" % (len(r.frames), rc, lines),
+          verbose=True)
+
+
 def test_live(camclass, model):
     # UDP MPEG-TS at 100 frames/s into the reference backend (~30 results/s here): drops.
     port = free_port(socket.SOCK_DGRAM)
@@ -472,6 +494,7 @@ def test_live(camclass, model):
 
     test_rtsp(camclass, model)
     test_bad_frame(camclass, model)
+    test_no_frame(camclass, model)
 
     # SIGINT while the first connect waits (a silent UDP port): exit 0 at once, one line. Sent
     # once camclass's socket is bound to the port (libavformat's udp open, so camclass is
