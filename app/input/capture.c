@@ -436,8 +436,15 @@ struct cc_capture *cc_capture_open(const struct cc_capture_config *config, struc
     pthread_mutex_init(&cap->lock, NULL);
     cap->config = *config;
     struct cc_capture_config *c = &cap->config;
-    snprintf(cap->info.device, sizeof(cap->info.device), "%s",
-             c->device ? c->device : "/dev/video0");
+    const char *dev = c->device ? c->device : "/dev/video0";
+    if ((size_t)snprintf(cap->info.device, sizeof(cap->info.device), "%s", dev) >=
+        sizeof(cap->info.device)) {
+        cc_error_set(err, "camera path %.60s... is longer than %zu bytes; give /dev/videoN",
+                     dev, sizeof(cap->info.device) - 1);
+        pthread_mutex_destroy(&cap->lock);
+        free(cap);
+        return NULL;
+    }
     c->device = cap->info.device;
     if (c->width <= 0 || c->height <= 0) {
         c->width = 640;
@@ -568,7 +575,7 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
         pthread_mutex_lock(&cap->lock);
         bool ok = open_and_map(cap, &again, &last) && stream_on(cap, &last);
         bool same = again.fourcc == cap->info.fourcc && again.width == cap->info.width &&
-                    again.height == cap->info.height;
+                    again.height == cap->info.height && again.stride == cap->info.stride;
         if (ok && same)
             cap->stats.reopened++;
         else
@@ -597,7 +604,10 @@ static bool reopen(struct cc_capture *cap, const char *why, struct cc_error *err
 }
 
 // One dequeued buffer into the slot. Returns false when the slot is closed (time to stop).
-static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qbuf_errno)
+/* Copies a dequeued buffer into the slot and queues it back. False when the slot was closed
+ * (stop), or, with *fail set, when no frame could be had for it (out of memory). */
+static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qbuf_errno,
+                    struct cc_error *fail)
 {
     const struct buffer *buf = &cap->bufs[b->index];
     size_t used = b->bytesused ? b->bytesused : buf->length;
@@ -613,8 +623,12 @@ static bool deliver(struct cc_capture *cap, const struct v4l2_buffer *b, int *qb
     // Give the buffer back to the driver before anything else.
     struct v4l2_buffer q = {.type = b->type, .memory = b->memory, .index = b->index};
     *qbuf_errno = cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &q) < 0 ? errno : 0;
-    if (!f)
+    if (!f) {
+        if (!cc_frame_slot_closed(cap->slot)) // else a stop: nothing to say
+            cc_error_set(fail, "camera %s: a frame of %zu bytes: %s", cap->info.device, want,
+                         err.msg[0] ? err.msg : "no memory");
         return false;
+    }
 
     uint64_t seq = cap->seq_base + b->sequence;
     pthread_mutex_lock(&cap->lock);
@@ -681,8 +695,8 @@ static void *capture_main(void *arg)
             e = cc_v4l2_ioctl(cap->fd, VIDIOC_QBUF, &q) < 0 ? errno : 0;
             snprintf(why, sizeof(why), "VIDIOC_QBUF: %s", strerror(e));
         } else {
-            if (!deliver(cap, &b, &e))
-                break; // the consumer closed the slot
+            if (!deliver(cap, &b, &e, &err))
+                break; // the consumer closed the slot, or no memory (err says)
             snprintf(why, sizeof(why), "VIDIOC_QBUF: %s", strerror(e));
         }
         if (e == 0)

@@ -41,7 +41,7 @@ struct cc_capture_config cc_capture_config_default(void);
 
 /* What was negotiated. */
 struct cc_capture_info {
-    char device[64];
+    char device[256]; // the path as given (a /dev/v4l/by-id/ name is up to ~100 bytes)
     char driver[32], card[64];
     enum cc_pixfmt format;
     uint32_t fourcc;
@@ -49,7 +49,7 @@ struct cc_capture_info {
     size_t image_bytes;        // the driver's sizeimage: the most bytes one frame can have
     double fps;                // the rate the driver accepted (0: unknown, no S_PARM)
     int buffers;
-    char line[256]; // one line for the user: "/dev/video0 (vivid): YUYV 640x360 @ 30 fps ..."
+    char line[512]; // one line for the user: "/dev/video0 (vivid): YUYV 640x360 @ 30 fps ..."
 };
 
 /* Opens and negotiates; no thread yet. Errors (one line in err, NULL returned): no such device,

@@ -1,8 +1,11 @@
 /* camclass — the capture's mode choice on made-up cameras (suite 'unit'; no device needed).
  * The vivid tests in the VM cannot cover this: vivid has no MJPEG and every format at every size.
+ * Also: a camera path as long as /dev/v4l/by-id/ names are is opened as given, not cut short.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture_internal.h"
 #include "testutil.h"
@@ -42,8 +45,43 @@ static const struct cc_mode *choose(const struct cc_mode *modes, int n, int fmt,
            "chose %s %dx%d, expected %s %dx%d", (m) ? cc_pixfmt_name((m)->pixfmt) : "nothing",     \
            (m) ? (m)->width : 0, (m) ? (m)->height : 0, cc_pixfmt_name(pix), (w), (h))
 
+/* cc_capture_open on a path of 100 bytes (a /dev/v4l/by-id/usb-...-video-index0 name is 64 to
+ * 100): a regular file there is refused as no camera, and the error names the whole path; it
+ * was cut to 63 bytes, so the path opened was another one. 300 bytes is refused as too long. */
+static void long_paths(void)
+{
+    char dir[] = "/tmp/cc-capture-XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return;
+    char path[400];
+    int n = snprintf(path, sizeof(path), "%s/", dir);
+    while (n < 100)
+        path[n++] = 'x';
+    path[n] = '\0';
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    struct cc_capture_config c = cc_capture_config_default();
+    c.device = path;
+    struct cc_error err = {""};
+    struct cc_capture *cap = cc_capture_open(&c, &err);
+    CHECKF(!cap && strstr(err.msg, path), "a 100-byte path, a regular file: \"%s\"", err.msg);
+    cc_capture_destroy(cap);
+    unlink(path);
+    while (n < 300)
+        path[n++] = 'x';
+    path[n] = '\0';
+    err.msg[0] = '\0';
+    cap = cc_capture_open(&c, &err);
+    CHECKF(!cap && strstr(err.msg, "is longer than 255 bytes"), "a 300-byte path: \"%s\"", err.msg);
+    cc_capture_destroy(cap);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    long_paths();
     // Small sizes at 30: uncompressed YUYV is preferred.
     EXPECT(choose(webcam, N_WEBCAM, -1, 640, 480, 30), CC_PIX_YUYV, 640, 480);
     // 720p at 30: only MJPEG gets there.
