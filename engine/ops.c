@@ -83,13 +83,15 @@ struct op_rule {
     int min_inputs, max_inputs;
     bool has_act; // accepts a fused activation
     infer_fn infer;
+    int params_from; // inputs from this one on (weight, bias) must be constants; 0: none. The
+                     // backends pack them at load (XNNPACK, BLIS, the Vulkan kernels' buffers).
 };
 
 static const struct op_rule op_rules[CC_OP_COUNT] = {
-    [CC_OP_CONV2D] = {"conv2d", 2, 3, true, infer_conv2d},
+    [CC_OP_CONV2D] = {"conv2d", 2, 3, true, infer_conv2d, 1},
     [CC_OP_ADD] = {"add", 2, 2, true, infer_add},
     [CC_OP_GLOBAL_AVG_POOL] = {"global_avg_pool", 1, 1, false, infer_gap},
-    [CC_OP_LINEAR] = {"linear", 2, 3, true, infer_linear},
+    [CC_OP_LINEAR] = {"linear", 2, 3, true, infer_linear, 1},
     [CC_OP_FLATTEN] = {"flatten", 1, 1, false, infer_flatten},
     [CC_OP_RESHAPE] = {"reshape", 1, 1, false, infer_reshape},
     [CC_OP_SOFTMAX] = {"softmax", 1, 1, false, infer_softmax},
@@ -451,6 +453,15 @@ bool cc_op_check_node(const struct cc_model *m, const struct cc_node *n, struct 
                                 r->name, n->n_inputs, r->name, r->min_inputs);
         return cc_error_set(err, "node \"%s\" (%s) has %d inputs; %s takes %d..%d", n->name,
                             r->name, n->n_inputs, r->name, r->min_inputs, r->max_inputs);
+    }
+    for (int i = r->params_from; r->params_from && i < n->n_inputs; i++) {
+        const struct cc_tensor *p = &m->tensors[n->inputs[i]];
+        if (!cc_tensor_is_const(p))
+            return cc_error_set(err,
+                                "node \"%s\" (%s): its %s \"%s\" is not a constant; %s's weight "
+                                "and bias must be stored in the bundle (re-export the model)",
+                                n->name, r->name, i == r->params_from ? "weight" : "bias", p->name,
+                                r->name);
     }
     char list[128];
     if (!r->has_act && !cc_act_is_none(n->act))

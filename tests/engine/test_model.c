@@ -26,6 +26,7 @@ struct knobs {
     bool no_input_spec;
     float std0; // correct: 0.5
     bool act_on_flatten;
+    bool w_is_input; // the conv's weight is the graph input (not a constant)
 };
 
 static const struct knobs good = {4, 3, 1, 2, 2, false, false, 0.5f, false};
@@ -58,7 +59,7 @@ static struct cc_model *build(const struct knobs *k, struct cc_error *err)
                                         err)) < 0)
             goto fail;
     union cc_attrs conv = {.conv = {{2, 2}, {1, 1, 1, 1}, {1, 1}, k->groups}};
-    int conv_in[] = {t[0], t[1], t[2]}, fc_in[] = {t[5], t[6], t[7]};
+    int conv_in[] = {t[0], k->w_is_input ? t[0] : t[1], t[2]}, fc_in[] = {t[5], t[6], t[7]};
     const struct {
         enum cc_op op;
         const char *name;
@@ -151,6 +152,10 @@ static void test_bad(void)
         {"act",
          {4, 3, 1, 2, 2, false, false, 0.5f, true},
          "node \"flat\" (flatten) has a fused activation"},
+        // The CPU backend packs weights at load and read a computed one's NULL data: refused.
+        {"weight not a constant",
+         {4, 3, 1, 2, 2, false, false, 0.5f, false, true},
+         "node \"conv\" (conv2d): its weight \"input\" is not a constant"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct cc_error err = {0};
