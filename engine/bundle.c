@@ -347,7 +347,21 @@ bool cc_bundle_replace_labels(struct cc_model *m, const char *path, struct cc_er
     return ok;
 }
 
+static bool load_labels_from(struct cc_bundle_loader *L, const cJSON *root);
+
+/* The labels, inline or in their entry. None at all is refused here: finalize compares the count
+ * with output.classes only when there are labels (a model built in code may have none). */
 static bool load_labels(struct cc_bundle_loader *L, const cJSON *root)
+{
+    if (!load_labels_from(L, root))
+        return false;
+    if (L->m->n_labels == 0)
+        return cc_manifest_fail(L, "\"labels\" holds no label; give one per class (%d)",
+                                L->m->output.classes);
+    return true;
+}
+
+static bool load_labels_from(struct cc_bundle_loader *L, const cJSON *root)
 {
     const cJSON *jl = cJSON_GetObjectItemCaseSensitive(root, "labels");
     if (cJSON_IsArray(jl)) {

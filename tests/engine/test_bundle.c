@@ -586,6 +586,13 @@ static const struct bad_case bad_cases[] = {
      {.labels_text = "cat\n\ndog\n"},
      "labels entry \"labels.txt\" line 2 is empty"},
     {"no labels", "labels", NULL, {0}, "manifest has no \"labels\""},
+    // Loaded with empty labels before (finalize counts labels only when there are some).
+    {"empty labels", "labels", "[]", {0}, "\"labels\" holds no label; give one per class (2)"},
+    {"empty labels.txt",
+     NULL,
+     NULL,
+     {.labels_text = "\n\n"},
+     "\"labels\" holds no label; give one per class (2)"},
     {"classes mismatch",
      "output/classes",
      "3",
