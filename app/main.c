@@ -87,7 +87,10 @@ static void install_signals(void)
     sa.sa_handler = on_stop_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    // SIGHUP (logrotate) only raises a flag: a blocking call it lands in (a FIFO's open waiting
+    // for its writer, a read of a pipe) goes on. SIGINT/SIGTERM do interrupt them, to stop.
     sa.sa_handler = on_hup;
+    sa.sa_flags = SA_RESTART;
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     sigprocmask(SIG_UNBLOCK, &sa.sa_mask, NULL); // no thread yet: the process's mask

@@ -116,6 +116,14 @@ static void say(struct cc_report *rep, const char *line)
         rep->notice(rep->notice_ctx, line);
 }
 
+/* A SIGHUP seen since the last line: the log is reopened (logrotate renamed it) first. */
+static void reopen_if_asked(struct cc_report *rep)
+{
+    struct cc_error err = {0};
+    if (rep->reopen && atomic_exchange(rep->reopen, 0) && !cc_detlog_reopen(rep->log, &err))
+        say(rep, err.msg);
+}
+
 bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
 {
     struct cc_error err = {0};
@@ -123,8 +131,7 @@ bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
         cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
     if (!rep->log)
         return true;
-    if (rep->reopen && atomic_exchange(rep->reopen, 0) && !cc_detlog_reopen(rep->log, &err))
-        say(rep, err.msg);
+    reopen_if_asked(rep);
     if (cc_detlog_write(rep->log, r, &err))
         return true;
     if (cc_detlog_reader_gone(rep->log))
@@ -138,6 +145,8 @@ void cc_report_finish(struct cc_report *rep)
     if (!rep)
         return;
     struct cc_error err = {0};
+    if (rep->log)
+        reopen_if_asked(rep); // the summary goes to the new file, not the rotated one
     if (rep->log && !cc_detlog_finish(rep->log, &err))
         say(rep, err.msg);
     if (rep->mqtt_events) {

@@ -211,6 +211,79 @@ def main():
     objs = parse_log(out, "y4m on a FIFO", model_name, "cpu", fifo)
     ev = [o.get("event") for o in objs]
     check(ev == ["frame"] * 4 + ["summary"], "y4m on a FIFO: events %r" % ev)
+    # A SIGHUP (logrotate) while camclass waits for the FIFO's writer: the wait goes on (it was
+    # "cannot open: Interrupted system call", exit 2). Sent once camclass sleeps in the FIFO's
+    # open (wchan wait_for_partner), then the clip is written.
+    cam = subprocess.Popen(host_command(exe) + base + ["--input", fifo], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env_headless())
+
+    def in_fifo_open():
+        try:
+            with open("/proc/%d/wchan" % cam.pid) as f:
+                return f.read() == "wait_for_partner"
+        except OSError:
+            return False
+    waiting = wait_for(in_fifo_open, bound(60))
+    for _ in range(3):
+        cam.send_signal(signal.SIGHUP)
+        time.sleep(0.05)
+    # Opened without blocking (ENXIO while no reader): a camclass that gave up is no hang here.
+    fd = None
+    end = time.monotonic() + bound(30)
+    while fd is None and cam.poll() is None and time.monotonic() < end:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            time.sleep(0.05)
+    try:
+        if fd is not None:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "wb") as f:
+                f.write(clip)
+        out, err = cam.communicate(timeout=bound(120))
+    except (subprocess.TimeoutExpired, BrokenPipeError):
+        cam.kill()
+        out, err = cam.communicate()
+    ev = [o.get("event") for o in parse_log(out, "SIGHUP at the FIFO", model_name, "cpu", fifo)]
+    check(waiting and cam.returncode == 0 and ev == ["frame"] * 4 + ["summary"],
+          "SIGHUP while waiting for the FIFO's writer: waiting %s, exit %d, events %r %s"
+          % (waiting, cam.returncode, ev, err.strip()[-200:]))
+    # logrotate while no frame comes (the FIFO's writer is silent), then the stop: the summary
+    # goes to the new file. (The reopen waited for a result, so it went to the rotated one.)
+    log = os.path.join(tmp, "rot.jsonl")
+    cam = subprocess.Popen(host_command(exe) + base + ["--log", log, "--input", fifo],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=env_headless())
+    first = clip.index(b"FRAME", clip.index(b"FRAME") + 5)  # header and one frame
+    fd = None
+    end = time.monotonic() + bound(60)
+    while fd is None and cam.poll() is None and time.monotonic() < end:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            time.sleep(0.05)
+    rotated = False
+    if fd is not None:
+        os.set_blocking(fd, True)
+        os.write(fd, clip[:first])
+        if wait_for(lambda: os.path.exists(log) and b'"frame"' in open(log, "rb").read(),
+                    bound(60)):
+            os.rename(log, log + ".1")
+            cam.send_signal(signal.SIGHUP)
+            time.sleep(0.5)
+            rotated = True
+        cam.send_signal(signal.SIGTERM)
+        os.close(fd)  # the source's read ends (a stop waits for a stalled pipe's writer)
+    try:
+        cam.communicate(timeout=bound(60))
+    except subprocess.TimeoutExpired:
+        cam.kill()
+        cam.communicate()
+    new = open(log).read() if os.path.exists(log) else ""
+    old = open(log + ".1").read() if os.path.exists(log + ".1") else ""
+    check(rotated and cam.returncode == 0 and '"summary"' in new and '"summary"' not in old and
+          '"frame"' in old, "logrotate with no frame coming, then SIGTERM: the summary in the "
+          "new file (exit %d; new %r; rotated %r)" % (cam.returncode, new[:80], old[-80:]))
 
     # 3. Detections mode on a crafted sequence: runs of two images (A A A A B B B B A A A A).
     # Every-frame first, to know each frame's top-1; then detections with threshold 0.
