@@ -770,7 +770,7 @@ int main(int argc, char **argv)
         const char *dir = a.cli.input;
         if (!dir && !find_sample(sample, sizeof(sample), &err)) {
             fprintf(stderr, "camclass: %s\n", err.msg);
-            rc = 1;
+            rc = EXIT_USAGE; // the sample cannot be read (docs/CLI.md, "--selftest")
             goto out;
         }
         struct cc_engine_options opt = cc_engine_options_default();
