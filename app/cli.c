@@ -25,6 +25,7 @@ enum opt_kind {
     OPT_NUMBER,  // double in [lo, hi]
     OPT_SIZE,    // WxH into width, height
     OPT_BACKEND, // enum cc_backend_kind
+    OPT_LOG_MODE, // char *: "every" or "detections", checked here (before the model loads)
 };
 
 struct opt {
@@ -56,7 +57,7 @@ static const struct opt opts[] = {
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
     {"output", OPT_STRING, F(output), 0, 0, 0, false},
-    {"log-mode", OPT_STRING, F(log_mode), 0, 0, 0, false},
+    {"log-mode", OPT_LOG_MODE, F(log_mode), 0, 0, 0, false},
     {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
@@ -175,7 +176,7 @@ void cc_cli_init(struct cc_cli *cli)
 void cc_cli_finish(struct cc_cli *cli)
 {
     for (int i = 0; i < N_OPTS; i++)
-        if (opts[i].kind == OPT_STRING) {
+        if (opts[i].kind == OPT_STRING || opts[i].kind == OPT_LOG_MODE) {
             char **p = (char **)((char *)cli + opts[i].offset);
             free(*p);
             *p = NULL;
@@ -234,6 +235,10 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
     case OPT_FLAG:
         *(bool *)field = true;
         return true;
+    case OPT_LOG_MODE:
+        if (strcmp(val, "every") != 0 && strcmp(val, "detections") != 0)
+            return cc_error_set(err, "%s takes every or detections, not \"%s\"", where, val);
+        __attribute__((fallthrough)); // kept as the string
     case OPT_STRING: {
         if (!*val)
             return cc_error_set(err, "%s needs a non-empty value", where);

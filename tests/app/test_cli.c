@@ -122,6 +122,9 @@ static void test_bad(void)
         {{"--screenshot-dir", ""}, "--screenshot-dir needs a non-empty value"},
         {{"--output", ""}, "--output needs a non-empty value"},
         {{"--backend", "opengl"}, "--backend takes auto, vulkan, cpu or ref, not \"opengl\""},
+        // Checked at parse time: it was checked once the model, engine and camera were up, so
+        // a typo with no camera there was exit 1 (retried by the service), not 2.
+        {{"--log-mode", "detection"}, "--log-mode takes every or detections, not \"detection\""},
         {{"--model", ""}, "--model needs a non-empty value"},
         {{"--headless=yes"}, "--headless takes no value"},
         {{"--camera", "/dev/video0", "--input", "x"}, "--camera and --input exclude each other"},
@@ -215,6 +218,7 @@ static void test_config(void)
         {"{\"headless\": 1}", "\"headless\" takes true or false"},
         {"{\"camera\": 0}", "\"camera\" takes a string"},
         {"{\"backend\": \"gpu\"}", "\"backend\" takes auto, vulkan, cpu or ref"},
+        {"{\"log-mode\": \"all\"}", "config t.json: \"log-mode\" takes every or detections"},
         {"{\"size\": \"big\"}", "\"size\" takes WIDTHxHEIGHT"},
         {"{\"window\": \"8x8\"}", "\"window\" takes WIDTHxHEIGHT"},
         {"{\"fullscreen\": \"yes\"}", "\"fullscreen\" takes true or false"},
