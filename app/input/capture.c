@@ -290,6 +290,25 @@ static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *in
     info->height = (int)fmt.fmt.pix.height;
     info->stride = info->format == CC_PIX_MJPEG ? 0 : (int)fmt.fmt.pix.bytesperline;
     info->image_bytes = fmt.fmt.pix.sizeimage;
+    if (info->format != CC_PIX_MJPEG) {
+        // Every frame is checked so before preprocessing: a layout the driver gives that cannot
+        // hold a frame (a short stride or sizeimage) is refused now, not frame by frame later.
+        // A sizeimage of 0 (left to bytesused) is not held against it.
+        static const uint8_t some;
+        struct cc_frame probe = {.format = info->format,
+                                 .width = info->width,
+                                 .height = info->height,
+                                 .stride = info->stride,
+                                 .size = info->image_bytes ? info->image_bytes : SIZE_MAX,
+                                 .data = (uint8_t *)&some};
+        struct cc_error why = {""};
+        if (!cc_frame_check(&probe, "format", &why))
+            return cc_error_set(err,
+                                "%s: the driver's %s %dx%d layout cannot hold a frame (%s); "
+                                "try another --size or format",
+                                info->device, cc_pixfmt_name(info->format), info->width,
+                                info->height, why.msg);
+    }
 
     // Frame rate: many drivers stay at their default (vivid: 5 fps) unless told.
     double want_fps = chosen.max_fps > 0 ? fmin(c->fps, chosen.max_fps) : c->fps;
@@ -439,8 +458,8 @@ struct cc_capture *cc_capture_open(const struct cc_capture_config *config, struc
     const char *dev = c->device ? c->device : "/dev/video0";
     if ((size_t)snprintf(cap->info.device, sizeof(cap->info.device), "%s", dev) >=
         sizeof(cap->info.device)) {
-        cc_error_set(err, "camera path %.60s... is longer than %zu bytes; give /dev/videoN",
-                     dev, sizeof(cap->info.device) - 1);
+        cc_error_set(err, "camera path %.60s... is longer than %zu bytes; give /dev/videoN", dev,
+                     sizeof(cap->info.device) - 1);
         pthread_mutex_destroy(&cap->lock);
         free(cap);
         return NULL;
