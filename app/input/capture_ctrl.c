@@ -30,6 +30,7 @@ static void enum_rates(int fd, struct cc_mode *m)
         .pixel_format = m->fourcc, .width = (uint32_t)m->width, .height = (uint32_t)m->height};
     m->n_fps = 0;
     m->max_fps = 0;
+    m->stepwise_rates = false; // m is reused from one size to the next
     for (iv.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &iv) == 0; iv.index++) {
         if (iv.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
             if (iv.discrete.numerator && m->n_fps < CC_MODE_MAX_RATES)
@@ -278,6 +279,12 @@ static bool parse_value(int fd, const struct v4l2_queryctrl *q, const char *valu
     errno = 0;
     long long x = strtoll(value, &end, 0);
     if (*value && !*end && errno == 0) {
+        // The driver clamps to its range, but a value past int32 would wrap first (2^32 + 1
+        // set 1): said with the range.
+        if (q->type != V4L2_CTRL_TYPE_INTEGER64 && (x < q->minimum || x > q->maximum))
+            return cc_error_set(err, "control '%s' takes %lld to %lld, not %s",
+                                (const char *)q->name, (long long)q->minimum,
+                                (long long)q->maximum, value);
         *v = x;
         return true;
     }

@@ -510,6 +510,10 @@ static void test_injected_errors(void)
     TF(cc_capture_set_ctrl(cap, "Percentage of Dropped Buffers", "50", &err), "%s", err.msg);
     T(take_for(slot, 1.0) > 3);
     TF(cc_capture_set_ctrl(cap, "Percentage of Dropped Buffers", "0", &err), "%s", err.msg);
+    // A value past int32 was cut to 32 bits (2^32 + 50 set 50): refused with the range now.
+    TF(!cc_capture_set_ctrl(cap, "Percentage of Dropped Buffers", "4294967346", &err) &&
+           strstr(err.msg, "takes 0 to 100, not 4294967346"),
+       "a control value past int32: \"%s\"", err.msg);
     s = cc_capture_get_stats(cap);
     TF(s.driver_dropped >= before + 5, "driver dropped %llu", (unsigned long long)s.driver_dropped);
 
