@@ -140,6 +140,21 @@ def lines_in(path):
         return ""
 
 
+def open_writer(fifo, proc):
+    """The FIFO's write end once the process proc has opened its read end (a blocking fd), or
+    None when proc ended first or 60 s passed: opened without blocking (ENXIO while there is no
+    reader), so that a camclass that gave up is no hang here."""
+    end = time.monotonic() + bound(60)
+    while proc.poll() is None and time.monotonic() < end:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+            return fd
+        except OSError:
+            time.sleep(0.05)
+    return None
+
+
 def main():
     exe, model, samples = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     tmp = tempfile.mkdtemp(prefix="camclass-headless-")
@@ -227,17 +242,9 @@ def main():
     for _ in range(3):
         cam.send_signal(signal.SIGHUP)
         time.sleep(0.05)
-    # Opened without blocking (ENXIO while no reader): a camclass that gave up is no hang here.
-    fd = None
-    end = time.monotonic() + bound(30)
-    while fd is None and cam.poll() is None and time.monotonic() < end:
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            time.sleep(0.05)
+    fd = open_writer(fifo, cam)
     try:
         if fd is not None:
-            os.set_blocking(fd, True)
             with os.fdopen(fd, "wb") as f:
                 f.write(clip)
         out, err = cam.communicate(timeout=bound(120))
@@ -255,16 +262,9 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=env_headless())
     first = clip.index(b"FRAME", clip.index(b"FRAME") + 5)  # header and one frame
-    fd = None
-    end = time.monotonic() + bound(60)
-    while fd is None and cam.poll() is None and time.monotonic() < end:
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:
-            time.sleep(0.05)
+    fd = open_writer(fifo, cam)
     rotated = False
     if fd is not None:
-        os.set_blocking(fd, True)
         os.write(fd, clip[:first])
         if wait_for(lambda: os.path.exists(log) and b'"frame"' in open(log, "rb").read(),
                     bound(60)):

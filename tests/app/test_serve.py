@@ -76,6 +76,19 @@ def is_error(status, obj, want):
             isinstance(obj.get("error"), str) and len(obj["error"]) > 10)
 
 
+def read_all(sock):
+    """What the server sends until it closes the connection (an error's text appended)."""
+    data = b""
+    try:
+        while True:
+            got = sock.recv(65536)
+            if not got:
+                return data
+            data += got
+    except OSError as e:
+        return data + b" (%s)" % str(e).encode()
+
+
 def png_header(w, h):
     """A PNG whose IHDR declares w x h (8-bit RGB) and whose one IDAT is tiny."""
     def chunk(t, d):
@@ -262,12 +275,7 @@ def test_requests_only():
                   % len(form) + form[:len(head) + cut])
         time.sleep(0.2)
         c.sendall(form[len(head) + cut:])
-        answer = b""
-        while True:
-            got = c.recv(65536)
-            if not got:
-                break
-            answer += got
+        answer = read_all(c)
         c.close()
         answers.append(answer.split(b"\r\n", 1)[0].decode(errors="replace"))
     check(all(a.startswith("HTTP/1.1 200") for a in answers),
@@ -551,16 +559,11 @@ def test_stop_in_flight():
     time.sleep(0.3)
     s.p.terminate()
     time.sleep(0.5)  # camclass stops accepting, waits for this request
-    answer = b""
     try:
         c.sendall(img[len(img) // 2:])
-        while True:
-            got = c.recv(65536)
-            if not got:
-                break
-            answer += got
+        answer = read_all(c)
     except OSError as e:
-        answer += b" (%s)" % str(e).encode()
+        answer = b" (%s)" % str(e).encode()
     c.close()
     head, _, body = answer.partition(b"\r\n\r\n")
     try:
