@@ -147,12 +147,8 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     }
     p->cfg = *cfg;
     pthread_mutex_init(&p->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&p->cond, &ca);
-    pthread_cond_init(&p->req_done, &ca);
-    pthread_condattr_destroy(&ca);
+    cc_cond_init_monotonic(&p->cond);
+    cc_cond_init_monotonic(&p->req_done);
 
     p->model = cc_engine_model(cfg->engine);
     const struct cc_tensor *in = &p->model->tensors[p->model->input.tensor];

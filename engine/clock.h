@@ -6,6 +6,7 @@
 #ifndef CC_CLOCK_H
 #define CC_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -19,6 +20,17 @@ static inline int64_t cc_now_ns(void)
 static inline double cc_now_ms(void)
 {
     return (double)cc_now_ns() * 1e-6;
+}
+
+/* A condition variable whose timed waits read this clock (a deadline from cc_now_ns), so that a
+ * change of the wall clock cannot stretch or cut a timeout. */
+static inline void cc_cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "frame_slot.h"
+#include "clock.h"
 
 /* ---------------------------------------------------------------------------------------------
  * The slot
@@ -52,12 +53,7 @@ struct cc_frame_slot *cc_frame_slot_create(int consumer_frames, struct cc_error 
     for (int i = 0; i < slot->n_frames; i++)
         slot->free[slot->n_free++] = &slot->frames[i];
 
-    // Timed waits measure CLOCK_MONOTONIC so that a clock change cannot stretch a timeout.
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&slot->changed, &attr);
-    pthread_condattr_destroy(&attr);
+    cc_cond_init_monotonic(&slot->changed); // timed waits: CLOCK_MONOTONIC
     pthread_mutex_init(&slot->lock, NULL);
     return slot;
 }

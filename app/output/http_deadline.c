@@ -91,11 +91,7 @@ cc_http_deadline_create(int64_t limit_ns, void (*on_expire)(void *ctx, int n, in
     d->on_expire = on_expire;
     d->ctx = ctx;
     pthread_mutex_init(&d->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); // cc_now_ns's clock
-    pthread_cond_init(&d->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    cc_cond_init_monotonic(&d->wake);
     int e = pthread_create(&d->thread, NULL, watch_thread, d);
     if (e) {
         cc_error_set(err, "--serve: cannot start a thread: %s", strerror(e));

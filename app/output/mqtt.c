@@ -504,11 +504,7 @@ struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error
         return NULL;
     }
     pthread_mutex_init(&m->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    cc_cond_init_monotonic(&m->wake);
     m->cfg = *cfg;
     m->cfg.url = m->cfg.ca_file = m->cfg.auth_file = m->cfg.device_id = NULL;
     m->addr = addr;
