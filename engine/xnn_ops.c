@@ -7,9 +7,8 @@
  * with their per-output-channel scales (QC8). Biases of int8 operators are int32 at scale
  * input_scale * weight_scale[o], rounded to nearest as PyTorch's quantized ops do.
  *
- * linear in int8 runs as a 1x1 QC8 convolution of a 1x1 image: this XNNPACK's int8
- * fully-connected operator (QS8) takes only one weight scale, our weights have one per
- * output channel.
+ * linear runs as a 1x1 convolution of a 1x1 image, in f32 and in int8 (build_linear says
+ * why: a wrong f32 fully-connected operator in this XNNPACK, one weight scale in its int8 one).
  */
 #include <math.h>
 #include <stdint.h>
@@ -383,10 +382,22 @@ static const float *bias_f32(const struct cc_xnn_build *b)
  * Builds
  */
 
-/* A QC8 convolution for conv2d (geometry from the node) or linear (1x1 over a 1x1 image). */
-static bool build_qc8(const struct cc_xnn_build *b, struct cc_xnn_work *work, uint32_t pad[4],
-                      uint32_t k[2], uint32_t stride[2], uint32_t dil[2], uint32_t groups,
-                      size_t height, size_t width)
+/* A convolution's geometry in XNNPACK's terms: conv2d's from the node; linear's is a 1x1
+ * kernel over a 1x1 image (see build_linear). Padding is top, right, bottom, left. */
+struct conv_geom {
+    uint32_t pad[4], k[2], stride[2], dil[2], groups;
+    size_t height, width; // of the input
+};
+
+static struct conv_geom linear_geom(void)
+{
+    return (struct conv_geom){.k = {1, 1}, .stride = {1, 1}, .dil = {1, 1}, .groups = 1,
+                              .height = 1, .width = 1};
+}
+
+/* A QC8 convolution (int8 weights with per-output-channel scales). */
+static bool build_qc8(const struct cc_xnn_build *b, struct cc_xnn_work *work,
+                      const struct conv_geom *g)
 {
     const struct cc_tensor *x = TENSOR(b, 0), *w = TENSOR(b, 1), *y = OUTPUT(b);
     size_t o = (size_t)w->shape[0], cig = (size_t)w->shape[1];
@@ -406,32 +417,24 @@ static bool build_qc8(const struct cc_xnn_build *b, struct cc_xnn_work *work, ui
     int8_t lo, hi;
     act_bounds(b, &lo, &hi);
     enum xnn_status rc = xnn_create_convolution2d_nhwc_qc8(
-        pad[0], pad[1], pad[2], pad[3], k[0], k[1], stride[0], stride[1], dil[0], dil[1], groups,
-        cig, o / groups, c, o, (int8_t)x->act_quant.zero_point, x->act_quant.scale, w->scales,
-        kernel, bias, (int8_t)y->act_quant.zero_point, y->act_quant.scale, lo, hi, b->flags, op);
+        g->pad[0], g->pad[1], g->pad[2], g->pad[3], g->k[0], g->k[1], g->stride[0], g->stride[1],
+        g->dil[0], g->dil[1], g->groups, cig, o / g->groups, c, o,
+        (int8_t)x->act_quant.zero_point, x->act_quant.scale, w->scales, kernel, bias,
+        (int8_t)y->act_quant.zero_point, y->act_quant.scale, lo, hi, b->flags, op);
     free(tmp);
     free(bias);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_qc8", rc) &&
-           cc_xnn_check(
-               b, "xnn_setup_convolution2d_nhwc_qc8",
-               xnn_setup_convolution2d_nhwc_qc8(*op, 1, height, width, b->in[0], b->out, b->pool));
+           cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_qc8",
+                        xnn_setup_convolution2d_nhwc_qc8(*op, 1, g->height, g->width, b->in[0],
+                                                         b->out, b->pool));
 }
 
-static bool build_conv2d(const struct cc_xnn_build *b, struct cc_xnn_work *work)
+/* An f32 convolution (i8 weights dequantized), then the activation if it is not a clamp. */
+static bool build_f32_conv(const struct cc_xnn_build *b, struct cc_xnn_work *work,
+                           const struct conv_geom *g)
 {
-    const struct cc_conv2d_attrs *a = &b->node->attrs.conv;
     const struct cc_tensor *x = TENSOR(b, 0), *w = TENSOR(b, 1);
-    // XNNPACK's padding order is top, right, bottom, left; ours top, left, bottom, right.
-    uint32_t pad[4] = {(uint32_t)a->pad[0], (uint32_t)a->pad[3], (uint32_t)a->pad[2],
-                       (uint32_t)a->pad[1]};
-    uint32_t k[2] = {(uint32_t)w->shape[2], (uint32_t)w->shape[3]};
-    uint32_t stride[2] = {(uint32_t)a->stride[0], (uint32_t)a->stride[1]};
-    uint32_t dil[2] = {(uint32_t)a->dilation[0], (uint32_t)a->dilation[1]};
-    size_t height = (size_t)x->shape[2], width = (size_t)x->shape[3];
-    if (b->int8)
-        return build_qc8(b, work, pad, k, stride, dil, (uint32_t)a->groups, height, width);
-
-    size_t o = (size_t)w->shape[0], cig = (size_t)w->shape[1], g = (size_t)a->groups;
+    size_t o = (size_t)w->shape[0], cig = (size_t)w->shape[1];
     xnn_operator_t *op = cc_xnn_new_op(b, work);
     if (!op)
         return false;
@@ -440,40 +443,49 @@ static bool build_conv2d(const struct cc_xnn_build *b, struct cc_xnn_work *work)
     if (!kernel)
         return no_memory(b);
     enum xnn_status rc = xnn_create_convolution2d_nhwc_f32(
-        pad[0], pad[1], pad[2], pad[3], k[0], k[1], stride[0], stride[1], dil[0], dil[1],
-        (uint32_t)g, cig, o / g, (size_t)x->shape[1], o, kernel, bias_f32(b), b->node->act.min,
-        b->node->act.max, cc_xnn_main_flags(b), op);
+        g->pad[0], g->pad[1], g->pad[2], g->pad[3], g->k[0], g->k[1], g->stride[0], g->stride[1],
+        g->dil[0], g->dil[1], g->groups, cig, o / g->groups, (size_t)x->shape[1], o, kernel,
+        bias_f32(b), b->node->act.min, b->node->act.max, cc_xnn_main_flags(b), op);
     free(tmp);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_f32", rc) &&
            cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_f32",
-                        xnn_setup_convolution2d_nhwc_f32(*op, 1, height, width, b->in[0], b->out,
-                                                         b->pool)) &&
+                        xnn_setup_convolution2d_nhwc_f32(*op, 1, g->height, g->width, b->in[0],
+                                                         b->out, b->pool)) &&
            cc_xnn_act(b, work, b->out, b->out, (size_t)OUTPUT(b)->count);
 }
 
+static bool build_conv2d(const struct cc_xnn_build *b, struct cc_xnn_work *work)
+{
+    const struct cc_conv2d_attrs *a = &b->node->attrs.conv;
+    const struct cc_tensor *x = TENSOR(b, 0), *w = TENSOR(b, 1);
+    // XNNPACK's padding order is top, right, bottom, left; ours top, left, bottom, right.
+    struct conv_geom g = {
+        .pad = {(uint32_t)a->pad[0], (uint32_t)a->pad[3], (uint32_t)a->pad[2],
+                (uint32_t)a->pad[1]},
+        .k = {(uint32_t)w->shape[2], (uint32_t)w->shape[3]},
+        .stride = {(uint32_t)a->stride[0], (uint32_t)a->stride[1]},
+        .dil = {(uint32_t)a->dilation[0], (uint32_t)a->dilation[1]},
+        .groups = (uint32_t)a->groups,
+        .height = (size_t)x->shape[2],
+        .width = (size_t)x->shape[3],
+    };
+    return b->int8 ? build_qc8(b, work, &g) : build_f32_conv(b, work, &g);
+}
+
+/* linear runs as a 1x1 convolution of a 1x1 image, never as XNNPACK's fully-connected
+ * operator: in f32, that operator of this XNNPACK (Debian's 2022-02 snapshot) computes wrong
+ * results where its kernels interleave K by 4 (the "s4" kernels XNNPACK picks for AMD Zen)
+ * and the pool splits N: setup steps from one block of N to the next by K rounded up to 1,
+ * where the weights were packed with K rounded up to 4, so every block after the first reads
+ * its weights shifted, mixed with the neighbours' and with the input's bytes past K (upstream
+ * fixed it in May 2022, "Fix bug in Fully Connected operator when using SR>1
+ * microkernels"). The convolution steps by K rounded up to 4 and is as fast (1280 -> 1000:
+ * 0.093 ms either way at 1 thread). In int8, the fully-connected operator (QS8) takes one
+ * weight scale; ours have one per output channel (QC8). */
 static bool build_linear(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 {
-    if (b->int8) {
-        uint32_t pad[4] = {0, 0, 0, 0}, one[2] = {1, 1};
-        return build_qc8(b, work, pad, one, one, one, 1, 1, 1);
-    }
-    const struct cc_tensor *w = TENSOR(b, 1);
-    size_t out_ch = (size_t)w->shape[0], in_ch = (size_t)w->shape[1];
-    xnn_operator_t *op = cc_xnn_new_op(b, work);
-    if (!op)
-        return false;
-    void *tmp = NULL;
-    const float *kernel = kernel_f32(b, &tmp); // [N, K]: XNNPACK's own order
-    if (!kernel)
-        return no_memory(b);
-    enum xnn_status rc = xnn_create_fully_connected_nc_f32(
-        in_ch, out_ch, in_ch, out_ch, kernel, bias_f32(b), b->node->act.min, b->node->act.max,
-        cc_xnn_main_flags(b), op);
-    free(tmp);
-    return cc_xnn_check(b, "xnn_create_fully_connected_nc_f32", rc) &&
-           cc_xnn_check(b, "xnn_setup_fully_connected_nc_f32",
-                        xnn_setup_fully_connected_nc_f32(*op, 1, b->in[0], b->out, b->pool)) &&
-           cc_xnn_act(b, work, b->out, b->out, out_ch);
+    struct conv_geom g = linear_geom();
+    return b->int8 ? build_qc8(b, work, &g) : build_f32_conv(b, work, &g);
 }
 
 static bool build_add(const struct cc_xnn_build *b, struct cc_xnn_work *work)
