@@ -55,13 +55,24 @@
 
 enum { ARENA_ALIGN = 64 }; // bytes: one cache line
 
+/* Every buffer this backend hands XNNPACK as an operator's input has XNN_EXTRA_BYTES more after
+ * its end: XNNPACK's kernels may read that far past a tensor (xnnpack.h: "The number of bytes
+ * XNNPACK may read beyond array bounds"), and the bytes must be ours to read. Their values do
+ * not matter to a correct kernel; tests poison them (struct cc_engine_options.poison). */
+static size_t padded(size_t bytes)
+{
+    return bytes + XNN_EXTRA_BYTES;
+}
+
 enum store { STORE_F32, STORE_QS8 };
 
 /* One tensor as this backend keeps it. */
 struct place {
     enum store type;        // of data
-    void *data;             // values: model constant, arena, or own buffer (owns_data)
-    bool owns_data;         // data is a buffer of this backend's (relayout output, NHWC copy)
+    void *data;             // values: arena, or own buffer (owns_data)
+    bool owns_data;         // data is a buffer of this backend's (relayout output, or a copy
+                            // of a constant read as an activation: constant)
+    bool constant;          // data is a constant's copy, written at load (never poisoned)
     bool want_other;        // some reader wants the values in the other type
     void *other;            // the values in the other type; own buffer; NULL if not wanted
     xnn_operator_t convert; // data -> other, run right after the producer; owned
@@ -182,9 +193,10 @@ static bool reads_activation(const struct cc_node *n, int i)
     return i == 0 || (n->op != CC_OP_CONV2D && n->op != CC_OP_LINEAR);
 }
 
+/* A buffer of bytes (and XNN_EXTRA_BYTES) of p's own. */
 static void *own(struct place *p, size_t bytes)
 {
-    p->data = malloc(bytes ? bytes : 1);
+    p->data = malloc(padded(bytes));
     p->owns_data = p->data != NULL;
     return p->data;
 }
@@ -216,14 +228,13 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
             struct place *p = &s->places[t];
             if (!reads_activation(node, i))
                 continue;
-            if (ten->data && !p->data) { // a constant read as an activation (f32)
-                if (!permuted(ten))
-                    p->data = ten->data;
-                else if (own(p, (size_t)ten->count * sizeof(float)))
-                    move(ten, ten->data, p->data, true, sizeof(float));
-                else
+            if (ten->data && !p->data) { // a constant read as an activation (f32): a
+                                         // copy, in NHWC order and padded for XNNPACK
+                if (!own(p, (size_t)ten->count * sizeof(float)))
                     return cc_error_set(err, "cpu backend: out of memory for constant \"%s\"",
                                         ten->name);
+                move(ten, ten->data, p->data, true, sizeof(float));
+                p->constant = true;
             }
             if (p->type != want)
                 p->want_other = true;
@@ -272,7 +283,7 @@ static bool make_other(struct xnn_state *s, int t, uint32_t flags, struct cc_err
     size_t count = (size_t)ten->count;
     struct cc_act_quant q = ten->act_quant; // set: an int8 reader or writer needs it
     enum xnn_status rc;
-    if (!(p->other = malloc(count * (p->type == STORE_F32 ? 1 : sizeof(float)))))
+    if (!(p->other = malloc(padded(count * (p->type == STORE_F32 ? 1 : sizeof(float))))))
         return cc_error_set(err, "cpu backend: out of memory for a copy of \"%s\"", ten->name);
     const char *call;
     if (p->type == STORE_F32) {
@@ -577,7 +588,7 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         goto error;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
-    size_t arena = s->plan.arena_size ? s->plan.arena_size : ARENA_ALIGN;
+    size_t arena = padded(s->plan.arena_size);
     if (posix_memalign(&s->arena, ARENA_ALIGN, arena) != 0)
         s->arena = NULL;
     s->places = calloc(n_tensors, sizeof(*s->places));
