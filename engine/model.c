@@ -349,8 +349,10 @@ float *cc_model_alloc_tensor_data(struct cc_model *m, int tensor, struct cc_erro
         return NULL;
     }
     struct cc_tensor *t = &m->tensors[tensor];
-    // count <= 2^28, so bytes fit; aligned_alloc wants a multiple of the alignment.
-    size_t bytes = ((size_t)t->count * sizeof(float) + 63) & ~(size_t)63;
+    // count <= 2^28, so bytes fit; aligned_alloc wants a multiple of the alignment. At least
+    // 16 bytes more than the values: the libraries the backends hand constants to may read that
+    // far past them (XNNPACK's XNN_EXTRA_BYTES; BLIS, seen past a weight matrix).
+    size_t bytes = ((size_t)t->count * sizeof(float) + 16 + 63) & ~(size_t)63;
     t->data = aligned_alloc(64, bytes);
     if (!t->data) {
         cc_error_set(err, "out of memory for the data of tensor \"%s\" (%zu bytes)", t->name,

@@ -404,9 +404,12 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     int o = (int)w->shape[0], c = (int)x->shape[1], kh = (int)w->shape[2], kw = (int)w->shape[3];
     bool pointwise = cc_blis_conv_is_pointwise(m, node);
     const float *weights = w->data;
-    if (!weights || !pointwise) { // dequantized (i8 weights in an f32 node) and/or repacked
-        float *f32 = malloc((size_t)w->count * sizeof(float));
-        st->gemm_weights = f32 && !pointwise ? malloc((size_t)w->count * sizeof(float)) : f32;
+    if (!weights || !pointwise) { // dequantized (i8 weights in an f32 node) and/or repacked;
+                                  // padded: BLIS too reads past a small weight matrix (valgrind:
+                                  // 4 bytes past a 1x2 one)
+        size_t bytes = padded((size_t)w->count * sizeof(float));
+        float *f32 = malloc(bytes);
+        st->gemm_weights = f32 && !pointwise ? malloc(bytes) : f32;
         if (!f32 || !st->gemm_weights) {
             if (f32 != st->gemm_weights)
                 free(f32);
