@@ -37,6 +37,7 @@ struct cc_engine_options cc_engine_options_default(void)
         .vk_profile = NULL,
         .cpu_fallback = false,
         .vk_fault = NULL,
+        .poison = false,
     };
 }
 

@@ -62,6 +62,10 @@ struct cc_engine_options {
                        // always on with backend auto
     const char *vk_fault; // tests only: inject a Vulkan fault, "alloc:N", "oom:N" or "lost:N"
                           // (vk_context.h, docs/RELIABILITY.md); NULL = none
+    bool poison; // CPU backends (cpu, ref): fill the memory a run writes before it reads with a
+                 // pattern (f32 signalling NaN, int8 -128) before every run and timing run, so
+                 // that a result that reads memory it did not write is wrong on any host
+                 // (poison.h); for tests and camclass-bench --poison; costs a pass over the arena
 };
 
 struct cc_engine_options cc_engine_options_default(void);

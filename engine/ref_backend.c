@@ -23,6 +23,7 @@
 #include "cpu_info.h"
 #include "cpu_ops.h"
 #include "plan.h"
+#include "poison.h"
 #include "clock.h"
 
 enum {
@@ -78,6 +79,7 @@ struct cpu_state {
     char device_name[160];
     struct pool pool;
     bool pool_started;
+    bool poison; // poison the arena and the scratch before every run (poison.h)
     struct worker_arg args[CC_CPU_MAX_THREADS];
 };
 
@@ -203,6 +205,7 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
         return NULL;
     }
     s->model = m;
+    s->poison = opts && opts->poison;
     if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
         goto error;
 
@@ -272,6 +275,12 @@ static bool cpu_run(void *p, const float *input, float *output, struct cc_error 
     const struct cc_model *m = s->model;
     const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
     const struct cc_tensor *out_t = &m->tensors[m->output.tensor];
+    if (s->poison) {
+        cc_poison_f32(s->arena, s->plan.arena_size);
+        if (s->scratch)
+            cc_poison_f32(s->scratch, (size_t)(s->pool.n_workers + 1) * s->scratch_stride *
+                                          sizeof(float));
+    }
     memcpy(s->data[m->input.tensor], input, (size_t)in_t->count * sizeof(float));
 
     int n_parts = s->pool.n_workers + 1;

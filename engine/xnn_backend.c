@@ -50,6 +50,7 @@
 #include "cache_file.h"
 #include "cpu_info.h"
 #include "plan.h"
+#include "poison.h"
 #include "xnn_ops.h"
 #include "clock.h"
 
@@ -99,9 +100,11 @@ struct xnn_state {
     struct cc_plan plan;
     void *arena;                     // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
     struct place *places;            // (n_tensors)
-    void *nchw_tmp;                  // relayout staging, largest relayout's bytes; owned
-    float *scratch;                  // the largest cc_xnn_scratch_floats of a node; owned
-    float *patches;                  // the largest cc_blis_conv_patch_floats of a conv; owned
+    void *nchw_tmp;                  // relayout staging, (nchw_bytes); owned
+    float *scratch;                  // (scratch_floats): the most a node needs; owned
+    float *patches;                  // (patch_floats): the most a conv's im2col needs; owned
+    size_t nchw_bytes, scratch_floats, patch_floats;
+    bool poison;                     // poison the memory before every run (poison.h)
     struct step *steps;              // (n_nodes)
     pthreadpool_t pool;              // NULL when running on one thread; owned
     struct cc_layer_timing *timings; // (n_nodes), of the last run
@@ -252,6 +255,7 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
     // The caller reads the output as f32; an int8 tensor the model holds as its input is
     // quantized from the f32 input the caller gives.
     s->places[m->output.tensor].want_other |= s->places[m->output.tensor].type != STORE_F32;
+    s->nchw_bytes = tmp_bytes;
     if (tmp_bytes && !(s->nchw_tmp = malloc(tmp_bytes)))
         return cc_error_set(err, "cpu backend: out of memory for %zu bytes of relayout staging",
                             tmp_bytes);
@@ -260,6 +264,7 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
         size_t f = s->steps[n].int8 ? 0 : cc_xnn_scratch_floats(m, &m->nodes[n]);
         scratch = f > scratch ? f : scratch;
     }
+    s->scratch_floats = scratch;
     if (scratch && !(s->scratch = malloc(scratch * sizeof(float))))
         return cc_error_set(err, "cpu backend: out of memory for %zu floats of scratch", scratch);
     size_t patches = 0;
@@ -269,10 +274,37 @@ static bool place_tensors(struct xnn_state *s, struct cc_error *err)
                        : 0;
         patches = f > patches ? f : patches;
     }
+    s->patch_floats = patches;
     if (patches && !(s->patches = malloc(patches * sizeof(float))))
         return cc_error_set(err, "cpu backend: out of memory for %zu floats of im2col patches",
                             patches);
     return true;
+}
+
+/* With s->poison, before a run or a timing run (poison.h): the arena and every buffer of a
+ * tensor that is not a constant, each in its type and with its padding, the copies in the other
+ * type, the relayout staging, the scratch and the im2col patches. */
+static void poison_memory(const struct xnn_state *s)
+{
+    if (!s->poison)
+        return;
+    const struct cc_model *m = s->model;
+    cc_poison_f32(s->arena, padded(s->plan.arena_size));
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct place *p = &s->places[t];
+        size_t count = (size_t)m->tensors[t].count;
+        bool i8 = p->type == STORE_QS8;
+        if (p->data && !p->constant && (i8 || p->owns_data))
+            (i8 ? cc_poison_i8 : cc_poison_f32)(p->data, padded(count * elem_size(p->type)));
+        if (p->other)
+            (i8 ? cc_poison_f32 : cc_poison_i8)(p->other, padded(count * (i8 ? sizeof(float) : 1)));
+    }
+    if (s->nchw_tmp)
+        cc_poison_f32(s->nchw_tmp, s->nchw_bytes);
+    if (s->scratch)
+        cc_poison_f32(s->scratch, s->scratch_floats * sizeof(float));
+    if (s->patches)
+        cc_poison_f32(s->patches, s->patch_floats * sizeof(float));
 }
 
 /* Makes t's copy in the other type and the operator that converts into it. */
@@ -374,6 +406,7 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
 {
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
+        poison_memory(s);
         double t0 = cc_now_ms();
         if (st->kind == STEP_BLIS)
             cc_blis_conv_run(st->gemm, s->pool);
@@ -587,6 +620,7 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         return NULL;
     }
     s->model = m;
+    s->poison = opts && opts->poison;
     if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
         goto error;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
@@ -674,6 +708,7 @@ static bool xnn_run(void *p, const float *input, float *output, struct cc_error 
     const struct cc_model *m = s->model;
     const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
     struct place *in = &s->places[m->input.tensor];
+    poison_memory(s);
     move(in_t, input, in->data, true, sizeof(float));
     if (in->convert) {
         enum xnn_status rc = xnn_run_operator(in->convert, s->pool);

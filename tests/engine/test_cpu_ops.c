@@ -541,6 +541,7 @@ static void test_engine_helpers(void)
     CHECK(!cc_backend_kind_parse("gpu", &k) && !cc_backend_kind_parse("", &k) &&
           !cc_backend_kind_parse(NULL, &k) && k == CC_BACKEND_CPU);
     struct cc_engine_options o = cc_engine_options_default();
+    o.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     CHECK(o.backend == CC_BACKEND_AUTO && o.device_index == -1 && !o.profile && !o.notices &&
           o.cpu_threads == 0);
 
@@ -583,6 +584,7 @@ static void test_engine(void)
     setenv("VK_DRIVER_FILES", "/nonexistent/camclass-test.json", 1);
     FILE *notices = tmpfile();
     struct cc_engine_options opts = cc_engine_options_default();
+    opts.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opts.notices = notices;
     struct cc_engine *e = cc_engine_create_from_model(net.m, &opts, &err);
     net.m = NULL; // the engine owns it now

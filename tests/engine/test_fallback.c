@@ -158,6 +158,7 @@ static void run(bool constants, enum cc_backend_kind backend, bool staging, stru
     size_t notice_size = 0;
     FILE *notices = open_memstream(&notice, &notice_size);
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opt.backend = backend;
     opt.pipeline_cache = "";
     opt.notices = notices;
@@ -229,6 +230,7 @@ static void test_limit(const char *profile)
     char *notice = NULL;
     size_t size = 0;
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opt.backend = CC_BACKEND_VULKAN;
     opt.pipeline_cache = "";
     opt.vk_profile = profile;
@@ -306,6 +308,7 @@ int main(void)
     struct cc_error err = {0};
     struct cc_model *m = build(false, &err);
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opt.backend = CC_BACKEND_VULKAN;
     opt.pipeline_cache = "";
     opt.vk_profile = "pi5";

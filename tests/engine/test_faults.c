@@ -43,6 +43,7 @@ static struct cc_engine_options options(const struct fixture *fx, enum cc_backen
                                         const char *fault, FILE *notices)
 {
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opt.backend = kind;
     opt.pipeline_cache = fx->pipeline_cache;
     opt.cpu_cache = "";

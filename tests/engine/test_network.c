@@ -71,6 +71,7 @@ int main(int argc, char **argv)
         return 2;
     }
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     // vulkan:pi4 = the Vulkan backend held to the Raspberry Pi 4's limits (vk_profile.h)
     char backend[32];
     snprintf(backend, sizeof(backend), "%s", argv[1]);

@@ -113,6 +113,7 @@ static float *run(struct cc_model *model, enum cc_backend_kind backend, const ch
 {
     struct cc_error err = {0};
     struct cc_engine_options opt = cc_engine_options_default();
+    opt.poison = true; // the CPU backends: memory a run did not write reads as NaN / -128
     opt.backend = backend;
     opt.notices = stderr;
     if (!CHECKF(model != NULL, "%s: no model", what))
