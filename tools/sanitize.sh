@@ -74,24 +74,25 @@ if [ "${1:-}" = "--ci" ]; then
   case "${2:-}" in
     asan)
       setup build-asan address,undefined
-      # The parsers and units (model, planner, CPU ops, bundle loader, frame slot, file
-      # sources, capture choice, detection log, command line and config, MQTT settings,
-      # sd_notify), then camclass itself on the CPU backend: the headless pipeline (stdout,
+      # The parsers and units (model, planner, CPU ops, the CPU backends' kernel cases with
+      # poisoned memory, bundle loader, frame slot, file sources, capture choice, detection
+      # log, command line and config, MQTT settings, sd_notify), then camclass itself on the CPU backend: the headless pipeline (stdout,
       # a directory input, the summary), the log's disk full, SIGHUP storms, the model replaced
       # while loaded, the recorder and --output stopped by SIGTERM, the HTTP service's
       # decisions and --serve with real clients (every error path, 32 connections, /stream,
       # /metrics). Not `headless`: its window
       # run expects a present within its time, which a loaded machine under ASan can miss.
       ninja -C build-asan tests/engine/test_model tests/engine/test_plan \
-        tests/engine/test_cpu_ops tests/engine/test_bundle tests/capture/test_frame_slot \
-        tests/capture/test_capture_choice tests/capture/test_sources tests/app/test_detlog \
+        tests/engine/test_cpu_ops tests/engine/test_kernels tests/engine/test_bundle \
+        tests/capture/test_frame_slot tests/capture/test_capture_choice \
+        tests/capture/test_sources tests/app/test_detlog \
         tests/app/test_cli tests/app/test_mqtt_parse tests/app/test_notify \
         tests/app/test_recorder tests/app/test_http_request tests/app/test_http_deadline \
         app/camclass tools/mobilenet_v2_random.ccm
       asan_env
       exec meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 \
-        --timeout-multiplier 2 model plan cpu_ops bundle frame_slot capture_choice sources \
-        detlog cli mqtt_parse notify recorder headless_pipe headless_file headless_summary \
+        --timeout-multiplier 2 model plan cpu_ops kernels-cpu bundle frame_slot capture_choice \
+        sources detlog cli mqtt_parse notify recorder headless_pipe headless_file headless_summary \
         faults_logfull faults_sighup faults_model record_stop http_request http_deadline serve ;;
     tsan)
       setup build-tsan thread

@@ -64,6 +64,8 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # python3-seccomp: the serve test denies IPv4/IPv6 sockets as a systemd unit's
 # RestrictAddressFamilies= does (a seccomp filter), to check --serve's refusal there.
 # apache2-utils: ab, the load generator of tools/serve_load.sh (docs/PERFORMANCE.md).
+# libcpuinfo-dev: cpuinfo.h for tests/engine/cpu_isa_shim.c, which makes XNNPACK choose the
+# kernels of other x86-64 hosts (AVX2, AMD Zen, SSE) in the kernels-cpu-* tests.
 # chromium: the serve_browser test opens the --serve page in headless Chromium (DevTools
 # protocol on a pipe) and checks its screenshot and DOM. Its text is drawn with the fonts
 # fontconfig finds: fonts-dejavu-core (in RUN_PACKAGES) is enough, no fonts-* of its own (the
@@ -73,7 +75,7 @@ TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx pyth
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
   python3-prometheus-client python3-seccomp apache2-utils chromium gir1.2-gst-rtsp-server-1.0
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gi"
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gi libcpuinfo-dev"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

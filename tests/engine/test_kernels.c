@@ -24,8 +24,15 @@
  * case must run wholly on Vulkan within those limits (a node sent to the per-op fallback fails
  * it) and give the same results, so a kernel that would not fit the Raspberry Pi 4 fails here.
  *
+ * Every CPU run poisons its working memory first (engine option poison: f32 NaN, int8 -128),
+ * so that a result depending on memory the run did not write fails on any host. The odd cases
+ * also run on the CPU backend at 1 and 3 threads. `test_kernels --cpu` runs the CPU backends
+ * only; with cpu_isa_shim preloaded (CC_ISA_SHIM set) that is XNNPACK's kernels of another
+ * x86-64 host, and the shim must have been applied (checked).
+ *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,7 +388,8 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
 /* Runs the case's model on backend; returns the malloc'd output (count in *n), NULL on error
  * (counted as a failed check). */
 static float *run(const struct kcase *k, const char *label, enum cc_backend_kind backend,
-                  enum cc_cpu_pointwise pointwise, const char *profile, uint64_t seed, size_t *n)
+                  enum cc_cpu_pointwise pointwise, int threads, const char *profile,
+                  uint64_t seed, size_t *n)
 {
     struct cc_error err = {0};
     struct cc_model *m = build(k, seed, &err);
@@ -390,7 +398,8 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     struct cc_engine_options opt = cc_engine_options_default();
     opt.backend = backend;
     opt.pipeline_cache = ""; // this test measures kernels, not the cache
-    opt.cpu_threads = 2;     // the CPU backends split each op across a pool, not one thread
+    opt.cpu_threads = threads; // 2 by default: the CPU backends split each op across a pool
+    opt.poison = true; // what a run did not write is NaN / -128: reading it fails on any host
     opt.cpu_pointwise = pointwise;
     char *said = NULL; // notices: with a profile, none may say a node left Vulkan
     size_t said_size = 0;
@@ -485,30 +494,51 @@ static void fake_quantize(float *y, size_t n, struct cc_act_quant q)
     }
 }
 
-/* With profile (a vk_profile name), only Vulkan is compared, held to that device's limits. */
-static void run_case(const struct kcase *k, const char *profile, uint64_t seed)
+/* What main's arguments ask for: profile (a vk_profile name): only Vulkan is compared, held
+ * to that device's limits; cpu_only: only the CPU backends (no Vulkan device needed: the
+ * sanitizer build, and the runs with another host's XNNPACK kernels, cpu_isa_shim.c). */
+struct mode {
+    const char *profile;
+    bool cpu_only;
+};
+
+/* The backends compared with ref. Vulkan comes first (a profile compares only it); the rows
+ * with sweep are the CPU backend at 1 and 3 threads, run for the cases that ask for it. */
+static const struct {
+    enum cc_backend_kind kind;
+    enum cc_cpu_pointwise pointwise; // the CPU backend's one-group conv path, forced either way
+    int threads;
+    const char *name;
+    bool int8;  // computes the q8 cases in int8
+    bool sweep; // only for the thread sweep's cases
+} tested[] = {
+    {CC_BACKEND_VULKAN, CC_CPU_POINTWISE_MEASURE, 2, "vulkan", false, false},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 2, "cpu", true, false},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 2, "cpu/blis", true, false},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 1, "cpu/1t", true, true},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 3, "cpu/3t", true, true},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 3, "cpu/blis/3t", true, true},
+};
+
+/* Runs case k on ref and on the backends of tested[] that mode and sweep select, and compares. */
+static void run_case(const struct kcase *k, const struct mode *mode, uint64_t seed, bool sweep)
 {
-    static const struct {
-        enum cc_backend_kind kind;
-        enum cc_cpu_pointwise pointwise; // the CPU backend's 1x1 path, forced either way
-        const char *name;
-        bool int8; // computes the q8 cases in int8
-    } tested[] = {{CC_BACKEND_VULKAN, CC_CPU_POINTWISE_MEASURE, "vulkan", false},
-                  {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, "cpu", true},
-                  {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, "cpu/blis", true}};
     char label[256];
     describe(k, label, sizeof(label));
     size_t n_ref = 0;
-    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, NULL, seed, &n_ref);
+    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, 2, NULL, seed, &n_ref);
     float *ref_q = ref ? malloc(n_ref * sizeof(float)) : NULL;
     if (ref_q) {
         memcpy(ref_q, ref, n_ref * sizeof(float));
         fake_quantize(ref_q, n_ref, output_quant(k));
     }
-    size_t n_tested = profile ? 1 : sizeof(tested) / sizeof(tested[0]); // Vulkan comes first
-    for (size_t b = 0; ref && ref_q && b < n_tested; b++) {
+    size_t n_tested = mode->profile ? 1 : sizeof(tested) / sizeof(tested[0]);
+    for (size_t b = mode->cpu_only ? 1 : 0; ref && ref_q && b < n_tested; b++) {
+        if (tested[b].sweep && !sweep)
+            continue;
         size_t n = 0;
-        float *got = run(k, label, tested[b].kind, tested[b].pointwise, profile, seed, &n);
+        float *got = run(k, label, tested[b].kind, tested[b].pointwise, tested[b].threads,
+                         mode->profile, seed, &n);
         bool int8 = k->q8 && tested[b].int8;
         const float *want = int8 ? ref_q : ref;
         if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
@@ -726,6 +756,34 @@ static const struct kcase q8_cases[] = {
     {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7, .q8 = true},
 };
 
+/* Odd K and odd channel counts (issue 21: XNNPACK's f32 fully-connected operator read
+ * weights shifted when K % 4 != 0 on a pool; the padding the kernels over-read): linear and
+ * 1x1 / k x k convolutions, f32, i8 weights and int8 arithmetic, each also on the CPU backend
+ * at 1 and 3 threads (the thread sweep of run_case). */
+#define LINEAR_ODD(k, n, i8_, q8_)                                                                 \
+    {                                                                                              \
+        CC_OP_LINEAR, k, 1, 1, .O = n, .bias = true, .act = ACT_NONE, .i8 = i8_, .q8 = q8_        \
+    }
+#define CONV_ODD(c, h, w, o, k, s, g, i8_, q8_)                                                    \
+    {                                                                                              \
+        CC_OP_CONV2D, c, h, w, o, k, k, {s, s}, {k / 2, k / 2, k / 2, k / 2}, {1, 1}, g, true,     \
+            ACT_RELU6, i8_, q8_                                                                    \
+    }
+
+static const struct kcase odd_cases[] = {
+    LINEAR_ODD(1281, 1000, false, false), LINEAR_ODD(1281, 1000, true, false),
+    LINEAR_ODD(1281, 1000, true, true),   LINEAR_ODD(21, 33, false, false),
+    LINEAR_ODD(21, 33, true, false),      LINEAR_ODD(21, 33, true, true),
+    LINEAR_ODD(1023, 17, false, false),   LINEAR_ODD(1023, 17, true, true),
+    LINEAR_ODD(3, 37, false, false),      LINEAR_ODD(3, 37, true, true),
+    CONV_ODD(7, 3, 5, 13, 1, 1, 1, false, false),   CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, false),
+    CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, true),     CONV_ODD(1281, 1, 3, 35, 1, 1, 1, false, false),
+    CONV_ODD(1281, 1, 3, 35, 1, 1, 1, true, true),  CONV_ODD(17, 9, 7, 19, 3, 1, 1, false, false),
+    CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, false),   CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, true),
+    CONV_ODD(3, 11, 13, 33, 3, 2, 1, false, false), CONV_ODD(3, 11, 13, 33, 3, 2, 1, true, true),
+    CONV_ODD(15, 7, 5, 15, 5, 1, 15, false, false), CONV_ODD(15, 7, 5, 15, 5, 1, 15, true, true),
+};
+
 /* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
 static struct kcase random_conv(struct tu_rng *r)
 {
@@ -825,51 +883,74 @@ static void test_device_and_cache(void)
     unlink(path);
 }
 
+/* Under cpu_isa_shim (CC_ISA_SHIM set): the shim must have changed what XNNPACK saw. */
+static void check_isa_shim(void)
+{
+    const char *mode = getenv("CC_ISA_SHIM");
+    if (!mode || !mode[0])
+        return;
+    const int *applied = dlsym(RTLD_DEFAULT, "cc_isa_shim_applied");
+    if (CHECKF(applied && *applied > 0,
+               "CC_ISA_SHIM=%s, but cpu_isa_shim was not preloaded (LD_PRELOAD) or not applied",
+               mode))
+        printf("XNNPACK chose its kernels with cpu_isa_shim's CC_ISA_SHIM=%s\n", mode);
+}
+
 int main(int argc, char **argv)
 {
-    const char *profile = argc > 1 ? argv[1] : NULL;
+    struct mode mode = {.cpu_only = argc > 1 && !strcmp(argv[1], "--cpu")};
+    mode.profile = argc > 1 + mode.cpu_only ? argv[1 + mode.cpu_only] : NULL;
     const char *known = NULL;
-    if (argc > 2 || (profile && !cc_vk_profile_known(profile, &known))) {
-        fprintf(stderr, "usage: %s [PROFILE]  (a Vulkan limits profile: %s)\n", argv[0],
-                known ? known : "pi4");
+    if (argc > 2 || (mode.cpu_only && mode.profile) ||
+        (mode.profile && !cc_vk_profile_known(mode.profile, &known))) {
+        fprintf(stderr,
+                "usage: %s [PROFILE | --cpu]  (PROFILE: Vulkan held to a device's limits: %s; "
+                "--cpu: the CPU backends only)\n",
+                argv[0], known ? known : "pi4");
         return 2;
     }
     printf("tolerance: max |backend - ref| <= %g * max(1, max |ref|)\n", TOLERANCE);
-    if (profile)
-        printf("vulkan held to the %s profile's limits; ref and vulkan only\n", profile);
+    if (mode.profile)
+        printf("vulkan held to the %s profile's limits; ref and vulkan only\n", mode.profile);
+    else if (mode.cpu_only)
+        printf("the CPU backends only\n");
     else
         test_device_and_cache();
     size_t n = sizeof(cases) / sizeof(cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&cases[i], profile, 1000 + i);
+        run_case(&cases[i], &mode, 1000 + i, false);
     struct tu_rng r;
     tu_rng_seed(&r, 42);
     for (int i = 0; i < 24; i++) {
         struct kcase k = random_conv(&r);
-        run_case(&k, profile, 5000 + (uint64_t)i);
+        run_case(&k, &mode, 5000 + (uint64_t)i, false);
     }
+    n = sizeof(odd_cases) / sizeof(odd_cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&odd_cases[i], &mode, 2000 + i, true);
     n = sizeof(zoo_cases) / sizeof(zoo_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&zoo_cases[i], profile, 3000 + i);
+        run_case(&zoo_cases[i], &mode, 3000 + i, false);
     for (int i = 0; i < 16; i++) {
         struct kcase k = random_pool(&r);
-        run_case(&k, profile, 6000 + (uint64_t)i);
+        run_case(&k, &mode, 6000 + (uint64_t)i, false);
     }
     n = sizeof(i8_cases) / sizeof(i8_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&i8_cases[i], profile, 7000 + i);
+        run_case(&i8_cases[i], &mode, 7000 + i, false);
     for (int i = 0; i < 12; i++) {
         struct kcase k = random_conv(&r);
         k.i8 = true;
-        run_case(&k, profile, 8000 + (uint64_t)i);
+        run_case(&k, &mode, 8000 + (uint64_t)i, false);
     }
     n = sizeof(q8_cases) / sizeof(q8_cases[0]);
     for (size_t i = 0; i < n; i++)
-        run_case(&q8_cases[i], profile, 9000 + i);
+        run_case(&q8_cases[i], &mode, 9000 + i, false);
     for (int i = 0; i < 12; i++) {
         struct kcase k = random_conv(&r);
         k.i8 = k.q8 = true;
-        run_case(&k, profile, 9500 + (uint64_t)i);
+        run_case(&k, &mode, 9500 + (uint64_t)i, false);
     }
+    check_isa_shim();
     return tu_exit_code();
 }
