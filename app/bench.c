@@ -53,6 +53,8 @@ static const char usage[] =
     "  --input FILE     run on FILE: a PNG/JPEG image (camclass's own preprocessing) or a raw\n"
     "                   little-endian float32 NCHW tensor of the model's input size\n"
     "  --save-output F  write the first run's raw output (little-endian float32) to F\n"
+    "  --poison         cpu/ref: fill the memory a run writes with NaN / -128 before each\n"
+    "                   run; an output that changes reads memory it did not write (a bug)\n"
     "  --vk-profile P   hold the Vulkan device to the limits of device P (pi4: the\n"
     "                   Raspberry Pi 4's v3dv), to see what would fit there\n"
     "  --list-devices   list the Vulkan devices and exit\n"
@@ -97,6 +99,9 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
             return -1;
         } else if (strcmp(arg, "--profile") == 0) {
             a->profile = true;
+            continue;
+        } else if (strcmp(arg, "--poison") == 0) {
+            a->opts.poison = true;
             continue;
         } else if (strcmp(arg, "--list-devices") == 0) {
             a->list_devices = true;
