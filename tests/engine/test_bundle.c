@@ -1,4 +1,5 @@
-/* camclass — tests of the bundle loader (engine/bundle.c, engine/bundle_manifest.c).
+/* camclass — tests of the bundle loader (engine/bundle/bundle.c,
+ * engine/bundle/bundle_manifest.c).
  *
  * Writes bundles with libzip into a temporary directory: one valid tiny bundle (conv2d+relu6 ->
  * global_avg_pool -> flatten -> linear+clamp, labels.txt) whose loaded fields are checked, then

@@ -1,4 +1,4 @@
-/* camclass — unit tests of the CPU ops (engine/cpu_ops.c) and the CPU backend.
+/* camclass — unit tests of the CPU ops (engine/cpu/cpu_ops.c) and the CPU backend.
  *
  * Each op is compared with an independent textbook formula (double accumulation, explicit
  * bounds checks) on random shapes: odd sizes, groups, depthwise, stride 2 and 3, asymmetric

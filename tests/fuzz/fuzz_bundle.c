@@ -1,5 +1,6 @@
-/* camclass fuzz target — the whole bundle loader on one zip file (engine/bundle.c,
- * engine/bundle_manifest.c and engine/bundle_zip.c through cc_bundle_load_from_memory:
+/* camclass fuzz target — the whole bundle loader on one zip file (engine/bundle/bundle.c,
+ * engine/bundle/bundle_manifest.c and engine/bundle/bundle_zip.c through
+ * cc_bundle_load_from_memory:
  * libzip's in-memory source, the entry-name checks, manifest.json, tensor data ranges, CRC-32
  * checks, labels.txt, the model builder and cc_model_finalize). Seeds:
  * tests/fuzz/corpus/bundle/ (small valid bundles, make_seeds.py). */

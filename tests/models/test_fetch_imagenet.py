@@ -224,7 +224,7 @@ class FetchImagenet(unittest.TestCase):
         self.assertLessEqual(err, TOLERANCE * float(np.abs(ref).max()))
         self.assertEqual(int(got.argmax()), int(ref.argmax()))
 
-        # camclass's own loader (engine/bundle.c) accepts it and runs it
+        # camclass's own loader (engine/bundle/bundle.c) accepts it and runs it
         if BENCH:
             r = subprocess.run(host_command(BENCH) + [path, "--backend", "cpu", "--runs", "1",
                                                       "--warmup", "0", "--threads", "1"],
