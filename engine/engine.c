@@ -6,7 +6,7 @@
 #include "autoselect.h"
 #include "backend.h"
 #include "bundle.h"
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "engine.h"
 #include "vk_context.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model.h"
-#include "ops.h"
+#include "op_rules.h"
 
 // Limits from docs/MODEL_FORMAT.md ("Limits").
 #define MAX_TENSORS 65536

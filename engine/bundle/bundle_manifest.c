@@ -386,7 +386,7 @@ static bool attr_bool(struct cc_bundle_loader *L, const cJSON *obj, const char *
     return true;
 }
 
-/* The op's own attributes (not the activation); ranges are checked by finalize (ops.c). */
+/* The op's own attributes (not the activation); ranges are checked by finalize (op_rules.c). */
 static bool load_op_attrs(struct cc_bundle_loader *L, const cJSON *ja, enum cc_op op,
                           union cc_attrs *a, const char *where)
 {

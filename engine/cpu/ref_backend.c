@@ -1,5 +1,5 @@
 /* camclass — the reference backend ("ref"): runs a finalized model with the plain C ops of
- * cpu_ops.c. It is what the tests compare every other backend's ops with, and
+ * ref_ops.c. It is what the tests compare every other backend's ops with, and
  * `--backend ref` runs it for debugging; the fast CPU path is xnn_backend.c.
  *
  * Activations live in one arena laid out by cc_plan; f32 constants are read in place from the
@@ -21,7 +21,7 @@
 
 #include "backend.h"
 #include "cpu_info.h"
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "plan.h"
 #include "poison.h"
 #include "clock.h"

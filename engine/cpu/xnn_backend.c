@@ -14,7 +14,7 @@
  *     concat one copy per input), created at load (weights packed then, in XNNPACK's own
  *     layout; our copies are freed straight after) and set up at load on fixed arena
  *     addresses, since shapes never change. What XNNPACK has no operator for runs as a C loop
- *     over the same pthreadpool (xnn_ops.h struct cc_xnn_work). A run is then only
+ *     over the same pthreadpool (xnn_build.h struct cc_xnn_work). A run is then only
  *     xnn_run_operator (or the loop) per part: nothing is allocated per frame.
  *   - Layout: 4-D activations [1,C,H,W] are kept NHWC, XNNPACK's layout; the input is
  *     transposed in at the start of a run and a 4-D output out at the end. A reshape/flatten
@@ -23,11 +23,11 @@
  *     of its own.
  *   - Clamp activations fuse into conv2d/linear/add/mul as XNNPACK's output_min/output_max;
  *     the other kinds (sigmoid, hardswish, SiLU, hardsigmoid) run after the operator, in
- *     place on its output (xnn_ops.c).
+ *     place on its output (xnn_build.c).
  *   - f32 convolutions with one group (1x1 and k x k) are also built as BLIS GEMMs
  *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
- *     are quantized (xnn_ops.h); its output is then stored as int8. A tensor whose readers
+ *     are quantized (xnn_build.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
  *     operator right after its producer (or, for the graph input, after the input is stored):
  *     so an int8 model takes its f32 input, quantizes it once, and dequantizes its logits.
@@ -51,7 +51,7 @@
 #include "cpu_info.h"
 #include "plan.h"
 #include "poison.h"
-#include "xnn_ops.h"
+#include "xnn_build.h"
 #include "clock.h"
 
 enum { ARENA_ALIGN = 64 }; // bytes: one cache line

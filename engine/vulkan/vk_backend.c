@@ -9,7 +9,7 @@
  * copies the output out.
  *
  * Per-op fallback (as PyTorch's CPU fallback for a device backend): a node these kernels cannot
- * run (cc_vk_node_supported) runs on the CPU with the reference C op (cpu_ops.h), between
+ * run (cc_vk_node_supported) runs on the CPU with the reference C op (ref_ops.h), between
  * Vulkan segments, one command buffer per segment. Create chooses those nodes and records the
  * segments here; their host side (mirror, CPU steps, the run through the segments, the load
  * notice) is vk_fallback.c's.
@@ -26,7 +26,7 @@
 #include <vulkan/vulkan.h>
 
 #include "backend.h"
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "kernels.h"
 #include "plan.h"
 #include "vk_backend.h"

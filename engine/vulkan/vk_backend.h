@@ -15,7 +15,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "engine.h"
 #include "kernels.h"
 #include "model.h"

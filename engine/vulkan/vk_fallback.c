@@ -13,7 +13,7 @@
 
 #include <vulkan/vulkan.h>
 
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "vk_backend.h"
 #include "vk_context.h"
 #include "vk_fallback.h"

@@ -1,6 +1,6 @@
 /* camclass — the Vulkan backend's per-op fallback (as PyTorch's CPU fallback for a device
  * backend): a node the Vulkan kernels cannot run (cc_vk_node_supported) runs on the CPU with
- * the reference C op (cpu_ops.h), between Vulkan segments.
+ * the reference C op (ref_ops.h), between Vulkan segments.
  *
  * Owns the host side of those CPU steps, kept in the backend's state (vk_backend.h, the
  * "per-op fallback" fields): the host mirror of the arena where it is not shared, the int8

@@ -1,4 +1,4 @@
-/* camclass — unit tests of the CPU ops (engine/cpu/cpu_ops.c) and the CPU backend.
+/* camclass — unit tests of the CPU ops (engine/cpu/ref_ops.c) and the CPU backend.
  *
  * Each op is compared with an independent textbook formula (double accumulation, explicit
  * bounds checks) on random shapes: odd sizes, groups, depthwise, stride 2 and 3, asymmetric
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu_ops.h"
+#include "ref_ops.h"
 #include "model.h"
 #include "testutil.h"
 

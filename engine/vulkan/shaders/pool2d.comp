@@ -1,6 +1,6 @@
 #version 450
 // max_pool2d (MAX) and avg_pool2d, NCHW, with PyTorch's semantics exactly as cc_cpu_pool2d
-// (engine/cpu/cpu_ops.c) computes them: each output's window starts at (oy*SH - PADT,
+// (engine/cpu/ref_ops.c) computes them: each output's window starts at (oy*SH - PADT,
 // ox*SW - PADL), is clipped to the padded input (what count_include_pad counts) and then to
 // the input itself (what is read); padding is -inf for max and 0 for avg. The host computes
 // HO and WO (ceil_mode is in them).

@@ -1,10 +1,10 @@
 /* camclass — the per-op rules of the model: input counts, fused activations and shape
- * inference for every op of docs/MODEL_FORMAT.md, one table row per op (see ops.h). */
+ * inference for every op of docs/MODEL_FORMAT.md, one table row per op (see op_rules.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ops.h"
+#include "op_rules.h"
 
 #define MAX_KERNEL 64 // also stride, dilation and padding (docs/MODEL_FORMAT.md "Limits")
 #define MAX_DIM_VALUE ((int64_t)1 << 20)

@@ -1,4 +1,4 @@
-/* camclass — the CPU backend's op table: one build function per op (see xnn_ops.h).
+/* camclass — the CPU backend's op table: one build function per op (see xnn_build.h).
  *
  * Weights: ours are [O, C/groups, kh, kw] (PyTorch's order); XNNPACK wants
  * [groups, O/groups, kh, kw, C/groups], so they are transposed into a temporary copy that
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xnn_ops.h"
-#include "xnn_ops_zoo.h"
+#include "xnn_build.h"
+#include "xnn_build_zoo.h"
 
 #define TENSOR(b, i) (&(b)->model->tensors[(b)->node->inputs[i]])
 #define OUTPUT(b) (&(b)->model->tensors[(b)->node->outputs[0]])
@@ -490,7 +490,7 @@ static bool build_linear(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 
 static bool build_add(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 {
-    // Same shapes (ops.c), same layout: element order does not matter.
+    // Same shapes (op_rules.c), same layout: element order does not matter.
     size_t shape[1] = {(size_t)OUTPUT(b)->count};
     xnn_operator_t *op = cc_xnn_new_op(b, work);
     if (!op)
@@ -544,7 +544,7 @@ static bool build_global_avg_pool(const struct cc_xnn_build *b, struct cc_xnn_wo
 
 static bool build_softmax(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 {
-    size_t c = (size_t)TENSOR(b, 0)->shape[1]; // [1, N] (ops.c)
+    size_t c = (size_t)TENSOR(b, 0)->shape[1]; // [1, N] (op_rules.c)
     xnn_operator_t *op = cc_xnn_new_op(b, work);
     return op &&
            cc_xnn_check(b, "xnn_create_softmax_nc_f32",

@@ -1,4 +1,4 @@
-/* camclass — the CPU backend's builds for the zoo's ops (see xnn_ops_zoo.h).
+/* camclass — the CPU backend's builds for the zoo's ops (see xnn_build_zoo.h).
  *
  * Activations are NHWC here: a pixel's channels are contiguous, so the channel ops (concat,
  * slice, shuffle) are strided copies over pixels, and mul by a [1,C,1,1] tensor is a
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "xnn_ops_zoo.h"
+#include "xnn_build_zoo.h"
 
 #define TENSOR(b, i) (&(b)->model->tensors[(b)->node->inputs[i]])
 #define OUTPUT(b) (&(b)->model->tensors[(b)->node->outputs[0]])
@@ -37,7 +37,7 @@ static size_t pixels(const struct cc_tensor *t)
  *     only the declared padding).
  *   - XNNPACK refuses 1x1 windows ("1x1 pooling is meaningless").
  * What XNNPACK cannot express (avg with count_include_pad and declared padding, 1x1 windows)
- * runs as a C loop over output rows with the reference's arithmetic (cpu_ops.c).
+ * runs as a C loop over output rows with the reference's arithmetic (ref_ops.c).
  */
 
 /* The arguments of the C pooling loop. */

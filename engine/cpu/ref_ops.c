@@ -1,4 +1,4 @@
-/* camclass — plain C ops (see cpu_ops.h).
+/* camclass — plain C ops (see ref_ops.h).
  *
  * Sections: helpers; conv2d; the small ops; the node wrappers and their table.
  * conv2d takes one of three paths, all summing in float:
@@ -14,7 +14,7 @@
 
 #include <blis.h>
 
-#include "cpu_ops.h"
+#include "ref_ops.h"
 
 /* ------------------------------------------------------------------------------------------
  * Helpers

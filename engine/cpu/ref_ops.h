@@ -10,8 +10,8 @@
  * several threads may run different parts of one op at once (see struct cc_cpu_part).
  * Inputs and output must not overlap, except for flatten/reshape (which may alias).
  */
-#ifndef CC_CPU_OPS_H
-#define CC_CPU_OPS_H
+#ifndef CC_REF_OPS_H
+#define CC_REF_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* camclass — per-op rules used by cc_model_finalize (internal to engine/).
  *
  * The op table (names, input counts, whether a fused activation is allowed, shape inference)
- * is in ops.c; cc_op_name/cc_op_from_name (model.h) read it too.
+ * is in op_rules.c; cc_op_name/cc_op_from_name (model.h) read it too.
  */
-#ifndef CC_OPS_H
-#define CC_OPS_H
+#ifndef CC_OP_RULES_H
+#define CC_OP_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* camclass — the CPU backend's op table: how one node becomes XNNPACK operators (and C loops
- * where XNNPACK has none), internal to xnn_backend.c, xnn_ops.c and xnn_ops_zoo.c, the files
+ * where XNNPACK has none), internal to xnn_backend.c, xnn_build.c and xnn_build_zoo.c, the files
  * of the XNNPACK module; no other module includes XNNPACK's headers.
  *
  * A node runs in f32, or in int8 (QS8 activations, per-output-channel QC8 weights, int32
@@ -7,8 +7,8 @@
  * (model.h cc_act_quant). The backend decides which (cc_xnn_runs_int8), places every tensor in
  * the type its readers want, and calls the row's build once at load.
  */
-#ifndef CC_XNN_OPS_H
-#define CC_XNN_OPS_H
+#ifndef CC_XNN_BUILD_H
+#define CC_XNN_BUILD_H
 
 #include <pthreadpool.h>
 #include <xnnpack.h>
@@ -83,7 +83,7 @@ bool cc_xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st
                    struct cc_error *err);
 
 /* ------------------------------------------------------------------------------------------
- * For the build functions (xnn_ops.c, xnn_ops_zoo.c)
+ * For the build functions (xnn_build.c, xnn_build_zoo.c)
  */
 
 /* true when rc is xnn_status_success; else fails with cc_xnn_failed(call, b's node). */

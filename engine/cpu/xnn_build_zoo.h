@@ -1,14 +1,14 @@
 /* camclass — the CPU backend's builds for the ops of the torchvision zoo (issue 10): max and
- * average pooling, concat, slice and shuffle of channels, mul. Rows of xnn_ops.c's table
- * (internal to the XNNPACK module, see xnn_ops.h); f32 only for now.
+ * average pooling, concat, slice and shuffle of channels, mul. Rows of xnn_build.c's table
+ * (internal to the XNNPACK module, see xnn_build.h); f32 only for now.
  */
-#ifndef CC_XNN_OPS_ZOO_H
-#define CC_XNN_OPS_ZOO_H
+#ifndef CC_XNN_BUILD_ZOO_H
+#define CC_XNN_BUILD_ZOO_H
 
-#include "xnn_ops.h"
+#include "xnn_build.h"
 
 /* max_pool2d and avg_pool2d: XNNPACK's pooling where it computes PyTorch's semantics exactly,
- * a C loop over NHWC rows where it cannot (see xnn_ops_zoo.c). */
+ * a C loop over NHWC rows where it cannot (see xnn_build_zoo.c). */
 bool cc_xnn_build_pool2d(const struct cc_xnn_build *b, struct cc_xnn_work *w);
 
 /* concat along channels: in NHWC one strided copy per input into its channels of each pixel. */
