@@ -39,7 +39,7 @@ enum {
 struct job {
     const struct cc_model *model;
     const struct cc_node *node;
-    const struct cc_cpu_op *op;
+    const struct cc_ref_op *op;
     const float *const *in;
     float *out;
     int n_parts;
@@ -65,7 +65,7 @@ struct worker_arg {
     int part;
 };
 
-struct cpu_state {
+struct ref_state {
     const struct cc_model *model; // not owned
     struct cc_plan plan;
     void *arena;           // plan.arena_size bytes, ARENA_ALIGN-aligned, owned
@@ -86,7 +86,7 @@ struct cpu_state {
 static void run_part(const struct job *job, int part)
 {
     job->op->run(job->model, job->node, job->in, job->out,
-                 (struct cc_cpu_part){part, job->n_parts,
+                 (struct cc_ref_part){part, job->n_parts,
                                       job->scratch + (size_t)part * job->scratch_stride});
 }
 
@@ -134,7 +134,7 @@ static void pool_run(struct pool *pool, const struct job *job)
     pthread_mutex_unlock(&pool->lock);
 }
 
-static bool pool_start(struct cpu_state *s, int n_workers, struct cc_error *err)
+static bool pool_start(struct ref_state *s, int n_workers, struct cc_error *err)
 {
     struct pool *pool = &s->pool;
     memset(pool, 0, sizeof(*pool));
@@ -172,9 +172,9 @@ static void pool_stop(struct pool *pool)
  * Backend
  */
 
-static void cpu_destroy(void *p)
+static void ref_destroy(void *p)
 {
-    struct cpu_state *s = p;
+    struct ref_state *s = p;
     if (!s)
         return;
     if (s->pool_started)
@@ -189,17 +189,17 @@ static void cpu_destroy(void *p)
     free(s);
 }
 
-static void *cpu_create(const struct cc_model *m, const struct cc_engine_options *opts,
+static void *ref_create(const struct cc_model *m, const struct cc_engine_options *opts,
                         struct cc_error *err)
 {
     for (int n = 0; n < m->n_nodes; n++)
-        if (!cc_cpu_op_find(m->nodes[n].op)) {
+        if (!cc_ref_op_find(m->nodes[n].op)) {
             cc_error_set(err, "ref backend: op %s (node %s) is not implemented",
                          cc_op_name(m->nodes[n].op), m->nodes[n].name);
             return NULL;
         }
 
-    struct cpu_state *s = calloc(1, sizeof(*s));
+    struct ref_state *s = calloc(1, sizeof(*s));
     if (!s) {
         cc_error_set(err, "ref backend: out of memory");
         return NULL;
@@ -247,7 +247,7 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
 
     int threads = cc_cpu_threads(opts ? opts->cpu_threads : 0);
     for (int n = 0; n < m->n_nodes; n++) {
-        const struct cc_cpu_op *op = cc_cpu_op_find(m->nodes[n].op);
+        const struct cc_ref_op *op = cc_ref_op_find(m->nodes[n].op);
         size_t need = op->scratch ? op->scratch(m, &m->nodes[n]) : 0;
         s->scratch_stride = need > s->scratch_stride ? need : s->scratch_stride;
     }
@@ -265,13 +265,13 @@ static void *cpu_create(const struct cc_model *m, const struct cc_engine_options
     return s;
 
 error:
-    cpu_destroy(s);
+    ref_destroy(s);
     return NULL;
 }
 
-static bool cpu_run(void *p, const float *input, float *output, struct cc_error *err)
+static bool ref_run(void *p, const float *input, float *output, struct cc_error *err)
 {
-    struct cpu_state *s = p;
+    struct ref_state *s = p;
     const struct cc_model *m = s->model;
     const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
     const struct cc_tensor *out_t = &m->tensors[m->output.tensor];
@@ -287,7 +287,7 @@ static bool cpu_run(void *p, const float *input, float *output, struct cc_error 
     s->n_timings = 0;
     for (int n = 0; n < m->n_nodes; n++) {
         const struct cc_node *node = &m->nodes[n];
-        const struct cc_cpu_op *op = cc_cpu_op_find(node->op);
+        const struct cc_ref_op *op = cc_ref_op_find(node->op);
         struct job job = {
             .model = m,
             .node = node,
@@ -313,23 +313,23 @@ static bool cpu_run(void *p, const float *input, float *output, struct cc_error 
     return true;
 }
 
-static int cpu_layer_timings(void *p, const struct cc_layer_timing **out)
+static int ref_layer_timings(void *p, const struct cc_layer_timing **out)
 {
-    struct cpu_state *s = p;
+    struct ref_state *s = p;
     *out = s->timings;
     return s->n_timings;
 }
 
-static const char *cpu_device_name(void *p)
+static const char *ref_device_name(void *p)
 {
-    return ((struct cpu_state *)p)->device_name;
+    return ((struct ref_state *)p)->device_name;
 }
 
 const struct cc_backend_ops cc_ref_backend = {
     .name = "ref",
-    .create = cpu_create,
-    .run = cpu_run,
-    .layer_timings = cpu_layer_timings,
-    .device_name = cpu_device_name,
-    .destroy = cpu_destroy,
+    .create = ref_create,
+    .run = ref_run,
+    .layer_timings = ref_layer_timings,
+    .device_name = ref_device_name,
+    .destroy = ref_destroy,
 };

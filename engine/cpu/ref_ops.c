@@ -57,13 +57,13 @@ static void clamp_span(float *y, size_t n, struct cc_act act)
     }
 }
 
-void cc_cpu_act_span(float *y, size_t n, struct cc_act act)
+void cc_ref_act_span(float *y, size_t n, struct cc_act act)
 {
     clamp_span(y, n, act);
 }
 
 /* Part p of n_parts of [0, n), with boundaries on multiples of granule. */
-static void part_range(int n, struct cc_cpu_part part, int granule, int *begin, int *end)
+static void part_range(int n, struct cc_ref_part part, int granule, int *begin, int *end)
 {
     int units = (n + granule - 1) / granule;
     int b = (int)((long long)units * part.p / part.n_parts) * granule;
@@ -273,14 +273,14 @@ void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *
  * The small ops
  */
 
-void cc_cpu_add(const float *a, const float *b, float *y, size_t n, struct cc_act act)
+void cc_ref_add(const float *a, const float *b, float *y, size_t n, struct cc_act act)
 {
     for (size_t i = 0; i < n; i++)
         y[i] = a[i] + b[i];
     clamp_span(y, n, act);
 }
 
-void cc_cpu_global_avg_pool(const float *x, float *y, int c, int hw)
+void cc_ref_global_avg_pool(const float *x, float *y, int c, int hw)
 {
     for (int ch = 0; ch < c; ch++) {
         const float *xc = x + (size_t)ch * hw;
@@ -307,7 +307,7 @@ static float dot(const float *a, const float *b, int k)
     return s;
 }
 
-void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
+void cc_ref_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
                    int n_end, struct cc_act act)
 {
     for (int n = n_begin; n < n_end; n++)
@@ -316,7 +316,7 @@ void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, 
         clamp_span(y + n_begin, (size_t)(n_end - n_begin), act);
 }
 
-void cc_cpu_softmax(const float *x, float *y, int n)
+void cc_ref_softmax(const float *x, float *y, int n)
 {
     if (n <= 0)
         return;
@@ -333,7 +333,7 @@ void cc_cpu_softmax(const float *x, float *y, int n)
         y[i] = (float)(y[i] / sum);
 }
 
-void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act)
+void cc_ref_clamp(const float *x, float *y, size_t n, struct cc_act act)
 {
     if (y != x)
         memcpy(y, x, n * sizeof(*y));
@@ -374,7 +374,7 @@ void cc_cpu_pool2d(const struct cc_pool_desc *d, const float *x, float *y, int c
     }
 }
 
-void cc_cpu_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
+void cc_ref_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
                 struct cc_act act)
 {
     if (b_every == 1) {
@@ -387,7 +387,7 @@ void cc_cpu_mul(const float *a, const float *b, float *y, size_t n, size_t b_eve
     clamp_span(y, n, act);
 }
 
-void cc_cpu_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups)
+void cc_ref_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups)
 {
     int per = c / groups;
     for (int i = 0; i < per; i++)
@@ -434,7 +434,7 @@ static const float *bias_input(const struct cc_node *node, const float *const *i
 }
 
 static void run_conv2d(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                       float *out, struct cc_cpu_part part)
+                       float *out, struct cc_ref_part part)
 {
     struct cc_conv2d_desc d;
     cc_cpu_conv2d_desc_from_node(m, node, &d);
@@ -451,34 +451,34 @@ static size_t scratch_conv2d(const struct cc_model *m, const struct cc_node *nod
 }
 
 static void run_add(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                    float *out, struct cc_cpu_part part)
+                    float *out, struct cc_ref_part part)
 {
     int b, e;
     part_range((int)tensor_of(m, node->outputs[0])->count, part, 16, &b, &e);
-    cc_cpu_add(in[0] + b, in[1] + b, out + b, (size_t)(e - b), node->act);
+    cc_ref_add(in[0] + b, in[1] + b, out + b, (size_t)(e - b), node->act);
 }
 
 static void run_global_avg_pool(const struct cc_model *m, const struct cc_node *node,
-                                const float *const *in, float *out, struct cc_cpu_part part)
+                                const float *const *in, float *out, struct cc_ref_part part)
 {
     if (part.p != 0)
         return;
     const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
-    cc_cpu_global_avg_pool(in[0], out, (int)x->shape[1], (int)(x->shape[2] * x->shape[3]));
+    cc_ref_global_avg_pool(in[0], out, (int)x->shape[1], (int)(x->shape[2] * x->shape[3]));
 }
 
 static void run_linear(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                       float *out, struct cc_cpu_part part)
+                       float *out, struct cc_ref_part part)
 {
     const struct cc_tensor *w = tensor_of(m, node->inputs[1]);
     int b, e;
     part_range((int)w->shape[0], part, 4, &b, &e);
-    cc_cpu_linear(in[0], in[1], bias_input(node, in), out, (int)w->shape[1], b, e, node->act);
+    cc_ref_linear(in[0], in[1], bias_input(node, in), out, (int)w->shape[1], b, e, node->act);
 }
 
 // flatten, reshape: the same values under another shape; a no-op when the planner aliased.
 static void run_copy(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                     float *out, struct cc_cpu_part part)
+                     float *out, struct cc_ref_part part)
 {
     if (part.p != 0 || in[0] == out)
         return;
@@ -486,23 +486,23 @@ static void run_copy(const struct cc_model *m, const struct cc_node *node, const
 }
 
 static void run_softmax(const struct cc_model *m, const struct cc_node *node,
-                        const float *const *in, float *out, struct cc_cpu_part part)
+                        const float *const *in, float *out, struct cc_ref_part part)
 {
     if (part.p != 0)
         return;
-    cc_cpu_softmax(in[0], out, (int)tensor_of(m, node->outputs[0])->count);
+    cc_ref_softmax(in[0], out, (int)tensor_of(m, node->outputs[0])->count);
 }
 
 static void run_clamp(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                      float *out, struct cc_cpu_part part)
+                      float *out, struct cc_ref_part part)
 {
     int b, e;
     part_range((int)tensor_of(m, node->outputs[0])->count, part, 16, &b, &e);
-    cc_cpu_clamp(in[0] + b, out + b, (size_t)(e - b), node->act);
+    cc_ref_clamp(in[0] + b, out + b, (size_t)(e - b), node->act);
 }
 
 static void run_pool2d(const struct cc_model *m, const struct cc_node *node,
-                       const float *const *in, float *out, struct cc_cpu_part part)
+                       const float *const *in, float *out, struct cc_ref_part part)
 {
     const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
     const struct cc_tensor *y = tensor_of(m, node->outputs[0]);
@@ -521,7 +521,7 @@ static size_t channel_size(const struct cc_tensor *t)
 }
 
 static void run_concat(const struct cc_model *m, const struct cc_node *node,
-                       const float *const *in, float *out, struct cc_cpu_part part)
+                       const float *const *in, float *out, struct cc_ref_part part)
 {
     if (part.p != 0)
         return;
@@ -533,7 +533,7 @@ static void run_concat(const struct cc_model *m, const struct cc_node *node,
 }
 
 static void run_slice(const struct cc_model *m, const struct cc_node *node,
-                      const float *const *in, float *out, struct cc_cpu_part part)
+                      const float *const *in, float *out, struct cc_ref_part part)
 {
     if (part.p != 0)
         return;
@@ -543,33 +543,33 @@ static void run_slice(const struct cc_model *m, const struct cc_node *node,
 }
 
 static void run_channel_shuffle(const struct cc_model *m, const struct cc_node *node,
-                                const float *const *in, float *out, struct cc_cpu_part part)
+                                const float *const *in, float *out, struct cc_ref_part part)
 {
     if (part.p != 0)
         return;
     const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
-    cc_cpu_channel_shuffle(in[0], out, (int)x->shape[1], channel_size(x),
+    cc_ref_channel_shuffle(in[0], out, (int)x->shape[1], channel_size(x),
                            node->attrs.shuffle.groups);
 }
 
 static void run_mul(const struct cc_model *m, const struct cc_node *node, const float *const *in,
-                    float *out, struct cc_cpu_part part)
+                    float *out, struct cc_ref_part part)
 {
     const struct cc_tensor *x = tensor_of(m, node->inputs[0]);
     const struct cc_tensor *s = tensor_of(m, node->inputs[1]);
     if (s->count == x->count) {
         int b, e;
         part_range((int)x->count, part, 16, &b, &e);
-        cc_cpu_mul(in[0] + b, in[1] + b, out + b, (size_t)(e - b), 1, node->act);
+        cc_ref_mul(in[0] + b, in[1] + b, out + b, (size_t)(e - b), 1, node->act);
         return;
     }
     size_t hw = channel_size(x); // [1,C,1,1] scales each channel of [1,C,H,W]
     int b, e;
     part_range((int)x->shape[1], part, 1, &b, &e);
-    cc_cpu_mul(in[0] + b * hw, in[1] + b, out + b * hw, (size_t)(e - b) * hw, hw, node->act);
+    cc_ref_mul(in[0] + b * hw, in[1] + b, out + b * hw, (size_t)(e - b) * hw, hw, node->act);
 }
 
-static const struct cc_cpu_op cpu_ops[] = {
+static const struct cc_ref_op cpu_ops[] = {
     {CC_OP_CONV2D, run_conv2d, true, scratch_conv2d},
     {CC_OP_ADD, run_add, true},
     {CC_OP_GLOBAL_AVG_POOL, run_global_avg_pool, false},
@@ -586,7 +586,7 @@ static const struct cc_cpu_op cpu_ops[] = {
     {CC_OP_MUL, run_mul, true},
 };
 
-const struct cc_cpu_op *cc_cpu_op_find(enum cc_op op)
+const struct cc_ref_op *cc_ref_op_find(enum cc_op op)
 {
     for (size_t i = 0; i < sizeof(cpu_ops) / sizeof(cpu_ops[0]); i++)
         if (cpu_ops[i].op == op)

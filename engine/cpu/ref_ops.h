@@ -1,5 +1,5 @@
 /* camclass — plain C implementation of every op: the reference that each Vulkan kernel is
- * tested against, and the CPU backend's compute.
+ * tested against, and what the ref backend runs (ref_backend.c).
  *
  * Layouts are the bundle's: activations NCHW with batch 1 (so [C][H][W] contiguous), conv
  * weights [O][C/groups][kh][kw], linear weights [N][K]. Sums are accumulated in float, as
@@ -7,7 +7,7 @@
  * tests compare with a tolerance.
  *
  * Every function here is pure: it reads its inputs, writes its output and keeps no state, so
- * several threads may run different parts of one op at once (see struct cc_cpu_part).
+ * several threads may run different parts of one op at once (see struct cc_ref_part).
  * Inputs and output must not overlap, except for flatten/reshape (which may alias).
  */
 #ifndef CC_REF_OPS_H
@@ -37,24 +37,24 @@ void cc_cpu_conv2d(const struct cc_conv2d_desc *d, const float *x, const float *
                    const float *bias, float *y, int o_begin, int o_end, float *scratch);
 
 /* y = act(a + b); n values. */
-void cc_cpu_add(const float *a, const float *b, float *y, size_t n, struct cc_act act);
+void cc_ref_add(const float *a, const float *b, float *y, size_t n, struct cc_act act);
 
 /* y[c] = mean of x[c][0..hw). */
-void cc_cpu_global_avg_pool(const float *x, float *y, int c, int hw);
+void cc_ref_global_avg_pool(const float *x, float *y, int c, int hw);
 
 /* Computes outputs [n_begin, n_end) of y = act(w x + bias). x: (k); w: (n, k); bias: (n) or
  * NULL; y: (n). */
-void cc_cpu_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
+void cc_ref_linear(const float *x, const float *w, const float *bias, float *y, int k, int n_begin,
                    int n_end, struct cc_act act);
 
 /* y = softmax(x) over n values, max-subtracted (stable for large inputs). y may alias x. */
-void cc_cpu_softmax(const float *x, float *y, int n);
+void cc_ref_softmax(const float *x, float *y, int n);
 
 /* y = act(x); n values. y may alias x. */
-void cc_cpu_clamp(const float *x, float *y, size_t n, struct cc_act act);
+void cc_ref_clamp(const float *x, float *y, size_t n, struct cc_act act);
 
 /* Applies act (any kind) to n values in place. */
-void cc_cpu_act_span(float *y, size_t n, struct cc_act act);
+void cc_ref_act_span(float *y, size_t n, struct cc_act act);
 
 /* Everything one max_pool2d/avg_pool2d needs besides its data. */
 struct cc_pool_desc {
@@ -69,12 +69,12 @@ void cc_cpu_pool2d(const struct cc_pool_desc *d, const float *x, float *y, int c
 
 /* y = act(a * b) over n values; b_every = 1: b has n values too; else b[i / b_every] (one
  * scale per channel of b_every values). */
-void cc_cpu_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
+void cc_ref_mul(const float *a, const float *b, float *y, size_t n, size_t b_every,
                 struct cc_act act);
 
 /* ShuffleNet's channel shuffle: y channel i * groups + j = x channel j * (c / groups) + i, each
  * channel hw values. */
-void cc_cpu_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups);
+void cc_ref_channel_shuffle(const float *x, float *y, int c, size_t hw, int groups);
 
 /* ------------------------------------------------------------------------------------------
  * Node level: the op table.
@@ -82,27 +82,27 @@ void cc_cpu_channel_shuffle(const float *x, float *y, int c, size_t hw, int grou
 
 /* Which share of a node's work to do: part p of n_parts (0 <= p < n_parts). Ops that cannot
  * split do everything in part 0 and nothing in the others. scratch: the op's scratch floats
- * (see struct cc_cpu_op), this part's alone. */
-struct cc_cpu_part {
+ * (see struct cc_ref_op), this part's alone. */
+struct cc_ref_part {
     int p, n_parts;
     float *scratch;
 };
 
 /* Runs one node of a finalized model. in[i]: data of node->inputs[i] (NULL for an absent
  * optional bias); out: data of node->outputs[0]. */
-typedef void (*cc_cpu_op_fn)(const struct cc_model *m, const struct cc_node *node,
-                             const float *const *in, float *out, struct cc_cpu_part part);
+typedef void (*cc_ref_op_fn)(const struct cc_model *m, const struct cc_node *node,
+                             const float *const *in, float *out, struct cc_ref_part part);
 
-struct cc_cpu_op {
+struct cc_ref_op {
     enum cc_op op;
-    cc_cpu_op_fn run;
+    cc_ref_op_fn run;
     bool splits; // run divides the work over parts (worth handing to several threads)
     // Floats of scratch memory each part needs for node; NULL when the op needs none.
     size_t (*scratch)(const struct cc_model *m, const struct cc_node *node);
 };
 
 /* The table entry for op; NULL when the CPU has no implementation. */
-const struct cc_cpu_op *cc_cpu_op_find(enum cc_op op);
+const struct cc_ref_op *cc_ref_op_find(enum cc_op op);
 
 /* Fills d from a conv2d node of a finalized model (shapes from its tensors). */
 void cc_cpu_conv2d_desc_from_node(const struct cc_model *m, const struct cc_node *node,

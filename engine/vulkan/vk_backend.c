@@ -341,7 +341,7 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         if (gpu && !cc_vk_node_fits(model, &s->vk->props.limits, i, &setups[i], &why))
             gpu = false;
         if (!gpu) {
-            if (!cc_cpu_op_find(model->nodes[i].op)) {
+            if (!cc_ref_op_find(model->nodes[i].op)) {
                 cc_error_set(err, "vulkan backend: %s, and the CPU has no such op either", why.msg);
                 goto error;
             }

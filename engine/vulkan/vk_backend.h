@@ -32,7 +32,7 @@ struct cc_vk_step {
     uint32_t groups[3];
     int first_copy, n_copies; // copy steps: cc_vk_state.copies[first_copy .. + n_copies)
     bool cpu;                 // a CPU step: runs cpu_op on in/out between segments
-    const struct cc_cpu_op *cpu_op;
+    const struct cc_ref_op *cpu_op;
     const float *in[CC_MAX_NODE_INPUTS]; // CPU steps: inputs in the host view of the arena, or
                                          // constants; not owned
     float *out;                          // CPU steps: the output in the host view; not owned

@@ -67,7 +67,7 @@ bool cc_vk_fallback_prepare(struct cc_vk_state *s, struct cc_error *err)
         for (int k = 0; k < n->n_inputs; k++)
             if (m->tensors[n->inputs[k]].q)
                 consts += (size_t)m->tensors[n->inputs[k]].count;
-        const struct cc_cpu_op *op = cc_cpu_op_find(n->op);
+        const struct cc_ref_op *op = cc_ref_op_find(n->op);
         size_t need = op->scratch ? op->scratch(m, n) : 0;
         scratch = need > scratch ? need : scratch;
     }
@@ -82,7 +82,7 @@ void cc_vk_fallback_step(struct cc_vk_state *s, struct cc_vk_step *st, size_t *u
     const struct cc_model *m = s->model;
     const struct cc_node *n = &m->nodes[st->node];
     st->cpu = true;
-    st->cpu_op = cc_cpu_op_find(n->op);
+    st->cpu_op = cc_ref_op_find(n->op);
     for (int k = 0; k < n->n_inputs; k++) {
         const struct cc_tensor *t = &m->tensors[n->inputs[k]];
         if (t->q) {
@@ -112,7 +112,7 @@ bool cc_vk_fallback_run(struct cc_vk_state *s, double *cpu_ms, struct cc_error *
             const struct cc_vk_step *st = &s->steps[i];
             double t0 = cc_now_ms();
             st->cpu_op->run(s->model, &s->model->nodes[st->node], st->in, st->out,
-                            (struct cc_cpu_part){.p = 0, .n_parts = 1, .scratch = s->cpu_scratch});
+                            (struct cc_ref_part){.p = 0, .n_parts = 1, .scratch = s->cpu_scratch});
             double ms = cc_now_ms() - t0;
             *cpu_ms += ms;
             if (s->timings)

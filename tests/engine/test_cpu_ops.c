@@ -268,31 +268,31 @@ static void test_small_hand(void)
 {
     float y[4];
     const float a[3] = {-1, 2, 5}, b[3] = {0.5f, 2, 2};
-    cc_cpu_add(a, b, y, 3, cc_act_relu6());
+    cc_ref_add(a, b, y, 3, cc_act_relu6());
     CHECK(y[0] == 0 && y[1] == 4 && y[2] == 6);
 
     const float gx[8] = {1, 2, 3, 4, -1, -1, -1, -5};
-    cc_cpu_global_avg_pool(gx, y, 2, 4);
+    cc_ref_global_avg_pool(gx, y, 2, 4);
     CHECK(y[0] == 2.5f && y[1] == -2.0f);
 
     const float lw[4] = {1, 2, 3, 4}, lx[2] = {1, 1}, lb[2] = {0.5f, -10};
-    cc_cpu_linear(lx, lw, lb, y, 2, 0, 2, cc_act_relu());
+    cc_ref_linear(lx, lw, lb, y, 2, 0, 2, cc_act_relu());
     CHECK(y[0] == 3.5f && y[1] == 0);
 
     const float sx[2] = {0, logf(2)};
-    cc_cpu_softmax(sx, y, 2);
+    cc_ref_softmax(sx, y, 2);
     CHECK(fabsf(y[0] - 1.0f / 3) < 1e-7f && fabsf(y[1] - 2.0f / 3) < 1e-7f);
     const float big[3] = {1000, 1000, -1000}; // naive exp overflows; the stable one does not
-    cc_cpu_softmax(big, y, 3);
+    cc_ref_softmax(big, y, 3);
     CHECK(y[0] == 0.5f && y[1] == 0.5f && y[2] == 0);
     float inplace[2] = {1, 1};
-    cc_cpu_softmax(inplace, inplace, 2);
+    cc_ref_softmax(inplace, inplace, 2);
     CHECK(inplace[0] == 0.5f && inplace[1] == 0.5f);
 
     const float cx[4] = {-1, 3, 7, 0};
-    cc_cpu_clamp(cx, y, 4, cc_act_relu6());
+    cc_ref_clamp(cx, y, 4, cc_act_relu6());
     CHECK(y[0] == 0 && y[1] == 3 && y[2] == 6 && y[3] == 0);
-    cc_cpu_clamp(cx, y, 4, cc_act_none());
+    cc_ref_clamp(cx, y, 4, cc_act_none());
     CHECK(memcmp(cx, y, sizeof(cx)) == 0);
 }
 
@@ -312,12 +312,12 @@ static void test_small_random(void)
         int n = tu_rng_range(&r, 1, 999);
         for (int i = 0; i < n; i++)
             ref[i] = ref_act((double)a[i] + b[i], act);
-        cc_cpu_add(a, b, y, (size_t)n, act);
+        cc_ref_add(a, b, y, (size_t)n, act);
         check_close("add", y, ref, NULL, 0, (size_t)n);
 
         for (int i = 0; i < n; i++)
             ref[i] = ref_act(a[i], act);
-        cc_cpu_clamp(a, y, (size_t)n, act);
+        cc_ref_clamp(a, y, (size_t)n, act);
         check_close("clamp", y, ref, NULL, 0, (size_t)n);
 
         int c = tu_rng_range(&r, 1, 40), hw = tu_rng_range(&r, 1, 99);
@@ -327,7 +327,7 @@ static void test_small_random(void)
                 s += a[ch * hw + i];
             ref[ch] = (float)(s / hw);
         }
-        cc_cpu_global_avg_pool(a, y, c, hw);
+        cc_ref_global_avg_pool(a, y, c, hw);
         check_close("global_avg_pool", y, ref, NULL, 1e-6f, (size_t)c);
 
         int k = tu_rng_range(&r, 1, 60), nn = tu_rng_range(&r, 1, 60);
@@ -341,8 +341,8 @@ static void test_small_random(void)
             tol[o] = (float)((k + 1) * FLT_EPSILON * mag + 1e-7);
         }
         int cut = tu_rng_range(&r, 0, nn);
-        cc_cpu_linear(a, b + 100, b, y, k, 0, cut, act);
-        cc_cpu_linear(a, b + 100, b, y, k, cut, nn, act);
+        cc_ref_linear(a, b + 100, b, y, k, 0, cut, act);
+        cc_ref_linear(a, b + 100, b, y, k, cut, nn, act);
         check_close("linear", y, ref, tol, 0, (size_t)nn);
 
         double max = a[0], sum = 0;
@@ -352,7 +352,7 @@ static void test_small_random(void)
             sum += exp(a[i] - max);
         for (int i = 0; i < n; i++)
             ref[i] = (float)(exp(a[i] - max) / sum);
-        cc_cpu_softmax(a, y, n);
+        cc_ref_softmax(a, y, n);
         for (int i = 0; i < n; i++)
             tol[i] = 1e-6f * ref[i] + 1e-9f;
         check_close("softmax", y, ref, tol, 0, (size_t)n);
@@ -363,11 +363,11 @@ static void test_small_random(void)
 static void test_table(void)
 {
     for (int op = 0; op < CC_OP_COUNT; op++) {
-        const struct cc_cpu_op *entry = cc_cpu_op_find((enum cc_op)op);
+        const struct cc_ref_op *entry = cc_ref_op_find((enum cc_op)op);
         CHECKF(entry && entry->op == (enum cc_op)op && entry->run, "op %s has no CPU entry",
                cc_op_name((enum cc_op)op));
     }
-    CHECK(cc_cpu_op_find(CC_OP_COUNT) == NULL);
+    CHECK(cc_ref_op_find(CC_OP_COUNT) == NULL);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -472,10 +472,10 @@ static void run_net_by_hand(const struct net *net, const float *input, float *pr
     conv(&d, stem, net->dw_w, NULL, dw, 0, NET_C);
     d = make_desc(NET_C, NET_HO, NET_WO, NET_C, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, cc_act_none());
     conv(&d, dw, net->pw_w, NULL, pw, 0, NET_C);
-    cc_cpu_add(stem, pw, sum, n, cc_act_none());
-    cc_cpu_global_avg_pool(sum, gap, NET_C, NET_HO * NET_WO);
-    cc_cpu_linear(gap, net->fc_w, net->fc_b, fc, NET_C, 0, NET_CLASSES, cc_act_none());
-    cc_cpu_softmax(fc, probs, NET_CLASSES);
+    cc_ref_add(stem, pw, sum, n, cc_act_none());
+    cc_ref_global_avg_pool(sum, gap, NET_C, NET_HO * NET_WO);
+    cc_ref_linear(gap, net->fc_w, net->fc_b, fc, NET_C, 0, NET_CLASSES, cc_act_none());
+    cc_ref_softmax(fc, probs, NET_CLASSES);
     free(stem), free(dw), free(pw), free(sum);
 }
 

@@ -1,6 +1,6 @@
 #version 450
 // ShuffleNet's channel shuffle, NCHW: output channel i * GROUPS + j is input channel
-// j * (C / GROUPS) + i (cc_cpu_channel_shuffle). A gather of whole channels: one invocation
+// j * (C / GROUPS) + i (cc_ref_channel_shuffle). A gather of whole channels: one invocation
 // moves one texel, a vec4 of 4 pixels when HW % 4 == 0 (bound as vec4 texels then), else one.
 layout(local_size_x_id = 100, local_size_y_id = 101, local_size_z_id = 102) in;
 
