@@ -12,6 +12,11 @@
  *
  * Threads: an engine is used by one thread at a time (the inference thread); distinct
  * engines are independent. Nothing here keeps global state.
+ *
+ * Public headers (what engine_dep lets the programs include): this one, model.h (the graph
+ * and its builder), bundle/bundle.h (loading a .ccm), and common/'s error.h. The rest of
+ * engine/ and its rooms cpu/ and vulkan/ is internal: engine_internal_dep, for the engine's
+ * own tests only (meson.build).
  */
 #ifndef CC_ENGINE_H
 #define CC_ENGINE_H
