@@ -4,7 +4,8 @@
  * may change the size), S_PARM, REQBUFS, QUERYBUF + mmap, QBUF all, STREAMON, then
  * poll/DQBUF/copy/QBUF in the capture thread. Every ioctl goes through libv4l2 with format
  * conversion disabled: we want the camera's native formats (preprocessing converts them).
- * Control names and listing live in capture_ctrl.c.
+ * Control names and listing live in capture_ctrl.c; the device layer (open, ioctls, modes and
+ * their choice) in v4l2_device.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,181 +62,10 @@ struct cc_capture {
  * Small helpers
  * ------------------------------------------------------------------------------------------- */
 
-int cc_v4l2_ioctl(int fd, unsigned long request, void *arg)
-{
-    int r;
-    do {
-        r = v4l2_ioctl(fd, request, arg);
-    } while (r == -1 && errno == EINTR);
-    return r;
-}
-
-int cc_capture_pixfmt_from_fourcc(uint32_t fourcc)
-{
-    switch (fourcc) {
-    case V4L2_PIX_FMT_YUYV:
-        return CC_PIX_YUYV;
-    case V4L2_PIX_FMT_MJPEG:
-    case V4L2_PIX_FMT_JPEG:
-        return CC_PIX_MJPEG;
-    case V4L2_PIX_FMT_RGB24:
-        return CC_PIX_RGB24;
-    case V4L2_PIX_FMT_BGR24:
-        return CC_PIX_BGR24;
-    case V4L2_PIX_FMT_NV12:
-        return CC_PIX_NV12;
-    case V4L2_PIX_FMT_GREY:
-        return CC_PIX_GREY;
-    default:
-        return -1;
-    }
-}
-
-void cc_fourcc_str(uint32_t f, char out[5])
-{
-    for (int i = 0; i < 4; i++) {
-        char c = (char)((f >> (8 * i)) & 0xff);
-        out[i] = (c >= 32 && c < 127) ? c : '?';
-    }
-    out[4] = '\0';
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Opening a device
- * ------------------------------------------------------------------------------------------- */
-
-int cc_v4l2_open(const char *path, struct v4l2_capability *caps, bool need_capture,
-                 struct cc_error *err)
-{
-    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        if (e == ENOENT)
-            cc_error_set(err,
-                         "no such device %s: is the camera plugged in? (--list-cameras "
-                         "shows the cameras there are)",
-                         path);
-        else if (e == EACCES || e == EPERM)
-            cc_error_set(err,
-                         "permission denied opening %s: add your user to the 'video' "
-                         "group (sudo usermod -aG video $USER) and log in again",
-                         path);
-        else if (e == EBUSY)
-            cc_error_set(err,
-                         "%s is busy: another program is using the camera; close it and "
-                         "try again",
-                         path);
-        else if (e == ENODEV || e == ENXIO)
-            cc_error_set(err,
-                         "%s: device gone (%s): it was unplugged or its driver unloaded; "
-                         "reconnect it",
-                         path, strerror(e));
-        else
-            cc_error_set(err, "cannot open %s: %s", path, strerror(e));
-        return -1;
-    }
-    // QUERYCAP on the raw fd first: libv4l2 would print its own complaint for a non-V4L2 file.
-    memset(caps, 0, sizeof(*caps));
-    int r;
-    do {
-        r = ioctl(fd, VIDIOC_QUERYCAP, caps);
-    } while (r == -1 && errno == EINTR);
-    if (r < 0) {
-        int e = errno;
-        close(fd);
-        if (e == ENODEV)
-            return cc_error_set(err, "%s: device gone (ENODEV): reconnect it", path), -1;
-        return cc_error_set(err,
-                            "%s is not a video capture device (VIDIOC_QUERYCAP: %s); "
-                            "pick one from --list-cameras",
-                            path, strerror(e)),
-               -1;
-    }
-    uint32_t dc =
-        (caps->capabilities & V4L2_CAP_DEVICE_CAPS) ? caps->device_caps : caps->capabilities;
-    if (need_capture && !(dc & V4L2_CAP_VIDEO_CAPTURE)) {
-        close(fd);
-        return cc_error_set(err,
-                            "%s (%s) is not a video capture device (it may be a metadata "
-                            "or output node); pick one from --list-cameras",
-                            path, (const char *)caps->card),
-               -1;
-    }
-    if (need_capture && !(dc & V4L2_CAP_STREAMING)) {
-        close(fd);
-        return cc_error_set(err,
-                            "%s (%s) cannot stream with mmap buffers (no "
-                            "V4L2_CAP_STREAMING); camclass needs a streaming camera",
-                            path, (const char *)caps->card),
-               -1;
-    }
-    // Conversion off: libv4l2 then passes formats through but still handles the device.
-    int vfd = v4l2_fd_open(fd, V4L2_DISABLE_CONVERSION);
-    if (vfd < 0) {
-        int e = errno;
-        close(fd);
-        return cc_error_set(err, "%s: libv4l2 cannot open it: %s", path, strerror(e)), -1;
-    }
-    return vfd;
-}
-
 static const char *busy_or(int e, const char *otherwise)
 {
     return e == EBUSY ? "the camera is busy: another program is using it; close it and retry"
                       : otherwise;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Choosing a mode
- * ------------------------------------------------------------------------------------------- */
-
-// Formats we prefer when several reach the asked size and rate: uncompressed colour first
-// (cheapest to preprocess), then MJPEG (what webcams give at high rates), grey last.
-static int format_rank(int pixfmt)
-{
-    static const int rank[CC_PIX_COUNT] = {
-        [CC_PIX_YUYV] = 0,  [CC_PIX_NV12] = 1,  [CC_PIX_BGR24] = 2,
-        [CC_PIX_RGB24] = 3, [CC_PIX_MJPEG] = 4, [CC_PIX_GREY] = 5,
-    };
-    return rank[pixfmt];
-}
-
-// How far a size is from the asked one: 0 exact, 1.. larger (crop/resize down), 100.. smaller.
-static double size_cost(int w, int h, int rw, int rh)
-{
-    if (w == rw && h == rh)
-        return 0;
-    double a = (double)w * h, ra = (double)rw * rh;
-    if (w >= rw && h >= rh)
-        return 1 + (a - ra) / ra;
-    return 100 + ra / (a > 0 ? a : 1);
-}
-
-// True when a is a better choice than b for the request.
-static bool better_mode(const struct cc_mode *a, const struct cc_mode *b, int rw, int rh,
-                        double rfps)
-{
-    double ca = size_cost(a->width, a->height, rw, rh), cb = size_cost(b->width, b->height, rw, rh);
-    if (fabs(ca - cb) > 1e-9)
-        return ca < cb;
-    // Unknown rates (0) count as reaching the request: we learn the truth from S_PARM.
-    double fa = a->max_fps > 0 ? fmin(a->max_fps, rfps) : rfps;
-    double fb = b->max_fps > 0 ? fmin(b->max_fps, rfps) : rfps;
-    if (fabs(fa - fb) > 0.01 * rfps)
-        return fa > fb;
-    return format_rank(a->pixfmt) < format_rank(b->pixfmt);
-}
-
-int cc_capture_choose_mode(const struct cc_mode *modes, int n, const struct cc_capture_config *c)
-{
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-        if (modes[i].pixfmt < 0 || (c->format >= 0 && modes[i].pixfmt != c->format))
-            continue;
-        if (best < 0 || better_mode(&modes[i], &modes[best], c->width, c->height, c->fps))
-            best = i;
-    }
-    return best;
 }
 
 // Chooses and sets the mode; fills *info (format, size, stride, image_bytes, fps).

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture_internal.h"
+#include "v4l2_device.h"
 #include "testutil.h"
 
 #define MODE(fcc, pix, w, h, rate)                                                                 \
