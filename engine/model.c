@@ -1,4 +1,5 @@
-/* camclass — the in-memory model: builder, op table and the finalize checks (see model.h).
+/* camclass — the in-memory model: builder and the finalize checks (see model.h); the op
+ * table and the op and activation names are op_rules.c's.
  *
  * Every rule of docs/MODEL_FORMAT.md that concerns the graph itself (shapes, limits, order,
  * input/output spec, labels) is checked here, so that a model built by code is held to the
@@ -61,22 +62,6 @@ struct cc_act cc_act_of(enum cc_act_kind kind)
     return (struct cc_act){-INFINITY, INFINITY, kind};
 }
 
-static const char *const act_kind_names[CC_ACT_KIND_COUNT] = {
-    [CC_ACT_CLAMP] = "clamp",         [CC_ACT_SIGMOID] = "sigmoid", [CC_ACT_HARDSIGMOID] = "hardsigmoid",
-    [CC_ACT_HARDSWISH] = "hardswish", [CC_ACT_SILU] = "silu",
-};
-
-const char *cc_act_kind_name(enum cc_act_kind kind)
-{
-    return (unsigned)kind < CC_ACT_KIND_COUNT ? act_kind_names[kind] : "?";
-}
-
-bool cc_act_is_none(struct cc_act act)
-{
-    return act.kind == CC_ACT_CLAMP && isinf(act.min) && act.min < 0 && isinf(act.max) &&
-           act.max > 0;
-}
-
 float cc_act_apply(struct cc_act act, float x)
 {
     switch (act.kind) {
@@ -91,11 +76,6 @@ float cc_act_apply(struct cc_act act, float x)
     default:
         return x < act.min ? act.min : x > act.max ? act.max : x;
     }
-}
-
-bool cc_tensor_is_const(const struct cc_tensor *t)
-{
-    return t->data != NULL || t->q != NULL;
 }
 
 void cc_tensor_dequantize(const struct cc_tensor *t, float *out)

@@ -11,6 +11,7 @@
 #ifndef CC_MODEL_H
 #define CC_MODEL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -185,20 +186,29 @@ struct cc_act cc_act_none(void);
 struct cc_act cc_act_relu(void);
 struct cc_act cc_act_relu6(void);
 struct cc_act cc_act_of(enum cc_act_kind kind); // a non-clamp kind (min/max open)
-const char *cc_act_kind_name(enum cc_act_kind kind); // "clamp", "sigmoid", ...
-bool cc_act_is_none(struct cc_act act);              // a clamp to [-inf, inf]
+const char *cc_act_kind_name(enum cc_act_kind kind); // "clamp", "sigmoid", ... (op_rules.c)
+
+/* Whether act is a clamp to [-inf, inf]: no activation. */
+static inline bool cc_act_is_none(struct cc_act act)
+{
+    return act.kind == CC_ACT_CLAMP && isinf(act.min) && act.min < 0 && isinf(act.max) &&
+           act.max > 0;
+}
 
 /* y = act(x) for one value, in float: the reference every backend is compared with. */
 float cc_act_apply(struct cc_act act, float x);
 
 /* Op table lookups: "conv2d" <-> CC_OP_CONV2D. cc_op_from_name returns CC_OP_COUNT when
- * unknown. */
+ * unknown. Defined in op_rules.c, with the table. */
 const char *cc_op_name(enum cc_op op);
 enum cc_op cc_op_from_name(const char *name);
 const char *cc_dtype_name(enum cc_dtype dtype);
 
 /* Whether t is a constant (f32 data or i8 values): a tensor no node writes. */
-bool cc_tensor_is_const(const struct cc_tensor *t);
+static inline bool cc_tensor_is_const(const struct cc_tensor *t)
+{
+    return t->data != NULL || t->q != NULL;
+}
 
 /* Writes t's count values as f32 into out: data as it is, or for an i8 tensor
  * (float)q[i] * scales[o] (one f32 multiply, the same the shaders do). t must be a constant. */

@@ -104,6 +104,16 @@ static const struct op_rule op_rules[CC_OP_COUNT] = {
     [CC_OP_MUL] = {"mul", 2, 2, true, infer_mul},
 };
 
+static const char *const act_kind_names[CC_ACT_KIND_COUNT] = {
+    [CC_ACT_CLAMP] = "clamp",         [CC_ACT_SIGMOID] = "sigmoid", [CC_ACT_HARDSIGMOID] = "hardsigmoid",
+    [CC_ACT_HARDSWISH] = "hardswish", [CC_ACT_SILU] = "silu",
+};
+
+const char *cc_act_kind_name(enum cc_act_kind kind)
+{
+    return (unsigned)kind < CC_ACT_KIND_COUNT ? act_kind_names[kind] : "?";
+}
+
 const char *cc_op_name(enum cc_op op)
 {
     if ((unsigned)op >= CC_OP_COUNT)
