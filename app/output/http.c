@@ -44,6 +44,7 @@ struct cc_http {
     struct cc_http_config cfg; // cli: the caller's, outlives the service
     char token[CC_HTTP_MAX_TOKEN + 1];
     bool auth;
+    struct cc_http_hosts hosts; // the Host names and Origins answered without the token
     size_t max_body;
     int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
     struct cc_http_deadline *deadline; // and the headers this long after the connection opened
@@ -276,17 +277,28 @@ static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
     return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
 }
 
-/* The first call of a request: routing, authentication, limits that the headers show
- * (http_request.h decides). Returns MHD_YES to go on reading the body (a POST /predict that is
- * acceptable so far). */
+/* The first call of a request: who asks (Host, Origin), routing, authentication, limits that
+ * the headers show (http_request.h decides). Returns MHD_YES to go on reading the body (a POST
+ * /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
-                                  const char *method, struct request *rq, bool *answered)
+                                  const char *method, const char *version, struct request *rq,
+                                  bool *answered)
 {
     *answered = true;
     struct cc_http_route route = cc_http_route(
         method, url, h->auth ? h->token : NULL,
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     rq->endpoint = route.endpoint;
+    char msg[320];
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    int status = cc_http_check_host(&h->hosts, version, host, msg, sizeof(msg));
+    if (!status)
+        status = cc_http_check_origin(
+            &h->hosts, method, host,
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN),
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"), msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
     if (route.status)
         return send_error(c, route.status, route.msg, route.header, route.value);
     switch (rq->endpoint) {
@@ -307,9 +319,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     default: // POST /predict
         break;
     }
-    char msg[200];
     enum cc_http_body_kind kind;
-    int status = cc_http_predict_head(
+    status = cc_http_predict_head(
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
@@ -366,7 +377,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-    (void)version;
     struct cc_http *h = cls;
     struct request *rq = *con_cls;
     if (!rq) {
@@ -377,7 +387,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->head_ns = cc_now_ns();
         cc_http_deadline_begin(h->deadline, watch_of(c));
         bool answered;
-        enum MHD_Result ret = first_call(h, c, url, method, rq, &answered);
+        enum MHD_Result ret = first_call(h, c, url, method, version, rq, &answered);
         rq->started = !answered;
         return ret;
     }
@@ -548,6 +558,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
         h->auth = true;
     }
+    cc_http_hosts_init(&h->hosts, &la, cli->serve_token, cli->serve_allow);
     h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
     h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
 
