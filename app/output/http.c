@@ -277,7 +277,16 @@ static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
     return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
 }
 
-/* The first call of a request: who asks (Host, Origin), routing, authentication, limits that
+/* libmicrohttpd's header iterator: each header line to the framing check. */
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    cc_http_framing_add(cls, key, value ? value : "");
+    return MHD_YES;
+}
+
+/* The first call of a request: the body's framing, who asks (Host, Origin), routing, authentication, limits that
  * the headers show (http_request.h decides). Returns MHD_YES to go on reading the body (a POST
  * /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
@@ -290,8 +299,15 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     rq->endpoint = route.endpoint;
     char msg[320];
+    // An ambiguous body is refused first, and its connection closed: what a proxy in front
+    // took for its body would be read here as the next request (request smuggling).
+    struct cc_http_framing framing = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &framing);
+    int status = cc_http_framing_check(&framing, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, MHD_HTTP_HEADER_CONNECTION, "close");
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    int status = cc_http_check_host(&h->hosts, version, host, msg, sizeof(msg));
+    status = cc_http_check_host(&h->hosts, version, host, msg, sizeof(msg));
     if (!status)
         status = cc_http_check_origin(
             &h->hosts, method, host,

@@ -220,6 +220,46 @@ int cc_http_check_origin(const struct cc_http_hosts *hs, const char *method, con
 }
 
 /* ------------------------------------------------------------------------------------------
+ * The body's framing
+ */
+
+void cc_http_framing_add(struct cc_http_framing *f, const char *name, const char *value)
+{
+    if (strcasecmp(name, "Content-Length") == 0) {
+        if (f->lengths++ == 0)
+            f->length = value;
+        else if (strcmp(f->length, value) != 0)
+            f->lengths_differ = true;
+    } else if (strcasecmp(name, "Transfer-Encoding") == 0 && f->encodings++ == 0) {
+        f->encoding = value;
+    }
+}
+
+int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg_size)
+{
+    if (f->encodings && f->lengths) {
+        snprintf(msg, msg_size,
+                 "Transfer-Encoding and Content-Length together make the body's end ambiguous "
+                 "(request smuggling, RFC 9112 section 6.1); send one of them");
+        return 400;
+    }
+    if (f->lengths_differ) {
+        snprintf(msg, msg_size,
+                 "two different Content-Length values make the body's end ambiguous (request "
+                 "smuggling, RFC 9112 section 6.3); send one");
+        return 400;
+    }
+    if (f->encodings > 1 || (f->encodings && strcasecmp(f->encoding, "chunked") != 0)) {
+        snprintf(msg, msg_size,
+                 "Transfer-Encoding %.60s is not supported; send the body with Content-Length "
+                 "or Transfer-Encoding: chunked alone",
+                 f->encodings > 1 ? "in several lines" : f->encoding);
+        return 501;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
  * The token and the routing
  */
 

@@ -82,6 +82,27 @@ int cc_http_check_origin(const struct cc_http_hosts *hs, const char *method, con
  * time (no early exit on the first difference). token NULL: no token needed, true. */
 bool cc_http_bearer_ok(const char *authorization, const char *token);
 
+/* How a request's body is framed (RFC 9112 section 6): its Content-Length and
+ * Transfer-Encoding header lines as they came, gathered by cc_http_framing_add. The strings
+ * are the request's (not owned; read while it lasts). */
+struct cc_http_framing {
+    int lengths;          // Content-Length lines
+    const char *length;   // the first one's value
+    bool lengths_differ;  // two of them have different values
+    int encodings;        // Transfer-Encoding lines
+    const char *encoding; // the first one's value
+};
+
+/* One header line of a request (name, value: as libmicrohttpd hands them), any order. */
+void cc_http_framing_add(struct cc_http_framing *f, const char *name, const char *value);
+
+/* 0 when the body's framing is unambiguous; else the refusal, after which the connection must
+ * be closed (what follows could be taken as another request: request smuggling), with its
+ * error line in msg: 400 for Transfer-Encoding with Content-Length (section 6.1) or two
+ * different Content-Lengths (section 6.3), 501 for a Transfer-Encoding other than one
+ * "chunked" (gzip, chunked; xchunked). */
+int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg_size);
+
 /* What the method and path of a request ask for, before its body. */
 struct cc_http_route {
     enum cc_metrics_endpoint endpoint; // the path (CC_METRICS_OTHER: none of ours)

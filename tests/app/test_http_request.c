@@ -155,6 +155,41 @@ static void hosts(void)
     origin_is(&token, "POST", "http://evil.example", "cross-site", 0);
 }
 
+/* Request smuggling (#24 section 1.2): the header lines given as name, value pairs. */
+static void framing_is(const char *const *lines, int n, int want)
+{
+    struct cc_http_framing f = {0};
+    for (int i = 0; i < n; i += 2)
+        cc_http_framing_add(&f, lines[i], lines[i + 1]);
+    char msg[320] = "";
+    int st = cc_http_framing_check(&f, msg, sizeof(msg));
+    CHECKF(st == want && (st ? msg[0] != '\0' : 1), "%s: %s ...: %d \"%s\" (want %d)", lines[0],
+           lines[1], st, msg, want);
+}
+
+static void framings(void)
+{
+#define FRAMING(want, ...)                                                                         \
+    framing_is((const char *const[]){__VA_ARGS__},                                                 \
+               (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *)), want)
+    FRAMING(0, "Host", "x");
+    FRAMING(0, "Content-Length", "12");
+    FRAMING(0, "content-length", "12", "Content-Length", "12"); // the same twice: one length
+    FRAMING(0, "Transfer-Encoding", "chunked");
+    FRAMING(0, "transfer-encoding", "Chunked");
+    FRAMING(400, "Transfer-Encoding", "chunked", "Content-Length", "30");
+    FRAMING(400, "Content-Length", "30", "Transfer-Encoding", "chunked");
+    FRAMING(400, "Content-Length", "0", "Content-Length", "36");
+    FRAMING(400, "Transfer-Encoding", "xchunked", "Content-Length", "3");
+    FRAMING(501, "Transfer-Encoding", "xchunked");
+    FRAMING(501, "Transfer-Encoding", "gzip, chunked");
+    FRAMING(501, "Transfer-Encoding", "chunked, chunked");
+    FRAMING(501, "Transfer-Encoding", "gzip", "Transfer-Encoding", "chunked");
+    FRAMING(501, "Transfer-Encoding", "chunked", "Transfer-Encoding", "chunked");
+    FRAMING(501, "Transfer-Encoding", "");
+#undef FRAMING
+}
+
 static void tokens(void)
 {
     CHECK(cc_http_bearer_ok(NULL, NULL));
@@ -316,6 +351,7 @@ int main(void)
 {
     settings();
     hosts();
+    framings();
     tokens();
     routes();
     predict_heads();

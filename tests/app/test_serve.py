@@ -477,6 +477,36 @@ def raw_answer(port, request, timeout=10):
     return status, obj, answer
 
 
+def test_framing():
+    """Request smuggling (#24 section 1.2): a body whose end two parsers would see differently
+    (Transfer-Encoding with Content-Length, two Content-Lengths) is 400 and the connection
+    closed, so the bytes a Content-Length parser in front took for the body are never answered
+    as a second request; a Transfer-Encoding other than chunked is 501 at once (it hung 10 s)."""
+    s = Server(["--serve", "0"])
+    if not check(s.port is not None, "framing: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    smuggled = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    head = b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+    for what, req, want in [
+            ("chunked with Content-Length", head + b"Transfer-Encoding: chunked\r\n"
+             b"Content-Length: %d\r\n\r\n0\r\n\r\n" % (5 + len(smuggled)) + smuggled, 400),
+            ("two Content-Lengths", head + b"Content-Length: 0\r\nContent-Length: %d\r\n\r\n"
+             % len(smuggled) + smuggled, 400),
+            ("Transfer-Encoding: xchunked", head + b"Transfer-Encoding: xchunked\r\n\r\n", 501),
+            ("Transfer-Encoding: gzip, chunked", head + b"Transfer-Encoding: gzip, chunked\r\n"
+             b"\r\n5\r\nhello\r\n0\r\n\r\n", 501)]:
+        t = time.time()
+        st, o, a = raw_answer(s.port, req, 5)
+        check(is_error(st, o, want) and a.count(b"HTTP/1.1 ") == 1 and
+              b"connection: close" in a.lower() and time.time() - t < 3,
+              "%s: %d at once, Connection: close, nothing more answered (%.1f s, %r)"
+              % (what, want, time.time() - t, a[:60] + b"..." + a[-60:]))
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "then answered as before (%d)" % st)
+    s.stop()
+
+
 def test_hosts():
     """DNS rebinding (#24 section 1.1): without a token only Host names of this camclass are
     answered (421 otherwise, before /stream or /latest), HTTP/1.1 without Host is 400, and a
@@ -676,6 +706,7 @@ test_requests_only()
 test_auth()
 test_config()
 test_hosts()
+test_framing()
 test_shared_with_frames()
 test_stop_in_flight()
 print("%.1f s" % (time.time() - t0))
