@@ -50,6 +50,7 @@ struct cc_http {
     struct cc_http_deadline *deadline; // and the headers this long after the connection opened
                                        // or its previous request was answered (the same)
     struct cc_predict_config predict;
+    struct cc_decode_budget *decodes; // /predict's decodes at once and their memory
     struct MHD_Daemon *daemon;
     int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
             // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
@@ -444,7 +445,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
-    return send_json(c, a.status, a.json, NULL, NULL);
+    return send_json(c, a.status, a.json, a.retry ? MHD_HTTP_HEADER_RETRY_AFTER : NULL,
+                     a.retry ? "1" : NULL);
 }
 
 /* A request's end (answered, or the connection closed or timed out): its state goes, and the
@@ -576,7 +578,12 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     cc_http_hosts_init(&h->hosts, &la, cli->serve_token, cli->serve_allow);
     h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
-    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!(h->decodes = cc_decode_budget_create(
+              cpus < 1 ? 1 : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS : (int)cpus,
+              CC_PREDICT_DECODE_UNITS, err)))
+        goto error;
+    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model, h->decodes};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";
@@ -670,6 +677,7 @@ void cc_http_destroy(struct cc_http *h)
     cc_mjpeg_destroy(h->mjpeg);
     free(h->page);
     cc_metrics_destroy(h->metrics);
+    cc_decode_budget_destroy(h->decodes);
     free(h->latest);
     pthread_mutex_destroy(&h->latest_lock);
     free(h);

@@ -16,6 +16,11 @@
   counted as 408), one trickling its headers (slowloris: closed 6 x --serve-timeout after it
   connected, counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
+- hostile clients (#24 section 1): a Host that names no loopback, bound or allowed address is
+  421, HTTP/1.1 without Host 400, a browser's cross-origin POST 403 (test_hosts); an ambiguous
+  body framing 400 and a Transfer-Encoding other than chunked 501, the connection closed
+  (test_framing); 4 progressive 40 M-pixel JPEGs at once: one decoded, the others 503 with
+  Retry-After, the peak memory bounded (test_decodes);
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
   a token without --serve: exit 2 with one line, before the model loads; so is --serve where
@@ -507,6 +512,56 @@ def test_framing():
     s.stop()
 
 
+def peak_rss_mb(pid):
+    """The process's peak resident memory so far (VmHWM), in MB."""
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0
+
+
+def test_decodes():
+    """Decodes are bounded (#24 section 1.3): a progressive JPEG of 6324x6324 (40 M pixels, a
+    small file) takes ~344 MB to decode; 4 sent at once were decoded at once (1.4 GB). Now the
+    memory set aside for decoding holds one: the others are 503 with Retry-After at once, the
+    peak stays near one decode, and the same image sent alone is then answered."""
+    big = BytesIO()
+    Image.linear_gradient("L").resize((6324, 6324)).convert("RGB").save(
+        big, "JPEG", progressive=True, quality=75)
+    big = big.getvalue()
+    s = Server(["--serve", "0"])
+    if not check(s.port is not None, "decodes: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    base = peak_rss_mb(s.p.pid)
+    req = (b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+           b"Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n" % len(big)) + big
+    conns = []
+    for _ in range(4):  # all but the last byte, then the last bytes together: 4 at once
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=bound(60))
+        c.sendall(req[:-1])
+        conns.append(c)
+    time.sleep(0.3)
+    for c in conns:
+        c.sendall(req[-1:])
+    answers = [read_all(c) for c in conns]
+    for c in conns:
+        c.close()
+    heads = [a.split(b"\r\n\r\n", 1)[0] for a in answers]
+    ok = sum(h.startswith(b"HTTP/1.1 200") for h in heads)
+    busy = [a for a, h in zip(answers, heads) if h.startswith(b"HTTP/1.1 503")]
+    peak = peak_rss_mb(s.p.pid)
+    check(ok >= 1 and len(busy) >= 1 and ok + len(busy) == 4 and
+          all(b"Retry-After: 1" in a and b'"status":503' in a for a in busy),
+          "4 progressive 40 M-pixel JPEGs at once: %d answered 200, %d 503 with Retry-After (%s)"
+          % (ok, len(busy), [h.split(b"\r\n", 1)[0] for h in heads]))
+    check(peak - base < 500, "their decodes held at most one at a time: %.0f MB above the start "
+          "(%.0f MB peak; seen 231 MB; 4 decoded at once took 909 MB)" % (peak - base, peak))
+    st, _, o = s.request("POST", "/predict", big, {"Content-Type": "image/jpeg"}, 60)
+    check(st == 200 and o["width"] == 6324, "then the same image alone: 200 (%d)" % st)
+    s.stop()
+
+
 def test_hosts():
     """DNS rebinding (#24 section 1.1): without a token only Host names of this camclass are
     answered (421 otherwise, before /stream or /latest), HTTP/1.1 without Host is 400, and a
@@ -707,6 +762,7 @@ test_auth()
 test_config()
 test_hosts()
 test_framing()
+test_decodes()
 test_shared_with_frames()
 test_stop_in_flight()
 print("%.1f s" % (time.time() - t0))
