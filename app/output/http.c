@@ -620,6 +620,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
         MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CC_HTTP_CONNECTION_MEMORY_KB * 1024,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         h, MHD_OPTION_END);
     if (!h->daemon) {

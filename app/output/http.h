@@ -31,6 +31,9 @@
 enum {
     CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
     CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
+    CC_HTTP_CONNECTION_MEMORY_KB = 256, // libmicrohttpd's pool per connection (its default,
+                                        // 32 KB, held ~500 query arguments, a 2 KB URL: beyond,
+                                        // the connection was dropped unanswered); 8 MB for 32
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
     CC_HTTP_BODY_TIMEOUTS = 6,    // request headers not in 6 x --serve-timeout after the
