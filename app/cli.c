@@ -64,6 +64,7 @@ static const struct opt opts[] = {
     {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
+    {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
     {"serve-timeout", OPT_INT, F(serve_timeout), 0, 1, 3600, false},
     {"serve-max-body", OPT_INT, F(serve_body_mb), 0, 1, 1024, false},
     {"config", OPT_STRING, F(config), 0, 0, 0, true},
@@ -135,6 +136,10 @@ static const char usage[] =
     "                      only requests (SERVE.md, below)\n"
     "  --serve-token TOKEN the Bearer token every request but /healthz must carry; needed\n"
     "                      to --serve on an address other than loopback\n"
+    "  --serve-allow-host NAME[,NAME...]\n"
+    "                      without a token, answer these Host names too (a reverse proxy's\n"
+    "                      name); by default only localhost, 127.0.0.1, [::1] and the --serve\n"
+    "                      address (421 otherwise: DNS rebinding)\n"
     "  --serve-timeout S   close a connection idle for S seconds, or whose request headers\n"
     "                      or body take more than 6 x S seconds (default 10)\n"
     "  --serve-max-body MB largest request body in MB (default 16; 413 beyond)\n"

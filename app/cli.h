@@ -75,6 +75,8 @@ struct cc_cli {
     char *device_id;   // --device-id ID: the MQTT topic level; NULL: the host name
     char *serve;       // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
     char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
+    char *serve_allow; // --serve-allow-host NAME[,...]: more Host names answered without a
+                       // token (http_request.h); NULL: none
     int serve_timeout; // --serve-timeout S: idle seconds before a connection is closed; 0: 10
     int serve_body_mb; // --serve-max-body MB: largest request body; 0: 16
     char *config;      // --config FILE (command line only)

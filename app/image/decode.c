@@ -132,6 +132,30 @@ bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct c
     return true;
 }
 
+static bool jpeg_declared(const uint8_t *data, size_t size, long long *w, long long *h,
+                          bool *progressive)
+{
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_err jerr;
+    cinfo.err = jpeg_std_error(&jerr.pub);
+    jerr.pub.error_exit = jpeg_error_exit;
+    jerr.pub.emit_message = jpeg_emit_message;
+    if (setjmp(jerr.jmp)) {
+        jpeg_destroy_decompress(&cinfo);
+        return false;
+    }
+    jpeg_create_decompress(&cinfo);
+    bool ok = size > 0 && size <= (size_t)0xffffffffu;
+    if (ok) {
+        jpeg_mem_src(&cinfo, data, (unsigned long)size);
+        jpeg_read_header(&cinfo, TRUE);
+        *w = cinfo.image_width, *h = cinfo.image_height;
+        *progressive = cinfo.progressive_mode;
+    }
+    jpeg_destroy_decompress(&cinfo);
+    return ok;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* PNG                                                                                      */
 /* ---------------------------------------------------------------------------------------- */
@@ -168,6 +192,18 @@ static void png_read_mem(png_structp png, png_bytep out, png_size_t n)
 static long long be32(const uint8_t *p)
 {
     return (long long)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+bool cc_image_declared(const uint8_t *data, size_t size, long long *w, long long *h,
+                       bool *progressive)
+{
+    *progressive = false;
+    if (cc_is_jpeg(data, size))
+        return jpeg_declared(data, size, w, h, progressive);
+    if (!cc_is_png(data, size) || size < 24 || memcmp(data + 12, "IHDR", 4) != 0)
+        return false;
+    *w = be32(data + 16), *h = be32(data + 20);
+    return true;
 }
 
 bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc_image *img,

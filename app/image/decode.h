@@ -45,6 +45,13 @@ bool cc_image_check_size(long long w, long long h, const char *name, struct cc_e
 bool cc_is_png(const uint8_t *data, size_t size);
 bool cc_is_jpeg(const uint8_t *data, size_t size);
 
+/* The size a PNG (IHDR) or JPEG (its frame header, read by libjpeg as the decode reads it)
+ * declares, and whether the JPEG is progressive (its decoder keeps every DCT coefficient of the
+ * image besides the pixels: about three times their memory), without decoding. False when no
+ * header reads (a decode then fails there too, before allocating for the image). */
+bool cc_image_declared(const uint8_t *data, size_t size, long long *w, long long *h,
+                       bool *progressive);
+
 /* Decodes a JPEG to RGB (channels = 3, also for greyscale JPEGs). A truncated stream
  * (premature end of data) is an error, not a grey-filled image. The declared size is checked
  * (cc_image_check_size) after the header is read, before libjpeg allocates for the image. */

@@ -44,11 +44,13 @@ struct cc_http {
     struct cc_http_config cfg; // cli: the caller's, outlives the service
     char token[CC_HTTP_MAX_TOKEN + 1];
     bool auth;
+    struct cc_http_hosts hosts; // the Host names and Origins answered without the token
     size_t max_body;
     int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
     struct cc_http_deadline *deadline; // and the headers this long after the connection opened
                                        // or its previous request was answered (the same)
     struct cc_predict_config predict;
+    struct cc_decode_budget *decodes; // /predict's decodes at once and their memory
     struct MHD_Daemon *daemon;
     int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
             // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
@@ -276,17 +278,44 @@ static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
     return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
 }
 
-/* The first call of a request: routing, authentication, limits that the headers show
- * (http_request.h decides). Returns MHD_YES to go on reading the body (a POST /predict that is
- * acceptable so far). */
+/* libmicrohttpd's header iterator: each header line to the framing check. */
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    cc_http_framing_add(cls, key, value ? value : "");
+    return MHD_YES;
+}
+
+/* The first call of a request: the body's framing, who asks (Host, Origin), routing, authentication, limits that
+ * the headers show (http_request.h decides). Returns MHD_YES to go on reading the body (a POST
+ * /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
-                                  const char *method, struct request *rq, bool *answered)
+                                  const char *method, const char *version, struct request *rq,
+                                  bool *answered)
 {
     *answered = true;
     struct cc_http_route route = cc_http_route(
         method, url, h->auth ? h->token : NULL,
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     rq->endpoint = route.endpoint;
+    char msg[320];
+    // An ambiguous body is refused first, and its connection closed: what a proxy in front
+    // took for its body would be read here as the next request (request smuggling).
+    struct cc_http_framing framing = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &framing);
+    int status = cc_http_framing_check(&framing, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, MHD_HTTP_HEADER_CONNECTION, "close");
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    status = cc_http_check_host(&h->hosts, version, host, msg, sizeof(msg));
+    if (!status)
+        status = cc_http_check_origin(
+            &h->hosts, method, host,
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN),
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"), msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
     if (route.status)
         return send_error(c, route.status, route.msg, route.header, route.value);
     switch (rq->endpoint) {
@@ -307,9 +336,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     default: // POST /predict
         break;
     }
-    char msg[200];
     enum cc_http_body_kind kind;
-    int status = cc_http_predict_head(
+    status = cc_http_predict_head(
         MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
@@ -366,7 +394,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-    (void)version;
     struct cc_http *h = cls;
     struct request *rq = *con_cls;
     if (!rq) {
@@ -377,7 +404,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         rq->head_ns = cc_now_ns();
         cc_http_deadline_begin(h->deadline, watch_of(c));
         bool answered;
-        enum MHD_Result ret = first_call(h, c, url, method, rq, &answered);
+        enum MHD_Result ret = first_call(h, c, url, method, version, rq, &answered);
         rq->started = !answered;
         return ret;
     }
@@ -418,7 +445,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
-    return send_json(c, a.status, a.json, NULL, NULL);
+    return send_json(c, a.status, a.json, a.retry ? MHD_HTTP_HEADER_RETRY_AFTER : NULL,
+                     a.retry ? "1" : NULL);
 }
 
 /* A request's end (answered, or the connection closed or timed out): its state goes, and the
@@ -548,8 +576,14 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         snprintf(h->token, sizeof(h->token), "%s", cli->serve_token);
         h->auth = true;
     }
+    cc_http_hosts_init(&h->hosts, &la, cli->serve_token, cli->serve_allow);
     h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
-    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model};
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!(h->decodes = cc_decode_budget_create(
+              cpus < 1 ? 1 : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS : (int)cpus,
+              CC_PREDICT_DECODE_UNITS, err)))
+        goto error;
+    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model, h->decodes};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";
@@ -586,6 +620,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, h, // first: all lines
         MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)CC_HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CC_HTTP_CONNECTION_MEMORY_KB * 1024,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         h, MHD_OPTION_END);
     if (!h->daemon) {
@@ -643,6 +678,7 @@ void cc_http_destroy(struct cc_http *h)
     cc_mjpeg_destroy(h->mjpeg);
     free(h->page);
     cc_metrics_destroy(h->metrics);
+    cc_decode_budget_destroy(h->decodes);
     free(h->latest);
     pthread_mutex_destroy(&h->latest_lock);
     free(h);

@@ -3,7 +3,7 @@
  * errors (MHD_NO, errno) are said here once. What it decides from a request's strings (route,
  * token, ?k=, Content-Type, the body's limit) is http_request.c's, which has no library.
  *
- *   cc_http_check(cli->serve, cli->serve_token, &err)       // before the model loads: exit 2
+ *   cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, &err) // exit 2
  *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
  *   inference thread, per frame result: cc_http_result(h, r);  // GET /latest, /metrics
  *   ...                                                     // requests run on their own threads
@@ -31,6 +31,9 @@
 enum {
     CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
     CC_HTTP_MAX_CONNECTIONS = 32, // at once; more wait in the listen backlog (64)
+    CC_HTTP_CONNECTION_MEMORY_KB = 256, // libmicrohttpd's pool per connection (its default,
+                                        // 32 KB, held ~500 query arguments, a 2 KB URL: beyond,
+                                        // the connection was dropped unanswered); 8 MB for 32
     CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
                                   // closed; --serve-timeout
     CC_HTTP_BODY_TIMEOUTS = 6,    // request headers not in 6 x --serve-timeout after the
@@ -49,6 +52,7 @@ enum {
 
 struct cc_http_config {
     const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
+                                  // --serve-allow-host,
                                   // --serve-timeout, --serve-max-body, --top-k (/predict's k
                                   // when the request gives no ?k=)
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned

@@ -66,8 +66,46 @@ bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc
     return true;
 }
 
-bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
+/* The length of the name in a Host value or a --serve-allow-host item, NAME or [IPv6], before
+ * an optional ":PORT"; 0 when it is neither. */
+static size_t host_name(const char *host)
 {
+    size_t n;
+    if (host[0] == '[') {
+        n = strspn(host + 1, "0123456789abcdefABCDEF:.");
+        if (host[n + 1] != ']')
+            return 0;
+        n += 2;
+    } else {
+        n = strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_");
+    }
+    return n <= 255 ? n : 0;
+}
+
+/* Each item of --serve-allow-host's comma list is a name or address without a port. */
+static bool check_allow(const char *allow, struct cc_error *err)
+{
+    for (const char *p = allow;; p++) {
+        size_t k = strcspn(p, ","), n = host_name(p);
+        if (!k || n != k)
+            return cc_error_set(err,
+                                "--serve-allow-host %s: \"%.*s\" is not a host name or address; "
+                                "give names or addresses without ports, separated by commas "
+                                "(e.g. camera.local,192.168.1.20)",
+                                allow, (int)(k < 80 ? k : 80), p);
+        p += k;
+        if (!*p)
+            return true;
+    }
+}
+
+bool cc_http_check(const char *serve, const char *token, const char *allow, struct cc_error *err)
+{
+    if (allow && !serve)
+        return cc_error_set(err, "--serve-allow-host is given without --serve; add --serve "
+                                 "[ADDR:]PORT or drop it");
+    if (allow && !check_allow(allow, err))
+        return false;
     if (token) {
         size_t n = strlen(token);
         if (!serve)
@@ -94,6 +132,131 @@ bool cc_http_check(const char *serve, const char *token, struct cc_error *err)
                             "127.0.0.1",
                             serve);
     return true;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Who asks: Host and Origin
+ */
+
+void cc_http_hosts_init(struct cc_http_hosts *hs, const struct cc_http_listen *la,
+                        const char *token, const char *allow)
+{
+    *hs = (struct cc_http_hosts){.any = token != NULL, .allow = allow};
+    char a[INET6_ADDRSTRLEN] = "";
+    if (la->v6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&la->sa)->sin6_addr, a, sizeof(a));
+    else
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)&la->sa)->sin_addr, a, sizeof(a));
+    snprintf(hs->bound, sizeof(hs->bound), la->v6 ? "[%s]" : "%s", a);
+}
+
+static bool same_name(const char *name, size_t n, const char *want, size_t want_n)
+{
+    return n == want_n && strncasecmp(name, want, n) == 0;
+}
+
+/* Whether the Host value names this camclass: loopback, the bound address or an allowed host,
+ * then an optional ":PORT" (digits). */
+static bool known_host(const struct cc_http_hosts *hs, const char *host)
+{
+    size_t n = host_name(host);
+    const char *port = host + n;
+    if (!n || (*port && (*port != ':' || strspn(port + 1, "0123456789") != strlen(port + 1) ||
+                         strlen(port + 1) > 5)))
+        return false;
+    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+    for (size_t i = 0; i < sizeof(loopback) / sizeof(loopback[0]); i++)
+        if (same_name(host, n, loopback[i], strlen(loopback[i])))
+            return true;
+    if (same_name(host, n, hs->bound, strlen(hs->bound)))
+        return true;
+    for (const char *p = hs->allow; p && *p;) {
+        size_t k = strcspn(p, ",");
+        if (same_name(host, n, p, k))
+            return true;
+        p += k + (p[k] == ',');
+    }
+    return false;
+}
+
+int cc_http_check_host(const struct cc_http_hosts *hs, const char *version, const char *host,
+                       char *msg, size_t msg_size)
+{
+    if (!host) {
+        if (version && strcmp(version, "HTTP/1.0") == 0)
+            return 0; // HTTP/1.0 has no Host; browsers send one always
+        snprintf(msg, msg_size,
+                 "an HTTP/1.1 request must have a Host header (RFC 9112 section 3.2); send "
+                 "Host: ADDRESS:PORT");
+        return 400;
+    }
+    if (hs->any || known_host(hs, host))
+        return 0;
+    snprintf(msg, msg_size,
+             "Host %.80s is not a name of this camclass (DNS rebinding looks like this); ask for "
+             "localhost, 127.0.0.1, [::1] or %s, or start camclass with --serve-allow-host "
+             "NAME or --serve-token",
+             host, hs->bound);
+    return 421;
+}
+
+int cc_http_check_origin(const struct cc_http_hosts *hs, const char *method, const char *host,
+                         const char *origin, const char *fetch_site, char *msg, size_t msg_size)
+{
+    if (hs->any || strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+        return 0;
+    const char *site = fetch_site ? fetch_site : "same-origin";
+    bool same = strcasecmp(site, "same-origin") == 0 || strcasecmp(site, "none") == 0;
+    if (same && origin)
+        same = host && strncasecmp(origin, "http://", 7) == 0 && strcasecmp(origin + 7, host) == 0;
+    if (same)
+        return 0;
+    snprintf(msg, msg_size,
+             "a %.10s from another site (Origin %.80s, Sec-Fetch-Site %.20s) is refused without "
+             "--serve-token; send it from camclass's own page or a client that is not a "
+             "browser, or start camclass with --serve-token",
+             method, origin ? origin : "none", fetch_site ? fetch_site : "none");
+    return 403;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The body's framing
+ */
+
+void cc_http_framing_add(struct cc_http_framing *f, const char *name, const char *value)
+{
+    if (strcasecmp(name, "Content-Length") == 0) {
+        if (f->lengths++ == 0)
+            f->length = value;
+        else if (strcmp(f->length, value) != 0)
+            f->lengths_differ = true;
+    } else if (strcasecmp(name, "Transfer-Encoding") == 0 && f->encodings++ == 0) {
+        f->encoding = value;
+    }
+}
+
+int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg_size)
+{
+    if (f->encodings && f->lengths) {
+        snprintf(msg, msg_size,
+                 "Transfer-Encoding and Content-Length together make the body's end ambiguous "
+                 "(request smuggling, RFC 9112 section 6.1); send one of them");
+        return 400;
+    }
+    if (f->lengths_differ) {
+        snprintf(msg, msg_size,
+                 "two different Content-Length values make the body's end ambiguous (request "
+                 "smuggling, RFC 9112 section 6.3); send one");
+        return 400;
+    }
+    if (f->encodings > 1 || (f->encodings && strcasecmp(f->encoding, "chunked") != 0)) {
+        snprintf(msg, msg_size,
+                 "Transfer-Encoding %.60s is not supported; send the body with Content-Length "
+                 "or Transfer-Encoding: chunked alone",
+                 f->encodings > 1 ? "in several lines" : f->encoding);
+        return 501;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------

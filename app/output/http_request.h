@@ -13,6 +13,10 @@
  *       status = cc_http_body_end(&body, multipart, bad_form, msg, sizeof(msg));
  *   }
  *
+ * Before routing, who asks: cc_http_check_host (the Host header: DNS rebinding) and
+ * cc_http_check_origin (a browser's cross-origin POST), both against the cc_http_hosts made at
+ * start from --serve, --serve-token and --serve-allow-host.
+ *
  * Threads: none kept; every function works on what it is given (a request on its
  * connection's thread). The multipart syntax itself is libmicrohttpd's post processor's job.
  */
@@ -38,15 +42,66 @@ struct cc_http_listen {
  * default 127.0.0.1. False with err (one line naming --serve and the way out). */
 bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc_error *err);
 
-/* Checks --serve [ADDR:]PORT (as cc_http_parse_listen) and --serve-token (1..256 printable
- * ASCII characters, no spaces): an address other than loopback needs a token; a token without
- * --serve is refused. False with err (one line naming the flag and the way out). serve NULL and
- * token NULL: true. */
-bool cc_http_check(const char *serve, const char *token, struct cc_error *err);
+/* Checks --serve [ADDR:]PORT (as cc_http_parse_listen), --serve-token (1..256 printable
+ * ASCII characters, no spaces) and --serve-allow-host (a comma list of host names or addresses,
+ * no ports, no spaces): an address other than loopback needs a token; a token or allowed hosts
+ * without --serve are refused. False with err (one line naming the flag and the way out).
+ * serve, token and allow NULL: true. */
+bool cc_http_check(const char *serve, const char *token, const char *allow,
+                   struct cc_error *err);
+
+/* Which Host names a request may give (DNS rebinding: a page whose name the attacker points at
+ * 127.0.0.1 reaches the service with its own name as Host), made once at start, read only
+ * then. */
+struct cc_http_hosts {
+    bool any;          // --serve-token is set: every Host and Origin passes (the token protects)
+    char bound[48];    // the bound address as a Host writes it: "127.0.0.2", "[::1]"
+    const char *allow; // --serve-allow-host's comma list (checked); NULL: none; not owned
+};
+
+/* The hosts of a service bound at la (port aside) with token and allow (NULL: none). */
+void cc_http_hosts_init(struct cc_http_hosts *hs, const struct cc_http_listen *la,
+                        const char *token, const char *allow);
+
+/* A request's Host header (NULL: none) under its version ("HTTP/1.1", "HTTP/1.0"): 0 when it
+ * may be answered; 400 for HTTP/1.1 (or later) without Host, token or not; without a token,
+ * 421 unless the name (the port is not compared: a proxy in front may use its own) is
+ * localhost, 127.0.0.1, [::1], the bound address or an allowed host. msg: the error line. */
+int cc_http_check_host(const struct cc_http_hosts *hs, const char *version, const char *host,
+                       char *msg, size_t msg_size);
+
+/* A request that may change state (any method but GET and HEAD) from a browser: without a
+ * token, 403 when Sec-Fetch-Site (NULL: absent) is other than same-origin or none, or Origin
+ * (NULL: absent) is other than http://HOST; clients that send neither (curl, scripts) pass.
+ * 0 when it may go on; msg: the error line. */
+int cc_http_check_origin(const struct cc_http_hosts *hs, const char *method, const char *host,
+                         const char *origin, const char *fetch_site, char *msg,
+                         size_t msg_size);
 
 /* Whether an Authorization header value (NULL: none) is "Bearer TOKEN", compared in constant
  * time (no early exit on the first difference). token NULL: no token needed, true. */
 bool cc_http_bearer_ok(const char *authorization, const char *token);
+
+/* How a request's body is framed (RFC 9112 section 6): its Content-Length and
+ * Transfer-Encoding header lines as they came, gathered by cc_http_framing_add. The strings
+ * are the request's (not owned; read while it lasts). */
+struct cc_http_framing {
+    int lengths;          // Content-Length lines
+    const char *length;   // the first one's value
+    bool lengths_differ;  // two of them have different values
+    int encodings;        // Transfer-Encoding lines
+    const char *encoding; // the first one's value
+};
+
+/* One header line of a request (name, value: as libmicrohttpd hands them), any order. */
+void cc_http_framing_add(struct cc_http_framing *f, const char *name, const char *value);
+
+/* 0 when the body's framing is unambiguous; else the refusal, after which the connection must
+ * be closed (what follows could be taken as another request: request smuggling), with its
+ * error line in msg: 400 for Transfer-Encoding with Content-Length (section 6.1) or two
+ * different Content-Lengths (section 6.3), 501 for a Transfer-Encoding other than one
+ * "chunked" (gzip, chunked; xchunked). */
+int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg_size);
 
 /* What the method and path of a request ask for, before its body. */
 struct cc_http_route {

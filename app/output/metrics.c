@@ -17,7 +17,8 @@ enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
 static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
     "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "other"};
 // The statuses counted apart; anything else counts as the last row's "other".
-static const int statuses[] = {200, 400, 401, 404, 405, 408, 413, 415, 422, 500, 503};
+static const int statuses[] = {200, 400, 401, 403, 404, 405, 408,
+                               413, 415, 421, 422, 500, 501, 503};
 enum { N_STATUSES = sizeof(statuses) / sizeof(statuses[0]) };
 
 struct histogram {

@@ -37,22 +37,22 @@ struct cc_predict_answer cc_predict_error(int status, const char *msg)
         cJSON_Delete(o);
         o = NULL;
     }
-    struct cc_predict_answer a = {status, print_json(o)};
+    struct cc_predict_answer a = {.status = status, .json = print_json(o)};
     if (!a.json)
         a.status = 500;
     return a;
 }
 
 /* The 200 answer: model, backend, image size, top-k and the times. */
-static struct cc_predict_answer answer(const struct cc_predict_config *cfg,
-                                       const struct cc_image *img, const struct cc_result *r,
+static struct cc_predict_answer answer(const struct cc_predict_config *cfg, int width,
+                                       int height, const struct cc_result *r,
                                        double decode_ms, double preprocess_ms, double total_ms)
 {
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
     bool ok = o && top && cJSON_AddStringToObject(o, "model", cfg->model->name) &&
               cJSON_AddStringToObject(o, "backend", r->backend ? r->backend : "") &&
-              cJSON_AddNumberToObject(o, "width", img->width) &&
-              cJSON_AddNumberToObject(o, "height", img->height);
+              cJSON_AddNumberToObject(o, "width", width) &&
+              cJSON_AddNumberToObject(o, "height", height);
     for (int i = 0; ok && i < r->n_top; i++) {
         cJSON *c = cJSON_CreateObject();
         if (!c || !cJSON_AddItemToArray(top, c)) {
@@ -74,36 +74,59 @@ static struct cc_predict_answer answer(const struct cc_predict_config *cfg,
     cJSON_Delete(top);
     if (!ok) {
         cJSON_Delete(o);
-        return (struct cc_predict_answer){500, NULL};
+        return (struct cc_predict_answer){.status = 500};
     }
-    struct cc_predict_answer a = {200, print_json(o)};
+    struct cc_predict_answer a = {.status = 200, .json = print_json(o)};
     if (!a.json)
         a.status = 500;
     return a;
 }
 
-struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, const uint8_t *data,
-                                        size_t size, int k)
+/* What decoding the image will hold, in the budget's units: its declared pixels, three times
+ * for a progressive JPEG (its coefficients besides the pixels); 0 when the header does not read
+ * or declares more than the limit (the decode refuses it before allocating). */
+static int64_t decode_cost(const uint8_t *data, size_t size)
 {
+    long long w, h;
+    bool progressive;
+    if (!cc_image_declared(data, size, &w, &h, &progressive) || w <= 0 || h <= 0 ||
+        w > CC_IMAGE_MAX_SIDE || h > CC_IMAGE_MAX_SIDE || w * h > CC_IMAGE_MAX_PIXELS)
+        return 0;
+    return w * h * (progressive ? 3 : 1);
+}
+
+/* Decodes and preprocesses the image into x (3, in_h, in_w) under the decode budget, the
+ * image freed before returning: true with its size in *w, *h and the decode and preprocess
+ * times in ns[0], ns[1]; else false with the refusal in *a. */
+static bool prepare(const struct cc_predict_config *cfg, const uint8_t *data, size_t size,
+                    float *x, int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
+{
+    int64_t cost = decode_cost(data, size);
+    switch (cc_decode_budget_take(cfg->budget, cost,
+                                  (int64_t)CC_PREDICT_SLOT_WAIT_S * 1000000000)) {
+    case CC_DECODE_BUDGET_TAKEN:
+        break;
+    case CC_DECODE_BUDGET_NO_SLOT:
+        *a = cc_predict_error(503, "every decode slot stayed busy for 10 s (as many images "
+                                   "decode at once as there are CPUs); retry later");
+        a->retry = true;
+        return false;
+    case CC_DECODE_BUDGET_NO_ROOM:
+        *a = cc_predict_error(503, "the images being decoded now hold the memory set aside for "
+                                   "decoding (large or progressive JPEGs); retry in a second, "
+                                   "or send a smaller image");
+        a->retry = true;
+        return false;
+    }
     int64_t t0 = cc_now_ns();
-    if (!size)
-        return cc_predict_error(400, "no image: the body is empty; send a PNG or JPEG as the "
-                                     "multipart field \"file\" or as the body itself");
-    bool png = cc_is_png(data, size);
-    if (!png && !cc_is_jpeg(data, size))
-        return cc_predict_error(415, "the body is neither a PNG nor a JPEG image (by its first "
-                                     "bytes); send one of those");
     struct cc_image img = {0};
     struct cc_error err = {0};
+    bool png = cc_is_png(data, size);
     const char *name = png ? "the PNG image" : "the JPEG image";
     bool ok = png ? cc_decode_png(data, size, name, &img, &err)
                   : cc_decode_jpeg(data, size, name, &img, &err);
-    if (!ok) {
-        cc_image_finish(&img);
-        return cc_predict_error(422, err.msg);
-    }
-    int64_t t1 = cc_now_ns();
-
+    ns[0] = cc_now_ns() - t0;
+    *w = img.width, *h = img.height;
     // The frame a file input makes of the same image (source_file.c), preprocessed here.
     struct cc_frame f = {
         .format = img.channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24,
@@ -117,25 +140,49 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
     };
     const struct cc_model *m = cfg->model;
     const struct cc_tensor *in = &m->tensors[m->input.tensor];
-    int in_h = (int)in->shape[2], in_w = (int)in->shape[3];
-    float *x = malloc((size_t)3 * in_w * in_h * sizeof(float));
-    struct cc_preprocess *pp = cc_preprocess_create(&err);
+    struct cc_preprocess *pp = NULL;
+    if (!ok) {
+        *a = cc_predict_error(422, err.msg);
+    } else if (!(pp = cc_preprocess_create(&err))) {
+        *a = cc_predict_error(500, "out of memory for preprocessing");
+        ok = false;
+    } else if (!(ok = cc_preprocess(pp, &f, &m->input, (int)in->shape[3], (int)in->shape[2], x,
+                                    &err))) {
+        *a = cc_predict_error(422, err.msg);
+    }
+    ns[1] = cc_now_ns() - t0 - ns[0];
+    cc_preprocess_destroy(pp);
+    cc_image_finish(&img);
+    cc_decode_budget_give(cfg->budget, cost);
+    return ok;
+}
+
+struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, const uint8_t *data,
+                                        size_t size, int k)
+{
+    int64_t t0 = cc_now_ns();
+    if (!size)
+        return cc_predict_error(400, "no image: the body is empty; send a PNG or JPEG as the "
+                                     "multipart field \"file\" or as the body itself");
+    if (!cc_is_png(data, size) && !cc_is_jpeg(data, size))
+        return cc_predict_error(415, "the body is neither a PNG nor a JPEG image (by its first "
+                                     "bytes); send one of those");
+    const struct cc_tensor *in = &cfg->model->tensors[cfg->model->input.tensor];
+    float *x = malloc((size_t)3 * in->shape[3] * in->shape[2] * sizeof(float));
+    if (!x)
+        return cc_predict_error(500, "out of memory for the input tensor");
+    int w = 0, h = 0;
+    int64_t ns[2] = {0, 0};
     struct cc_predict_answer a;
-    if (!x || !pp) {
-        a = cc_predict_error(500, "out of memory for the input tensor");
-    } else if (!cc_preprocess(pp, &f, &m->input, in_w, in_h, x, &err)) {
-        a = cc_predict_error(422, err.msg);
-    } else {
-        int64_t t2 = cc_now_ns();
+    if (prepare(cfg, data, size, x, &w, &h, ns, &a)) {
         struct cc_result r;
+        struct cc_error err = {0};
         if (!cc_pipeline_classify(cfg->pipeline, x, k, &r, &err))
             a = cc_predict_error(503, err.msg);
         else
-            a = answer(cfg, &img, &r, (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
+            a = answer(cfg, w, h, &r, (double)ns[0] / 1e6, (double)ns[1] / 1e6,
                        (double)(cc_now_ns() - t0) / 1e6);
     }
-    cc_preprocess_destroy(pp);
     free(x);
-    cc_image_finish(&img);
     return a;
 }

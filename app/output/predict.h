@@ -9,10 +9,16 @@
  * (preprocess.h) on the calling thread, so a connection never holds the engine while it
  * decodes; only the input tensor is queued to the inference thread (cc_pipeline_classify).
  *
+ * Decodes are bounded (decode_budget.h): at most the budget's slots at once (waited for up to
+ * CC_PREDICT_SLOT_WAIT_S), and the declared pixels of those in flight, a progressive JPEG's
+ * three times, at most CC_PREDICT_DECODE_UNITS (not waited for). The image is freed once
+ * preprocessed, before the tensor waits for the engine.
+ *
  * Statuses: 200 the answer; 400 an empty body; 415 a body that is neither PNG nor JPEG;
  * 422 an image that does not decode (truncated, corrupt) or declares more pixels than the
  * limit (a decompression bomb: refused from its header, before anything is allocated);
- * 503 the pipeline is stopping or has failed; 500 out of memory. Every error body is
+ * 503 the pipeline is stopping or has failed, or the decode budget is spent (retry: then
+ * Retry-After: 1); 500 out of memory. Every error body is
  * {"error": "<one line: the problem and the way out>", "status": N}.
  *
  * Threads: cc_predict_run may run on many threads at once; cfg is read only.
@@ -23,15 +29,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decode.h"
+#include "decode_budget.h"
 #include "model.h"
 #include "pipeline.h"
 
+/* All the decodes in flight may cost this much: one progressive JPEG at the pixel limit
+ * (about 350 MB: 344 MB measured for 6324x6324), or three baseline JPEGs or PNGs there. */
+#define CC_PREDICT_DECODE_UNITS (3LL * CC_IMAGE_MAX_PIXELS)
+enum { CC_PREDICT_SLOT_WAIT_S = 10 }; // a request waits this long for a decode slot, then 503
+
 struct cc_predict_config {
-    struct cc_pipeline *pipeline; // classifies the tensor; not owned
-    const struct cc_model *model; // input spec and size, name; not owned
+    struct cc_pipeline *pipeline;    // classifies the tensor; not owned
+    const struct cc_model *model;    // input spec and size, name; not owned
+    struct cc_decode_budget *budget; // decodes at once and their memory; not owned
 };
 
 struct cc_predict_answer {
+    bool retry; // a 503 of the decode budget: the client may retry in a second
     int status; // HTTP status
     char *json; // the body (one JSON object and a newline), malloc'd; NULL only when out of
                 // memory (then status is 500)

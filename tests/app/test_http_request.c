@@ -28,7 +28,7 @@ static void listen_ok(const char *arg, bool v6, bool loopback, int port)
 static void check_bad(const char *serve, const char *token, const char *want)
 {
     struct cc_error err = {0};
-    bool ok = cc_http_check(serve, token, &err);
+    bool ok = cc_http_check(serve, token, NULL, &err);
     CHECKF(!ok && strstr(err.msg, want), "--serve %s --serve-token %s: ok %d, \"%s\" (want %s)",
            serve ? serve : "(none)", token ? token : "(none)", ok, err.msg, want);
 }
@@ -42,9 +42,9 @@ static void settings(void)
     listen_ok("[::1]:9000", true, true, 9000);
     listen_ok("[fe80::1]:1", true, false, 1);
     struct cc_error err = {0};
-    CHECK(cc_http_check(NULL, NULL, &err) && !err.msg[0]);
-    CHECK(cc_http_check("8080", NULL, &err));
-    CHECK(cc_http_check("0.0.0.0:8080", "abc~", &err));
+    CHECK(cc_http_check(NULL, NULL, NULL, &err) && !err.msg[0]);
+    CHECK(cc_http_check("8080", NULL, NULL, &err));
+    CHECK(cc_http_check("0.0.0.0:8080", "abc~", NULL, &err));
     check_bad("65536", NULL, "the port must be a number 0..65535");
     check_bad("-1", NULL, "the port must be a number");
     check_bad("localhost:", NULL, "the port must be a number");
@@ -67,7 +67,127 @@ static void settings(void)
     big[257] = '\0';
     check_bad("8080", big, "257 characters is more than 256");
     big[256] = '\0';
-    CHECK(cc_http_check("8080", big, &err));
+    CHECK(cc_http_check("8080", big, NULL, &err));
+}
+
+static void host_is(const struct cc_http_hosts *hs, const char *version, const char *host, int want)
+{
+    char msg[320] = "";
+    int st = cc_http_check_host(hs, version, host, msg, sizeof(msg));
+    CHECKF(st == want && (st ? msg[0] != '\0' : 1),
+           "%s Host %s (any %d, bound %s, allow %s): %d \"%s\" (want %d)", version,
+           host ? host : "(none)", hs->any, hs->bound, hs->allow ? hs->allow : "-", st, msg, want);
+}
+
+static void origin_is(const struct cc_http_hosts *hs, const char *method, const char *origin,
+                      const char *site, int want)
+{
+    char msg[320] = "";
+    int st = cc_http_check_origin(hs, method, "127.0.0.1:8080", origin, site, msg, sizeof(msg));
+    CHECKF(st == want && (st ? msg[0] != '\0' : 1), "%s Origin %s Sec-Fetch-Site %s: %d (want %d)",
+           method, origin ? origin : "-", site ? site : "-", st, want);
+}
+
+/* DNS rebinding (#24 section 1.1): without a token, only Host names of this camclass. */
+static void hosts(void)
+{
+    struct cc_http_listen la, la6;
+    struct cc_error err = {0};
+    CHECK(cc_http_parse_listen("127.0.0.2:8080", &la, &err));
+    CHECK(cc_http_parse_listen("[::1]:8080", &la6, &err));
+    struct cc_http_hosts hs, hs6, allow, token;
+    cc_http_hosts_init(&hs, &la, NULL, NULL);
+    cc_http_hosts_init(&hs6, &la6, NULL, NULL);
+    cc_http_hosts_init(&allow, &la, NULL, "cam.example,192.168.1.20,[fe80::1]");
+    cc_http_hosts_init(&token, &la, "t", NULL);
+    const char *ok[] = {"127.0.0.1:8080", "localhost:8080", "LocalHost:1", "[::1]:8080",
+                        "127.0.0.2:8080", "127.0.0.1", "localhost", "localhost:"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        host_is(&hs, "HTTP/1.1", ok[i], 0);
+    const char *bad[] = {"rebind.attacker.example:8080", "localhost.attacker.example", "",
+                         "127.0.0.3:8080", "localhost:80x", "localhost:123456",
+                         "localhost:8080:1", "[::1", "[::2]:8080", "localhost@evil",
+                         "cam.example:8080", "127.0.0.1 :8080", "0x7f.1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        host_is(&hs, "HTTP/1.1", bad[i], 421);
+        host_is(&token, "HTTP/1.1", bad[i], 0); // the token protects
+    }
+    host_is(&hs6, "HTTP/1.1", "[::1]:8080", 0);
+    host_is(&hs6, "HTTP/1.1", "[0:0:0:0:0:0:0:2]:8080", 421);
+    host_is(&allow, "HTTP/1.1", "CAM.example:443", 0);
+    host_is(&allow, "HTTP/1.1", "cam.example", 0);
+    host_is(&allow, "HTTP/1.1", "192.168.1.20:8080", 0);
+    host_is(&allow, "HTTP/1.1", "[fe80::1]", 0);
+    host_is(&allow, "HTTP/1.1", "cam.exampl", 421);
+    host_is(&allow, "HTTP/1.1", "am.example", 421);
+    host_is(&allow, "HTTP/1.1", "192.168.1.2", 421);
+    // No Host: 400 for HTTP/1.1, token or not; HTTP/1.0 has none (browsers always send it).
+    host_is(&hs, "HTTP/1.1", NULL, 400);
+    host_is(&token, "HTTP/1.1", NULL, 400);
+    host_is(&hs, "HTTP/1.0", NULL, 0);
+    host_is(&hs, "HTTP/1.0", "evil.example", 421);
+    // --serve-allow-host: names and addresses, no ports, a comma list; only with --serve.
+    CHECK(cc_http_check("8080", NULL, "cam.example,192.168.1.20,[fe80::1],my_host", &err));
+    const char *bad_allow[] = {"cam.example:8080", "", ",cam", "cam,", "cam,,x", "a b",
+                               "[::1]:80", "cam/x", "[::1"};
+    for (size_t i = 0; i < sizeof(bad_allow) / sizeof(bad_allow[0]); i++) {
+        struct cc_error e = {0};
+        CHECKF(!cc_http_check("8080", NULL, bad_allow[i], &e) &&
+                   strstr(e.msg, "--serve-allow-host") && strstr(e.msg, "without ports"),
+               "--serve-allow-host '%s': %s", bad_allow[i], e.msg);
+    }
+    struct cc_error e = {0};
+    CHECK(!cc_http_check(NULL, NULL, "cam", &e) && strstr(e.msg, "without --serve"));
+    // A browser's cross-origin POST needs the token; same-origin and non-browser clients pass.
+    origin_is(&hs, "POST", NULL, NULL, 0);
+    origin_is(&hs, "POST", "http://127.0.0.1:8080", "same-origin", 0);
+    origin_is(&hs, "POST", "HTTP://127.0.0.1:8080", NULL, 0);
+    origin_is(&hs, "POST", NULL, "none", 0);
+    origin_is(&hs, "POST", "http://evil.example", "cross-site", 403);
+    origin_is(&hs, "POST", "http://evil.example", NULL, 403);
+    origin_is(&hs, "POST", "null", NULL, 403);
+    origin_is(&hs, "POST", "https://127.0.0.1:8080", NULL, 403);
+    origin_is(&hs, "POST", "http://127.0.0.1:8081", NULL, 403);
+    origin_is(&hs, "POST", "http://127.0.0.1:8080", "same-site", 403);
+    origin_is(&hs, "POST", NULL, "cross-site", 403);
+    origin_is(&hs, "DELETE", "http://evil.example", NULL, 403);
+    origin_is(&hs, "GET", "http://evil.example", "cross-site", 0);
+    origin_is(&token, "POST", "http://evil.example", "cross-site", 0);
+}
+
+/* Request smuggling (#24 section 1.2): the header lines given as name, value pairs. */
+static void framing_is(const char *const *lines, int n, int want)
+{
+    struct cc_http_framing f = {0};
+    for (int i = 0; i < n; i += 2)
+        cc_http_framing_add(&f, lines[i], lines[i + 1]);
+    char msg[320] = "";
+    int st = cc_http_framing_check(&f, msg, sizeof(msg));
+    CHECKF(st == want && (st ? msg[0] != '\0' : 1), "%s: %s ...: %d \"%s\" (want %d)", lines[0],
+           lines[1], st, msg, want);
+}
+
+static void framings(void)
+{
+#define FRAMING(want, ...)                                                                         \
+    framing_is((const char *const[]){__VA_ARGS__},                                                 \
+               (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(char *)), want)
+    FRAMING(0, "Host", "x");
+    FRAMING(0, "Content-Length", "12");
+    FRAMING(0, "content-length", "12", "Content-Length", "12"); // the same twice: one length
+    FRAMING(0, "Transfer-Encoding", "chunked");
+    FRAMING(0, "transfer-encoding", "Chunked");
+    FRAMING(400, "Transfer-Encoding", "chunked", "Content-Length", "30");
+    FRAMING(400, "Content-Length", "30", "Transfer-Encoding", "chunked");
+    FRAMING(400, "Content-Length", "0", "Content-Length", "36");
+    FRAMING(400, "Transfer-Encoding", "xchunked", "Content-Length", "3");
+    FRAMING(501, "Transfer-Encoding", "xchunked");
+    FRAMING(501, "Transfer-Encoding", "gzip, chunked");
+    FRAMING(501, "Transfer-Encoding", "chunked, chunked");
+    FRAMING(501, "Transfer-Encoding", "gzip", "Transfer-Encoding", "chunked");
+    FRAMING(501, "Transfer-Encoding", "chunked", "Transfer-Encoding", "chunked");
+    FRAMING(501, "Transfer-Encoding", "");
+#undef FRAMING
 }
 
 static void tokens(void)
@@ -230,6 +350,8 @@ static void bodies(void)
 int main(void)
 {
     settings();
+    hosts();
+    framings();
     tokens();
     routes();
     predict_heads();

@@ -16,6 +16,11 @@
   counted as 408), one trickling its headers (slowloris: closed 6 x --serve-timeout after it
   connected, counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
+- hostile clients (#24 section 1): a Host that names no loopback, bound or allowed address is
+  421, HTTP/1.1 without Host 400, a browser's cross-origin POST 403 (test_hosts); an ambiguous
+  body framing 400 and a Transfer-Encoding other than chunked 501, the connection closed
+  (test_framing); 4 progressive 40 M-pixel JPEGs at once: one decoded, the others 503 with
+  Retry-After, the peak memory bounded (test_decodes);
 - auth: with --serve-token every path but /healthz needs Authorization: Bearer TOKEN (401 with
   WWW-Authenticate otherwise); --serve on a non-loopback address without a token, a bad port,
   a token without --serve: exit 2 with one line, before the model loads; so is --serve where
@@ -140,6 +145,9 @@ def test_bad_settings():
                        (["--serve", "70000"], "port"),
                        (["--serve", "localhost:80"], "IPv4"),
                        (["--serve-token", "abc"], "--serve"),
+                       (["--serve-allow-host", "cam.example"], "--serve"),
+                       (["--serve", "0", "--serve-allow-host", "cam.example:8080"],
+                        "--serve-allow-host"),
                        (["--serve", "0", "--serve-token", "a b"], "--serve-token")]:
         t = time.time()
         p = subprocess.run(BASE + args, capture_output=True, env=env_headless(), timeout=bound(30))
@@ -270,7 +278,7 @@ def test_requests_only():
     for cut in range(6):
         c = socket.create_connection(("127.0.0.1", s.port), timeout=bound(30))
         c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+        c.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
                   b"multipart/form-data; boundary=xYzZy\r\nContent-Length: %d\r\n\r\n"
                   % len(form) + form[:len(head) + cut])
         time.sleep(0.2)
@@ -283,7 +291,7 @@ def test_requests_only():
     # Over --serve-max-body 1 (MB): refused from Content-Length before the body is read, and a
     # chunked body (no length) read and dropped, then 413.
     c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
-    c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+    c.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
               b"Content-Length: 17000000\r\n\r\n")
     try:
         head = c.recv(4096)
@@ -303,7 +311,7 @@ def test_requests_only():
     # A slow client: half a request line, then nothing. The connection is closed after
     # --serve-timeout 1; meanwhile others are answered.
     slow = socket.create_connection(("127.0.0.1", s.port), timeout=30)
-    slow.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+    slow.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nabc")
     t = time.time()
     st, _, _ = s.request("GET", "/healthz")
     check(st == 200, "others are answered while a slow client waits")
@@ -321,9 +329,9 @@ def test_requests_only():
     # 6 s after its headers (6 x --serve-timeout), not when the 400 bytes would be in (120 s).
     # One trickling its headers the same way (slowloris): closed 6 s after it connected.
     for what, head, byte in [
-            ("body", b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\n"
+            ("body", b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
                      b"Content-Length: 400\r\n\r\n", b"x"),
-            ("headers", b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X")]:
+            ("headers", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"X")]:
         trickle = socket.create_connection(("127.0.0.1", s.port), timeout=30)
         trickle.sendall(head)
         t = time.time()
@@ -403,11 +411,11 @@ def test_auth():
     held = []
     for _ in range(32):
         c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
-        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # headers not finished: held open
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # headers not finished: held open
         held.append(c)
     time.sleep(0.3)
     extra = socket.create_connection(("127.0.0.1", s.port), timeout=1)
-    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     try:
         early = extra.recv(4096)
     except OSError:
@@ -445,6 +453,178 @@ def test_config():
                   "serve-token from the config: /healthz %d, /metrics without it %d, with it %d"
                   % (st, st2, st3))
         s.stop()
+
+
+def raw_answer(port, request, timeout=10):
+    """One raw request (as a hostile client writes it) on its own connection: (status or 0, the
+    JSON body or None, the whole answer until close)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=bound(timeout))
+    c.sendall(request)
+    answer, end = b"", time.time() + bound(timeout)
+    try:  # until close, at most timeout s and 64 KB (an endless /stream answered by mistake)
+        while len(answer) < 65536 and time.time() < end:
+            got = c.recv(65536)
+            if not got:
+                break
+            answer += got
+    except OSError as e:
+        answer += b" (%s)" % str(e).encode()
+    c.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        status = 0
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    return status, obj, answer
+
+
+def test_framing():
+    """Request smuggling (#24 section 1.2): a body whose end two parsers would see differently
+    (Transfer-Encoding with Content-Length, two Content-Lengths) is 400 and the connection
+    closed, so the bytes a Content-Length parser in front took for the body are never answered
+    as a second request; a Transfer-Encoding other than chunked is 501 at once (it hung 10 s)."""
+    s = Server(["--serve", "0"])
+    if not check(s.port is not None, "framing: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    smuggled = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    head = b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+    for what, req, want in [
+            ("chunked with Content-Length", head + b"Transfer-Encoding: chunked\r\n"
+             b"Content-Length: %d\r\n\r\n0\r\n\r\n" % (5 + len(smuggled)) + smuggled, 400),
+            ("two Content-Lengths", head + b"Content-Length: 0\r\nContent-Length: %d\r\n\r\n"
+             % len(smuggled) + smuggled, 400),
+            ("Transfer-Encoding: xchunked", head + b"Transfer-Encoding: xchunked\r\n\r\n", 501),
+            ("Transfer-Encoding: gzip, chunked", head + b"Transfer-Encoding: gzip, chunked\r\n"
+             b"\r\n5\r\nhello\r\n0\r\n\r\n", 501)]:
+        t = time.time()
+        st, o, a = raw_answer(s.port, req, 5)
+        check(is_error(st, o, want) and a.count(b"HTTP/1.1 ") == 1 and
+              b"connection: close" in a.lower() and time.time() - t < 3,
+              "%s: %d at once, Connection: close, nothing more answered (%.1f s, %r)"
+              % (what, want, time.time() - t, a[:60] + b"..." + a[-60:]))
+    st, _, _ = s.request("GET", "/healthz")
+    check(st == 200, "then answered as before (%d)" % st)
+    # ~500 query arguments (a 2 KB URL) filled libmicrohttpd's 32 KB pool: dropped, no answer.
+    query = b"&".join(b"a%d=1" % i for i in range(500))
+    st, _, a = raw_answer(s.port, b"GET /healthz?%s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Connection: close\r\n\r\n" % query)
+    check(st == 200, "500 query arguments (a %d-byte URL): answered 200 (%r)" % (len(query), a[:60]))
+    s.stop()
+
+
+def peak_rss_mb(pid):
+    """The process's peak resident memory so far (VmHWM), in MB."""
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0
+
+
+def test_decodes():
+    """Decodes are bounded (#24 section 1.3): a progressive JPEG of 6324x6324 (40 M pixels, a
+    small file) takes ~344 MB to decode; 4 sent at once were decoded at once (1.4 GB). Now the
+    memory set aside for decoding holds one: the others are 503 with Retry-After at once, the
+    peak stays near one decode, and the same image sent alone is then answered."""
+    big = BytesIO()
+    Image.linear_gradient("L").resize((6324, 6324)).convert("RGB").save(
+        big, "JPEG", progressive=True, quality=75)
+    big = big.getvalue()
+    s = Server(["--serve", "0"])
+    if not check(s.port is not None, "decodes: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    base = peak_rss_mb(s.p.pid)
+    req = (b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+           b"Content-Type: image/jpeg\r\nContent-Length: %d\r\n\r\n" % len(big)) + big
+    conns = []
+    for _ in range(4):  # all but the last byte, then the last bytes together: 4 at once
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=bound(60))
+        c.sendall(req[:-1])
+        conns.append(c)
+    time.sleep(0.3)
+    for c in conns:
+        c.sendall(req[-1:])
+    answers = [read_all(c) for c in conns]
+    for c in conns:
+        c.close()
+    heads = [a.split(b"\r\n\r\n", 1)[0] for a in answers]
+    ok = sum(h.startswith(b"HTTP/1.1 200") for h in heads)
+    busy = [a for a, h in zip(answers, heads) if h.startswith(b"HTTP/1.1 503")]
+    peak = peak_rss_mb(s.p.pid)
+    check(ok >= 1 and len(busy) >= 1 and ok + len(busy) == 4 and
+          all(b"Retry-After: 1" in a and b'"status":503' in a for a in busy),
+          "4 progressive 40 M-pixel JPEGs at once: %d answered 200, %d 503 with Retry-After (%s)"
+          % (ok, len(busy), [h.split(b"\r\n", 1)[0] for h in heads]))
+    check(peak - base < 500, "their decodes held at most one at a time: %.0f MB above the start "
+          "(%.0f MB peak; seen 231 MB; 4 decoded at once took 909 MB)" % (peak - base, peak))
+    st, _, o = s.request("POST", "/predict", big, {"Content-Type": "image/jpeg"}, 60)
+    check(st == 200 and o["width"] == 6324, "then the same image alone: 200 (%d)" % st)
+    s.stop()
+
+
+def test_hosts():
+    """DNS rebinding (#24 section 1.1): without a token only Host names of this camclass are
+    answered (421 otherwise, before /stream or /latest), HTTP/1.1 without Host is 400, and a
+    browser's cross-origin POST /predict is 403; --serve-allow-host adds names; with a token any
+    Host is answered (the token protects) but HTTP/1.1 still needs one."""
+    png = open(os.path.join(SAMPLES, "bars_320x240.png"), "rb").read()
+    s = Server(["--input", FRAMES, "--loop", "--fps", "5", "--serve", "0",
+                "--serve-allow-host", "cam.example,192.168.1.20"])
+    if not check(s.port is not None, "--serve-allow-host: serving (%s)" % s.stderr()[-300:]):
+        s.stop()
+        return
+    p = s.port
+    get = b"GET %s HTTP/1.1\r\n%sConnection: close\r\n\r\n"
+    for path in (b"/stream", b"/latest", b"/metrics", b"/"):
+        st, o, a = raw_answer(p, get % (path, b"Host: rebind.attacker.example:%d\r\n" % p))
+        check(is_error(st, o, 421) and "--serve-allow-host" in o["error"],
+              "GET %s with a rebound Host: 421 with a JSON error (%r)" % (path.decode(), a[:80]))
+    st, o, a = raw_answer(p, get % (b"/latest", b""))
+    check(is_error(st, o, 400) and "Host" in o["error"],
+          "HTTP/1.1 without Host: 400 (%r)" % a[:80])
+    st, _, a = raw_answer(p, b"GET /healthz HTTP/1.0\r\n\r\n")
+    check(st == 200, "HTTP/1.0 without Host: 200 (%r)" % a[:60])
+    for host in (b"127.0.0.1:%d" % p, b"localhost:%d" % p, b"[::1]:%d" % p, b"cam.example",
+                 b"CAM.example:443", b"192.168.1.20:%d" % p):
+        st, _, a = raw_answer(p, get % (b"/metrics", b"Host: %s\r\n" % host))
+        check(st == 200, "Host %s: 200 (%r)" % (host.decode(), a[:60]))
+    # The stream itself through a named Host: answered (its first bytes), then hung up.
+    c = socket.create_connection(("127.0.0.1", p), timeout=bound(10))
+    c.sendall(get % (b"/stream", b"Host: localhost:%d\r\n" % p))
+    first = c.recv(64)
+    c.close()
+    check(first.startswith(b"HTTP/1.1 200"), "GET /stream, Host localhost: 200 (%r)" % first)
+    post = (b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n%s"
+            b"Content-Type: image/png\r\nContent-Length: %d\r\n\r\n")
+    for hdr, want in [(b"Origin: http://evil.example\r\n", 403),
+                      (b"Origin: null\r\n", 403),
+                      (b"Sec-Fetch-Site: cross-site\r\n", 403),
+                      (b"Origin: http://127.0.0.1:%d\r\nSec-Fetch-Site: same-origin\r\n" % p, 200),
+                      (b"", 200)]:
+        st, o, a = raw_answer(p, post % (p, hdr, len(png)) + png, 30)
+        check(is_error(st, o, 403) if want == 403 else st == 200 and o.get("top"),
+              "POST /predict with %r: %d (%r)" % (hdr, want, a[:80]))
+    st, _, m = metrics(s)
+    check(value(m, "camclass_http_requests_total", code="421") == 4 and
+          value(m, "camclass_http_requests_total", code="403") == 3,
+          "/metrics counts the 421s and 403s")
+    s.stop()
+    s = Server(["--serve", "0", "--serve-token", "t0ken"])
+    if not check(s.port is not None, "--serve-token: serving"):
+        s.stop()
+        return
+    p = s.port
+    st, _, a = raw_answer(p, get % (b"/metrics", b"Host: rebind.attacker.example\r\n"
+                                    b"Authorization: Bearer t0ken\r\n"))
+    check(st == 200, "with --serve-token, any Host with the token: 200 (%r)" % a[:60])
+    st, _, a = raw_answer(p, get % (b"/metrics", b"Authorization: Bearer t0ken\r\n"))
+    check(st == 400, "with --serve-token, HTTP/1.1 without Host: 400 (%r)" % a[:60])
+    s.stop()
 
 
 def test_shared_with_frames():
@@ -554,7 +734,7 @@ def test_stop_in_flight():
     with open(os.path.join(SAMPLES, "bars_320x240.jpg"), "rb") as f:
         img = f.read()
     c = socket.create_connection(("127.0.0.1", s.port), timeout=bound(30))
-    c.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: image/jpeg\r\n"
+    c.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/jpeg\r\n"
               b"Content-Length: %d\r\n\r\n" % len(img) + img[:len(img) // 2])
     time.sleep(0.3)
     s.p.terminate()
@@ -585,6 +765,9 @@ test_bad_settings()
 test_requests_only()
 test_auth()
 test_config()
+test_hosts()
+test_framing()
+test_decodes()
 test_shared_with_frames()
 test_stop_in_flight()
 print("%.1f s" % (time.time() - t0))

@@ -7,7 +7,10 @@
  * pieces with their offsets, as libmicrohttpd's post processor does (its own parser is not
  * fuzzed here: it is the library's). Fed through:
  *  - cc_http_route without and with a token (the Authorization header's value),
- *  - cc_http_check with the Host header as --serve's value and Authorization as the token,
+ *  - cc_http_check with the Host header as --serve's value, Authorization as the token and
+ *    X-Allow-Host as --serve-allow-host,
+ *  - cc_http_check_host and cc_http_check_origin (Host, Origin, Sec-Fetch-Site) for a service
+ *    on 127.0.0.1 without and with a token, X-Allow-Host (when valid) as its allowed hosts,
  *  - for POST /predict: cc_http_predict_head, the body (raw in pieces, or the fields) under the
  *    default limit (16 MiB) and under half the body's size, cc_http_body_end, and the image
  *    dispatch of predict.c (PNG or JPEG by the first bytes; decoding is the image target's).
@@ -225,6 +228,30 @@ static void predict_body(const struct req *r, enum cc_http_body_kind kind, size_
     cc_http_body_finish(&b);
 }
 
+/* Host and Origin against a service on 127.0.0.1 without and with a token: statuses from the
+ * documented sets, a message with each refusal, nothing refused by them with the token but an
+ * HTTP/1.1 request without Host, and GET never refused for its Origin. */
+static void who_asks(const struct req *r, const char *host, const char *allow, const char *token)
+{
+    struct cc_http_listen la;
+    struct cc_error err = {0};
+    if (!cc_http_parse_listen("127.0.0.1:8080", &la, &err))
+        abort();
+    struct cc_http_hosts open, closed;
+    cc_http_hosts_init(&open, &la, NULL, allow);
+    cc_http_hosts_init(&closed, &la, token, allow);
+    char m1[320] = "", m2[320] = "", m3[320] = "";
+    int h1 = cc_http_check_host(&open, "HTTP/1.1", host, m1, sizeof(m1));
+    int h2 = cc_http_check_host(&closed, "HTTP/1.1", host, m2, sizeof(m2));
+    const char *origin = header(r, "Origin"), *site = header(r, "Sec-Fetch-Site");
+    int o1 = cc_http_check_origin(&open, r->method, host, origin, site, m3, sizeof(m3));
+    if ((h1 != 0 && h1 != 400 && h1 != 421) || (h1 && !m1[0]) || h2 != (host ? 0 : 400) ||
+        (h2 && !m2[0]) || (h1 == 400) != !host || (o1 != 0 && o1 != 403) || (o1 && !m3[0]) ||
+        (o1 && !strcmp(r->method, "GET")) ||
+        cc_http_check_origin(&closed, r->method, host, origin, site, m3, sizeof(m3)))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *s = malloc(size + 1);
@@ -240,10 +267,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // --serve and --serve-token, from the strings at hand.
     struct cc_error err = {0};
     const char *host = header(&r, "Host");
-    if (cc_http_check(host, auth, &err) == (err.msg[0] != '\0'))
+    const char *allow = header(&r, "X-Allow-Host");
+    if (cc_http_check(host, auth, allow, &err) == (err.msg[0] != '\0'))
         abort();
 
     static const char token[] = "s3cret-Token";
+    who_asks(&r, host, cc_http_check("8080", NULL, allow, &err) ? allow : NULL, token);
     struct cc_http_route open = cc_http_route(r.method, r.path, NULL, auth);
     struct cc_http_route closed = cc_http_route(r.method, r.path, token, auth);
     bool auth_ok = cc_http_bearer_ok(auth, token);
