@@ -1,5 +1,5 @@
 /* camclass — how many images POST /predict decodes at once, and how much memory those decodes
- * may hold together (#24 §1.3: a 705 KB progressive JPEG of 6324x6324 took 344 MB to decode,
+ * may hold together (a 705 KB progressive JPEG of 6324x6324 took 344 MB to decode,
  * and each of the 32 connections could decode one at once).
  *
  *   struct cc_decode_budget *b = cc_decode_budget_create(slots, units, &err);  // at start

@@ -287,9 +287,9 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-/* The first call of a request: the body's framing, who asks (Host, Origin), routing, authentication, limits that
- * the headers show (http_request.h decides). Returns MHD_YES to go on reading the body (a POST
- * /predict that is acceptable so far). */
+/* The first call of a request: the body's framing, who asks (Host, Origin), routing,
+ * authentication, limits that the headers show (http_request.h decides). Returns MHD_YES to go
+ * on reading the body (a POST /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, struct request *rq,
                                   bool *answered)

@@ -88,7 +88,7 @@ static void origin_is(const struct cc_http_hosts *hs, const char *method, const 
            method, origin ? origin : "-", site ? site : "-", st, want);
 }
 
-/* DNS rebinding (#24 section 1.1): without a token, only Host names of this camclass. */
+/* DNS rebinding: without a token, only Host names of this camclass. */
 static void hosts(void)
 {
     struct cc_http_listen la, la6;
@@ -155,7 +155,7 @@ static void hosts(void)
     origin_is(&token, "POST", "http://evil.example", "cross-site", 0);
 }
 
-/* Request smuggling (#24 section 1.2): the header lines given as name, value pairs. */
+/* Request smuggling: the header lines given as name, value pairs. */
 static void framing_is(const char *const *lines, int n, int want)
 {
     struct cc_http_framing f = {0};

@@ -483,7 +483,7 @@ def raw_answer(port, request, timeout=10):
 
 
 def test_framing():
-    """Request smuggling (#24 section 1.2): a body whose end two parsers would see differently
+    """Request smuggling: a body whose end two parsers would see differently
     (Transfer-Encoding with Content-Length, two Content-Lengths) is 400 and the connection
     closed, so the bytes a Content-Length parser in front took for the body are never answered
     as a second request; a Transfer-Encoding other than chunked is 501 at once (it hung 10 s)."""
@@ -568,7 +568,7 @@ def test_decodes():
 
 
 def test_hosts():
-    """DNS rebinding (#24 section 1.1): without a token only Host names of this camclass are
+    """DNS rebinding: without a token only Host names of this camclass are
     answered (421 otherwise, before /stream or /latest), HTTP/1.1 without Host is 400, and a
     browser's cross-origin POST /predict is 403; --serve-allow-host adds names; with a token any
     Host is answered (the token protects) but HTTP/1.1 still needs one."""
