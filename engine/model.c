@@ -701,6 +701,7 @@ void cc_model_destroy(struct cc_model *m)
     free(m->tensors);
     free(m->nodes);
     free(m->labels);
+    free(m->training_json);
     free(m->tensor_names.slots);
     free(m->node_names.slots);
     free(m->name);

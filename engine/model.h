@@ -170,6 +170,8 @@ struct cc_model {
     struct cc_output_spec output;
     char **labels; // (n_labels) owned strings; n_labels == output.classes after finalize
     int n_labels;
+    char *training_json; // owned; NULL when absent: the manifest's "training" object as compact
+                         // JSON text (what the model was trained on), kept for display only
     struct cc_tensor *tensors; // (n_tensors)
     int n_tensors;
     int cap_tensors;

@@ -433,9 +433,9 @@ static struct cc_model *load_archive(struct cc_bundle_zip *z)
         cc_manifest_fail(&L, "out of memory");
         goto error;
     }
-    if (!load_tensors(&L, root) || !cc_manifest_load_input(&L, root) ||
-        !cc_manifest_load_output(&L, root) || !load_labels(&L, root) ||
-        !cc_manifest_load_graph(&L, root))
+    if (!cc_manifest_load_training(&L, root) || !load_tensors(&L, root) ||
+        !cc_manifest_load_input(&L, root) || !cc_manifest_load_output(&L, root) ||
+        !load_labels(&L, root) || !cc_manifest_load_graph(&L, root))
         goto error;
     if (cc_model_finalize(L.m, &L.merr))
         goto done;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -23,6 +24,7 @@
 #define MAX_NODES 65536
 #define MAX_CLASSES 100000
 #define MAX_DIM 1048576.0
+#define MAX_TRAINING_BYTES 65536 // the "training" object as compact JSON text
 
 /* ---------------------------------------------------------------------------------------- */
 /* Errors and small helpers                                                                  */
@@ -64,6 +66,17 @@ static const char *join(char *buf, size_t size, const char *const *names, int n)
 /* ---------------------------------------------------------------------------------------- */
 /* JSON access: each getter fails with a message naming where (a tensor, node, "input"...)  */
 /* ---------------------------------------------------------------------------------------- */
+
+/* What JSON value v is, with its article, for "must be X, not Y" messages. */
+static const char *json_value_kind(const cJSON *v)
+{
+    return cJSON_IsNull(v)     ? "null"
+           : cJSON_IsBool(v)   ? "a boolean"
+           : cJSON_IsString(v) ? "a string"
+           : cJSON_IsNumber(v) ? "a number"
+           : cJSON_IsArray(v)  ? "an array"
+                               : "an object";
+}
 
 static const char *json_type_name(int type)
 {
@@ -255,11 +268,7 @@ bool cc_manifest_load_input(struct cc_bundle_loader *L, const cJSON *root)
     const cJSON *ja = cJSON_GetObjectItemCaseSensitive(jr, "antialias");
     if (ja && !cJSON_IsBool(ja))
         return cc_manifest_fail(L, "input.resize: \"antialias\" must be true or false, not %s",
-                                cJSON_IsNull(ja)     ? "null"
-                                : cJSON_IsString(ja) ? "a string"
-                                : cJSON_IsNumber(ja) ? "a number"
-                                : cJSON_IsArray(ja)  ? "an array"
-                                                     : "an object");
+                                json_value_kind(ja));
     in->antialias = cJSON_IsTrue(ja);
     if (in->antialias && L->version < FIRST_ANTIALIAS_VERSION)
         return cc_manifest_fail(
@@ -545,4 +554,29 @@ const char *cc_manifest_check_header(struct cc_bundle_loader *L, const cJSON *ro
     }
     L->version = (int)v->valuedouble;
     return cc_manifest_str(L, root, "name", "manifest");
+}
+
+bool cc_manifest_load_training(struct cc_bundle_loader *L, const cJSON *root)
+{
+    const cJSON *jt = cJSON_GetObjectItemCaseSensitive(root, "training");
+    if (!jt)
+        return true;
+    if (!cJSON_IsObject(jt))
+        return cc_manifest_fail(L,
+                                "\"training\" must be a JSON object (what the model was trained "
+                                "on), not %s; fix or remove it",
+                                json_value_kind(jt));
+    char *text = cJSON_PrintUnformatted(jt);
+    if (!text)
+        return cc_manifest_fail(L, "out of memory reading \"training\"");
+    size_t len = strlen(text);
+    if (len > MAX_TRAINING_BYTES) {
+        free(text);
+        return cc_manifest_fail(L,
+                                "\"training\" is %zu bytes of JSON, above the limit of %d; keep "
+                                "it to a summary of what the model was trained on",
+                                len, MAX_TRAINING_BYTES);
+    }
+    L->m->training_json = text; // cJSON allocates with malloc: cc_model_destroy frees it
+    return true;
 }

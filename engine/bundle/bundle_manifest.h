@@ -72,6 +72,10 @@ bool cc_manifest_load_input(struct cc_bundle_loader *L, const cJSON *root);
 /* "output" into L->m->output. */
 bool cc_manifest_load_output(struct cc_bundle_loader *L, const cJSON *root);
 
+/* "training", when present: a JSON object of at most 64 KiB as compact text, kept on L->m
+ * (training_json) for display; its contents are not read. Other types are refused. */
+bool cc_manifest_load_training(struct cc_bundle_loader *L, const cJSON *root);
+
 /* "graph": every node through cc_model_add_node. */
 bool cc_manifest_load_graph(struct cc_bundle_loader *L, const cJSON *root);
 
