@@ -37,7 +37,8 @@ def layout_errors(path, manifest):
             if ref is None:
                 continue
             if ref["offset"] % ccm_bundle.ALIGN:
-                errors.append("%s %s offset %d is not 64-aligned" % (t["name"], key, ref["offset"]))
+                errors.append("%s %s offset %d is not 64-aligned"
+                              % (t["name"], key, ref["offset"]))
             if ref["size"] != elem * count:
                 errors.append("%s %s size %d, want %d" % (t["name"], key, ref["size"], elem * count))
             if ref["offset"] + ref["size"] > infos[ref["entry"]].file_size:

@@ -6,13 +6,14 @@
  * Round trip, for every BUNDLE: load -> cc_bundle_write into a temporary directory -> load
  * again: the two models are equal (cc_model_hash, names, input/output spec, labels, training),
  * the written format version is the original's (the lowest the model needs, as the exporter
- * writes), the reloaded model written again gives the same bytes, and the ref backend's outputs
- * on a fixed input are bitwise equal. The first two bundles (the self-test ones) are also read
- * by Python (CHECK_SCRIPT: tools/ccm_bundle.py's read_bundle and run_graph, against the ref
- * output within 1e-5). Then "training" (written, read back, kept on rewrite, wrong types and
- * sizes refused), overwrite refused with the file unchanged, a missing directory, and failures
- * after the temporary file exists (rename over a directory, a full disk through RLIMIT_FSIZE)
- * leaving no file behind.
+ * writes; also with antialias cleared: 2 with quantized activations, else 1), the reloaded
+ * model written again gives the same bytes, and the ref backend's outputs on a fixed input are
+ * bitwise equal. The first two bundles (the self-test ones) are also read by Python
+ * (CHECK_SCRIPT: tools/ccm_bundle.py's read_bundle and run_graph, against the ref output within
+ * 1e-5). Then "training" (written, read back, kept on rewrite, wrong types and sizes refused),
+ * overwrite refused with the file unchanged, a missing directory, and failures after the
+ * temporary file exists (rename over a directory, a full disk through RLIMIT_FSIZE) leaving no
+ * file behind.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -31,9 +32,9 @@
 #include "engine.h"
 #include "testutil.h"
 
-static char dir[] = "/tmp/camclass-bundle-write-XXXXXX"; // made by main, removed at the end
+static char dir[] = "/tmp/camclass-bundle-write-XXXXXX"; // set once by main (mkdtemp), removed last
 
-/* dir/name into buf (static: one path at a time per slot). */
+/* dir/name into buf; returns buf. */
 static const char *in_dir(char *buf, size_t size, const char *name)
 {
     snprintf(buf, size, "%s/%s", dir, name);
@@ -47,10 +48,11 @@ static int leftovers(const char *keep, char *out, size_t size)
     int n = 0;
     out[0] = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (keep && strstr(keep, e->d_name)))
+        const char *name = e->d_name;
+        if (!strcmp(name, ".") || !strcmp(name, "..") || (keep && strstr(keep, name)))
             continue;
         n++;
-        strncat(out, e->d_name, size - strlen(out) - 2);
+        strncat(out, name, size - strlen(out) - 2);
         strncat(out, " ", size - strlen(out) - 1);
     }
     if (d)
@@ -283,6 +285,36 @@ static void check_round_trip(const char *src, const char *const *check)
     unlink(again);
 }
 
+/* The model of src without antialiasing is written as version 2 when it has quantized
+ * activations, else 1 (the lowest version it needs), and read back as the same model. */
+static void check_lowest_version(const char *src)
+{
+    char path[512];
+    const char *label = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
+    struct cc_error err = {0};
+    struct cc_model *a = cc_bundle_load(src, &err), *b = NULL;
+    if (!a || !a->input.antialias) {
+        cc_model_destroy(a);
+        return;
+    }
+    a->input.antialias = false;
+    int want = 1;
+    for (int i = 0; i < a->n_tensors; i++)
+        want = a->tensors[i].quantized ? 2 : want;
+    in_dir(path, sizeof(path), "no-antialias.ccm");
+    if (write_ok(label, a, path, NULL)) {
+        CHECKF(manifest_version(path) == want, "%s without antialias: version %d, want %d",
+               label, manifest_version(path), want);
+        b = cc_bundle_load(path, &err);
+        CHECKF(b != NULL, "%s without antialias: reload: %s", label, err.msg);
+        if (b)
+            check_same_model(label, a, b);
+    }
+    cc_model_destroy(a);
+    cc_model_destroy(b);
+    unlink(path);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* "training"                                                                                */
 /* ---------------------------------------------------------------------------------------- */
@@ -430,6 +462,8 @@ int main(int argc, char **argv)
     const char *check[] = {argv[1], argv[2]};
     for (int i = 3; i < argc; i++) // the self-test bundles are also read by Python
         check_round_trip(argv[i], i < 5 ? check : NULL);
+    for (int i = 3; i < argc; i++)
+        check_lowest_version(argv[i]);
     test_training(argv[3]);
     struct cc_error err = {0};
     struct cc_model *m = cc_bundle_load(argv[3], &err);
