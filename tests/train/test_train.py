@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""camclass-train end to end, on image folders drawn here (make_dataset.py).
+
+- Trained on four drawn scene classes with the self-test model and the random-weight
+  mobilenet_v2 as bases: exit 0, a held-out accuracy at or above the floor, and the same
+  training with the labels shuffled (nothing to learn) far below it: the accuracy measures
+  something.
+- The bundle written loads in camclass (a folder of images, headless: the log's top label) and
+  camclass-bench; its manifest's "training" record names the base, its SHA-256 and the classes;
+  --report writes the same JSON.
+- Bad input, each one line and exit 2, nothing written: one class, a class folder without
+  images, an unsafe class name, an undecodable image, a base that is no classifier, an existing
+  output without --force (left unchanged), bad flags.
+
+    test_train.py CAMCLASS_TRAIN CAMCLASS CAMCLASS_BENCH SELFTEST_CCM MOBILENET_V2_RANDOM_CCM
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from checks import check, host_command, summary  # noqa: E402
+
+TRAIN, CAMCLASS, BENCH, SELFTEST, MOBILENET = sys.argv[1:6]
+FLOOR = 0.6      # held-out accuracy of the drawn classes (4 classes: chance is 0.25)
+SHUFFLED = 0.5   # above this with shuffled labels, the measure itself would be suspect
+
+
+def run(exe, *args):
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)
+    return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def make(path, *extra):
+    subprocess.run([sys.executable, os.path.join(HERE, "make_dataset.py"), path, *extra],
+                   check=True)
+
+
+def train(data, base, out, *extra):
+    return run(TRAIN, data, "--base", base, "-o", out, "--backend", "cpu", *extra)
+
+
+def manifest(path):
+    with zipfile.ZipFile(path) as z:
+        return json.loads(z.read("manifest.json"))
+
+
+def one_line_exit2(r, want, what):
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and want in lines[0],
+          f"{what}: exit {r.returncode}, one line with {want!r}: {r.stderr!r}")
+
+
+def trained(tmp, data, base, name):
+    out, report = os.path.join(tmp, name + ".ccm"), os.path.join(tmp, name + ".json")
+    r = train(data, base, out, "--report", report, "--augment", "4")
+    check(r.returncode == 0, f"{name}: exit 0 ({r.stderr[-400:]!r})")
+    if r.returncode:
+        return None, None
+    with open(report) as f:
+        rep = json.load(f)
+    return out, rep
+
+
+def check_bundle(out, rep, base, data):
+    m = manifest(out)
+    t = m.get("training", {})
+    with open(base, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    classes = sorted(os.listdir(data))
+    check(t.get("base", {}).get("sha256") == sha and t == rep,
+          f"the bundle's training record names the base's sha256 and equals --report ({t!r:.200})")
+    check([c["name"] for c in t.get("classes", [])] == classes and
+          m["output"]["classes"] == len(classes), f"classes {classes} in the bundle")
+    # camclass on a folder of one image per class: the log names a class for each.
+    pick = os.path.join(os.path.dirname(out), "pick")
+    os.makedirs(pick, exist_ok=True)
+    for i, c in enumerate(classes):
+        first = sorted(os.listdir(os.path.join(data, c)))[0]
+        shutil.copy(os.path.join(data, c, first), os.path.join(pick, f"{i}{first[-4:]}"))
+    r = run(CAMCLASS, "--model", out, "--input", pick, "--headless", "--log", "-",
+            "--backend", "cpu")
+    frames = [json.loads(x) for x in r.stdout.splitlines() if '"event":"frame"' in x]
+    check(r.returncode == 0 and len(frames) == len(classes) and
+          all(f["top"][0]["label"] in classes for f in frames),
+          f"camclass runs the trained bundle: exit {r.returncode}, {len(frames)} frames")
+    r = run(BENCH, out, "--backend", "cpu", "--runs", "2", "--input",
+            os.path.join(pick, sorted(os.listdir(pick))[0]))
+    check(r.returncode == 0, f"camclass-bench runs it: exit {r.returncode} {r.stderr[-200:]!r}")
+
+
+def bad_inputs(tmp, good):
+    out = os.path.join(tmp, "bad.ccm")
+    one = os.path.join(tmp, "one")
+    shutil.copytree(os.path.join(good, "cat"), os.path.join(one, "cat"))
+    one_line_exit2(train(one, SELFTEST, out), "1 class folders", "one class")
+    empty = os.path.join(tmp, "empty")
+    shutil.copytree(good, empty)
+    os.makedirs(os.path.join(empty, "nothing here"))
+    one_line_exit2(train(empty, SELFTEST, out), "holds no .jpg", "a class without images")
+    unsafe = os.path.join(tmp, "unsafe")
+    shutil.copytree(good, unsafe)
+    os.rename(os.path.join(unsafe, "cat"), os.path.join(unsafe, "c*t"))
+    one_line_exit2(train(unsafe, SELFTEST, out), "rename the folder", "an unsafe class name")
+    broken = os.path.join(tmp, "broken")
+    shutil.copytree(good, broken)
+    with open(os.path.join(broken, "cat", "zz.jpg"), "wb") as f:
+        f.write(b"\xff\xd8\xff\xe0 not really a jpeg")
+    one_line_exit2(train(broken, SELFTEST, out), "zz.jpg", "an undecodable image")
+    # A base whose output is the pooled features, not a classifier's.
+    m = manifest(SELFTEST)
+    feat = next(n for n in m["graph"] if n["op"] == "flatten")["outputs"][0]
+    width = next(t for t in m["tensors"] if t["name"] == feat)["shape"][1]
+    m["output"] = {"tensor": feat, "kind": "logits", "classes": width}
+    m["labels"] = [f"f{i}" for i in range(width)]
+    linear = next(n for n in m["graph"] if n["op"] == "linear")
+    m["graph"] = [n for n in m["graph"] if n is not linear]
+    gone = linear["inputs"][1:] + linear["outputs"]
+    m["tensors"] = [t for t in m["tensors"] if t["name"] not in gone]
+    nobase = os.path.join(tmp, "features.ccm")
+    with zipfile.ZipFile(SELFTEST) as zin, zipfile.ZipFile(nobase, "w") as zout:
+        for item in zin.infolist():
+            if item.filename == "manifest.json":
+                zout.writestr("manifest.json", json.dumps(m))
+            elif item.filename != "labels.txt":
+                zout.writestr(item, zin.read(item.filename))
+    one_line_exit2(train(good, nobase, out), "not a classifier base", "a base without classifier")
+    check(not os.path.exists(out), "nothing written by the failed runs")
+    with open(out, "wb") as f:
+        f.write(b"keep me")
+    one_line_exit2(train(good, SELFTEST, out), "--force", "an existing output")
+    with open(out, "rb") as f:
+        check(f.read() == b"keep me", "the existing output is unchanged")
+    for flags, want in ((["--val", "2"], "--val"), (["--augment", "x"], "--augment"),
+                        (["--backend", "gpu"], "--backend"), (["--bogus"], "--bogus")):
+        one_line_exit2(train(good, SELFTEST, out + "2", *flags), want, " ".join(flags))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="camclass-train-") as tmp:
+        data, shuffled = os.path.join(tmp, "scenes"), os.path.join(tmp, "shuffled")
+        make(data, "--per-class", "24", "--seed", "3")
+        make(shuffled, "--per-class", "24", "--seed", "3", "--shuffle-labels")
+        for base, name in ((SELFTEST, "selftest"), (MOBILENET, "mobilenet_v2_random")):
+            out, rep = trained(tmp, data, base, name)
+            if not rep:
+                continue
+            acc = rep["held_out_accuracy"]
+            print(f"{name}: held-out accuracy {acc:.3f} of {rep['held_out_images']} images")
+            check(acc >= FLOOR, f"{name}: held-out accuracy {acc:.3f} >= {FLOOR}")
+            check_bundle(out, rep, base, data)
+            _, srep = trained(tmp, shuffled, base, name + "-shuffled")
+            if srep:
+                print(f"{name}, labels shuffled: {srep['held_out_accuracy']:.3f}")
+                check(srep["held_out_accuracy"] <= SHUFFLED,
+                      f"{name}, labels shuffled: accuracy {srep['held_out_accuracy']:.3f} <= "
+                      f"{SHUFFLED}")
+        bad_inputs(tmp, data)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
