@@ -5,7 +5,7 @@ installed files do, run from another working directory with only the installed f
     test_install.py PART MESON BUILD_ROOT
 
 PART layout: every program in bin/ (camclass, camclass-bench, camclass-capture, camclass-export,
-  camclass-fetch-imagenet) and a man page for each, every page named in a SEE ALSO installed,
+  camclass-fetch-imagenet, camclass-train) and a man page for each, every page named in a SEE ALSO installed,
   each page rendering without a groff warning (`man --warnings -l`); the models, sample clip
   and the tools' Python modules under <datadir>/camclass, the config at
   <sysconfdir>/camclass/config.json, --serve's page under <datadir>/camclass/www, README.md
@@ -97,7 +97,7 @@ def install(root):
 
 ETC = re.compile(r"(?<![\w.-])/etc/camclass")  # /etc/camclass, not /usr/local/etc/camclass
 PROGRAMS = ["camclass", "camclass-bench", "camclass-capture", "camclass-export",
-            "camclass-fetch-imagenet"]
+            "camclass-fetch-imagenet", "camclass-train"]
 MODULES = ["camclass_export.py", "ccm_bundle.py", "ccm_lower.py", "ccm_calibrate.py",
            "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py"]
 
