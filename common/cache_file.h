@@ -1,6 +1,6 @@
-/* camclass — files in the user's cache directory (internal to engine/): where they go and how
- * they are replaced. Used by the Vulkan pipeline cache (kernels.c) and by backend auto's
- * remembered choices (autoselect.c). */
+/* camclass — files in the user's cache directory: where they go and how they are replaced.
+ * Used by the Vulkan pipeline cache (kernels.c), backend auto's and the CPU backend's
+ * remembered choices (autoselect.c, xnn_backend.c), and camclass-train's feature cache. */
 #ifndef CC_CACHE_FILE_H
 #define CC_CACHE_FILE_H
 
