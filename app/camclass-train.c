@@ -15,15 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libavutil/mem.h>
-#include <libavutil/sha.h>
-
 #include "bundle.h"
 #include "bundle_write.h"
 #include "clock.h"
 #include "dataset.h"
 #include "embed.h"
 #include "engine.h"
+#include "feature_cache.h"
+#include "file_hash.h"
 #include "head_graph.h"
 #include "softmax_head.h"
 #include "train_report.h"
@@ -44,6 +43,8 @@ static const char usage[] =
     "  --backend B      auto (default), cpu, vulkan or ref: where the features are computed\n"
     "  --threads N      CPU backend threads (default: online CPUs - 1)\n"
     "  --report FILE    write the report as JSON to FILE\n"
+    "  --no-cache       compute every feature vector again (default: kept between runs in\n"
+    "                   $XDG_CACHE_HOME/camclass/train, so adding pictures computes theirs)\n"
     "  --force          replace OUT if it exists\n"
     "  --help           this text\n"
     "Exit status: 0 trained and written, 1 a failure while training or writing, 2 a bad\n"
@@ -53,7 +54,7 @@ struct train_args {
     const char *dir, *base, *out, *name, *report;
     double val, l2;
     int augment;
-    bool flip, force;
+    bool flip, force, no_cache;
     unsigned long long seed;
     struct cc_engine_options opts;
 };
@@ -122,14 +123,14 @@ static int parse_args(int argc, char **argv, struct train_args *a)
         {"base", 1, 0, 'b'}, {"output", 1, 0, 'o'},  {"name", 1, 0, 'n'},   {"val", 1, 0, 'v'},
         {"augment", 1, 0, 'a'}, {"no-flip", 0, 0, 'F'}, {"l2", 1, 0, 'l'}, {"seed", 1, 0, 's'},
         {"backend", 1, 0, 'B'}, {"threads", 1, 0, 't'}, {"report", 1, 0, 'r'},
-        {"force", 0, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"force", 0, 0, 'f'}, {"no-cache", 0, 0, 'N'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:", longs, NULL)) != -1) {
         if (opt == 'h')
             return fputs(usage, stdout), -1;
-        if (opt == 'F' || opt == 'f') {
-            *(opt == 'F' ? &a->flip : &a->force) = opt == 'f';
+        if (opt == 'F' || opt == 'f' || opt == 'N') {
+            *(opt == 'F' ? &a->flip : opt == 'f' ? &a->force : &a->no_cache) = opt != 'F';
             continue;
         }
         if (opt == '?' || opt == ':') {
@@ -158,30 +159,6 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 /* ------------------------------------------------------------------------------------------
  * Steps
  */
-
-/* The SHA-256 of the file at path as 64 hex digits (libavutil's av_sha); false with err. */
-static bool sha256_file(const char *path, char hex[65], struct cc_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    struct AVSHA *sha = av_sha_alloc();
-    if (!f || !sha || av_sha_init(sha, 256) < 0) {
-        if (f)
-            fclose(f);
-        av_free(sha);
-        return cc_error_set(err, "cannot read %s to hash it", path);
-    }
-    unsigned char buf[65536], digest[32];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-        av_sha_update(sha, buf, n);
-    bool ok = !ferror(f);
-    fclose(f);
-    av_sha_final(sha, digest);
-    av_free(sha);
-    for (int i = 0; i < 32; i++)
-        sprintf(hex + 2 * i, "%02x", digest[i]);
-    return ok || cc_error_set(err, "cannot read %s to hash it", path);
-}
 
 /* The training rows (every view of the training images) and the held-out rows (view 0). */
 struct split_rows {
@@ -226,7 +203,7 @@ static void free_rows(struct split_rows *r)
  * x dim floats, owned by the caller; NULL with err (*bad_image: an image could not be read). */
 static float *features_of(const struct train_args *a, const struct cc_model *base,
                           const struct cc_head_graph *g, const struct cc_dataset *d,
-                          bool *bad_image, struct cc_error *err)
+                          const char *base_sha, bool *bad_image, struct cc_error *err)
 {
     *bad_image = false;
     struct cc_model *bb = cc_head_graph_backbone(base, g, err);
@@ -240,13 +217,22 @@ static float *features_of(const struct train_args *a, const struct cc_model *bas
                 cc_engine_device_name(e));
     size_t rows = cc_embed_row(d->n_samples, 0, a->augment);
     float *feat = malloc(rows * (size_t)g->n_features * sizeof(float));
-    struct cc_embed_options eo = {a->augment, a->flip, a->seed, progress};
+    struct cc_feature_cache cache;
+    cc_feature_cache_init(&cache, a->no_cache ? "" : NULL, base_sha, g->n_features, a->seed,
+                          a->flip);
+    struct cc_embed_options eo = {a->augment, a->flip, a->seed, progress, &cache};
+    struct cc_embed_stats st;
+    double t0 = cc_now_ms();
     if (!feat)
         cc_error_set(err, "out of memory for %zu feature vectors", rows);
-    if (feat && !cc_embed_dataset(e, d, &eo, feat, bad_image, err)) {
+    if (feat && !cc_embed_dataset(e, d, &eo, feat, bad_image, &st, err)) {
         free(feat);
         feat = NULL;
     }
+    if (feat)
+        printf("features: %d views computed, %d from the cache, in %.0f ms on %s\n", st.computed,
+               st.cached, cc_now_ms() - t0, cc_engine_backend_name(e));
+    cc_feature_cache_finish(&cache);
     cc_engine_destroy(e);
     return feat;
 }
@@ -338,14 +324,14 @@ int main(int argc, char **argv)
     }
     cc_dataset_split(&d, a.val, a.seed);
     struct cc_model *base = cc_bundle_load(a.base, &err);
-    if (!base || !cc_head_graph_find(base, &g, &err) || !sha256_file(a.base, sha, &err)) {
+    if (!base || !cc_head_graph_find(base, &g, &err) || !cc_sha256_file(a.base, sha, &err)) {
         fprintf(stderr, "camclass-train: %s\n", err.msg);
         cc_model_destroy(base);
         cc_dataset_finish(&d);
         return 2;
     }
     bool bad_image;
-    float *feat = features_of(&a, base, &g, &d, &bad_image, &err);
+    float *feat = features_of(&a, base, &g, &d, sha, &bad_image, &err);
     rc = feat ? train(&a, base, &g, &d, feat, sha) : bad_image ? 2 : 1;
     if (!feat)
         fprintf(stderr, "camclass-train: %s\n", err.msg);

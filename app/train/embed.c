@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "embed.h"
+#include "file_hash.h"
 #include "input_tensor.h"
 
 /* xorshift64*, uniform in [lo, hi). */
@@ -60,31 +61,72 @@ static void apply_view(const struct cc_input_spec *in, const struct view *v, con
     }
 }
 
-bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
-                      const struct cc_embed_options *o, float *features, bool *bad_image,
-                      struct cc_error *err)
+/* The seed of view v of the picture whose SHA-256 is sha: from the run's seed, the picture's
+ * bytes and v only (splitmix64 over them). */
+static uint64_t view_seed(uint64_t seed, const char *sha, int v)
 {
-    *bad_image = false;
-    const struct cc_model *m = cc_engine_model(backbone);
+    uint64_t h = seed ^ ((uint64_t)v * 0x9e3779b97f4a7c15ull);
+    for (const char *p = sha; *p; p++)
+        h = (h ^ (uint64_t)(unsigned char)*p) * 0x100000001b3ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return (h ^ (h >> 31)) | 1;
+}
+
+/* Views [have, want) of picture i into its rows, from its preprocessed tensor x (loaded here
+ * on first need). False with err; *bad_image when the picture does not decode. */
+static bool compute_views(struct cc_engine *e, const struct cc_embed_options *o,
+                          const struct cc_sample *smp, const char *sha, float *x, float *y,
+                          float *rows, int have, int want, bool *bad_image, struct cc_error *err)
+{
+    const struct cc_model *m = cc_engine_model(e);
     const struct cc_tensor *t = &m->tensors[m->input.tensor];
     int h = (int)t->shape[2], w = (int)t->shape[3];
+    size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
+    char what[128];
+    if (!(*bad_image = !cc_input_tensor_load(smp->path, m, x, n_in, what, sizeof(what), err)))
+        for (int v = have; v < want; v++) {
+            const float *in = x;
+            if (v > 0) {
+                uint64_t s = view_seed(o->seed, sha, v);
+                struct view view = draw_view(&s, w, h, o->flip);
+                apply_view(&m->input, &view, x, y, h, w);
+                in = y;
+            }
+            if (!cc_engine_run(e, in, rows + (size_t)v * n_out, err))
+                return false;
+        }
+    return !*bad_image;
+}
+
+bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
+                      const struct cc_embed_options *o, float *features, bool *bad_image,
+                      struct cc_embed_stats *stats, struct cc_error *err)
+{
+    *bad_image = false;
+    *stats = (struct cc_embed_stats){0};
     size_t n_in = cc_engine_input_count(backbone), n_out = cc_engine_output_count(backbone);
     float *x = malloc(n_in * sizeof(float)), *y = malloc(n_in * sizeof(float));
     bool ok = x && y;
     if (!ok)
         cc_error_set(err, "out of memory for two %zu-value input tensors", n_in);
-    uint64_t s = o->seed ? o->seed : 1;
     for (int i = 0; ok && i < d->n_samples; i++) {
         const struct cc_sample *smp = &d->samples[i];
-        char what[128];
-        *bad_image = !cc_input_tensor_load(smp->path, m, x, n_in, what, sizeof(what), err);
-        ok = !*bad_image &&
-             cc_engine_run(backbone, x, features + cc_embed_row(i, 0, o->augment) * n_out, err);
-        for (int v = 1; ok && !smp->held_out && v <= o->augment; v++) {
-            struct view view = draw_view(&s, w, h, o->flip);
-            apply_view(&m->input, &view, x, y, h, w);
-            ok = cc_engine_run(backbone, y, features + cc_embed_row(i, v, o->augment) * n_out,
-                               err);
+        float *rows = features + cc_embed_row(i, 0, o->augment) * n_out;
+        int want = smp->held_out ? 1 : 1 + o->augment, have = 0;
+        char sha[65];
+        if (!(ok = cc_sha256_file(smp->path, sha, err))) {
+            *bad_image = true;
+            break;
+        }
+        if (o->cache)
+            have = cc_feature_cache_get(o->cache, sha, rows, want);
+        stats->cached += have;
+        if (have < want) {
+            ok = compute_views(backbone, o, smp, sha, x, y, rows, have, want, bad_image, err);
+            stats->computed += want - have;
+            if (ok && o->cache)
+                cc_feature_cache_put(o->cache, sha, rows, want);
         }
         if (o->progress && (i + 1) * 10 / d->n_samples != i * 10 / d->n_samples)
             fprintf(o->progress, "camclass-train: features of %d of %d images\n", i + 1,

@@ -7,7 +7,9 @@
  * repeated), a horizontal flip with probability 1/2 when flips are allowed, a brightness offset
  * in [-0.1, 0.1] and a contrast factor in [0.8, 1.2] (on pixel values in [0, 1]) and a gain per
  * colour channel in [0.95, 1.05]. They are applied to the preprocessed tensor, so the image is
- * decoded and resized once.
+ * decoded and resized once. A view's draws depend only on the seed, the picture's bytes and the
+ * view's number, not on the other pictures, so a picture's views are the same in every run and
+ * can be cached (feature_cache.h).
  */
 #ifndef CC_EMBED_H
 #define CC_EMBED_H
@@ -19,12 +21,19 @@
 #include "dataset.h"
 #include "engine.h"
 #include "error.h"
+#include "feature_cache.h"
 
 struct cc_embed_options {
     int augment;   // augmented views per training image, beside its plain view
     bool flip;     // views may be mirrored left to right
     uint64_t seed; // of the views' random draws
     FILE *progress; // a line per 10% of the images, or NULL
+    const struct cc_feature_cache *cache; // views kept between runs; NULL: none
+};
+
+/* What a run computed and what it found cached, in views. */
+struct cc_embed_stats {
+    int computed, cached;
 };
 
 /* The rows of the feature matrix: view v of sample i is row i * (1 + augment) + v; a held-out
@@ -39,6 +48,6 @@ static inline size_t cc_embed_row(int sample, int view, int augment)
  * engine's failure (*bad_image false). */
 bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
                       const struct cc_embed_options *o, float *features, bool *bad_image,
-                      struct cc_error *err);
+                      struct cc_embed_stats *stats, struct cc_error *err);
 
 #endif

@@ -28,7 +28,7 @@ def one(data, base, out, threads):
     t0 = time.monotonic()
     r = subprocess.run(host_command(TRAIN) + [data, "--base", base, "-o", out, "--force",
                                               "--backend", "cpu", "--threads", str(threads),
-                                              "--augment", str(AUGMENT)],
+                                              "--augment", str(AUGMENT), "--no-cache"],
                        capture_output=True, text=True, timeout=900)
     wall = time.monotonic() - t0
     if r.returncode:

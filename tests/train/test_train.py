@@ -8,6 +8,8 @@
 - The bundle written loads in camclass (a folder of images, headless: the log's top label) and
   camclass-bench; its manifest's "training" record names the base, its SHA-256 and the classes;
   --report writes the same JSON.
+- The feature cache: a second run computes nothing, an edited picture computes its views only,
+  another base or --no-cache computes all.
 - Bad input, each one line and exit 2, nothing written: one class, a class folder without
   images, an unsafe class name, an undecodable image, a base that is no classifier, an existing
   output without --force (left unchanged), bad flags.
@@ -17,6 +19,7 @@
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,9 +35,14 @@ FLOOR = 0.6      # held-out accuracy of the drawn classes (4 classes: chance is 
 SHUFFLED = 0.5   # above this with shuffled labels, the measure itself would be suspect
 
 
+CACHE = [tempfile.mkdtemp(prefix="camclass-train-cache-")]  # XDG_CACHE_HOME of the runs
+FIRST_CACHE = CACHE[0]
+
+
 def run(exe, *args):
     env = dict(os.environ)
     env.pop("DISPLAY", None)
+    env["XDG_CACHE_HOME"] = CACHE[0]
     return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
                           timeout=600, env=env)
 
@@ -95,6 +103,33 @@ def check_bundle(out, rep, base, data):
     r = run(BENCH, out, "--backend", "cpu", "--runs", "2", "--input",
             os.path.join(pick, sorted(os.listdir(pick))[0]))
     check(r.returncode == 0, f"camclass-bench runs it: exit {r.returncode} {r.stderr[-200:]!r}")
+
+
+def computed(r):
+    m = re.search(r"features: (\d+) views computed, (\d+) from the cache", r.stdout)
+    return (int(m.group(1)), int(m.group(2))) if r.returncode == 0 and m else (-1, -1)
+
+
+def cache(tmp, data):
+    CACHE[0] = os.path.join(tmp, "fresh-cache")
+    out = os.path.join(tmp, "cache.ccm")
+    total = computed(train(data, SELFTEST, out, "--force"))
+    check(total[0] > 0, f"the first run with a fresh cache computes {total}")
+    again = computed(train(data, SELFTEST, out, "--force"))
+    check(again == (0, sum(total)), f"the second run computes nothing: {again}")
+    pic = os.path.join(data, "cat", sorted(os.listdir(os.path.join(data, "cat")))[-1])
+    with open(pic, "rb") as f:
+        keep = f.read()
+    from PIL import Image
+    Image.open(pic).transpose(Image.ROTATE_180).save(pic)
+    edited = computed(train(data, SELFTEST, out, "--force", "--augment", "4"))
+    check(edited[0] in (1, 5), f"one edited picture computes its views only (1 or 5): {edited}")
+    with open(pic, "wb") as f:
+        f.write(keep)
+    other = computed(train(data, MOBILENET, out, "--force"))
+    check(other[1] == 0, f"another base finds nothing cached: {other}")
+    none = computed(train(data, SELFTEST, out, "--force", "--no-cache"))
+    check(none == (sum(total), 0), f"--no-cache computes all: {none}")
 
 
 def bad_inputs(tmp, good):
@@ -163,7 +198,9 @@ def main():
                 check(srep["held_out_accuracy"] <= SHUFFLED,
                       f"{name}, labels shuffled: accuracy {srep['held_out_accuracy']:.3f} <= "
                       f"{SHUFFLED}")
+        cache(tmp, data)
         bad_inputs(tmp, data)
+    shutil.rmtree(FIRST_CACHE, ignore_errors=True)
     return summary()
 
 
