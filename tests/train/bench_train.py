@@ -36,7 +36,7 @@ def one(data, base, out, threads):
     rows = int(re.search(r"head trained on (\d+) rows \((\d+) held out\) in (\d+) ms", r.stdout)
                .group(1))
     held = int(re.search(r"\((\d+) held out\)", r.stdout).group(1))
-    head_ms = int(re.search(r"in (\d+) ms", r.stdout).group(1))
+    head_ms = int(re.search(r"head trained on .* in (\d+) ms", r.stdout).group(1))
     rss = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     return wall, rows + held, head_ms, rss
 
