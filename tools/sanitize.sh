@@ -85,9 +85,9 @@ if [ "${1:-}" = "--ci" ]; then
       ninja -C build-asan tests/engine/test_model tests/engine/test_plan \
         tests/engine/test_cpu_ops tests/engine/test_kernels tests/engine/test_bundle \
         tests/capture/test_frame_slot tests/capture/test_capture_choice \
-        tests/capture/test_sources tests/app/test_detlog \
-        tests/app/test_cli tests/app/test_mqtt_parse tests/app/test_notify \
-        tests/app/test_recorder tests/app/test_http_request tests/app/test_http_deadline \
+        tests/capture/test_sources tests/output/test_detlog \
+        tests/app/test_cli tests/output/test_mqtt_parse tests/output/test_notify \
+        tests/output/test_recorder tests/output/test_http_request tests/output/test_http_deadline \
         app/camclass tools/mobilenet_v2_random.ccm
       asan_env
       exec meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 \
@@ -102,7 +102,7 @@ if [ "${1:-}" = "--ci" ]; then
       # stopped by SIGTERM), SIGHUP storms (the signal flag read by the inference thread),
       # --serve's headers' deadline thread, and the reference backend's thread pool.
       ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
-        tests/app/test_detlog tests/app/test_recorder tests/app/test_http_deadline \
+        tests/output/test_detlog tests/output/test_recorder tests/output/test_http_deadline \
         app/camclass tests/engine/test_network \
         tests/engine/small_net.ccm tests/engine/network-small-input.bin \
         tests/engine/network-small-logits.bin
@@ -129,9 +129,9 @@ if [ "${1:-}" = "--tsan" ]; then
   # instrumented), --serve's connection threads, request queue and /stream drawing thread
   # (libmicrohttpd itself is not instrumented), and the reference backend's thread pool.
   ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
-    tests/app/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
+    tests/output/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin \
-    tests/engine/network-small-logits.bin tests/app/test_recorder tests/app/test_http_deadline
+    tests/engine/network-small-logits.bin tests/output/test_recorder tests/output/test_http_deadline
   tsan_env
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
