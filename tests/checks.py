@@ -2,14 +2,17 @@
 so that one run reports every failure; summary() prints "N failed" and returns the exit status;
 env_headless() is the environment of a camclass run without a display or systemd; wait_for()
 polls a condition until a deadline; host_command() is how a driver starts a program of this
-build, wrapped() whether it runs emulated, bound() a wait's limit allowing for that and
-terminate() signals a started program and collects its output, killing it on a hang.
+build, wrapped() whether it runs emulated, bound() a wait's limit allowing for that, run() runs
+one to its end and terminate() signals a started program and collects its output, killing it on
+a hang; free_port() is a loopback port with nothing on it, lines_of() a log file's lines.
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
 """
 import os
 import shlex
+import socket
+import subprocess
 import time
 
 failures = []
@@ -77,3 +80,30 @@ def terminate(p, sig, timeout):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def run(exe, args, timeout=120, env_extra=None):
+    """Runs the program exe of this build (host_command) with args to its end, without a display
+    or systemd (env_headless, updated with env_extra); (exit status, stdout, stderr) as text."""
+    env = env_headless()
+    env.update(env_extra or {})
+    p = subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    """A port on 127.0.0.1 with nothing on it (bound, then closed), for TCP or (SOCK_DGRAM) UDP."""
+    with socket.socket(socket.AF_INET, kind) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def lines_of(path):
+    """The lines of the text file at path, a last one without its newline included (a log being
+    written); [] while there is no such file. Bytes that are not UTF-8 are replaced."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []

@@ -1,8 +1,11 @@
 /* camclass — shared test utilities (see testutil.h). */
+#include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testutil.h"
 
@@ -117,4 +120,30 @@ void *tu_read_file(const char *path, size_t *size)
     if (size)
         *size = len;
     return buf;
+}
+
+bool tu_tmpdir(char *dir, size_t size, const char *name)
+{
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    int n = snprintf(dir, size, "%s/%s.XXXXXX", base, name);
+    if (!CHECKF(n > 0 && (size_t)n < size, "temporary directory name %s/%s too long", base, name))
+        return false;
+    return CHECKF(mkdtemp(dir) != NULL, "mkdtemp(%s): %s", dir, strerror(errno));
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)sb;
+    (void)type;
+    (void)ftw;
+    if (remove(path) != 0) {
+        fprintf(stderr, "could not remove %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+bool tu_rmtree(const char *path)
+{
+    return nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS) == 0;
 }

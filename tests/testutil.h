@@ -38,4 +38,12 @@ double tu_max_abs(const float *x, size_t n);
 /* Reads a whole file; returns a malloc'd buffer (NUL-terminated) or NULL. */
 void *tu_read_file(const char *path, size_t *size);
 
+/* Makes a new directory $TMPDIR/NAME.XXXXXX (TMPDIR unset: /tmp) and writes its path to dir
+ * (size bytes). false, with a failed check naming the path and errno, when it cannot. */
+bool tu_tmpdir(char *dir, size_t size, const char *name);
+
+/* Removes path and everything below it, links not followed; false, with a line on stderr,
+ * when something was left. */
+bool tu_rmtree(const char *path);
+
 #endif

@@ -380,7 +380,7 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     [1, classes] output) to a bundle at out_path, with the same passes, checks and options as
     export_module. input_size: the image side when the model's is symbolic. resize: None =
     center_crop at 256/224 of the input size. The graph is checked against PyTorch by the
-    tests (tests/engine/test_onnx.py), not here: Debian has no ONNX runtime for Python.
+    tests (tests/models/test_onnx.py), not here: Debian has no ONNX runtime for Python.
     Returns a summary dict like export_module's. Raises ExportError (nothing written)."""
     model = ccm_onnx.load(path)
     L = ccm_onnx.OnnxLowering(model, input_size)

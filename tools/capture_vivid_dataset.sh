@@ -5,7 +5,7 @@
 # range, as camclass converts them) under the data set folder.
 #
 #   tools/capture_vivid_dataset.sh [--build DIR] [--data DIR] [--seed N] [split...]
-#     --build DIR   build folder holding tests/capture/camclass-capture-static (default: build;
+#     --build DIR   build folder holding tests/input/camclass-capture-static (default: build;
 #                   built there with ninja if missing)
 #     --data DIR    data set root (default ~/.cache/camclass-dataset); SPLIT/*.png land there
 #     --seed N      seed of the capture plan's control values (default 1)
@@ -28,8 +28,8 @@ done
 splits=("$@")
 [ ${#splits[@]} -gt 0 ] || splits=(train train-hd train-hard heldout)
 py=/usr/bin/python3
-bin="$build/tests/capture/camclass-capture-static"
-[ -x "$bin" ] || ninja -C "$build" -j2 tests/capture/camclass-capture-static
+bin="$build/tests/input/camclass-capture-static"
+[ -x "$bin" ] || ninja -C "$build" -j2 tests/input/camclass-capture-static
 work=$(mktemp -d "${TMPDIR:-/tmp}/camclass-dataset.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 for split in "${splits[@]}"; do

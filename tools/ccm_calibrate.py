@@ -34,7 +34,7 @@ class CalibrationError(Exception):
 
 def preprocess(rgb, inp):
     """rgb: uint8 HxWx3 array -> float32 (3, H, W) model input as camclass computes it for the
-    bundle's "input" spec inp (tests/capture/make_preprocess_ref.py checks it against the
+    bundle's "input" spec inp (tests/image/make_preprocess_ref.py checks it against the
     references camclass is checked with)."""
     h, w = inp["shape"][2:]
     rs = inp["resize"]

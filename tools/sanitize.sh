@@ -9,7 +9,7 @@
 #                                         built, then the chosen tests run (lists below)
 # Both are debugoptimized builds, warnings are errors. The capture suite (qemu guests) is left
 # out: the two statically linked guest programs are not built under a sanitizer
-# (tests/capture/meson.build). A build dir is configured on first use (from a fresh clone too)
+# (tests/input/meson.build). A build dir is configured on first use (from a fresh clone too)
 # and used by one run at a time (flock on ./build-asan.lock, ./build-tsan.lock): the suite's
 # test and a run by hand beside it share it.
 set -eu
@@ -84,10 +84,10 @@ if [ "${1:-}" = "--ci" ]; then
       # run expects a present within its time, which a loaded machine under ASan can miss.
       ninja -C build-asan tests/engine/test_model tests/engine/test_plan \
         tests/engine/test_cpu_ops tests/engine/test_kernels tests/engine/test_bundle \
-        tests/capture/test_frame_slot tests/capture/test_capture_choice \
-        tests/capture/test_sources tests/app/test_detlog \
-        tests/app/test_cli tests/app/test_mqtt_parse tests/app/test_notify \
-        tests/app/test_recorder tests/app/test_http_request tests/app/test_http_deadline \
+        tests/input/test_frame_slot tests/input/test_capture_choice \
+        tests/input/test_sources tests/output/test_detlog \
+        tests/app/test_cli tests/output/test_mqtt_parse tests/output/test_notify \
+        tests/output/test_recorder tests/output/test_http_request tests/output/test_http_deadline \
         app/camclass tools/mobilenet_v2_random.ccm
       asan_env
       exec meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 \
@@ -101,8 +101,8 @@ if [ "${1:-}" = "--ci" ]; then
       # thread (reconnects, stop while connecting), the recorder's thread and queue (--output
       # stopped by SIGTERM), SIGHUP storms (the signal flag read by the inference thread),
       # --serve's headers' deadline thread, and the reference backend's thread pool.
-      ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
-        tests/app/test_detlog tests/app/test_recorder tests/app/test_http_deadline \
+      ninja -C build-tsan tests/input/test_frame_slot tests/input/test_sources \
+        tests/output/test_detlog tests/output/test_recorder tests/output/test_http_deadline \
         app/camclass tests/engine/test_network \
         tests/engine/small_net.ccm tests/engine/network-small-input.bin \
         tests/engine/network-small-logits.bin
@@ -128,10 +128,10 @@ if [ "${1:-}" = "--tsan" ]; then
   # (video_live), the recorder's thread (--output; SDL, FreeType and FFmpeg themselves are not
   # instrumented), --serve's connection threads, request queue and /stream drawing thread
   # (libmicrohttpd itself is not instrumented), and the reference backend's thread pool.
-  ninja -C build-tsan tests/capture/test_frame_slot tests/capture/test_sources \
-    tests/app/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
+  ninja -C build-tsan tests/input/test_frame_slot tests/input/test_sources \
+    tests/output/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin \
-    tests/engine/network-small-logits.bin tests/app/test_recorder tests/app/test_http_deadline
+    tests/engine/network-small-logits.bin tests/output/test_recorder tests/output/test_http_deadline
   tsan_env
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \

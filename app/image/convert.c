@@ -15,7 +15,7 @@ static inline __attribute__((always_inline)) int16_t clamp16(int16_t v)
  *   G = C − E   + ((42·C − 100·D + 48·E + 128) >> 8)
  *   B = C + 2·D + ((42·C + 4·D + 128) >> 8)
  * where every intermediate lies in [−20128, 29597] (fits int16). Checked against
- * cc_yuv_to_rgb for all 2^24 inputs by tests/capture/test_preprocess.c. The steps are
+ * cc_yuv_to_rgb for all 2^24 inputs by tests/image/test_preprocess.c. The steps are
  * constants after inlining, so GCC/Clang vectorize the loop (SSE2, NEON). */
 static inline __attribute__((always_inline)) void
 pairs_to_planar(const uint8_t *restrict y0p, const uint8_t *restrict y1p,

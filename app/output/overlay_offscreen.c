@@ -1,7 +1,7 @@
 /* camclass — the overlay picture drawn offscreen (see overlay_offscreen.h).
  *
  * SDL_CreateSoftwareRenderer draws into an SDL_Surface in memory: no window, no display, and
- * no SDL_Init(SDL_INIT_VIDEO) (tests/app/test_overlay.c draws one with DISPLAY,
+ * no SDL_Init(SDL_INIT_VIDEO) (tests/output/test_overlay.c draws one with DISPLAY,
  * WAYLAND_DISPLAY and SDL_VIDEODRIVER unset). The surface is XRGB8888, the format SDL's blitters
  * are fastest with; cc_overlay_render converts it to RGB24 with SDL_RenderReadPixels, which
  * also runs the renderer's queued commands.

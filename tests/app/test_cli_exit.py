@@ -7,6 +7,7 @@ is not there is exit 1 (the systemd unit retries 1 but not 2), given as a path o
 
     test_cli_exit.py CAMCLASS MODEL
 """
+import functools
 import json
 import os
 import subprocess
@@ -16,15 +17,9 @@ import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import bound, check, host_command, summary  # noqa: E402
+import checks  # noqa: E402
 
-
-def run(exe, args, timeout=60):
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=timeout,
-                       env=env)
-    return p.returncode, p.stdout, p.stderr
+run = functools.partial(checks.run, timeout=60)
 
 
 def main():

@@ -39,16 +39,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, host_command, summary  # noqa: E402
+from checks import bound, check, host_command, lines_of, summary  # noqa: E402
 import checks  # noqa: E402
 
 PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
 SELFTEST = os.path.join(SAMPLES, "selftest")
-
-
-def lines_of(path):
-    with open(path, errors="replace") as f:
-        return f.read().splitlines()
 
 
 def parse_all(lines, what):

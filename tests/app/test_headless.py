@@ -37,7 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, env_headless, host_command, summary, terminate, wait_for  # noqa: E402,E501
+from checks import bound, check, env_headless, host_command, run, summary, terminate, wait_for  # noqa: E402,E501
 
 
 _cjson = ctypes.CDLL(ctypes.util.find_library("cjson") or "libcjson.so.1")
@@ -124,12 +124,6 @@ def parse_log(text, where, model_name, backend, source, top_k=5):
             check(False, "%s: unknown event %r" % (w, ev))
         objs.append(o)
     return objs
-
-
-def run(exe, args, timeout=120):
-    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=timeout,
-                       env=env_headless())
-    return p.returncode, p.stdout, p.stderr
 
 
 def lines_in(path):

@@ -20,6 +20,7 @@
 
 Every run is bounded (subprocess timeouts); a camclass that hangs is killed and fails the check.
 """
+import functools
 import json
 import os
 import pty
@@ -35,14 +36,10 @@ import tty
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import bound, check, env_headless, host_command, summary, terminate  # noqa: E402
+import checks  # noqa: E402
 
 RUN_TIMEOUT = 60  # seconds for a run that ends by itself
-
-
-def run(exe, args, timeout=RUN_TIMEOUT):
-    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=timeout,
-                       env=env_headless())
-    return p.returncode, p.stdout, p.stderr
+run = functools.partial(checks.run, timeout=RUN_TIMEOUT)
 
 
 def frames_dir(tmp, samples, n, name="frames"):

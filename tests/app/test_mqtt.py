@@ -36,25 +36,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, env_headless, host_command, summary, wait_for  # noqa: E402
+from checks import (check, env_headless, free_port, host_command, lines_of, summary,  # noqa: E402
+                    wait_for)
 
 EXE, MODEL, FRAMES = sys.argv[1:4]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def lines_of(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return [ln for ln in f.read().split("\n") if ln]
-    except FileNotFoundError:
-        return []
 
 
 class Broker:

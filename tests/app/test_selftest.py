@@ -9,25 +9,18 @@ With the committed self-test assets (assets/models/selftest*.ccm, assets/samples
 
     test_selftest.py CAMCLASS MODEL SAMPLES_DIR [ASSETS_DIR BACKEND...]
 """
+import functools
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, summary  # noqa: E402
+import checks  # noqa: E402
 
-
-def run(exe, args, env_extra=None):
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
-    env.update(env_extra or {})
-    p = subprocess.run(host_command(exe) + args, capture_output=True, text=True, timeout=600,
-                       env=env)
-    return p.returncode, p.stdout, p.stderr
+run = functools.partial(checks.run, timeout=600)
 
 
 def main():

@@ -45,7 +45,7 @@ from io import BytesIO
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, host_command, summary, wrapped  # noqa: E402
+from checks import bound, check, free_port, host_command, summary, wrapped  # noqa: E402
 
 FFMPEG = "ffmpeg"
 
@@ -219,14 +219,6 @@ def test_files(camclass, model, tmp):
 
 
 # ---- live ----------------------------------------------------------------------------------
-
-def free_port(kind=socket.SOCK_STREAM):
-    s = socket.socket(socket.AF_INET, kind)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 
 def listening(port, timeout=10.0, table="tcp", state="0A"):
     """Waits until a TCP socket listens on port (read from /proc: a test connection would be

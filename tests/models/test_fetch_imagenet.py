@@ -40,7 +40,7 @@ sys.path.insert(0, TOOLS)
 import camclass_export as ce  # noqa: E402
 import ccm_bundle  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import host_command  # noqa: E402
+from checks import free_port, host_command  # noqa: E402
 
 BENCH = sys.argv.pop(1) if len(sys.argv) > 1 else None
 BUNDLE = "mobilenet_v2-imagenet.ccm"
@@ -49,13 +49,6 @@ SERVER_LIFETIME = 120  # seconds; the whole test takes ~30
 TOLERANCE = 1e-4  # max |bundle logits - pytorch logits| <= this x max |pytorch logits|
 
 torch.set_num_threads(1)
-
-
-def free_port():
-    """A port on 127.0.0.1 with nothing listening (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -863,9 +863,7 @@ static void test_backend_switch(void)
 
 int main(void)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmpdir, sizeof(tmpdir), "%s/test_detlog.XXXXXX", base);
-    if (!CHECKF(mkdtemp(tmpdir) != NULL, "mkdtemp(%s): %s", tmpdir, strerror(errno)))
+    if (!tu_tmpdir(tmpdir, sizeof(tmpdir), "test_detlog"))
         return tu_exit_code();
 
     test_every_frame();
@@ -882,10 +880,7 @@ int main(void)
 
     int rc = tu_exit_code();
     if (rc == 0) {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", tmpdir);
+        tu_rmtree(tmpdir);
     } else {
         fprintf(stderr, "files kept in %s\n", tmpdir);
     }

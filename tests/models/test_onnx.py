@@ -51,7 +51,7 @@ ZOO = {13: ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobil
 
 
 def two_inputs(shape, seed=5):
-    """An input and another with half the contrast and a colour cast (as make_reference.py)."""
+    """An input and another with half the contrast and a colour cast (as tests/engine/make_reference.py)."""
     g = torch.Generator().manual_seed(seed)
     cast = torch.tensor([0.5, -0.5, 0.25]).view(1, 3, 1, 1)
     return [torch.randn(shape, generator=g), 0.5 * torch.randn(shape, generator=g) + cast]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass — PyTorch and PIL references for tests/capture/test_preprocess.c.
+"""camclass — PyTorch and PIL references for tests/image/test_preprocess.c.
 
 Usage: make_preprocess_ref.py OUTDIR [PHOTO...]
 

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "..", "..", "assets", "samples", "selftest")
 TOOLS = os.path.join(HERE, "..", "..", "tools")
+ENGINE_TESTS = os.path.join(HERE, "..", "engine")  # small_net.py, shared with tests/engine
 EXPORTER = os.path.join(TOOLS, "camclass_export.py")
 sys.path.insert(0, TOOLS)
 import camclass_export as ce  # noqa: E402
@@ -400,12 +401,12 @@ class ExporterTest(unittest.TestCase):
     def test_cli_user_module_with_weights(self):
         """--module FILE:CLASS --weights state_dict.pth: the bundle computes what the module
         with those weights computes (not its fresh initialization)."""
-        sys.path.insert(0, HERE)
+        sys.path.insert(0, ENGINE_TESTS)
         from small_net import SmallNet
         m = randomize_bn(SmallNet(), seed=9)
         weights = os.path.join(self.dir.name, "small.pth")
         torch.save(m.state_dict(), weights)
-        r = self.run_cli("--module", os.path.join(HERE, "small_net.py") + ":SmallNet",
+        r = self.run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
                          "--weights", weights, "--input-size", "13", "--resize", "squash",
                          "-o", self.path)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -419,7 +420,7 @@ class ExporterTest(unittest.TestCase):
         # a state_dict for another module is refused in one line, nothing written
         os.unlink(self.path)
         torch.save(ConvBnRelu6().state_dict(), weights)
-        r = self.run_cli("--module", os.path.join(HERE, "small_net.py") + ":SmallNet",
+        r = self.run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
                          "--weights", weights, "--input-size", "13", "-o", self.path)
         self.check_refused(r, "cannot load", "small.pth")
 
@@ -427,7 +428,7 @@ class ExporterTest(unittest.TestCase):
         """--antialias on|off overrides the default (on for --model, off for --module); with
         activation quantization too the bundle is version 3; --bundle keeps its own resize;
         a non-boolean is refused."""
-        small = os.path.join(HERE, "small_net.py") + ":SmallNet"
+        small = os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet"
         r = self.run_cli("--module", small, "--random-seed", "1", "--input-size", "13",
                          "--resize", "center_crop:15", "--antialias", "on", "-o", self.path)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -20,7 +20,7 @@
 #include "overlay.h"
 #include "result.h"
 
-// The colour bars of tests/capture/make_samples.py (top 2/3 of the image).
+// The colour bars of tests/input/make_samples.py (top 2/3 of the image).
 extern const uint8_t OVT_BARS[8][3];
 
 /* Pixel x, y of an RGB picture (3 bytes). */

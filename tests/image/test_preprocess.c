@@ -13,7 +13,6 @@
  * rules, and malformed frames.
  */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -225,14 +224,6 @@ static bool run_script(const char *python, const char *script, const char *dir, 
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    return remove(path);
-}
-
 static enum cc_pixfmt parse_format(const char *s)
 {
     static const char *names[] = {"YUYV", "MJPEG", "RGB24", "BGR24", "NV12", "GREY"};
@@ -366,8 +357,8 @@ done:
 static void test_against_references(struct cc_preprocess *pp, const char *python,
                                     const char *script, char **photos, int n_photos)
 {
-    char dir[] = "/tmp/cc_preprocess_ref_XXXXXX";
-    if (!CHECKF(mkdtemp(dir) != NULL, "mkdtemp failed"))
+    char dir[256];
+    if (!tu_tmpdir(dir, sizeof(dir), "cc_preprocess_ref"))
         return;
     if (CHECKF(run_script(python, script, dir, photos, n_photos), "%s %s %s failed", python, script,
                dir)) {
@@ -391,7 +382,7 @@ static void test_against_references(struct cc_preprocess *pp, const char *python
                        w.fmt[aa][i]);
         }
     }
-    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    tu_rmtree(dir);
 }
 
 int main(int argc, char **argv)

@@ -3,7 +3,6 @@
  * temporary directory that is removed at the end.
  */
 #define _XOPEN_SOURCE 700
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,7 @@
 #include "source_file.h"
 #include "testutil.h"
 
-static char tmpdir[] = "/tmp/cc_sources_XXXXXX";
+static char tmpdir[256];
 
 static const char *tmp_path(const char *name)
 {
@@ -780,20 +779,10 @@ static void test_thread(void)
     cc_frame_slot_destroy(slot);
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-    (void)sb;
-    (void)type;
-    (void)ftw;
-    return remove(path);
-}
-
 int main(void)
 {
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (!tu_tmpdir(tmpdir, sizeof(tmpdir), "cc_sources"))
+        return tu_exit_code();
     test_png();
     test_jpeg();
     test_directory();
@@ -804,6 +793,6 @@ int main(void)
     test_pipe();
     test_thread();
     cc_source_file_destroy(NULL);
-    nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    tu_rmtree(tmpdir);
     return tu_exit_code();
 }
