@@ -156,6 +156,8 @@ struct cc_output_spec {
     int tensor; // index into tensors, shape [1, classes]
     enum cc_output_kind kind;
     int classes;
+    float unknown_threshold; // the lowest top probability that is an answer; below it the
+                             // answer is "unknown" (format version 4); 0: none
 };
 
 /* A name -> index hash table (open addressing, linear probing); private to model.c. */

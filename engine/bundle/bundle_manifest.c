@@ -19,8 +19,9 @@
 #include "bundle_zip.h"
 
 #define FORMAT_NAME "camclass-bundle"
-#define FORMAT_VERSION 3          // the newest this loader reads; versions 1 and 2 still load
+#define FORMAT_VERSION 4          // the newest this loader reads; versions 1 to 3 still load
 #define FIRST_ANTIALIAS_VERSION 3 // "antialias": true in input.resize
+#define FIRST_UNKNOWN_VERSION 4   // "unknown_threshold" in output
 #define MAX_NODES 65536
 #define MAX_CLASSES 100000
 #define MAX_DIM 1048576.0
@@ -279,6 +280,24 @@ bool cc_manifest_load_input(struct cc_bundle_loader *L, const cJSON *root)
     return true;
 }
 
+/* output.unknown_threshold (version 4): optional, a number in (0, 1). A reader before version 4
+ * would ignore it and answer a class where the model says "unknown", hence the version. */
+static bool load_unknown_threshold(struct cc_bundle_loader *L, const cJSON *jo,
+                                   struct cc_output_spec *out)
+{
+    const cJSON *jt = cJSON_GetObjectItemCaseSensitive(jo, "unknown_threshold");
+    if (!jt)
+        return true;
+    if (!cJSON_IsNumber(jt) || !(jt->valuedouble > 0 && jt->valuedouble < 1))
+        return cc_manifest_fail(L, "output.unknown_threshold must be a number between 0 and 1 "
+                                   "(the lowest top probability that is an answer)");
+    if (L->version < FIRST_UNKNOWN_VERSION)
+        return cc_manifest_fail(L, "output.unknown_threshold needs format version %d (this "
+                                   "bundle says %d)", FIRST_UNKNOWN_VERSION, L->version);
+    out->unknown_threshold = (float)jt->valuedouble;
+    return true;
+}
+
 bool cc_manifest_load_output(struct cc_bundle_loader *L, const cJSON *root)
 {
     struct cc_output_spec *out = &L->m->output;
@@ -295,7 +314,7 @@ bool cc_manifest_load_output(struct cc_bundle_loader *L, const cJSON *root)
         return false;
     out->kind = (enum cc_output_kind)kind;
     out->classes = (int)classes;
-    return true;
+    return load_unknown_threshold(L, jo, out);
 }
 
 /* ---------------------------------------------------------------------------------------- */

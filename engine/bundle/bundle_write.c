@@ -38,6 +38,7 @@
 #define VERSION_BASE 1       // what every bundle is unless it uses one of the following
 #define VERSION_ACT_QUANT 2  // "quant" on an f32 activation
 #define VERSION_ANTIALIAS 3  // "antialias": true in input.resize
+#define VERSION_UNKNOWN 4    // "unknown_threshold" in output
 #define MANIFEST_ENTRY "manifest.json"
 #define LABELS_ENTRY "labels.txt"
 #define DATA_ENTRY "weights.bin"
@@ -190,6 +191,8 @@ static bool training_object(struct writer *w, const struct cc_bundle_write_optio
 /* The lowest format version that holds m (docs/MODEL_FORMAT.md, "version"). */
 static int model_version(const struct cc_model *m)
 {
+    if (m->output.unknown_threshold > 0)
+        return VERSION_UNKNOWN;
     if (m->input.antialias)
         return VERSION_ANTIALIAS;
     for (int i = 0; i < m->n_tensors; i++)
@@ -231,6 +234,8 @@ static void add_output(struct writer *w, cJSON *root)
     put(w, jo, "kind",
         cJSON_CreateString(out->kind == CC_OUTPUT_PROBABILITIES ? "probabilities" : "logits"));
     put(w, jo, "classes", cJSON_CreateNumber(out->classes));
+    if (out->unknown_threshold > 0)
+        put(w, jo, "unknown_threshold", cJSON_CreateNumber(out->unknown_threshold));
 }
 
 /* Appends size bytes at p to weights.bin at the next multiple of DATA_ALIGN. Returns the data

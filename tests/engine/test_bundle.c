@@ -101,7 +101,7 @@ struct zip_opts {
     const char *extra_entry; // also add a 1-byte entry with this name
     size_t pad_manifest;     // pad manifest.json with spaces to this many bytes
     int version;             // manifest "version" when not 0 (2: activation quantization,
-                             // 3: antialias allowed)
+                             // 3: antialias allowed, 4: unknown_threshold allowed)
 };
 
 static bool add_entry(zip_t *za, const char *name, const void *data, size_t size, bool deflate)
@@ -208,8 +208,10 @@ static bool write_variant(const char *path, const char *set_path, const char *va
     char *text = quotes(valid_manifest);
     cJSON *root = cJSON_Parse(text);
     free(text);
+    char version[8];
+    snprintf(version, sizeof(version), "%d", o->version);
     bool ok = root && (!set_path || json_set(root, set_path, value)) &&
-              (!o->version || json_set(root, "version", o->version == 2 ? "2" : "3"));
+              (!o->version || json_set(root, "version", version));
     char *manifest = ok ? cJSON_PrintUnformatted(root) : NULL;
     ok = manifest && write_bundle(path, manifest, o);
     free(manifest);
@@ -329,6 +331,13 @@ static void test_valid(const char *dir)
     CHECKF(m && m->tensors[3].quantized && !m->input.antialias, "version 3, quantized conv.out: %s",
            err.msg);
     cc_model_destroy(m);
+    // Version 4: output.unknown_threshold; versions 1-3 without it still load (above).
+    static const struct zip_opts v4 = {.version = 4};
+    CHECK(write_variant(path, "output/unknown_threshold", "0.625", &v4));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->output.unknown_threshold == 0.625f, "version 4, unknown threshold: %s",
+           err.msg);
+    cc_model_destroy(m);
     CHECK(write_variant(path, "input/resize/antialias", "false", &plain));
     m = cc_bundle_load(path, &err);
     CHECKF(m && !m->input.antialias, "version 1, antialias false: %s", err.msg);
@@ -366,9 +375,9 @@ static const struct bad_case bad_cases[] = {
     {"wrong format", "format", "'onnx'", {0}, "\"format\" is \"onnx\", expected"},
     {"unknown version",
      "version",
-     "4",
+     "5",
      {0},
-     "unknown format version 4; this camclass reads versions 1 to 3"},
+     "unknown format version 5; this camclass reads versions 1 to 4"},
     {"fractional version", "version", "1.5", {0}, "unknown format version 1.5"},
     {"activation quant in version 1",
      "tensors/3/quant",
@@ -661,6 +670,15 @@ static const struct bad_case bad_cases[] = {
      "true",
      {0},
      "input.resize: \"antialias\": true needs format version 3 (this bundle says 1)"},
+    {"unknown threshold in version 3",
+     "output/unknown_threshold",
+     "0.5",
+     {.version = 3},
+     "output.unknown_threshold needs format version 4 (this bundle says 3)"},
+    {"unknown threshold 1", "output/unknown_threshold", "1", {.version = 4},
+     "output.unknown_threshold must be a number between 0 and 1"},
+    {"unknown threshold text", "output/unknown_threshold", "'high'", {.version = 4},
+     "output.unknown_threshold must be a number between 0 and 1"},
     {"antialias in version 2",
      "input/resize/antialias",
      "true",
