@@ -42,6 +42,9 @@ static const char usage[] =
     "  --seed N         seed of the split and the views (default 1)\n"
     "  --backend B      auto (default), cpu, vulkan or ref: where the features are computed\n"
     "  --threads N      CPU backend threads (default: online CPUs - 1)\n"
+    "  --unknown-threshold P  answer \"unknown\" below top probability P (0 < P < 1; 0: never);\n"
+    "                   default: chosen on the held-out pictures (at most 5%% of their right\n"
+    "                   answers fall below it)\n"
     "  --report FILE    write the report as JSON to FILE\n"
     "  --no-cache       compute every feature vector again (default: kept between runs in\n"
     "                   $XDG_CACHE_HOME/camclass/train, so adding pictures computes theirs)\n"
@@ -52,7 +55,7 @@ static const char usage[] =
 
 struct train_args {
     const char *dir, *base, *out, *name, *report;
-    double val, l2;
+    double val, l2, unknown; // unknown: the threshold given, or -1: choose it
     int augment;
     bool flip, force, no_cache;
     unsigned long long seed;
@@ -93,20 +96,24 @@ static bool take(struct train_args *a, int opt, const char *val)
         int opt;
         const char *flag;
         double lo, hi;
-    } nums[] = {{'v', "--val", 0, 0.9}, {'a', "--augment", 0, 64}, {'l', "--l2", 0, 1e3},
-                {'s', "--seed", 0, 1e15}, {'t', "--threads", 1, 16}};
+    } nums[] = {{'v', "--val", 0, 0.9},        {'a', "--augment", 0, 64},
+                {'l', "--l2", 0, 1e3},         {'s', "--seed", 0, 1e15},
+                {'t', "--threads", 1, 16},     {'u', "--unknown-threshold", 0, 0.999}};
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
         if (nums[i].opt != opt)
             continue;
         if (!number(val, nums[i].lo, nums[i].hi, &v) ||
-            (opt != 'v' && opt != 'l' && v != (double)(long long)v)) {
+            (strchr("vlu", opt) == NULL && v != (double)(long long)v)) {
             fprintf(stderr, "camclass-train: %s takes a %s from %g to %g, not \"%s\"\n",
-                    nums[i].flag, opt == 'v' || opt == 'l' ? "number" : "whole number",
+                    nums[i].flag, strchr("vlu", opt) ? "number" : "whole number",
                     nums[i].lo, nums[i].hi, val);
             return false;
         }
-        opt == 'v' ? (void)(a->val = v) : opt == 'a' ? (void)(a->augment = (int)v)
-        : opt == 'l' ? (void)(a->l2 = v) : opt == 's' ? (void)(a->seed = (unsigned long long)v)
+        opt == 'v'   ? (void)(a->val = v)
+        : opt == 'a' ? (void)(a->augment = (int)v)
+        : opt == 'l' ? (void)(a->l2 = v)
+        : opt == 'u' ? (void)(a->unknown = v)
+        : opt == 's' ? (void)(a->seed = (unsigned long long)v)
                      : (void)(a->opts.cpu_threads = (int)v);
         return true;
     }
@@ -116,14 +123,16 @@ static bool take(struct train_args *a, int opt, const char *val)
 /* 0 to go on, 2 after one line about a bad argument, -1 after --help. */
 static int parse_args(int argc, char **argv, struct train_args *a)
 {
-    *a = (struct train_args){.val = 0.2, .l2 = 1e-3, .augment = 4, .flip = true, .seed = 1,
+    *a = (struct train_args){.val = 0.2, .l2 = 1e-3, .unknown = -1, .augment = 4, .flip = true,
+                             .seed = 1,
                              .opts = cc_engine_options_default()};
     a->opts.notices = stderr;
     static const struct option longs[] = {
         {"base", 1, 0, 'b'}, {"output", 1, 0, 'o'},  {"name", 1, 0, 'n'},   {"val", 1, 0, 'v'},
         {"augment", 1, 0, 'a'}, {"no-flip", 0, 0, 'F'}, {"l2", 1, 0, 'l'}, {"seed", 1, 0, 's'},
         {"backend", 1, 0, 'B'}, {"threads", 1, 0, 't'}, {"report", 1, 0, 'r'},
-        {"force", 0, 0, 'f'}, {"no-cache", 0, 0, 'N'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"force", 0, 0, 'f'}, {"no-cache", 0, 0, 'N'}, {"unknown-threshold", 1, 0, 'u'},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:", longs, NULL)) != -1) {
@@ -250,6 +259,8 @@ static bool write_bundle(const struct train_args *a, const struct cc_model *base
     struct cc_model *m = cc_head_graph_replace(base, g, w, b, d->n_classes,
                                                (const char *const *)d->classes,
                                                a->name ? a->name : name, err);
+    if (m)
+        m->output.unknown_threshold = rep->unknown_threshold;
     cJSON *json = m ? cc_train_report_json(rep) : NULL;
     char *text = json ? cJSON_PrintUnformatted(json) : NULL;
     struct cc_bundle_write_options wo = {.training_json = text, .overwrite = a->force};
@@ -282,8 +293,10 @@ static int train(const struct train_args *a, const struct cc_model *base,
                                   .augment = a->augment, .dim = dim, .seed = a->seed};
     struct cc_error err = {0};
     int *pred = NULL;
+    float *prob = NULL;
     bool ok = w && b && make_rows(d, feat, dim, a->augment, &r) &&
-              (pred = malloc(((size_t)r.held.n + 1) * sizeof(int)));
+              (pred = malloc(((size_t)r.held.n + 1) * sizeof(int))) &&
+              (prob = malloc(((size_t)r.held.n + 1) * sizeof(float)));
     if (!ok)
         cc_error_set(&err, "out of memory");
     double t0 = cc_now_ms();
@@ -291,7 +304,10 @@ static int train(const struct train_args *a, const struct cc_model *base,
     if (ok) {
         printf("head trained on %d rows (%d held out) in %.0f ms\n", r.train.n, r.held.n,
                cc_now_ms() - t0);
-        cc_softmax_head_predict(&r.held, dim, k, w, b, pred);
+        cc_softmax_head_predict(&r.held, dim, k, w, b, pred, prob);
+        rep.unknown_threshold =
+            a->unknown >= 0 ? (float)a->unknown
+                            : cc_softmax_head_unknown_threshold(r.yh, pred, prob, r.held.n, k);
         ok = cc_train_report_count(&rep, r.yh, pred, r.held.n) ||
              cc_error_set(&err, "out of memory");
     }
@@ -304,7 +320,7 @@ static int train(const struct train_args *a, const struct cc_model *base,
         fprintf(stderr, "camclass-train: %s\n", err.msg);
     cc_train_report_finish(&rep);
     free_rows(&r);
-    free(w), free(b), free(pred);
+    free(w), free(b), free(pred), free(prob);
     return ok ? 0 : 1;
 }
 

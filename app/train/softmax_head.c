@@ -209,18 +209,51 @@ done:
 }
 
 void cc_softmax_head_predict(const struct cc_rows *r, int dim, int k, const float *w,
-                             const float *b, int *out)
+                             const float *b, int *out, float *prob)
 {
     for (int i = 0; i < r->n; i++) {
         int arg = 0;
-        double top = -DBL_MAX;
+        double top = -DBL_MAX, sum = 0;
         for (int c = 0; c < k; c++) {
-            double s = b[c];
+            double z = b[c];
             for (int j = 0; j < dim; j++)
-                s += (double)w[(size_t)c * dim + j] * r->x[(size_t)i * dim + j];
-            if (s > top)
-                top = s, arg = c;
+                z += (double)w[(size_t)c * dim + j] * r->x[(size_t)i * dim + j];
+            if (z > top)
+                top = z, arg = c;
+        }
+        for (int c = 0; prob && c < k; c++) {
+            double z = b[c];
+            for (int j = 0; j < dim; j++)
+                z += (double)w[(size_t)c * dim + j] * r->x[(size_t)i * dim + j];
+            sum += exp(z - top);
         }
         out[i] = arg;
+        if (prob)
+            prob[i] = (float)(1.0 / sum);
     }
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+float cc_softmax_head_unknown_threshold(const int *truth, const int *pred, const float *prob,
+                                        int n, int k)
+{
+    float *right = malloc(((size_t)n + 1) * sizeof(float));
+    int m = 0;
+    for (int i = 0; right && i < n; i++)
+        if (truth[i] == pred[i])
+            right[m++] = prob[i];
+    float t = 0;
+    if (right && m >= 10) {
+        qsort(right, (size_t)m, sizeof(float), cmp_float);
+        t = right[(int)(0.05 * m)]; // at most 5% of the right answers lie below it
+        if (t <= 1.0f / (float)k + 0.05f)
+            t = 0;
+    }
+    free(right);
+    return t >= 1.0f ? 0.999f : t;
 }

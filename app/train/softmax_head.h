@@ -36,8 +36,16 @@ bool cc_softmax_head_train(const struct cc_rows *train, const struct cc_rows *he
                            int k, double l2, float *w, float *b, struct cc_head_fit *fit,
                            struct cc_error *err);
 
-/* The class of each row of r under (w, b): out[i] = argmax (w x_i + b). */
+/* The class of each row of r under (w, b): out[i] = argmax (w x_i + b), and its softmax
+ * probability in prob[i] (prob may be NULL). */
 void cc_softmax_head_predict(const struct cc_rows *r, int dim, int k, const float *w,
-                             const float *b, int *out);
+                             const float *b, int *out, float *prob);
+
+/* The rejection threshold of "unknown" (model.h output.unknown_threshold) from the held-out
+ * answers: the top probability below which at most 5% of the right answers fall, so that a
+ * picture the head is as unsure of as of its worst right answers is called unknown. 0 (none)
+ * with fewer than 10 right answers, or when that probability is within 0.05 of chance (1/k). */
+float cc_softmax_head_unknown_threshold(const int *truth, const int *pred, const float *prob,
+                                        int n, int k);
 
 #endif

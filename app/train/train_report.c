@@ -45,6 +45,11 @@ void cc_train_report_print(const struct cc_train_report *r, FILE *out)
                 100.0 * r->correct / r->held);
     else
         fprintf(out, "held out: none (--val 0): no accuracy to report\n");
+    if (r->unknown_threshold > 0)
+        fprintf(out, "unknown: camclass answers \"unknown\" below a top probability of %.3f\n",
+                r->unknown_threshold);
+    else
+        fprintf(out, "unknown: never (no threshold)\n");
     fprintf(out, "%-24s %7s %5s %9s %7s\n", "class", "images", "held", "precision", "recall");
     for (int c = 0; c < k; c++) {
         double p, rc;
@@ -95,6 +100,7 @@ cJSON *cc_train_report_json(const struct cc_train_report *r)
     cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     cJSON_AddNumberToObject(o, "held_out_images", r->held);
     add_num(o, "held_out_accuracy", r->held ? (double)r->correct / r->held : NAN);
+    cJSON_AddNumberToObject(o, "unknown_threshold", r->unknown_threshold);
     cJSON *conf = cJSON_AddArrayToObject(o, "confusion");
     for (int c = 0; c < k; c++) {
         double p, rc;

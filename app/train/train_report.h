@@ -21,6 +21,7 @@ struct cc_train_report {
     struct cc_head_fit fit;
     const char *base_name, *base_sha256; // borrowed
     int augment, dim;
+    float unknown_threshold; // written to the bundle; 0: none
     unsigned long long seed;
 };
 

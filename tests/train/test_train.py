@@ -88,6 +88,10 @@ def check_bundle(out, rep, base, data):
           f"the bundle's training record names the base's sha256 and equals --report ({t!r:.200})")
     check([c["name"] for c in t.get("classes", [])] == classes and
           m["output"]["classes"] == len(classes), f"classes {classes} in the bundle")
+    u = m["output"].get("unknown_threshold", 0)
+    check(abs(u - rep["unknown_threshold"]) < 1e-6 and (u == 0 or (1 / len(classes) < u < 1 and
+                                                                    m["version"] == 4)),
+          f"the unknown threshold {u} is the report's, above chance, in a version 4 bundle")
     # camclass on a folder of one image per class: the log names a class for each.
     pick = os.path.join(os.path.dirname(out), "pick")
     os.makedirs(pick, exist_ok=True)
@@ -130,6 +134,12 @@ def cache(tmp, data):
     check(other[1] == 0, f"another base finds nothing cached: {other}")
     none = computed(train(data, SELFTEST, out, "--force", "--no-cache"))
     check(none == (sum(total), 0), f"--no-cache computes all: {none}")
+    r = train(data, SELFTEST, out, "--force", "--unknown-threshold", "0")
+    check(r.returncode == 0 and "unknown_threshold" not in manifest(out)["output"],
+          "--unknown-threshold 0: no threshold in the bundle")
+    r = train(data, SELFTEST, out, "--force", "--unknown-threshold", "0.9")
+    check(r.returncode == 0 and abs(manifest(out)["output"].get("unknown_threshold", 0) - 0.9)
+          < 1e-6, "--unknown-threshold 0.9 is written")
 
 
 def bad_inputs(tmp, good):
@@ -175,6 +185,7 @@ def bad_inputs(tmp, good):
     with open(out, "rb") as f:
         check(f.read() == b"keep me", "the existing output is unchanged")
     for flags, want in ((["--val", "2"], "--val"), (["--augment", "x"], "--augment"),
+                        (["--unknown-threshold", "1"], "--unknown-threshold"),
                         (["--backend", "gpu"], "--backend"), (["--bogus"], "--bogus")):
         one_line_exit2(train(good, SELFTEST, out + "2", *flags), want, " ".join(flags))
 
