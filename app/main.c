@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "http.h"
+#include "model_reload.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
@@ -61,7 +62,7 @@ enum { EXIT_USAGE = 2 };
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal flags need lock-free atomics");
-static atomic_int stop_flag, reopen_flag;
+static atomic_int stop_flag, reopen_flag, reload_flag;
 
 static void on_stop_signal(int sig)
 {
@@ -72,7 +73,8 @@ static void on_stop_signal(int sig)
 static void on_hup(int sig)
 {
     (void)sig;
-    atomic_store(&reopen_flag, 1);
+    atomic_store(&reopen_flag, 1); // the inference thread reopens the log (logrotate)
+    atomic_store(&reload_flag, 1); // main reloads --model (model_reload.h)
 }
 
 /* main's first step, so that a stop signal during the start (the model load) ends camclass like
@@ -171,7 +173,7 @@ struct app {
     struct cc_model *model; // loaded, until the engine takes it
     char source_name[PATH_MAX];
     bool loop;
-    struct cc_engine *engine;
+    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
     struct cc_capture *camera;
     struct cc_source_file *file;
     struct cc_report *report; // the detection log and MQTT
@@ -184,6 +186,9 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
+    // The reloaded bundle's sha256: written by main before cc_pipeline_swap, read by on_model
+    // on the inference thread during it (the swap's lock orders the two).
+    char reload_sha[CC_SHA256_HEX];
 };
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
@@ -192,6 +197,14 @@ static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     return cc_report_result(a->report, r);
+}
+
+/* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
+static void log_model(void *ctx, const struct cc_model *m)
+{
+    struct app *a = ctx;
+    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels,
+                    m->n_labels);
 }
 
 // Any thread: one line from the log or the MQTT connection.
@@ -329,10 +342,9 @@ static int load_model(struct app *a)
     return 0;
 }
 
-/* Prepares the engine on the chosen backend (a device failure: exit 1). */
-static int open_engine(struct app *a)
+/* The engine options of the command line, for the start and for a reload. */
+static struct cc_engine_options engine_options(const struct app *a)
 {
-    struct cc_error err = {0};
     struct cc_engine_options opt = cc_engine_options_default();
     opt.backend = a->cli.backend;
     opt.device_index = a->cli.device;
@@ -343,6 +355,14 @@ static int open_engine(struct app *a)
     // keep coming, also after an explicit --backend vulkan (one line on stderr says so).
     opt.cpu_fallback = true;
     opt.vk_fault = a->cli.vk_fault;
+    return opt;
+}
+
+/* Prepares the engine on the chosen backend (a device failure: exit 1). */
+static int open_engine(struct app *a)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options opt = engine_options(a);
     a->engine = cc_engine_create_from_model(a->model, &opt, &err);
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {
@@ -374,8 +394,9 @@ static void print_profile(struct app *a)
     }
     // The engine's per-layer times of the last run (the inference thread has been joined).
     struct cc_layer_timing t[10];
-    int n = cc_engine_slowest_layers(a->engine, t, 10);
-    const struct cc_model *m = cc_engine_model(a->engine);
+    struct cc_engine *engine = cc_pipeline_engine(a->pipeline); // after reloads, the last
+    int n = cc_engine_slowest_layers(engine, t, 10);
+    const struct cc_model *m = cc_engine_model(engine);
     if (n > 0)
         fprintf(stderr, "camclass: slowest layers of the last frame\n");
     for (int j = 0; j < n; j++)
@@ -449,6 +470,28 @@ static struct cc_status_info status_info(const struct app *a, uint64_t seen,
     };
 }
 
+/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
+ * A bundle that fails leaves the old one running: one line says why. The window's overlay,
+ * --serve and --output keep pointers into the model they started with (its name, its input
+ * spec), so a reload is refused with them for now. */
+static void reload_model(struct app *a)
+{
+    if (a->overlay || a->http || a->recorder) {
+        fprintf(stderr, "camclass: SIGHUP: the model is not reloaded with a window, --serve or "
+                        "--output (not supported yet); restart camclass to change it\n");
+        return;
+    }
+    struct cc_engine_options opt = engine_options(a);
+    struct cc_error err = {0};
+    if (!cc_model_reload(a->pipeline, a->model_path, a->cli.labels, &opt, a->reload_sha, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return;
+    }
+    const struct cc_model *m = cc_engine_model(cc_pipeline_engine(a->pipeline));
+    fprintf(stderr, "camclass: model %s reloaded from %s (%d classes)\n", m->name,
+            a->model_path, m->output.classes);
+}
+
 /* The main loop without a window: wait for results, signals, the end of a file input; the
  * status line on a terminal. r: the newest result seen, for the last status line. */
 static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struct cc_result *r)
@@ -458,6 +501,8 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     bool ready = false;
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
+        if (atomic_exchange(&reload_flag, 0))
+            reload_model(a);
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
         if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
@@ -616,6 +661,7 @@ static int run(struct app *a)
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
         .on_frame = a->recorder || cli->serve ? frame_out : NULL,
+        .on_model = cc_report_active(a->report) ? log_model : NULL,
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
@@ -647,6 +693,9 @@ static int run(struct app *a)
     struct cc_result last = {0};
     a->start_ns = cc_now_ns();
     cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
+    // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
+    // the log: the model just loaded is the one to run.
+    atomic_store(&reload_flag, 0);
     enum cc_pipeline_state state =
         a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
@@ -695,6 +744,8 @@ static int run(struct app *a)
 static void app_finish(struct app *a)
 {
     cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
+    if (a->pipeline) // the engine in use after reloads (the first one otherwise)
+        a->engine = cc_pipeline_engine(a->pipeline);
     cc_pipeline_destroy(a->pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_overlay_destroy(a->overlay);

@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Model reload without stopping (SIGHUP; docs/CLI.md, "Signals"), one part per meson test:
+
+    test_reload.py PART CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR
+
+- sighup: camclass --headless on the looped self-test sample with --model A (a copy of the
+  self-test model); the file is replaced by B (the int8 model with its labels.txt rewritten, so
+  that B's labels differ from A's) and SIGHUP sent: one "model" line naming B, its sha256, class
+  count and labels; frame lines before it carry A's labels and after it B's; seq contiguous
+  (no frame lost or repeated), the summary counts every frame with lines_lost 0; exit 0 on
+  SIGTERM.
+- corrupt: the --model file overwritten by a bundle that does not load, then SIGHUP: exactly
+  one stderr line says why, no "model" line, frames go on with A's labels and contiguous seq.
+"""
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import bound, check, host_command, summary  # noqa: E402
+import checks  # noqa: E402
+
+PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
+SELFTEST = os.path.join(SAMPLES, "selftest")
+
+
+def bundle_info(path):
+    with zipfile.ZipFile(path) as z:
+        name = json.loads(z.read("manifest.json"))["name"]
+        labels = z.read("labels.txt").decode().splitlines()
+    return name, [x for x in labels if x]
+
+
+def relabeled(src, dst):
+    """A copy of bundle src whose labels.txt says reload-N (same count): other labels."""
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zo:
+        for item in zi.infolist():
+            data = zi.read(item.filename)
+            if item.filename == "labels.txt":
+                n = len([x for x in data.decode().splitlines() if x])
+                data = "".join("reload-%d\n" % i for i in range(n)).encode()
+            zo.writestr(item, data)
+
+
+def lines(path):
+    try:
+        with open(path, errors="replace") as f:
+            return [json.loads(x) for x in f.read().splitlines() if x]
+    except (OSError, ValueError):
+        return []
+
+
+def frames(objs):
+    return [o for o in objs if o.get("event") == "frame"]
+
+
+def wait_for(cond, timeout, what):
+    return checks.wait_for(cond, bound(timeout), 0.02) or \
+        check(False, "timed out (%g s) waiting for %s" % (bound(timeout), what))
+
+
+def start(tmp, model):
+    log, err = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr")
+    with open(err, "w") as e:
+        p = subprocess.Popen(host_command(CAMCLASS) + [
+            "--headless", "--backend", "cpu", "--threads", "1", "--model", model,
+            "--input", SELFTEST, "--loop", "--log", log], stdout=subprocess.DEVNULL, stderr=e)
+    return p, log, err
+
+
+def stop(p, what):
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(timeout=bound(30))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    check(rc == 0, "%s: exit %d after SIGTERM, want 0" % (what, rc))
+
+
+def top_labels(objs):
+    return {t["label"] for f in frames(objs) for t in f.get("top", [])}
+
+
+def check_stream(objs, what):
+    seqs = [f["seq"] for f in frames(objs)]
+    check(len(seqs) > 20 and all(b == a + 1 for a, b in zip(seqs, seqs[1:])),
+          "%s: %d frames with seq contiguous" % (what, len(seqs)))
+    s = objs[-1] if objs else {}
+    check(s.get("event") == "summary" and s.get("frames") == len(seqs) and
+          s.get("lines_lost") == 0,
+          "%s: last line a summary of %d frames, lines_lost 0: %r" % (what, len(seqs), s))
+
+
+def part_sighup(tmp):
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    a_name, a_labels = bundle_info(model)
+    b = os.path.join(tmp, "b.ccm")
+    relabeled(MODEL_INT8, b)
+    b_name, b_labels = bundle_info(b)
+    with open(b, "rb") as f:
+        b_sha = hashlib.sha256(f.read()).hexdigest()
+    p, log, err = start(tmp, model)
+    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    os.replace(b, model)
+    p.send_signal(signal.SIGHUP)
+    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    n = len(frames(lines(log)))
+    wait_for(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames with B")
+    stop(p, "sighup")
+    objs = lines(log)
+    models = [i for i, o in enumerate(objs) if o.get("event") == "model"]
+    check(len(models) == 1, "sighup: one model line, got %d" % len(models))
+    if models:
+        m = objs[models[0]]
+        check(m.get("model") == b_name and m.get("labels") == b_labels and
+              m.get("classes") == len(b_labels) and m.get("sha256") == b_sha,
+              "sighup: the model line names B (%s, %d labels, sha256 %s): %r"
+              % (b_name, len(b_labels), b_sha, json.dumps(m)[:300]))
+        before, after = objs[:models[0]], objs[models[0] + 1:]
+        check(top_labels(before) <= set(a_labels) and frames(before),
+              "sighup: frames before the reload carry A's labels")
+        check(top_labels(after) <= set(b_labels) and frames(after) and
+              all(f.get("model") == b_name for f in frames(after)),
+              "sighup: frames after the reload carry B's labels and name: %r"
+              % sorted(top_labels(after))[:5])
+    check(a_name != b_name or a_labels != b_labels, "sighup: A and B differ")
+    check_stream(objs, "sighup")
+    check("reloaded" in open(err).read(), "sighup: stderr says the model was reloaded")
+
+
+def part_corrupt(tmp):
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    _, a_labels = bundle_info(model)
+    p, log, err = start(tmp, model)
+    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    with open(model, "wb") as f:
+        f.write(b"PK\x03\x04 not a bundle any more")
+    p.send_signal(signal.SIGHUP)
+    wait_for(lambda: "model reload" in open(err).read(), 60, "the reload's error line")
+    n = len(frames(lines(log)))
+    wait_for(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames after the failure")
+    stop(p, "corrupt")
+    said = [x for x in open(err).read().splitlines() if "model reload" in x]
+    check(len(said) == 1 and "old model goes on" in said[0],
+          "corrupt: one stderr line says why and that the old model goes on: %r" % said)
+    objs = lines(log)
+    check(not any(o.get("event") == "model" for o in objs), "corrupt: no model line")
+    check(top_labels(objs) <= set(a_labels), "corrupt: every frame carries A's labels")
+    check_stream(objs, "corrupt")
+
+
+PARTS = {"sighup": part_sighup, "corrupt": part_corrupt}
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as tmp:
+        PARTS[PART](tmp)
+    sys.exit(summary())
