@@ -205,6 +205,8 @@ static void log_model(void *ctx, const struct cc_model *m)
     struct app *a = ctx;
     cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels,
                     m->n_labels);
+    if (a->http)
+        cc_http_model(a->http, m);
 }
 
 // Any thread: one line from the log or the MQTT connection.
@@ -404,6 +406,27 @@ static void print_profile(struct app *a)
                 m->nodes[t[j].node].name);
 }
 
+/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
+ * A bundle that fails leaves the old one running: one line says why. Not with a window:
+ * loading on main would freeze it for seconds (a loader thread is still to be written). */
+static void reload_model(struct app *a)
+{
+    if (a->overlay) {
+        fprintf(stderr, "camclass: SIGHUP: the model is not reloaded with a window (not "
+                        "supported yet); restart camclass to change it\n");
+        return;
+    }
+    struct cc_engine_options opt = engine_options(a);
+    struct cc_error err = {0};
+    if (!cc_model_reload(a->pipeline, a->model_path, a->cli.labels, &opt, a->reload_sha, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return;
+    }
+    const struct cc_model *m = cc_engine_model(cc_pipeline_engine(a->pipeline));
+    fprintf(stderr, "camclass: model %s reloaded from %s (%d classes)\n", m->name,
+            a->model_path, m->output.classes);
+}
+
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
 static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
 {
@@ -414,6 +437,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     uint64_t interval_us = cc_notify_watchdog_interval_us();
     bool ready = false;
     while (!atomic_load(&stop_flag)) {
+        if (atomic_exchange(&reload_flag, 0))
+            reload_model(a); // says that it does not
         state = cc_pipeline_wait(a->pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
@@ -468,28 +493,6 @@ static struct cc_status_info status_info(const struct app *a, uint64_t seen,
         .files_done = seen ? r->seq + 1 : 0,
         .elapsed_s = (double)(t - a->start_ns) / 1e9,
     };
-}
-
-/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
- * A bundle that fails leaves the old one running: one line says why. The window's overlay,
- * --serve and --output keep pointers into the model they started with (its name, its input
- * spec), so a reload is refused with them for now. */
-static void reload_model(struct app *a)
-{
-    if (a->overlay || a->http || a->recorder) {
-        fprintf(stderr, "camclass: SIGHUP: the model is not reloaded with a window, --serve or "
-                        "--output (not supported yet); restart camclass to change it\n");
-        return;
-    }
-    struct cc_engine_options opt = engine_options(a);
-    struct cc_error err = {0};
-    if (!cc_model_reload(a->pipeline, a->model_path, a->cli.labels, &opt, a->reload_sha, &err)) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return;
-    }
-    const struct cc_model *m = cc_engine_model(cc_pipeline_engine(a->pipeline));
-    fprintf(stderr, "camclass: model %s reloaded from %s (%d classes)\n", m->name,
-            a->model_path, m->output.classes);
 }
 
 /* The main loop without a window: wait for results, signals, the end of a file input; the
@@ -661,7 +664,7 @@ static int run(struct app *a)
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
         .on_frame = a->recorder || cli->serve ? frame_out : NULL,
-        .on_model = cc_report_active(a->report) ? log_model : NULL,
+        .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {

@@ -57,6 +57,11 @@ struct cc_pipeline {
     struct cc_topk *top;      // (top_k) inference thread
     struct cc_preprocess *pp; // inference thread
 
+    // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
+    // for writing by cc_pipeline_swap: the old model is not freed under a reader. Writers are
+    // preferred, so that a stream of requests cannot hold a reload off for ever.
+    pthread_rwlock_t model_lock;
+
     pthread_t thread;
     bool thread_running, source_running;
     int64_t start_ns, stop_ns;
@@ -196,6 +201,11 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     }
     p->cfg = *cfg;
     pthread_mutex_init(&p->lock, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&p->model_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     cc_cond_init_monotonic(&p->cond);
     cc_cond_init_monotonic(&p->req_done);
 
@@ -228,6 +238,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     pthread_cond_destroy(&p->cond);
     pthread_cond_destroy(&p->req_done);
     pthread_mutex_destroy(&p->lock);
+    pthread_rwlock_destroy(&p->model_lock);
     free(p);
 }
 
@@ -474,10 +485,12 @@ bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc
                       struct cc_error *err)
 {
     struct swap sw = {.engine = engine};
+    pthread_rwlock_wrlock(&p->model_lock); // requests using the old model finish first
     pthread_mutex_lock(&p->lock);
     if (p->requests_closed || p->stop || !p->thread_running || p->swap) {
         bool busy = p->swap != NULL;
         pthread_mutex_unlock(&p->lock);
+        pthread_rwlock_unlock(&p->model_lock);
         return cc_error_set(err, "%s", busy ? "another model is being switched to; try again"
                                             : "camclass is stopping");
     }
@@ -488,10 +501,22 @@ bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc
     while (!sw.done)
         pthread_cond_wait(&p->req_done, &p->lock);
     pthread_mutex_unlock(&p->lock);
+    pthread_rwlock_unlock(&p->model_lock);
     if (!sw.ok)
         return cc_error_set(err, "%s", sw.err.msg);
     *old = sw.old;
     return true;
+}
+
+const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p)
+{
+    pthread_rwlock_rdlock(&p->model_lock);
+    return p->model; // written only under the write lock while the thread runs
+}
+
+void cc_pipeline_release_model(struct cc_pipeline *p)
+{
+    pthread_rwlock_unlock(&p->model_lock);
 }
 
 struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p)

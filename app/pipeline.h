@@ -110,7 +110,8 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
                           struct cc_error *err);
 
 /* Any thread but the inference thread (one swap at a time): hands `engine` (loaded by the
- * caller, so that frames go on meanwhile) to the inference thread, which switches to it
+ * caller, so that frames go on meanwhile; it waits for models held by requests' callers) to the
+ * inference thread, which switches to it
  * between two frames (its input size and class count may differ) and calls on_model; then
  * *old gets the engine it replaces, which the caller owns from then on and frees. Results
  * already handed out keep label pointers into the old model: the mailbox's are blanked, and
@@ -119,6 +120,12 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
  * [1, 3, H, W]. */
 bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
                       struct cc_error *err);
+
+/* Any thread but the inference thread: the model in use, held (a swap waits) until
+ * cc_pipeline_release_model; a request's caller holds it from making its tensor to reading
+ * the result's labels. Not recursive: hold it once per thread. */
+const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p);
+void cc_pipeline_release_model(struct cc_pipeline *p);
 
 /* The engine in use: cfg.engine until a swap. The controlling thread, before start or after
  * stop (the one to destroy at the end). */

@@ -515,6 +515,15 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct c
         cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
 }
 
+void cc_http_model(struct cc_http *h, const struct cc_model *m)
+{
+    cc_metrics_set_model(h->metrics, m->name);
+    struct cc_error err = {0};
+    if (h->latest_log) // its "model" line goes nowhere (keep_latest keeps frames); the name stays
+        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels,
+                        m->n_labels, &err);
+}
+
 bool cc_http_allowed(const char *serve, struct cc_error *err)
 {
     struct cc_http_listen la;
@@ -583,7 +592,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
               cpus < 1 ? 1 : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS : (int)cpus,
               CC_PREDICT_DECODE_UNITS, err)))
         goto error;
-    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model, h->decodes};
+    h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";

@@ -56,7 +56,7 @@ struct cc_http_config {
                                   // --serve-timeout, --serve-max-body, --top-k (/predict's k
                                   // when the request gives no ?k=)
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
-    const struct cc_model *model; // the engine's model; not owned
+    const struct cc_model *model; // the engine's model at the start (names); read by start only
     const char *backend;          // the engine's backend at start (static)
     const char *source;           // the camera or input, as the detection log names it; NULL:
                                   // none (requests only: /latest and /stream are 404)
@@ -79,6 +79,10 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
 /* Inference thread: a frame's result and the frame, for GET /latest (as the detection log's
  * "frame" object), /metrics and /stream (drawn only while someone watches). */
 void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f);
+
+/* Inference thread, after a model reload (pipeline.h on_model): /latest and /metrics name the
+ * new model from then on. (/predict reads the pipeline's model in use itself.) */
+void cc_http_model(struct cc_http *h, const struct cc_model *m);
 
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);

@@ -51,6 +51,17 @@ struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
     return m;
 }
 
+void cc_metrics_set_model(struct cc_metrics *m, const char *model)
+{
+    char *copy = strdup(model ? model : "");
+    if (!copy)
+        return;
+    pthread_mutex_lock(&m->lock);
+    free(m->model);
+    m->model = copy;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void cc_metrics_destroy(struct cc_metrics *m)
 {
     if (!m)

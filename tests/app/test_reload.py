@@ -9,6 +9,9 @@
   count and labels; frame lines before it carry A's labels and after it B's; seq contiguous
   (no frame lost or repeated), the summary counts every frame with lines_lost 0; exit 0 on
   SIGTERM.
+- serve: the same with --serve, /predict asked over and over from another thread meanwhile:
+  every answer 200; before, /predict names A with A's labels; after, /predict and /latest
+  name B and /predict answers with B's labels.
 - corrupt: the --model file overwritten by a bundle that does not load, then SIGHUP: exactly
   one stderr line says why, no "model" line, frames go on with A's labels and contiguous seq.
 """
@@ -19,11 +22,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import bound, check, host_command, summary  # noqa: E402
 import checks  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Server  # noqa: E402
 
 PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
 SELFTEST = os.path.join(SAMPLES, "selftest")
@@ -159,7 +165,60 @@ def part_corrupt(tmp):
     check_stream(objs, "corrupt")
 
 
-PARTS = {"sighup": part_sighup, "corrupt": part_corrupt}
+def part_serve(tmp):
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    a_name, a_labels = bundle_info(model)
+    b = os.path.join(tmp, "b.ccm")
+    relabeled(MODEL_INT8, b)
+    b_name, b_labels = bundle_info(b)
+    log = os.path.join(tmp, "log.jsonl")
+    s = Server(host_command(CAMCLASS) + [
+        "--headless", "--backend", "cpu", "--threads", "1", "--model", model, "--input",
+        SELFTEST, "--loop", "--log", log, "--serve", "127.0.0.1:0"])
+    if not check(s.port is not None, "serve: no port: %s" % s.stderr()[-300:]):
+        s.stop()
+        return
+    img = open(os.path.join(SELFTEST, sorted(os.listdir(SELFTEST))[0]), "rb").read()
+
+    def predict():
+        return s.request("POST", "/predict", img, {"Content-Type": "image/png"})
+    st, _, o = predict()
+    check(st == 200 and o and o.get("model") == a_name and
+          {t["label"] for t in o.get("top", [])} <= set(a_labels),
+          "serve: /predict before the reload answers with A: %d %r" % (st, o))
+    statuses, done = [], threading.Event()
+
+    def hammer():
+        while not done.is_set():
+            statuses.append(predict()[0])
+    t = threading.Thread(target=hammer)
+    t.start()
+    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    os.replace(b, model)
+    s.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    n = len(frames(lines(log)))
+    wait_for(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames with B")
+    done.set()
+    t.join()
+    check(statuses and all(x == 200 for x in statuses),
+          "serve: %d /predict during the reload, all 200: %r" % (len(statuses),
+                                                               sorted(set(statuses))))
+    st, _, o = predict()
+    check(st == 200 and o and o.get("model") == b_name and
+          {t["label"] for t in o.get("top", [])} <= set(b_labels),
+          "serve: /predict after the reload answers with B: %d %r" % (st, o))
+    st, _, o = s.request("GET", "/latest")
+    check(st == 200 and o and o.get("model") == b_name and
+          {t["label"] for t in o.get("top", [])} <= set(b_labels),
+          "serve: /latest after the reload names B: %d %r" % (st, o))
+    check(s.stop() == 0, "serve: exit 0 after SIGTERM")
+    check_stream(lines(log), "serve")
+
+
+PARTS = {"sighup": part_sighup, "serve": part_serve, "corrupt": part_corrupt}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
