@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -186,8 +187,10 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
-    // The reloaded bundle's sha256: written by main before cc_pipeline_swap, read by on_model
-    // on the inference thread during it (the swap's lock orders the two).
+    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
+    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
+    // on_model on the inference thread during it (the swap's lock orders the two).
+    pthread_mutex_t reload_lock;
     char reload_sha[CC_SHA256_HEX];
 };
 
@@ -406,25 +409,53 @@ static void print_profile(struct app *a)
                 m->nodes[t[j].node].name);
 }
 
+/* Any thread but the inference thread: switches to the bundle at path (model_reload.h), says
+ * so on stderr and fills *out (may be NULL). Refused with a window. */
+static enum cc_model_reload_status reload_from(struct app *a, const char *path,
+                                               struct cc_http_loaded *out, struct cc_error *err)
+{
+    if (a->overlay) {
+        cc_error_set(err, "model reload: not with a window (not supported yet); restart "
+                          "camclass to change the model");
+        return CC_MODEL_RELOAD_REFUSED;
+    }
+    struct cc_engine_options opt = engine_options(a);
+    pthread_mutex_lock(&a->reload_lock);
+    enum cc_model_reload_status st =
+        cc_model_reload(a->pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
+    if (st == CC_MODEL_RELOADED && out) {
+        // The pipeline's model can only change under reload_lock: reading it here is safe.
+        const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+        snprintf(out->name, sizeof(out->name), "%s", m->name);
+        snprintf(out->sha256, sizeof(out->sha256), "%s", a->reload_sha);
+        out->classes = m->output.classes;
+        cc_pipeline_release_model(a->pipeline);
+    }
+    pthread_mutex_unlock(&a->reload_lock);
+    if (st == CC_MODEL_RELOADED)
+        fprintf(stderr, "camclass: model reloaded from %s\n", path);
+    return st;
+}
+
 /* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
  * A bundle that fails leaves the old one running: one line says why. Not with a window:
  * loading on main would freeze it for seconds (a loader thread is still to be written). */
 static void reload_model(struct app *a)
 {
-    if (a->overlay) {
-        fprintf(stderr, "camclass: SIGHUP: the model is not reloaded with a window (not "
-                        "supported yet); restart camclass to change it\n");
-        return;
-    }
-    struct cc_engine_options opt = engine_options(a);
     struct cc_error err = {0};
-    if (!cc_model_reload(a->pipeline, a->model_path, a->cli.labels, &opt, a->reload_sha, &err)) {
+    if (reload_from(a, a->model_path, NULL, &err) != CC_MODEL_RELOADED)
         fprintf(stderr, "camclass: %s\n", err.msg);
-        return;
-    }
-    const struct cc_model *m = cc_engine_model(cc_pipeline_engine(a->pipeline));
-    fprintf(stderr, "camclass: model %s reloaded from %s (%d classes)\n", m->name,
-            a->model_path, m->output.classes);
+}
+
+/* A connection's thread: POST /model (http.h load_model). */
+static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                           size_t msg_size)
+{
+    struct app *a = ctx;
+    struct cc_error err = {0};
+    enum cc_model_reload_status st = reload_from(a, path, out, &err);
+    snprintf(msg, msg_size, "%s", err.msg);
+    return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
@@ -679,6 +710,8 @@ static int run(struct app *a)
             .backend = cc_engine_backend_name(a->engine),
             .source = a->camera || a->file ? a->source_name : NULL,
             .overlay = &oc,
+            .load_model = http_load_model,
+            .load_ctx = a,
         };
         if (!(a->http = cc_http_start(&hc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);
@@ -772,6 +805,7 @@ int main(int argc, char **argv)
     static struct app a; // large (paths); one per process
     struct cc_error err = {0};
     install_signals();
+    pthread_mutex_init(&a.reload_lock, NULL);
     cc_cli_init(&a.cli);
     int rc = 0;
     if (cc_cli_parse(&a.cli, argc, argv, &err) != CC_CLI_OK) {

@@ -39,26 +39,31 @@ bool cc_model_sha256_file(const char *path, char hex[CC_SHA256_HEX], struct cc_e
     return true;
 }
 
-bool cc_model_reload(struct cc_pipeline *p, const char *path, const char *labels_path,
-                     const struct cc_engine_options *opt, char sha256[CC_SHA256_HEX],
-                     struct cc_error *err)
+enum cc_model_reload_status cc_model_reload(struct cc_pipeline *p, const char *path,
+                                            const char *labels_path,
+                                            const struct cc_engine_options *opt,
+                                            char sha256[CC_SHA256_HEX], struct cc_error *err)
 {
     struct cc_error e = {0};
     struct cc_model *m = cc_bundle_load(path, &e);
     if (!m || (labels_path && !cc_bundle_replace_labels(m, labels_path, &e))) {
         cc_model_destroy(m);
-        return cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+        cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+        return CC_MODEL_RELOAD_BAD;
     }
     struct cc_engine *engine = cc_engine_create_from_model(m, opt, &e); // takes m
-    if (!engine)
-        return cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+    if (!engine) {
+        cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+        return CC_MODEL_RELOAD_BAD;
+    }
     struct cc_error hash_err = {0};
     cc_model_sha256_file(path, sha256, &hash_err); // "" when it cannot: the line leaves it out
     struct cc_engine *old = NULL;
     if (!cc_pipeline_swap(p, engine, &old, &e)) {
         cc_engine_destroy(engine);
-        return cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+        cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
+        return CC_MODEL_RELOAD_REFUSED; // (an input that is not [1, 3, H, W] loads nowhere)
     }
     cc_engine_destroy(old);
-    return true;
+    return CC_MODEL_RELOADED;
 }

@@ -22,12 +22,20 @@ enum { CC_SHA256_HEX = 65 }; // 64 hex digits and '\0'
 /* The sha256 of the file at path, as 64 lower-case hex digits, into hex. False with err. */
 bool cc_model_sha256_file(const char *path, char hex[CC_SHA256_HEX], struct cc_error *err);
 
+enum cc_model_reload_status {
+    CC_MODEL_RELOADED,
+    CC_MODEL_RELOAD_BAD,     // the bundle does not load (or its labels do not fit)
+    CC_MODEL_RELOAD_REFUSED, // the pipeline is stopping, or another switch waits
+};
+
 /* Loads the bundle at path (its labels replaced by labels_path's lines when not NULL) with opt,
  * writes its sha256 into sha256 (read by the pipeline's on_model during the swap; "" when the
- * file cannot be hashed) and switches p to it; frees the old engine. False with err (one line
- * naming the bundle): nothing changed, the old model goes on. */
-bool cc_model_reload(struct cc_pipeline *p, const char *path, const char *labels_path,
-                     const struct cc_engine_options *opt, char sha256[CC_SHA256_HEX],
-                     struct cc_error *err);
+ * file cannot be hashed) and switches p to it; frees the old engine. Otherwise err (one line
+ * naming the bundle): nothing changed, the old model goes on. Callers serialize calls that
+ * share sha256. */
+enum cc_model_reload_status cc_model_reload(struct cc_pipeline *p, const char *path,
+                                            const char *labels_path,
+                                            const struct cc_engine_options *opt,
+                                            char sha256[CC_SHA256_HEX], struct cc_error *err);
 
 #endif

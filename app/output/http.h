@@ -50,6 +50,13 @@ enum {
 /* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
  * the other decisions made from what a client sends. */
 
+/* What POST /model answers with after a switch. */
+struct cc_http_loaded {
+    char name[256];   // the model's name
+    char sha256[65];  // the bundle file's, hex; "" when unknown
+    int classes;
+};
+
 struct cc_http_config {
     const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
                                   // --serve-allow-host,
@@ -61,6 +68,13 @@ struct cc_http_config {
     const char *source;           // the camera or input, as the detection log names it; NULL:
                                   // none (requests only: /latest and /stream are 404)
     const struct cc_overlay_config *overlay; // what GET /stream's pictures show
+    // POST /model: loads the bundle at path beside the running model and switches to it (on
+    // a connection's thread; may take seconds). Returns the HTTP status: 200 with *out filled,
+    // else (422 a bundle that does not load, 503 busy or stopping) the error line in msg.
+    // NULL: POST /model answers 503.
+    int (*load_model)(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                      size_t msg_size);
+    void *load_ctx;
 };
 
 struct cc_http;

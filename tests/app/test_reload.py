@@ -12,6 +12,12 @@
 - serve: the same with --serve, /predict asked over and over from another thread meanwhile:
   every answer 200; before, /predict names A with A's labels; after, /predict and /latest
   name B and /predict answers with B's labels.
+- post: POST /model with a bundle as the body (200 naming B, its classes and sha256; a "model"
+  line; /predict then answers with B), with ?path=NAME found in $CAMCLASS_DATADIR/models (200
+  naming A), ?path= names that are unsafe (400: "..", "/", not .ccm) or absent (404), a body that
+  is no bundle (422 with the reason; /predict still answers, with B); the Host (421) and Origin
+  (403) rules of the other POSTs, GET /model 405; frames go on with seq contiguous, exit 0. With
+  --serve-token: 401 without the token or with a wrong one, 200 with it.
 - corrupt: the --model file overwritten by a bundle that does not load, then SIGHUP: exactly
   one stderr line says why, no "model" line, frames go on with A's labels and contiguous seq.
 """
@@ -218,7 +224,87 @@ def part_serve(tmp):
     check_stream(lines(log), "serve")
 
 
-PARTS = {"sighup": part_sighup, "serve": part_serve, "corrupt": part_corrupt}
+def part_post(tmp):
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    a_name, _ = bundle_info(model)
+    b = os.path.join(tmp, "b.ccm")
+    relabeled(MODEL_INT8, b)
+    b_name, b_labels = bundle_info(b)
+    b_bytes = open(b, "rb").read()
+    data = os.path.join(tmp, "data")
+    os.makedirs(os.path.join(data, "models"))
+    with open(os.path.join(data, "models", "a.ccm"), "wb") as g:
+        g.write(open(MODEL, "rb").read())
+    os.environ["CAMCLASS_DATADIR"] = data
+    log = os.path.join(tmp, "log.jsonl")
+    cmd = host_command(CAMCLASS) + ["--headless", "--backend", "cpu", "--threads", "1",
+                                    "--model", model, "--serve", "127.0.0.1:0"]
+    s = Server(cmd + ["--input", SELFTEST, "--loop", "--log", log])
+    if not check(s.port is not None, "post: no port: %s" % s.stderr()[-300:]):
+        s.stop()
+        return
+    img = open(os.path.join(SELFTEST, sorted(os.listdir(SELFTEST))[0]), "rb").read()
+    octet = {"Content-Type": "application/octet-stream"}
+
+    def predict():
+        return s.request("POST", "/predict", img, {"Content-Type": "image/png"})
+    wait_for(lambda: len(frames(lines(log))) >= 5, 60, "5 frames")
+    st, _, o = s.request("POST", "/model", b_bytes, octet)
+    check(st == 200 and o and o.get("model") == b_name and o.get("classes") == len(b_labels) and
+          o.get("sha256") == hashlib.sha256(b_bytes).hexdigest(),
+          "post: a bundle body: 200 naming B: %d %r" % (st, o))
+    models = [o for o in lines(log) if o.get("event") == "model"]
+    check(len(models) == 1 and models[0].get("model") == b_name and
+          models[0].get("labels") == b_labels, "post: one model line naming B: %r" % models)
+    st, _, o = predict()
+    check(st == 200 and o and o.get("model") == b_name and
+          {t["label"] for t in o.get("top", [])} <= set(b_labels),
+          "post: /predict answers with B: %d %r" % (st, o))
+    st, _, o = s.request("POST", "/model", b"PK\x03\x04 not a bundle", octet)
+    check(st == 422 and o and "old model goes on" in o.get("error", ""),
+          "post: a bad bundle: 422 with the reason: %d %r" % (st, o))
+    st, _, o = predict()
+    check(st == 200 and o and o.get("model") == b_name,
+          "post: after the bad bundle /predict still answers with B: %d %r" % (st, o))
+    for name, want in (("../m.ccm", 400), ("%2Fetc%2Fpasswd", 400), ("a.txt", 400),
+                       (".a.ccm", 400), ("nope.ccm", 404)):
+        st, _, o = s.request("POST", "/model?path=" + name)
+        check(st == want and o and o.get("error"), "post: ?path=%s: %d, want %d: %r"
+              % (name, st, want, o))
+    st, _, o = s.request("POST", "/model?path=a.ccm")
+    check(st == 200 and o and o.get("model") == a_name,
+          "post: ?path=a.ccm: 200 naming A: %d %r" % (st, o))
+    st, _, _ = s.request("POST", "/model", b_bytes, dict(octet, Host="evil.example"))
+    check(st == 421, "post: a foreign Host: %d, want 421" % st)
+    st, _, _ = s.request("POST", "/model", b_bytes,
+                         dict(octet, Origin="http://evil.example"))
+    check(st == 403, "post: a cross-origin POST: %d, want 403" % st)
+    st, _, _ = s.request("GET", "/model")
+    check(st == 405, "post: GET /model: %d, want 405" % st)
+    n = len(frames(lines(log)))
+    wait_for(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames after")
+    check(s.stop() == 0, "post: exit 0 after SIGTERM")
+    check_stream(lines(log), "post")
+    check(len([o for o in lines(log) if o.get("event") == "model"]) == 2,
+          "post: two model lines (B, then A)")
+
+    t = Server(cmd + ["--serve-token", "s3cret"])
+    if not check(t.port is not None, "post: no port with a token: %s" % t.stderr()[-300:]):
+        t.stop()
+        return
+    st, _, _ = t.request("POST", "/model", b_bytes, octet)
+    check(st == 401, "post: no token: %d, want 401" % st)
+    st, _, _ = t.request("POST", "/model", b_bytes, dict(octet, Authorization="Bearer nope"))
+    check(st == 401, "post: a wrong token: %d, want 401" % st)
+    st, _, o = t.request("POST", "/model", b_bytes, dict(octet, Authorization="Bearer s3cret"))
+    check(st == 200 and o and o.get("model") == b_name, "post: the token: %d %r" % (st, o))
+    check(t.stop() == 0, "post: exit 0 after SIGTERM (token)")
+
+
+PARTS = {"sighup": part_sighup, "serve": part_serve, "post": part_post,
+         "corrupt": part_corrupt}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
