@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Model reload without stopping (SIGHUP; docs/CLI.md, "Signals"), one part per meson test:
 
-    test_reload.py PART CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR
+    test_reload.py PART CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR SMALL_NET_MODEL
 
 - sighup: camclass --headless on the looped self-test sample with --model A (a copy of the
   self-test model); the file is replaced by B (the int8 model with its labels.txt rewritten, so
@@ -18,6 +18,10 @@
   is no bundle (422 with the reason; /predict still answers, with B); the Host (421) and Origin
   (403) rules of the other POSTs, GET /model 405; frames go on with seq contiguous, exit 0. With
   --serve-token: 401 without the token or with a wrong one, 200 with it.
+- classes: to a model with other classes and another input size (small_net: 7 classes,
+  13 x 13, after the self-test model's 19) in detections mode with --serve: after the "model"
+  line every line (detection, clear, stats) and /latest name only the new model's labels (the
+  smoothed per-class state of the old classes is forgotten), and camclass goes on to exit 0.
 - corrupt: the --model file overwritten by a bundle that does not load, then SIGHUP: exactly
   one stderr line says why, no "model" line, frames go on with A's labels and contiguous seq.
 """
@@ -29,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -37,7 +42,7 @@ import checks  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import Server  # noqa: E402
 
-PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
+PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES, SMALL_NET = sys.argv[1:7]
 SELFTEST = os.path.join(SAMPLES, "selftest")
 
 
@@ -303,7 +308,59 @@ def part_post(tmp):
     check(t.stop() == 0, "post: exit 0 after SIGTERM (token)")
 
 
-PARTS = {"sighup": part_sighup, "serve": part_serve, "post": part_post,
+def labels_in(o):
+    """Every label an event object names (its top, detection and previous)."""
+    got = [t.get("label") for t in o.get("top", [])]
+    for k in ("detection", "previous"):
+        if isinstance(o.get(k), dict):
+            got.append(o[k].get("label"))
+    return set(got)
+
+
+def part_classes(tmp):
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    _, a_labels = bundle_info(model)
+    b_name, b_labels = bundle_info(SMALL_NET)
+    check(len(b_labels) < len(a_labels), "classes: B has fewer classes than A")
+    log = os.path.join(tmp, "log.jsonl")
+    s = Server(host_command(CAMCLASS) + [
+        "--headless", "--backend", "cpu", "--threads", "1", "--model", model, "--input",
+        SELFTEST, "--loop", "--log", log, "--log-mode", "detections", "--threshold", "0.3",
+        "--serve", "127.0.0.1:0"])
+    if not check(s.port is not None, "classes: no port: %s" % s.stderr()[-300:]):
+        s.stop()
+        return
+    # A detection of one of A's classes past B's last index is in progress at the switch.
+    wait_for(lambda: any(o.get("event") == "detection" and
+                         o["detection"].get("index", 0) >= len(b_labels) for o in lines(log)),
+             60, "a detection of a class past B's count")
+    with open(SMALL_NET, "rb") as f, open(model + ".new", "wb") as g:
+        g.write(f.read())
+    os.replace(model + ".new", model)
+    s.p.send_signal(signal.SIGHUP)
+    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    time.sleep(1)
+    st, _, latest = s.request("GET", "/latest")
+    check(s.stop() == 0, "classes: exit 0 after SIGTERM")
+    objs = lines(log)
+    at = [i for i, o in enumerate(objs) if o.get("event") == "model"]
+    if not check(len(at) == 1, "classes: one model line: %d" % len(at)):
+        return
+    m = objs[at[0]]
+    check(m.get("model") == b_name and m.get("labels") == b_labels and
+          m.get("classes") == len(b_labels), "classes: the model line names B: %r" % m)
+    after = objs[at[0] + 1:]
+    stray = [o for o in after if not labels_in(o) <= set(b_labels) or o.get("model") != b_name]
+    check(not stray, "classes: lines after the switch name only B and its labels: %r"
+          % stray[:2])
+    check(after and after[-1].get("event") == "summary", "classes: a summary at the end")
+    check(st == 200 and latest and latest.get("model") == b_name and
+          labels_in(latest) <= set(b_labels), "classes: /latest names B: %d %r" % (st, latest))
+
+
+PARTS = {"sighup": part_sighup, "serve": part_serve, "post": part_post, "classes": part_classes,
          "corrupt": part_corrupt}
 
 if __name__ == "__main__":
