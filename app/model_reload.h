@@ -6,7 +6,10 @@
  * both backends on the model), and the frames keep being classified by the old engine
  * meanwhile; the inference thread only swaps two pointers and resizes its buffers.
  *
- * Threads: the controlling thread (main). No state of its own.
+ * Threads: any thread but the inference thread (main for SIGHUP, a connection's for POST
+ * /model); callers serialize reloads (main.c's reload_lock). No state of its own.
+ * The sha256 is libavutil's (av_sha, linked for the file inputs already): the one FFmpeg call
+ * outside app/input/ and av_log.c, a pure function with no library state.
  */
 #ifndef CC_MODEL_RELOAD_H
 #define CC_MODEL_RELOAD_H
