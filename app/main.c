@@ -206,8 +206,7 @@ static bool log_result(void *ctx, const struct cc_result *r)
 static void log_model(void *ctx, const struct cc_model *m)
 {
     struct app *a = ctx;
-    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels,
-                    m->n_labels);
+    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels, m->n_labels);
     if (a->http)
         cc_http_model(a->http, m);
 }
@@ -780,7 +779,7 @@ static int run(struct app *a)
 static void app_finish(struct app *a)
 {
     cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
-    if (a->pipeline) // the engine in use after reloads (the first one otherwise)
+    if (a->pipeline)       // the engine in use after reloads (the first one otherwise)
         a->engine = cc_pipeline_engine(a->pipeline);
     cc_pipeline_destroy(a->pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results

@@ -491,8 +491,9 @@ bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc
         bool busy = p->swap != NULL;
         pthread_mutex_unlock(&p->lock);
         pthread_rwlock_unlock(&p->model_lock);
-        return cc_error_set(err, "%s", busy ? "another model is being switched to; try again"
-                                            : "camclass is stopping");
+        return cc_error_set(err, "%s",
+                            busy ? "another model is being switched to; try again"
+                                 : "camclass is stopping");
     }
     p->swap = &sw;
     pthread_mutex_unlock(&p->lock);

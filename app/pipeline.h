@@ -115,9 +115,9 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
  * between two frames (its input size and class count may differ) and calls on_model; then
  * *old gets the engine it replaces, which the caller owns from then on and frees. Results
  * already handed out keep label pointers into the old model: the mailbox's are blanked, and a
- * copy queued to another thread keeps its own (cc_result_keep_labels, result.h). False with err (engine stays the
- * caller's) when another swap waits, the pipeline is stopping, or the model's input is not
- * [1, 3, H, W]. */
+ * copy queued to another thread keeps its own (cc_result_keep_labels, result.h). False with err
+ * (engine stays the caller's) when another swap waits, the pipeline is stopping, or the model's
+ * input is not [1, 3, H, W]. */
 bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
                       struct cc_error *err);
 

@@ -599,8 +599,8 @@ void cc_http_model(struct cc_http *h, const struct cc_model *m)
     cc_metrics_set_model(h->metrics, m->name);
     struct cc_error err = {0};
     if (h->latest_log) // its "model" line goes nowhere (keep_latest keeps frames); the name stays
-        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels,
-                        m->n_labels, &err);
+        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels, m->n_labels,
+                        &err);
 }
 
 bool cc_http_allowed(const char *serve, struct cc_error *err)

@@ -52,8 +52,8 @@ enum {
 
 /* What POST /model answers with after a switch. */
 struct cc_http_loaded {
-    char name[256];   // the model's name
-    char sha256[65];  // the bundle file's, hex; "" when unknown
+    char name[256];  // the model's name
+    char sha256[65]; // the bundle file's, hex; "" when unknown
     int classes;
 };
 

@@ -436,8 +436,8 @@ void cc_http_body_finish(struct cc_http_body *b)
 int cc_http_model_name(const char *name, char *rel, size_t rel_size, char *msg, size_t msg_size)
 {
     size_t n = strlen(name);
-    bool ok = n > 4 && n <= CC_HTTP_MODEL_NAME_MAX && name[0] != '.' &&
-              strcmp(name + n - 4, ".ccm") == 0;
+    bool ok =
+        n > 4 && n <= CC_HTTP_MODEL_NAME_MAX && name[0] != '.' && strcmp(name + n - 4, ".ccm") == 0;
     for (size_t i = 0; ok && i < n; i++) {
         char ch = name[i];
         ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||

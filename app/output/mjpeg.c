@@ -30,7 +30,7 @@ struct cc_mjpeg {
     int viewers;
     bool pending;          // a frame waits in frame/result
     struct cc_frame frame; // data owned here
-    struct cc_result result;        // its labels point into labels (a reload frees the model)
+    struct cc_result result; // its labels point into labels (a reload frees the model)
     struct cc_result_labels labels;
     struct cc_jpeg *latest; // the newest picture (one reference held here); NULL before one
     uint64_t generation;    // pictures so far

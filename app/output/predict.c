@@ -44,9 +44,9 @@ struct cc_predict_answer cc_predict_error(int status, const char *msg)
 }
 
 /* The 200 answer: model, backend, image size, top-k and the times. */
-static struct cc_predict_answer answer(const struct cc_model *m, int width,
-                                       int height, const struct cc_result *r,
-                                       double decode_ms, double preprocess_ms, double total_ms)
+static struct cc_predict_answer answer(const struct cc_model *m, int width, int height,
+                                       const struct cc_result *r, double decode_ms,
+                                       double preprocess_ms, double total_ms)
 {
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
     bool ok = o && top && cJSON_AddStringToObject(o, "model", m->name) &&
@@ -99,8 +99,8 @@ static int64_t decode_cost(const uint8_t *data, size_t size)
  * image freed before returning: true with its size in *w, *h and the decode and preprocess
  * times in ns[0], ns[1]; else false with the refusal in *a. */
 static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *m,
-                    const uint8_t *data, size_t size,
-                    float *x, int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
+                    const uint8_t *data, size_t size, float *x, int *w, int *h, int64_t ns[2],
+                    struct cc_predict_answer *a)
 {
     int64_t cost = decode_cost(data, size);
     switch (cc_decode_budget_take(cfg->budget, cost,

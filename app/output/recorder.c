@@ -26,7 +26,7 @@
 
 /* A frame and its result, copied for the recorder's thread. */
 struct job {
-    struct cc_result r;              // its labels point into labels (a reload frees the model)
+    struct cc_result r; // its labels point into labels (a reload frees the model)
     struct cc_result_labels labels;
     struct cc_frame f; // data owned by the job (grown with realloc, kept between uses)
 };

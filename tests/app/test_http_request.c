@@ -351,9 +351,9 @@ static void bodies(void)
 static void model_names(void)
 {
     static const char *const good[] = {"selftest.ccm", "my-model_2.ccm", "a.b.ccm"};
-    static const char *const bad[] = {"",          ".ccm",         "../x.ccm",  "x/y.ccm",
-                                      "/etc/x.ccm", ".hidden.ccm", "x..ccm",    "x.txt",
-                                      "x.ccm.txt", "a b.ccm",      "x\\y.ccm", "%2e%2e.ccm"};
+    static const char *const bad[] = {"",           ".ccm",        "../x.ccm", "x/y.ccm",
+                                      "/etc/x.ccm", ".hidden.ccm", "x..ccm",   "x.txt",
+                                      "x.ccm.txt",  "a b.ccm",     "x\\y.ccm", "%2e%2e.ccm"};
     char rel[256], msg[256];
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         int st = cc_http_model_name(good[i], rel, sizeof(rel), msg, sizeof(msg));
