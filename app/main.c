@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "http.h"
+#include "model_reload.h"
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
@@ -61,7 +63,7 @@ enum { EXIT_USAGE = 2 };
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal flags need lock-free atomics");
-static atomic_int stop_flag, reopen_flag;
+static atomic_int stop_flag, reopen_flag, reload_flag;
 
 static void on_stop_signal(int sig)
 {
@@ -72,7 +74,8 @@ static void on_stop_signal(int sig)
 static void on_hup(int sig)
 {
     (void)sig;
-    atomic_store(&reopen_flag, 1);
+    atomic_store(&reopen_flag, 1); // the inference thread reopens the log (logrotate)
+    atomic_store(&reload_flag, 1); // main reloads --model (model_reload.h)
 }
 
 /* main's first step, so that a stop signal during the start (the model load) ends camclass like
@@ -171,7 +174,7 @@ struct app {
     struct cc_model *model; // loaded, until the engine takes it
     char source_name[PATH_MAX];
     bool loop;
-    struct cc_engine *engine;
+    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
     struct cc_capture *camera;
     struct cc_source_file *file;
     struct cc_report *report; // the detection log and MQTT
@@ -184,6 +187,11 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
+    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
+    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
+    // on_model on the inference thread during it (the swap's lock orders the two).
+    pthread_mutex_t reload_lock;
+    char reload_sha[CC_SHA256_HEX];
 };
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
@@ -192,6 +200,15 @@ static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
     return cc_report_result(a->report, r);
+}
+
+/* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
+static void log_model(void *ctx, const struct cc_model *m)
+{
+    struct app *a = ctx;
+    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels, m->n_labels);
+    if (a->http)
+        cc_http_model(a->http, m);
 }
 
 // Any thread: one line from the log or the MQTT connection.
@@ -329,10 +346,9 @@ static int load_model(struct app *a)
     return 0;
 }
 
-/* Prepares the engine on the chosen backend (a device failure: exit 1). */
-static int open_engine(struct app *a)
+/* The engine options of the command line, for the start and for a reload. */
+static struct cc_engine_options engine_options(const struct app *a)
 {
-    struct cc_error err = {0};
     struct cc_engine_options opt = cc_engine_options_default();
     opt.backend = a->cli.backend;
     opt.device_index = a->cli.device;
@@ -343,6 +359,14 @@ static int open_engine(struct app *a)
     // keep coming, also after an explicit --backend vulkan (one line on stderr says so).
     opt.cpu_fallback = true;
     opt.vk_fault = a->cli.vk_fault;
+    return opt;
+}
+
+/* Prepares the engine on the chosen backend (a device failure: exit 1). */
+static int open_engine(struct app *a)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options opt = engine_options(a);
     a->engine = cc_engine_create_from_model(a->model, &opt, &err);
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {
@@ -374,13 +398,63 @@ static void print_profile(struct app *a)
     }
     // The engine's per-layer times of the last run (the inference thread has been joined).
     struct cc_layer_timing t[10];
-    int n = cc_engine_slowest_layers(a->engine, t, 10);
-    const struct cc_model *m = cc_engine_model(a->engine);
+    struct cc_engine *engine = cc_pipeline_engine(a->pipeline); // after reloads, the last
+    int n = cc_engine_slowest_layers(engine, t, 10);
+    const struct cc_model *m = cc_engine_model(engine);
     if (n > 0)
         fprintf(stderr, "camclass: slowest layers of the last frame\n");
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  %8.3f ms  %-16s %s\n", t[j].ms, cc_op_name(m->nodes[t[j].node].op),
                 m->nodes[t[j].node].name);
+}
+
+/* Any thread but the inference thread: switches to the bundle at path (model_reload.h), says
+ * so on stderr and fills *out (may be NULL). Refused with a window. */
+static enum cc_model_reload_status reload_from(struct app *a, const char *path,
+                                               struct cc_http_loaded *out, struct cc_error *err)
+{
+    if (a->overlay) {
+        cc_error_set(err, "model reload: not with a window (not supported yet); restart "
+                          "camclass to change the model");
+        return CC_MODEL_RELOAD_REFUSED;
+    }
+    struct cc_engine_options opt = engine_options(a);
+    pthread_mutex_lock(&a->reload_lock);
+    enum cc_model_reload_status st =
+        cc_model_reload(a->pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
+    if (st == CC_MODEL_RELOADED && out) {
+        // The pipeline's model can only change under reload_lock: reading it here is safe.
+        const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+        snprintf(out->name, sizeof(out->name), "%s", m->name);
+        snprintf(out->sha256, sizeof(out->sha256), "%s", a->reload_sha);
+        out->classes = m->output.classes;
+        cc_pipeline_release_model(a->pipeline);
+    }
+    pthread_mutex_unlock(&a->reload_lock);
+    if (st == CC_MODEL_RELOADED)
+        fprintf(stderr, "camclass: model reloaded from %s\n", path);
+    return st;
+}
+
+/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
+ * A bundle that fails leaves the old one running: one line says why. Not with a window:
+ * loading on main would freeze it for seconds (a loader thread is still to be written). */
+static void reload_model(struct app *a)
+{
+    struct cc_error err = {0};
+    if (reload_from(a, a->model_path, NULL, &err) != CC_MODEL_RELOADED)
+        fprintf(stderr, "camclass: %s\n", err.msg);
+}
+
+/* A connection's thread: POST /model (http.h load_model). */
+static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                           size_t msg_size)
+{
+    struct app *a = ctx;
+    struct cc_error err = {0};
+    enum cc_model_reload_status st = reload_from(a, path, out, &err);
+    snprintf(msg, msg_size, "%s", err.msg);
+    return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
@@ -393,6 +467,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     uint64_t interval_us = cc_notify_watchdog_interval_us();
     bool ready = false;
     while (!atomic_load(&stop_flag)) {
+        if (atomic_exchange(&reload_flag, 0))
+            reload_model(a); // says that it does not
         state = cc_pipeline_wait(a->pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
@@ -458,6 +534,8 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     bool ready = false;
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
+        if (atomic_exchange(&reload_flag, 0))
+            reload_model(a);
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
         if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
@@ -616,6 +694,7 @@ static int run(struct app *a)
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
         .on_frame = a->recorder || cli->serve ? frame_out : NULL,
+        .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
         .ctx = a,
     };
     if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
@@ -630,6 +709,8 @@ static int run(struct app *a)
             .backend = cc_engine_backend_name(a->engine),
             .source = a->camera || a->file ? a->source_name : NULL,
             .overlay = &oc,
+            .load_model = http_load_model,
+            .load_ctx = a,
         };
         if (!(a->http = cc_http_start(&hc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);
@@ -647,6 +728,9 @@ static int run(struct app *a)
     struct cc_result last = {0};
     a->start_ns = cc_now_ns();
     cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
+    // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
+    // the log: the model just loaded is the one to run.
+    atomic_store(&reload_flag, 0);
     enum cc_pipeline_state state =
         a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
 
@@ -695,6 +779,8 @@ static int run(struct app *a)
 static void app_finish(struct app *a)
 {
     cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
+    if (a->pipeline)       // the engine in use after reloads (the first one otherwise)
+        a->engine = cc_pipeline_engine(a->pipeline);
     cc_pipeline_destroy(a->pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_overlay_destroy(a->overlay);
@@ -718,6 +804,7 @@ int main(int argc, char **argv)
     static struct app a; // large (paths); one per process
     struct cc_error err = {0};
     install_signals();
+    pthread_mutex_init(&a.reload_lock, NULL);
     cc_cli_init(&a.cli);
     int rc = 0;
     if (cc_cli_parse(&a.cli, argc, argv, &err) != CC_CLI_OK) {

@@ -29,6 +29,16 @@ struct request {
     struct cc_error err;
 };
 
+/* One cc_pipeline_swap call, on its caller's stack while it waits; at most one queued (under the
+ * lock), taken by the inference thread between two frames. */
+struct swap {
+    struct cc_engine *engine; // the new engine; the pipeline's once done and ok
+    // Written by the inference thread (or stop) under the lock, then done is set.
+    bool done, ok;
+    struct cc_engine *old; // ok: the engine replaced, now the caller's
+    struct cc_error err;
+};
+
 struct fps_sample {
     int64_t t_ns;
     uint64_t put; // frames the source had put by then
@@ -37,12 +47,20 @@ struct fps_sample {
 struct cc_pipeline {
     struct cc_pipeline_config cfg;
     struct cc_frame_slot *slot;
+    // The engine in use (cfg.engine until the first swap) and its model: written only by the
+    // inference thread while it runs (cc_pipeline_swap), read by it; main reads them after stop.
+    struct cc_engine *engine;
     const struct cc_model *model;
     int in_w, in_h;           // model input tensor size
     float *input;             // (3 * in_h * in_w) the preprocessed tensor; inference thread
     float *scores;            // (classes) the model output, then probabilities; inference thread
     struct cc_topk *top;      // (top_k) inference thread
     struct cc_preprocess *pp; // inference thread
+
+    // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
+    // for writing by cc_pipeline_swap: the old model is not freed under a reader. Writers are
+    // preferred, so that a stream of requests cannot hold a reload off for ever.
+    pthread_rwlock_t model_lock;
 
     pthread_t thread;
     bool thread_running, source_running;
@@ -68,6 +86,7 @@ struct cc_pipeline {
     int64_t first_result_ns, last_result_ns; // result_ns of the first and the newest result
     struct request *req_head, *req_tail;     // cc_pipeline_classify's queue
     bool requests_closed;                    // the inference thread has ended: refuse requests
+    struct swap *swap;                       // cc_pipeline_swap's waiting swap, or NULL
     pthread_cond_t req_done;                 // signalled when a request is done
 };
 
@@ -132,6 +151,41 @@ void cc_series_free(struct cc_series *s)
  * Create / destroy
  */
 
+/* The model's input tensor must be [1, 3, H, W]; into *w, *h. */
+static bool input_size(const struct cc_engine *e, int *w, int *h, struct cc_error *err)
+{
+    const struct cc_model *m = cc_engine_model(e);
+    const struct cc_tensor *in = &m->tensors[m->input.tensor];
+    if (in->ndim != 4 || in->shape[1] != 3 ||
+        cc_engine_input_count(e) != (size_t)(3 * in->shape[2] * in->shape[3]))
+        return cc_error_set(err, "model %s: input tensor is not [1, 3, H, W]", m->name);
+    *h = (int)in->shape[2], *w = (int)in->shape[3];
+    return true;
+}
+
+/* Makes e the engine in use: its input and output buffers (sized by its input and classes; the
+ * old ones are kept on failure, e is then not used). Create, or the inference thread. */
+static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_error *err)
+{
+    int w = 0, h = 0;
+    if (!input_size(e, &w, &h, err))
+        return false;
+    float *input = malloc(cc_engine_input_count(e) * sizeof(float));
+    float *scores = malloc(cc_engine_output_count(e) * sizeof(float));
+    if (!input || !scores) {
+        free(input);
+        free(scores);
+        return cc_error_set(err, "out of memory for the model's input and output");
+    }
+    free(p->input);
+    free(p->scores);
+    p->input = input, p->scores = scores;
+    p->in_w = w, p->in_h = h;
+    p->engine = e;
+    p->model = cc_engine_model(e);
+    return true;
+}
+
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
 {
     if (!cfg->engine || (cfg->camera && cfg->file) || cfg->top_k < 1 ||
@@ -147,25 +201,17 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     }
     p->cfg = *cfg;
     pthread_mutex_init(&p->lock, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&p->model_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     cc_cond_init_monotonic(&p->cond);
     cc_cond_init_monotonic(&p->req_done);
 
-    p->model = cc_engine_model(cfg->engine);
-    const struct cc_tensor *in = &p->model->tensors[p->model->input.tensor];
-    p->in_h = (int)in->shape[2];
-    p->in_w = (int)in->shape[3];
-    size_t n_in = cc_engine_input_count(cfg->engine), n_out = cc_engine_output_count(cfg->engine);
-    if (in->ndim != 4 || in->shape[1] != 3 || n_in != (size_t)(3 * p->in_w * p->in_h)) {
-        cc_error_set(err, "model %s: input tensor is not [1, 3, H, W]", p->model->name);
-        goto error;
-    }
-    p->input = malloc(n_in * sizeof(float));
-    p->scores = malloc(n_out * sizeof(float));
     p->top = malloc((size_t)cfg->top_k * sizeof(struct cc_topk));
-    if (!p->input || !p->scores || !p->top) {
-        cc_error_set(err, "out of memory for the model's input and output");
+    if (!p->top || !use_engine(p, cfg->engine, err))
         goto error;
-    }
     if (!(p->pp = cc_preprocess_create(err)) || !(p->slot = cc_frame_slot_create(1, err)))
         goto error;
     return p;
@@ -192,6 +238,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     pthread_cond_destroy(&p->cond);
     pthread_cond_destroy(&p->req_done);
     pthread_mutex_destroy(&p->lock);
+    pthread_rwlock_destroy(&p->model_lock);
     free(p);
 }
 
@@ -238,7 +285,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         return false;
     }
     int64_t t_pp = cc_now_ns();
-    if (!cc_engine_run(p->cfg.engine, p->input, p->scores, err))
+    if (!cc_engine_run(p->engine, p->input, p->scores, err))
         return false;
     int64_t t_run = cc_now_ns();
     int classes = p->model->output.classes;
@@ -248,7 +295,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
 
     *r = (struct cc_result){
         .seq = f->sequence,
-        .backend = cc_engine_backend_name(p->cfg.engine),
+        .backend = cc_engine_backend_name(p->engine),
         .file = p->cfg.file ? cc_source_file_frame_name(p->cfg.file, f->sequence) : NULL,
         .capture_ns = f->timestamp_ns,
         .result_ns = t_run,
@@ -321,10 +368,10 @@ static bool serve_request(struct cc_pipeline *p)
         return false;
     struct cc_error err = {0};
     int64_t t0 = cc_now_ns();
-    bool ok = cc_engine_run(p->cfg.engine, q->input, p->scores, &err);
+    bool ok = cc_engine_run(p->engine, q->input, p->scores, &err);
     int64_t t1 = cc_now_ns();
     struct cc_result r = {
-        .backend = cc_engine_backend_name(p->cfg.engine),
+        .backend = cc_engine_backend_name(p->engine),
         .capture_ns = q->submit_ns,
         .result_ns = t1,
         .latency_ms = ms_between(q->submit_ns, t1),
@@ -364,6 +411,11 @@ static void close_requests(struct cc_pipeline *p, const char *msg)
 {
     pthread_mutex_lock(&p->lock);
     p->requests_closed = true;
+    if (p->swap) { // the new engine stays its caller's
+        cc_error_set(&p->swap->err, "%s", msg);
+        p->swap->done = true;
+        p->swap = NULL;
+    }
     for (struct request *q = p->req_head; q; q = q->next) {
         cc_error_set(&q->err, "%s", msg);
         q->done = true;
@@ -402,6 +454,77 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
     return true;
 }
 
+/* Inference thread, between two frames: switches to the waiting swap's engine, if any. The
+ * mailbox's labels pointed into the old model, which the swapper frees: they are blanked. */
+static void take_swap(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    struct swap *sw = p->swap;
+    p->swap = NULL;
+    pthread_mutex_unlock(&p->lock);
+    if (!sw)
+        return;
+    struct cc_engine *old = p->engine;
+    struct cc_error err = {0};
+    bool ok = use_engine(p, sw->engine, &err);
+    if (ok && p->cfg.on_model)
+        p->cfg.on_model(p->cfg.ctx, p->model);
+    pthread_mutex_lock(&p->lock);
+    if (ok)
+        for (int i = 0; i < p->latest.n_top; i++)
+            p->latest.top[i].label = "";
+    sw->ok = ok;
+    sw->old = ok ? old : NULL;
+    sw->err = err;
+    sw->done = true;
+    pthread_cond_broadcast(&p->req_done);
+    pthread_mutex_unlock(&p->lock);
+}
+
+bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
+                      struct cc_error *err)
+{
+    struct swap sw = {.engine = engine};
+    pthread_rwlock_wrlock(&p->model_lock); // requests using the old model finish first
+    pthread_mutex_lock(&p->lock);
+    if (p->requests_closed || p->stop || !p->thread_running || p->swap) {
+        bool busy = p->swap != NULL;
+        pthread_mutex_unlock(&p->lock);
+        pthread_rwlock_unlock(&p->model_lock);
+        return cc_error_set(err, "%s",
+                            busy ? "another model is being switched to; try again"
+                                 : "camclass is stopping");
+    }
+    p->swap = &sw;
+    pthread_mutex_unlock(&p->lock);
+    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
+    pthread_mutex_lock(&p->lock);
+    while (!sw.done)
+        pthread_cond_wait(&p->req_done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    pthread_rwlock_unlock(&p->model_lock);
+    if (!sw.ok)
+        return cc_error_set(err, "%s", sw.err.msg);
+    *old = sw.old;
+    return true;
+}
+
+const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p)
+{
+    pthread_rwlock_rdlock(&p->model_lock);
+    return p->model; // written only under the write lock while the thread runs
+}
+
+void cc_pipeline_release_model(struct cc_pipeline *p)
+{
+    pthread_rwlock_unlock(&p->model_lock);
+}
+
+struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p)
+{
+    return p->engine;
+}
+
 static void *inference_main(void *arg)
 {
     struct cc_pipeline *p = arg;
@@ -412,6 +535,7 @@ static void *inference_main(void *arg)
         if (stop)
             break;
 
+        take_swap(p);
         // Fair sharing of the engine: one waiting request, then one frame (when one waits);
         // with more requests waiting the take below only looks, it does not wait.
         bool more_requests = serve_request(p);

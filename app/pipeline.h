@@ -22,6 +22,8 @@
  *   only ever wants the newest).
  * - The engine and the source are owned by the caller and must outlive the pipeline; between
  *   start and stop the inference thread uses the engine and the source thread owns the source.
+ *   cc_pipeline_swap replaces the engine between two frames (a model reload); the replaced one
+ *   goes back to the swap's caller.
  * - create/start/stop/destroy are called by one controlling thread (main).
  * - Other threads (the HTTP server's connections, http.h) have input tensors classified with
  *   cc_pipeline_classify: the request is queued to the inference thread, the one thread that
@@ -60,6 +62,9 @@ struct cc_pipeline_config {
     // Called on the inference thread right after on_result, with the result and the frame it
     // was computed from (valid only during the call), e.g. to record it (may be NULL).
     void (*on_frame)(void *ctx, const struct cc_result *r, const struct cc_frame *f);
+    // Called on the inference thread when cc_pipeline_swap has switched to a new engine, with
+    // its model, before the first result from it (may be NULL).
+    void (*on_model)(void *ctx, const struct cc_model *m);
     void *ctx;
 };
 
@@ -103,6 +108,28 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
  * and do not reach on_result, on_frame or the mailbox. */
 bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
                           struct cc_error *err);
+
+/* Any thread but the inference thread (one swap at a time): hands `engine` (loaded by the
+ * caller, so that frames go on meanwhile; it waits for models held by requests' callers) to the
+ * inference thread, which switches to it
+ * between two frames (its input size and class count may differ) and calls on_model; then
+ * *old gets the engine it replaces, which the caller owns from then on and frees. Results
+ * already handed out keep label pointers into the old model: the mailbox's are blanked, and a
+ * copy queued to another thread keeps its own (cc_result_keep_labels, result.h). False with err
+ * (engine stays the caller's) when another swap waits, the pipeline is stopping, or the model's
+ * input is not [1, 3, H, W]. */
+bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
+                      struct cc_error *err);
+
+/* Any thread but the inference thread: the model in use, held (a swap waits) until
+ * cc_pipeline_release_model; a request's caller holds it from making its tensor to reading
+ * the result's labels. Not recursive: hold it once per thread. */
+const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p);
+void cc_pipeline_release_model(struct cc_pipeline *p);
+
+/* The engine in use: cfg.engine until a swap. The controlling thread, before start or after
+ * stop (the one to destroy at the end). */
+struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p);
 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);

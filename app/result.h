@@ -2,12 +2,16 @@
  * (main thread) and the detection logger.
  *
  * Plain data, copied by value; labels point into the engine's model and file into the file
- * source, which outlive every result (both are destroyed only after the pipeline has stopped).
+ * source. The file source outlives every result; the model does not when it is reloaded
+ * (pipeline.h cc_pipeline_swap frees the old one between two frames), so a copy kept past the
+ * on_result / on_frame call that handed it (a queue to another thread) keeps its labels with
+ * cc_result_keep_labels.
  */
 #ifndef CC_RESULT_H
 #define CC_RESULT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define CC_RESULT_MAX_TOP 16
 
@@ -35,5 +39,20 @@ struct cc_result {
     int n_top;            // entries used in top
     struct cc_result_class top[CC_RESULT_MAX_TOP]; // highest score first
 };
+
+/* Room for a result's labels, where a copy of it is kept. */
+enum { CC_RESULT_LABEL_MAX = 128 }; // longer labels are cut (ImageNet's longest is ~90 bytes)
+struct cc_result_labels {
+    char s[CC_RESULT_MAX_TOP][CC_RESULT_LABEL_MAX];
+};
+
+/* Copies r's labels into *store and points r's at them: r then no longer reads the model. */
+static inline void cc_result_keep_labels(struct cc_result *r, struct cc_result_labels *store)
+{
+    for (int i = 0; i < r->n_top && i < CC_RESULT_MAX_TOP; i++) {
+        snprintf(store->s[i], CC_RESULT_LABEL_MAX, "%s", r->top[i].label ? r->top[i].label : "");
+        r->top[i].label = store->s[i];
+    }
+}
 
 #endif

@@ -595,6 +595,48 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
     return ok;
 }
 
+static void forget_classes(struct cc_detlog *log)
+{
+    for (int i = 0; i < log->n_cls; i++) {
+        free(log->cls[i].label);
+        log->cls[i] = (struct detlog_class){0};
+    }
+    log->active = -1;
+}
+
+bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256,
+                     const char *const *labels, int n_labels, struct cc_error *err)
+{
+    char *copy = dup_or_empty(name);
+    if (!copy)
+        return cc_error_set(err, "detection log: out of memory for the model's name");
+    free(log->model);
+    log->model = copy;
+    log->cfg.model = copy;
+    forget_classes(log);
+    if (log->finished || log->gone)
+        return true;
+    cJSON *o = line_begin(log, "model");
+    cJSON *arr = o ? cJSON_AddArrayToObject(o, "labels") : NULL;
+    if (o && sha256 && sha256[0])
+        cJSON_AddStringToObject(o, "sha256", sha256);
+    if (o)
+        cJSON_AddNumberToObject(o, "classes", n_labels);
+    for (int i = 0; arr && i < n_labels; i++) {
+        char *l = utf8_clean_dup(labels[i] ? labels[i] : "");
+        cJSON *item = l ? cJSON_CreateString(l) : NULL;
+        free(l);
+        if (!item || !cJSON_AddItemToArray(arr, item))
+            arr = NULL, cJSON_Delete(item);
+    }
+    if (!arr) {
+        cJSON_Delete(o);
+        log->lines_lost++;
+        return cc_error_set(err, "detection log: out of memory for the model line");
+    }
+    return emit(log, o, err);
+}
+
 bool cc_detlog_reader_gone(const struct cc_detlog *log)
 {
     return log->gone;

@@ -88,6 +88,13 @@ bool cc_detlog_reader_gone(const struct cc_detlog *log);
  * filled. A no-op returning true when logging to standard output. */
 bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err);
 
+/* A model switched to (a reload): one "model" line with its name, sha256 (the bundle file's,
+ * hex; NULL or "" leaves it out) and labels; later lines carry the new name. The smoothed
+ * per-class state of the old model is forgotten (its classes mean nothing to the new one): a
+ * detection in progress ends without a "clear" line. False with err as cc_detlog_write. */
+bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256,
+                     const char *const *labels, int n_labels, struct cc_error *err);
+
 /* Writes the "summary" line (totals of the whole run). Later writes are ignored; a second
  * finish does nothing. False with err filled when the line could not be written; true without
  * writing when the reader is gone (cc_detlog_reader_gone). */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <microhttpd.h>
 
 #include "assets.h"
@@ -287,6 +288,80 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
+/* POST /model: switches to the bundle at path (cfg.load_model) and answers. */
+static enum MHD_Result load_and_answer(struct cc_http *h, const struct request *rq,
+                                       struct MHD_Connection *c, const char *path)
+{
+    char msg[1024] = "";
+    struct cc_http_loaded out = {0};
+    int status = h->cfg.load_model
+                     ? h->cfg.load_model(h->cfg.load_ctx, path, &out, msg, sizeof(msg))
+                     : (snprintf(msg, sizeof(msg), "this camclass cannot reload its model"), 503);
+    if (status != 200)
+        return send_error(c, status, msg, NULL, NULL);
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && cJSON_AddStringToObject(o, "model", out.name) &&
+              cJSON_AddNumberToObject(o, "classes", out.classes) &&
+              (!out.sha256[0] || cJSON_AddStringToObject(o, "sha256", out.sha256));
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    char *body = text ? malloc(strlen(text) + 2) : NULL;
+    if (body)
+        sprintf(body, "%s\n", text);
+    cJSON_free(text);
+    return send_json(c, body ? 200 : 500, body, NULL, NULL);
+}
+
+/* POST /model's headers: ?path=NAME is answered now (the body is dropped), else the body (the
+ * bundle's bytes) is read first. */
+static enum MHD_Result model_head(struct cc_http *h, struct request *rq, struct MHD_Connection *c,
+                                  bool *answered)
+{
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
+    if (!name) {
+        cc_http_body_init(&rq->body, h->max_body);
+        *answered = false;
+        return MHD_YES;
+    }
+    char rel[CC_HTTP_MODEL_NAME_MAX + 16], path[4096], msg[512];
+    int status = cc_http_model_name(name, rel, sizeof(rel), msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
+    if (!cc_asset_find(rel, path, sizeof(path), NULL)) {
+        char where[CC_ASSET_WHERE_SIZE];
+        cc_asset_where(where, sizeof(where));
+        snprintf(msg, sizeof(msg), "no bundle %.128s in the model folders (%.300s)", name, where);
+        return send_error(c, 404, msg, NULL, NULL);
+    }
+    return load_and_answer(h, rq, c, path);
+}
+
+/* POST /model's body is in: the bundle's bytes go to a temporary file, loaded from there. */
+static enum MHD_Result model_body(struct cc_http *h, struct request *rq, struct MHD_Connection *c)
+{
+    char msg[200];
+    int status = cc_http_body_end(&rq->body, false, false, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/camclass-model-XXXXXX", dir && dir[0] ? dir : "/tmp");
+    int fd = mkstemp(path);
+    bool ok = fd >= 0 && write(fd, rq->body.data, rq->body.size) == (ssize_t)rq->body.size;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (!ok) {
+        if (fd >= 0)
+            unlink(path);
+        snprintf(msg, sizeof(msg), "cannot keep the bundle in %.100s: %s", path, strerror(e));
+        return send_error(c, 500, msg, NULL, NULL);
+    }
+    enum MHD_Result r = load_and_answer(h, rq, c, path);
+    unlink(path);
+    return r;
+}
+
 /* The first call of a request: the body's framing, who asks (Host, Origin), routing,
  * authentication, limits that the headers show (http_request.h decides). Returns MHD_YES to go
  * on reading the body (a POST /predict that is acceptable so far). */
@@ -333,6 +408,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
                          NULL, NULL);
     case CC_METRICS_METRICS:
         return send_metrics(h, rq, c);
+    case CC_METRICS_MODEL:
+        return model_head(h, rq, c, answered);
     default: // POST /predict
         break;
     }
@@ -441,6 +518,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     rq->started = false;
     rq->body_ns = cc_now_ns();
     char msg[200];
+    if (rq->endpoint == CC_METRICS_MODEL)
+        return model_body(h, rq, c);
     int status = cc_http_body_end(&rq->body, rq->pp != NULL, rq->bad_form, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
@@ -515,6 +594,15 @@ void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct c
         cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
 }
 
+void cc_http_model(struct cc_http *h, const struct cc_model *m)
+{
+    cc_metrics_set_model(h->metrics, m->name);
+    struct cc_error err = {0};
+    if (h->latest_log) // its "model" line goes nowhere (keep_latest keeps frames); the name stays
+        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels, m->n_labels,
+                        &err);
+}
+
 bool cc_http_allowed(const char *serve, struct cc_error *err)
 {
     struct cc_http_listen la;
@@ -583,7 +671,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
               cpus < 1 ? 1 : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS : (int)cpus,
               CC_PREDICT_DECODE_UNITS, err)))
         goto error;
-    h->predict = (struct cc_predict_config){cfg->pipeline, cfg->model, h->decodes};
+    h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";

@@ -50,17 +50,31 @@ enum {
 /* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
  * the other decisions made from what a client sends. */
 
+/* What POST /model answers with after a switch. */
+struct cc_http_loaded {
+    char name[256];  // the model's name
+    char sha256[65]; // the bundle file's, hex; "" when unknown
+    int classes;
+};
+
 struct cc_http_config {
     const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
                                   // --serve-allow-host,
                                   // --serve-timeout, --serve-max-body, --top-k (/predict's k
                                   // when the request gives no ?k=)
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
-    const struct cc_model *model; // the engine's model; not owned
+    const struct cc_model *model; // the engine's model at the start (names); read by start only
     const char *backend;          // the engine's backend at start (static)
     const char *source;           // the camera or input, as the detection log names it; NULL:
                                   // none (requests only: /latest and /stream are 404)
     const struct cc_overlay_config *overlay; // what GET /stream's pictures show
+    // POST /model: loads the bundle at path beside the running model and switches to it (on
+    // a connection's thread; may take seconds). Returns the HTTP status: 200 with *out filled,
+    // else (422 a bundle that does not load, 503 busy or stopping) the error line in msg.
+    // NULL: POST /model answers 503.
+    int (*load_model)(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                      size_t msg_size);
+    void *load_ctx;
 };
 
 struct cc_http;
@@ -79,6 +93,10 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
 /* Inference thread: a frame's result and the frame, for GET /latest (as the detection log's
  * "frame" object), /metrics and /stream (drawn only while someone watches). */
 void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f);
+
+/* Inference thread, after a model reload (pipeline.h on_model): /latest and /metrics name the
+ * new model from then on. (/predict reads the pipeline's model in use itself.) */
+void cc_http_model(struct cc_http *h, const struct cc_model *m);
 
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);

@@ -292,7 +292,7 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
-        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", ""};
+        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", ""};
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(path, paths[e]) == 0)
             r.endpoint = (enum cc_metrics_endpoint)e;
@@ -312,9 +312,13 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     }
     if (r.endpoint == CC_METRICS_OTHER)
         return refuse(r, 404,
-                      "no such path; camclass answers POST /predict, GET /, /stream, "
-                      "/latest, /metrics and /healthz",
+                      "no such path; camclass answers POST /predict, POST /model, GET /, "
+                      "/stream, /latest, /metrics and /healthz",
                       NULL, NULL);
+    if (r.endpoint == CC_METRICS_MODEL)
+        return post ? r
+                    : refuse(r, 405, "/model takes POST with a bundle, or ?path=NAME", "Allow",
+                             "POST");
     if (r.endpoint != CC_METRICS_PREDICT)
         return get ? r : refuse(r, 405, "this path answers GET only", "Allow", "GET, HEAD");
     return post ? r : refuse(r, 405, "/predict takes POST with an image", "Allow", "POST");
@@ -423,4 +427,29 @@ void cc_http_body_finish(struct cc_http_body *b)
 {
     free(b->data);
     *b = (struct cc_http_body){.max = b->max};
+}
+
+/* ------------------------------------------------------------------------------------------
+ * POST /model?path=NAME
+ */
+
+int cc_http_model_name(const char *name, char *rel, size_t rel_size, char *msg, size_t msg_size)
+{
+    size_t n = strlen(name);
+    bool ok =
+        n > 4 && n <= CC_HTTP_MODEL_NAME_MAX && name[0] != '.' && strcmp(name + n - 4, ".ccm") == 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        char ch = name[i];
+        ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '.' || ch == '_' || ch == '-';
+    }
+    if (!ok || strstr(name, "..")) {
+        snprintf(msg, msg_size,
+                 "?path= names a bundle in camclass's model folders: NAME.ccm, at most %d "
+                 "letters, digits, '.', '_' or '-', not starting with '.', no '..' or '/'",
+                 CC_HTTP_MODEL_NAME_MAX);
+        return 400;
+    }
+    snprintf(rel, rel_size, "models/%s", name);
+    return 0;
 }

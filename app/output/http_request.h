@@ -114,10 +114,17 @@ struct cc_http_route {
 };
 
 /* Routes method ("GET", "HEAD", "POST", …) and path (without the query) as the service does:
- * GET /healthz needs no token; every other path needs token (NULL: none) in authorization
+ * GET /healthz needs no token; POST /model (a model reload) is routed as POST /predict; every
+ * other path needs token (NULL: none) in authorization
  * (the header's value, NULL: absent) before it is told apart from an unknown one. */
 struct cc_http_route cc_http_route(const char *method, const char *path, const char *token,
                                    const char *authorization);
+
+/* POST /model?path=NAME: NAME must be a bundle's file name (NAME.ccm, letters, digits, '.',
+ * '_', '-'; not starting with '.'; no "..", no '/'), looked up as "models/NAME" in the model
+ * folders (assets.h) only. 0 with rel set, else 400 with the error line in msg. */
+enum { CC_HTTP_MODEL_NAME_MAX = 128 };
+int cc_http_model_name(const char *name, char *rel, size_t rel_size, char *msg, size_t msg_size);
 
 /* How a POST /predict's body comes. */
 enum cc_http_body_kind {

@@ -15,7 +15,7 @@ static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
 
 static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
-    "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "other"};
+    "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", "other"};
 // The statuses counted apart; anything else counts as the last row's "other".
 static const int statuses[] = {200, 400, 401, 403, 404, 405, 408,
                                413, 415, 421, 422, 500, 501, 503};
@@ -49,6 +49,17 @@ struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
     m->start_ns = cc_now_ns();
     m->backend = backend;
     return m;
+}
+
+void cc_metrics_set_model(struct cc_metrics *m, const char *model)
+{
+    char *copy = strdup(model ? model : "");
+    if (!copy)
+        return;
+    pthread_mutex_lock(&m->lock);
+    free(m->model);
+    m->model = copy;
+    pthread_mutex_unlock(&m->lock);
 }
 
 void cc_metrics_destroy(struct cc_metrics *m)

@@ -24,6 +24,7 @@ enum cc_metrics_endpoint {
     CC_METRICS_HEALTHZ,
     CC_METRICS_STREAM,
     CC_METRICS_PAGE,  // GET /
+    CC_METRICS_MODEL, // POST /model
     CC_METRICS_OTHER, // unknown paths, refused before routing (401)
     CC_METRICS_ENDPOINTS
 };
@@ -33,6 +34,8 @@ struct cc_metrics;
 /* NULL when out of memory. backend: the engine's at start (static), until a result says. */
 struct cc_metrics *cc_metrics_create(const char *model, const char *backend);
 void cc_metrics_destroy(struct cc_metrics *m);
+/* Any thread: the model's name from now on (a reload); kept when out of memory. */
+void cc_metrics_set_model(struct cc_metrics *m, const char *model);
 
 /* One frame's result: the frame latency histogram and the stage sums; its backend. */
 void cc_metrics_frame(struct cc_metrics *m, const struct cc_result *r);

@@ -30,7 +30,8 @@ struct cc_mjpeg {
     int viewers;
     bool pending;          // a frame waits in frame/result
     struct cc_frame frame; // data owned here
-    struct cc_result result;
+    struct cc_result result; // its labels point into labels (a reload frees the model)
+    struct cc_result_labels labels;
     struct cc_jpeg *latest; // the newest picture (one reference held here); NULL before one
     uint64_t generation;    // pictures so far
 };
@@ -97,6 +98,7 @@ static void *draw_main(void *arg)
     struct cc_mjpeg *m = arg;
     struct cc_frame f = {0}; // the drawing thread's copy
     struct cc_result r;
+    struct cc_result_labels labels; // r's
     pthread_mutex_lock(&m->lock);
     for (;;) {
         while (!m->pending && !m->stop)
@@ -108,6 +110,7 @@ static void *draw_main(void *arg)
         f = m->frame;
         m->frame = t;
         r = m->result;
+        cc_result_keep_labels(&r, &labels); // m->labels are refilled by the next offer
         m->pending = false;
         pthread_mutex_unlock(&m->lock);
 
@@ -187,6 +190,7 @@ void cc_mjpeg_offer(struct cc_mjpeg *m, const struct cc_result *r, const struct 
             m->frame.data = data, m->frame.capacity = cap;
             memcpy(data, f->data, f->size);
             m->result = *r;
+            cc_result_keep_labels(&m->result, &m->labels);
             m->pending = true;
             m->last_offer_ns = t;
             pthread_cond_broadcast(&m->cond);

@@ -44,12 +44,12 @@ struct cc_predict_answer cc_predict_error(int status, const char *msg)
 }
 
 /* The 200 answer: model, backend, image size, top-k and the times. */
-static struct cc_predict_answer answer(const struct cc_predict_config *cfg, int width,
-                                       int height, const struct cc_result *r,
-                                       double decode_ms, double preprocess_ms, double total_ms)
+static struct cc_predict_answer answer(const struct cc_model *m, int width, int height,
+                                       const struct cc_result *r, double decode_ms,
+                                       double preprocess_ms, double total_ms)
 {
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
-    bool ok = o && top && cJSON_AddStringToObject(o, "model", cfg->model->name) &&
+    bool ok = o && top && cJSON_AddStringToObject(o, "model", m->name) &&
               cJSON_AddStringToObject(o, "backend", r->backend ? r->backend : "") &&
               cJSON_AddNumberToObject(o, "width", width) &&
               cJSON_AddNumberToObject(o, "height", height);
@@ -98,8 +98,9 @@ static int64_t decode_cost(const uint8_t *data, size_t size)
 /* Decodes and preprocesses the image into x (3, in_h, in_w) under the decode budget, the
  * image freed before returning: true with its size in *w, *h and the decode and preprocess
  * times in ns[0], ns[1]; else false with the refusal in *a. */
-static bool prepare(const struct cc_predict_config *cfg, const uint8_t *data, size_t size,
-                    float *x, int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
+static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *m,
+                    const uint8_t *data, size_t size, float *x, int *w, int *h, int64_t ns[2],
+                    struct cc_predict_answer *a)
 {
     int64_t cost = decode_cost(data, size);
     switch (cc_decode_budget_take(cfg->budget, cost,
@@ -138,7 +139,6 @@ static bool prepare(const struct cc_predict_config *cfg, const uint8_t *data, si
         .capacity = img.capacity,
         .timestamp_ns = t0,
     };
-    const struct cc_model *m = cfg->model;
     const struct cc_tensor *in = &m->tensors[m->input.tensor];
     struct cc_preprocess *pp = NULL;
     if (!ok) {
@@ -167,22 +167,26 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
     if (!cc_is_png(data, size) && !cc_is_jpeg(data, size))
         return cc_predict_error(415, "the body is neither a PNG nor a JPEG image (by its first "
                                      "bytes); send one of those");
-    const struct cc_tensor *in = &cfg->model->tensors[cfg->model->input.tensor];
+    const struct cc_model *m = cc_pipeline_hold_model(cfg->pipeline);
+    const struct cc_tensor *in = &m->tensors[m->input.tensor];
     float *x = malloc((size_t)3 * in->shape[3] * in->shape[2] * sizeof(float));
-    if (!x)
+    if (!x) {
+        cc_pipeline_release_model(cfg->pipeline);
         return cc_predict_error(500, "out of memory for the input tensor");
+    }
     int w = 0, h = 0;
     int64_t ns[2] = {0, 0};
     struct cc_predict_answer a;
-    if (prepare(cfg, data, size, x, &w, &h, ns, &a)) {
+    if (prepare(cfg, m, data, size, x, &w, &h, ns, &a)) {
         struct cc_result r;
         struct cc_error err = {0};
         if (!cc_pipeline_classify(cfg->pipeline, x, k, &r, &err))
             a = cc_predict_error(503, err.msg);
         else
-            a = answer(cfg, w, h, &r, (double)ns[0] / 1e6, (double)ns[1] / 1e6,
+            a = answer(m, w, h, &r, (double)ns[0] / 1e6, (double)ns[1] / 1e6,
                        (double)(cc_now_ns() - t0) / 1e6);
     }
+    cc_pipeline_release_model(cfg->pipeline);
     free(x);
     return a;
 }

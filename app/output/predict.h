@@ -21,7 +21,9 @@
  * Retry-After: 1); 500 out of memory. Every error body is
  * {"error": "<one line: the problem and the way out>", "status": N}.
  *
- * Threads: cc_predict_run may run on many threads at once; cfg is read only.
+ * Threads: cc_predict_run may run on many threads at once; cfg is read only. The model (input
+ * spec, name, labels) is the pipeline's in use, held from the tensor to the answer
+ * (cc_pipeline_hold_model), so that a reload waits for the request.
  */
 #ifndef CC_PREDICT_H
 #define CC_PREDICT_H
@@ -41,7 +43,6 @@ enum { CC_PREDICT_SLOT_WAIT_S = 10 }; // a request waits this long for a decode 
 
 struct cc_predict_config {
     struct cc_pipeline *pipeline;    // classifies the tensor; not owned
-    const struct cc_model *model;    // input spec and size, name; not owned
     struct cc_decode_budget *budget; // decodes at once and their memory; not owned
 };
 

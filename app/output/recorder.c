@@ -26,7 +26,8 @@
 
 /* A frame and its result, copied for the recorder's thread. */
 struct job {
-    struct cc_result r;
+    struct cc_result r; // its labels point into labels (a reload frees the model)
+    struct cc_result_labels labels;
     struct cc_frame f; // data owned by the job (grown with realloc, kept between uses)
 };
 
@@ -430,6 +431,7 @@ static bool job_fill(struct job *j, const struct cc_result *r, const struct cc_f
     if (f->size)
         memcpy(j->f.data, f->data, f->size);
     j->r = *r;
+    cc_result_keep_labels(&j->r, &j->labels);
     return true;
 }
 

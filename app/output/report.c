@@ -140,6 +140,20 @@ bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
     return true;
 }
 
+void cc_report_model(struct cc_report *rep, const char *name, const char *sha256,
+                     const char *const *labels, int n_labels)
+{
+    struct cc_error err = {0};
+    if (rep->mqtt_events) // camclass/<id>/model; the sink reports its own failures
+        cc_detlog_model(rep->mqtt_events, name, sha256, labels, n_labels, &err);
+    if (!rep->log)
+        return;
+    reopen_if_asked(rep); // the SIGHUP that asked for the reload asked for a reopen too
+    if (!cc_detlog_model(rep->log, name, sha256, labels, n_labels, &err) &&
+        !cc_detlog_reader_gone(rep->log))
+        say(rep, err.msg);
+}
+
 void cc_report_finish(struct cc_report *rep)
 {
     if (!rep)

@@ -55,6 +55,11 @@ bool cc_report_active(const struct cc_report *rep);
  * run quietly. Write errors are reported once through notice and the run goes on. */
 bool cc_report_result(struct cc_report *rep, const struct cc_result *r);
 
+/* Inference thread, after a model reload: the "model" line (detlog.h) to the log and to MQTT
+ * (camclass/<id>/model); later lines name the new model. Failures go through notice. */
+void cc_report_model(struct cc_report *rep, const char *name, const char *sha256,
+                     const char *const *labels, int n_labels);
+
 /* The summary lines (the log's, and MQTT's "summary" event), then up to
  * CC_REPORT_MQTT_FLUSH_MS for the broker to acknowledge the last events; "offline". */
 void cc_report_finish(struct cc_report *rep);

@@ -120,6 +120,12 @@ def parse_log(text, where, model_name, backend, source, top_k=5):
             check_fields(o, SUMMARY, w)
         elif ev == "stats":
             check_fields(o, STATS, w)
+        elif ev == "model":  # a SIGHUP reloads the model too (docs/LOG_FORMAT.md)
+            labels = o.get("labels")
+            check(isinstance(labels, list) and all(isinstance(x, str) for x in labels) and
+                  o.get("classes") == len(labels), "%s: model line labels/classes" % w)
+            check(re.fullmatch(r"[0-9a-f]{64}", o.get("sha256", "")) is not None,
+                  "%s: model line sha256 %r" % (w, o.get("sha256")))
         else:
             check(False, "%s: unknown event %r" % (w, ev))
         objs.append(o)

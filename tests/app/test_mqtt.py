@@ -20,6 +20,8 @@
   and the right --mqtt-auth every logged event arrives; a wrong password is refused with one
   line naming --mqtt-auth; without --mqtt-ca (the system CAs do not know this one) one line
   says the certificate failed to verify. The run goes on and exits 0 in each case.
+- reload: SIGHUP after the --model file was rewritten with other labels: the log's "model" line
+  arrives once on camclass/<device-id>/model, in order with every other event.
 
     test_mqtt.py CAMCLASS MODEL SELFTEST_DIR
 
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import (check, env_headless, free_port, host_command, lines_of, summary,  # noqa: E402
@@ -81,10 +84,10 @@ class Broker:
                 self.p.wait()
 
 
-def camclass(args, log=None, err_path=None):
+def camclass(args, log=None, err_path=None, model=MODEL):
     """camclass on FRAMES, looped; its stderr to err_path when given (to be read while it runs:
     stderr_has), else a pipe that finish() reads."""
-    cmd = host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
+    cmd = host_command(EXE) + ["--model", model, "--backend", "cpu", "--headless", "--input", FRAMES, "--loop",
            "--fps", "20", "--threshold", "0.3"] + args
     if log:
         cmd += ["--log", log, "--log-mode", "detections"]
@@ -248,6 +251,40 @@ def last_will(tmp, broker):
           "last will: retained status %r after SIGKILL, want offline" % after.stdout)
 
 
+def reload(tmp, broker, sub_out):
+    """SIGHUP after the --model file was rewritten with other labels: the log's "model" line
+    arrives on camclass/<id>/model, in order with every other event."""
+    model = os.path.join(tmp, "reload.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    log = os.path.join(tmp, "reload.jsonl")
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev4"], log,
+                 model=model)
+    check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "reload: no detections logged")
+    with zipfile.ZipFile(MODEL) as zi, zipfile.ZipFile(model + ".new", "w") as zo:
+        for item in zi.infolist():
+            data = zi.read(item.filename)
+            if item.filename == "labels.txt":
+                n = len([x for x in data.decode().splitlines() if x])
+                data = "".join("reload-%d\n" % i for i in range(n)).encode()
+            zo.writestr(item, data)
+    os.replace(model + ".new", model)
+    p.send_signal(signal.SIGHUP)
+    check(wait_for(lambda: any(t == "model" for t, _ in messages(sub_out, "dev4")), 30),
+          "reload: no message on camclass/dev4/model")
+    n = len(lines_of(log))
+    check(wait_for(lambda: len(lines_of(log)) >= n + 2, 30), "reload: no detections after")
+    rc, _, err = finish(p)
+    check(rc == 0, "reload: exit %d: %s" % (rc, err))
+    check(wait_for(lambda: (messages(sub_out, "dev4") or [("", "")])[-1] == ("status", "offline"),
+                   10), "reload: the last message is not status offline")
+    got = messages(sub_out, "dev4")
+    model_msgs = [json.loads(x) for t, x in got if t == "model"]
+    check(len(model_msgs) == 1 and model_msgs[0].get("labels", [""])[0] == "reload-0",
+          "reload: one model message with the new labels: %r" % model_msgs)
+    compare_with_log("reload", log, got)
+
+
 def tls_auth(tmp):
     d = os.path.join(tmp, "tls")
     os.mkdir(d)
@@ -337,6 +374,7 @@ def main():
             broker.stop()
             late_broker(tmp, broker, sub_out)
             last_will(tmp, broker)
+            reload(tmp, broker, sub_out)
             tls_auth(tmp)
         finally:
             if sub:

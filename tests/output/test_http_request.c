@@ -347,8 +347,40 @@ static void bodies(void)
     cc_http_body_finish(&b);
 }
 
+/* POST /model?path=NAME: a bundle's file name only, looked up under models/. */
+static void model_names(void)
+{
+    static const char *const good[] = {"selftest.ccm", "my-model_2.ccm", "a.b.ccm"};
+    static const char *const bad[] = {"",           ".ccm",        "../x.ccm", "x/y.ccm",
+                                      "/etc/x.ccm", ".hidden.ccm", "x..ccm",   "x.txt",
+                                      "x.ccm.txt",  "a b.ccm",     "x\\y.ccm", "%2e%2e.ccm"};
+    char rel[256], msg[256];
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        int st = cc_http_model_name(good[i], rel, sizeof(rel), msg, sizeof(msg));
+        CHECKF(st == 0 && strncmp(rel, "models/", 7) == 0 && strcmp(rel + 7, good[i]) == 0,
+               "?path=%s: %d, rel %s", good[i], st, rel);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        msg[0] = '\0';
+        int st = cc_http_model_name(bad[i], rel, sizeof(rel), msg, sizeof(msg));
+        CHECKF(st == 400 && msg[0], "?path=%s: %d (want 400)", bad[i], st);
+    }
+    char big[CC_HTTP_MODEL_NAME_MAX + 8];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memcpy(big + sizeof(big) - 5, ".ccm", 4);
+    CHECK(cc_http_model_name(big, rel, sizeof(rel), msg, sizeof(msg)) == 400);
+    // The route: POST only, behind the token as /predict.
+    struct cc_http_route r = cc_http_route("POST", "/model", NULL, NULL);
+    CHECK(r.endpoint == CC_METRICS_MODEL && r.status == 0);
+    CHECK(cc_http_route("GET", "/model", NULL, NULL).status == 405);
+    CHECK(cc_http_route("POST", "/model", "tok", NULL).status == 401);
+    CHECK(cc_http_route("POST", "/model", "tok", "Bearer tok").status == 0);
+}
+
 int main(void)
 {
+    model_names();
     settings();
     hosts();
     framings();
