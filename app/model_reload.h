@@ -8,8 +8,7 @@
  *
  * Threads: any thread but the inference thread (main for SIGHUP, a connection's for POST
  * /model); callers serialize reloads (main.c's reload_lock). No state of its own.
- * The sha256 is libavutil's (av_sha, linked for the file inputs already): the one FFmpeg call
- * outside app/input/ and av_log.c, a pure function with no library state.
+ * The sha256 is file_hash.h's.
  */
 #ifndef CC_MODEL_RELOAD_H
 #define CC_MODEL_RELOAD_H
@@ -18,12 +17,8 @@
 
 #include "engine.h"
 #include "error.h"
+#include "file_hash.h"
 #include "pipeline.h"
-
-enum { CC_SHA256_HEX = 65 }; // 64 hex digits and '\0'
-
-/* The sha256 of the file at path, as 64 lower-case hex digits, into hex. False with err. */
-bool cc_model_sha256_file(const char *path, char hex[CC_SHA256_HEX], struct cc_error *err);
 
 enum cc_model_reload_status {
     CC_MODEL_RELOADED,

@@ -1,4 +1,4 @@
-/* camclass-train — the SHA-256 of a file (see file_hash.h). */
+/* camclass — the SHA-256 of a file (see file_hash.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,8 +8,9 @@
 
 #include "file_hash.h"
 
-bool cc_sha256_file(const char *path, char hex[65], struct cc_error *err)
+bool cc_sha256_file(const char *path, char hex[CC_SHA256_HEX], struct cc_error *err)
 {
+    hex[0] = '\0';
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "cannot open %s: %s", path, strerror(errno));
@@ -27,7 +28,9 @@ bool cc_sha256_file(const char *path, char hex[65], struct cc_error *err)
     fclose(f);
     av_sha_final(sha, digest);
     av_free(sha);
+    if (!ok)
+        return cc_error_set(err, "cannot read %s: %s", path, strerror(errno));
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", digest[i]);
-    return ok || cc_error_set(err, "cannot read %s: %s", path, strerror(errno));
+    return true;
 }
