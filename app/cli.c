@@ -51,6 +51,7 @@ static const struct opt opts[] = {
     {"fps", OPT_NUMBER, F(fps), 0, 0.1, 1000, false},
     {"top-k", OPT_INT, F(top_k), 0, 1, CC_RESULT_MAX_TOP, false},
     {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
+    {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
     {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
     {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
@@ -125,6 +126,9 @@ static const char usage[] =
     "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
     "                      changes or its score crosses --threshold, plus periodic stats)\n"
     "  --threshold P       score threshold 0..1 for detections mode\n"
+    "  --unknown-threshold P  the answer is \"unknown\" when the top score is below P\n"
+    "                      (0 < P < 1; 0: never); default: the model's own (camclass-train\n"
+    "                      stores one), else never\n"
     "  --mqtt URL          publish detection events (detections mode, with --threshold) to an\n"
     "                      MQTT broker, mqtt://HOST[:PORT] or mqtts://HOST[:PORT], under\n"
     "                      camclass/<device-id>/ (SERVE.md, below)\n"
@@ -175,6 +179,7 @@ void cc_cli_init(struct cc_cli *cli)
         .device = -1,
         .top_k = CC_CLI_TOP_K_DEFAULT,
         .threshold = -1,
+        .unknown_threshold = -1,
     };
 }
 

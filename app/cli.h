@@ -61,6 +61,8 @@ struct cc_cli {
     double fps;        // --fps N: camera rate to ask for / file playback rate; 0: default
     int top_k;         // --top-k K (1..CC_RESULT_MAX_TOP), default 5
     double threshold;  // --threshold P (0..1): detections mode; < 0: not given
+    double unknown_threshold; // --unknown-threshold P (0..1): "unknown" below top score P;
+                              // 0: never; < 0: the model's own (its bundle's, if any)
     bool headless;     // --headless: no window
     int window_w;      // --window WxH: window size; 0: 1280x720 shrunk to fit the display
     int window_h;      // (see window_w)

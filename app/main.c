@@ -690,6 +690,7 @@ static int run(struct app *a)
         .file = a->file,
         .file_fps = file_fps,
         .top_k = cli->top_k,
+        .unknown_threshold = cli->unknown_threshold,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,

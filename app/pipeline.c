@@ -275,6 +275,28 @@ static void update_fps(struct cc_pipeline *p, int64_t t, struct cc_result *r)
     r->camera_fps = (double)(st.put - old->put) / dt;
 }
 
+/* r's top k classes from p->scores (the engine's output; softmax applied here to logits), with
+ * their labels, and whether the answer is "unknown" (below the threshold in force). tmp: k
+ * entries of scratch. Inference thread. */
+static void fill_top(struct cc_pipeline *p, int k, struct cc_topk *tmp, struct cc_result *r)
+{
+    int classes = p->model->output.classes;
+    if (p->model->output.kind == CC_OUTPUT_LOGITS)
+        cc_softmax(p->scores, p->scores, classes);
+    r->n_top = cc_topk(p->scores, classes, k, tmp);
+    for (int i = 0; i < r->n_top; i++) {
+        int c = tmp[i].index;
+        r->top[i] = (struct cc_result_class){
+            .index = c,
+            .label = c < p->model->n_labels ? p->model->labels[c] : "",
+            .score = tmp[i].score,
+        };
+    }
+    double t = p->cfg.unknown_threshold >= 0 ? p->cfg.unknown_threshold
+                                             : p->model->output.unknown_threshold;
+    r->unknown = r->n_top > 0 && t > 0 && r->top[0].score < t;
+}
+
 /* Classifies one frame into r. False with err on an engine failure (fatal). */
 static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_take,
                      struct cc_result *r, bool *bad_frame, struct cc_error *err)
@@ -288,11 +310,6 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
     if (!cc_engine_run(p->engine, p->input, p->scores, err))
         return false;
     int64_t t_run = cc_now_ns();
-    int classes = p->model->output.classes;
-    if (p->model->output.kind == CC_OUTPUT_LOGITS)
-        cc_softmax(p->scores, p->scores, classes);
-    int n = cc_topk(p->scores, classes, p->cfg.top_k, p->top);
-
     *r = (struct cc_result){
         .seq = f->sequence,
         .backend = cc_engine_backend_name(p->engine),
@@ -303,16 +320,8 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .dequeue_ms = ms_between(f->timestamp_ns, t_take),
         .preprocess_ms = ms_between(t_take, t_pp),
         .inference_ms = ms_between(t_pp, t_run),
-        .n_top = n,
     };
-    for (int i = 0; i < n; i++) {
-        int k = p->top[i].index;
-        r->top[i] = (struct cc_result_class){
-            .index = k,
-            .label = k < p->model->n_labels ? p->model->labels[k] : "",
-            .score = p->top[i].score,
-        };
-    }
+    fill_top(p, p->cfg.top_k, p->top, r);
     update_fps(p, t_run, r);
     return true;
 }
@@ -379,19 +388,8 @@ static bool serve_request(struct cc_pipeline *p)
         .inference_ms = ms_between(t0, t1),
     };
     if (ok) {
-        int classes = p->model->output.classes;
-        if (p->model->output.kind == CC_OUTPUT_LOGITS)
-            cc_softmax(p->scores, p->scores, classes);
         struct cc_topk top[CC_RESULT_MAX_TOP];
-        r.n_top = cc_topk(p->scores, classes, q->top_k, top);
-        for (int i = 0; i < r.n_top; i++) {
-            int k = top[i].index;
-            r.top[i] = (struct cc_result_class){
-                .index = k,
-                .label = k < p->model->n_labels ? p->model->labels[k] : "",
-                .score = top[i].score,
-            };
-        }
+        fill_top(p, q->top_k, top, &r);
     }
     pthread_mutex_lock(&p->lock);
     q->result = r;

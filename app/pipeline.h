@@ -55,6 +55,8 @@ struct cc_pipeline_config {
                                  // (requests only: cc_pipeline_classify); not owned
     double file_fps;             // file sources: frames per second; 0 = as fast as taken
     int top_k;                   // 1..CC_RESULT_MAX_TOP
+    double unknown_threshold;    // results below this top score are "unknown" (result.h); < 0:
+                                 // the model's own (output.unknown_threshold), 0: never
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.

@@ -38,6 +38,8 @@ struct cc_result {
                           // when the engine falls back mid-run); static; NULL = not said
     int n_top;            // entries used in top
     struct cc_result_class top[CC_RESULT_MAX_TOP]; // highest score first
+    bool unknown; // top[0]'s score is below the unknown threshold (the model's, or
+                  // --unknown-threshold): the answer is "unknown"; top is still filled
 };
 
 /* Room for a result's labels, where a copy of it is kept. */

@@ -213,6 +213,8 @@ static void add_result(cJSON *o, const struct cc_result *r)
     add_number(o, "fps", r->inference_fps, 1e2);
     add_number(o, "camera_fps", r->camera_fps, 1e2);
     cJSON_AddNumberToObject(o, "dropped", (double)r->dropped);
+    if (r->unknown)
+        cJSON_AddTrueToObject(o, "unknown");
     cJSON *top = cJSON_AddArrayToObject(o, "top");
     if (!top)
         return;
@@ -440,7 +442,9 @@ static void smooth(struct cc_detlog *log, const struct cc_result *r)
     double a = (log->cfg.ewma_alpha == 0 || log->frames == 1) ? 1.0 : log->cfg.ewma_alpha;
     for (int i = 0; i < log->n_cls; i++)
         log->cls[i].score *= 1.0 - a;
-    int n = r->n_top < 0 ? 0 : r->n_top > CC_RESULT_MAX_TOP ? CC_RESULT_MAX_TOP : r->n_top;
+    // An "unknown" answer shows no class: every score decays, as in a frame of nothing known.
+    int n = r->unknown ? 0 : r->n_top < 0 ? 0 : r->n_top > CC_RESULT_MAX_TOP ? CC_RESULT_MAX_TOP
+                                                                               : r->n_top;
     for (int k = 0; k < n; k++) {
         const struct cc_result_class *t = &r->top[k];
         if (t->index < 0 || t->index >= DETLOG_MAX_CLASSES || !grow_classes(log, t->index))

@@ -64,6 +64,8 @@ static struct cc_predict_answer answer(const struct cc_model *m, int width, int 
              cJSON_AddStringToObject(c, "label", r->top[i].label) &&
              cJSON_AddNumberToObject(c, "score", r->top[i].score);
     }
+    if (ok && r->unknown)
+        ok = cJSON_AddTrueToObject(o, "unknown") != NULL;
     if (ok && (ok = cJSON_AddItemToObject(o, "top", top)))
         top = NULL; // o's now; a refused add leaves it ours to delete below
     ok = ok && cJSON_AddNumberToObject(o, "latency_ms", total_ms) &&

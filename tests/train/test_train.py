@@ -104,6 +104,16 @@ def check_bundle(out, rep, base, data):
     check(r.returncode == 0 and len(frames) == len(classes) and
           all(f["top"][0]["label"] in classes for f in frames),
           f"camclass runs the trained bundle: exit {r.returncode}, {len(frames)} frames")
+    # "unknown": below the bundle's threshold, or --unknown-threshold's; 0 never.
+    for flag, t in (([], u), (["--unknown-threshold", "0.999"], 0.999),
+                    (["--unknown-threshold", "0"], 0)):
+        r = run(CAMCLASS, "--model", out, "--input", pick, "--headless", "--log", "-",
+                "--backend", "cpu", *flag)
+        fr = [json.loads(x) for x in r.stdout.splitlines() if '"event":"frame"' in x]
+        check(r.returncode == 0 and len(fr) == len(classes) and
+              all(f.get("unknown", False) == (t > 0 and f["top"][0]["score"] < t) for f in fr),
+              f"camclass {' '.join(flag) or '(the bundle threshold)'}: unknown exactly when the "
+              f"top score is below {t}: {[(f['top'][0]['score'], f.get('unknown')) for f in fr]}")
     r = run(BENCH, out, "--backend", "cpu", "--runs", "2", "--input",
             os.path.join(pick, sorted(os.listdir(pick))[0]))
     check(r.returncode == 0, f"camclass-bench runs it: exit {r.returncode} {r.stderr[-200:]!r}")
