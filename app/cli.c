@@ -441,13 +441,19 @@ static bool given(const struct cc_cli *cli, const char *name)
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err)
 {
-    cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, false);
+    const char *rest = end ? end + strspn(end, " \t\r\n") : NULL;
+    if (!root || (rest && *rest)) { // the whole file is one value: nothing may follow it
+        const char *at = root ? rest : cJSON_GetErrorPtr();
         int line = 1;
         for (const char *p = text; at && p < at; p++)
             line += *p == '\n';
-        return cc_error_set(err, "config %s: not valid JSON (near line %d)", name, line);
+        cJSON_Delete(root);
+        return cc_error_set(err, root ? "config %s: text after the JSON object (line %d); a "
+                                        "config is one object: {\"top-k\": 3, ...}"
+                                      : "config %s: not valid JSON (near line %d)",
+                            name, line);
     }
     bool ok = true;
     if (!cJSON_IsObject(root)) {

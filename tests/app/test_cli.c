@@ -208,6 +208,8 @@ static void test_config(void)
     } bad[] = {
         {"{\"top-k\": 3,", "config t.json: not valid JSON"},
         {"[1, 2]", "must be a JSON object"},
+        {"{\"top-k\": 2} this is not json", "config t.json: text after the JSON object (line 1)"},
+        {"{\"top-k\": 2}\n{\"serve\": \"8080\"}", "text after the JSON object (line 2)"},
         {"{\"bogus\": 1}", "config t.json: unknown key \"bogus\""},
         {"{\"config\": \"x.json\"}", "unknown key \"config\""},
         {"{\"selftest\": true}", "unknown key \"selftest\""},
