@@ -268,7 +268,7 @@ bool cc_http_bearer_ok(const char *authorization, const char *token)
     if (!token)
         return true;
     const char *v = authorization;
-    if (!v || strncmp(v, "Bearer ", 7) != 0)
+    if (!v || strncasecmp(v, "Bearer ", 7) != 0) // schemes are case-insensitive (RFC 9110 11.1)
         return false;
     v += 7;
     size_t n = strlen(v), m = strlen(token);

@@ -196,7 +196,10 @@ static void tokens(void)
     CHECK(cc_http_bearer_ok("anything", NULL));
     CHECK(cc_http_bearer_ok("Bearer s3cret", "s3cret"));
     CHECK(!cc_http_bearer_ok(NULL, "s3cret"));
-    CHECK(!cc_http_bearer_ok("bearer s3cret", "s3cret"));
+    CHECK(cc_http_bearer_ok("bearer s3cret", "s3cret")); // the scheme is case-insensitive
+    CHECK(cc_http_bearer_ok("BEARER s3cret", "s3cret"));
+    CHECK(!cc_http_bearer_ok("Bearer S3cret", "s3cret")); // the token is not
+    CHECK(!cc_http_bearer_ok("Basic s3cret", "s3cret"));
     CHECK(!cc_http_bearer_ok("Basic s3cret", "s3cret"));
     CHECK(!cc_http_bearer_ok("Bearer s3cre", "s3cret"));   // a prefix
     CHECK(!cc_http_bearer_ok("Bearer s3cretX", "s3cret")); // longer
