@@ -16,6 +16,17 @@
  * --serve [ADDR:]PORT and --serve-token
  */
 
+/* s as a plain decimal number in 0..max: digits only (no sign, space or leading zero), as a
+ * person writes a port or a count; -1 otherwise. strtol would take " +80" and "080". */
+static long plain_number(const char *s, long max)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0 || s[n] || n > 10 || (s[0] == '0' && n > 1))
+        return -1;
+    long v = strtol(s, NULL, 10);
+    return v <= max ? v : -1;
+}
+
 bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc_error *err)
 {
     *out = (struct cc_http_listen){0};
@@ -35,10 +46,8 @@ bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc
         snprintf(host, sizeof(host), "%.*s", (int)(colon - arg), arg);
         port_s = colon + 1;
     }
-    char *end;
-    errno = 0;
-    long port = strtol(port_s, &end, 10);
-    if (!*port_s || *end || errno || port < 0 || port > 65535)
+    long port = plain_number(port_s, 65535);
+    if (port < 0)
         return cc_error_set(err,
                             "--serve %s: the port must be a number 0..65535 (0: any free one); "
                             "give [ADDR:]PORT, e.g. 8080 or 0.0.0.0:8080",
@@ -335,9 +344,8 @@ int cc_http_predict_head(const char *k_arg, const char *content_length, const ch
     *k = default_k;
     *kind = CC_HTTP_BODY_RAW;
     if (k_arg) {
-        char *end;
-        long v = strtol(k_arg, &end, 10);
-        if (!*k_arg || *end || v < 1 || v > CC_RESULT_MAX_TOP) {
+        long v = plain_number(k_arg, CC_RESULT_MAX_TOP);
+        if (v < 1) {
             snprintf(msg, msg_size, "?k=%.20s: k must be a whole number 1..%d", k_arg,
                      CC_RESULT_MAX_TOP);
             return 400;

@@ -57,6 +57,10 @@ static void settings(void)
     memset(longer, '1', 80);
     strcpy(longer + 80, ":80");
     check_bad(longer, NULL, "the address is too long");
+    static const char *const bad_ports[] = {"+80", "080", " 0", "8080 ", "-1", "65536",
+                                            "127.0.0.1:+80"};
+    for (size_t i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++)
+        check_bad(bad_ports[i], NULL, "the port must be a number 0..65535");
     check_bad("0.0.0.0:8080", NULL, "give --serve-token");
     check_bad("[::]:8080", NULL, "give --serve-token");
     check_bad(NULL, "abc", "without --serve");
@@ -272,6 +276,8 @@ static void predict_heads(void)
     head_is("17", NULL, NULL, 400, 0, 0, "1..16");
     head_is("", NULL, NULL, 400, 0, 0, "?k=:");
     head_is("3x", NULL, NULL, 400, 0, 0, "?k=3x");
+    head_is(" +3", NULL, NULL, 400, 0, 0, "?k= +3"); // ?k=%20%2B3: a person's number only
+    head_is("03", NULL, NULL, 400, 0, 0, "?k=03");
     head_is("99999999999999999999999999999", NULL, NULL, 400, 0, 0, "?k=99999999999999999999:");
     head_is(NULL, "16777217", "image/png", 413, 0, 0, "16777217 bytes is more than 16 MB");
     head_is(NULL, NULL, "text/plain", 415, 0, 0, "Content-Type text/plain is not taken");
