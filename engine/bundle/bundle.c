@@ -266,6 +266,10 @@ static bool label_lines(struct cc_model *m, char *text, size_t size, const char 
 {
     if (memchr(text, 0, size))
         return cc_error_set(err, "%s contains a NUL byte; it must be UTF-8 text", what);
+    if (size >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) { // a UTF-8 BOM (Notepad) is no label's
+        memmove(text, text + 3, size - 2);          // text: its NUL comes along
+        size -= 3;
+    }
     while (size > 0 && (text[size - 1] == '\n' || text[size - 1] == '\r'))
         text[--size] = 0;
     int line = 1;
@@ -393,6 +397,20 @@ static bool load_labels_from(struct cc_bundle_loader *L, const cJSON *root)
 /* Manifest and archive                                                                      */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Whether JSON text holds the escape \u0000 (a backslash run of odd length before "u0000"):
+ * cJSON ends the string there, so a label or name holding it would be cut without a word. */
+static bool has_nul_escape(const char *text, size_t size)
+{
+    for (const char *p = text; (p = memmem(p, size - (size_t)(p - text), "u0000", 5)); p++) {
+        size_t slashes = 0;
+        while (p - (ptrdiff_t)slashes - 1 >= text && p[-(ptrdiff_t)slashes - 1] == '\\')
+            slashes++;
+        if (slashes % 2)
+            return true;
+    }
+    return false;
+}
+
 /* Parses manifest.json; returns the root object or NULL with the error set. */
 static cJSON *read_manifest(struct cc_bundle_loader *L)
 {
@@ -406,8 +424,12 @@ static cJSON *read_manifest(struct cc_bundle_loader *L)
     if (!text)
         return NULL;
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, size, &end, false);
-    if (!root) {
+    cJSON *root = has_nul_escape(text, size) ? NULL
+                                             : cJSON_ParseWithLengthOpts(text, size, &end, false);
+    if (!root && has_nul_escape(text, size)) {
+        cc_manifest_fail(L, "manifest.json holds \\u0000 (a NUL character) in a string; labels "
+                            "and names must be text without it");
+    } else if (!root) {
         size_t at = end && end >= text && end <= text + size ? (size_t)(end - text) : 0;
         cc_manifest_fail(L, "manifest.json is not valid JSON (error near byte %zu)", at);
     } else if (!cJSON_IsObject(root)) {

@@ -331,6 +331,32 @@ static void test_valid(const char *dir)
     CHECKF(m && m->tensors[3].quantized && !m->input.antialias, "version 3, quantized conv.out: %s",
            err.msg);
     cc_model_destroy(m);
+    // A UTF-8 BOM before labels.txt's first line is not part of the first label; an escaped
+    // backslash before "u0000" is no NUL.
+    static const struct zip_opts bom = {.labels_text = "\xef\xbb\xbf" "cat\ndog\n"};
+    CHECK(write_variant(path, NULL, NULL, &bom));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->n_labels == 2 && !strcmp(m->labels[0], "cat"), "labels.txt with a BOM: %s",
+           m ? m->labels[0] : err.msg);
+    cc_model_destroy(m);
+    CHECK(write_variant(path, "labels", "['c\\\\u0000at', 'dog']", &plain));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && !strcmp(m->labels[0], "c\\u0000at"), "an escaped backslash before u0000: %s",
+           m ? m->labels[0] : err.msg);
+    cc_model_destroy(m);
+    // A NUL escaped into an inline label is refused, not cut (written as text: cJSON would cut
+    // it on the way out too). The replacement keeps the manifest's length.
+    char *nul = quotes(valid_manifest);
+    char *at = nul ? strstr(nul, "{\"entry\": \"labels.txt\"}") : NULL;
+    if (CHECK(at != NULL)) {
+        memcpy(at, "[\"c\\u0000at\", \"dog\"]   ", 23);
+        CHECK(write_bundle(path, nul, &plain));
+        m = cc_bundle_load(path, &err);
+        CHECKF(!m && strstr(err.msg, "holds \\u0000 (a NUL character)"), "NUL in a label: %s",
+               m ? m->labels[0] : err.msg);
+        cc_model_destroy(m);
+    }
+    free(nul);
     // Version 4: output.unknown_threshold; versions 1-3 without it still load (above).
     static const struct zip_opts v4 = {.version = 4};
     CHECK(write_variant(path, "output/unknown_threshold", "0.625", &v4));
