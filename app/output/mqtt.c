@@ -56,7 +56,7 @@ bool cc_mqtt_parse_url(const char *url, struct cc_mqtt_address *a, struct cc_err
             return cc_error_set(err, "--mqtt \"%s\": no ']' after the IPv6 address", url);
         rest = end + 1;
     } else {
-        end = host + strcspn(host, ":/");
+        end = host + strcspn(host, ":/?#"); // a query or fragment is no part of a host name
         rest = end;
     }
     size_t n = (size_t)(end - host);

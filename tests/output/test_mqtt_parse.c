@@ -40,6 +40,8 @@ static void urls(void)
     url_bad("tcp://h", "must start with mqtt:// or mqtts://");
     url_bad("mqtt:/h", "must start with mqtt:// or mqtts://");
     url_bad("mqtt://", "no host name");
+    url_bad("mqtt://127.0.0.1?x", "unexpected \"?x\" after the address");
+    url_bad("mqtt://h:1883#frag", "unexpected \"#frag\" after the address");
     url_bad("mqtt://:1883", "no host name");
     url_bad("mqtt://[::1", "no ']'");
     url_bad("mqtt://u:p@h", "--mqtt-auth");
