@@ -26,13 +26,15 @@ struct cc_y4m {
                         // are converted into the frame; NULL for mono (read in place)
 };
 
-/* Reads one header line (without '\n') into buf. Returns its length, -1 at EOF before any
- * byte, -2 when the line is longer than the buffer or ends without '\n'. */
+/* Reads one header line (without '\n', and without a '\r' before it: files written on
+ * Windows end their lines "\r\n") into buf. Returns its length, -1 at EOF before any byte, -2
+ * when the line is longer than the buffer or ends without '\n'. */
 static int read_line(FILE *f, char *buf, int cap)
 {
     int n = 0, c;
     while ((c = getc(f)) != EOF) {
         if (c == '\n') {
+            n -= n > 0 && buf[n - 1] == '\r';
             buf[n] = 0;
             return n;
         }

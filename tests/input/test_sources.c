@@ -567,6 +567,15 @@ static void test_y4m_header_fields(void)
         cc_source_file_destroy(src);
         free(fr.data);
     }
+    // A header and FRAME line ending "\r\n" (written on Windows): C420, not "C420\r".
+    static const char crlf[] = "YUV4MPEG2 W2 H2 F25:1 C420\r\nFRAME\r\n\x80\x80\x80\x80\x80\x80";
+    write_bytes(tmp_path("crlf.y4m"), crlf, sizeof(crlf) - 1);
+    struct cc_error crlf_err = {{0}};
+    struct cc_frame crlf_frame = {0};
+    int crlf_r = open_read(tmp_path("crlf.y4m"), false, &crlf_frame, &crlf_err);
+    CHECKF(crlf_r == 1 && crlf_frame.width == 2 && crlf_frame.height == 2,
+           "a y4m with \\r\\n line ends: %d %s", crlf_r, crlf_err.msg);
+    free(crlf_frame.data);
     // The edges that are valid: the largest side, an unknown rate and aspect (0:0).
     static const char *good[] = {"W64 H2 F0:0 A0:0", "W64 H2 F30000:1001 A128:117",
                                  "W16384 H2 F1000000:1"};
