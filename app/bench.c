@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bundle.h"
 #include "engine.h"
 #include "input_tensor.h"
 #include "trace.h"
@@ -398,7 +399,14 @@ int main(int argc, char **argv)
 
     struct bench_result r = {0};
     double t0 = cc_now_ms();
-    struct cc_engine *e = cc_engine_create(a.model, &a.opts, &err);
+    // A file that is no usable bundle is a bad argument (exit 2, as camclass); a backend that
+    // cannot take it is a failure (1).
+    struct cc_model *model = cc_bundle_load(a.model, &err);
+    if (!model) {
+        fprintf(stderr, "camclass-bench: %s\n", err.msg);
+        return 2;
+    }
+    struct cc_engine *e = cc_engine_create_from_model(model, &a.opts, &err);
     r.load_ms = cc_now_ms() - t0;
     if (!e) {
         fprintf(stderr, "camclass-bench: %s\n", err.msg);

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, host_command, summary  # noqa: E402
@@ -34,8 +35,14 @@ for bad in (["--runs", "0", MODEL], ["--backend", "gpu", MODEL], ["--bogus", MOD
 r = run("--help")
 check(r.returncode == 0 and "--trace FILE" in r.stdout, f"--help: exit {r.returncode}")
 
-r = run("/nonexistent.ccm", "--backend", "cpu")
-check(r.returncode == 1 and r.stderr.count("\n") == 1, f"missing model: {r.stderr!r}")
+# No usable bundle: a bad argument, exit 2 and one line, as camclass says it.
+with tempfile.NamedTemporaryFile(suffix=".ccm") as junk:
+    junk.write(b"not a zip")
+    junk.flush()
+    for path in ("/nonexistent.ccm", junk.name):
+        r = run(path, "--backend", "cpu")
+        check(r.returncode == 2 and r.stderr.count("\n") == 1 and
+              r.stderr.startswith("camclass-bench: "), f"{path}: exit {r.returncode} {r.stderr!r}")
 
 runs = 3
 r = run(MODEL, "--backend", "cpu", "--runs", str(runs), "--warmup", "0", "--profile",
@@ -60,8 +67,6 @@ check(all(e["dur"] >= 0 and e["ts"] >= 0 and e["cat"] and e["name"] for e in lay
 
 # --input / --save-output against PyTorch on the same tensor.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import tempfile  # noqa: E402
-
 import numpy as np  # noqa: E402
 
 import ccm_bundle  # noqa: E402
