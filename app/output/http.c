@@ -91,7 +91,8 @@ static void on_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    fprintf(stderr, "camclass: http: %s\n", line);
+    if (!cc_http_log_is_routine(line))
+        fprintf(stderr, "camclass: http: %s\n", line);
 }
 
 /* The post processor's callback: the bytes of the field "file" (others are ignored). */

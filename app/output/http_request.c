@@ -272,6 +272,11 @@ int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg
  * The token and the routing
  */
 
+bool cc_http_log_is_routine(const char *line)
+{
+    return line && !strncmp(line, "Failed to send the chunked response body", 40);
+}
+
 bool cc_http_bearer_ok(const char *authorization, const char *token)
 {
     if (!token)

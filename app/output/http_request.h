@@ -178,4 +178,9 @@ int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form
 /* Frees the bytes; the body is empty again. Accepts a zeroed one. */
 void cc_http_body_finish(struct cc_http_body *b);
 
+/* Whether a line libmicrohttpd logs is a routine event rather than a problem: a client that
+ * closes a /stream it was watching ends the chunked answer with "Failed to send the chunked
+ * response body ..." (an EPIPE), which is how every viewer leaves. Such lines are not shown. */
+bool cc_http_log_is_routine(const char *line);
+
 #endif

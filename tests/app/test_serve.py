@@ -690,9 +690,16 @@ def test_shared_with_frames():
         # loaded machine drawing and encoding three viewers' pictures.
         check(t_view < bound(10),
               "5 pictures in %.1f s (at most 10 a second: about 0.5 s)" % t_view)
+        # A viewer that hangs up mid-stream (a closed browser tab): a routine event, no line.
+        with socket.create_connection(("127.0.0.1", s.port), timeout=bound(5)) as c:
+            c.sendall(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            c.recv(4096)
+        time.sleep(0.5)  # the next part is sent into the closed socket
         st3, hd3, _ = s.request("GET", "/")
         st2, _, m = metrics(s)
         s.stop()
+        check("Failed to send" not in s.stderr(),
+              "viewers leaving /stream is no error line: %r" % s.stderr()[-300:])
         check(st3 == 200 and hd3.get("Content-Type", "").startswith("text/html"),
               "GET /: the page (%d %s)" % (st3, hd3.get("Content-Type")))
         lines = [json.loads(x) for x in open(log.name).read().splitlines()]

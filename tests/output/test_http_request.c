@@ -196,6 +196,10 @@ static void framings(void)
 
 static void tokens(void)
 {
+    CHECK(cc_http_log_is_routine("Failed to send the chunked response body for the request for "
+                                 "`/stream'. Error: Broken pipe"));
+    CHECK(!cc_http_log_is_routine("Failed to send the response headers for the request for `/'"));
+    CHECK(!cc_http_log_is_routine(NULL));
     CHECK(cc_http_bearer_ok(NULL, NULL));
     CHECK(cc_http_bearer_ok("anything", NULL));
     CHECK(cc_http_bearer_ok("Bearer s3cret", "s3cret"));
