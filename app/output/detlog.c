@@ -436,10 +436,12 @@ static bool grow_classes(struct cc_detlog *log, int i)
 }
 
 // s = a*x + (1-a)*s for every class, x = the result's score (0 for classes not in its top
-// list). The first result, and every result when smoothing is off, sets s = x.
+// list). The first result, every result when smoothing is off, and every result of an image
+// input (each file is its own scene: a folder of unrelated pictures is no sequence) set s = x.
 static void smooth(struct cc_detlog *log, const struct cc_result *r)
 {
-    double a = (log->cfg.ewma_alpha == 0 || log->frames == 1) ? 1.0 : log->cfg.ewma_alpha;
+    double a = (log->cfg.ewma_alpha == 0 || log->frames == 1 || r->file) ? 1.0
+                                                                          : log->cfg.ewma_alpha;
     for (int i = 0; i < log->n_cls; i++)
         log->cls[i].score *= 1.0 - a;
     // An "unknown" answer shows no class: every score decays, as in a frame of nothing known.
