@@ -424,9 +424,9 @@ static cJSON *read_manifest(struct cc_bundle_loader *L)
     if (!text)
         return NULL;
     const char *end = NULL;
-    cJSON *root = has_nul_escape(text, size) ? NULL
-                                             : cJSON_ParseWithLengthOpts(text, size, &end, false);
-    if (!root && has_nul_escape(text, size)) {
+    bool nul = has_nul_escape(text, size);
+    cJSON *root = nul ? NULL : cJSON_ParseWithLengthOpts(text, size, &end, false);
+    if (nul) {
         cc_manifest_fail(L, "manifest.json holds \\u0000 (a NUL character) in a string; labels "
                             "and names must be text without it");
     } else if (!root) {
