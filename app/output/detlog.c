@@ -12,20 +12,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "detector.h"
 #include "detlog.h"
-
-// Class indices above this are ignored by the smoothing (a result with a wild index must not
-// make the log allocate gigabytes); real models have a few thousand classes at most.
-#define DETLOG_MAX_CLASSES (1 << 20)
+#include "utf8.h"
 
 /* ---------------------------------------------------------------------------------------------
  * State
  */
-
-struct detlog_class {
-    double score; // smoothed score (EWMA, or the latest score when smoothing is off)
-    char *label;  // copy of the latest label seen for this index (valid UTF-8), or NULL
-};
 
 struct detlog_stats {
     int64_t start_ns;    // result_ns where the interval began
@@ -46,10 +39,7 @@ struct cc_detlog {
     bool partial;  // a failed write may have left a partial line: start the next with '\n'
     bool finished; // cc_detlog_finish ran
 
-    struct detlog_class *cls; // (n_cls) per class index
-    int n_cls;
-    int active;              // class index of the current detection, -1 when none
-    int64_t active_since_ns; // result_ns of its onset (or change)
+    struct cc_detector *det; // the detections mode's decision (idle in every-frame mode)
 
     // Totals of the run, for the summary.
     uint64_t frames, detections, clears, lines, lines_lost;
@@ -61,84 +51,12 @@ struct cc_detlog {
 };
 
 /* ---------------------------------------------------------------------------------------------
- * Strings: copies and UTF-8 cleaning
+ * Strings
  */
 
 static char *dup_or_empty(const char *s)
 {
     return strdup(s ? s : "");
-}
-
-// Length of the valid UTF-8 sequence at s, or 0 when it is not one (overlong forms, surrogates
-// and code points above U+10FFFF are invalid).
-static size_t utf8_seq_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0; // also stops at the terminating NUL
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-// A copy of s with every byte that does not start valid UTF-8 replaced by U+FFFD, so that the
-// log stays valid JSON text whatever bytes a model's label file holds. NULL when out of memory.
-static char *utf8_clean_dup(const char *s)
-{
-    if (!s)
-        s = "";
-    const unsigned char *p = (const unsigned char *)s;
-    size_t len = strlen(s);
-    char *out = malloc(len * 3 + 1); // each bad byte becomes 3 bytes
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    while (*p) {
-        size_t n = utf8_seq_len(p);
-        if (n) {
-            memcpy(out + o, p, n);
-            o += n;
-            p += n;
-        } else {
-            memcpy(out + o, "\xef\xbf\xbd", 3);
-            o += 3;
-            p++;
-        }
-    }
-    out[o] = '\0';
-    return out;
-}
-
-static bool utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        size_t n = utf8_seq_len(p);
-        if (!n)
-            return false;
-        p += n;
-    }
-    return true;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -151,11 +69,11 @@ static void add_string(cJSON *o, const char *key, const char *s)
 {
     if (!s)
         s = "";
-    if (utf8_valid(s)) {
+    if (cc_utf8_valid(s)) {
         cJSON_AddStringToObject(o, key, s);
         return;
     }
-    char *clean = utf8_clean_dup(s);
+    char *clean = cc_utf8_clean_dup(s);
     if (clean)
         cJSON_AddStringToObject(o, key, clean);
     free(clean);
@@ -346,20 +264,9 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
         cc_error_set(err, "detection log: unknown mode %d", (int)cfg->mode);
         return NULL;
     }
-    if (!(cfg->threshold >= 0 && cfg->threshold <= 1)) {
-        cc_error_set(err, "detection log: threshold %g is not in [0, 1]", cfg->threshold);
+    struct cc_detector_config dc = {cfg->threshold, cfg->hysteresis, cfg->ewma_alpha};
+    if (!cc_detector_check(&dc, "detection log", err))
         return NULL;
-    }
-    if (!(cfg->hysteresis >= 0 && cfg->hysteresis <= cfg->threshold)) {
-        cc_error_set(err, "detection log: hysteresis %g is not in [0, threshold = %g]",
-                     cfg->hysteresis, cfg->threshold);
-        return NULL;
-    }
-    if (!(cfg->ewma_alpha >= 0 && cfg->ewma_alpha <= 1)) {
-        cc_error_set(err, "detection log: EWMA alpha %g is not in [0, 1] (0 = off)",
-                     cfg->ewma_alpha);
-        return NULL;
-    }
     if (!(cfg->stats_interval_s >= 0 && cfg->stats_interval_s < 1e9)) {
         cc_error_set(err, "detection log: stats interval %g s is not >= 0 (0 = off)",
                      cfg->stats_interval_s);
@@ -372,14 +279,15 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
         return NULL;
     }
     log->fd = -1;
-    log->active = -1;
     log->cfg = *cfg;
     bool to_stdout = !cfg->sink && (!cfg->path || strcmp(cfg->path, "-") == 0);
     log->path = to_stdout || cfg->sink ? NULL : strdup(cfg->path);
     log->source = dup_or_empty(cfg->source);
     log->model = dup_or_empty(cfg->model);
     log->backend = dup_or_empty(cfg->backend);
-    if ((!to_stdout && !cfg->sink && !log->path) || !log->source || !log->model || !log->backend) {
+    log->det = cc_detector_create(&dc, err);
+    if ((!to_stdout && !cfg->sink && !log->path) || !log->source || !log->model || !log->backend ||
+        !log->det) {
         cc_error_set(err, "detection log: out of memory");
         goto error;
     }
@@ -404,75 +312,12 @@ void cc_detlog_destroy(struct cc_detlog *log)
         return;
     if (log->path && log->fd >= 0)
         close(log->fd);
-    for (int i = 0; i < log->n_cls; i++)
-        free(log->cls[i].label);
-    free(log->cls);
+    cc_detector_destroy(log->det);
     free(log->path);
     free(log->source);
     free(log->model);
     free(log->backend);
     free(log);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Smoothing and the detection state machine
- */
-
-// Makes room for class index i. False when out of memory (that entry is then not smoothed).
-static bool grow_classes(struct cc_detlog *log, int i)
-{
-    if (i < log->n_cls)
-        return true;
-    int n = log->n_cls ? log->n_cls : 64;
-    while (n <= i)
-        n *= 2;
-    struct detlog_class *c = realloc(log->cls, (size_t)n * sizeof(*c));
-    if (!c)
-        return false;
-    memset(c + log->n_cls, 0, (size_t)(n - log->n_cls) * sizeof(*c));
-    log->cls = c;
-    log->n_cls = n;
-    return true;
-}
-
-// s = a*x + (1-a)*s for every class, x = the result's score (0 for classes not in its top
-// list). The first result, every result when smoothing is off, and every result of an image
-// input (each file is its own scene: a folder of unrelated pictures is no sequence) set s = x.
-static void smooth(struct cc_detlog *log, const struct cc_result *r)
-{
-    double a = (log->cfg.ewma_alpha == 0 || log->frames == 1 || r->file) ? 1.0
-                                                                          : log->cfg.ewma_alpha;
-    for (int i = 0; i < log->n_cls; i++)
-        log->cls[i].score *= 1.0 - a;
-    // An "unknown" answer shows no class: every score decays, as in a frame of nothing known.
-    int n = r->unknown ? 0 : r->n_top < 0 ? 0 : r->n_top > CC_RESULT_MAX_TOP ? CC_RESULT_MAX_TOP
-                                                                               : r->n_top;
-    for (int k = 0; k < n; k++) {
-        const struct cc_result_class *t = &r->top[k];
-        if (t->index < 0 || t->index >= DETLOG_MAX_CLASSES || !grow_classes(log, t->index))
-            continue;
-        struct detlog_class *c = &log->cls[t->index];
-        if (isfinite(t->score))
-            c->score += a * t->score;
-        const char *label = t->label ? t->label : "";
-        if (!c->label || strcmp(c->label, label) != 0) {
-            char *copy = utf8_clean_dup(label);
-            if (copy) {
-                free(c->label);
-                c->label = copy;
-            }
-        }
-    }
-}
-
-// The smoothed top-1: highest score, lowest index on ties; -1 when no class was seen.
-static int smoothed_best(const struct cc_detlog *log)
-{
-    int best = -1;
-    for (int i = 0; i < log->n_cls; i++)
-        if (log->cls[i].label && (best < 0 || log->cls[i].score > log->cls[best].score))
-            best = i;
-    return best;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -498,55 +343,34 @@ static bool write_stats(struct cc_detlog *log, const struct cc_result *r, struct
     return emit(log, o, err);
 }
 
+static void add_detected(cJSON *o, const char *key, const struct cc_detection_class *c)
+{
+    add_class(o, key, c->index, c->label, c->score);
+}
+
 // In detections mode: the line this result calls for (NULL and *none = true when none).
 static cJSON *detection_line(struct cc_detlog *log, const struct cc_result *r, bool *none)
 {
-    double thr = log->cfg.threshold, hyst = log->cfg.hysteresis;
-    int best = smoothed_best(log);
-    *none = true;
-    if (best < 0)
+    struct cc_detection d = cc_detector_update(log->det, r);
+    *none = d.kind == CC_DETECTION_NONE;
+    if (*none)
         return NULL;
-    double sb = log->cls[best].score;
-    const char *reason = NULL;
-    int cleared = -1;
-    if (log->active < 0) {
-        if (sb >= thr)
-            reason = "onset";
-    } else {
-        double sa = log->cls[log->active].score;
-        if (best != log->active && sb >= thr && sb > sa + hyst)
-            reason = "change";
-        else if (sa < thr - hyst)
-            cleared = log->active;
-    }
-    if (!reason && cleared < 0)
-        return NULL;
-
-    *none = false;
-    int64_t held_ns = r->result_ns - log->active_since_ns;
-    cJSON *o = line_begin(log, reason ? "detection" : "clear");
-    if (o)
-        add_result(o, r);
-    if (reason) {
-        if (o) {
-            cJSON_AddStringToObject(o, "reason", reason);
-            add_class(o, "detection", best, log->cls[best].label, sb);
-            if (log->active >= 0)
-                add_class(o, "previous", log->active, log->cls[log->active].label,
-                          log->cls[log->active].score);
-        }
-        log->active = best;
-        log->active_since_ns = r->result_ns;
-        log->detections++;
-        log->st.detections++;
-    } else {
-        if (o) {
-            add_class(o, "detection", cleared, log->cls[cleared].label, log->cls[cleared].score);
-            add_number(o, "duration_s", (double)held_ns / 1e9, 1e3);
-        }
-        log->active = -1;
+    bool clear = d.kind == CC_DETECTION_CLEAR;
+    if (clear)
         log->clears++;
-    }
+    else
+        log->detections++, log->st.detections++;
+    cJSON *o = line_begin(log, clear ? "clear" : "detection");
+    if (!o)
+        return NULL;
+    add_result(o, r);
+    if (!clear)
+        cJSON_AddStringToObject(o, "reason", d.kind == CC_DETECTION_ONSET ? "onset" : "change");
+    add_detected(o, "detection", &d.now);
+    if (d.kind == CC_DETECTION_CHANGE)
+        add_detected(o, "previous", &d.previous);
+    if (clear)
+        add_number(o, "duration_s", d.held_s, 1e3);
     return o;
 }
 
@@ -587,7 +411,6 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
             add_result(o, r);
         ok = emit(log, o, err);
     } else {
-        smooth(log, r);
         bool none;
         cJSON *o = detection_line(log, r, &none);
         if (!none)
@@ -601,15 +424,6 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
     return ok;
 }
 
-static void forget_classes(struct cc_detlog *log)
-{
-    for (int i = 0; i < log->n_cls; i++) {
-        free(log->cls[i].label);
-        log->cls[i] = (struct detlog_class){0};
-    }
-    log->active = -1;
-}
-
 bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256,
                      const char *const *labels, int n_labels, struct cc_error *err)
 {
@@ -619,7 +433,7 @@ bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256
     free(log->model);
     log->model = copy;
     log->cfg.model = copy;
-    forget_classes(log);
+    cc_detector_forget(log->det);
     if (log->finished || log->gone)
         return true;
     cJSON *o = line_begin(log, "model");
@@ -629,7 +443,7 @@ bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256
     if (o)
         cJSON_AddNumberToObject(o, "classes", n_labels);
     for (int i = 0; arr && i < n_labels; i++) {
-        char *l = utf8_clean_dup(labels[i] ? labels[i] : "");
+        char *l = cc_utf8_clean_dup(labels[i] ? labels[i] : "");
         cJSON *item = l ? cJSON_CreateString(l) : NULL;
         free(l);
         if (!item || !cJSON_AddItemToArray(arr, item))
@@ -694,9 +508,9 @@ bool cc_detlog_finish(struct cc_detlog *log, struct cc_error *err)
         add_number(o, "latency_ms", log->frames ? log->latency_sum / (double)log->frames : NAN,
                    1e3);
         add_number(o, "latency_max_ms", log->frames ? log->latency_max : NAN, 1e3);
-        if (log->active >= 0)
-            add_class(o, "active", log->active, log->cls[log->active].label,
-                      log->cls[log->active].score);
+        struct cc_detection_class active = cc_detector_active(log->det);
+        if (active.index >= 0)
+            add_detected(o, "active", &active);
         else
             cJSON_AddNullToObject(o, "active");
     }
