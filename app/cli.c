@@ -19,12 +19,12 @@
  */
 
 enum opt_kind {
-    OPT_FLAG,    // bool, no value (config: true/false)
-    OPT_STRING,  // char *, non-empty
-    OPT_INT,     // int in [lo, hi]
-    OPT_NUMBER,  // double in [lo, hi]
-    OPT_SIZE,    // WxH into width, height
-    OPT_BACKEND, // enum cc_backend_kind
+    OPT_FLAG,     // bool, no value (config: true/false)
+    OPT_STRING,   // char *, non-empty
+    OPT_INT,      // int in [lo, hi]
+    OPT_NUMBER,   // double in [lo, hi]
+    OPT_SIZE,     // WxH into width, height
+    OPT_BACKEND,  // enum cc_backend_kind
     OPT_LOG_MODE, // char *: "every" or "detections", checked here (before the model loads)
 };
 
@@ -63,6 +63,8 @@ static const struct opt opts[] = {
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
     {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
+    {"on-event", OPT_STRING, F(on_event), 0, 0, 0, false},
+    {"on-event-timeout", OPT_NUMBER, F(on_event_timeout), 0, 0.1, 86400, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -135,6 +137,10 @@ static const char usage[] =
     "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
     "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
     "  --device-id ID      the topic level for this camera (default: the host name)\n"
+    "  --on-event PROGRAM  run PROGRAM (no shell, no arguments) when a detection starts or\n"
+    "                      ends (detections mode, with --threshold); the event is in its\n"
+    "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"
+    "  --on-event-timeout S  stop a PROGRAM still running after S seconds (default 30)\n"
     "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
     "                      /stream, /latest, /metrics, /healthz; without --camera/--input\n"
     "                      only requests (SERVE.md, below)\n"
@@ -164,8 +170,8 @@ static const char usage[] =
     "does not open, 2 a bad command line or config, or an unreadable model/input/config/log, or "
     "an\n"
     "--output that cannot be written.\n"
-    "More in camclass(1); SERVE.md, RELIABILITY.md and the other guides are installed in\n"
-    CAMCLASS_DOCDIR "/docs (docs/ in the source tree).\n";
+    "More in camclass(1); SERVE.md, RELIABILITY.md and the other guides are installed "
+    "in\n" CAMCLASS_DOCDIR "/docs (docs/ in the source tree).\n";
 
 void cc_cli_usage(FILE *out)
 {
@@ -450,9 +456,10 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
         for (const char *p = text; at && p < at; p++)
             line += *p == '\n';
         cJSON_Delete(root);
-        return cc_error_set(err, root ? "config %s: text after the JSON object (line %d); a "
-                                        "config is one object: {\"top-k\": 3, ...}"
-                                      : "config %s: not valid JSON (near line %d)",
+        return cc_error_set(err,
+                            root ? "config %s: text after the JSON object (line %d); a "
+                                   "config is one object: {\"top-k\": 3, ...}"
+                                 : "config %s: not valid JSON (near line %d)",
                             name, line);
     }
     bool ok = true;

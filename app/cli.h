@@ -43,7 +43,7 @@
 #define CAMCLASS_DOCDIR "/usr/local/share/doc/camclass"
 #endif
 
-enum { CC_CLI_TOP_K_DEFAULT = 5 };
+enum { CC_CLI_TOP_K_DEFAULT = 5, CC_CLI_ON_EVENT_TIMEOUT_S = 30 };
 
 struct cc_cli {
     // Source: at most one of camera / input.
@@ -58,24 +58,26 @@ struct cc_cli {
     int device;                   // --device N: Vulkan device index; -1: the best one
     int threads;                  // --threads N: CPU backend threads; 0: the engine's default
     int width, height;            // --size WxH: camera size to ask for; 0: the capture default
-    double fps;        // --fps N: camera rate to ask for / file playback rate; 0: default
-    int top_k;         // --top-k K (1..CC_RESULT_MAX_TOP), default 5
-    double threshold;  // --threshold P (0..1): detections mode; < 0: not given
+    double fps;               // --fps N: camera rate to ask for / file playback rate; 0: default
+    int top_k;                // --top-k K (1..CC_RESULT_MAX_TOP), default 5
+    double threshold;         // --threshold P (0..1): detections mode; < 0: not given
     double unknown_threshold; // --unknown-threshold P (0..1): "unknown" below top score P;
                               // 0: never; < 0: the model's own (its bundle's, if any)
-    bool headless;     // --headless: no window
-    int window_w;      // --window WxH: window size; 0: 1280x720 shrunk to fit the display
-    int window_h;      // (see window_w)
-    bool fullscreen;   // --fullscreen: start fullscreen
-    char *shot_dir;    // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
-    char *log;         // --log FILE|-: detection log (JSON lines); NULL: none
-    char *output;      // --output FILE.mp4|.mkv: annotated video recording; NULL: none
-    char *log_mode;    // --log-mode every|detections; NULL: detlog's default
-    char *mqtt;        // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
-    char *mqtt_ca;     // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
-    char *mqtt_auth;   // --mqtt-auth FILE: user and password, one per line; NULL: none
-    char *device_id;   // --device-id ID: the MQTT topic level; NULL: the host name
-    char *serve;       // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
+    bool headless;            // --headless: no window
+    int window_w;             // --window WxH: window size; 0: 1280x720 shrunk to fit the display
+    int window_h;             // (see window_w)
+    bool fullscreen;          // --fullscreen: start fullscreen
+    char *shot_dir;           // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
+    char *log;                // --log FILE|-: detection log (JSON lines); NULL: none
+    char *output;             // --output FILE.mp4|.mkv: annotated video recording; NULL: none
+    char *log_mode;           // --log-mode every|detections; NULL: detlog's default
+    char *mqtt;               // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
+    char *mqtt_ca;            // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
+    char *mqtt_auth;          // --mqtt-auth FILE: user and password, one per line; NULL: none
+    char *device_id;          // --device-id ID: the MQTT topic level; NULL: the host name
+    char *on_event;           // --on-event PROGRAM: run on detection start/end (event_command.h)
+    double on_event_timeout;  // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S
+    char *serve;              // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
     char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
     char *serve_allow; // --serve-allow-host NAME[,...]: more Host names answered without a
                        // token (http_request.h); NULL: none

@@ -841,7 +841,7 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    if (!cc_report_check_mqtt(&a.cli, &err) || // settings errors before the model loads
+    if (!cc_report_check(&a.cli, &err) || // settings errors before the model loads
         !cc_http_check(a.cli.serve, a.cli.serve_token, a.cli.serve_allow, &err) ||
         !cc_http_allowed(a.cli.serve, &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);

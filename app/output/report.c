@@ -3,14 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detector.h"
 #include "detlog.h"
+#include "event_command.h"
 #include "mqtt.h"
 #include "report.h"
 
 struct cc_report {
-    struct cc_detlog *log;         // --log; NULL: none
-    struct cc_mqtt *mqtt;          // --mqtt: the broker connection ...
-    struct cc_detlog *mqtt_events; // ... and the detection events it publishes
+    struct cc_detlog *log;             // --log; NULL: none
+    struct cc_mqtt *mqtt;              // --mqtt: the broker connection ...
+    struct cc_detlog *mqtt_events;     // ... and the detection events it publishes
+    struct cc_detector *actions;       // --on-event: the detections it acts on ...
+    struct cc_event_command *on_event; // ... and the program it runs
     atomic_int *reopen;
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
@@ -26,10 +30,48 @@ static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
     };
 }
 
-bool cc_report_check_mqtt(const struct cc_cli *cli, struct cc_error *err)
+bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
 {
     struct cc_mqtt_config mc = mqtt_config(cli);
-    return !cli->mqtt || cc_mqtt_check(&mc, err);
+    if (cli->mqtt && !cc_mqtt_check(&mc, err))
+        return false;
+    // The program is looked for now, before a model loads; create looks again.
+    struct cc_event_command_config ec = {.program = cli->on_event, .timeout_s = 1};
+    struct cc_event_command *c = cli->on_event ? cc_event_command_create(&ec, err) : NULL;
+    cc_event_command_destroy(c);
+    return !cli->on_event || c;
+}
+
+/* --on-event: the detector (detections mode's settings, whatever the log's) and the program. */
+static bool create_actions(struct cc_report *rep, const struct cc_report_config *cfg,
+                           const struct cc_detlog_config *dc, struct cc_error *err)
+{
+    const struct cc_cli *cli = cfg->cli;
+    struct cc_detector_config det = {dc->threshold, dc->hysteresis, 0.3};
+    struct cc_event_command_config ec = {
+        .program = cli->on_event,
+        .timeout_s = cli->on_event_timeout > 0 ? cli->on_event_timeout : CC_CLI_ON_EVENT_TIMEOUT_S,
+        .camera = cfg->source,
+        .notice = cfg->notice,
+        .notice_ctx = cfg->notice_ctx,
+    };
+    return (rep->actions = cc_detector_create(&det, err)) &&
+           (rep->on_event = cc_event_command_create(&ec, err));
+}
+
+// Runs the on-event program for what this result changed.
+static void act(struct cc_report *rep, const struct cc_result *r)
+{
+    struct cc_detection d = cc_detector_update(rep->actions, r);
+    if (d.kind == CC_DETECTION_NONE)
+        return;
+    struct cc_event_info ev = {
+        .start = d.kind != CC_DETECTION_CLEAR,
+        .label = d.now.label,
+        .score = d.now.score,
+        .previous = d.kind == CC_DETECTION_CHANGE ? d.previous.label : NULL,
+    };
+    cc_event_command_run(rep->on_event, &ev); // says itself why it did not run
 }
 
 /* The detection settings of --log-mode/--threshold. False with err on a bad --log-mode. */
@@ -98,6 +140,8 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         if (!(rep->mqtt_events = cc_detlog_create(&dc, err)))
             goto error;
     }
+    if (cfg->cli->on_event && !create_actions(rep, cfg, &dc, err))
+        goto error;
     return rep;
 
 error:
@@ -107,7 +151,7 @@ error:
 
 bool cc_report_active(const struct cc_report *rep)
 {
-    return rep && (rep->log || rep->mqtt_events);
+    return rep && (rep->log || rep->mqtt_events || rep->on_event);
 }
 
 static void say(struct cc_report *rep, const char *line)
@@ -129,6 +173,8 @@ bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
     struct cc_error err = {0};
     if (rep->mqtt_events)
         cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
+    if (rep->on_event)
+        act(rep, r);
     if (!rep->log)
         return true;
     reopen_if_asked(rep);
@@ -144,7 +190,9 @@ void cc_report_model(struct cc_report *rep, const char *name, const char *sha256
                      const char *const *labels, int n_labels)
 {
     struct cc_error err = {0};
-    if (rep->mqtt_events) // camclass/<id>/model; the sink reports its own failures
+    if (rep->actions)
+        cc_detector_forget(rep->actions); // the new model's class indices mean other things
+    if (rep->mqtt_events)                 // camclass/<id>/model; the sink reports its own failures
         cc_detlog_model(rep->mqtt_events, name, sha256, labels, n_labels, &err);
     if (!rep->log)
         return;
@@ -168,6 +216,8 @@ void cc_report_finish(struct cc_report *rep)
         cc_mqtt_destroy(rep->mqtt, CC_REPORT_MQTT_FLUSH_MS);
         rep->mqtt = NULL;
     }
+    cc_event_command_destroy(rep->on_event); // waits for a program still running
+    rep->on_event = NULL;
 }
 
 void cc_report_destroy(struct cc_report *rep)
@@ -177,5 +227,7 @@ void cc_report_destroy(struct cc_report *rep)
     cc_detlog_destroy(rep->log);
     cc_detlog_destroy(rep->mqtt_events);
     cc_mqtt_destroy(rep->mqtt, 0);
+    cc_event_command_destroy(rep->on_event);
+    cc_detector_destroy(rep->actions);
     free(rep);
 }

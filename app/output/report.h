@@ -1,5 +1,6 @@
-/* camclass — where each result goes besides the window: the detection log (--log, detlog.h)
- * and the detection events for an MQTT broker (--mqtt, mqtt.h), set up from the command line.
+/* camclass — where each result goes besides the window: the detection log (--log, detlog.h),
+ * the detection events for an MQTT broker (--mqtt, mqtt.h) and the program run on each
+ * detection start and end (--on-event, event_command.h), set up from the command line.
  *
  *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
  *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
@@ -7,7 +8,7 @@
  *   cc_report_destroy(rep);
  *
  * The log follows --log-mode/--threshold; MQTT always gets detections mode with --threshold
- * (hysteresis 0.1, EWMA 0.3), whatever the log's mode. Runtime problems (a log write failing, a
+ * (hysteresis 0.1, EWMA 0.3), whatever the log's mode, and so does --on-event. Runtime problems (a log write failing, a
  * reopen failing, the broker coming and going) are one line each through cfg.notice.
  * Threads: cc_report_result runs on the inference thread only (one writer per detection log);
  * create, finish and destroy on the controlling thread while no result is being reported.
@@ -40,9 +41,10 @@ struct cc_report_config {
 
 struct cc_report;
 
-/* Checks the --mqtt settings (URL, device id, auth and CA files) before anything else is
- * opened, so that a bad one is refused before a model loads. False with err. */
-bool cc_report_check_mqtt(const struct cc_cli *cli, struct cc_error *err);
+/* Checks the --mqtt settings (URL, device id, auth and CA files) and the --on-event program
+ * before anything else is opened, so that a bad one is refused before a model loads. False
+ * with err. */
+bool cc_report_check(const struct cc_cli *cli, struct cc_error *err);
 
 /* Opens the log and starts the MQTT connection (which never blocks). NULL with err (one line)
  * on a bad --log-mode, a log that cannot be opened or a bad MQTT setting: a usage error. */
