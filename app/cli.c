@@ -19,23 +19,27 @@
  */
 
 enum opt_kind {
-    OPT_FLAG,     // bool, no value (config: true/false)
-    OPT_STRING,   // char *, non-empty
-    OPT_INT,      // int in [lo, hi]
-    OPT_NUMBER,   // double in [lo, hi]
-    OPT_SIZE,     // WxH into width, height
-    OPT_BACKEND,  // enum cc_backend_kind
-    OPT_LOG_MODE, // char *: "every" or "detections", checked here (before the model loads)
+    OPT_FLAG,    // bool, no value (config: true/false)
+    OPT_STRING,  // char *, non-empty
+    OPT_INT,     // int in [lo, hi]
+    OPT_NUMBER,  // double in [lo, hi]
+    OPT_SIZE,    // WxH into width, height
+    OPT_BACKEND, // enum cc_backend_kind
+    OPT_WORD,    // char *: one of the option's words, checked here (before the model loads)
 };
 
 struct opt {
     const char *name; // long name without "--"; also the config key
     enum opt_kind kind;
-    size_t offset;   // of the field in struct cc_cli (OPT_SIZE: the width)
-    size_t offset_h; // OPT_SIZE: the height
-    double lo, hi;   // OPT_INT, OPT_NUMBER
-    bool cli_only;   // not accepted in a config file
+    size_t offset;            // of the field in struct cc_cli (OPT_SIZE: the width)
+    size_t offset_h;          // OPT_SIZE: the height
+    double lo, hi;            // OPT_INT, OPT_NUMBER
+    bool cli_only;            // not accepted in a config file
+    const char *const *words; // OPT_WORD: the values it takes, NULL-terminated
 };
+
+static const char *const log_modes[] = {"every", "detections", NULL};
+static const char *const health_modes[] = {"auto", "on", "off", NULL};
 
 #define F(field) offsetof(struct cc_cli, field)
 static const struct opt opts[] = {
@@ -58,13 +62,14 @@ static const struct opt opts[] = {
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
     {"output", OPT_STRING, F(output), 0, 0, 0, false},
-    {"log-mode", OPT_LOG_MODE, F(log_mode), 0, 0, 0, false},
+    {"log-mode", OPT_WORD, F(log_mode), 0, 0, 0, false, log_modes},
     {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
     {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
     {"on-event", OPT_STRING, F(on_event), 0, 0, 0, false},
     {"on-event-timeout", OPT_NUMBER, F(on_event_timeout), 0, 0.1, 86400, false},
+    {"camera-health", OPT_WORD, F(camera_health), 0, 0, 0, false, health_modes},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -141,6 +146,8 @@ static const char usage[] =
     "                      ends (detections mode, with --threshold); the event is in its\n"
     "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"
     "  --on-event-timeout S  stop a PROGRAM still running after S seconds (default 30)\n"
+    "  --camera-health M   auto (default: cameras and streams), on or off: log covered, dark,\n"
+    "                      blurred, frozen and moved cameras (EVENTS.md)\n"
     "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
     "                      /stream, /latest, /metrics, /healthz; without --camera/--input\n"
     "                      only requests (SERVE.md, below)\n"
@@ -192,11 +199,19 @@ void cc_cli_init(struct cc_cli *cli)
 void cc_cli_finish(struct cc_cli *cli)
 {
     for (int i = 0; i < N_OPTS; i++)
-        if (opts[i].kind == OPT_STRING || opts[i].kind == OPT_LOG_MODE) {
+        if (opts[i].kind == OPT_STRING || opts[i].kind == OPT_WORD) {
             char **p = (char **)((char *)cli + opts[i].offset);
             free(*p);
             *p = NULL;
         }
+}
+
+static bool one_of(const char *const *words, const char *val)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcmp(words[i], val) == 0)
+            return true;
+    return false;
 }
 
 static const struct opt *find_opt(const char *name, size_t len)
@@ -251,9 +266,17 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
     case OPT_FLAG:
         *(bool *)field = true;
         return true;
-    case OPT_LOG_MODE:
-        if (strcmp(val, "every") != 0 && strcmp(val, "detections") != 0)
-            return cc_error_set(err, "%s takes every or detections, not \"%s\"", where, val);
+    case OPT_WORD:
+        if (!one_of(o->words, val)) {
+            char list[128] = "";
+            for (int i = 0; o->words[i]; i++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                         i == 0            ? ""
+                         : o->words[i + 1] ? ", "
+                                           : " or ",
+                         o->words[i]);
+            return cc_error_set(err, "%s takes %s, not \"%s\"", where, list, val);
+        }
         __attribute__((fallthrough)); // kept as the string
     case OPT_STRING: {
         if (!*val)

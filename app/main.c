@@ -580,6 +580,16 @@ static void source_label(const struct app *a, char *label, size_t size)
 /* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
  * even (YUV 4:2:0); frame times from a file input's rate (--fps, the video's own, else 2
  * images/s) or the camera's capture times. Exit 2 when the file cannot be used. */
+/* --camera-health: auto checks cameras and network streams, whose pictures should change and
+ * stay sharp; a file is what it is. */
+static bool camera_health(const struct app *a)
+{
+    const char *h = a->cli.camera_health;
+    if (h && strcmp(h, "auto") != 0)
+        return strcmp(h, "on") == 0;
+    return a->camera || (a->file && a->cli.input && cc_source_is_url(a->cli.input));
+}
+
 static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
 {
     struct cc_cli *cli = &a->cli;
@@ -655,7 +665,9 @@ static int run(struct app *a)
     // The detection log (headless always; with a window only when --log is given) and MQTT.
     struct cc_report_config rc_cfg = {
         .cli = cli,
-        .log_path = cli->log ? cli->log : headless ? "-" : NULL,
+        .log_path = cli->log   ? cli->log
+                    : headless ? "-"
+                               : NULL,
         .source = a->source_name,
         .model = cc_engine_model(a->engine)->name,
         .backend = cc_engine_backend_name(a->engine),
@@ -691,6 +703,7 @@ static int run(struct app *a)
         .file_fps = file_fps,
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
+        .camera_health = camera_health(a),
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "frame_slot.h"
+#include "health.h"
 #include "preprocess.h"
 #include "clock.h"
 
@@ -56,6 +57,9 @@ struct cc_pipeline {
     float *scores;            // (classes) the model output, then probabilities; inference thread
     struct cc_topk *top;      // (top_k) inference thread
     struct cc_preprocess *pp; // inference thread
+    struct cc_health *health; // cfg.camera_health: the source's health checks; inference thread
+    uint8_t *luma;            // (luma_cap) the tensor as luma for them; inference thread
+    size_t luma_cap;
 
     // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
     // for writing by cc_pipeline_swap: the old model is not freed under a reader. Writers are
@@ -214,6 +218,9 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
         goto error;
     if (!(p->pp = cc_preprocess_create(err)) || !(p->slot = cc_frame_slot_create(1, err)))
         goto error;
+    struct cc_health_config hc = cc_health_defaults();
+    if (cfg->camera_health && !(p->health = cc_health_create(&hc, err)))
+        goto error;
     return p;
 error:
     cc_pipeline_destroy(p);
@@ -227,6 +234,8 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     cc_pipeline_stop(p);
     cc_frame_slot_destroy(p->slot);
     cc_preprocess_destroy(p->pp);
+    cc_health_destroy(p->health);
+    free(p->luma);
     free(p->input);
     free(p->scores);
     free(p->top);
@@ -324,6 +333,35 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
     fill_top(p, p->cfg.top_k, p->top, r);
     update_fps(p, t_run, r);
     return true;
+}
+
+/* The camera health checks on the tensor just classified (still in p->input), into r->health.
+ * Out of memory for the luma picture skips the checks of this frame. */
+static void check_health(struct cc_pipeline *p, const struct cc_frame *f, struct cc_result *r)
+{
+    size_t n = (size_t)p->in_w * p->in_h;
+    if (n > p->luma_cap) {
+        uint8_t *l = realloc(p->luma, n);
+        if (!l)
+            return;
+        p->luma = l, p->luma_cap = n;
+    }
+    const struct cc_input_spec *in = &p->model->input;
+    cc_health_luma_from_tensor(p->input, p->in_w, p->in_h, in->mean, in->std,
+                               in->color == CC_COLOR_BGR, p->luma);
+    struct cc_health_event ev[CC_HEALTH_COUNT];
+    struct cc_health_stats st;
+    cc_health_update(p->health, p->luma, p->in_w, p->in_h, p->in_w, f->timestamp_ns, ev, &st);
+    struct cc_result_health *h = &r->health;
+    *h = (struct cc_result_health){
+        .checked = true,
+        .mean = (float)st.mean,
+        .std = (float)st.std,
+        .sharpness = st.baseline > 0 ? (float)(st.laplacian / st.baseline) : 0,
+        .similarity = (float)st.similarity,
+    };
+    for (int k = 0; k < CC_HEALTH_COUNT; k++)
+        h->active |= cc_health_active(p->health, k) ? 1u << k : 0;
 }
 
 /* Copies frame f into dst, growing dst->data. */
@@ -575,6 +613,8 @@ static void *inference_main(void *arg)
             finish_stream(p, CC_PIPELINE_FAILED, err.msg);
             break;
         }
+        if (p->health)
+            check_health(p, f, &r);
         if (p->cfg.profile) {
             cc_series_add(&p->s_dequeue, r.dequeue_ms);
             cc_series_add(&p->s_preprocess, r.preprocess_ms);

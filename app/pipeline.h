@@ -57,6 +57,8 @@ struct cc_pipeline_config {
     int top_k;                   // 1..CC_RESULT_MAX_TOP
     double unknown_threshold;    // results below this top score are "unknown" (result.h); < 0:
                                  // the model's own (output.unknown_threshold), 0: never
+    bool camera_health;          // run the camera health checks on each frame (image/health.h;
+                                 // results' health field)
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.

@@ -10,6 +10,7 @@
 #ifndef CC_RESULT_H
 #define CC_RESULT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -19,6 +20,16 @@ struct cc_result_class {
     int index;         // class index in the model's output
     const char *label; // model->labels[index]; owned by the model
     float score;       // probability (softmax of logits, or the model's probabilities)
+};
+
+/* The camera health checks of one frame (image/health.h), when they ran. */
+struct cc_result_health {
+    bool checked;     // the checks ran on this frame (live sources, --camera-health)
+    unsigned active;  // bit k: condition k of health.h's enum cc_health_kind is on (after its
+                      // hold): covered, dark, blurred, frozen, moved
+    float mean, std;  // luma, 0..255
+    float sharpness;  // variance of the Laplacian / the camera's running baseline; 0 before one
+    float similarity; // the thumbnail's correlation with the reference; 1 before one
 };
 
 struct cc_result {
@@ -40,6 +51,7 @@ struct cc_result {
     struct cc_result_class top[CC_RESULT_MAX_TOP]; // highest score first
     bool unknown; // top[0]'s score is below the unknown threshold (the model's, or
                   // --unknown-threshold): the answer is "unknown"; top is still filled
+    struct cc_result_health health;
 };
 
 /* Room for a result's labels, where a copy of it is kept. */

@@ -457,6 +457,24 @@ bool cc_detlog_model(struct cc_detlog *log, const char *name, const char *sha256
     return emit(log, o, err);
 }
 
+bool cc_detlog_camera(struct cc_detlog *log, const struct cc_result *r, const char *condition,
+                      bool start, struct cc_error *err)
+{
+    if (log->finished || log->gone)
+        return true;
+    cJSON *o = line_begin(log, "camera");
+    if (o) {
+        cJSON_AddNumberToObject(o, "seq", (double)r->seq);
+        add_string(o, "condition", condition);
+        cJSON_AddStringToObject(o, "state", start ? "start" : "end");
+        add_number(o, "mean", r->health.mean, 1e2);
+        add_number(o, "std", r->health.std, 1e2);
+        add_number(o, "sharpness", r->health.sharpness, 1e3);
+        add_number(o, "similarity", r->health.similarity, 1e3);
+    }
+    return emit(log, o, err);
+}
+
 bool cc_detlog_reader_gone(const struct cc_detlog *log)
 {
     return log->gone;

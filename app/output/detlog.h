@@ -88,6 +88,12 @@ bool cc_detlog_reader_gone(const struct cc_detlog *log);
  * filled. A no-op returning true when logging to standard output. */
 bool cc_detlog_reopen(struct cc_detlog *log, struct cc_error *err);
 
+/* A camera health condition (image/health.h: covered, dark, blurred, frozen, moved) started
+ * (start true) or ended with result r: one "camera" line with the condition, its state, the
+ * frame's seq and r's health figures, in either mode. False with err as cc_detlog_write. */
+bool cc_detlog_camera(struct cc_detlog *log, const struct cc_result *r, const char *condition,
+                      bool start, struct cc_error *err);
+
 /* A model switched to (a reload): one "model" line with its name, sha256 (the bundle file's,
  * hex; NULL or "" leaves it out) and labels; later lines carry the new name. The smoothed
  * per-class state of the old model is forgotten (its classes mean nothing to the new one): a

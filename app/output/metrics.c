@@ -1,6 +1,7 @@
 /* camclass — the Prometheus text exposition of GET /metrics (see metrics.h). */
 #include "metrics.h"
 #include "clock.h"
+#include "health.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@ struct cc_metrics {
     double stage_sum[3]; // dequeue, preprocess, inference, seconds
     uint64_t stage_count;
     uint64_t requests[CC_METRICS_ENDPOINTS][N_STATUSES + 1];
+    struct cc_result_health health; // of the newest frame whose health was checked
 };
 
 struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
@@ -92,6 +94,8 @@ void cc_metrics_frame(struct cc_metrics *m, const struct cc_result *r)
     m->stage_count++;
     if (r->backend)
         m->backend = r->backend;
+    if (r->health.checked)
+        m->health = r->health;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -169,6 +173,18 @@ static void put_histogram(struct text *t, const char *name, const char *help,
         (unsigned long long)h->count, name, h->sum, name, (unsigned long long)h->count);
 }
 
+// The camera health conditions (image/health.h), when the checks run: 1 while one is on.
+static void put_health(struct text *t, const struct cc_result_health *h)
+{
+    if (!h->checked)
+        return;
+    put(t, "# HELP camclass_camera_condition A camera health condition is on (1) or off (0).\n"
+           "# TYPE camclass_camera_condition gauge\n");
+    for (int k = 0; k < CC_HEALTH_COUNT; k++)
+        put(t, "camclass_camera_condition{condition=\"%s\"} %d\n", cc_health_kind_name(k),
+            (h->active >> k) & 1);
+}
+
 char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *tot)
 {
     struct text t = {malloc(4096), 0, 4096, true};
@@ -213,6 +229,7 @@ char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t
             "camclass_frame_stage_seconds_sum{stage=\"%s\"} %.6f\n"
             "camclass_frame_stage_seconds_count{stage=\"%s\"} %llu\n",
             stages[i], m->stage_sum[i], stages[i], (unsigned long long)m->stage_count);
+    put_health(&t, &m->health);
     put_histogram(&t, "camclass_predict_latency_seconds",
                   "POST /predict: whole body received to answer, per classified image.",
                   &m->predict_latency);

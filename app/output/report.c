@@ -6,6 +6,7 @@
 #include "detector.h"
 #include "detlog.h"
 #include "event_command.h"
+#include "health.h"
 #include "mqtt.h"
 #include "report.h"
 
@@ -15,6 +16,7 @@ struct cc_report {
     struct cc_detlog *mqtt_events;     // ... and the detection events it publishes
     struct cc_detector *actions;       // --on-event: the detections it acts on ...
     struct cc_event_command *on_event; // ... and the program it runs
+    unsigned health;                   // the camera conditions on, as of the last result
     atomic_int *reopen;
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
@@ -168,6 +170,25 @@ static void reopen_if_asked(struct cc_report *rep)
         say(rep, err.msg);
 }
 
+/* A "camera" line to the log and MQTT for each health condition that started or ended. */
+static void report_health(struct cc_report *rep, const struct cc_result *r)
+{
+    unsigned changed = r->health.checked ? r->health.active ^ rep->health : 0;
+    for (int k = 0; changed && k < CC_HEALTH_COUNT; k++) {
+        if (!(changed & (1u << k)))
+            continue;
+        bool start = r->health.active & (1u << k);
+        struct cc_error err = {0};
+        if (rep->mqtt_events) // the sink reports its own failures
+            cc_detlog_camera(rep->mqtt_events, r, cc_health_kind_name(k), start, &err);
+        if (rep->log && !cc_detlog_camera(rep->log, r, cc_health_kind_name(k), start, &err) &&
+            !cc_detlog_reader_gone(rep->log))
+            say(rep, err.msg);
+    }
+    if (r->health.checked)
+        rep->health = r->health.active;
+}
+
 bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
 {
     struct cc_error err = {0};
@@ -175,6 +196,7 @@ bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
         cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
     if (rep->on_event)
         act(rep, r);
+    report_health(rep, r);
     if (!rep->log)
         return true;
     reopen_if_asked(rep);
