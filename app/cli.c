@@ -40,6 +40,7 @@ struct opt {
 
 static const char *const log_modes[] = {"every", "detections", NULL};
 static const char *const health_modes[] = {"auto", "on", "off", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 
 #define F(field) offsetof(struct cc_cli, field)
 static const struct opt opts[] = {
@@ -70,6 +71,9 @@ static const struct opt opts[] = {
     {"on-event", OPT_STRING, F(on_event), 0, 0, 0, false},
     {"on-event-timeout", OPT_NUMBER, F(on_event_timeout), 0, 0.1, 86400, false},
     {"camera-health", OPT_WORD, F(camera_health), 0, 0, 0, false, health_modes},
+    {"ha-discovery", OPT_WORD, F(ha_discovery), 0, 0, 0, false, on_off},
+    {"ha-prefix", OPT_STRING, F(ha_prefix), 0, 0, 0, false},
+    {"ha-binary", OPT_STRING, F(ha_binary), 0, 0, 0, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -142,6 +146,10 @@ static const char usage[] =
     "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
     "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
     "  --device-id ID      the topic level for this camera (default: the host name)\n"
+    "  --ha-discovery on|off  with --mqtt, announce this camclass to Home Assistant\n"
+    "                      (retained discovery configs; default on)\n"
+    "  --ha-prefix P       Home Assistant's discovery prefix (default homeassistant)\n"
+    "  --ha-binary L[,L..] a Home Assistant binary sensor per label: on while detected\n"
     "  --on-event PROGRAM  run PROGRAM (no shell, no arguments) when a detection starts or\n"
     "                      ends (detections mode, with --threshold); the event is in its\n"
     "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"

@@ -77,6 +77,9 @@ struct cc_cli {
     char *device_id;          // --device-id ID: the MQTT topic level; NULL: the host name
     char *on_event;           // --on-event PROGRAM: run on detection start/end (event_command.h)
     double on_event_timeout;  // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S
+    char *ha_discovery;       // --ha-discovery on|off; NULL: on (with --mqtt)
+    char *ha_prefix;          // --ha-prefix P; NULL: homeassistant
+    char *ha_binary;          // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
     char *camera_health;      // --camera-health auto|on|off; NULL: auto (cameras and streams)
     char *serve;              // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
     char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none

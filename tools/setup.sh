@@ -57,6 +57,8 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # (tests/vulkan/validate.sh); vulkan-tools: vulkaninfo, to look at a device by hand.
 # man-db (with groff-base): the install test renders every man page with `man --warnings`.
 # zip, unzip: to look inside bundles by hand.
+# python3-jinja2: the mqtt test renders the Home Assistant discovery templates as Home
+# Assistant does (Jinja2).
 # curl: the serve test's multipart client (curl -F file=@IMAGE, as users call /predict);
 # python3-prometheus-client: its parser reads /metrics in the serve test as Prometheus would;
 # gir1.2-gst-rtsp-server-1.0, gstreamer1.0-plugins-base/-good, python3-gi: the video_live
@@ -76,7 +78,7 @@ TEST_PACKAGES="python3-numpy python3-torch python3-torchvision python3-onnx pyth
   python3-skimage qemu-system-x86 busybox-static cpio clang libclang-rt-14-dev
   mosquitto mosquitto-clients ffmpeg vulkan-validationlayers vulkan-tools man-db zip unzip curl
   python3-prometheus-client python3-seccomp apache2-utils chromium gir1.2-gst-rtsp-server-1.0
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gi libcpuinfo-dev"
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gi libcpuinfo-dev python3-jinja2"
 
 PACKAGES=$RUN_PACKAGES
 [ "$mode" = run ] || PACKAGES="$RUN_PACKAGES $TEST_PACKAGES"

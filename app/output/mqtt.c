@@ -42,12 +42,16 @@ bool cc_mqtt_parse_url(const char *url, struct cc_mqtt_address *a, struct cc_err
         a->tls = true;
         a->port = 8883;
     } else {
-        return cc_error_set(err, "--mqtt \"%s\": the URL must start with mqtt:// or mqtts:// "
-                                 "(e.g. mqtt://broker.local:1883)", url);
+        return cc_error_set(err,
+                            "--mqtt \"%s\": the URL must start with mqtt:// or mqtts:// "
+                            "(e.g. mqtt://broker.local:1883)",
+                            url);
     }
     if (strchr(rest, '@'))
-        return cc_error_set(err, "--mqtt \"%s\": a user or password in the URL would show in "
-                                 "ps and logs; put them in a file given with --mqtt-auth", url);
+        return cc_error_set(err,
+                            "--mqtt \"%s\": a user or password in the URL would show in "
+                            "ps and logs; put them in a file given with --mqtt-auth",
+                            url);
     const char *host = rest, *end;
     if (*rest == '[') { // [IPv6]
         host = rest + 1;
@@ -67,8 +71,10 @@ bool cc_mqtt_parse_url(const char *url, struct cc_mqtt_address *a, struct cc_err
                             sizeof(a->host) - 1);
     for (size_t i = 0; i < n; i++)
         if (!isgraph((unsigned char)host[i]))
-            return cc_error_set(err, "--mqtt \"%s\": the host name has a space or control "
-                                     "character", url);
+            return cc_error_set(err,
+                                "--mqtt \"%s\": the host name has a space or control "
+                                "character",
+                                url);
     memcpy(a->host, host, n);
     a->host[n] = '\0';
     if (*rest == ':') {
@@ -86,8 +92,10 @@ bool cc_mqtt_parse_url(const char *url, struct cc_mqtt_address *a, struct cc_err
     if (*rest == '/')
         rest++;
     if (*rest)
-        return cc_error_set(err, "--mqtt \"%s\": unexpected \"%s\" after the address (topics are "
-                                 "camclass/<device-id>/...; see --device-id)", url, rest);
+        return cc_error_set(err,
+                            "--mqtt \"%s\": unexpected \"%s\" after the address (topics are "
+                            "camclass/<device-id>/...; see --device-id)",
+                            url, rest);
     return true;
 }
 
@@ -104,8 +112,10 @@ bool cc_mqtt_device_id(const char *id, char out[65], struct cc_error *err)
         for (size_t i = 0; ok && i < n; i++)
             ok = id_char(id[i]);
         if (!ok)
-            return cc_error_set(err, "--device-id \"%s\": use 1 to 64 letters, digits, '_', '-' "
-                                     "or '.' (it becomes a topic level: camclass/<id>/...)", id);
+            return cc_error_set(err,
+                                "--device-id \"%s\": use 1 to 64 letters, digits, '_', '-' "
+                                "or '.' (it becomes a topic level: camclass/<id>/...)",
+                                id);
         memcpy(out, id, n + 1);
         return true;
     }
@@ -123,11 +133,15 @@ bool cc_mqtt_parse_auth(const char *text, size_t len, const char *path, char *us
                         struct cc_error *err)
 {
     if (len > MQTT_AUTH_MAX)
-        return cc_error_set(err, "--mqtt-auth %s: over %d bytes; it holds two lines, the user "
-                                 "and the password", path, MQTT_AUTH_MAX);
+        return cc_error_set(err,
+                            "--mqtt-auth %s: over %d bytes; it holds two lines, the user "
+                            "and the password",
+                            path, MQTT_AUTH_MAX);
     if (memchr(text, '\0', len))
-        return cc_error_set(err, "--mqtt-auth %s: has a NUL byte; it holds two lines of text, "
-                                 "the user and the password", path);
+        return cc_error_set(err,
+                            "--mqtt-auth %s: has a NUL byte; it holds two lines of text, "
+                            "the user and the password",
+                            path);
     const char *nl = memchr(text, '\n', len);
     size_t n1 = nl ? (size_t)(nl - text) : len;
     const char *line2 = nl ? nl + 1 : text + len;
@@ -142,8 +156,7 @@ bool cc_mqtt_parse_auth(const char *text, size_t len, const char *path, char *us
     if (n1 == 0)
         return cc_error_set(err, "--mqtt-auth %s: the first line (the user name) is empty", path);
     if (n1 >= 256 || n2 >= 1024)
-        return cc_error_set(err, "--mqtt-auth %s: user over 255 or password over 1023 bytes",
-                            path);
+        return cc_error_set(err, "--mqtt-auth %s: user over 255 or password over 1023 bytes", path);
     memcpy(user, text, n1);
     user[n1] = '\0';
     memcpy(pass, line2, n2);
@@ -183,31 +196,40 @@ struct mqtt_event {
     size_t len;
 };
 
+// A retained message: the latest value of a topic, sent again on every connect.
+struct mqtt_retained {
+    char topic[256]; // absolute
+    char *payload;   // (len) bytes, owned
+    size_t len;
+};
+
 struct cc_mqtt {
     struct cc_mqtt_config cfg; // notice/notice_ctx used; the strings are not kept
     struct cc_mqtt_address addr;
     char id[65];
     char status_topic[128];
     struct mosquitto *mosq;
-    bool loop_started;      // libmosquitto's network thread runs (reconnects by itself)
-    pthread_t supervisor;   // see supervisor_main
+    bool loop_started;    // libmosquitto's network thread runs (reconnects by itself)
+    pthread_t supervisor; // see supervisor_main
     bool supervisor_started;
-    bool loop_failed;       // mosquitto_loop_start failed: nothing more to try
-    pthread_cond_t wake;    // wakes the supervisor when stopping
+    bool loop_failed;    // mosquitto_loop_start failed: nothing more to try
+    pthread_cond_t wake; // wakes the supervisor when stopping
 
-    pthread_mutex_t lock; // guards everything below but the atomics
+    pthread_mutex_t lock;     // guards everything below but the atomics
     struct mqtt_event *queue; // (queue_max) ring: head is the oldest, count waiting
     int queue_max, head, count;
-    bool connected;     // CONNACK accepted and no disconnect since
+    bool connected; // CONNACK accepted and no disconnect since
     bool ever_connected;
-    bool outage;        // an outage was reported and has not ended
+    bool outage;             // an outage was reported and has not ended
     int64_t disconnected_ns; // start, or the last disconnect: when the silence began
-    bool stopping;      // destroy began: disconnects are expected
-    bool resending;     // after a reconnect, libmosquitto resends what the lost connection
-                        // left unacknowledged; the queue waits for that, to keep the order
+    bool stopping;           // destroy began: disconnects are expected
+    bool resending;          // after a reconnect, libmosquitto resends what the lost connection
+                             // left unacknowledged; the queue waits for that, to keep the order
     int64_t outage_since_ns;
     uint64_t queued, sent, dropped;
-    uint64_t status_sent;          // "online"/"offline" messages handed over (acked too)
+    struct mqtt_retained retained[CC_MQTT_RETAINED_MAX]; // (n_retained) cc_mqtt_retain's
+    int n_retained;
+    uint64_t status_sent;           // "online"/"offline" and retained messages handed over
     atomic_uint_fast64_t delivered; // PUBACKs of events and status messages
     atomic_bool lib_error_said;     // an error libmosquitto logged was passed on (once a
                                     // connection; a TLS failure, say, says nothing else)
@@ -246,13 +268,23 @@ static uint64_t outstanding_locked(struct cc_mqtt *m)
     return owed > acked ? owed - acked : 0;
 }
 
+// Hands one retained message to libmosquitto (QoS 1). Called locked, connected.
+static void send_retained_locked(struct cc_mqtt *m, const struct mqtt_retained *r)
+{
+    int rc = mosquitto_publish(m->mosq, NULL, r->topic, (int)r->len, r->payload, 1, true);
+    if (rc == MOSQ_ERR_SUCCESS)
+        m->status_sent++;
+    else if (rc != MOSQ_ERR_NO_CONN && rc != MOSQ_ERR_CONN_LOST) // on_connect sends it
+        notice(m, "mqtt: publishing %s failed: %s", r->topic, mosquitto_strerror(rc));
+}
+
 // Sends the queued events in order while the connection takes them. Called locked.
 static void drain_locked(struct cc_mqtt *m)
 {
     while (m->connected && !m->resending && m->count > 0) {
         struct mqtt_event *e = &m->queue[m->head];
-        int rc = mosquitto_publish(m->mosq, NULL, e->topic, (int)e->len, e->payload,
-                                   MQTT_EVENT_QOS, false);
+        int rc = mosquitto_publish(m->mosq, NULL, e->topic, (int)e->len, e->payload, MQTT_EVENT_QOS,
+                                   false);
         if (rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_LOST)
             return; // still queued; on_connect sends it
         if (rc != MOSQ_ERR_SUCCESS) {
@@ -299,8 +331,10 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
             char why[128];
             snprintf(why, sizeof(why), "%s", mosquitto_connack_string(rc));
             why[strcspn(why, ".")] = '\0'; // "Connection Refused: not authorised."
-            notice(m, "mqtt: the broker at %s refused the connection (%s); retrying with "
-                      "back-off (check --mqtt-auth)", addr_text(m, at, sizeof(at)), why);
+            notice(m,
+                   "mqtt: the broker at %s refused the connection (%s); retrying with "
+                   "back-off (check --mqtt-auth)",
+                   addr_text(m, at, sizeof(at)), why);
         }
         pthread_mutex_unlock(&m->lock);
         cancel_restore(cs);
@@ -324,6 +358,8 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
         m->status_sent++;
     else
         notice(m, "mqtt: publishing %s failed: %s", m->status_topic, mosquitto_strerror(prc));
+    for (int i = 0; i < m->n_retained; i++) // a broker restarted without persistence lost them
+        send_retained_locked(m, &m->retained[i]);
     drain_locked(m);
     pthread_mutex_unlock(&m->lock);
     cancel_restore(cs);
@@ -341,9 +377,11 @@ static void on_disconnect(struct mosquitto *mosq, void *obj, int rc)
     if (!m->stopping && !m->outage) {
         m->outage = true;
         m->outage_since_ns = cc_now_ns();
-        notice(m, "mqtt: the connection to %s is lost (%s); reconnecting with back-off, keeping "
-                  "up to %d events", addr_text(m, at, sizeof(at)),
-               rc == 0 ? "closed" : mosquitto_strerror(rc), m->queue_max);
+        notice(m,
+               "mqtt: the connection to %s is lost (%s); reconnecting with back-off, keeping "
+               "up to %d events",
+               addr_text(m, at, sizeof(at)), rc == 0 ? "closed" : mosquitto_strerror(rc),
+               m->queue_max);
     }
     pthread_mutex_unlock(&m->lock);
     cancel_restore(cs);
@@ -357,8 +395,10 @@ static void on_log(struct mosquitto *mosq, void *obj, int level, const char *str
     struct cc_mqtt *m = obj;
     int cs = cancel_off();
     if (level == MOSQ_LOG_ERR && !atomic_exchange(&m->lib_error_said, true))
-        notice(m, "mqtt: libmosquitto: %s (for TLS: check --mqtt-ca and the broker's "
-                  "certificate and name)", str);
+        notice(m,
+               "mqtt: libmosquitto: %s (for TLS: check --mqtt-ca and the broker's "
+               "certificate and name)",
+               str);
     cancel_restore(cs);
 }
 
@@ -421,8 +461,10 @@ static void *supervisor_main(void *arg)
             if (!started && !tried) { // said once; on_connect says when it is over
                 m->outage = true;
                 m->outage_since_ns = m->disconnected_ns;
-                notice(m, "mqtt: cannot reach the broker at %s yet (%s); retrying in the "
-                          "background, keeping up to %d events", addr_text(m, at, sizeof(at)),
+                notice(m,
+                       "mqtt: cannot reach the broker at %s yet (%s); retrying in the "
+                       "background, keeping up to %d events",
+                       addr_text(m, at, sizeof(at)),
                        rc == MOSQ_ERR_ERRNO ? strerror(e) : mosquitto_strerror(rc), m->queue_max);
             }
             if (tried)
@@ -434,9 +476,10 @@ static void *supervisor_main(void *arg)
             t - m->disconnected_ns >= (int64_t)MQTT_SILENT_S * 1000000000) {
             m->outage = true;
             m->outage_since_ns = m->disconnected_ns;
-            notice(m, "mqtt: no answer from the broker at %s for %d s; still trying with "
-                      "back-off, keeping up to %d events", addr_text(m, at, sizeof(at)),
-                   MQTT_SILENT_S, m->queue_max);
+            notice(m,
+                   "mqtt: no answer from the broker at %s for %d s; still trying with "
+                   "back-off, keeping up to %d events",
+                   addr_text(m, at, sizeof(at)), MQTT_SILENT_S, m->queue_max);
         }
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -473,8 +516,10 @@ static bool check_config(const struct cc_mqtt_config *cfg, struct cc_mqtt_addres
     if (cfg->queue_max < 0)
         return cc_error_set(err, "mqtt: queue size %d is negative", cfg->queue_max);
     if (cfg->ca_file && !addr->tls)
-        return cc_error_set(err, "--mqtt-ca %s: only mqtts:// URLs use a CA file; --mqtt is "
-                                 "\"%s\"", cfg->ca_file, cfg->url);
+        return cc_error_set(err,
+                            "--mqtt-ca %s: only mqtts:// URLs use a CA file; --mqtt is "
+                            "\"%s\"",
+                            cfg->ca_file, cfg->url);
     if (cfg->ca_file && access(cfg->ca_file, R_OK) != 0)
         return cc_error_set(err, "--mqtt-ca %s: %s", cfg->ca_file, strerror(errno));
     return !cfg->auth_file || cc_mqtt_read_auth(cfg->auth_file, user, pass, err);
@@ -591,6 +636,37 @@ bool cc_mqtt_publish(struct cc_mqtt *m, const char *event, const char *json, siz
     return true;
 }
 
+bool cc_mqtt_retain(struct cc_mqtt *m, const char *topic, const char *payload, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (!copy || strlen(topic) >= sizeof(m->retained[0].topic)) {
+        free(copy);
+        return false;
+    }
+    memcpy(copy, payload, len);
+    pthread_mutex_lock(&m->lock);
+    int i = 0;
+    while (i < m->n_retained && strcmp(m->retained[i].topic, topic) != 0)
+        i++;
+    if (i == CC_MQTT_RETAINED_MAX) {
+        pthread_mutex_unlock(&m->lock);
+        free(copy);
+        return false;
+    }
+    struct mqtt_retained *r = &m->retained[i];
+    if (i == m->n_retained) {
+        snprintf(r->topic, sizeof(r->topic), "%s", topic);
+        m->n_retained++;
+    }
+    free(r->payload);
+    r->payload = copy;
+    r->len = len;
+    if (m->connected)
+        send_retained_locked(m, r);
+    pthread_mutex_unlock(&m->lock);
+    return true;
+}
+
 struct cc_mqtt_totals cc_mqtt_get_totals(struct cc_mqtt *m)
 {
     pthread_mutex_lock(&m->lock);
@@ -638,8 +714,8 @@ void cc_mqtt_destroy(struct cc_mqtt *m, int timeout_ms)
     m->stopping = true;
     pthread_cond_broadcast(&m->wake);
     // "offline" by hand: a clean disconnect does not send the last will.
-    if (connected &&
-        mosquitto_publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true) == MOSQ_ERR_SUCCESS)
+    if (connected && mosquitto_publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true) ==
+                         MOSQ_ERR_SUCCESS)
         m->status_sent++;
     pthread_mutex_unlock(&m->lock);
     if (m->supervisor_started)
@@ -656,6 +732,8 @@ void cc_mqtt_destroy(struct cc_mqtt *m, int timeout_ms)
     mosquitto_destroy(m->mosq);
     for (int i = 0; m->queue && i < m->queue_max; i++)
         free(m->queue[i].payload);
+    for (int i = 0; i < m->n_retained; i++)
+        free(m->retained[i].payload);
     free(m->queue);
     pthread_cond_destroy(&m->wake);
     pthread_mutex_destroy(&m->lock);

@@ -5,21 +5,23 @@
  * as JSON to
  *
  *     camclass/<device-id>/detection | clear | stats | summary     QoS 2, not retained
+ *     camclass/<device-id>/state     the current detection          QoS 1, retained (report.c)
  *     camclass/<device-id>/status    "online" / "offline"          QoS 1, retained; the broker
  *                                                                  sends "offline" (the last
  *                                                                  will) if camclass vanishes
  *
  * The connection is kept by libmosquitto's own network thread (mosquitto_loop_start):
  * connecting never blocks the caller (even the first attempt, whose name lookup is a blocking
- * getaddrinfo, runs on a thread of this module; destroy waits for a lookup under way), a broker that is away at start or goes away later is
- * retried with exponential back-off (1 s doubling to 30 s), and each outage is reported once
- * through cfg.notice when it begins and once when it ends. While the broker is away, events wait
- * in a queue of at most queue_max (the oldest is dropped first, and counted); they are sent in
- * order when the connection is back. Events already handed to libmosquitto when a connection
- * breaks are sent again by it after the reconnect, before the queue; QoS 2 with a persistent
- * session (clean session off, client id camclass-<device-id>, so device ids must be unique)
- * lets the broker drop what it had already received: each event arrives once. Across a broker
- * restart that holds when the broker keeps its sessions (mosquitto: `persistence true`).
+ * getaddrinfo, runs on a thread of this module; destroy waits for a lookup under way), a broker
+ * that is away at start or goes away later is retried with exponential back-off (1 s doubling to 30
+ * s), and each outage is reported once through cfg.notice when it begins and once when it ends.
+ * While the broker is away, events wait in a queue of at most queue_max (the oldest is dropped
+ * first, and counted); they are sent in order when the connection is back. Events already handed to
+ * libmosquitto when a connection breaks are sent again by it after the reconnect, before the queue;
+ * QoS 2 with a persistent session (clean session off, client id camclass-<device-id>, so device ids
+ * must be unique) lets the broker drop what it had already received: each event arrives once.
+ * Across a broker restart that holds when the broker keeps its sessions (mosquitto: `persistence
+ * true`).
  *
  * Library state: mosquitto_lib_init() is called once per process here (pthread_once) and never
  * undone; no other module uses libmosquitto.
@@ -36,7 +38,7 @@
 
 #include "error.h"
 
-enum { CC_MQTT_QUEUE_DEFAULT = 1000 };
+enum { CC_MQTT_QUEUE_DEFAULT = 1000, CC_MQTT_RETAINED_MAX = 64 };
 
 struct cc_mqtt_config {
     const char *url;       // mqtt://HOST[:PORT] (default port 1883) or mqtts://HOST[:PORT] (8883);
@@ -86,6 +88,13 @@ struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error
 /* Queues one event (event: "detection", "clear", "stats", "summary"; json: the object, len
  * bytes) for camclass/<device-id>/<event> and returns at once. False only when out of memory. */
 bool cc_mqtt_publish(struct cc_mqtt *m, const char *event, const char *json, size_t len);
+
+/* Sets the retained value of topic (absolute, < 256 bytes; e.g. a Home Assistant discovery
+ * config or camclass/<id>/state): published now when connected, and again on every connect
+ * (QoS 1, retained), a later call for the same topic replacing it. At most
+ * CC_MQTT_RETAINED_MAX topics. False when out of memory, the topic is too long or the table full.
+ * Any thread. */
+bool cc_mqtt_retain(struct cc_mqtt *m, const char *topic, const char *payload, size_t len);
 
 struct cc_mqtt_totals {
     uint64_t queued;    // events given to publish

@@ -1,4 +1,5 @@
-/* camclass — the detection log and MQTT events of a run (see report.h). */
+/* camclass — the detection log, MQTT events, Home Assistant and the on-event program of a run
+ * (see report.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "detector.h"
 #include "detlog.h"
 #include "event_command.h"
+#include "ha_discovery.h"
 #include "health.h"
 #include "mqtt.h"
 #include "report.h"
@@ -14,13 +16,23 @@ struct cc_report {
     struct cc_detlog *log;             // --log; NULL: none
     struct cc_mqtt *mqtt;              // --mqtt: the broker connection ...
     struct cc_detlog *mqtt_events;     // ... and the detection events it publishes
-    struct cc_detector *actions;       // --on-event: the detections it acts on ...
-    struct cc_event_command *on_event; // ... and the program it runs
+    struct cc_detector *events;        // --on-event, HA: the detections they act on ...
+    struct cc_event_command *on_event; // ... the program run on each ...
+    bool ha;                           // ... the Home Assistant state published (--mqtt)
+    char device_id[65];                // the MQTT topic level
+    char *model;                       // the model's name, for HA's device block; owned
+    const struct cc_cli *cli;          // --ha-prefix, --ha-binary
     unsigned health;                   // the camera conditions on, as of the last result
     atomic_int *reopen;
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
 };
+
+static void say(struct cc_report *rep, const char *line)
+{
+    if (rep->notice)
+        rep->notice(rep->notice_ctx, line);
+}
 
 static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
 {
@@ -32,10 +44,37 @@ static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
     };
 }
 
+/* The --on-event program. */
+static bool create_on_event(struct cc_report *rep, const struct cc_report_config *cfg,
+                            struct cc_error *err)
+{
+    const struct cc_cli *cli = cfg->cli;
+    struct cc_event_command_config ec = {
+        .program = cli->on_event,
+        .timeout_s = cli->on_event_timeout > 0 ? cli->on_event_timeout : CC_CLI_ON_EVENT_TIMEOUT_S,
+        .camera = cfg->source,
+        .notice = cfg->notice,
+        .notice_ctx = cfg->notice_ctx,
+    };
+    return (rep->on_event = cc_event_command_create(&ec, err)) != NULL;
+}
+
+static const char *ha_prefix(const struct cc_cli *cli)
+{
+    return cli->ha_prefix ? cli->ha_prefix : "homeassistant";
+}
+
+static bool ha_on(const struct cc_cli *cli)
+{
+    return cli->mqtt && !(cli->ha_discovery && strcmp(cli->ha_discovery, "off") == 0);
+}
+
 bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
 {
     struct cc_mqtt_config mc = mqtt_config(cli);
     if (cli->mqtt && !cc_mqtt_check(&mc, err))
+        return false;
+    if (ha_on(cli) && !cc_ha_check(ha_prefix(cli), cli->ha_binary, err))
         return false;
     // The program is looked for now, before a model loads; create looks again.
     struct cc_event_command_config ec = {.program = cli->on_event, .timeout_s = 1};
@@ -44,36 +83,55 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
     return !cli->on_event || c;
 }
 
-/* --on-event: the detector (detections mode's settings, whatever the log's) and the program. */
-static bool create_actions(struct cc_report *rep, const struct cc_report_config *cfg,
-                           const struct cc_detlog_config *dc, struct cc_error *err)
+static bool retain(void *ctx, const char *topic, const char *payload)
 {
-    const struct cc_cli *cli = cfg->cli;
-    struct cc_detector_config det = {dc->threshold, dc->hysteresis, 0.3};
-    struct cc_event_command_config ec = {
-        .program = cli->on_event,
-        .timeout_s = cli->on_event_timeout > 0 ? cli->on_event_timeout : CC_CLI_ON_EVENT_TIMEOUT_S,
-        .camera = cfg->source,
-        .notice = cfg->notice,
-        .notice_ctx = cfg->notice_ctx,
-    };
-    return (rep->actions = cc_detector_create(&det, err)) &&
-           (rep->on_event = cc_event_command_create(&ec, err));
+    return cc_mqtt_retain(ctx, topic, payload, strlen(payload));
 }
 
-// Runs the on-event program for what this result changed.
+/* camclass/<id>/state: label NULL for none. */
+static void ha_state(struct cc_report *rep, const char *label, double score)
+{
+    char topic[128], *text = cc_ha_state(label, score, rep->model);
+    snprintf(topic, sizeof(topic), "camclass/%s/state", rep->device_id);
+    if (!text || !retain(rep->mqtt, topic, text))
+        say(rep, "mqtt: out of memory for the Home Assistant state; it is not published");
+    free(text);
+}
+
+/* The discovery configs (again after a reload: the device block names the model) and the
+ * state "none". */
+static void ha_announce(struct cc_report *rep)
+{
+    struct cc_ha_config hc = {
+        .prefix = ha_prefix(rep->cli),
+        .device_id = rep->device_id,
+        .model = rep->model,
+        .version = CAMCLASS_VERSION,
+        .binary = rep->cli->ha_binary,
+    };
+    if (!cc_ha_configs(&hc, retain, rep->mqtt))
+        say(rep, "mqtt: the Home Assistant discovery configs were not all published (out of "
+                 "memory, or more than 64 retained topics)");
+    ha_state(rep, NULL, 0);
+}
+
+// What this result changed: the on-event program, the Home Assistant state.
 static void act(struct cc_report *rep, const struct cc_result *r)
 {
-    struct cc_detection d = cc_detector_update(rep->actions, r);
+    struct cc_detection d = cc_detector_update(rep->events, r);
     if (d.kind == CC_DETECTION_NONE)
         return;
+    bool start = d.kind != CC_DETECTION_CLEAR;
     struct cc_event_info ev = {
-        .start = d.kind != CC_DETECTION_CLEAR,
+        .start = start,
         .label = d.now.label,
         .score = d.now.score,
         .previous = d.kind == CC_DETECTION_CHANGE ? d.previous.label : NULL,
     };
-    cc_event_command_run(rep->on_event, &ev); // says itself why it did not run
+    if (rep->on_event)
+        cc_event_command_run(rep->on_event, &ev); // says itself why it did not run
+    if (rep->ha)
+        ha_state(rep, start ? d.now.label : NULL, d.now.score);
 }
 
 /* The detection settings of --log-mode/--threshold. False with err on a bad --log-mode. */
@@ -142,8 +200,21 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         if (!(rep->mqtt_events = cc_detlog_create(&dc, err)))
             goto error;
     }
-    if (cfg->cli->on_event && !create_actions(rep, cfg, &dc, err))
+    rep->cli = cfg->cli;
+    rep->ha = ha_on(cfg->cli);
+    struct cc_detector_config det = {dc.threshold, dc.hysteresis, 0.3};
+    if ((cfg->cli->on_event || rep->ha) && !(rep->events = cc_detector_create(&det, err)))
         goto error;
+    if (cfg->cli->on_event && !create_on_event(rep, cfg, err))
+        goto error;
+    if (rep->ha) {
+        if (!(rep->model = strdup(cfg->model ? cfg->model : "")) ||
+            !cc_mqtt_device_id(cfg->cli->device_id, rep->device_id, err)) {
+            cc_error_set(err, "out of memory");
+            goto error;
+        }
+        ha_announce(rep);
+    }
     return rep;
 
 error:
@@ -153,13 +224,7 @@ error:
 
 bool cc_report_active(const struct cc_report *rep)
 {
-    return rep && (rep->log || rep->mqtt_events || rep->on_event);
-}
-
-static void say(struct cc_report *rep, const char *line)
-{
-    if (rep->notice)
-        rep->notice(rep->notice_ctx, line);
+    return rep && (rep->log || rep->mqtt_events || rep->events);
 }
 
 /* A SIGHUP seen since the last line: the log is reopened (logrotate renamed it) first. */
@@ -194,7 +259,7 @@ bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
     struct cc_error err = {0};
     if (rep->mqtt_events)
         cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
-    if (rep->on_event)
+    if (rep->events)
         act(rep, r);
     report_health(rep, r);
     if (!rep->log)
@@ -212,9 +277,15 @@ void cc_report_model(struct cc_report *rep, const char *name, const char *sha256
                      const char *const *labels, int n_labels)
 {
     struct cc_error err = {0};
-    if (rep->actions)
-        cc_detector_forget(rep->actions); // the new model's class indices mean other things
-    if (rep->mqtt_events)                 // camclass/<id>/model; the sink reports its own failures
+    if (rep->events)
+        cc_detector_forget(rep->events); // the new model's class indices mean other things
+    char *copy = rep->ha ? strdup(name ? name : "") : NULL;
+    if (copy) {
+        free(rep->model);
+        rep->model = copy;
+        ha_announce(rep);
+    }
+    if (rep->mqtt_events) // camclass/<id>/model; the sink reports its own failures
         cc_detlog_model(rep->mqtt_events, name, sha256, labels, n_labels, &err);
     if (!rep->log)
         return;
@@ -250,6 +321,7 @@ void cc_report_destroy(struct cc_report *rep)
     cc_detlog_destroy(rep->mqtt_events);
     cc_mqtt_destroy(rep->mqtt, 0);
     cc_event_command_destroy(rep->on_event);
-    cc_detector_destroy(rep->actions);
+    cc_detector_destroy(rep->events);
+    free(rep->model);
     free(rep);
 }

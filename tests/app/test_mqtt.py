@@ -20,6 +20,9 @@
   and the right --mqtt-auth every logged event arrives; a wrong password is refused with one
   line naming --mqtt-auth; without --mqtt-ca (the system CAs do not know this one) one line
   says the certificate failed to verify. The run goes on and exits 0 in each case.
+- Home Assistant: retained discovery configs (a sensor, a binary sensor per --ha-binary label)
+  with HA's field names and types, whose templates rendered with Jinja2 give the retained
+  state's label and ON/OFF; a label with a quote is exit 2, one line;
 - reload: SIGHUP after the --model file was rewritten with other labels: the log's "model" line
   arrives once on camclass/<device-id>/model, in order with every other event.
 
@@ -141,7 +144,7 @@ def without_ts(line):
 def compare_with_log(what, log, got):
     """Every log line arrives once, in order, on its event's topic; nothing else but status."""
     want = [without_ts(ln) for ln in lines_of(log)]
-    events = [(t, without_ts(p)) for t, p in got if t != "status"]
+    events = [(t, without_ts(p)) for t, p in got if t not in ("status", "state")]
     check(len(want) >= 6, "%s: only %d lines in the log" % (what, len(want)))
     check(want and want[-1]["event"] == "summary", "%s: the log ends without a summary" % what)
     check(all(t == o.get("event") for t, o in events),
@@ -285,6 +288,82 @@ def reload(tmp, broker, sub_out):
     compare_with_log("reload", log, got)
 
 
+def retained(broker, topic, count=None):
+    """The retained messages on topic (a filter): {topic: payload}; count: stop after that
+    many, else take what comes within 2 s."""
+    limit = ["-C", str(count), "-W", "10"] if count else ["-W", "2"]
+    r = subprocess.run(["mosquitto_sub", "-p", str(broker.port), "-h", "127.0.0.1", "-v",
+                        "--retained-only", "-t", topic] + limit, capture_output=True,
+                       text=True, timeout=30)
+    return dict(ln.split(" ", 1) for ln in r.stdout.splitlines() if " " in ln)
+
+
+def check_ha_config(topic, c, device):
+    """A discovery config against the fields and types of Home Assistant's MQTT discovery
+    documentation (sensor.mqtt / binary_sensor.mqtt, the device block)."""
+    strings = ["name", "unique_id", "state_topic", "availability_topic", "payload_available",
+               "payload_not_available", "value_template"]
+    check(all(isinstance(c.get(k), str) and c[k] for k in strings),
+          "ha: %s lacks a string of %s: %r" % (topic, strings, c))
+    check(c.get("state_topic") == "camclass/%s/state" % device and
+          c.get("availability_topic") == "camclass/%s/status" % device and
+          (c.get("payload_available"), c.get("payload_not_available")) == ("online", "offline"),
+          "ha: %s topics/availability %r" % (topic, c))
+    d = c.get("device", {})
+    check(isinstance(d.get("identifiers"), list) and all(isinstance(i, str) for i in
+                                                        d["identifiers"]) and
+          all(isinstance(d.get(k), str) for k in ["name", "manufacturer", "model", "sw_version"]),
+          "ha: %s device block %r" % (topic, d))
+
+
+def home_assistant(tmp, broker):
+    """--ha-binary: a retained discovery config per entity whose fields match HA's schema and
+    whose templates, rendered with Jinja2 as HA does, give the label and ON/OFF of the retained
+    state; the state follows the detections; the configs are gone from nothing at exit (kept
+    retained) and the availability goes offline."""
+    import jinja2
+    log = os.path.join(tmp, "ha.jsonl")
+    p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev5.a",
+                  "--ha-binary", "thin cross,blue"], log)
+    check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "ha: no detections logged")
+    configs = {k: v for k, v in retained(broker, "homeassistant/#").items()
+               if "camclass_dev5_a" in k}
+    want = {"homeassistant/sensor/camclass_dev5_a/config",
+            "homeassistant/binary_sensor/camclass_dev5_a_thin_cross0/config",
+            "homeassistant/binary_sensor/camclass_dev5_a_blue1/config"}
+    check(set(configs) == want, "ha: config topics %r" % sorted(configs))
+    parsed = {t: json.loads(v) for t, v in configs.items()}
+    for t, c in parsed.items():
+        check_ha_config(t, c, "dev5.a")
+    check(len({c.get("unique_id") for c in parsed.values()}) == len(parsed), "ha: unique ids")
+    env = jinja2.Environment()
+    # Wait until a label of --ha-binary is detected, then render every template with the state.
+    state = {}
+    for _ in range(100):
+        state = json.loads(retained(broker, "camclass/dev5.a/state", 1).get(
+            "camclass/dev5.a/state", "{}"))
+        if state.get("label") in ("thin cross", "blue"):
+            break
+        time.sleep(0.1)
+    check(isinstance(state.get("label"), str) and isinstance(state.get("score"), (int, float))
+          and isinstance(state.get("model"), str), "ha: state %r" % state)
+    for t, c in parsed.items():
+        got = env.from_string(c["value_template"]).render(value_json=state).strip()
+        if "binary_sensor" in t:
+            want_v = "ON" if c["name"] == state.get("label") else "OFF"
+        else:
+            want_v = state.get("label")
+        check(got == want_v, "ha: %s renders %r for state %r, want %r" % (t, got, state, want_v))
+    rc, _, err = finish(p)
+    check(rc == 0, "ha: exit %d: %s" % (rc, err))
+    bad = subprocess.run(host_command(EXE) + ["--headless", "--mqtt", "mqtt://127.0.0.1:1",
+                                              "--ha-binary", "it's"],
+                         capture_output=True, text=True, timeout=60, env=env_headless())
+    check(bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and
+          "--ha-binary" in bad.stderr, "ha: a label with a quote: %d %r" % (bad.returncode,
+                                                                             bad.stderr))
+
+
 def tls_auth(tmp):
     d = os.path.join(tmp, "tls")
     os.mkdir(d)
@@ -375,6 +454,7 @@ def main():
             late_broker(tmp, broker, sub_out)
             last_will(tmp, broker)
             reload(tmp, broker, sub_out)
+            home_assistant(tmp, broker)
             tls_auth(tmp)
         finally:
             if sub:

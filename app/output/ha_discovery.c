@@ -1,0 +1,166 @@
+/* camclass — Home Assistant MQTT discovery messages (see ha_discovery.h). */
+#include "ha_discovery.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "utf8.h"
+
+#define LABEL_MAX 128
+
+bool cc_ha_check(const char *prefix, const char *binary, struct cc_error *err)
+{
+    size_t n = prefix ? strlen(prefix) : 0;
+    bool ok =
+        n >= 1 && n <= 64 && prefix[0] != '/' && prefix[n - 1] != '/' && !strstr(prefix, "//");
+    for (size_t i = 0; ok && i < n; i++)
+        ok = isalnum((unsigned char)prefix[i]) || strchr("_-/", prefix[i]);
+    if (!ok)
+        return cc_error_set(err,
+                            "--ha-prefix \"%s\": give 1-64 of A-Z a-z 0-9 _ - (levels "
+                            "split by /), e.g. homeassistant",
+                            prefix ? prefix : "");
+    int count = 0;
+    for (const char *p = binary; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= LABEL_MAX)
+            return cc_error_set(err,
+                                "--ha-binary: a label is empty or over %d bytes; give "
+                                "labels separated by commas, e.g. cat,dog",
+                                LABEL_MAX - 1);
+        for (size_t i = 0; i < len; i++)
+            if (strchr("'\"\\{}%", p[i]) || (unsigned char)p[i] < 0x20)
+                return cc_error_set(err,
+                                    "--ha-binary: \"%.*s\" has a quote, backslash, brace, %% "
+                                    "or control character, which Home Assistant's template "
+                                    "would read as its own",
+                                    (int)len, p);
+        if (++count > CC_HA_MAX_BINARY)
+            return cc_error_set(err, "--ha-binary: more than %d labels", CC_HA_MAX_BINARY);
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
+
+// The object id of a label: camclass_<id>_<slug>, the slug its A-Za-z0-9 with every other run
+// of bytes as one '_', and the label's index (two labels may slug alike).
+static void object_id(const char *id, const char *label, size_t len, int index, char *out,
+                      size_t size)
+{
+    int n = snprintf(out, size, "camclass_%s_", id);
+    bool gap = false;
+    for (size_t i = 0; i < len && n + 2 < (int)size; i++) {
+        char c = label[i];
+        if (isalnum((unsigned char)c)) {
+            out[n++] = (char)tolower((unsigned char)c);
+            gap = false;
+        } else if (!gap) {
+            out[n++] = '_';
+            gap = true;
+        }
+    }
+    snprintf(out + n, size - (size_t)n, "%d", index);
+    for (char *p = out; *p; p++) // the device id may hold '.', which object ids may not
+        if (*p == '.')
+            *p = '_';
+}
+
+// What every config of this device shares: availability and the device block.
+static cJSON *config_begin(const struct cc_ha_config *cfg, const char *name, const char *uid)
+{
+    cJSON *o = cJSON_CreateObject(), *dev = o ? cJSON_AddObjectToObject(o, "device") : NULL;
+    cJSON *ids = dev ? cJSON_AddArrayToObject(dev, "identifiers") : NULL;
+    char text[160], *model = cc_utf8_clean_dup(cfg->model);
+    if (!ids || !model) {
+        free(model);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "unique_id", uid);
+    snprintf(text, sizeof(text), "camclass/%s/state", cfg->device_id);
+    cJSON_AddStringToObject(o, "state_topic", text);
+    snprintf(text, sizeof(text), "camclass/%s/status", cfg->device_id);
+    cJSON_AddStringToObject(o, "availability_topic", text);
+    cJSON_AddStringToObject(o, "payload_available", "online");
+    cJSON_AddStringToObject(o, "payload_not_available", "offline");
+    snprintf(text, sizeof(text), "camclass_%s", cfg->device_id);
+    cJSON_AddItemToArray(ids, cJSON_CreateString(text));
+    snprintf(text, sizeof(text), "camclass %s", cfg->device_id);
+    cJSON_AddStringToObject(dev, "name", text);
+    cJSON_AddStringToObject(dev, "manufacturer", "camclass");
+    cJSON_AddStringToObject(dev, "model", model);
+    cJSON_AddStringToObject(dev, "sw_version", cfg->version);
+    free(model);
+    return o;
+}
+
+// Prints o, hands it to emit under <prefix>/<component>/<object>/config, frees o.
+static bool send(const struct cc_ha_config *cfg, const char *component, const char *object,
+                 cJSON *o, bool (*emit)(void *, const char *, const char *), void *ctx)
+{
+    char topic[256], *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    snprintf(topic, sizeof(topic), "%s/%s/%s/config", cfg->prefix, component, object);
+    bool ok = text && emit(ctx, topic, text);
+    free(text);
+    return ok;
+}
+
+bool cc_ha_configs(const struct cc_ha_config *cfg,
+                   bool (*emit)(void *ctx, const char *topic, const char *payload), void *ctx)
+{
+    char object[200], name[LABEL_MAX + 32];
+    snprintf(object, sizeof(object), "camclass_%s", cfg->device_id);
+    for (char *p = object; *p; p++)
+        if (*p == '.')
+            *p = '_';
+    cJSON *o = config_begin(cfg, "Detected", object);
+    if (o) {
+        cJSON_AddStringToObject(o, "value_template", "{{ value_json.label }}");
+        char topic[160];
+        snprintf(topic, sizeof(topic), "camclass/%s/state", cfg->device_id);
+        cJSON_AddStringToObject(o, "json_attributes_topic", topic);
+        cJSON_AddStringToObject(o, "icon", "mdi:cctv");
+    }
+    if (!send(cfg, "sensor", object, o, emit, ctx))
+        return false;
+    int index = 0;
+    for (const char *p = cfg->binary; p && *p; index++) {
+        size_t len = strcspn(p, ",");
+        object_id(cfg->device_id, p, len, index, object, sizeof(object));
+        snprintf(name, sizeof(name), "%.*s", (int)len, p);
+        o = config_begin(cfg, name, object);
+        char tmpl[sizeof(name) + 64];
+        snprintf(tmpl, sizeof(tmpl), "{{ 'ON' if value_json.label == '%s' else 'OFF' }}", name);
+        if (o)
+            cJSON_AddStringToObject(o, "value_template", tmpl);
+        if (!send(cfg, "binary_sensor", object, o, emit, ctx))
+            return false;
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
+
+char *cc_ha_state(const char *label, double score, const char *model)
+{
+    cJSON *o = cJSON_CreateObject();
+    char *l = cc_utf8_clean_dup(label ? label : "none"), *m = cc_utf8_clean_dup(model);
+    char *text = NULL;
+    if (o && l && m) {
+        cJSON_AddStringToObject(o, "label", l);
+        cJSON_AddNumberToObject(o, "score",
+                                label && isfinite(score) ? round(score * 1e4) / 1e4 : 0);
+        cJSON_AddStringToObject(o, "model", m);
+        text = cJSON_PrintUnformatted(o);
+    }
+    cJSON_Delete(o);
+    free(l);
+    free(m);
+    return text;
+}
