@@ -74,6 +74,7 @@ static const struct opt opts[] = {
     {"ha-discovery", OPT_WORD, F(ha_discovery), 0, 0, 0, false, on_off},
     {"ha-prefix", OPT_STRING, F(ha_prefix), 0, 0, 0, false},
     {"ha-binary", OPT_STRING, F(ha_binary), 0, 0, 0, false},
+    {"webhook", OPT_STRING, F(webhook), 0, 0, 0, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -150,6 +151,8 @@ static const char usage[] =
     "                      (retained discovery configs; default on)\n"
     "  --ha-prefix P       Home Assistant's discovery prefix (default homeassistant)\n"
     "  --ha-binary L[,L..] a Home Assistant binary sensor per label: on while detected\n"
+    "  --webhook URL       POST each detection event (JSON, as the log's) to URL, retried\n"
+    "                      with back-off while it is away (EVENTS.md)\n"
     "  --on-event PROGRAM  run PROGRAM (no shell, no arguments) when a detection starts or\n"
     "                      ends (detections mode, with --threshold); the event is in its\n"
     "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"

@@ -79,22 +79,23 @@ struct cc_cli {
     double on_event_timeout;  // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S
     char *ha_discovery;       // --ha-discovery on|off; NULL: on (with --mqtt)
     char *ha_prefix;          // --ha-prefix P; NULL: homeassistant
-    char *ha_binary;          // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
-    char *camera_health;      // --camera-health auto|on|off; NULL: auto (cameras and streams)
-    char *serve;              // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
-    char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
-    char *serve_allow; // --serve-allow-host NAME[,...]: more Host names answered without a
-                       // token (http_request.h); NULL: none
-    int serve_timeout; // --serve-timeout S: idle seconds before a connection is closed; 0: 10
-    int serve_body_mb; // --serve-max-body MB: largest request body; 0: 16
-    char *config;      // --config FILE (command line only)
-    bool profile;      // --profile: per-stage and per-layer times at exit
-    bool selftest;     // --selftest: classify the sample clip, check accuracy
-    bool list_devices; // --list-devices
-    bool list_cameras; // --list-cameras
-    bool help;         // --help
-    bool version;      // --version
-    char *vk_fault;    // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
+    char *webhook;       // --webhook URL: detection events POSTed there (webhook.h); NULL: none
+    char *ha_binary;     // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
+    char *camera_health; // --camera-health auto|on|off; NULL: auto (cameras and streams)
+    char *serve;         // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
+    char *serve_token;   // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
+    char *serve_allow;   // --serve-allow-host NAME[,...]: more Host names answered without a
+                         // token (http_request.h); NULL: none
+    int serve_timeout;   // --serve-timeout S: idle seconds before a connection is closed; 0: 10
+    int serve_body_mb;   // --serve-max-body MB: largest request body; 0: 16
+    char *config;        // --config FILE (command line only)
+    bool profile;        // --profile: per-stage and per-layer times at exit
+    bool selftest;       // --selftest: classify the sample clip, check accuracy
+    bool list_devices;   // --list-devices
+    bool list_cameras;   // --list-cameras
+    bool help;           // --help
+    bool version;        // --version
+    char *vk_fault;      // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
 
     uint64_t set_on_command_line; // private: bit i = option i of the table was given
 };

@@ -10,18 +10,23 @@
 #include "ha_discovery.h"
 #include "health.h"
 #include "mqtt.h"
+#include "webhook.h"
 #include "report.h"
+
+enum { SINK_MQTT, SINK_WEBHOOK, N_SINKS }; // where detections-mode events go besides the log
 
 struct cc_report {
     struct cc_detlog *log;             // --log; NULL: none
     struct cc_mqtt *mqtt;              // --mqtt: the broker connection ...
-    struct cc_detlog *mqtt_events;     // ... and the detection events it publishes
+    struct cc_detlog *sinks[N_SINKS];  // detections-mode events for MQTT and the webhook;
+                                       // NULL where not asked for
     struct cc_detector *events;        // --on-event, HA: the detections they act on ...
     struct cc_event_command *on_event; // ... the program run on each ...
     bool ha;                           // ... the Home Assistant state published (--mqtt)
     char device_id[65];                // the MQTT topic level
     char *model;                       // the model's name, for HA's device block; owned
     const struct cc_cli *cli;          // --ha-prefix, --ha-binary
+    struct cc_webhook *webhook;        // --webhook: the receiver of sinks[SINK_WEBHOOK]
     unsigned health;                   // the camera conditions on, as of the last result
     atomic_int *reopen;
     void (*notice)(void *ctx, const char *line);
@@ -75,6 +80,8 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
     if (cli->mqtt && !cc_mqtt_check(&mc, err))
         return false;
     if (ha_on(cli) && !cc_ha_check(ha_prefix(cli), cli->ha_binary, err))
+        return false;
+    if (cli->webhook && !cc_webhook_check_url(cli->webhook, err))
         return false;
     // The program is looked for now, before a model loads; create looks again.
     struct cc_event_command_config ec = {.program = cli->on_event, .timeout_s = 1};
@@ -168,6 +175,31 @@ static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len
     return cc_mqtt_publish(ctx, event, line, len);
 }
 
+// Every event but the minute's stats, which are for a log or a dashboard.
+static bool webhook_sink(void *ctx, const char *event, const char *line, size_t len)
+{
+    return strcmp(event, "stats") == 0 || cc_webhook_post(ctx, line, len);
+}
+
+/* --webhook: the receiver and the detections-mode events it gets. */
+static bool create_webhook(struct cc_report *rep, const struct cc_report_config *cfg,
+                           struct cc_detlog_config dc, struct cc_error *err)
+{
+    struct cc_webhook_config wc = {
+        .url = cfg->cli->webhook,
+        .notice = cfg->notice,
+        .notice_ctx = cfg->notice_ctx,
+    };
+    if (!(rep->webhook = cc_webhook_create(&wc, err)))
+        return false;
+    dc.path = NULL;
+    dc.mode = CC_DETLOG_DETECTIONS;
+    dc.ewma_alpha = 0.3;
+    dc.sink = webhook_sink;
+    dc.sink_ctx = rep->webhook;
+    return (rep->sinks[SINK_WEBHOOK] = cc_detlog_create(&dc, err)) != NULL;
+}
+
 struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err)
 {
     struct cc_detlog_config dc;
@@ -197,9 +229,11 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         dc.ewma_alpha = 0.3;
         dc.sink = mqtt_sink;
         dc.sink_ctx = rep->mqtt;
-        if (!(rep->mqtt_events = cc_detlog_create(&dc, err)))
+        if (!(rep->sinks[SINK_MQTT] = cc_detlog_create(&dc, err)))
             goto error;
     }
+    if (cfg->cli->webhook && !create_webhook(rep, cfg, dc, err))
+        goto error;
     rep->cli = cfg->cli;
     rep->ha = ha_on(cfg->cli);
     struct cc_detector_config det = {dc.threshold, dc.hysteresis, 0.3};
@@ -224,7 +258,7 @@ error:
 
 bool cc_report_active(const struct cc_report *rep)
 {
-    return rep && (rep->log || rep->mqtt_events || rep->events);
+    return rep && (rep->log || rep->sinks[SINK_MQTT] || rep->sinks[SINK_WEBHOOK] || rep->events);
 }
 
 /* A SIGHUP seen since the last line: the log is reopened (logrotate renamed it) first. */
@@ -244,8 +278,9 @@ static void report_health(struct cc_report *rep, const struct cc_result *r)
             continue;
         bool start = r->health.active & (1u << k);
         struct cc_error err = {0};
-        if (rep->mqtt_events) // the sink reports its own failures
-            cc_detlog_camera(rep->mqtt_events, r, cc_health_kind_name(k), start, &err);
+        for (int i = 0; i < N_SINKS; i++) // a sink reports its own failures
+            if (rep->sinks[i])
+                cc_detlog_camera(rep->sinks[i], r, cc_health_kind_name(k), start, &err);
         if (rep->log && !cc_detlog_camera(rep->log, r, cc_health_kind_name(k), start, &err) &&
             !cc_detlog_reader_gone(rep->log))
             say(rep, err.msg);
@@ -257,8 +292,9 @@ static void report_health(struct cc_report *rep, const struct cc_result *r)
 bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
 {
     struct cc_error err = {0};
-    if (rep->mqtt_events)
-        cc_detlog_write(rep->mqtt_events, r, &err); // the sink reports its own failures
+    for (int i = 0; i < N_SINKS; i++) // a sink reports its own failures
+        if (rep->sinks[i])
+            cc_detlog_write(rep->sinks[i], r, &err);
     if (rep->events)
         act(rep, r);
     report_health(rep, r);
@@ -285,8 +321,9 @@ void cc_report_model(struct cc_report *rep, const char *name, const char *sha256
         rep->model = copy;
         ha_announce(rep);
     }
-    if (rep->mqtt_events) // camclass/<id>/model; the sink reports its own failures
-        cc_detlog_model(rep->mqtt_events, name, sha256, labels, n_labels, &err);
+    for (int i = 0; i < N_SINKS; i++) // camclass/<id>/model, the webhook
+        if (rep->sinks[i])
+            cc_detlog_model(rep->sinks[i], name, sha256, labels, n_labels, &err);
     if (!rep->log)
         return;
     reopen_if_asked(rep); // the SIGHUP that asked for the reload asked for a reopen too
@@ -304,11 +341,13 @@ void cc_report_finish(struct cc_report *rep)
         reopen_if_asked(rep); // the summary goes to the new file, not the rotated one
     if (rep->log && !cc_detlog_finish(rep->log, &err))
         say(rep, err.msg);
-    if (rep->mqtt_events) {
-        cc_detlog_finish(rep->mqtt_events, &err); // the summary, published
-        cc_mqtt_destroy(rep->mqtt, CC_REPORT_MQTT_FLUSH_MS);
-        rep->mqtt = NULL;
-    }
+    for (int i = 0; i < N_SINKS; i++) // the summary, published
+        if (rep->sinks[i])
+            cc_detlog_finish(rep->sinks[i], &err);
+    cc_mqtt_destroy(rep->mqtt, CC_REPORT_MQTT_FLUSH_MS);
+    rep->mqtt = NULL;
+    cc_webhook_destroy(rep->webhook, CC_REPORT_MQTT_FLUSH_MS);
+    rep->webhook = NULL;
     cc_event_command_destroy(rep->on_event); // waits for a program still running
     rep->on_event = NULL;
 }
@@ -318,8 +357,10 @@ void cc_report_destroy(struct cc_report *rep)
     if (!rep)
         return;
     cc_detlog_destroy(rep->log);
-    cc_detlog_destroy(rep->mqtt_events);
+    for (int i = 0; i < N_SINKS; i++)
+        cc_detlog_destroy(rep->sinks[i]);
     cc_mqtt_destroy(rep->mqtt, 0);
+    cc_webhook_destroy(rep->webhook, 0);
     cc_event_command_destroy(rep->on_event);
     cc_detector_destroy(rep->events);
     free(rep->model);
