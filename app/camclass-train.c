@@ -81,10 +81,18 @@ static bool take(struct train_args *a, int opt, const char *val)
 {
     double v;
     switch (opt) {
-    case 'o': a->out = val; return true;
-    case 'n': a->name = val; return true;
-    case 'b': a->base = val; return true;
-    case 'r': a->report = val; return true;
+    case 'o':
+        a->out = val;
+        return true;
+    case 'n':
+        a->name = val;
+        return true;
+    case 'b':
+        a->base = val;
+        return true;
+    case 'r':
+        a->report = val;
+        return true;
     case 'B':
         if (cc_backend_kind_parse(val, &a->opts.backend))
             return true;
@@ -96,17 +104,17 @@ static bool take(struct train_args *a, int opt, const char *val)
         int opt;
         const char *flag;
         double lo, hi;
-    } nums[] = {{'v', "--val", 0, 0.9},        {'a', "--augment", 0, 64},
-                {'l', "--l2", 0, 1e3},         {'s', "--seed", 0, 1e15},
-                {'t', "--threads", 1, 16},     {'u', "--unknown-threshold", 0, 0.999}};
+    } nums[] = {{'v', "--val", 0, 0.9},    {'a', "--augment", 0, 64},
+                {'l', "--l2", 0, 1e3},     {'s', "--seed", 0, 1e15},
+                {'t', "--threads", 1, 16}, {'u', "--unknown-threshold", 0, 0.999}};
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
         if (nums[i].opt != opt)
             continue;
         if (!number(val, nums[i].lo, nums[i].hi, &v) ||
             (strchr("vlu", opt) == NULL && v != (double)(long long)v)) {
             fprintf(stderr, "camclass-train: %s takes a %s from %g to %g, not \"%s\"\n",
-                    nums[i].flag, strchr("vlu", opt) ? "number" : "whole number",
-                    nums[i].lo, nums[i].hi, val);
+                    nums[i].flag, strchr("vlu", opt) ? "number" : "whole number", nums[i].lo,
+                    nums[i].hi, val);
             return false;
         }
         opt == 'v'   ? (void)(a->val = v)
@@ -123,16 +131,22 @@ static bool take(struct train_args *a, int opt, const char *val)
 /* 0 to go on, 2 after one line about a bad argument, -1 after --help. */
 static int parse_args(int argc, char **argv, struct train_args *a)
 {
-    *a = (struct train_args){.val = 0.2, .l2 = 1e-3, .unknown = -1, .augment = 4, .flip = true,
+    *a = (struct train_args){.val = 0.2,
+                             .l2 = 1e-3,
+                             .unknown = -1,
+                             .augment = 4,
+                             .flip = true,
                              .seed = 1,
                              .opts = cc_engine_options_default()};
     a->opts.notices = stderr;
-    static const struct option longs[] = {
-        {"base", 1, 0, 'b'}, {"output", 1, 0, 'o'},  {"name", 1, 0, 'n'},   {"val", 1, 0, 'v'},
-        {"augment", 1, 0, 'a'}, {"no-flip", 0, 0, 'F'}, {"l2", 1, 0, 'l'}, {"seed", 1, 0, 's'},
-        {"backend", 1, 0, 'B'}, {"threads", 1, 0, 't'}, {"report", 1, 0, 'r'},
-        {"force", 0, 0, 'f'}, {"no-cache", 0, 0, 'N'}, {"unknown-threshold", 1, 0, 'u'},
-        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"base", 1, 0, 'b'},     {"output", 1, 0, 'o'},
+                                          {"name", 1, 0, 'n'},     {"val", 1, 0, 'v'},
+                                          {"augment", 1, 0, 'a'},  {"no-flip", 0, 0, 'F'},
+                                          {"l2", 1, 0, 'l'},       {"seed", 1, 0, 's'},
+                                          {"backend", 1, 0, 'B'},  {"threads", 1, 0, 't'},
+                                          {"report", 1, 0, 'r'},   {"force", 0, 0, 'f'},
+                                          {"no-cache", 0, 0, 'N'}, {"unknown-threshold", 1, 0, 'u'},
+                                          {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:", longs, NULL)) != -1) {
@@ -221,9 +235,10 @@ static float *features_of(const struct train_args *a, const struct cc_model *bas
         return NULL;
     FILE *progress = isatty(STDERR_FILENO) ? stderr : NULL; // people watch; logs get results
     if (progress)
-        fprintf(progress, "camclass-train: features of %d images (+%d views each for training) "
-                          "on %s (%s)\n", d->n_samples, a->augment, cc_engine_backend_name(e),
-                cc_engine_device_name(e));
+        fprintf(progress,
+                "camclass-train: features of %d images (+%d views each for training) "
+                "on %s (%s)\n",
+                d->n_samples, a->augment, cc_engine_backend_name(e), cc_engine_device_name(e));
     size_t rows = cc_embed_row(d->n_samples, 0, a->augment);
     float *feat = malloc(rows * (size_t)g->n_features * sizeof(float));
     struct cc_feature_cache cache;
@@ -256,9 +271,9 @@ static bool write_bundle(const struct train_args *a, const struct cc_model *base
     size_t len = strcspn(file, ".");
     snprintf(name, sizeof(name), "%.*s", (int)(len ? len : strlen(file)), file);
     const struct cc_dataset *d = rep->data;
-    struct cc_model *m = cc_head_graph_replace(base, g, w, b, d->n_classes,
-                                               (const char *const *)d->classes,
-                                               a->name ? a->name : name, err);
+    struct cc_model *m =
+        cc_head_graph_replace(base, g, w, b, d->n_classes, (const char *const *)d->classes,
+                              a->name ? a->name : name, err);
     if (m)
         m->output.unknown_threshold = rep->unknown_threshold;
     cJSON *json = m ? cc_train_report_json(rep) : NULL;
@@ -281,6 +296,12 @@ static bool write_bundle(const struct train_args *a, const struct cc_model *base
     return ok;
 }
 
+/* Row of sample i's plain view; ctx: the augment count. */
+static size_t plain_row(int sample, void *ctx)
+{
+    return cc_embed_row(sample, 0, *(const int *)ctx);
+}
+
 /* Fits the head, reports it and writes the bundle: exit status 0 or 1. */
 static int train(const struct train_args *a, const struct cc_model *base,
                  const struct cc_head_graph *g, const struct cc_dataset *d, const float *feat,
@@ -289,8 +310,16 @@ static int train(const struct train_args *a, const struct cc_model *base,
     int k = d->n_classes, dim = g->n_features;
     struct split_rows r = {0};
     float *w = malloc((size_t)k * dim * sizeof(float)), *b = malloc((size_t)k * sizeof(float));
-    struct cc_train_report rep = {.data = d, .base_name = base->name, .base_sha256 = sha,
-                                  .augment = a->augment, .dim = dim, .seed = a->seed};
+    struct cc_dataset_check check;
+    int augment = a->augment;
+    cc_dataset_check(d, feat, dim, plain_row, &augment, &check);
+    struct cc_train_report rep = {.data = d,
+                                  .base_name = base->name,
+                                  .base_sha256 = sha,
+                                  .augment = a->augment,
+                                  .dim = dim,
+                                  .seed = a->seed,
+                                  .check = &check};
     struct cc_error err = {0};
     int *pred = NULL;
     float *prob = NULL;
@@ -319,6 +348,7 @@ static int train(const struct train_args *a, const struct cc_model *base,
     else
         fprintf(stderr, "camclass-train: %s\n", err.msg);
     cc_train_report_finish(&rep);
+    cc_dataset_check_finish(&check);
     free_rows(&r);
     free(w), free(b), free(pred), free(prob);
     return ok ? 0 : 1;

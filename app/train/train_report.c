@@ -7,8 +7,7 @@
 
 enum { FEW_IMAGES = 5 }; // fewer per class than this: a warning
 
-bool cc_train_report_count(struct cc_train_report *r, const int *truth, const int *predicted,
-                           int n)
+bool cc_train_report_count(struct cc_train_report *r, const int *truth, const int *predicted, int n)
 {
     int k = r->data->n_classes;
     if (!(r->confusion = calloc((size_t)k * k, sizeof(int))))
@@ -22,8 +21,7 @@ bool cc_train_report_count(struct cc_train_report *r, const int *truth, const in
 }
 
 /* Precision and recall of class c on the held-out images (NAN where undefined). */
-static void class_scores(const struct cc_train_report *r, int c, double *precision,
-                         double *recall)
+static void class_scores(const struct cc_train_report *r, int c, double *precision, double *recall)
 {
     int k = r->data->n_classes, tp = r->confusion[c * k + c], row = 0, col = 0;
     for (int j = 0; j < k; j++)
@@ -36,8 +34,9 @@ void cc_train_report_print(const struct cc_train_report *r, FILE *out)
 {
     const struct cc_dataset *d = r->data;
     int k = d->n_classes;
-    fprintf(out, "head: %d classes x %d features; %d L-BFGS iterations, kept #%d (%s); "
-                 "loss %.4f training, %.4f held out\n",
+    fprintf(out,
+            "head: %d classes x %d features; %d L-BFGS iterations, kept #%d (%s); "
+            "loss %.4f training, %.4f held out\n",
             k, r->dim, r->fit.iterations, r->fit.best_iteration, r->fit.stop, r->fit.train_loss,
             r->fit.held_loss);
     if (r->held)
@@ -54,8 +53,8 @@ void cc_train_report_print(const struct cc_train_report *r, FILE *out)
     for (int c = 0; c < k; c++) {
         double p, rc;
         class_scores(r, c, &p, &rc);
-        fprintf(out, "%-24s %7d %5d %9.3f %7.3f\n", d->classes[c], d->counts[c],
-                d->held_counts[c], p, rc);
+        fprintf(out, "%-24s %7d %5d %9.3f %7.3f\n", d->classes[c], d->counts[c], d->held_counts[c],
+                p, rc);
     }
     fprintf(out, "confusion (rows: true class, columns: predicted, in the order above):\n");
     for (int c = 0; c < k; c++) {
@@ -67,15 +66,19 @@ void cc_train_report_print(const struct cc_train_report *r, FILE *out)
         double p, rc;
         class_scores(r, c, &p, &rc);
         if (d->counts[c] < FEW_IMAGES)
-            fprintf(out, "warning: class \"%s\" has %d images; give it %d or more, from "
-                         "different moments and angles\n", d->classes[c], d->counts[c],
-                    FEW_IMAGES * 4);
+            fprintf(out,
+                    "warning: class \"%s\" has %d images; give it %d or more, from "
+                    "different moments and angles\n",
+                    d->classes[c], d->counts[c], FEW_IMAGES * 4);
         else if (d->held_counts[c] && rc < 0.5)
-            fprintf(out, "warning: class \"%s\": %.0f%% of its held-out images were taken for "
-                         "another class; its images may not show what tells it apart (crop "
-                         "to it), or some may be in the wrong folder\n",
+            fprintf(out,
+                    "warning: class \"%s\": %.0f%% of its held-out images were taken for "
+                    "another class; its images may not show what tells it apart (crop "
+                    "to it), or some may be in the wrong folder\n",
                     d->classes[c], 100 * (1 - rc));
     }
+    if (r->check)
+        cc_dataset_check_print(d, r->check, out);
 }
 
 static cJSON *add_num(cJSON *o, const char *key, double v)
@@ -114,6 +117,8 @@ cJSON *cc_train_report_json(const struct cc_train_report *r)
         cJSON_AddItemToArray(classes, e);
         cJSON_AddItemToArray(conf, cJSON_CreateIntArray(r->confusion + c * k, k));
     }
+    if (r->check)
+        cc_dataset_check_json(d, r->check, o);
     return o;
 }
 

@@ -11,18 +11,20 @@
 #include <cjson/cJSON.h>
 
 #include "dataset.h"
+#include "dataset_check.h"
 #include "error.h"
 #include "softmax_head.h"
 
 struct cc_train_report {
     const struct cc_dataset *data;
-    int *confusion;       // (k x k) held-out images of class row predicted as column; owned
-    int held, correct;    // held-out images, and those predicted right
+    int *confusion;    // (k x k) held-out images of class row predicted as column; owned
+    int held, correct; // held-out images, and those predicted right
     struct cc_head_fit fit;
     const char *base_name, *base_sha256; // borrowed
     int augment, dim;
     float unknown_threshold; // written to the bundle; 0: none
     unsigned long long seed;
+    const struct cc_dataset_check *check; // near-duplicates and mislabelled images; or NULL
 };
 
 /* Counts truth[i] -> predicted[i] over n held-out images into r's confusion matrix. False on
@@ -30,7 +32,8 @@ struct cc_train_report {
 bool cc_train_report_count(struct cc_train_report *r, const int *truth, const int *predicted,
                            int n);
 
-/* The human report: counts, accuracy, per-class precision and recall, the matrix, warnings. */
+/* The human report: counts, accuracy, per-class precision and recall, the matrix, warnings
+ * (with check's). */
 void cc_train_report_print(const struct cc_train_report *r, FILE *out);
 
 /* The same as a JSON object (owned by the caller; NULL on out of memory). */

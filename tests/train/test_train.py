@@ -200,6 +200,26 @@ def bad_inputs(tmp, good):
         one_line_exit2(train(good, SELFTEST, out + "2", *flags), want, " ".join(flags))
 
 
+def mislabelled(tmp):
+    """A dark "lights off" picture planted among the cats is named as looking like "lights off"
+    (in the text and in the report's look_mislabelled); the clean dataset names nothing of it."""
+    data = os.path.join(tmp, "planted")
+    make(data, "--per-class", "20", "--seed", "11")
+    dark = os.path.join(data, "lights off")
+    name = sorted(os.listdir(dark))[4]
+    shutil.copy(os.path.join(dark, name), os.path.join(data, "cat", "planted-" + name))
+    out, report = os.path.join(tmp, "planted.ccm"), os.path.join(tmp, "planted.json")
+    r = train(data, SELFTEST, out, "--report", report)
+    check(r.returncode == 0, f"planted: exit {r.returncode} {r.stderr[-300:]!r}")
+    line = f'cat/planted-{name} looks like "lights off"'
+    check(line in r.stdout, f"planted: no warning {line!r} in:\n{r.stdout[-800:]}")
+    with open(report) as f:
+        mis = json.load(f).get("look_mislabelled")
+    check(isinstance(mis, list) and {"file": os.path.join(data, "cat", "planted-" + name),
+                                     "class": "cat", "looks_like": "lights off"} in mis,
+          f"planted: the report's look_mislabelled {mis!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="camclass-train-") as tmp:
         data, shuffled = os.path.join(tmp, "scenes"), os.path.join(tmp, "shuffled")
@@ -220,6 +240,7 @@ def main():
                       f"{name}, labels shuffled: accuracy {srep['held_out_accuracy']:.3f} <= "
                       f"{SHUFFLED}")
         cache(tmp, data)
+        mislabelled(tmp)
         bad_inputs(tmp, data)
     shutil.rmtree(FIRST_CACHE, ignore_errors=True)
     return summary()
