@@ -41,6 +41,7 @@ struct opt {
 static const char *const log_modes[] = {"every", "detections", NULL};
 static const char *const health_modes[] = {"auto", "on", "off", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
+static const char *const log_formats[] = {"json", "text", NULL};
 
 #define F(field) offsetof(struct cc_cli, field)
 static const struct opt opts[] = {
@@ -64,6 +65,7 @@ static const struct opt opts[] = {
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
     {"output", OPT_STRING, F(output), 0, 0, 0, false},
     {"log-mode", OPT_WORD, F(log_mode), 0, 0, 0, false, log_modes},
+    {"log-format", OPT_WORD, F(log_format), 0, 0, 0, false, log_formats},
     {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
@@ -137,6 +139,8 @@ static const char usage[] =
     "                      (--headless without --log logs to stdout)\n"
     "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
     "                      changes or its score crosses --threshold, plus periodic stats)\n"
+    "  --log-format F      json (JSON lines, LOG_FORMAT.md) or text (a short line each, for\n"
+    "                      people); default: text when the log is a terminal, else json\n"
     "  --threshold P       score threshold 0..1 for detections mode\n"
     "  --unknown-threshold P  the answer is \"unknown\" when the top score is below P\n"
     "                      (0 < P < 1; 0: never); default: the model's own (camclass-train\n"

@@ -70,6 +70,7 @@ struct cc_cli {
     char *shot_dir;           // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
     char *log;                // --log FILE|-: detection log (JSON lines); NULL: none
     char *output;             // --output FILE.mp4|.mkv: annotated video recording; NULL: none
+    char *log_format;         // --log-format json|text; NULL: text when the log is a terminal
     char *log_mode;           // --log-mode every|detections; NULL: detlog's default
     char *mqtt;               // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
     char *mqtt_ca;            // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's

@@ -741,7 +741,10 @@ static int run(struct app *a)
     uint64_t seen = 0;
     struct cc_result last = {0};
     a->start_ns = cc_now_ns();
-    cc_status_line_init(&a->status, a->overlay ? NULL : stderr, a->start_ns);
+    // No status line in a window, nor beside a log that is the same terminal.
+    cc_status_line_init(&a->status,
+                        a->overlay || cc_report_logs_to_terminal(a->report) ? NULL : stderr,
+                        a->start_ns);
     // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
     // the log: the model just loaded is the one to run.
     atomic_store(&reload_flag, 0);

@@ -14,6 +14,7 @@
 
 #include "detector.h"
 #include "detlog.h"
+#include "log_text.h"
 #include "utf8.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -198,7 +199,7 @@ static bool emit(struct cc_detlog *log, cJSON *o, struct cc_error *err)
 {
     if (log->cfg.sink)
         return emit_to_sink(log, o);
-    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    char *text = !o ? NULL : log->cfg.text ? cc_log_text(o) : cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     int e = ENOMEM;
     bool ok = false;

@@ -45,6 +45,7 @@ struct cc_detlog_config {
     const char *path; // log file, opened for append (created 0644 & ~umask);
                       // NULL or "-": standard output (journald under systemd)
     enum cc_detlog_mode mode;
+    bool text;               // lines as text for people (log_text.h), not JSON; not with sink
     double threshold;        // [0, 1]: smoothed top-1 score at or above which it is a detection
     double hysteresis;       // [0, threshold]: a detection clears below threshold - hysteresis,
                              // and a new label replaces it only when it leads by more

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "detector.h"
 #include "detlog.h"
@@ -28,6 +29,7 @@ struct cc_report {
     const struct cc_cli *cli;          // --ha-prefix, --ha-binary
     struct cc_webhook *webhook;        // --webhook: the receiver of sinks[SINK_WEBHOOK]
     unsigned health;                   // the camera conditions on, as of the last result
+    bool log_terminal;                 // the log is standard output, and that is a terminal
     atomic_int *reopen;
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
@@ -170,6 +172,19 @@ static bool detlog_settings(const struct cc_report_config *rc, struct cc_detlog_
     return true;
 }
 
+static bool to_terminal(const char *log_path)
+{
+    return strcmp(log_path, "-") == 0 && isatty(STDOUT_FILENO);
+}
+
+/* --log-format: text or json as asked, else text for a log on a terminal (people read it). */
+static bool log_as_text(const struct cc_cli *cli, const char *log_path)
+{
+    if (cli->log_format)
+        return strcmp(cli->log_format, "text") == 0;
+    return to_terminal(log_path);
+}
+
 static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len)
 {
     return cc_mqtt_publish(ctx, event, line, len);
@@ -215,6 +230,8 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
     rep->notice_ctx = cfg->notice_ctx;
     if (cfg->log_path) {
         dc.path = cfg->log_path;
+        dc.text = log_as_text(cfg->cli, cfg->log_path);
+        rep->log_terminal = to_terminal(cfg->log_path);
         if (!(rep->log = cc_detlog_create(&dc, err)))
             goto error;
     }
@@ -254,6 +271,11 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
 error:
     cc_report_destroy(rep);
     return NULL;
+}
+
+bool cc_report_logs_to_terminal(const struct cc_report *rep)
+{
+    return rep && rep->log && rep->log_terminal;
 }
 
 bool cc_report_active(const struct cc_report *rep)

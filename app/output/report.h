@@ -8,10 +8,10 @@
  *   cc_report_destroy(rep);
  *
  * The log follows --log-mode/--threshold; MQTT always gets detections mode with --threshold
- * (hysteresis 0.1, EWMA 0.3), whatever the log's mode, and so does --on-event. Runtime problems (a log write failing, a
- * reopen failing, the broker coming and going) are one line each through cfg.notice.
- * Threads: cc_report_result runs on the inference thread only (one writer per detection log);
- * create, finish and destroy on the controlling thread while no result is being reported.
+ * (hysteresis 0.1, EWMA 0.3), whatever the log's mode, and so does --on-event. Runtime problems (a
+ * log write failing, a reopen failing, the broker coming and going) are one line each through
+ * cfg.notice. Threads: cc_report_result runs on the inference thread only (one writer per detection
+ * log); create, finish and destroy on the controlling thread while no result is being reported.
  * Ownership: the report copies what it keeps from cfg; reopen is read and cleared, not owned.
  */
 #ifndef CC_REPORT_H
@@ -25,7 +25,7 @@
 #include "result.h"
 
 enum {
-    CC_REPORT_STATS_S = 60,       // a "stats" line (and MQTT event) every this many seconds
+    CC_REPORT_STATS_S = 60,         // a "stats" line (and MQTT event) every this many seconds
     CC_REPORT_MQTT_FLUSH_MS = 3000, // at the end, how long the last events may take to arrive
 };
 
@@ -34,7 +34,7 @@ struct cc_report_config {
                               // --device-id
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
-    atomic_int *reopen;       // set by SIGHUP: the log is reopened before the next line
+    atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
 };
@@ -49,6 +49,10 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err);
 /* Opens the log and starts the MQTT connection (which never blocks). NULL with err (one line)
  * on a bad --log-mode, a log that cannot be opened or a bad MQTT setting: a usage error. */
 struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err);
+
+/* True when the log is standard output and that is a terminal: a status line on stderr would
+ * mix into it. */
+bool cc_report_logs_to_terminal(const struct cc_report *rep);
 
 /* True when results go anywhere (a log or MQTT): the pipeline's on_result is needed. */
 bool cc_report_active(const struct cc_report *rep);

@@ -12,6 +12,8 @@
   classified = "frames", "dropped", mean latency = "latency_ms", results/s = "fps" (0 for a
   one-frame run), over = "duration_s"; on one image, a directory, and a looped video played
   faster than inference (drops) ended by SIGTERM;
+- text: the log on a terminal is text for people (time, #seq, top labels, latency) with no
+  status line mixed in; --log-format json there is JSON; --log-format text to a file;
 - status: with stderr on a pseudo-terminal, one status line rewritten in place ("\r"), at most
   4 times a second, with frames, results/s, latency, files done/total and ETA, ended by a
   newline before the summary line; with stderr on a pipe, none of it (no "\r", no escape).
@@ -232,14 +234,16 @@ def part_summary(exe, base, samples, tmp):
           "fast: exit %s, no drops or too few frames: %r" % (p.returncode, js))
 
 
-def run_on_pty(exe, args, timeout=RUN_TIMEOUT):
-    """Runs exe with stderr on a pseudo-terminal (raw: no "\n" -> "\r\n"); stdout discarded.
-    Returns (exit status, what it wrote to the terminal, seconds it ran)."""
+def run_on_pty(exe, args, timeout=RUN_TIMEOUT, stdout_too=False):
+    """Runs exe with stderr (and with stdout_too, stdout) on a pseudo-terminal (raw: no "\n" ->
+    "\r\n"); else stdout discarded. Returns (exit status, what it wrote to the terminal,
+    seconds it ran)."""
     master, slave = pty.openpty()
     tty.setraw(slave)
     t0 = time.monotonic()
     p = subprocess.Popen(host_command(exe) + args, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=slave, env=env_headless())
+                         stdout=slave if stdout_too else subprocess.DEVNULL, stderr=slave,
+                         env=env_headless())
     os.close(slave)
     out = b""
     try:
@@ -304,7 +308,37 @@ def part_status(exe, base, samples, tmp):
     check(all(l.startswith("camclass: ") for l in err.splitlines()), "no tty: stderr %r" % err)
 
 
-PARTS = {"pipe": part_pipe, "file": part_file, "summary": part_summary, "status": part_status}
+def part_text(exe, base, samples, tmp):
+    """The log on the terminal (--log -, stdout a terminal): text lines for people, no status
+    line mixed into them; --log-format json there gives JSON; text to a file when asked."""
+    n = 12
+    d, names = frames_dir(tmp, samples, n)
+    args = base + ["--input", d, "--fps", "16", "--log", "-"]
+    rc, out, _ = run_on_pty(exe, args, stdout_too=True)
+    check(rc == 0, "text: exit %s: %r" % (rc, out[-400:]))
+    check("\r" not in out and "\x1b" not in out and "ETA" not in out,
+          "text: a status line on the log's terminal: %r" % out[-400:])
+    frames = [l for l in out.splitlines() if re.match(r"^\d\d:\d\d:\d\d\.\d{3}  #\d+  ", l)]
+    check(len(frames) >= n // 2 and all(re.search(r" [\d.]+ ms$", l) for l in frames),
+          "text: %d frame lines like '12:00:01.512  #3  label 0.91 ... 41.8 ms':\n%s" %
+          (len(frames), out[-600:]))
+    check(re.search(r"^\d\d:\d\d:\d\d\.\d{3}  summary   \d+ frames, ", out, re.M) is not None,
+          "text: no summary line: %r" % out[-300:])
+    check(not any(l.startswith("{") for l in out.splitlines()), "text: JSON on the terminal")
+    rc, out, _ = run_on_pty(exe, args + ["--log-format", "json"], stdout_too=True)
+    js = [l for l in out.splitlines() if l.startswith("{")]
+    check(rc == 0 and len(js) >= n // 2 and all(json.loads(l) for l in js),
+          "text: --log-format json on a terminal: %d JSON lines" % len(js))
+    log = os.path.join(tmp, "text.log")
+    rc, _, err = run(exe, base + ["--input", d, "--log", log, "--log-format", "text"])
+    with open(log) as f:
+        lines = f.read().splitlines()
+    check(rc == 0 and len(lines) == n + 1 and lines[-1].split("  ")[1].startswith("summary"),
+          "text: --log-format text to a file: %d lines %r" % (len(lines), lines[-1:]))
+
+
+PARTS = {"pipe": part_pipe, "file": part_file, "summary": part_summary, "status": part_status,
+         "text": part_text}
 
 
 def main():
