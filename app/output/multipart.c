@@ -147,14 +147,13 @@ int cc_multipart_find(const uint8_t *body, size_t size, const char *boundary,
                       const char *const *names, size_t *off, size_t *len, char *msg,
                       size_t msg_size)
 {
-    const char *b = (const char *)body, *end = b + size;
     char delim[CC_MULTIPART_BOUNDARY_MAX + 5] = "\r\n--"; // CRLF "--" boundary
     size_t dl = strlen(boundary) + 4;
     memcpy(delim + 4, boundary, dl - 3);
+    const char *b = (const char *)body, *end = size ? b + size : b; // an empty body: NULL
     // The first delimiter may open the body (no CRLF before it) or follow a preamble.
-    const char *p = size >= dl - 2 && memcmp(b, delim + 2, dl - 2) == 0
-                        ? b + dl - 2
-                        : memmem(b, size, delim, dl);
+    bool opens = size >= dl - 2 && memcmp(b, delim + 2, dl - 2) == 0;
+    const char *p = opens ? b + dl - 2 : size ? memmem(b, size, delim, dl) : NULL;
     if (!p) {
         snprintf(msg, msg_size,
                  "the multipart body has no delimiter --%.70s (its Content-Type's boundary); "
@@ -162,7 +161,7 @@ int cc_multipart_find(const uint8_t *body, size_t size, const char *boundary,
                  boundary);
         return 400;
     }
-    if (p != b + dl - 2)
+    if (!opens)
         p += dl;
     bool found = false, empty = false;
     for (;;) {

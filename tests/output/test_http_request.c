@@ -380,6 +380,7 @@ static void forms(void)
     form_is("XyZ", "--XyZ\r\n" PART("file") "Content-Type: image/png\r\n\r\nPNGDATA\r\n--XyZ--\r\n",
             "PNGDATA", NULL);
     form_is("X", "preamble\r\n--X\r\n" PART("image") "\r\nIMG\r\n--X--", "IMG", NULL);
+    form_is("X", "abc\r\n--X\r\n" PART("file") "\r\nI\r\n--X--", "I", NULL); // at dl - 2
     form_is("-",
             "---\r\n" PART("other") "\r\nzz\r\n---\r\n" PART("file") "\r\nAB\r\n-CD\r\n---"
                                                                      "--\r\nepilogue",
