@@ -17,7 +17,8 @@ static _Thread_local unsigned refused_w, refused_h;
  * max pixel count N" (av_image_check_size2), the only place that says which size a decoder
  * refused under AVCodecContext.max_pixels (the decoder itself returns AVERROR_INVALIDDATA or
  * EINVAL). */
-static void on_log(void *avcl, int level, const char *fmt, va_list vl)
+__attribute__((format(printf, 3, 0))) static void on_log(void *avcl, int level, const char *fmt,
+                                                         va_list vl)
 {
     (void)avcl;
     if (level > AV_LOG_ERROR || !strstr(fmt, "exceeds specified max pixel count"))
