@@ -138,8 +138,9 @@ enum cc_http_body_kind {
 
 /* The headers of a POST /predict: ?k= (NULL: absent; else 1..CC_RESULT_MAX_TOP), the
  * Content-Length (NULL: absent or chunked; more than max_body: 413) and Content-Type (NULL:
- * raw). Returns 0 with *k (default_k without ?k=) and *kind set, or the refusal status (400,
- * 413, 415) with its error line in msg. */
+ * raw; 415 unless image/..., application/octet-stream, application/x-www-form-urlencoded or
+ * multipart/form-data). Returns 0 with *k (default_k without ?k=) and *kind set, or the
+ * refusal status (400, 413, 415) with its error line in msg. */
 int cc_http_predict_head(const char *k_arg, const char *content_length, const char *content_type,
                          size_t max_body, int default_k, int *k, enum cc_http_body_kind *kind,
                          char *msg, size_t msg_size);
