@@ -124,7 +124,7 @@ static void part_name(const char *p, const char *end, char *name, size_t size)
                     return;
                 }
         }
-        p = eol + 2;
+        p = eol == end ? end : eol + 2;
     }
 }
 
