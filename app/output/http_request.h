@@ -1,7 +1,7 @@
 /* camclass — the decisions the HTTP service makes from what a client sends, without an HTTP
  * library or the engine: the --serve address, the Bearer token, routing, /predict's ?k=,
- * Content-Length and Content-Type, and the body's accounting (its limit, the multipart "file"
- * field). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
+ * Content-Length and Content-Type, and the body's accounting (its limit; a form's image field
+ * through multipart.h). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
  * (method, path, header values, body pieces) and sends what they decide; tests/fuzz/fuzz_http.c
  * feeds them hostile input directly.
  *
