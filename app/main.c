@@ -761,9 +761,13 @@ static int run(struct app *a)
     // The same figures as the log's summary line (pipeline.h): frames = classified results, the
     // rate between the first and the last result (0 with one result).
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
-    char bad[64] = "";
+    char bad[96] = "";
     if (t.bad_frames)
         snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
+    int unread = a->file ? cc_source_file_skipped(a->file) : 0; // the producer has stopped
+    if (unread)
+        snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
+                 unread == 1 ? "" : "s");
     fprintf(stderr,
             "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
             "%.1f results/s over %.1f s\n",

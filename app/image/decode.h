@@ -1,6 +1,8 @@
-/* camclass — JPEG (libjpeg-turbo) and PNG (libpng) decoding from memory.
+/* camclass — image decoding from memory: JPEG (libjpeg-turbo), PNG (libpng), WebP (libwebp) and
+ * BMP (SDL2), one table of formats told apart by their first bytes (cc_image_decode).
  *
- * Used by preprocessing (MJPEG camera frames) and the file sources (JPEG/PNG files). Errors
+ * Used by preprocessing (MJPEG camera frames), the file sources (image files and directories)
+ * and POST /predict: the same decoders everywhere. Errors
  * are caught with setjmp/longjmp inside these functions: a corrupt or truncated image never
  * exits the process, it returns false with one line naming `name` (a file path or "MJPEG
  * frame N") and what went wrong.
@@ -41,18 +43,34 @@ void cc_image_finish(struct cc_image *img);
  * than camclass decodes (...); scale it down first" (or "has no pixels") when it is outside. */
 bool cc_image_check_size(long long w, long long h, const char *name, struct cc_error *err);
 
+/* The formats, as messages name them. */
+#define CC_IMAGE_FORMATS "PNG, JPEG, WebP or BMP"
+
+/* The format data's first bytes show ("PNG", "JPEG", "WebP", "BMP"), NULL for none. */
+const char *cc_image_format(const uint8_t *data, size_t size);
+
+/* Whether a file name has a suffix of these formats (.png .jpg .jpeg .webp .bmp, any case). */
+bool cc_image_has_suffix(const char *filename);
+
+/* Decodes data by the format its first bytes show (the decoders below; WebP to RGB, alpha
+ * dropped; BMP to RGB), the declared size checked before anything is allocated; false with
+ * one line naming `name` when no format matches or the decode fails. */
+bool cc_image_decode(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
+                     struct cc_error *err);
+
 /* True when data starts with the PNG signature / a JPEG SOI marker. */
 bool cc_is_png(const uint8_t *data, size_t size);
 bool cc_is_jpeg(const uint8_t *data, size_t size);
 
-/* The size a PNG (IHDR) or JPEG (its frame header, read by libjpeg as the decode reads it)
- * declares, and whether the JPEG is progressive (its decoder keeps every DCT coefficient of the
+/* The size a PNG (IHDR), WebP, BMP or JPEG (its frame header, read by libjpeg as the decode reads
+ * it) declares, and whether the JPEG is progressive (its decoder keeps every DCT coefficient of the
  * image besides the pixels: about three times their memory), without decoding. False when no
  * header reads (a decode then fails there too, before allocating for the image). */
 bool cc_image_declared(const uint8_t *data, size_t size, long long *w, long long *h,
                        bool *progressive);
 
-/* Decodes a JPEG to RGB (channels = 3, also for greyscale JPEGs). A truncated stream
+/* Decodes a JPEG to RGB (channels = 3, also for greyscale, CMYK and YCCK JPEGs: inks
+ * converted as (255 - C)(255 - K) / 255, inverted inks with an Adobe marker). A truncated stream
  * (premature end of data) is an error, not a grey-filled image. The declared size is checked
  * (cc_image_check_size) after the header is read, before libjpeg allocates for the image. */
 bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct cc_image *img,

@@ -326,11 +326,11 @@ static enum cc_av_status open_input(struct cc_av *av, const char *name, const ch
                 "%s: a damaged or truncated %s file (libavformat: %s); copy or download it again",
                 av->path, kind, av_err2str(ret));
         else if (ret == AVERROR_INVALIDDATA && !av->url)
-            cc_error_set(
-                err,
-                "%s: not a PNG, JPEG, Y4M or video file that libavformat reads (%s); give an "
-                "image, a directory of images or a video",
-                av->path, av_err2str(ret));
+            cc_error_set(err,
+                         "%s: not an image (" CC_IMAGE_FORMATS "), Y4M or video file that "
+                         "libavformat reads (%s); give an image, a directory of images or a "
+                         "video",
+                         av->path, av_err2str(ret));
         else
             fail(av, ret, av->url ? "cannot open the stream" : "cannot open", err);
         av->status = classify(av, ret);
@@ -648,6 +648,25 @@ static bool no_frame(struct cc_av *av, struct cc_error *err)
     return true;
 }
 
+/* The decoder refused a packet or frame (ret): when FFmpeg refused the picture's size for the
+ * pixel limit (a stream whose frames grew past it; its header's size was checked at open), the
+ * limit is named, not the decoder's "Invalid data found". Returns -1. */
+static int decoder_failed(struct cc_av *av, int ret, const char *hint, struct cc_error *err)
+{
+    av->status = CC_AV_UNUSABLE;
+    unsigned w, h;
+    if (cc_av_log_take_refused_size(&w, &h))
+        cc_error_set(err,
+                     "%s: frame %llu grows to %ux%u pixels, more than camclass decodes (%d M "
+                     "pixels, %d on a side); scale the video down first",
+                     av->path, (unsigned long long)av->index, w, h, CC_IMAGE_MAX_PIXELS / 1000000,
+                     CC_IMAGE_MAX_SIDE);
+    else
+        cc_error_set(err, "%s: frame %llu: %s decoder: %s%s", av->path,
+                     (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret), hint);
+    return -1;
+}
+
 int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
                struct cc_error *err)
 {
@@ -664,12 +683,8 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         }
         if (ret == AVERROR_EOF)
             return truncated(av, err) ? -1 : 0;
-        if (ret != AVERROR(EAGAIN) && !skip_bad_packets) {
-            av->status = CC_AV_UNUSABLE;
-            cc_error_set(err, "%s: frame %llu: %s decoder: %s", av->path,
-                         (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret));
-            return -1;
-        }
+        if (ret != AVERROR(EAGAIN) && !skip_bad_packets)
+            return decoder_failed(av, ret, "", err);
         if (ret != AVERROR(EAGAIN))
             av->refused++, av->last_refusal = ret;
         if (no_frame(av, err))
@@ -696,12 +711,8 @@ int cc_av_read(struct cc_av *av, struct cc_frame *frame, bool skip_bad_packets,
         av_packet_unref(av->pkt);
         if (ret < 0 && ret != AVERROR(EAGAIN) && skip_bad_packets)
             av->refused++, av->last_refusal = ret;
-        if (ret < 0 && ret != AVERROR(EAGAIN) && !skip_bad_packets) {
-            av->status = CC_AV_UNUSABLE;
-            cc_error_set(err, "%s: frame %llu: %s decoder: %s (a damaged file?)", av->path,
-                         (unsigned long long)av->index, av->dec->codec->name, av_err2str(ret));
-            return -1;
-        }
+        if (ret < 0 && ret != AVERROR(EAGAIN) && !skip_bad_packets)
+            return decoder_failed(av, ret, " (a damaged file?)", err);
     }
 }
 

@@ -23,11 +23,17 @@
 struct cc_source_file {
     char *path; // as opened, for messages
     bool loop;
+    bool is_dir; // a directory's images (else one named file or a video)
 
     // Images (a single file or a directory): one frame per file.
     char **files; // (n_files) owned paths, sorted
     int n_files;
     int next_file; // index of the file the next read decodes
+    uint64_t pass; // times the list was started (a loop starts it again)
+    // A directory's files that did not decode (one warning each on stderr, first pass only);
+    // written by the producer thread, read after it ended (cc_source_file_skipped).
+    int skipped;
+    uint64_t decoded; // files decoded, all passes: a directory where none does is an error
     uint8_t *buf;  // (buf_cap) the compressed file being decoded
     size_t buf_cap;
     struct cc_image img; // a single looped image, decoded once (others decode into the frame)
@@ -56,13 +62,6 @@ struct cc_source_file {
 /* ---------------------------------------------------------------------------------------- */
 /* Opening                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
-
-static bool has_image_extension(const char *name)
-{
-    const char *dot = strrchr(name, '.');
-    return dot &&
-           (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
-}
 
 static int cmp_names(const void *a, const void *b)
 {
@@ -101,7 +100,7 @@ static bool list_directory(struct cc_source_file *src, struct cc_error *err)
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || !has_image_extension(e->d_name))
+        if (e->d_name[0] == '.' || !cc_image_has_suffix(e->d_name))
             continue;
         ok = add_file(src, src->path, e->d_name, &cap, err);
         if (ok) { // regular files only (following links); a directory named x.png is skipped
@@ -114,15 +113,18 @@ static bool list_directory(struct cc_source_file *src, struct cc_error *err)
     if (!ok)
         return false;
     if (src->n_files == 0)
-        return cc_error_set(err, "%s: no *.png, *.jpg or *.jpeg files in this directory",
+        return cc_error_set(err,
+                            "%s: no *.png, *.jpg, *.jpeg, *.webp or *.bmp files in this "
+                            "directory",
                             src->path);
     qsort(src->files, (size_t)src->n_files, sizeof(char *), cmp_names);
     return true;
 }
 
-/* Opens a path that is not a directory: a Y4M stream (a file or a pipe) or one PNG/JPEG file.
+/* Opens a path that is not a directory: a Y4M stream (a file or a pipe) or one image file.
  * One open and one read recognise the content: a pipe cannot be opened twice, so what is read
- * here is handed on. 9 bytes: "YUV4MPEG2", more than the PNG and JPEG magics. */
+ * here is handed on. 9 bytes: "YUV4MPEG2"; then up to 32 for the image formats' first bytes
+ * (a BMP's DIB header size is at 14). */
 static bool open_stream(struct cc_source_file *src, const struct stat *st, struct cc_error *err)
 {
     const char *path = src->path;
@@ -130,9 +132,9 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
     FILE *f = fopen(path, "rb");
     if (!f)
         return cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-    char magic[9];
-    size_t n = fread(magic, 1, sizeof(magic), f);
-    if (n == sizeof(magic) && memcmp(magic, "YUV4MPEG2", 9) == 0) {
+    char magic[32];
+    size_t n = fread(magic, 1, 9, f);
+    if (n == 9 && memcmp(magic, "YUV4MPEG2", 9) == 0) {
         if (!(src->y4m = cc_y4m_open(f, path, magic, n, err)))
             return false;
         if (src->loop && !cc_y4m_seekable(src->y4m))
@@ -142,8 +144,10 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
                                 path);
         return true;
     }
+    if (n == 9)
+        n += fread(magic + n, 1, sizeof(magic) - n, f);
     fclose(f);
-    bool image = cc_is_png((const uint8_t *)magic, n) || cc_is_jpeg((const uint8_t *)magic, n);
+    bool image = cc_image_format((const uint8_t *)magic, n) != NULL;
     if (!image && regular) { // a video file (mp4, mkv, webm, avi, ...), or not one
         struct cc_av_options o = {.url = false};
         if (cc_av_open(path, &o, &src->av, err) != CC_AV_OK)
@@ -159,7 +163,7 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
                             path, S_ISCHR(st->st_mode) ? "; a camera is given with --camera" : "");
     if (!regular)
         return cc_error_set(err,
-                            "%s: a PNG or JPEG image is read from a file, not from a pipe or "
+                            "%s: an image is read from a file, not from a pipe or "
                             "device; save it to a file first (a pipe can carry .y4m video)",
                             path);
     int cap = 0;
@@ -183,13 +187,21 @@ struct cc_source_file *cc_source_file_open(const char *path, bool loop, struct c
         cc_error_set(err, "%s: cannot open: %s", path, strerror(errno));
         goto error;
     }
-    if (S_ISDIR(st.st_mode) ? !list_directory(src, err) : !open_stream(src, &st, err))
+    src->is_dir = S_ISDIR(st.st_mode);
+    if (src->is_dir ? !list_directory(src, err) : !open_stream(src, &st, err))
         goto error;
     // The first frame is read now, so that an input whose first frame cannot be read (a
     // truncated video, a corrupt image) is refused at open, as an unusable input.
     int r = read_next(src, &src->first, err);
     if (r < 0)
         goto error;
+    if (r == 0) { // a video whose stream ends at once: nothing to classify is not a success
+        cc_error_set(err,
+                     "%s: no frames: the %s ends after its header; give a %s with at least one "
+                     "frame",
+                     path, src->y4m ? "Y4M stream" : "video", src->y4m ? "stream" : "file");
+        goto error;
+    }
     src->first_pending = r == 1;
     return src;
 error:
@@ -229,6 +241,11 @@ const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t
 int cc_source_file_count(const struct cc_source_file *src)
 {
     return src->n_files;
+}
+
+int cc_source_file_skipped(const struct cc_source_file *src)
+{
+    return src->skipped;
 }
 
 double cc_source_file_native_fps(const struct cc_source_file *src)
@@ -314,11 +331,7 @@ static bool decode_file(struct cc_source_file *src, const char *path, struct cc_
     size_t n = 0;
     if (!read_whole(src, path, &n, err))
         return false;
-    if (cc_is_png(src->buf, n))
-        return cc_decode_png(src->buf, n, path, img, err);
-    if (cc_is_jpeg(src->buf, n))
-        return cc_decode_jpeg(src->buf, n, path, img, err);
-    return cc_error_set(err, "%s: not a PNG or JPEG file", path);
+    return cc_image_decode(src->buf, n, path, img, err);
 }
 
 /* Reads image file i into frame. Decoded straight into frame->data, except a single looped
@@ -354,6 +367,9 @@ static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
         img = &direct;
     }
     frame->format = img->channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24;
+    // The file's place in the list, across loops: the frame names its file by it
+    // (cc_source_file_frame_name), also after files were skipped.
+    frame->sequence = src->pass * (uint64_t)src->n_files + (uint64_t)i;
     frame->width = img->width;
     frame->height = img->height;
     frame->stride = img->width * img->channels;
@@ -361,7 +377,42 @@ static int read_image(struct cc_source_file *src, int i, struct cc_frame *frame,
     return 1;
 }
 
-/* Reads the next frame from the file(s); sequence and timestamp are set by the caller. */
+/* The next image of the list that decodes. A directory's file that does not (unreadable,
+ * corrupt, not the format its name says) is skipped with one warning line and counted; a
+ * single file's error ends the run, and so does a directory where no file decodes. */
+static int read_listed(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
+{
+    for (;;) {
+        if (src->next_file == src->n_files) {
+            if (!src->decoded && src->skipped) {
+                cc_error_set(err,
+                             "%s: none of its %d image files decodes (each named above); "
+                             "replace them",
+                             src->path, src->n_files);
+                return -1;
+            }
+            if (!src->loop)
+                return 0;
+            src->next_file = 0;
+            src->pass++;
+        }
+        int i = src->next_file++;
+        if (read_image(src, i, frame, err) == 1) {
+            src->decoded++;
+            return 1;
+        }
+        if (!src->is_dir)
+            return -1;
+        if (src->pass == 0) {
+            src->skipped++;
+            fprintf(stderr, "camclass: warning: %s; skipped\n", err->msg);
+        }
+        err->msg[0] = '\0';
+    }
+}
+
+/* Reads the next frame from the file(s); sequence (for a video) and timestamp are set by the
+ * caller. */
 static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
 {
     int r;
@@ -387,12 +438,7 @@ static int read_next(struct cc_source_file *src, struct cc_frame *frame, struct 
         src->since_rewind += r == 1;
         return r;
     }
-    if (src->next_file == src->n_files) {
-        if (!src->loop)
-            return 0;
-        src->next_file = 0;
-    }
-    return read_image(src, src->next_file++, frame, err);
+    return read_listed(src, frame, err);
 }
 
 int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, struct cc_error *err)
@@ -412,7 +458,9 @@ int cc_source_file_read(struct cc_source_file *src, struct cc_frame *frame, stru
         r = read_next(src, frame, err);
     }
     if (r == 1) {
-        frame->sequence = src->sequence++;
+        if (!src->n_files) // images: their place in the list (read_image)
+            frame->sequence = src->sequence;
+        src->sequence++;
         frame->timestamp_ns = cc_now_ns();
     }
     return r;

@@ -1,10 +1,12 @@
-/* camclass — file sources: PNG and JPEG images, directories of them, Y4M video, compressed
- * video files; and live network streams.
+/* camclass — file sources: images (PNG, JPEG, WebP, BMP), directories of them, Y4M video,
+ * compressed video files; and live network streams.
  *
  * A source is opened on a path:
- *   - a PNG or JPEG file (recognised by content, not by name): one frame, GREY or RGB24;
- *   - a directory: its *.png, *.jpg, *.jpeg files (any case), in byte order of the names,
- *     one frame each; subdirectories and other files are ignored;
+ *   - an image file (recognised by content, not by name; decode.h): one frame, GREY or RGB24;
+ *   - a directory: its *.png, *.jpg, *.jpeg, *.webp, *.bmp files (any case), in byte order of
+ *     the names, one frame each; subdirectories and other files are ignored; a file that does
+ *     not decode is skipped with one warning line on stderr and counted
+ *     (cc_source_file_skipped); none decoding is an error;
  *   - a .y4m file (recognised by content): its frames, as NV12 (4:2:0), RGB24 (4:4:4) or GREY
  *     (mono); see y4m.h. Y4M may also come through a pipe or FIFO (`--input /dev/stdin`): the
  *     path is opened once and the bytes read to recognise it are handed to the Y4M reader.
@@ -80,6 +82,10 @@ const char *cc_source_file_frame_name(const struct cc_source_file *src, uint64_t
 
 /* Image files in one pass of the input (1 for a single image); 0 for a video. */
 int cc_source_file_count(const struct cc_source_file *src);
+
+/* A directory's files skipped because they did not decode (each once, in the first pass).
+ * Read it after the producer thread has stopped (cc_source_file_stop). */
+int cc_source_file_skipped(const struct cc_source_file *src);
 
 /* Reads the next frame into frame (format, size, stride, size, sequence, timestamp_ns set;
  * frame->data grown with realloc when frame->capacity is short — the caller owns and frees

@@ -6,8 +6,10 @@
  * handler is called first with the headers (a per-request state is made and kept in *con_cls;
  * a response may be queued at once to refuse the request before its body is read), then once
  * per piece of body (consumed by setting *upload_data_size to 0), then once more with
- * *upload_data_size == 0, when the answer is queued. Multipart bodies go through
- * libmicrohttpd's own post processor (MHD_create_post_processor).
+ * *upload_data_size == 0, when the answer is queued. A multipart body is kept whole (it is
+ * bounded by --serve-max-body) and parsed at its end by multipart.c: libmicrohttpd's post
+ * processor took "XyZ; charset=utf-8" for the boundary, found only a lower-case "boundary=",
+ * and could not say that a form ended before its closing boundary (#24 section 2).
  */
 #include "http.h"
 
@@ -72,10 +74,8 @@ struct cc_http {
 
 /* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
 struct request {
-    bool started;                 // the first call has been answered (headers seen)
-    struct MHD_PostProcessor *pp; // multipart/form-data bodies; NULL for raw ones
-    struct cc_http_body body;     // the image: the raw body or the "file" field; its limit
-    bool bad_form;                // the post processor refused the multipart body
+    bool started;             // the first call has been answered (headers seen)
+    struct cc_http_body body; // the body (raw, or a form: its boundary), its limit
     int k;
     enum cc_metrics_endpoint endpoint;
     int64_t head_ns; // when the headers were in (the body's deadline counts from here)
@@ -93,17 +93,6 @@ static void on_log(void *cls, const char *fmt, va_list ap)
         line[--n] = '\0';
     if (!cc_http_log_is_routine(line))
         fprintf(stderr, "camclass: http: %s\n", line);
-}
-
-/* The post processor's callback: the bytes of the field "file" (others are ignored). */
-static enum MHD_Result on_field(void *cls, enum MHD_ValueKind kind, const char *key,
-                                const char *filename, const char *content_type,
-                                const char *transfer_encoding, const char *data, uint64_t off,
-                                size_t size)
-{
-    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
-    struct request *rq = cls;
-    return cc_http_body_field(&rq->body, key, off, data, size) ? MHD_YES : MHD_NO;
 }
 
 /* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
@@ -341,7 +330,7 @@ static enum MHD_Result model_head(struct cc_http *h, struct request *rq, struct 
 static enum MHD_Result model_body(struct cc_http *h, struct request *rq, struct MHD_Connection *c)
 {
     char msg[200];
-    int status = cc_http_body_end(&rq->body, false, false, msg, sizeof(msg));
+    int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     const char *dir = getenv("TMPDIR");
@@ -423,10 +412,12 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     cc_http_body_init(&rq->body, h->max_body);
-    // libmicrohttpd's post processor parses the parts; its callback gets this request.
     if (kind == CC_HTTP_BODY_MULTIPART &&
-        !(rq->pp = MHD_create_post_processor(c, 64 * 1024, on_field, rq)))
-        return send_error(c, 400, "the multipart/form-data body has no boundary", NULL, NULL);
+        (status = cc_http_body_form(
+             &rq->body,
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), msg,
+             sizeof(msg))))
+        return send_error(c, status, msg, NULL, NULL);
     *answered = false;
     return MHD_YES;
 }
@@ -500,18 +491,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                     (int)(h->body_limit_ns / 1000000000));
             return MHD_NO;
         }
-        bool ok = true;
-        if (rq->pp) {
-            // MHD_post_process refuses a body that does not parse, and also when our callback
-            // refused (out of memory): that one drops the connection, as for a raw body.
-            if (!rq->bad_form &&
-                MHD_post_process(rq->pp, upload_data, *upload_data_size) != MHD_YES) {
-                rq->bad_form = !rq->body.too_big;
-                ok = !rq->body.no_memory;
-            }
-        } else {
-            ok = cc_http_body_append(&rq->body, upload_data, *upload_data_size);
-        }
+        bool ok = cc_http_body_append(&rq->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return ok ? MHD_YES : MHD_NO;
     }
@@ -521,7 +501,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     char msg[200];
     if (rq->endpoint == CC_METRICS_MODEL)
         return model_body(h, rq, c);
-    int status = cc_http_body_end(&rq->body, rq->pp != NULL, rq->bad_form, msg, sizeof(msg));
+    int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
     struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
@@ -541,8 +521,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!rq)
         return;
     atomic_fetch_sub(&h->in_flight, 1);
-    if (rq->pp)
-        MHD_destroy_post_processor(rq->pp);
     cc_http_body_finish(&rq->body);
     free(rq);
     *con_cls = NULL;

@@ -366,7 +366,9 @@ int cc_http_predict_head(const char *k_arg, const char *content_length, const ch
     if (type && strncasecmp(type, "multipart/form-data", 19) == 0) {
         *kind = CC_HTTP_BODY_MULTIPART;
     } else if (type && strncasecmp(type, "image/", 6) != 0 &&
-               strncasecmp(type, "application/octet-stream", 24) != 0) {
+               strncasecmp(type, "application/octet-stream", 24) != 0 &&
+               strncasecmp(type, "application/x-www-form-urlencoded", 33) != 0) {
+        // (curl --data-binary @x.jpg sends the last: the image is told by its bytes.)
         snprintf(msg, msg_size,
                  "Content-Type %.60s is not taken; send image/jpeg, image/png, or "
                  "multipart/form-data with the image in the field \"file\"",
@@ -404,35 +406,28 @@ bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n)
     return true;
 }
 
-bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
-                        size_t n)
+int cc_http_body_form(struct cc_http_body *b, const char *content_type, char *msg, size_t msg_size)
 {
-    if (!key || strcmp(key, "file") != 0)
-        return true;
-    b->file_seen = true;
-    if (off == 0 && (b->size || b->too_big)) // a second "file" field after one with bytes
-        b->file_done = true;
-    if (b->file_done)
-        return true;
-    return cc_http_body_append(b, data, n);
+    return cc_multipart_boundary(content_type, b->boundary, msg, msg_size) ? 0 : 400;
 }
 
-int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form, char *msg,
-                     size_t msg_size)
+int cc_http_body_end(struct cc_http_body *b, char *msg, size_t msg_size)
 {
     if (b->too_big) {
         snprintf(msg, msg_size, "the body is more than %zu MB (--serve-max-body)", b->max >> 20);
         return 413;
     }
-    if (bad_form) {
-        snprintf(msg, msg_size, "the multipart/form-data body does not parse");
-        return 400;
-    }
-    if (multipart && !b->size) {
-        snprintf(msg, msg_size, "no image: the form has %s (curl -F file=@IMAGE)",
-                 b->file_seen ? "an empty field \"file\"" : "no field \"file\"");
-        return 400;
-    }
+    if (!b->boundary[0])
+        return 0;
+    static const char *const fields[] = {"file", "image", NULL};
+    size_t off = 0, len = 0;
+    int status =
+        cc_multipart_find(b->data, b->size, b->boundary, fields, &off, &len, msg, msg_size);
+    if (status)
+        return status;
+    memmove(b->data, b->data + off, len);
+    b->size = len;
+    b->boundary[0] = '\0'; // the image now: a second call keeps it
     return 0;
 }
 

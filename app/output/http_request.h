@@ -1,7 +1,7 @@
 /* camclass — the decisions the HTTP service makes from what a client sends, without an HTTP
  * library or the engine: the --serve address, the Bearer token, routing, /predict's ?k=,
- * Content-Length and Content-Type, and the body's accounting (its limit, the multipart "file"
- * field). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
+ * Content-Length and Content-Type, and the body's accounting (its limit; a form's image field
+ * through multipart.h). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
  * (method, path, header values, body pieces) and sends what they decide; tests/fuzz/fuzz_http.c
  * feeds them hostile input directly.
  *
@@ -9,8 +9,9 @@
  *   if (r.status) send the error r.status, r.msg (+ r.header: r.value);
  *   else if (r.endpoint == CC_METRICS_PREDICT) {
  *       status = cc_http_predict_head(k, length, type, max, top_k, &rq, msg, sizeof(msg));
- *       per body piece: cc_http_body_append (raw) or cc_http_body_field (multipart "file")
- *       status = cc_http_body_end(&body, multipart, bad_form, msg, sizeof(msg));
+ *       cc_http_body_init(&body, max); multipart: status = cc_http_body_form(&body, type, ...);
+ *       per body piece: cc_http_body_append
+ *       status = cc_http_body_end(&body, msg, sizeof(msg)); // the image in body.data
  *   }
  *
  * Before routing, who asks: cc_http_check_host (the Host header: DNS rebinding) and
@@ -18,7 +19,7 @@
  * start from --serve, --serve-token and --serve-allow-host.
  *
  * Threads: none kept; every function works on what it is given (a request on its
- * connection's thread). The multipart syntax itself is libmicrohttpd's post processor's job.
+ * connection's thread). The multipart syntax is multipart.c's, on the whole body.
  */
 #ifndef CC_HTTP_REQUEST_H
 #define CC_HTTP_REQUEST_H
@@ -30,6 +31,7 @@
 
 #include "error.h"
 #include "metrics.h"
+#include "multipart.h"
 
 /* --serve [ADDR:]PORT, parsed (no name is looked up). */
 struct cc_http_listen {
@@ -128,28 +130,31 @@ int cc_http_model_name(const char *name, char *rel, size_t rel_size, char *msg, 
 
 /* How a POST /predict's body comes. */
 enum cc_http_body_kind {
-    CC_HTTP_BODY_RAW,       // the body is the image (image/…, application/octet-stream, none)
-    CC_HTTP_BODY_MULTIPART, // multipart/form-data: the image is the field "file"
+    CC_HTTP_BODY_RAW,       // the body is the image, told by its first bytes (image/…,
+                            // application/octet-stream, none, or curl --data-binary's
+                            // application/x-www-form-urlencoded)
+    CC_HTTP_BODY_MULTIPART, // multipart/form-data: the image is the field "file" or "image"
 };
 
 /* The headers of a POST /predict: ?k= (NULL: absent; else 1..CC_RESULT_MAX_TOP), the
  * Content-Length (NULL: absent or chunked; more than max_body: 413) and Content-Type (NULL:
- * raw). Returns 0 with *k (default_k without ?k=) and *kind set, or the refusal status (400,
- * 413, 415) with its error line in msg. */
+ * raw; 415 unless image/..., application/octet-stream, application/x-www-form-urlencoded or
+ * multipart/form-data). Returns 0 with *k (default_k without ?k=) and *kind set, or the
+ * refusal status (400, 413, 415) with its error line in msg. */
 int cc_http_predict_head(const char *k_arg, const char *content_length, const char *content_type,
                          size_t max_body, int default_k, int *k, enum cc_http_body_kind *kind,
                          char *msg, size_t msg_size);
 
-/* A POST /predict's image as its body comes in: the raw body, or the first multipart field
- * "file" that has bytes. Owned by its request (cc_http_body_finish frees). */
+/* A POST /predict's body as it comes in; at its end (cc_http_body_end) the image: the raw
+ * body, or the first multipart field "file" or "image" that has bytes. Owned by its request
+ * (cc_http_body_finish frees). */
 struct cc_http_body {
-    uint8_t *data;     // (size) the image bytes so far; malloc'd, grown by doubling
+    uint8_t *data; // (size) the body's bytes so far; malloc'd, grown by doubling
     size_t size, cap;
     size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
     bool too_big;      // more than max came: the rest is read and dropped, then 413
     bool no_memory;    // growing data failed (append returned false)
-    bool file_seen;    // a "file" field began (even an empty one)
-    bool file_done;    // a "file" field with bytes ended (later ones are ignored)
+    char boundary[CC_MULTIPART_BOUNDARY_MAX + 1]; // a multipart form's; "": a raw body
 };
 
 /* A body of at most max bytes, empty. */
@@ -159,21 +164,15 @@ void cc_http_body_init(struct cc_http_body *b, size_t max);
  * dropped); past the limit, true with too_big set. */
 bool cc_http_body_append(struct cc_http_body *b, const char *data, size_t n);
 
-/* A piece of a multipart field key (NULL: unnamed) at offset off in that field, as
- * libmicrohttpd's post processor hands it: only the first field "file" that has bytes is kept.
- * The post processor calls once with 0 bytes at offset 0 for an empty field, and also at the
- * start of one whose first piece came with 4 bytes or fewer of it (the rest then comes at
- * offset 0 again: postprocessor.c, process_value_to_boundary, must_ikvi), so a new field is
- * known only by offset 0 after bytes were kept. False only when out of memory. */
-bool cc_http_body_field(struct cc_http_body *b, const char *key, uint64_t off, const char *data,
-                        size_t n);
+/* The body is a multipart/form-data form with this Content-Type: 0 with its boundary kept,
+ * else 400 (no boundary, or not one RFC 2046 allows) with the error line in msg. */
+int cc_http_body_form(struct cc_http_body *b, const char *content_type, char *msg, size_t msg_size);
 
-/* The whole body is in: 0 when the image (data, size) is to be classified, else the refusal
- * (413 too big, 400 a multipart body that did not parse (bad_form), has no field "file" or an
- * empty one)
- * with its error line in msg. */
-int cc_http_body_end(const struct cc_http_body *b, bool multipart, bool bad_form, char *msg,
-                     size_t msg_size);
+/* The whole body is in: 0 when the image (data, size) is to be classified (for a form, its
+ * field's bytes moved to the start of data), else the refusal (413 too big; for a form 400:
+ * it does not parse, ends before its closing boundary, has no field "file" or "image" or
+ * only empty ones) with its error line in msg. */
+int cc_http_body_end(struct cc_http_body *b, char *msg, size_t msg_size);
 
 /* Frees the bytes; the body is empty again. Accepts a zeroed one. */
 void cc_http_body_finish(struct cc_http_body *b);

@@ -124,10 +124,9 @@ static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *
     int64_t t0 = cc_now_ns();
     struct cc_image img = {0};
     struct cc_error err = {0};
-    bool png = cc_is_png(data, size);
-    const char *name = png ? "the PNG image" : "the JPEG image";
-    bool ok = png ? cc_decode_png(data, size, name, &img, &err)
-                  : cc_decode_jpeg(data, size, name, &img, &err);
+    char name[32];
+    snprintf(name, sizeof(name), "the %s image", cc_image_format(data, size));
+    bool ok = cc_image_decode(data, size, name, &img, &err);
     ns[0] = cc_now_ns() - t0;
     *w = img.width, *h = img.height;
     // The frame a file input makes of the same image (source_file.c), preprocessed here.
@@ -164,11 +163,12 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
 {
     int64_t t0 = cc_now_ns();
     if (!size)
-        return cc_predict_error(400, "no image: the body is empty; send a PNG or JPEG as the "
-                                     "multipart field \"file\" or as the body itself");
-    if (!cc_is_png(data, size) && !cc_is_jpeg(data, size))
-        return cc_predict_error(415, "the body is neither a PNG nor a JPEG image (by its first "
-                                     "bytes); send one of those");
+        return cc_predict_error(400, "no image: the body is empty; send a PNG, JPEG, WebP or "
+                                     "BMP as the multipart field \"file\" or as the body "
+                                     "itself");
+    if (!cc_image_format(data, size))
+        return cc_predict_error(415, "the body is not a " CC_IMAGE_FORMATS " image (by its "
+                                     "first bytes); send one of those");
     const struct cc_model *m = cc_pipeline_hold_model(cfg->pipeline);
     const struct cc_tensor *in = &m->tensors[m->input.tensor];
     float *x = malloc((size_t)3 * in->shape[3] * in->shape[2] * sizeof(float));

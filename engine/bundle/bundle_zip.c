@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <zip.h>
 
@@ -45,11 +48,60 @@ __attribute__((format(printf, 2, 3))) static bool fail(const struct cc_bundle_zi
 /* Open and close                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Reports a failed zip open: not a zip, damaged, or cannot be read. Returns false. */
-static bool open_failed(const char *bundle, zip_error_t *ze, struct cc_error *err)
+static unsigned le16(const uint8_t *p)
+{
+    return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return le16(p) | (uint32_t)le16(p + 2) << 16;
+}
+
+/* libzip refuses an archive whose central directory names an entry twice (ZIP_ER_EXISTS, "File
+ * already exists") without saying which: the first name seen twice in the central directory of
+ * the archive's bytes (size), cut to name_size; false when none is found (a zip64 directory,
+ * or a damaged one). Only on that error path. */
+static bool duplicate_entry(const uint8_t *d, size_t size, char *name, size_t name_size)
+{
+    size_t eocd = size >= 22 ? size - 22 : 0, stop = eocd > 65535 ? eocd - 65535 : 0;
+    while (eocd > stop && le32(d + eocd) != 0x06054b50)
+        eocd--;
+    if (size < 22 || le32(d + eocd) != 0x06054b50)
+        return false;
+    size_t n = le16(d + eocd + 10), at = le32(d + eocd + 16), end = at + le32(d + eocd + 12);
+    if (end > eocd || n > 1024)
+        return false;
+    size_t names[1024], lens[1024], k = 0; // a bundle has a handful of entries
+    for (size_t p = at; k < n && p + 46 <= end && le32(d + p) == 0x02014b50; k++) {
+        names[k] = p + 46, lens[k] = le16(d + p + 28);
+        if (names[k] + lens[k] > end)
+            return false;
+        for (size_t j = 0; j < k; j++)
+            if (lens[j] == lens[k] && memcmp(d + names[j], d + names[k], lens[k]) == 0) {
+                snprintf(name, name_size, "%.*s", (int)lens[k], (const char *)d + names[k]);
+                return true;
+            }
+        p = names[k] + lens[k] + le16(d + p + 30) + le16(d + p + 32);
+    }
+    return false;
+}
+
+/* Reports a failed zip open: not a zip, damaged, or cannot be read; an entry named twice by
+ * its name, found in the archive's bytes (data, size; NULL: not at hand). Returns false. */
+static bool open_failed(const char *bundle, zip_error_t *ze, const uint8_t *data, size_t size,
+                        struct cc_error *err)
 {
     int code = zip_error_code_zip(ze);
-    if (code == ZIP_ER_NOZIP)
+    char twice[128];
+    if (code == ZIP_ER_EXISTS && data && duplicate_entry(data, size, twice, sizeof(twice))) {
+        for (char *p = twice; *p; p++) // the name is the file's: no control characters out
+            *p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        cc_error_set(err,
+                     "bundle %s: entry \"%s\" appears twice in the zip (a zip tool added it "
+                     "again); make the bundle anew with camclass-export",
+                     bundle, twice);
+    } else if (code == ZIP_ER_NOZIP)
         cc_error_set(err,
                      "bundle %s: not a zip archive; a bundle is a zip file made by "
                      "camclass-export (camclass-export(1))",
@@ -96,7 +148,17 @@ bool cc_bundle_zip_open(struct cc_bundle_zip *z, const char *path, struct cc_err
     if (!za) {
         zip_error_t ze;
         zip_error_init_with_code(&ze, code);
-        return open_failed(path, &ze, err);
+        // The bytes, for naming an entry found twice (the file was a regular one at stat).
+        int fd = code == ZIP_ER_EXISTS ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        void *map = fd >= 0 && st.st_size > 0
+                        ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+                        : MAP_FAILED;
+        bool r = open_failed(path, &ze, map != MAP_FAILED ? map : NULL, (size_t)st.st_size, err);
+        if (map != MAP_FAILED)
+            munmap(map, (size_t)st.st_size);
+        if (fd >= 0)
+            close(fd);
+        return r;
     }
     return opened(z, za, path, err);
 }
@@ -111,7 +173,7 @@ bool cc_bundle_zip_open_memory(struct cc_bundle_zip *z, const void *data, size_t
     zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze) : NULL;
     if (!za) {
         zip_source_free(src); // the archive owns src only when the open succeeded
-        return open_failed(name, &ze, err);
+        return open_failed(name, &ze, (const uint8_t *)data, size, err);
     }
     zip_error_fini(&ze);
     return opened(z, za, name, err);

@@ -167,7 +167,7 @@ def main():
              "camclass: /dev/stdin: a pipe cannot be played again; drop --loop or save the "
              "stream to a file"),
             ("PNG on a pipe", png, [],
-             "camclass: /dev/stdin: a PNG or JPEG image is read from a file, not from a pipe or "
+             "camclass: /dev/stdin: an image is read from a file, not from a pipe or "
              "device; save it to a file first")):
         with open(path, "rb") as f:
             data = f.read()

@@ -248,15 +248,14 @@ def test_requests_only():
         check(is_error(st, o, want), "%s: %d with a JSON error (got %d %s)" % (what, want, st, o))
         if want == 405:
             check("Allow" in hd, "%s: an Allow header" % what)
-    # A form without the field "file".
-    cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "image=@" + files[0],
+    # A form without the field "file" (or "image", also taken: test_image_inputs.py).
+    cp = subprocess.run(["curl", "-sS", "--max-time", "20", "-F", "photo=@" + files[0],
                          "http://127.0.0.1:%d/predict" % s.port], capture_output=True, timeout=30)
     o = json.loads(cp.stdout or b"null")
     check(is_error(400, o, 400) and "file" in o["error"], "a form without \"file\": 400 (%s)" % o)
     # A form whose only "file" field is empty (a browser form sent with no file chosen): 400.
-    # With a second "file" field holding an image, that one is the image: libmicrohttpd's post
-    # processor makes the start of a field look like an empty field (below), so the image is
-    # the first "file" field with bytes.
+    # With a second "file" field holding an image, that one is the image: the first "file"
+    # field with bytes.
     empty = (b'--xYzZy\r\nContent-Disposition: form-data; name="file"; filename=""\r\n'
              b'Content-Type: application/octet-stream\r\n\r\n\r\n')
     second = (b'--xYzZy\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n'
@@ -268,9 +267,9 @@ def test_requests_only():
               st == 200 and same_top(o["top"], ref.get(os.path.basename(files[0]), [])),
               "a form with an empty \"file\" field%s: %d (%d %s)"
               % ("" if want == 400 else ", then one with the image", want, st, str(o)[:80]))
-    # A form sent in two writes, the first ending 0-5 bytes into the image: libmicrohttpd's
-    # post processor then calls with 0 bytes first and the bytes at offset 0 again; the image
-    # is kept whole (1-4 bytes in were refused with 400 "an empty field" before).
+    # A form sent in two writes, the first ending 0-5 bytes into the image: the image is kept
+    # whole (1-4 bytes in were refused with 400 "an empty field" when libmicrohttpd's post
+    # processor parsed forms).
     head = (b'--xYzZy\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n'
             b'Content-Type: image/png\r\n\r\n')
     form = head + png + b'\r\n--xYzZy--\r\n'

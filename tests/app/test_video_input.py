@@ -12,7 +12,9 @@ files: clips in several codecs and containers (H.264/mp4, VP9/webm at an odd siz
   truncated mp4 (no index: exit 2 at open), a truncated webm (its frames, then exit 1 with a
   "truncated?" line), an MP4 cut with -c copy and a .mkv whose audio outlasts its video (not
   truncated: exit 0, every frame ffprobe counts), a file with only audio, a text file named .mp4, an empty .mkv, a .mkv
-  whose codec libavcodec does not know: each one line naming the file, the right status.
+  whose codec libavcodec does not know, an MPEG-TS whose pictures grow past the pixel limit
+  (exit 1 naming the size and the limit), a Y4M header with no frame (exit 2, "no frames"):
+  each one line naming the file, the right status. A two-segment local .m3u8 plays to its end.
 live: an `ffmpeg -re` process serving on loopback. UDP MPEG-TS at 100 frames/s into the slow
   reference backend: results come, drops are counted (stderr summary = the log's summary), and
   SIGTERM ends the run with exit 0. HTTP MJPEG (ffmpeg -listen 1): the server is killed
@@ -202,14 +204,39 @@ def test_files(camclass, model, tmp):
     check(b"V_MPEG4/ISO/AVC" in mkv, "the .mkv names its codec V_MPEG4/ISO/AVC")
     with open(p("vvc.mkv"), "wb") as f:
         f.write(mkv.replace(b"V_MPEG4/ISO/AVC", b"V_VVC".ljust(15, b"\0"), 1))
+    # A stream whose pictures grow past the pixel limit (8192x5120 = 42 M) after 10 small ones:
+    # two MPEG-TS files end to end. FFmpeg's decoder says only "Invalid data found"; the line
+    # names the size and the limit (#24 section 2).
+    ff(*src, "testsrc2=size=128x96:rate=10", "-frames:v", "10", "-c:v", "libx264", "-f",
+       "mpegts", p("small.ts"))
+    ff(*src, "color=c=red:size=8192x5120:rate=10", "-frames:v", "1", "-c:v", "libx264",
+       "-preset", "ultrafast", "-f", "mpegts", p("big.ts"))
+    with open(p("grow.ts"), "wb") as f:
+        for part in ("small.ts", "big.ts"):
+            with open(p(part), "rb") as g:
+                f.write(g.read())
+    # A Y4M header with no frame: nothing to classify is not a success (exit 0 before).
+    with open(p("header.y4m"), "w") as f:
+        f.write("YUV4MPEG2 W64 H48 F25:1 C420jpeg\n")
     bad = [
+        ("grow.ts", 1, "grows to 8192x5120 pixels, more than camclass decodes (40 M pixels"),
+        ("header.y4m", 2, "no frames: the Y4M stream ends after its header"),
         ("trunc.mp4", 2, "a damaged or truncated mov,mp4"),
         ("trunc.webm", 1, "its header announces (truncated?)"),
         ("audio.mp4", 2, "no video stream (1 stream: 1 audio"),
-        ("text.mp4", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
-        ("empty.mkv", 2, "not a PNG, JPEG, Y4M or video file that libavformat reads"),
+        ("text.mp4", 2, "not an image (PNG, JPEG, WebP or BMP), Y4M or video file that libavformat reads"),
+        ("empty.mkv", 2, "not an image (PNG, JPEG, WebP or BMP), Y4M or video file that libavformat reads"),
         ("vvc.mkv", 2, "the video's codec is unknown to libavcodec"),
     ]
+    # A complete two-segment HLS playlist of local files (ffmpeg -f hls) plays to its end.
+    ff(*src, "testsrc2=size=128x96:rate=25", "-t", "4", "-g", "25", "-c:v", "libx264",
+       "-hls_time", "2", "-f", "hls", p("two.m3u8"))
+    with open(p("two.m3u8")) as f:
+        segments = sum(line.strip().endswith(".ts") for line in f)
+    rc, frames, err = run(camclass, model, "--input", p("two.m3u8"))
+    check(segments == 2 and rc == 0 and len(frames) == 100,
+          "a two-segment .m3u8: %d segments, exit %d, %d of 100 frames (%s)"
+          % (segments, rc, len(frames), stderr_lines(err)[-1:]), verbose=True)
     for name, want_rc, want in bad:
         rc, frames, err = run(camclass, model, "--input", p(name))
         lines = [l for l in stderr_lines(err) if "classified" not in l]

@@ -100,6 +100,8 @@ struct zip_opts {
     const char *labels_text; // labels.txt contents instead of DEFAULT_LABELS
     const char *extra_entry; // also add a 1-byte entry with this name
     size_t pad_manifest;     // pad manifest.json with spaces to this many bytes
+    bool dup_labels;         // rename scales.bin to labels.txt in the written bytes (the
+                             // same length): the zip names labels.txt twice
     int version;             // manifest "version" when not 0 (2: activation quantization,
                              // 3: antialias allowed, 4: unknown_threshold allowed)
 };
@@ -114,6 +116,22 @@ static bool add_entry(zip_t *za, const char *name, const void *data, size_t size
     }
     return zip_set_file_compression(za, (zip_uint64_t)i, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
                                     0) == 0;
+}
+
+/* Renames entry from to the name to (of the same length) in the zip file's bytes: its local
+ * header and its central directory record (libzip writes no duplicate names itself). */
+static bool rename_entry(const char *path, const char *from, const char *to)
+{
+    size_t n, len = strlen(from), hits = 0;
+    uint8_t *d = tu_read_file(path, &n);
+    for (size_t i = 0; d && i + len <= n; i++)
+        if (memcmp(d + i, from, len) == 0)
+            memcpy(d + i, to, len), hits++;
+    FILE *f = d ? fopen(path, "wb") : NULL;
+    bool ok = f && fwrite(d, 1, n, f) == n;
+    ok = (f ? fclose(f) == 0 : false) && ok && hits == 2;
+    free(d);
+    return ok;
 }
 
 /* Writes a bundle to path; manifest is the JSON text (buffers live until zip_close). */
@@ -151,7 +169,7 @@ static bool write_bundle(const char *path, const char *manifest, const struct zi
     else
         ok = zip_close(za) == 0;
     free(padded);
-    return ok;
+    return ok && (!o->dup_labels || rename_entry(path, "scales.bin", "labels.txt"));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -387,6 +405,8 @@ struct bad_case {
 static const struct bad_case bad_cases[] = {
     {"not a zip", NULL, NULL, {.raw_file = "hello, I am not a zip file\n"}, "not a zip archive"},
     {"missing manifest", NULL, NULL, {.no_manifest = true}, "no manifest.json entry"},
+    // #24 section 2: "damaged zip archive (File already exists)" before, naming nothing.
+    {"an entry twice", NULL, NULL, {.dup_labels = true}, "entry \"labels.txt\" appears twice"},
     {"malformed JSON",
      NULL,
      NULL,

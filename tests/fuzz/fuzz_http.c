@@ -2,21 +2,18 @@
  * http.c makes them from the strings libmicrohttpd hands it. The input is the request's text:
  * "METHOD TARGET VERSION" on the first line, "Name: value" header lines, a blank line, the body
  * (lines end in \n or \r\n). The harness splits it as libmicrohttpd would (the path and the
- * query's k, header values by name, case-insensitive) and, for a multipart/form-data body, cuts
- * the parts at the Content-Type's boundary and hands each part's bytes to the field callback in
- * pieces with their offsets, as libmicrohttpd's post processor does (its own parser is not
- * fuzzed here: it is the library's). Fed through:
+ * query's k, header values by name, case-insensitive). Fed through:
  *  - cc_http_route without and with a token (the Authorization header's value),
  *  - cc_http_check with the Host header as --serve's value, Authorization as the token and
  *    X-Allow-Host as --serve-allow-host,
  *  - cc_http_check_host and cc_http_check_origin (Host, Origin, Sec-Fetch-Site) for a service
  *    on 127.0.0.1 without and with a token, X-Allow-Host (when valid) as its allowed hosts,
- *  - for POST /predict: cc_http_predict_head, the body (raw in pieces, or the fields) under the
- *    default limit (16 MiB) and under half the body's size, cc_http_body_end, and the image
- *    dispatch of predict.c (PNG or JPEG by the first bytes; decoding is the image target's).
+ *  - for POST /predict: cc_http_predict_head, cc_http_body_form (the boundary) for a form, the
+ *    body in pieces under the default limit (16 MiB) and under half the body's size,
+ *    cc_http_body_end (multipart.c's parse of a form), and the image dispatch of predict.c
+ *    (the format by the first bytes; decoding is the image target's).
  * Each decision is checked: a status from the documented set, a message with every refusal, k in
- * 1..16, the kept bytes equal to the first "file" field with bytes (or the raw body) and within
- * the limit. */
+ * 1..16, the kept bytes equal to the body within the limit, a form's image bytes of the body. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,109 +118,43 @@ static bool split(char *s, size_t size, struct req *r)
     return true;
 }
 
-/* Hands n bytes to the field callback in pieces of `piece`, with their offsets, as
- * libmicrohttpd's post processor does: an empty field is one call of 0 bytes, and so is the
- * start of a field whose first piece holds 4 bytes or fewer of it (its bytes then come at
- * offset 0 again; postprocessor.c, process_value_to_boundary). */
-static void field(struct cc_http_body *b, const char *name, const char *d, size_t n, size_t piece)
-{
-    if ((n == 0 || piece <= 4) && !cc_http_body_field(b, name, 0, d, 0))
-        abort(); // out of memory within 16 MiB: not expected here
-    for (size_t off = 0; off < n;) {
-        size_t k = n - off < piece ? n - off : piece;
-        if (!cc_http_body_field(b, name, off, d + off, k))
-            abort();
-        off += k;
-    }
-}
-
-/* The parts of a multipart body at boundary: each part's name (from Content-Disposition) and
- * bytes to the callback. *first / *first_size: the first "file" field with bytes (NULL: none). */
-static void multipart(struct cc_http_body *b, const char *body, size_t size, const char *boundary,
-                      size_t piece, const char **first, size_t *first_size)
-{
-    char delim[80];
-    size_t dl = (size_t)snprintf(delim, sizeof(delim), "--%s", boundary);
-    if (dl >= sizeof(delim) || dl <= 2)
-        return;
-    const char *p = memmem(body, size, delim, dl), *end = body + size;
-    while (p) {
-        p += dl;
-        if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
-            return; // "--" ends the body; anything else does not parse
-        p += 2;
-        const char *hend = memmem(p, (size_t)(end - p), "\r\n\r\n", 4);
-        if (!hend)
-            return;
-        char name[64] = "";
-        const char *n = memmem(p, (size_t)(hend - p), "name=\"", 6);
-        if (n) {
-            n += 6;
-            const char *q = memchr(n, '"', (size_t)(hend - n));
-            if (q && (size_t)(q - n) < sizeof(name)) {
-                memcpy(name, n, (size_t)(q - n));
-                name[q - n] = '\0';
-            }
-        }
-        const char *d = hend + 4;
-        char sep[84] = "\r\n";
-        memcpy(sep + 2, delim, dl);
-        const char *next = memmem(d, (size_t)(end - d), sep, dl + 2);
-        if (!next)
-            return;
-        if (!*first && strcmp(name, "file") == 0 && next > d) {
-            *first = d;
-            *first_size = (size_t)(next - d);
-        }
-        field(b, name[0] ? name : NULL, d, (size_t)(next - d), piece);
-        p = next + 2;
-    }
-}
-
-/* POST /predict's body under the limit max: the kept bytes and the status at its end. */
+/* POST /predict's body under the limit max, in pieces as libmicrohttpd hands them: the status
+ * at its end from the documented set with a message, and for a form that parsed, the image
+ * bytes a part of the body (multipart.c finds them; the harness checks where they came from). */
 static void predict_body(const struct req *r, enum cc_http_body_kind kind, size_t max)
 {
     struct cc_http_body b;
     cc_http_body_init(&b, max);
-    size_t piece = 1 + r->body_size % 61; // libmicrohttpd hands bodies in pieces of any size
-    const char *want = r->body;
-    size_t want_size = r->body_size;
-    bool bad_form = false;
-    if (kind == CC_HTTP_BODY_RAW) {
-        for (size_t off = 0; off < r->body_size; off += piece) {
-            size_t k = r->body_size - off < piece ? r->body_size - off : piece;
-            if (!cc_http_body_append(&b, r->body + off, k))
-                abort();
-        }
-    } else {
-        const char *type = header(r, "Content-Type"), *bd = strstr(type, "boundary=");
-        char boundary[72] = "";
-        if (bd) {
-            bd += 9;
-            size_t n = strcspn(bd, "\";, ");
-            if (*bd == '"')
-                n = strcspn(++bd, "\"");
-            if (n < sizeof(boundary))
-                memcpy(boundary, bd, n), boundary[n] = '\0';
-        }
-        bad_form = !boundary[0]; // http.c refuses it at the first call (no post processor)
-        want = NULL, want_size = 0;
-        if (!bad_form)
-            multipart(&b, r->body, r->body_size, boundary, piece, &want, &want_size);
-    }
-    if (b.size > max || (!b.too_big && (b.size != want_size || (b.size &&
-                                                               memcmp(b.data, want, b.size)))))
-        abort();
-    if (b.too_big != (want_size > max) && kind == CC_HTTP_BODY_RAW)
-        abort();
     char msg[200] = "";
-    int st = cc_http_body_end(&b, kind == CC_HTTP_BODY_MULTIPART, bad_form, msg, sizeof(msg));
-    if ((st != 0 && st != 400 && st != 413) || (st && !msg[0]) || (b.too_big && st != 413))
+    if (kind == CC_HTTP_BODY_MULTIPART &&
+        cc_http_body_form(&b, header(r, "Content-Type"), msg, sizeof(msg))) {
+        if (!msg[0] || b.boundary[0])
+            abort(); // refused with a message, and no boundary kept
+        return;
+    }
+    if (kind == CC_HTTP_BODY_MULTIPART && (!b.boundary[0] || strlen(b.boundary) > 70))
         abort();
+    size_t piece = 1 + r->body_size % 61; // libmicrohttpd hands bodies in pieces of any size
+    for (size_t off = 0; off < r->body_size; off += piece) {
+        size_t k = r->body_size - off < piece ? r->body_size - off : piece;
+        if (!cc_http_body_append(&b, r->body + off, k))
+            abort(); // out of memory within 16 MiB: not expected here
+    }
+    if (b.size > max || b.too_big != (r->body_size > max) ||
+        (!b.too_big && (b.size != r->body_size || (b.size && memcmp(b.data, r->body, b.size)))))
+        abort();
+    bool form = b.boundary[0] != '\0';
+    int st = cc_http_body_end(&b, msg, sizeof(msg));
+    if ((st != 0 && st != 400 && st != 413) || (st && !msg[0]) || (b.too_big && st != 413) ||
+        (st == 400 && !form))
+        abort();
+    if (st == 0 && form && (!b.size || !memmem(r->body, r->body_size, b.data, b.size)))
+        abort(); // a form's image: bytes of the body
     if (st == 0 && b.size) {
-        // predict.c's dispatch: PNG, JPEG, or 415; the decoders are the image target's.
-        volatile bool png = cc_is_png(b.data, b.size), jpeg = cc_is_jpeg(b.data, b.size);
-        (void)png, (void)jpeg;
+        // predict.c's dispatch: the image format by its first bytes, or 415; the decoders are
+        // the image target's.
+        volatile const char *fmt = cc_image_format(b.data, b.size);
+        (void)fmt;
     }
     cc_http_body_finish(&b);
 }

@@ -185,6 +185,13 @@ def main():
     write("image", "progressive.jpg", image("RGB", (17, 9), "JPEG", quality=50,
                                             progressive=True))
     write("image", "subsampling444.jpg", image("RGB", (8, 8), "JPEG", subsampling=0))
+    write("image", "cmyk.jpg", image("CMYK", (9, 7), "JPEG", quality=50))  # Adobe-inverted
+    write("image", "lossless.webp", image("RGB", (9, 7), "WEBP", lossless=True))
+    write("image", "lossy.webp", image("RGB", (9, 7), "WEBP", quality=50))
+    write("image", "rgba.webp", image("RGBA", (5, 3), "WEBP", lossless=True))
+    write("image", "rgb24.bmp", image("RGB", (9, 7), "BMP"))
+    write("image", "palette.bmp", image("P", (5, 3), "BMP"))
+    write("image", "grey.bmp", image("L", (5, 3), "BMP"))
 
     write("y4m", "420jpeg.y4m", y4m("YUV4MPEG2 W4 H2 F25:1 Ip A1:1", 2, 8 + 2 * 2))
     write("y4m", "420-odd.y4m", y4m("YUV4MPEG2 W3 H3 F30000:1001 C420mpeg2 XYSCSS=420MPEG2",

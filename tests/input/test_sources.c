@@ -348,6 +348,79 @@ static void test_jpeg(void)
     free(f.data);
 }
 
+/* A 4-channel JPEG as print files are: jcs JCS_CMYK or JCS_YCCK (libjpeg converts the CMYK
+ * rows given to YCCK), with or without the Adobe marker (jpeg_set_colorspace writes one; its
+ * readers take the inks as inverted, 255 = no ink). */
+static void write_cmyk_jpeg(const char *path, int w, int h, const uint8_t *inks, J_COLOR_SPACE jcs,
+                            bool adobe)
+{
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&c);
+    FILE *f = fopen(path, "wb");
+    if (!CHECKF(f != NULL, "cannot write %s", path))
+        return;
+    jpeg_stdio_dest(&c, f);
+    c.image_width = (JDIMENSION)w;
+    c.image_height = (JDIMENSION)h;
+    c.input_components = 4;
+    c.in_color_space = JCS_CMYK;
+    jpeg_set_defaults(&c);
+    jpeg_set_colorspace(&c, jcs);
+    c.write_Adobe_marker = adobe;
+    jpeg_set_quality(&c, 98, TRUE);
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < c.image_height) {
+        JSAMPROW row = (JSAMPROW)(inks + (size_t)c.next_scanline * w * 4);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    fclose(f);
+}
+
+/* CMYK and YCCK JPEGs (#24 section 2: "Unsupported color conversion request" before) decode
+ * to the RGB their inks give: C K / 255 for Adobe's inverted inks, (255 - C)(255 - K) / 255
+ * without the marker. */
+static void test_cmyk_jpeg(void)
+{
+    enum { W = 32, H = 16 };
+    uint8_t inks[W * H * 4];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            uint8_t *p = inks + 4 * (y * W + x);
+            p[0] = (uint8_t)(x * 8), p[1] = (uint8_t)(y * 16), p[2] = 200;
+            p[3] = (uint8_t)(x < W / 2 ? 255 : 160);
+        }
+    static const struct {
+        const char *name;
+        J_COLOR_SPACE jcs;
+        bool adobe;
+    } cases[] = {{"cmyk-adobe.jpg", JCS_CMYK, true},
+                 {"ycck-adobe.jpg", JCS_YCCK, true},
+                 {"cmyk-plain.jpg", JCS_CMYK, false}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_cmyk_jpeg(tmp_path(cases[i].name), W, H, inks, cases[i].jcs, cases[i].adobe);
+        struct cc_frame f = {0};
+        struct cc_error err = {{0}};
+        int r = open_read(tmp_path(cases[i].name), false, &f, &err);
+        if (CHECKF(r == 1 && f.format == CC_PIX_RGB24 && f.width == W && f.height == H,
+                   "%s: r=%d %s", cases[i].name, r, err.msg)) {
+            int worst = 0;
+            for (int p = 0; p < W * H; p++)
+                for (int c = 0; c < 3; c++) {
+                    int v = inks[4 * p + c], k = inks[4 * p + 3];
+                    int want = cases[i].adobe ? v * k / 255 : (255 - v) * (255 - k) / 255;
+                    int d = abs(f.data[3 * p + c] - want);
+                    worst = d > worst ? d : worst;
+                }
+            CHECKF(worst <= 12, "%s decodes %d away from its inks' RGB", cases[i].name, worst);
+        }
+        free(f.data);
+    }
+}
+
 static void test_directory(void)
 {
     CHECK(mkdir(tmp_path("dir"), 0700) == 0);
@@ -492,20 +565,38 @@ static void test_corrupt_files(void)
                s ? "accepted" : e.msg);
         cc_source_file_destroy(s);
     }
-    // A corrupt file inside a directory stops the stream, naming that file.
+    // A corrupt file inside a directory is skipped (one warning line, counted) and the files
+    // after it are read (#24 section 3: it ended the batch before); their frames keep their
+    // files' names. A directory where nothing decodes is an error naming it.
     CHECK(mkdir(tmp_path("baddir"), 0700) == 0);
     write_png(tmp_path("baddir/1.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
     truncate_copy(tmp_path("good.png"), tmp_path("baddir/2.png"), 0.5);
+    write_bytes(tmp_path("baddir/3.jpg"), "not a JPEG", 10);
+    write_png(tmp_path("baddir/4.png"), 8, 8, PNG_COLOR_TYPE_RGB, 8, px, 3);
     struct cc_error err = {{0}};
     struct cc_source_file *src = cc_source_file_open(tmp_path("baddir"), false, &err);
     struct cc_frame f = {0};
     if (CHECKF(src != NULL, "baddir: %s", err.msg)) {
-        CHECK(cc_source_file_read(src, &f, &err) == 1);
-        CHECK(cc_source_file_read(src, &f, &err) == -1);
-        CHECKF(strstr(err.msg, "baddir/2.png") != NULL, "%s", err.msg);
+        CHECK(cc_source_file_read(src, &f, &err) == 1 && f.width == 16 &&
+              strcmp(cc_source_file_frame_name(src, f.sequence), "1.png") == 0);
+        int r = cc_source_file_read(src, &f, &err);
+        CHECKF(r == 1 && f.width == 8 &&
+                   strcmp(cc_source_file_frame_name(src, f.sequence), "4.png") == 0,
+               "baddir: after 2 bad files, 4.png: %d %s", r, err.msg);
+        CHECK(cc_source_file_read(src, &f, &err) == 0);
+        CHECKF(cc_source_file_skipped(src) == 2, "skipped %d", cc_source_file_skipped(src));
+    }
+    cc_source_file_destroy(src);
+    CHECK(mkdir(tmp_path("allbad"), 0700) == 0);
+    truncate_copy(tmp_path("good.png"), tmp_path("allbad/2.png"), 0.5);
+    write_bytes(tmp_path("allbad/3.jpg"), "not a JPEG", 10);
+    for (int loop = 0; loop < 2; loop++) {
+        src = cc_source_file_open(tmp_path("allbad"), loop, &err);
+        CHECKF(!src && strstr(err.msg, "allbad: none of its 2 image files decodes"),
+               "allbad loop=%d: %s", loop, src ? "accepted" : err.msg);
+        cc_source_file_destroy(src);
     }
     free(f.data);
-    cc_source_file_destroy(src);
 }
 
 static double now_s(void)
@@ -576,13 +667,24 @@ static void test_y4m_header_fields(void)
     CHECKF(crlf_r == 1 && crlf_frame.width == 2 && crlf_frame.height == 2,
            "a y4m with \\r\\n line ends: %d %s", crlf_r, crlf_err.msg);
     free(crlf_frame.data);
+    // A header and no frame: refused, not a run of 0 frames and exit 0 (#24 section 2).
+    write_bytes(tmp_path("hdr_only.y4m"), "YUV4MPEG2 W2 H2 Cmono\n", 22);
+    struct cc_error none_err = {{0}};
+    struct cc_source_file *none = cc_source_file_open(tmp_path("hdr_only.y4m"), false, &none_err);
+    CHECKF(!none && strstr(none_err.msg, "hdr_only.y4m: no frames"), "a header only: %s",
+           none ? "accepted" : none_err.msg);
+    cc_source_file_destroy(none);
     // The edges that are valid: the largest side, an unknown rate and aspect (0:0).
     static const char *good[] = {"W64 H2 F0:0 A0:0", "W64 H2 F30000:1001 A128:117",
                                  "W16384 H2 F1000000:1"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         char text[160];
-        snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\n", good[i]);
-        write_bytes(tmp_path("hdr_good.y4m"), text, strlen(text));
+        int n = snprintf(text, sizeof(text), "YUV4MPEG2 %s Cmono\nFRAME\n", good[i]);
+        size_t pixels = strstr(good[i], "W16384") ? 16384 * 2 : 64 * 2;
+        char *file = calloc(1, (size_t)n + pixels);
+        memcpy(file, text, (size_t)n);
+        write_bytes(tmp_path("hdr_good.y4m"), file, (size_t)n + pixels);
+        free(file);
         struct cc_error err = {{0}};
         struct cc_source_file *src = cc_source_file_open(tmp_path("hdr_good.y4m"), false, &err);
         CHECKF(src != NULL, "header \"%s\" refused: %s", good[i], err.msg);
@@ -645,7 +747,7 @@ static void test_pipe(void)
         const char *want;
     } bad[] = {
         {"p.y4m", true, "a pipe cannot be played again; drop --loop or save the stream to a file"},
-        {"good.png", false, "a PNG or JPEG image is read from a file, not from a pipe"},
+        {"good.png", false, "an image is read from a file, not from a pipe"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         pid = feed_fifo(fifo, tmp_path(bad[i].file));
@@ -794,6 +896,7 @@ int main(void)
         return tu_exit_code();
     test_png();
     test_jpeg();
+    test_cmyk_jpeg();
     test_directory();
     test_y4m();
     test_corrupt_files();

@@ -1,7 +1,8 @@
 /* camclass — the HTTP service's decisions of app/output/http_request.c, without a server: the
  * --serve address and token checks, the Bearer token, routing (401 before 404, 405 with Allow),
- * /predict's ?k=, Content-Length and Content-Type, and the body's accounting (the limit, the
- * first multipart field "file"). The server itself is tested with real clients by
+ * /predict's ?k=, Content-Length and Content-Type, the body's accounting (the limit), and
+ * multipart forms (multipart.c: the boundary parameter, the first field "file" or "image" with
+ * bytes, forms cut before their closing boundary). The server itself is tested with real clients by
  * test_serve.py; these parsers are also fuzzed (tests/fuzz/fuzz_http.c). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -284,6 +285,8 @@ static void predict_heads(void)
     head_is("03", NULL, NULL, 400, 0, 0, "?k=03");
     head_is("99999999999999999999999999999", NULL, NULL, 400, 0, 0, "?k=99999999999999999999:");
     head_is(NULL, "16777217", "image/png", 413, 0, 0, "16777217 bytes is more than 16 MB");
+    // curl --data-binary @x.jpg: the image is told by its bytes (#24 section 2: 415 before).
+    head_is(NULL, NULL, "application/x-www-form-urlencoded", 0, 5, CC_HTTP_BODY_RAW, NULL);
     head_is(NULL, NULL, "text/plain", 415, 0, 0, "Content-Type text/plain is not taken");
     head_is(NULL, NULL, "", 415, 0, 0, "Content-Type  is not taken");
     head_is("2", "1", "multipart/mixed; boundary=x", 415, 0, 0, "not taken");
@@ -295,60 +298,21 @@ static void bodies(void)
     struct cc_http_body b;
     cc_http_body_init(&b, 100);
     CHECK(cc_http_body_append(&b, "", 0));
-    CHECK(cc_http_body_end(&b, false, false, msg, sizeof(msg)) == 0); // empty raw: predict's 400
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 400 &&
-          strstr(msg, "no field \"file\""));
+    CHECK(cc_http_body_end(&b, msg, sizeof(msg)) == 0); // empty raw: predict's 400
     char data[100];
     memset(data, 'a', sizeof(data));
     CHECK(cc_http_body_append(&b, data, 60) && cc_http_body_append(&b, data, 40));
-    CHECK(b.size == 100 && !b.too_big && cc_http_body_end(&b, false, false, msg, 200) == 0);
+    CHECK(b.size == 100 && !b.too_big && cc_http_body_end(&b, msg, 200) == 0);
     CHECK(cc_http_body_append(&b, data, 1) && b.too_big && b.size == 100);
-    CHECK(cc_http_body_end(&b, false, false, msg, sizeof(msg)) == 413 &&
-          strstr(msg, "--serve-max-body"));
+    CHECK(cc_http_body_end(&b, msg, sizeof(msg)) == 413 && strstr(msg, "--serve-max-body"));
     cc_http_body_finish(&b);
     CHECK(!b.data && !b.size && b.max == 100);
 
-    // Multipart: only the first field "file" is kept, across its pieces.
-    cc_http_body_init(&b, 1 << 20);
-    CHECK(cc_http_body_field(&b, "name", 0, "xx", 2) && b.size == 0);
-    CHECK(cc_http_body_field(&b, NULL, 0, "xx", 2) && b.size == 0);
-    CHECK(cc_http_body_field(&b, "file", 0, "abc", 3) &&
-          cc_http_body_field(&b, "file", 3, "de", 2));
-    CHECK(cc_http_body_field(&b, "other", 0, "zz", 2));
-    CHECK(cc_http_body_field(&b, "file", 0, "XYZ", 3)); // a second "file" field: ignored
-    CHECK(cc_http_body_field(&b, "file", 3, "W", 1));
-    CHECKF(b.size == 5 && !memcmp(b.data, "abcde", 5) && b.file_done, "size %zu", b.size);
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 0);
-    CHECK(cc_http_body_end(&b, true, true, msg, sizeof(msg)) == 400 &&
-          strstr(msg, "does not parse"));
-    cc_http_body_finish(&b);
-
-    // libmicrohttpd's post processor starts a field whose first piece holds 4 bytes or fewer
-    // with a call of 0 bytes, then gives the bytes at offset 0 again: one field, kept whole
-    // (taken for a second field before, a valid upload refused with 400 when TCP cut it there).
-    cc_http_body_init(&b, 1 << 20);
-    CHECK(cc_http_body_field(&b, "file", 0, "", 0) && b.size == 0 && !b.file_done);
-    CHECK(cc_http_body_field(&b, "file", 0, "\x89PNG", 4) && b.size == 4 && !b.file_done);
-    CHECK(cc_http_body_field(&b, "file", 4, "rest", 4) && b.size == 8);
-    CHECK(cc_http_body_field(&b, "file", 0, "", 0) && b.file_done); // a second field begins
-    CHECK(cc_http_body_field(&b, "file", 0, "XY", 2) && b.size == 8);
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 0);
-    cc_http_body_finish(&b);
-
-    // So an empty "file" field (a form sent with no file chosen) cannot be told from that
-    // first call: the image is the first "file" field with bytes; with none, 400.
-    cc_http_body_init(&b, 1 << 20);
-    CHECK(cc_http_body_field(&b, "file", 0, "", 0) && b.size == 0);
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 400 &&
-          strstr(msg, "an empty field \"file\""));
-    CHECK(cc_http_body_field(&b, "file", 0, "\x89PNG", 4) && b.size == 4 && !b.file_done);
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 0);
-    cc_http_body_finish(&b);
-
-    // A "file" field past the limit: 413, whatever else the form holds.
+    // A form past the limit: 413, whatever else it holds.
     cc_http_body_init(&b, 4);
-    CHECK(cc_http_body_field(&b, "file", 0, "abcde", 5) && b.too_big);
-    CHECK(cc_http_body_end(&b, true, false, msg, sizeof(msg)) == 413);
+    CHECK(cc_http_body_form(&b, "multipart/form-data; boundary=x", msg, sizeof(msg)) == 0);
+    CHECK(cc_http_body_append(&b, "--x\r\n", 5) && b.too_big);
+    CHECK(cc_http_body_end(&b, msg, sizeof(msg)) == 413);
     cc_http_body_finish(&b);
 
     // Growth past the first allocation (64 KiB, doubled).
@@ -357,6 +321,105 @@ static void bodies(void)
     CHECK(big && cc_http_body_append(&b, big, 70000) && cc_http_body_append(&b, big, 230000));
     CHECK(b.size == 300000 && b.cap >= b.size);
     free(big);
+    cc_http_body_finish(&b);
+}
+
+/* The boundary of a Content-Type (#24 section 2: "boundary=XyZ; charset=utf-8" was taken
+ * whole, "BOUNDARY=" not found): want NULL = refused with a message containing refusal. */
+static void boundary_is(const char *type, const char *want, const char *refusal)
+{
+    char out[CC_MULTIPART_BOUNDARY_MAX + 1] = "", msg[200] = "";
+    bool ok = cc_multipart_boundary(type, out, msg, sizeof(msg));
+    CHECKF(want ? ok && strcmp(out, want) == 0 : !ok && strstr(msg, refusal),
+           "%s: %d \"%s\" \"%s\" (want %s)", type, ok, out, msg, want ? want : refusal);
+}
+
+static void boundaries(void)
+{
+    boundary_is("multipart/form-data; boundary=XyZ", "XyZ", NULL);
+    boundary_is("multipart/form-data; boundary=XyZ; charset=utf-8", "XyZ", NULL);
+    boundary_is("multipart/form-data;charset=utf-8;boundary=XyZ", "XyZ", NULL);
+    boundary_is("multipart/form-data; BOUNDARY=abc", "abc", NULL);
+    boundary_is("multipart/form-data; Boundary = abc ", "abc", NULL);
+    boundary_is("multipart/form-data; boundary=\"a b:c\"; x=y", "a b:c", NULL);
+    boundary_is("multipart/form-data; boundary=\"q\\-r\"", "q-r", NULL); // a quoted-pair
+    boundary_is("multipart/form-data; boundary=-", "-", NULL); // 1 character (RFC 2046: 1-70)
+    boundary_is("multipart/form-data; xboundary=abc", NULL, "without a boundary");
+    boundary_is("multipart/form-data", NULL, "without a boundary");
+    boundary_is("multipart/form-data; boundary=", NULL, "is not 1 to 70");
+    boundary_is("multipart/form-data; boundary=\"\"", NULL, "is not 1 to 70");
+    boundary_is("multipart/form-data; boundary=a\x01z", NULL, "is not 1 to 70");
+    boundary_is("multipart/form-data; boundary=\"ab \"", NULL, "is not 1 to 70");
+    char type[200];
+    snprintf(type, sizeof(type), "multipart/form-data; boundary=%071d", 0);
+    boundary_is(type, NULL, "is not 1 to 70");
+    snprintf(type, sizeof(type), "multipart/form-data; boundary=%070d", 0);
+    CHECK(strlen(type) == 30 + 70);
+    char out[CC_MULTIPART_BOUNDARY_MAX + 1], msg[200];
+    CHECK(cc_multipart_boundary(type, out, msg, sizeof(msg)) && strlen(out) == 70);
+}
+
+/* The image's field in a whole form: want the field's bytes, or NULL and the refusal. */
+static void form_is(const char *boundary, const char *form, const char *want, const char *refusal)
+{
+    static const char *const names[] = {"file", "image", NULL};
+    size_t off = 0, len = 0;
+    char msg[200] = "";
+    int st = cc_multipart_find((const uint8_t *)form, strlen(form), boundary, names, &off, &len,
+                               msg, sizeof(msg));
+    CHECKF(want ? st == 0 && len == strlen(want) && memcmp(form + off, want, len) == 0
+                : st == 400 && strstr(msg, refusal),
+           "form %.60s...: %d \"%.*s\" \"%s\" (want %s)", form, st, st ? 0 : (int)len, form + off,
+           msg, want ? want : refusal);
+}
+
+#define PART(name) "Content-Disposition: form-data; name=\"" name "\"; filename=\"a;b.png\"\r\n"
+
+static void forms(void)
+{
+    form_is("XyZ", "--XyZ\r\n" PART("file") "Content-Type: image/png\r\n\r\nPNGDATA\r\n--XyZ--\r\n",
+            "PNGDATA", NULL);
+    form_is("X", "preamble\r\n--X\r\n" PART("image") "\r\nIMG\r\n--X--", "IMG", NULL);
+    form_is("X", "abc\r\n--X\r\n" PART("file") "\r\nI\r\n--X--", "I", NULL); // at dl - 2
+    form_is("-",
+            "---\r\n" PART("other") "\r\nzz\r\n---\r\n" PART("file") "\r\nAB\r\n-CD\r\n---"
+                                                                     "--\r\nepilogue",
+            "AB\r\n-CD", NULL);
+    // content-disposition in any case, parameter name too, a token value, padding after --X
+    form_is("X", "--X  \r\ncontent-DISPOSITION: form-data; NAME=file\r\n\r\nT\r\n--X--", "T", NULL);
+    // The first field with bytes: an empty "file" (a browser form with no file chosen) first.
+    form_is("X", "--X\r\n" PART("file") "\r\n\r\n--X\r\n" PART("file") "\r\nSECOND\r\n--X--",
+            "SECOND", NULL);
+    form_is("X", "--X\r\n" PART("file") "\r\nONE\r\n--X\r\n" PART("image") "\r\nTWO\r\n--X--",
+            "ONE", NULL);
+    form_is("X", "--X\r\n\r\nno headers\r\n--X--", NULL, "no field \"file\" or \"image\"");
+    form_is("X", "--X\r\n" PART("file") "\r\n\r\n--X--", NULL, "only an empty field");
+    form_is("X", "--X\r\n" PART("photo") "\r\nP\r\n--X--", NULL, "no field \"file\"");
+    // Cut forms are the form's fault, not the image's (#24 section 2: "corrupt PNG" before).
+    form_is("X", "--X\r\n" PART("file") "\r\nPNGDATA\r\n", NULL,
+            "ends before its closing boundary (--X--)");
+    form_is("X", "--X\r\n" PART("file") "\r\nPNGDATA", NULL, "ends before its closing boundary");
+    form_is("X", "--X\r\n" PART("file"), NULL, "ends before its closing boundary");
+    form_is("X", "--X", NULL, "ends before its closing boundary");
+    form_is("X", "--Xjunk\r\n\r\nA\r\n--X--", NULL, "something other than a line end");
+    form_is("Y", "--X\r\n" PART("file") "\r\nA\r\n--X--", NULL, "no delimiter --Y");
+    form_is("X", "", NULL, "no delimiter");
+
+    // Through the body: the field's bytes become the image.
+    struct cc_http_body b;
+    char msg[200];
+    cc_http_body_init(&b, 1 << 20);
+    CHECK(cc_http_body_form(&b, "multipart/form-data; boundary=\"a:b\"; charset=utf-8", msg,
+                            sizeof(msg)) == 0 &&
+          strcmp(b.boundary, "a:b") == 0);
+    const char *form = "--a:b\r\n" PART("image") "\r\n\x89PNG\r\n--a:b--\r\n";
+    CHECK(cc_http_body_append(&b, form, strlen(form)));
+    CHECK(cc_http_body_end(&b, msg, sizeof(msg)) == 0 && b.size == 4 &&
+          memcmp(b.data, "\x89PNG", 4) == 0);
+    cc_http_body_finish(&b);
+    cc_http_body_init(&b, 1 << 20);
+    CHECK(cc_http_body_form(&b, "multipart/form-data", msg, sizeof(msg)) == 400 &&
+          strstr(msg, "boundary"));
     cc_http_body_finish(&b);
 }
 
@@ -401,5 +464,7 @@ int main(void)
     routes();
     predict_heads();
     bodies();
+    boundaries();
+    forms();
     return tu_exit_code();
 }
