@@ -147,3 +147,12 @@ bool tu_rmtree(const char *path)
 {
     return nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS) == 0;
 }
+
+void tu_notice(void *ctx, const char *line)
+{
+    struct tu_notices *n = ctx;
+    pthread_mutex_lock(&n->lock);
+    size_t len = strlen(n->text);
+    snprintf(n->text + len, sizeof(n->text) - len, "%s\n", line);
+    pthread_mutex_unlock(&n->lock);
+}

@@ -7,6 +7,7 @@
 #ifndef CC_TESTUTIL_H
 #define CC_TESTUTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,5 +46,18 @@ bool tu_tmpdir(char *dir, size_t size, const char *name);
 /* Removes path and everything below it, links not followed; false, with a line on stderr,
  * when something was left. */
 bool tu_rmtree(const char *path);
+
+/* Lines a module hands to its notice callback (any thread), kept in order. */
+struct tu_notices {
+    pthread_mutex_t lock;
+    char text[8192]; // each line and a '\n'; cut when full
+};
+#define TU_NOTICES_INIT                                                                            \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, ""                                                              \
+    }
+
+/* A notice callback (common/notice.h's shape) appending line to the tu_notices at ctx. */
+void tu_notice(void *ctx, const char *line);
 
 #endif

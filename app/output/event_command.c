@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "notice.h"
 
 extern char **environ;
 
@@ -44,14 +45,10 @@ static void say(const struct cc_event_command *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void say(const struct cc_event_command *c, const char *fmt, ...)
 {
-    if (!c->notice)
-        return;
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    cc_vnotice(c->notice, c->notice_ctx, fmt, ap);
     va_end(ap);
-    c->notice(c->notice_ctx, line);
 }
 
 // --- Finding the program ------------------------------------------------------------------

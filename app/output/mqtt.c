@@ -17,6 +17,7 @@
 
 #include "mqtt.h"
 #include "clock.h"
+#include "notice.h"
 
 #define MQTT_KEEPALIVE_S 30
 #define MQTT_EVENT_QOS 2   // exactly once (see mqtt.h); the status topic uses 1
@@ -244,14 +245,10 @@ static void lib_init(void)
 static void notice(struct cc_mqtt *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void notice(struct cc_mqtt *m, const char *fmt, ...)
 {
-    if (!m->cfg.notice)
-        return;
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    cc_vnotice(m->cfg.notice, m->cfg.notice_ctx, fmt, ap);
     va_end(ap);
-    m->cfg.notice(m->cfg.notice_ctx, line);
 }
 
 static const char *addr_text(const struct cc_mqtt *m, char *buf, size_t size)

@@ -196,6 +196,20 @@ static bool webhook_sink(void *ctx, const char *event, const char *line, size_t 
     return strcmp(event, "stats") == 0 || cc_webhook_post(ctx, line, len);
 }
 
+/* A detections-mode log whose lines go to sink (MQTT, the webhook), from the log's settings. */
+static struct cc_detlog *sink_log(struct cc_detlog_config dc,
+                                  bool (*sink)(void *, const char *, const char *, size_t),
+                                  void *ctx, struct cc_error *err)
+{
+    dc.path = NULL;
+    dc.text = false;
+    dc.mode = CC_DETLOG_DETECTIONS;
+    dc.ewma_alpha = 0.3;
+    dc.sink = sink;
+    dc.sink_ctx = ctx;
+    return cc_detlog_create(&dc, err);
+}
+
 /* --webhook: the receiver and the detections-mode events it gets. */
 static bool create_webhook(struct cc_report *rep, const struct cc_report_config *cfg,
                            struct cc_detlog_config dc, struct cc_error *err)
@@ -205,14 +219,8 @@ static bool create_webhook(struct cc_report *rep, const struct cc_report_config 
         .notice = cfg->notice,
         .notice_ctx = cfg->notice_ctx,
     };
-    if (!(rep->webhook = cc_webhook_create(&wc, err)))
-        return false;
-    dc.path = NULL;
-    dc.mode = CC_DETLOG_DETECTIONS;
-    dc.ewma_alpha = 0.3;
-    dc.sink = webhook_sink;
-    dc.sink_ctx = rep->webhook;
-    return (rep->sinks[SINK_WEBHOOK] = cc_detlog_create(&dc, err)) != NULL;
+    return (rep->webhook = cc_webhook_create(&wc, err)) &&
+           (rep->sinks[SINK_WEBHOOK] = sink_log(dc, webhook_sink, rep->webhook, err));
 }
 
 struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err)
@@ -241,12 +249,7 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         mc.notice_ctx = cfg->notice_ctx;
         if (!(rep->mqtt = cc_mqtt_create(&mc, err)))
             goto error;
-        dc.path = NULL;
-        dc.mode = CC_DETLOG_DETECTIONS;
-        dc.ewma_alpha = 0.3;
-        dc.sink = mqtt_sink;
-        dc.sink_ctx = rep->mqtt;
-        if (!(rep->sinks[SINK_MQTT] = cc_detlog_create(&dc, err)))
+        if (!(rep->sinks[SINK_MQTT] = sink_log(dc, mqtt_sink, rep->mqtt, err)))
             goto error;
     }
     if (cfg->cli->webhook && !create_webhook(rep, cfg, dc, err))

@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "notice.h"
 
 #define URL_MAX 2048
 #define RETRY_MIN_S 1.0
@@ -48,14 +49,10 @@ static void say(const struct cc_webhook *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static void say(const struct cc_webhook *w, const char *fmt, ...)
 {
-    if (!w->cfg.notice)
-        return;
-    char line[URL_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    cc_vnotice(w->cfg.notice, w->cfg.notice_ctx, fmt, ap);
     va_end(ap);
-    w->cfg.notice(w->cfg.notice_ctx, line);
 }
 
 bool cc_webhook_check_url(const char *url, struct cc_error *err)

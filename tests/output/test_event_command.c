@@ -15,21 +15,6 @@
 #include "event_command.h"
 #include "testutil.h"
 
-// Lines said through notice, from the waiter thread.
-struct notices {
-    pthread_mutex_t lock;
-    char text[8192];
-};
-
-static void on_notice(void *ctx, const char *line)
-{
-    struct notices *n = ctx;
-    pthread_mutex_lock(&n->lock);
-    size_t len = strlen(n->text);
-    snprintf(n->text + len, sizeof(n->text) - len, "%s\n", line);
-    pthread_mutex_unlock(&n->lock);
-}
-
 static char dir[256];
 
 // Writes an executable script dir/name with body after the #! line; returns its path.
@@ -48,12 +33,13 @@ static const char *script(const char *name, const char *body)
     return p;
 }
 
-static struct cc_event_command *make(const char *program, double timeout_s, struct notices *n)
+static struct cc_event_command *make(const char *program, double timeout_s, struct tu_notices *n)
 {
     struct cc_event_command_config cfg = {.program = program,
                                           .timeout_s = timeout_s,
                                           .camera = "porch",
-                                          .notice = on_notice,
+
+                                          .notice = tu_notice,
                                           .notice_ctx = n};
     struct cc_error err = {""};
     struct cc_event_command *c = cc_event_command_create(&cfg, &err);
@@ -73,7 +59,7 @@ static void test_environment(void)
 {
     char body[512];
     snprintf(body, sizeof(body), "env | grep ^CAMCLASS_ | sort > %s/env.txt\necho to-stdout", dir);
-    struct notices n = {PTHREAD_MUTEX_INITIALIZER, ""};
+    struct tu_notices n = TU_NOTICES_INIT;
     setenv("CAMCLASS_LABEL", "inherited", 1);
     setenv("CAMCLASS_PREVIOUS", "inherited", 1);
     struct cc_event_command *c = make(script("env.sh", body), 10, &n);
@@ -105,7 +91,7 @@ static void test_end_and_status(void)
     char body[512];
     snprintf(body, sizeof(body), "echo \"$CAMCLASS_EVENT $CAMCLASS_LABEL\" > %s/end.txt\nexit 3",
              dir);
-    struct notices n = {PTHREAD_MUTEX_INITIALIZER, ""};
+    struct tu_notices n = TU_NOTICES_INIT;
     struct cc_event_command *c = make(script("end.sh", body), 10, &n);
     if (!c)
         return;
@@ -123,7 +109,7 @@ static void test_busy_and_timeout(void)
     // The script starts a grandchild in the background and waits: the timeout must stop both.
     char body[512];
     snprintf(body, sizeof(body), "sleep 60 &\necho $! > %s/grandchild.pid\nwait", dir);
-    struct notices n = {PTHREAD_MUTEX_INITIALIZER, ""};
+    struct tu_notices n = TU_NOTICES_INIT;
     struct cc_event_command *c = make(script("slow.sh", body), 0.5, &n);
     if (!c)
         return;
@@ -164,7 +150,7 @@ static void test_stdout_kept_off_ours(void)
     int saved = dup(STDOUT_FILENO), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, STDOUT_FILENO);
     close(fd);
-    struct notices n = {PTHREAD_MUTEX_INITIALIZER, ""};
+    struct tu_notices n = TU_NOTICES_INIT;
     struct cc_event_command *c = make(script("out.sh", body), 10, &n);
     struct cc_event_info ev = {.start = true, .label = "x", .score = 1};
     if (c)

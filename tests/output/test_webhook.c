@@ -8,20 +8,6 @@
 #include "testutil.h"
 #include "webhook.h"
 
-struct notices {
-    pthread_mutex_t lock;
-    char text[4096];
-};
-
-static void on_notice(void *ctx, const char *line)
-{
-    struct notices *n = ctx;
-    pthread_mutex_lock(&n->lock);
-    size_t len = strlen(n->text);
-    snprintf(n->text + len, sizeof(n->text) - len, "%s\n", line);
-    pthread_mutex_unlock(&n->lock);
-}
-
 static void test_urls(void)
 {
     const struct {
@@ -48,10 +34,10 @@ static void test_urls(void)
 
 static void test_bounded_queue(void)
 {
-    struct notices n = {PTHREAD_MUTEX_INITIALIZER, ""};
+    struct tu_notices n = TU_NOTICES_INIT;
     // Port 1 on loopback: connection refused at once, so the first event waits in back-off.
     struct cc_webhook_config cfg = {
-        .url = "http://127.0.0.1:1/hook", .queue_max = 3, .notice = on_notice, .notice_ctx = &n};
+        .url = "http://127.0.0.1:1/hook", .queue_max = 3, .notice = tu_notice, .notice_ctx = &n};
     struct cc_error err = {""};
     struct cc_webhook *w = cc_webhook_create(&cfg, &err);
     if (!CHECKF(w != NULL, "create: %s", err.msg))
