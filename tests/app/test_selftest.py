@@ -12,6 +12,7 @@ With the committed self-test assets (assets/models/selftest*.ccm, assets/samples
 import functools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -113,6 +114,10 @@ def main():
                                          os.path.join(assets, "models", b)])
                 print(out, end="")
                 check(rc == 0 and "PASS" in out, "%s on %s: rc %d: %s" % (b, be, rc, err))
+                # Which one ran shows in the name the window, logs and /metrics show.
+                named = re.search(r"selftest: model (\S+) ", out)
+                check(named and named.group(1).endswith("_int8") == ("int8" in b),
+                      "%s: the model's name %r says int8 or not" % (b, named and named.group(1)))
 
     shutil.rmtree(tmp, ignore_errors=True)
     return summary()
