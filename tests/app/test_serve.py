@@ -16,7 +16,7 @@
   counted as 408), one trickling its headers (slowloris: closed 6 x --serve-timeout after it
   connected, counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
-- hostile clients (#24 section 1): a Host that names no loopback, bound or allowed address is
+- hostile clients: a Host that names no loopback, bound or allowed address is
   421, HTTP/1.1 without Host 400, a browser's cross-origin POST 403 (test_hosts); an ambiguous
   body framing 400 and a Transfer-Encoding other than chunked 501, the connection closed
   (test_framing); 4 progressive 40 M-pixel JPEGs at once: one decoded, the others 503 with
@@ -526,7 +526,7 @@ def peak_rss_mb(pid):
 
 
 def test_decodes():
-    """Decodes are bounded (#24 section 1.3): a progressive JPEG of 6324x6324 (40 M pixels, a
+    """Decodes are bounded: a progressive JPEG of 6324x6324 (40 M pixels, a
     small file) takes ~344 MB to decode; 4 sent at once were decoded at once (1.4 GB). Now the
     memory set aside for decoding holds one: the others are 503 with Retry-After at once, the
     peak stays near one decode, and the same image sent alone is then answered."""

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What running camclass needs, apart from what testing it needs (issue 11 §5).
+"""What running camclass needs, apart from what testing it needs.
 
     test_setup.py PART MESON SOURCE_ROOT
 
