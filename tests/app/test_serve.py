@@ -59,7 +59,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import bound, check, env_headless, host_command, summary  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary, wait_exit  # noqa: E402
 import serve_client  # noqa: E402
 from serve_client import read_stream  # noqa: E402
 
@@ -759,11 +759,7 @@ def test_stop_in_flight():
         top = None
     check(head.startswith(b"HTTP/1.1 200") and top and len(top) == 5,
           "a /predict in flight at SIGTERM is answered (%r)" % answer[:80])
-    try:
-        rc = s.p.wait(bound(20))
-    except subprocess.TimeoutExpired:
-        s.p.kill()
-        rc = s.p.wait()
+    rc = wait_exit(s.p, 20)
     check(rc == 0, "then exit 0 (%d)" % rc)
 
 
