@@ -7,7 +7,8 @@ wait's limit allowing for that, run() runs one to its end, start() in the backgr
 terminate() signals a started program and collects its output, wait_exit() waits for its exit
 and stop() checks that SIGTERM ends it with 0, each killing it on a hang; free_port() is a
 loopback port with nothing on it, lines_of() a log file's lines; in_tmpdir() runs a driver's
-parts in a temporary folder and ends with summary().
+parts in a temporary folder and ends with summary(); relabeled() copies a bundle with other
+labels (a model reload's "other model").
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import zipfile
 
 failures = []
 
@@ -157,3 +159,15 @@ def lines_of(path):
             return f.read().splitlines()
     except FileNotFoundError:
         return []
+
+
+def relabeled(src, dst):
+    """A copy at dst of the bundle src whose labels.txt says reload-N (as many as src has): the
+    same network with other labels, which a reload's lines must then carry."""
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zo:
+        for item in zi.infolist():
+            data = zi.read(item.filename)
+            if item.filename == "labels.txt":
+                n = len([x for x in data.decode().splitlines() if x])
+                data = "".join("reload-%d\n" % i for i in range(n)).encode()
+            zo.writestr(item, data)

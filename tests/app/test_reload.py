@@ -36,7 +36,7 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, start, stop, summary, wait_until  # noqa: E402
+from checks import check, host_command, relabeled, start, stop, summary, wait_until  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import Server  # noqa: E402
 
@@ -51,15 +51,20 @@ def bundle_info(path):
     return name, [x for x in labels if x]
 
 
-def relabeled(src, dst):
-    """A copy of bundle src whose labels.txt says reload-N (same count): other labels."""
-    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zo:
-        for item in zi.infolist():
-            data = zi.read(item.filename)
-            if item.filename == "labels.txt":
-                n = len([x for x in data.decode().splitlines() if x])
-                data = "".join("reload-%d\n" % i for i in range(n)).encode()
-            zo.writestr(item, data)
+def model_a(tmp):
+    """A copy of MODEL at tmp/m.ccm, the --model a run starts with: (path, name, labels)."""
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    return (model,) + bundle_info(model)
+
+
+def model_b(tmp):
+    """MODEL_INT8 relabeled (checks.relabeled) at tmp/b.ccm, the model reloaded to: (path,
+    name, labels)."""
+    b = os.path.join(tmp, "b.ccm")
+    relabeled(MODEL_INT8, b)
+    return (b,) + bundle_info(b)
 
 
 def lines(path):
@@ -97,13 +102,8 @@ def check_stream(objs, what):
 
 
 def part_sighup(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, a_labels = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     with open(b, "rb") as f:
         b_sha = hashlib.sha256(f.read()).hexdigest()
     p, log, err = start_looped(tmp, model)
@@ -136,10 +136,7 @@ def part_sighup(tmp):
 
 
 def part_corrupt(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    _, a_labels = bundle_info(model)
+    model, _, a_labels = model_a(tmp)
     p, log, err = start_looped(tmp, model)
     wait_until(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
     with open(model, "wb") as f:
@@ -159,13 +156,8 @@ def part_corrupt(tmp):
 
 
 def part_serve(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, a_labels = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     log = os.path.join(tmp, "log.jsonl")
     s = Server(host_command(CAMCLASS) + [
         "--headless", "--backend", "cpu", "--threads", "1", "--model", model, "--input",
@@ -212,13 +204,8 @@ def part_serve(tmp):
 
 
 def part_post(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, _ = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, _ = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     b_bytes = open(b, "rb").read()
     data = os.path.join(tmp, "data")
     os.makedirs(os.path.join(data, "models"))
@@ -300,10 +287,7 @@ def labels_in(o):
 
 
 def part_classes(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    _, a_labels = bundle_info(model)
+    model, _, a_labels = model_a(tmp)
     b_name, b_labels = bundle_info(SMALL_NET)
     check(len(b_labels) < len(a_labels), "classes: B has fewer classes than A")
     log = os.path.join(tmp, "log.jsonl")
