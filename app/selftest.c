@@ -260,6 +260,125 @@ static double recorded_minimum(const char *folder, const char *bundle, const cha
     return v > 1 ? v / 100 : v; // a percentage is accepted too
 }
 
+/* What a run counted: per_class (classes * (classes + 1), owned): row = truth, col = answer;
+ * the last col: the row's frames. */
+struct tally {
+    int classes;
+    int *per_class;
+    int frames, correct; // frames counted, and those answered right
+    int unknown;         // frames whose truth is not one of the model's labels: not counted
+};
+
+/* Answers frame i (its top-1 in scores) and counts it against the truth. */
+static void count_frame(struct tally *t, const struct sample *s, const float *scores,
+                        const struct cc_model *model, int i, FILE *out)
+{
+    struct cc_topk top;
+    cc_topk(scores, t->classes, 1, &top);
+    int truth = s->truth[i];
+    if (truth < 0) {
+        if (!t->unknown++)
+            fprintf(out,
+                    "selftest: frame %d (%s): its true label is not one of the model's "
+                    "(another model?); such frames are not counted\n",
+                    i, s->names ? s->names[i] : "clip");
+        return;
+    }
+    t->per_class[truth * (t->classes + 1) + top.index]++;
+    t->per_class[truth * (t->classes + 1) + t->classes]++;
+    t->frames++;
+    t->correct += top.index == truth;
+}
+
+/* Every frame of src through e, counted into t; false with err set when a frame cannot be read
+ * or run, or the frames and the labels disagree in number. */
+static bool evaluate(struct cc_engine *e, struct cc_source_file *src, const struct sample *s,
+                     struct tally *t, FILE *out, struct cc_error *err)
+{
+    const struct cc_model *model = cc_engine_model(e);
+    const struct cc_tensor *it = &model->tensors[model->input.tensor];
+    int in_h = (int)it->shape[2], in_w = (int)it->shape[3];
+    float *in = malloc(cc_engine_input_count(e) * sizeof(float));
+    float *scores = malloc(cc_engine_output_count(e) * sizeof(float));
+    struct cc_preprocess *pp = NULL;
+    struct cc_frame frame = {0};
+    bool ok = in && scores && (pp = cc_preprocess_create(err));
+    if (!ok)
+        cc_error_set(err, "out of memory");
+    for (int i = 0; ok; i++) {
+        int got = cc_source_file_read(src, &frame, err);
+        if (got <= 0) {
+            ok = got == 0;
+            break;
+        }
+        if (i >= s->n) {
+            ok =
+                cc_error_set(err, "selftest: %s has more frames than labels (%d)", s->source, s->n);
+            break;
+        }
+        ok = cc_preprocess(pp, &frame, &model->input, in_w, in_h, in, err) &&
+             cc_engine_run(e, in, scores, err);
+        if (ok)
+            count_frame(t, s, scores, model, i, out);
+    }
+    if (ok && t->frames + t->unknown < s->n)
+        ok = cc_error_set(err, "selftest: %s ended after %d frames; its labels list %d", s->source,
+                          t->frames + t->unknown, s->n);
+    free(frame.data);
+    free(in);
+    free(scores);
+    cc_preprocess_destroy(pp);
+    return ok;
+}
+
+/* One line per class that had frames: frames, correct, top-1, the most common wrong answer. */
+static void print_per_class(const struct tally *t, const struct cc_model *model, FILE *out)
+{
+    int classes = t->classes;
+    fprintf(out, "selftest: %-24s %7s %8s %9s  %s\n", "class", "frames", "correct", "top-1",
+            "most common mistake");
+    for (int c = 0; c < classes; c++) {
+        const int *row = &t->per_class[c * (classes + 1)];
+        if (!row[classes])
+            continue;
+        int worst = -1;
+        for (int k = 0; k < classes; k++)
+            if (k != c && row[k] && (worst < 0 || row[k] > row[worst]))
+                worst = k;
+        char mistake[300] = "-";
+        if (worst >= 0)
+            snprintf(mistake, sizeof(mistake), "%s (%d)", model->labels[worst], row[worst]);
+        fprintf(out, "selftest: %-24s %7d %8d %8.1f%%  %s\n", model->labels[c], row[classes],
+                row[c], 100.0 * row[c] / row[classes], mistake);
+    }
+    if (t->unknown)
+        fprintf(out, "selftest: %d frames not counted: their labels are not the model's\n",
+                t->unknown);
+}
+
+/* The total against minimum (-1: none recorded in where): prints the verdict, returns the exit
+ * status. */
+static int verdict(const struct tally *t, double minimum, const char *model_name, const char *where,
+                   FILE *out)
+{
+    double acc = t->frames ? (double)t->correct / t->frames : 0;
+    if (minimum < 0) {
+        fprintf(out,
+                "selftest: total %d/%d = %.2f%% top-1; FAIL: no minimum recorded for "
+                "model \"%s\" in %s (or give --threshold)\n",
+                t->correct, t->frames, 100 * acc, model_name, where);
+        return EXIT_BELOW;
+    }
+    if (!t->frames || acc < minimum) {
+        fprintf(out, "selftest: total %d/%d = %.2f%% top-1; FAIL: below the minimum %.2f%%\n",
+                t->correct, t->frames, 100 * acc, 100 * minimum);
+        return EXIT_BELOW;
+    }
+    fprintf(out, "selftest: total %d/%d = %.2f%% top-1; PASS (minimum %.2f%%)\n", t->correct,
+            t->frames, 100 * acc, 100 * minimum);
+    return 0;
+}
+
 int cc_selftest_run(const char *model_path, const char *sample_path,
                     const struct cc_engine_options *opts, double min_top1, FILE *out)
 {
@@ -267,10 +386,7 @@ int cc_selftest_run(const char *model_path, const char *sample_path,
     struct sample s = {0};
     struct cc_engine *e = NULL;
     struct cc_source_file *src = NULL;
-    struct cc_preprocess *pp = NULL;
-    struct cc_frame frame = {0};
-    float *in = NULL, *scores = NULL;
-    int *per_class = NULL; // (classes * (classes + 1)): row = truth, col = answer; last col: n
+    struct tally t = {0};
     int rc = EXIT_USAGE;
 
     struct cc_model *m = cc_bundle_load(model_path, &err);
@@ -292,99 +408,23 @@ int cc_selftest_run(const char *model_path, const char *sample_path,
     double minimum =
         min_top1 >= 0 ? min_top1
                       : recorded_minimum(s.folder, model_path, model->name, where, sizeof(where));
-    int classes = model->output.classes;
-    const struct cc_tensor *it = &model->tensors[model->input.tensor];
-    int in_h = (int)it->shape[2], in_w = (int)it->shape[3];
-    in = malloc(cc_engine_input_count(e) * sizeof(float));
-    scores = malloc(cc_engine_output_count(e) * sizeof(float));
-    per_class = calloc((size_t)classes * (size_t)(classes + 1), sizeof(int));
-    if (!in || !scores || !per_class || !(pp = cc_preprocess_create(&err))) {
+    t.classes = model->output.classes;
+    t.per_class = calloc((size_t)t.classes * (size_t)(t.classes + 1), sizeof(int));
+    if (!t.per_class) {
         cc_error_set(&err, "out of memory");
         goto fail;
     }
     fprintf(out, "selftest: model %s (%s) on %s (%s), %d frames\n", model->name, model_path,
             cc_engine_backend_name(e), cc_engine_device_name(e), s.n);
-
-    int frames = 0, correct = 0, unknown = 0;
-    for (int i = 0;; i++) {
-        int got = cc_source_file_read(src, &frame, &err);
-        if (got < 0)
-            goto fail;
-        if (got == 0)
-            break;
-        if (i >= s.n) {
-            cc_error_set(&err, "selftest: %s has more frames than labels (%d)", s.source, s.n);
-            goto fail;
-        }
-        if (!cc_preprocess(pp, &frame, &model->input, in_w, in_h, in, &err) ||
-            !cc_engine_run(e, in, scores, &err))
-            goto fail;
-        struct cc_topk top;
-        cc_topk(scores, classes, 1, &top);
-        int t = s.truth[i];
-        if (t < 0) {
-            if (!unknown++)
-                fprintf(out,
-                        "selftest: frame %d (%s): its true label is not one of the model's "
-                        "(another model?); such frames are not counted\n",
-                        i, s.names ? s.names[i] : "clip");
-            continue;
-        }
-        per_class[t * (classes + 1) + top.index]++;
-        per_class[t * (classes + 1) + classes]++;
-        frames++;
-        correct += top.index == t;
-    }
-    if (frames + unknown < s.n) {
-        cc_error_set(&err, "selftest: %s ended after %d frames; its labels list %d", s.source,
-                     frames + unknown, s.n);
+    if (!evaluate(e, src, &s, &t, out, &err))
         goto fail;
-    }
-
-    fprintf(out, "selftest: %-24s %7s %8s %9s  %s\n", "class", "frames", "correct", "top-1",
-            "most common mistake");
-    for (int c = 0; c < classes; c++) {
-        const int *row = &per_class[c * (classes + 1)];
-        if (!row[classes])
-            continue;
-        int worst = -1;
-        for (int k = 0; k < classes; k++)
-            if (k != c && row[k] && (worst < 0 || row[k] > row[worst]))
-                worst = k;
-        char mistake[300] = "-";
-        if (worst >= 0)
-            snprintf(mistake, sizeof(mistake), "%s (%d)", model->labels[worst], row[worst]);
-        fprintf(out, "selftest: %-24s %7d %8d %8.1f%%  %s\n", model->labels[c], row[classes],
-                row[c], 100.0 * row[c] / row[classes], mistake);
-    }
-    if (unknown)
-        fprintf(out, "selftest: %d frames not counted: their labels are not the model's\n",
-                unknown);
-    double acc = frames ? (double)correct / frames : 0;
-    if (minimum < 0) {
-        fprintf(out,
-                "selftest: total %d/%d = %.2f%% top-1; FAIL: no minimum recorded for "
-                "model \"%s\" in %s (or give --threshold)\n",
-                correct, frames, 100 * acc, model->name, where);
-        rc = EXIT_BELOW;
-    } else if (!frames || acc < minimum) {
-        fprintf(out, "selftest: total %d/%d = %.2f%% top-1; FAIL: below the minimum %.2f%%\n",
-                correct, frames, 100 * acc, 100 * minimum);
-        rc = EXIT_BELOW;
-    } else {
-        fprintf(out, "selftest: total %d/%d = %.2f%% top-1; PASS (minimum %.2f%%)\n", correct,
-                frames, 100 * acc, 100 * minimum);
-        rc = 0;
-    }
+    print_per_class(&t, model, out);
+    rc = verdict(&t, minimum, model->name, where, out);
     goto done;
 fail:
     fprintf(stderr, "camclass: %s\n", err.msg);
 done:
-    free(frame.data);
-    free(in);
-    free(scores);
-    free(per_class);
-    cc_preprocess_destroy(pp);
+    free(t.per_class);
     cc_source_file_destroy(src);
     cc_engine_destroy(e);
     cc_model_destroy(m);

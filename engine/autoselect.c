@@ -170,6 +170,107 @@ static bool create(struct candidate *c, const struct cc_model *m,
     return c->state != NULL;
 }
 
+static void say_no_vulkan(FILE *notices, const struct cc_error *vk_err)
+{
+    if (notices)
+        fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
+                vk_err->msg[0] ? vk_err->msg : "no reason given");
+}
+
+/* Where the choice is remembered for this model and these devices. */
+struct memory {
+    char *path; // the cache file, NULL when none; owned
+    char *old;  // its lines as read, NULL when none; owned
+    char key[KEY_SIZE];
+};
+
+/* Both candidates created: measures them, says and remembers the faster, and re-creates Vulkan
+ * with opts (--profile) when it wins. Returns the index of the one to keep; -1 with err set
+ * (both destroyed) when the measurement cannot be made. */
+static int measure_and_pick(const struct cc_model *m, const struct cc_engine_options *opts,
+                            struct candidate *c, const char *vk_device, const struct memory *mem,
+                            struct cc_error *err)
+{
+    FILE *notices = opts->notices;
+    if (!measure(m, c, 2, err)) {
+        c[0].ops->destroy(c[0].state);
+        c[1].ops->destroy(c[1].state);
+        return -1;
+    }
+    int pick = c[1].median < c[0].median ? 1 : 0; // a tie goes to the CPU
+    char t_cpu[sizeof(c[0].run_err.msg) + 16], t_vk[sizeof(t_cpu)];
+    describe_time(t_cpu, sizeof(t_cpu), &c[0]);
+    describe_time(t_vk, sizeof(t_vk), &c[1]);
+    if (notices)
+        fprintf(notices, "camclass: auto: cpu %s, vulkan (%s) %s -> %s\n", t_cpu, vk_device, t_vk,
+                c[pick].label);
+    struct cc_error werr = {0};
+    // A backend whose runs failed is not remembered as slower: the next start tries again.
+    if (mem->path && isfinite(c[0].median) && isfinite(c[1].median) &&
+        !cache_store(mem->path, mem->old, mem->key, c[pick].label, c[0].median, c[1].median,
+                     &werr) &&
+        notices)
+        fprintf(notices, "camclass: auto: choice not remembered: %s\n", werr.msg);
+    if (pick == 1 && opts->profile) { // again, with the timestamp queries asked for
+        struct cc_error vk_err = {0};
+        c[1].ops->destroy(c[1].state);
+        if (!create(&c[1], m, opts, &vk_err)) {
+            if (notices)
+                fprintf(notices,
+                        "camclass: auto: Vulkan with --profile failed (%s); using "
+                        "the CPU backend\n",
+                        vk_err.msg);
+            pick = 0; // c[1].state is NULL: keep() destroys nothing
+        }
+    }
+    return pick;
+}
+
+/* The CPU candidate c[0] created, and Vulkan's device named vk_device: the remembered choice,
+ * else the measured one. */
+static const struct cc_backend_ops *choose(const struct cc_model *m,
+                                           const struct cc_engine_options *opts,
+                                           struct candidate *c, const char *vk_device, void **state,
+                                           struct cc_error *err)
+{
+    struct memory mem = {0};
+    mem.path = opts->auto_cache ? (opts->auto_cache[0] ? strdup(opts->auto_cache) : NULL)
+                                : cc_cache_file_default(CACHE_NAME);
+    mem.old = mem.path ? cc_cache_lines_read(mem.path, CACHE_HEADER) : NULL;
+    char label[16];
+    make_key(mem.key, m, opts, vk_device);
+    double cpu_ms, vk_ms;
+    bool cached = mem.old && cache_lookup(mem.old, mem.key, label, sizeof(label), &cpu_ms, &vk_ms);
+    // Measured without --profile: Vulkan's timestamp queries cost lavapipe ~30% a run (18.5 ->
+    // 25.8 ms on the self-test model), and what is remembered is for runs without them too.
+    // The CPU backend times its layers either way.
+    struct cc_engine_options plain = *opts;
+    plain.profile = false;
+    struct cc_error vk_err = {0};
+    const struct cc_backend_ops *chosen = NULL;
+    int pick;
+    if (cached && strcmp(label, "cpu") == 0) {
+        *state = c[0].state;
+        chosen = c[0].ops;
+    } else if (!create(&c[1], m, cached ? opts : &plain, &vk_err)) {
+        say_no_vulkan(opts->notices, &vk_err);
+        *state = c[0].state;
+        chosen = c[0].ops;
+        cached = false; // nothing remembered is said
+    } else if (cached) {
+        chosen = keep(c, 1, state);
+    } else if ((pick = measure_and_pick(m, opts, c, vk_device, &mem, err)) >= 0) {
+        chosen = keep(c, pick, state);
+    }
+    if (cached && chosen && opts->notices)
+        fprintf(opts->notices,
+                "camclass: auto: %s (measured earlier: cpu %.1f ms, vulkan %.1f ms; %s)\n", label,
+                cpu_ms, vk_ms, mem.path);
+    free(mem.old);
+    free(mem.path);
+    return chosen;
+}
+
 const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
                                            const struct cc_engine_options *opts, void **state,
                                            struct cc_error *err)
@@ -194,71 +295,9 @@ const struct cc_backend_ops *cc_autoselect(const struct cc_model *m,
         return c[1].ops;
     }
     if (!cc_vk_device_name(opts->device_index, vk_device, sizeof(vk_device), &vk_err)) {
-        if (notices)
-            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
-                    vk_err.msg[0] ? vk_err.msg : "no reason given");
+        say_no_vulkan(notices, &vk_err);
         *state = c[0].state;
         return c[0].ops;
     }
-
-    char *path = opts->auto_cache ? (opts->auto_cache[0] ? strdup(opts->auto_cache) : NULL)
-                                  : cc_cache_file_default(CACHE_NAME);
-    char *old = path ? cc_cache_lines_read(path, CACHE_HEADER) : NULL;
-    char key[KEY_SIZE], label[16];
-    make_key(key, m, opts, vk_device);
-    double cpu_ms, vk_ms;
-    bool cached = old && cache_lookup(old, key, label, sizeof(label), &cpu_ms, &vk_ms);
-    // Measured without --profile: Vulkan's timestamp queries cost lavapipe ~30% a run (18.5 ->
-    // 25.8 ms on the self-test model), and what is remembered is for runs without them too.
-    // The CPU backend times its layers either way.
-    struct cc_engine_options plain = *opts;
-    plain.profile = false;
-    const struct cc_backend_ops *chosen = NULL;
-    if (cached && strcmp(label, "cpu") == 0) {
-        *state = c[0].state;
-        chosen = c[0].ops;
-    } else if (!create(&c[1], m, cached ? opts : &plain, &vk_err)) {
-        if (notices)
-            fprintf(notices, "camclass: Vulkan unavailable (%s); using the CPU backend\n",
-                    vk_err.msg[0] ? vk_err.msg : "no reason given");
-        *state = c[0].state;
-        chosen = c[0].ops;
-        cached = false; // nothing remembered is said
-    } else if (cached) {
-        chosen = keep(c, 1, state);
-    } else if (measure(m, c, 2, err)) {
-        int pick = c[1].median < c[0].median ? 1 : 0; // a tie goes to the CPU
-        char t_cpu[sizeof(c[0].run_err.msg) + 16], t_vk[sizeof(t_cpu)];
-        describe_time(t_cpu, sizeof(t_cpu), &c[0]);
-        describe_time(t_vk, sizeof(t_vk), &c[1]);
-        if (notices)
-            fprintf(notices, "camclass: auto: cpu %s, vulkan (%s) %s -> %s\n", t_cpu, vk_device,
-                    t_vk, c[pick].label);
-        struct cc_error werr = {0};
-        // A backend whose runs failed is not remembered as slower: the next start tries again.
-        if (path && isfinite(c[0].median) && isfinite(c[1].median) &&
-            !cache_store(path, old, key, c[pick].label, c[0].median, c[1].median, &werr) && notices)
-            fprintf(notices, "camclass: auto: choice not remembered: %s\n", werr.msg);
-        if (pick == 1 && opts->profile) { // again, with the timestamp queries asked for
-            c[1].ops->destroy(c[1].state);
-            if (!create(&c[1], m, opts, &vk_err)) {
-                if (notices)
-                    fprintf(notices,
-                            "camclass: auto: Vulkan with --profile failed (%s); using "
-                            "the CPU backend\n",
-                            vk_err.msg);
-                pick = 0; // c[1].state is NULL: keep() destroys nothing
-            }
-        }
-        chosen = keep(c, pick, state);
-    } else {
-        c[0].ops->destroy(c[0].state);
-        c[1].ops->destroy(c[1].state);
-    }
-    if (cached && chosen && notices)
-        fprintf(notices, "camclass: auto: %s (measured earlier: cpu %.1f ms, vulkan %.1f ms; %s)\n",
-                label, cpu_ms, vk_ms, path);
-    free(old);
-    free(path);
-    return chosen;
+    return choose(m, opts, c, vk_device, state, err);
 }

@@ -92,6 +92,100 @@ static void find_alias_roots(const struct cc_model *m, int *root)
     }
 }
 
+// The working arrays of one cc_plan_init, each (n_tensors); owned by it.
+struct planner {
+    const struct cc_model *m;
+    int *root;            // tensor -> root of its alias group, -1 for constants
+    int *group_of;        // root tensor -> index into groups, -1 for other tensors
+    struct group *groups; // (n_groups)
+    int n_groups;
+    struct range *used; // first_fit's scratch
+};
+
+// Step 1: one group per alias root, sized for it, not yet live anywhere.
+static void make_groups(struct planner *p, size_t align)
+{
+    const struct cc_model *m = p->m;
+    find_alias_roots(m, p->root);
+    p->n_groups = 0;
+    for (int t = 0; t < m->n_tensors; t++) {
+        p->group_of[t] = -1;
+        if (p->root[t] != t)
+            continue;
+        size_t bytes = (size_t)m->tensors[t].count * sizeof(float);
+        if (bytes == 0)
+            bytes = 1; // keeps every group a real, distinct range
+        p->groups[p->n_groups] = (struct group){
+            .root = t, .size = align_up(bytes, align), .first = m->n_nodes, .last = -1};
+        p->group_of[t] = p->n_groups++;
+    }
+}
+
+// Node n reads (write false) or writes tensor t: widens its group's live range. A read before
+// any write makes the group live from the start.
+static void touch(struct planner *p, int n, int t, bool write)
+{
+    if (t < 0 || p->root[t] < 0)
+        return;
+    struct group *g = &p->groups[p->group_of[p->root[t]]];
+    if (n > g->last)
+        g->last = n;
+    if (n < g->first)
+        g->first = write ? n : -1;
+}
+
+// Step 2: live ranges from the nodes' reads and writes.
+static void live_ranges(struct planner *p)
+{
+    const struct cc_model *m = p->m;
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_node *node = &m->nodes[n];
+        for (int i = 0; i < node->n_inputs; i++)
+            touch(p, n, node->inputs[i], false);
+        for (int o = 0; o < node->n_outputs; o++)
+            touch(p, n, node->outputs[o], true);
+    }
+    // The graph input and output (and whatever aliases them) are live the whole time.
+    int pinned[2] = {m->input.tensor, m->output.tensor};
+    for (int i = 0; i < 2; i++) {
+        int t = pinned[i];
+        if (t >= 0 && t < m->n_tensors && p->root[t] >= 0) {
+            struct group *g = &p->groups[p->group_of[p->root[t]]];
+            g->first = -1;
+            g->last = m->n_nodes;
+        }
+    }
+    for (int gi = 0; gi < p->n_groups; gi++) {
+        struct group *g = &p->groups[gi];
+        if (g->first > g->last) // neither read nor written: keep it, but alone
+            g->first = g->last = -2;
+    }
+}
+
+// Step 3: greedy placement, largest first; sets plan's sizes and offsets.
+static void place_groups(struct planner *p, size_t align, struct cc_plan *plan)
+{
+    struct group *groups = p->groups;
+    for (int gi = 0; gi < p->n_groups; gi++)
+        plan->naive_size += groups[gi].size;
+    qsort(groups, (size_t)p->n_groups, sizeof(*groups), group_cmp);
+    for (int gi = 0; gi < p->n_groups; gi++) {
+        struct group *g = &groups[gi];
+        int n_used = 0;
+        for (int pj = 0; pj < gi; pj++) {
+            const struct group *q = &groups[pj];
+            if (q->first <= g->last && g->first <= q->last)
+                p->used[n_used++] = (struct range){q->offset, q->offset + q->size};
+        }
+        g->offset = first_fit(p->used, n_used, g->size, align);
+        if (g->offset + g->size > plan->arena_size)
+            plan->arena_size = g->offset + g->size;
+        p->group_of[g->root] = gi; // groups moved by the sort
+    }
+    for (int t = 0; t < p->m->n_tensors; t++)
+        plan->offset[t] = p->root[t] < 0 ? SIZE_MAX : groups[p->group_of[p->root[t]]].offset;
+}
+
 bool cc_plan_init(struct cc_plan *plan, const struct cc_model *m, size_t align,
                   struct cc_error *err)
 {
@@ -99,105 +193,29 @@ bool cc_plan_init(struct cc_plan *plan, const struct cc_model *m, size_t align,
     if (align == 0 || (align & (align - 1)) != 0)
         return cc_error_set(err, "plan: alignment %zu is not a power of two", align);
 
-    int nt = m->n_tensors;
-    int *root = malloc((size_t)(nt > 0 ? nt : 1) * sizeof(*root));
-    int *group_of = malloc((size_t)(nt > 0 ? nt : 1) * sizeof(*group_of)); // root -> group
-    struct group *groups = calloc((size_t)(nt > 0 ? nt : 1), sizeof(*groups));
-    struct range *used = malloc((size_t)(nt > 0 ? nt : 1) * sizeof(*used));
-    plan->offset = malloc((size_t)(nt > 0 ? nt : 1) * sizeof(*plan->offset));
-    if (!root || !group_of || !groups || !used || !plan->offset) {
-        cc_error_set(err, "plan: out of memory for %d tensors", nt);
-        goto error;
+    size_t nt = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
+    struct planner p = {
+        .m = m,
+        .root = malloc(nt * sizeof(*p.root)),
+        .group_of = malloc(nt * sizeof(*p.group_of)),
+        .groups = calloc(nt, sizeof(*p.groups)),
+        .used = malloc(nt * sizeof(*p.used)),
+    };
+    plan->offset = malloc(nt * sizeof(*plan->offset));
+    bool ok = p.root && p.group_of && p.groups && p.used && plan->offset;
+    if (ok) {
+        make_groups(&p, align);
+        live_ranges(&p);
+        place_groups(&p, align, plan);
+    } else {
+        cc_error_set(err, "plan: out of memory for %d tensors", m->n_tensors);
+        cc_plan_finish(plan);
     }
-
-    find_alias_roots(m, root);
-    int n_groups = 0;
-    for (int t = 0; t < nt; t++) {
-        group_of[t] = -1;
-        if (root[t] != t)
-            continue;
-        const struct cc_tensor *tensor = &m->tensors[t];
-        size_t bytes = (size_t)tensor->count * sizeof(float);
-        if (bytes == 0)
-            bytes = 1; // keeps every group a real, distinct range
-        struct group *g = &groups[n_groups];
-        *g = (struct group){
-            .root = t, .size = align_up(bytes, align), .first = m->n_nodes, .last = -1};
-        group_of[t] = n_groups++;
-    }
-
-    // Live ranges from the nodes' reads and writes.
-    for (int n = 0; n < m->n_nodes; n++) {
-        const struct cc_node *node = &m->nodes[n];
-        for (int i = 0; i < node->n_inputs; i++) {
-            int t = node->inputs[i];
-            if (t >= 0 && root[t] >= 0) {
-                struct group *g = &groups[group_of[root[t]]];
-                if (n > g->last)
-                    g->last = n;
-                if (n < g->first) // read before any write: lives from the start
-                    g->first = -1;
-            }
-        }
-        for (int o = 0; o < node->n_outputs; o++) {
-            int t = node->outputs[o];
-            if (t >= 0 && root[t] >= 0) {
-                struct group *g = &groups[group_of[root[t]]];
-                if (n < g->first)
-                    g->first = n;
-                if (n > g->last)
-                    g->last = n;
-            }
-        }
-    }
-    // The graph input and output (and whatever aliases them) are live the whole time.
-    int pinned[2] = {m->input.tensor, m->output.tensor};
-    for (int i = 0; i < 2; i++) {
-        int t = pinned[i];
-        if (t >= 0 && t < nt && root[t] >= 0) {
-            struct group *g = &groups[group_of[root[t]]];
-            g->first = -1;
-            g->last = m->n_nodes;
-        }
-    }
-    for (int gi = 0; gi < n_groups; gi++) {
-        struct group *g = &groups[gi];
-        if (g->first > g->last) // neither read nor written: keep it, but alone
-            g->first = g->last = -2;
-        plan->naive_size += g->size;
-    }
-
-    qsort(groups, (size_t)n_groups, sizeof(*groups), group_cmp);
-    for (int gi = 0; gi < n_groups; gi++) {
-        struct group *g = &groups[gi];
-        int n_used = 0;
-        for (int pj = 0; pj < gi; pj++) {
-            const struct group *p = &groups[pj];
-            if (p->first <= g->last && g->first <= p->last)
-                used[n_used++] = (struct range){p->offset, p->offset + p->size};
-        }
-        g->offset = first_fit(used, n_used, g->size, align);
-        if (g->offset + g->size > plan->arena_size)
-            plan->arena_size = g->offset + g->size;
-        group_of[g->root] = gi; // groups moved by the sort
-    }
-
-    for (int t = 0; t < nt; t++)
-        plan->offset[t] = root[t] < 0 ? SIZE_MAX : groups[group_of[root[t]]].offset;
-
-    free(root);
-    free(group_of);
-    free(groups);
-    free(used);
-    return true;
-
-error:
-    free(root);
-    free(group_of);
-    free(groups);
-    free(used);
-    cc_plan_finish(plan);
-    return false;
+    free(p.root);
+    free(p.group_of);
+    free(p.groups);
+    free(p.used);
+    return ok;
 }
 
 void cc_plan_finish(struct cc_plan *plan)

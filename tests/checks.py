@@ -1,19 +1,27 @@
 """What camclass's Python test drivers share: check() records a failed condition and goes on,
 so that one run reports every failure; summary() prints "N failed" and returns the exit status;
 env_headless() is the environment of a camclass run without a display or systemd; wait_for()
-polls a condition until a deadline; host_command() is how a driver starts a program of this
-build, wrapped() whether it runs emulated, bound() a wait's limit allowing for that, run() runs
-one to its end and terminate() signals a started program and collects its output, killing it on
-a hang; free_port() is a loopback port with nothing on it, lines_of() a log file's lines.
+polls a condition until a deadline and wait_until() fails a check when it passes; host_command()
+is how a driver starts a program of this build, wrapped() whether it runs emulated, bound() a
+wait's limit allowing for that, run() runs one to its end, start() in the background,
+terminate() signals a started program and collects its output, wait_exit() waits for its exit
+and stop() checks that SIGTERM ends it with 0, each killing it on a hang; free_port() is a
+loopback port with nothing on it, lines_of() a log file's lines; in_tmpdir() runs a driver's
+parts in a temporary folder and ends with summary(); relabeled() copies a bundle with other
+labels (a model reload's "other model").
 
     sys.path.insert(0, <the tests/ folder>)
     from checks import check, summary
 """
 import os
 import shlex
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
+import zipfile
 
 failures = []
 
@@ -70,6 +78,50 @@ def wait_for(cond, timeout, interval=0.05):
     return bool(cond())
 
 
+def wait_until(cond, timeout, what):
+    """wait_for(cond) for bound(timeout) seconds, polling every 20 ms; a FAIL naming what when
+    it timed out. True when cond held."""
+    return wait_for(cond, bound(timeout), 0.02) or \
+        check(False, "timed out (%g s) waiting for %s" % (bound(timeout), what))
+
+
+def start(exe, args, stderr_path, env=None):
+    """Starts the program exe of this build (host_command) with args, stdout discarded, stderr
+    written to the file at stderr_path (read it while the program runs); the Popen."""
+    with open(stderr_path, "w") as err:
+        return subprocess.Popen(host_command(exe) + list(args), stdout=subprocess.DEVNULL,
+                                stderr=err, env=env)
+
+
+def wait_exit(p, timeout):
+    """The exit status of the Popen p once it ends; killed when it has not ended within
+    bound(timeout) (a hang), and the status of that kill returned."""
+    try:
+        return p.wait(timeout=bound(timeout))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.wait()
+
+
+def stop(p, what, timeout=30):
+    """SIGTERM to the Popen p; a FAIL naming what unless it exits 0 (wait_exit). Its status."""
+    p.send_signal(signal.SIGTERM)
+    rc = wait_exit(p, timeout)
+    check(rc == 0, "%s: exit %d after SIGTERM, want 0" % (what, rc))
+    return rc
+
+
+def in_tmpdir(prefix, body):
+    """Runs body(folder) in a new temporary folder named prefix..., removed after it whatever
+    happens; then summary(): a driver's main."""
+    root = tempfile.mkdtemp(prefix=prefix)
+    try:
+        body(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return summary()
+
+
 def terminate(p, sig, timeout):
     """Sends sig to the Popen p and collects its output (communicate); kills it when it has not
     ended within bound(timeout), and raises that TimeoutExpired after the kill."""
@@ -107,3 +159,15 @@ def lines_of(path):
             return f.read().splitlines()
     except FileNotFoundError:
         return []
+
+
+def relabeled(src, dst):
+    """A copy at dst of the bundle src whose labels.txt says reload-N (as many as src has): the
+    same network with other labels, which a reload's lines must then carry."""
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zo:
+        for item in zi.infolist():
+            data = zi.read(item.filename)
+            if item.filename == "labels.txt":
+                n = len([x for x in data.decode().splitlines() if x])
+                data = "".join("reload-%d\n" % i for i in range(n)).encode()
+            zo.writestr(item, data)

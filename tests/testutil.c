@@ -27,6 +27,11 @@ bool tu_check(bool cond, const char *file, int line, const char *fmt, ...)
     return false;
 }
 
+int tu_failures(void)
+{
+    return checks_failed;
+}
+
 int tu_exit_code(void)
 {
     printf("%d checks, %d failed\n", checks_run, checks_failed);

@@ -22,6 +22,9 @@ bool tu_check(bool cond, const char *file, int line, const char *fmt, ...)
 /* Prints "N checks, N failed" and returns 0 when nothing failed, 1 otherwise. */
 int tu_exit_code(void);
 
+/* Failed checks so far: a program that reports per test (PASS/FAIL) takes the difference. */
+int tu_failures(void);
+
 /* Deterministic random numbers (xorshift64*), state owned by the caller. */
 struct tu_rng {
     uint64_t s;

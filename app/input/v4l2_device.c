@@ -257,16 +257,16 @@ bool cc_v4l2_enum_modes(int fd, int want_w, int want_h, bool all, struct cc_mode
     *modes = NULL;
     *n = 0;
     int cap = 0;
-    struct v4l2_fmtdesc fd_ = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
-    for (fd_.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FMT, &fd_) == 0; fd_.index++) {
-        if (fd_.flags & V4L2_FMT_FLAG_EMULATED)
+    struct v4l2_fmtdesc desc = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
+    for (desc.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FMT, &desc) == 0; desc.index++) {
+        if (desc.flags & V4L2_FMT_FLAG_EMULATED)
             continue;
-        struct cc_mode m = {.fourcc = fd_.pixelformat,
-                            .pixfmt = cc_capture_pixfmt_from_fourcc(fd_.pixelformat)};
-        snprintf(m.description, sizeof(m.description), "%s", (const char *)fd_.description);
+        struct cc_mode m = {.fourcc = desc.pixelformat,
+                            .pixfmt = cc_capture_pixfmt_from_fourcc(desc.pixelformat)};
+        snprintf(m.description, sizeof(m.description), "%s", (const char *)desc.description);
         if (m.pixfmt < 0 && !all)
             continue;
-        struct v4l2_frmsizeenum fs = {.pixel_format = fd_.pixelformat};
+        struct v4l2_frmsizeenum fs = {.pixel_format = desc.pixelformat};
         int sizes = 0;
         for (fs.index = 0; cc_v4l2_ioctl(fd, VIDIOC_ENUM_FRAMESIZES, &fs) == 0; fs.index++) {
             if (fs.type == V4L2_FRMSIZE_TYPE_DISCRETE) {

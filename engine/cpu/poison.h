@@ -4,7 +4,7 @@
  * writes before reading (activation arena, relayout and type copies, scratch, the padding after
  * them) with a pattern before each run and each load-time timing run. A result that depends on
  * memory the run did not write is then wrong on every host, not only where the bytes left there
- * happen to differ (issue 21: a test that passed by luck on two hosts of three).
+ * happen to differ (a kernel test once passed by luck on two hosts of three that way).
  *
  * f32 values get a signalling NaN (0x7fa00000), int8 values -128 (0x80): neither is a value a
  * correct run leaves behind by chance, and a NaN read into a sum spreads to the output.

@@ -1,4 +1,4 @@
-/* camclass — the CPU backend's builds for the ops of the torchvision zoo (issue 10): max and
+/* camclass — the CPU backend's builds for the ops of the torchvision zoo: max and
  * average pooling, concat, slice and shuffle of channels, mul. Rows of xnn_build.c's table
  * (internal to the XNNPACK module, see xnn_build.h); f32 only for now.
  */

@@ -186,93 +186,86 @@ static bool begin_cmd(struct cc_vk_state *s, int seg, struct cc_error *err)
     return cc_vk_check(vkBeginCommandBuffer(s->cmds[seg], &bi), "vkBeginCommandBuffer", err);
 }
 
-static bool record(struct cc_vk_state *s, struct cc_error *err)
+/* The stages and accesses the recorded barriers name. */
+#define CS VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT
+#define XFER VK_PIPELINE_STAGE_TRANSFER_BIT
+#define HOST VK_PIPELINE_STAGE_HOST_BIT
+#define RW (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT)
+#define WRITES (VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT)
+#define ALL (RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+
+/* The run of CPU steps [i, end) between two segments: ends segment *seg (the steps' inputs out
+ * to the host) and begins the next with their outputs back in the arena. ranges: room for
+ * (end - i) * CC_MAX_NODE_INPUTS copies. */
+static bool record_cpu_run(struct cc_vk_state *s, int i, int end, int *seg, VkBufferCopy *ranges,
+                           struct cc_error *err)
 {
-    VkCommandBufferAllocateInfo cai = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = s->vk->cmd_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = (uint32_t)s->n_cmds,
-    };
-    VkBufferCopy *ranges = NULL;
-    if (s->n_cpu && !(ranges = calloc((size_t)s->n_cpu * CC_MAX_NODE_INPUTS, sizeof(*ranges))))
-        return cc_error_set(err, "out of memory");
-    int seg = 0;
-    if (!cc_vk_check(vkAllocateCommandBuffers(s->vk->device, &cai, s->cmds),
-                     "vkAllocateCommandBuffers", err) ||
-        !begin_cmd(s, seg, err)) {
-        free(ranges);
-        return false;
-    }
-    VkCommandBuffer cmd = s->cmds[seg];
-    const VkPipelineStageFlags CS = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    const VkPipelineStageFlags XFER = VK_PIPELINE_STAGE_TRANSFER_BIT;
-    const VkPipelineStageFlags HOST = VK_PIPELINE_STAGE_HOST_BIT;
-    const VkAccessFlags RW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    const VkAccessFlags WRITES = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    const VkAccessFlags ALL = RW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    if (s->queries)
-        vkCmdResetQueryPool(cmd, s->queries, 0, (uint32_t)(2 * s->n_timings));
+    VkCommandBuffer cmd = s->cmds[*seg];
     if (!s->shared) {
-        VkBufferCopy c = {.srcOffset = 0, .dstOffset = s->in_off, .size = s->in_bytes};
-        vkCmdCopyBuffer(cmd, s->staging_in.buffer, s->arena.buffer, 1, &c);
+        uint32_t n = cc_vk_fallback_ranges(s, i, end, true, ranges);
+        /* The copy reads what the steps before wrote (the barrier at the top covers
+         * i == 0). */
+        if (n && i > 0)
+            barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
+        if (n)
+            vkCmdCopyBuffer(cmd, s->arena.buffer, s->mirror.buffer, n, ranges);
     }
-    /* Every step waits for the one before: in a chain network each consumes the previous
-     * result, and arena reuse makes later writes depend on earlier reads (WAR). */
-    barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
+    barrier(cmd, XFER | CS, WRITES, HOST, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    if (!cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err) ||
+        !begin_cmd(s, ++*seg, err))
+        return false;
+    cmd = s->cmds[*seg];
+    if (!s->shared) {
+        uint32_t n = cc_vk_fallback_ranges(s, i, end, false, ranges);
+        vkCmdCopyBuffer(cmd, s->mirror.buffer, s->arena.buffer, n, ranges);
+    }
+    barrier(cmd, HOST | XFER | CS, VK_ACCESS_HOST_WRITE_BIT | WRITES, XFER | CS, ALL);
+    return true;
+}
+
+/* Step i, a dispatch or the arena copies, with its timestamps when profiling. */
+static void record_step(struct cc_vk_state *s, VkCommandBuffer cmd, int i)
+{
+    const struct cc_vk_step *st = &s->steps[i];
+    if (i > 0)
+        barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
+    /* Both timestamps at the step's own stage: the first is written once the previous
+     * step has finished (a top-of-pipe one may be written while it still runs). */
+    VkPipelineStageFlags stage = st->kernel == CC_KERNEL_COUNT ? XFER : CS;
+    if (s->queries)
+        vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i));
+    if (st->kernel == CC_KERNEL_COUNT) {
+        vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, (uint32_t)st->n_copies,
+                        &s->copies[st->first_copy]);
+    } else {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, s->kernels->layout[st->kernel],
+                                0, 1, &st->set, 0, NULL);
+        vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
+    }
+    if (s->queries)
+        vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i + 1));
+}
+
+/* Every step, segment by segment (the first begun by record); then the output out to the
+ * host. */
+static bool record_steps(struct cc_vk_state *s, VkBufferCopy *ranges, struct cc_error *err)
+{
+    int seg = 0;
     for (int i = 0; i < s->n_steps; i++) {
-        const struct cc_vk_step *st = &s->steps[i];
-        if (st->cpu) {
-            if (i > 0 && s->steps[i - 1].cpu)
-                continue; // recorded with the first step of its run
-            int end = i;
-            while (end < s->n_steps && s->steps[end].cpu)
-                end++;
-            /* End the segment: the CPU steps' inputs out to the host, then the next segment
-             * starts with their outputs back in the arena. */
-            if (!s->shared) {
-                uint32_t n = cc_vk_fallback_ranges(s, i, end, true, ranges);
-                /* The copy reads what the steps before wrote (the barrier at the top covers
-                 * i == 0). */
-                if (n && i > 0)
-                    barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
-                if (n)
-                    vkCmdCopyBuffer(cmd, s->arena.buffer, s->mirror.buffer, n, ranges);
-            }
-            barrier(cmd, XFER | CS, WRITES, HOST, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
-            if (!cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err) ||
-                !begin_cmd(s, ++seg, err)) {
-                free(ranges);
-                return false;
-            }
-            cmd = s->cmds[seg];
-            if (!s->shared) {
-                uint32_t n = cc_vk_fallback_ranges(s, i, end, false, ranges);
-                vkCmdCopyBuffer(cmd, s->mirror.buffer, s->arena.buffer, n, ranges);
-            }
-            barrier(cmd, HOST | XFER | CS, VK_ACCESS_HOST_WRITE_BIT | WRITES, XFER | CS, ALL);
+        if (!s->steps[i].cpu) {
+            record_step(s, s->cmds[seg], i);
             continue;
         }
-        if (i > 0)
-            barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
-        /* Both timestamps at the step's own stage: the first is written once the previous
-         * step has finished (a top-of-pipe one may be written while it still runs). */
-        VkPipelineStageFlags stage = st->kernel == CC_KERNEL_COUNT ? XFER : CS;
-        if (s->queries)
-            vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i));
-        if (st->kernel == CC_KERNEL_COUNT) {
-            vkCmdCopyBuffer(cmd, s->arena.buffer, s->arena.buffer, (uint32_t)st->n_copies,
-                            &s->copies[st->first_copy]);
-        } else {
-            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, st->pipeline);
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                    s->kernels->layout[st->kernel], 0, 1, &st->set, 0, NULL);
-            vkCmdDispatch(cmd, st->groups[0], st->groups[1], st->groups[2]);
-        }
-        if (s->queries)
-            vkCmdWriteTimestamp(cmd, stage, s->queries, (uint32_t)(2 * i + 1));
+        if (i > 0 && s->steps[i - 1].cpu)
+            continue; // recorded with the first step of its run
+        int end = i;
+        while (end < s->n_steps && s->steps[end].cpu)
+            end++;
+        if (!record_cpu_run(s, i, end, &seg, ranges, err))
+            return false;
     }
-    free(ranges);
+    VkCommandBuffer cmd = s->cmds[seg];
     if (!s->shared) {
         barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
         VkBufferCopy c = {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes};
@@ -284,112 +277,157 @@ static bool record(struct cc_vk_state *s, struct cc_error *err)
     return cc_vk_check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer", err);
 }
 
-static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
-                       struct cc_error *err)
+/* Allocates and records the command buffers, one per segment: the input in, every step, the
+ * output out. */
+static bool record(struct cc_vk_state *s, struct cc_error *err)
 {
-    struct cc_vk_state *s = calloc(1, sizeof(*s));
-    struct cc_vk_node *setups = NULL;
-    struct cc_vk_weights w = {0};
-    if (!s) {
-        cc_error_set(err, "out of memory");
-        return NULL;
+    VkCommandBufferAllocateInfo cai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = s->vk->cmd_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = (uint32_t)s->n_cmds,
+    };
+    if (!cc_vk_check(vkAllocateCommandBuffers(s->vk->device, &cai, s->cmds),
+                     "vkAllocateCommandBuffers", err) ||
+        !begin_cmd(s, 0, err))
+        return false;
+    VkCommandBuffer cmd = s->cmds[0];
+    if (s->queries)
+        vkCmdResetQueryPool(cmd, s->queries, 0, (uint32_t)(2 * s->n_timings));
+    if (!s->shared) {
+        VkBufferCopy c = {.srcOffset = 0, .dstOffset = s->in_off, .size = s->in_bytes};
+        vkCmdCopyBuffer(cmd, s->staging_in.buffer, s->arena.buffer, 1, &c);
     }
-    s->model = model;
+    /* Every step waits for the one before: in a chain network each consumes the previous
+     * result, and arena reuse makes later writes depend on earlier reads (WAR). */
+    barrier(cmd, XFER | CS, WRITES, XFER | CS, ALL);
+    VkBufferCopy *ranges = NULL;
+    if (s->n_cpu && !(ranges = calloc((size_t)s->n_cpu * CC_MAX_NODE_INPUTS, sizeof(*ranges))))
+        return cc_error_set(err, "out of memory");
+    bool ok = record_steps(s, ranges, err);
+    free(ranges);
+    return ok;
+}
+
+#undef CS
+#undef XFER
+#undef HOST
+#undef RW
+#undef WRITES
+#undef ALL
+
+/* The device, its limits and faults, the kernels and the activation plan. */
+static bool open_device(struct cc_vk_state *s, const struct cc_engine_options *opts,
+                        struct cc_vk_weights *w, struct cc_error *err)
+{
     if (!(s->vk = cc_vk_create(opts->device_index, err)) ||
         !cc_vk_fault_parse(opts->vk_fault, &s->vk->fault, err) ||
         !cc_vk_profile_apply(s->vk, opts->vk_profile, err) || !check_i8_formats(s, err))
-        goto error;
+        return false;
     const VkPhysicalDeviceLimits *lim = &s->vk->props.limits;
     s->align = 16; // vec4 texel views
     if (lim->minTexelBufferOffsetAlignment > s->align)
         s->align = lim->minTexelBufferOffsetAlignment;
     if (lim->minStorageBufferOffsetAlignment > s->align)
         s->align = lim->minStorageBufferOffsetAlignment;
-    w.align_floats = (size_t)s->align / sizeof(float);
+    w->align_floats = (size_t)s->align / sizeof(float);
     if (!(s->kernels = cc_kernels_create(s->vk, opts->pipeline_cache, opts->notices, err)))
-        goto error;
-    if (!cc_plan_init(&s->plan, model, (size_t)s->align, err))
-        goto error;
+        return false;
+    if (!cc_plan_init(&s->plan, s->model, (size_t)s->align, err))
+        return false;
     s->plan_ok = true;
+    return true;
+}
 
-    /* Kernel choice and weight packing per node. */
-    int nn = model->n_nodes;
-    setups = calloc((size_t)(nn ? nn : 1), sizeof(*setups));
-    s->steps = calloc((size_t)(nn ? nn : 1), sizeof(*s->steps));
-    s->pipelines = calloc((size_t)(nn ? nn : 1), sizeof(*s->pipelines));
-    if (!setups || !s->steps || !s->pipelines) {
-        cc_error_set(err, "out of memory");
-        goto error;
-    }
-    int n_dispatch = 0, n_copies = 0;
-    bool *on_cpu = calloc((size_t)(nn ? nn : 1), sizeof(*on_cpu));
-    s->cpu_why = calloc((size_t)(nn ? nn : 1), sizeof(*s->cpu_why));
-    if (!on_cpu || !s->cpu_why) {
-        free(on_cpu);
-        cc_error_set(err, "out of memory");
-        goto error;
-    }
-    s->on_cpu = on_cpu;
-    for (int i = 0; i < nn; i++) {
+/* Node i runs on the CPU: why says for the load notice. False when the CPU lacks its op too. */
+static bool place_on_cpu(struct cc_vk_state *s, int i, const struct cc_error *why,
+                         struct cc_vk_node *ns, struct cc_error *err)
+{
+    if (!cc_ref_op_find(s->model->nodes[i].op))
+        return cc_error_set(err, "vulkan backend: %s, and the CPU has no such op either", why->msg);
+    snprintf(s->cpu_why[i], sizeof(s->cpu_why[i]), "%.199s", why->msg);
+    s->on_cpu[i] = true;
+    ns->kernel = CC_KERNEL_COUNT;
+    ns->n_copies = 0;
+    s->n_cpu++;
+    s->n_cmds += i == 0 || !s->on_cpu[i - 1];
+    return true;
+}
+
+/* Kernel choice and weight packing per node (setups, one per node), the state's per-node
+ * arrays and the copy regions. *n_dispatch: the nodes that dispatch a kernel. */
+static bool place_nodes(struct cc_vk_state *s, struct cc_vk_weights *w, struct cc_vk_node *setups,
+                        int *n_dispatch, struct cc_error *err)
+{
+    const struct cc_model *model = s->model;
+    size_t nn = (size_t)(model->n_nodes ? model->n_nodes : 1);
+    s->steps = calloc(nn, sizeof(*s->steps));
+    s->pipelines = calloc(nn, sizeof(*s->pipelines));
+    s->on_cpu = calloc(nn, sizeof(*s->on_cpu));
+    s->cpu_why = calloc(nn, sizeof(*s->cpu_why));
+    if (!s->steps || !s->pipelines || !s->on_cpu || !s->cpu_why)
+        return cc_error_set(err, "out of memory");
+    int n_copies = 0;
+    *n_dispatch = 0;
+    for (int i = 0; i < model->n_nodes; i++) {
         /* A node the kernels lack, or whose kernel or tensors exceed this device's limits,
          * runs on the CPU (its weights may already be packed: unused, harmless). */
         struct cc_error why = {0};
         bool gpu = cc_vk_node_supported(model, i, &why);
-        if (gpu && !cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, &w,
-                                     &setups[i], err))
-            goto error;
+        if (gpu &&
+            !cc_vk_node_setup(model, s->plan.offset, s->vk->subgroup_size, i, w, &setups[i], err))
+            return false;
         if (gpu && !cc_vk_node_fits(model, &s->vk->props.limits, i, &setups[i], &why))
             gpu = false;
         if (!gpu) {
-            if (!cc_ref_op_find(model->nodes[i].op)) {
-                cc_error_set(err, "vulkan backend: %s, and the CPU has no such op either", why.msg);
-                goto error;
-            }
-            snprintf(s->cpu_why[i], sizeof(s->cpu_why[i]), "%.199s", why.msg);
-            on_cpu[i] = true;
-            setups[i].kernel = CC_KERNEL_COUNT;
-            setups[i].n_copies = 0;
-            s->n_cpu++;
-            s->n_cmds += i == 0 || !on_cpu[i - 1];
+            if (!place_on_cpu(s, i, &why, &setups[i], err))
+                return false;
             continue;
         }
         if (setups[i].kernel != CC_KERNEL_COUNT)
-            n_dispatch++;
+            (*n_dispatch)++;
         n_copies += setups[i].n_copies;
     }
     s->copies = calloc((size_t)(n_copies ? n_copies : 1), sizeof(*s->copies));
-    if (!s->copies) {
-        cc_error_set(err, "out of memory");
-        goto error;
-    }
+    if (!s->copies)
+        return cc_error_set(err, "out of memory");
+    return true;
+}
 
-    /* Buffers: weights uploaded once, the arena, staging when memory is not shared. */
+/* Buffers: weights uploaded once (w is freed after), the arena, staging when memory is not
+ * shared. */
+static bool create_buffers(struct cc_vk_state *s, const struct cc_engine_options *opts,
+                           struct cc_vk_weights *w, struct cc_error *err)
+{
+    const struct cc_model *model = s->model;
     const VkBufferUsageFlags XFER_DST = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    if (!cc_vk_buffer_init(s->vk, &s->weights, w.n * sizeof(float),
+    if (!cc_vk_buffer_init(s->vk, &s->weights, w->n * sizeof(float),
                            VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT | XFER_DST, CC_VK_MEM_DEVICE,
                            err) ||
-        !cc_vk_upload(s->vk, &s->weights, 0, w.data, w.n * sizeof(float), err))
-        goto error;
-    cc_vk_weights_finish(&w);
+        !cc_vk_upload(s->vk, &s->weights, 0, w->data, w->n * sizeof(float), err))
+        return false;
+    cc_vk_weights_finish(w);
     if (!cc_vk_buffer_init(s->vk, &s->arena, s->plan.arena_size,
                            VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                VK_BUFFER_USAGE_TRANSFER_SRC_BIT | XFER_DST,
                            CC_VK_MEM_DEVICE, err))
-        goto error;
+        return false;
     s->in_off = s->plan.offset[model->input.tensor];
     s->in_bytes = (size_t)model->tensors[model->input.tensor].count * sizeof(float);
     s->out_off = s->plan.offset[model->output.tensor];
     s->out_bytes = (size_t)model->tensors[model->output.tensor].count * sizeof(float);
     s->shared = s->arena.map && !opts->vk_staging;
-    if (!s->shared &&
-        (!cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                            CC_VK_MEM_STAGING, err) ||
-         !cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
-                            err)))
-        goto error;
+    return s->shared ||
+           (cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                              CC_VK_MEM_STAGING, err) &&
+            cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
+                              err));
+}
 
-    /* Descriptor pool: one set per dispatch (at most 4 texel bindings: x, w, bias, scales). */
+/* Descriptor pool: one set per dispatch (at most 4 texel bindings: x, w, bias, scales). */
+static bool create_descriptor_pool(struct cc_vk_state *s, int n_dispatch, struct cc_error *err)
+{
     VkDescriptorPoolSize sizes[] = {
         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, (uint32_t)(4 * n_dispatch + 1)},
         {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(n_dispatch + 1)},
@@ -400,16 +438,19 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
         .poolSizeCount = 2,
         .pPoolSizes = sizes,
     };
-    if (!cc_vk_check(vkCreateDescriptorPool(s->vk->device, &pci, NULL, &s->pool),
-                     "vkCreateDescriptorPool", err))
-        goto error;
+    return cc_vk_check(vkCreateDescriptorPool(s->vk->device, &pci, NULL, &s->pool),
+                       "vkCreateDescriptorPool", err);
+}
 
+/* Steps: pipelines (shared between equal specializations) and descriptor sets; CPU steps
+ * pointed at the host view of the arena. */
+static bool build_steps(struct cc_vk_state *s, const struct cc_vk_node *setups,
+                        struct cc_error *err)
+{
     if (!cc_vk_fallback_prepare(s, err))
-        goto error;
+        return false;
     size_t consts_used = 0;
-
-    /* Steps: pipelines (shared between equal specializations) and descriptor sets. */
-    for (int i = 0; i < nn; i++) {
+    for (int i = 0; i < s->model->n_nodes; i++) {
         const struct cc_vk_node *ns = &setups[i];
         struct cc_vk_step *st = &s->steps[s->n_steps];
         st->node = i;
@@ -430,19 +471,18 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
             continue;
         }
         if (!get_pipeline(s, ns, &st->pipeline, err) || !write_set(s, st, ns, err))
-            goto error;
+            return false;
         for (int d = 0; d < 3; d++)
             st->groups[d] = (uint32_t)ns->groups[d];
         s->n_steps++;
     }
-    free(setups);
-    setups = NULL;
+    return true;
+}
 
-    struct cc_error cache_err = {0};
-    if (!cc_kernels_save_cache(s->kernels, &cache_err) && opts->notices)
-        fprintf(opts->notices, "camclass: %s\n", cache_err.msg);
-
-    /* Profiling: two timestamps per step (dispatch or copies). */
+/* Profiling: two timestamps per step (dispatch or copies), when asked and the queue has them. */
+static bool create_queries(struct cc_vk_state *s, const struct cc_engine_options *opts,
+                           struct cc_error *err)
+{
     s->n_timings = s->n_steps;
     if (opts->profile && s->vk->timestamp_valid_bits > 0 && s->n_steps > 0) {
         s->timings = calloc((size_t)s->n_steps, sizeof(*s->timings));
@@ -452,28 +492,59 @@ static void *vk_create(const struct cc_model *model, const struct cc_engine_opti
             .queryType = VK_QUERY_TYPE_TIMESTAMP,
             .queryCount = (uint32_t)(2 * s->n_steps),
         };
-        if (!s->timings || !s->stamps) {
-            cc_error_set(err, "out of memory");
-            goto error;
-        }
+        if (!s->timings || !s->stamps)
+            return cc_error_set(err, "out of memory");
         if (!cc_vk_check(vkCreateQueryPool(s->vk->device, &qci, NULL, &s->queries),
                          "vkCreateQueryPool", err))
-            goto error;
+            return false;
         for (int i = 0; i < s->n_steps; i++)
             s->timings[i].node = s->steps[i].node;
     } else if (opts->profile && opts->notices) {
         fprintf(opts->notices, "camclass: this Vulkan queue has no timestamps; no per-layer "
                                "timings\n");
     }
+    return true;
+}
 
+/* The fence and the command buffers, one per segment, recorded once. */
+static bool create_commands(struct cc_vk_state *s, struct cc_error *err)
+{
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     s->n_cmds++; // the segment before the first run of CPU steps (or the only one)
-    if (!(s->cmds = calloc((size_t)s->n_cmds, sizeof(*s->cmds)))) {
+    if (!(s->cmds = calloc((size_t)s->n_cmds, sizeof(*s->cmds))))
+        return cc_error_set(err, "out of memory");
+    return cc_vk_check(vkCreateFence(s->vk->device, &fci, NULL, &s->fence), "vkCreateFence", err) &&
+           record(s, err);
+}
+
+static void *vk_create(const struct cc_model *model, const struct cc_engine_options *opts,
+                       struct cc_error *err)
+{
+    struct cc_vk_state *s = calloc(1, sizeof(*s));
+    struct cc_vk_node *setups = NULL;
+    struct cc_vk_weights w = {0};
+    if (!s) {
+        cc_error_set(err, "out of memory");
+        return NULL;
+    }
+    s->model = model;
+    if (!open_device(s, opts, &w, err))
+        goto error;
+    if (!(setups = calloc((size_t)(model->n_nodes ? model->n_nodes : 1), sizeof(*setups)))) {
         cc_error_set(err, "out of memory");
         goto error;
     }
-    if (!cc_vk_check(vkCreateFence(s->vk->device, &fci, NULL, &s->fence), "vkCreateFence", err) ||
-        !record(s, err))
+    int n_dispatch = 0;
+    if (!place_nodes(s, &w, setups, &n_dispatch, err) || !create_buffers(s, opts, &w, err) ||
+        !create_descriptor_pool(s, n_dispatch, err) || !build_steps(s, setups, err))
+        goto error;
+    free(setups);
+    setups = NULL;
+
+    struct cc_error cache_err = {0};
+    if (!cc_kernels_save_cache(s->kernels, &cache_err) && opts->notices)
+        fprintf(opts->notices, "camclass: %s\n", cache_err.msg);
+    if (!create_queries(s, opts, err) || !create_commands(s, err))
         goto error;
     /* One warm-up run: drivers may finish compiling pipelines at their first dispatch
      * (lavapipe does: its first run took ~500 ms against ~50 ms after), which belongs to the

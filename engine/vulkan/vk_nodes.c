@@ -222,8 +222,52 @@ static int64_t conv_columns(bool oc4, int64_t W, int64_t WO, int64_t KW,
     return !oc4 && a->stride[1] == 1 && WO > 8 && fits ? px : 8;
 }
 
-static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_weights *w,
-                       struct cc_vk_node *ns, struct cc_error *err)
+/* A 1x1, stride 1, unpadded, ungrouped conv: the pointwise kernel, register-tiled. */
+static bool setup_pointwise(const struct setup_ctx *s, const struct cc_node *n,
+                            struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_tensor *y = &s->model->tensors[n->outputs[0]];
+    int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3], O = y->shape[1];
+    bool vec4 = (H * W) % 4 == 0;
+    int64_t ob, pb;
+    pointwise_tile(O, H * W, &ob, &pb);
+    int64_t Op = ceil_div(O, ob) * ob;
+    ns->kernel = vec4 ? CC_KERNEL_CONV2D_PW_VEC4 : CC_KERNEL_CONV2D_PW;
+    uint32_t spec[] = {(uint32_t)C,
+                       (uint32_t)(H * W),
+                       (uint32_t)O,
+                       cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max),
+                       (uint32_t)ob,
+                       (uint32_t)pb,
+                       0,
+                       (uint32_t)n->act.kind};
+    memcpy(ns->spec, spec, sizeof(spec));
+    /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
+    ns->bind[1] = pack_weights(w, wt, Op, C, C, true);
+    if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, Op, true, ns, err))
+        return cc_error_set(err, "out of memory");
+    ns->bind[0] = arena_src(s, n->inputs[0], vec4);
+    /* Pixel blocks along x and channel blocks along y, unless the pixel blocks would leave
+     * a subgroup part-empty in every channel block: then both share x (FLAT). */
+    int64_t npb = ceil_div(H * W, pb), nob = Op / ob;
+    if (npb % s->subgroup != 0) {
+        ns->spec[7] = 1;
+        ns->local[0] = local_for(npb * nob);
+        ns->groups[0] = ceil_div(npb * nob, ns->local[0]);
+    } else {
+        ns->local[0] = local_for(npb);
+        ns->groups[0] = ceil_div(npb, ns->local[0]);
+        ns->groups[1] = nob;
+    }
+    return true;
+}
+
+/* Any other conv (depthwise, strided, padded, grouped, KxK): the general kernel. */
+static bool setup_general_conv(const struct setup_ctx *s, const struct cc_node *n,
+                               struct cc_vk_weights *w, struct cc_vk_node *ns, struct cc_error *err)
 {
     const struct cc_tensor *x = &s->model->tensors[n->inputs[0]];
     const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
@@ -232,83 +276,56 @@ static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struc
     int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3];
     int64_t O = y->shape[1], HO = y->shape[2], WO = y->shape[3];
     int64_t KH = wt->shape[2], KW = wt->shape[3];
-    bool i8 = wt->dtype == CC_DTYPE_I8;
+    /* Four output channels per invocation share every input load, when they are in one
+     * group; otherwise (depthwise) one channel per invocation. */
+    bool oc4 = (O / a->groups) % 4 == 0;
+    ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
+    const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
+    int64_t K = wt->count / O; // (C/groups) * KH * KW
+    int64_t px = conv_columns(oc4, W, WO, KW, a);
+    uint32_t spec[] = {(uint32_t)C,
+                       (uint32_t)H,
+                       (uint32_t)W,
+                       (uint32_t)O,
+                       (uint32_t)HO,
+                       (uint32_t)WO,
+                       (uint32_t)KH,
+                       (uint32_t)KW,
+                       (uint32_t)a->stride[0],
+                       (uint32_t)a->stride[1],
+                       (uint32_t)a->dilation[0],
+                       (uint32_t)a->dilation[1],
+                       (uint32_t)a->pad[0],
+                       (uint32_t)a->pad[1],
+                       (uint32_t)a->groups,
+                       cc_kernel_spec_float(n->act.min),
+                       cc_kernel_spec_float(n->act.max),
+                       (uint32_t)px,
+                       (uint32_t)n->act.kind};
+    memcpy(ns->spec, spec, sizeof(spec));
+    // oc4: (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels; else as is.
+    ns->bind[1] = pack_weights(w, wt, O, K, K, oc4);
+    if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, O, oc4, ns, err))
+        return cc_error_set(err, "out of memory");
+    ns->bind[0] = arena_src(s, n->inputs[0], W % 4 == 0); // rows read as vec4s
+    int64_t nx = HO * ceil_div(WO, px);
+    ns->local[0] = local_for(nx);
+    ns->groups[0] = ceil_div(nx, ns->local[0]);
+    ns->groups[1] = O / row->block[1];
+    return true;
+}
 
-    bool pointwise = KH == 1 && KW == 1 && a->stride[0] == 1 && a->stride[1] == 1 &&
-                     a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 && a->pad[3] == 0 &&
-                     a->groups == 1;
-    if (pointwise) {
-        bool vec4 = (H * W) % 4 == 0;
-        int64_t ob, pb;
-        pointwise_tile(O, H * W, &ob, &pb);
-        int64_t Op = ceil_div(O, ob) * ob;
-        ns->kernel = vec4 ? CC_KERNEL_CONV2D_PW_VEC4 : CC_KERNEL_CONV2D_PW;
-        uint32_t spec[] = {(uint32_t)C,
-                           (uint32_t)(H * W),
-                           (uint32_t)O,
-                           cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max),
-                           (uint32_t)ob,
-                           (uint32_t)pb,
-                           0,
-                           (uint32_t)n->act.kind};
-        memcpy(ns->spec, spec, sizeof(spec));
-        /* Weights (O, C) -> vec4 texels (O4, C) of 4 consecutive output channels. */
-        ns->bind[1] = pack_weights(w, wt, Op, C, C, true);
-        if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, Op, true, ns, err))
-            return cc_error_set(err, "out of memory");
-        ns->bind[0] = arena_src(s, n->inputs[0], vec4);
-        /* Pixel blocks along x and channel blocks along y, unless the pixel blocks would leave
-         * a subgroup part-empty in every channel block: then both share x (FLAT). */
-        int64_t npb = ceil_div(H * W, pb), nob = Op / ob;
-        if (npb % s->subgroup != 0) {
-            ns->spec[7] = 1;
-            ns->local[0] = local_for(npb * nob);
-            ns->groups[0] = ceil_div(npb * nob, ns->local[0]);
-        } else {
-            ns->local[0] = local_for(npb);
-            ns->groups[0] = ceil_div(npb, ns->local[0]);
-            ns->groups[1] = nob;
-        }
-    } else {
-        /* Four output channels per invocation share every input load, when they are in one
-         * group; otherwise (depthwise) one channel per invocation. */
-        bool oc4 = (O / a->groups) % 4 == 0;
-        ns->kernel = oc4 ? CC_KERNEL_CONV2D_OC4 : CC_KERNEL_CONV2D;
-        const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
-        int64_t K = wt->count / O; // (C/groups) * KH * KW
-        int64_t px = conv_columns(oc4, W, WO, KW, a);
-        uint32_t spec[] = {(uint32_t)C,
-                           (uint32_t)H,
-                           (uint32_t)W,
-                           (uint32_t)O,
-                           (uint32_t)HO,
-                           (uint32_t)WO,
-                           (uint32_t)KH,
-                           (uint32_t)KW,
-                           (uint32_t)a->stride[0],
-                           (uint32_t)a->stride[1],
-                           (uint32_t)a->dilation[0],
-                           (uint32_t)a->dilation[1],
-                           (uint32_t)a->pad[0],
-                           (uint32_t)a->pad[1],
-                           (uint32_t)a->groups,
-                           cc_kernel_spec_float(n->act.min),
-                           cc_kernel_spec_float(n->act.max),
-                           (uint32_t)px,
-                           (uint32_t)n->act.kind};
-        memcpy(ns->spec, spec, sizeof(spec));
-        // oc4: (O, K) -> vec4 texels (O/4, K) of 4 consecutive output channels; else as is.
-        ns->bind[1] = pack_weights(w, wt, O, K, K, oc4);
-        if (!ns->bind[1].what || !bind_bias_scales(w, s->model, n, O, O, oc4, ns, err))
-            return cc_error_set(err, "out of memory");
-        ns->bind[0] = arena_src(s, n->inputs[0], W % 4 == 0); // rows read as vec4s
-        int64_t nx = HO * ceil_div(WO, px);
-        ns->local[0] = local_for(nx);
-        ns->groups[0] = ceil_div(nx, ns->local[0]);
-        ns->groups[1] = O / row->block[1];
-    }
-    if (i8)
+static bool setup_conv(const struct setup_ctx *s, const struct cc_node *n, struct cc_vk_weights *w,
+                       struct cc_vk_node *ns, struct cc_error *err)
+{
+    const struct cc_tensor *wt = &s->model->tensors[n->inputs[1]];
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    bool pointwise = wt->shape[2] == 1 && wt->shape[3] == 1 && a->stride[0] == 1 &&
+                     a->stride[1] == 1 && a->pad[0] == 0 && a->pad[1] == 0 && a->pad[2] == 0 &&
+                     a->pad[3] == 0 && a->groups == 1;
+    if (!(pointwise ? setup_pointwise(s, n, w, ns, err) : setup_general_conv(s, n, w, ns, err)))
+        return false;
+    if (wt->dtype == CC_DTYPE_I8)
         ns->kernel = i8_row(ns->kernel);
     ns->bind[3] = arena_src(s, n->outputs[0], false);
     return true;
@@ -549,9 +566,9 @@ bool cc_vk_node_fits(const struct cc_model *model, const VkPhysicalDeviceLimits 
     if (ns->kernel == CC_KERNEL_COUNT)
         return true;
     const struct cc_kernel_info *row = &cc_kernel_table[ns->kernel];
-#define TOO_MUCH(what, have, limit)                                                            \
-    cc_error_set(why, "node \"%s\" (%s) needs " what ", more than this device's %s (%llu)",   \
-                 n->name, cc_op_name(n->op), (unsigned long long)(have), #limit,               \
+#define TOO_MUCH(what, have, limit)                                                                \
+    cc_error_set(why, "node \"%s\" (%s) needs " what ", more than this device's %s (%llu)",        \
+                 n->name, cc_op_name(n->op), (unsigned long long)(have), #limit,                   \
                  (unsigned long long)(l->limit))
     uint32_t texel = 0, storage = 0;
     for (int b = 0; b < row->n_bindings; b++) {
@@ -564,8 +581,7 @@ bool cc_vk_node_fits(const struct cc_model *model, const VkPhysicalDeviceLimits 
         } else {
             storage++;
             if (src->bytes > l->maxStorageBufferRange)
-                return TOO_MUCH("a storage range of %llu bytes", src->bytes,
-                                maxStorageBufferRange);
+                return TOO_MUCH("a storage range of %llu bytes", src->bytes, maxStorageBufferRange);
         }
     }
     if (texel > l->maxPerStageDescriptorSampledImages)

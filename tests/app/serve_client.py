@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 import time
 
-from checks import bound, env_headless
+from checks import bound, env_headless, wait_exit
 
 
 class Server:
@@ -40,12 +40,7 @@ class Server:
     def stop(self):
         """SIGTERM, SIGKILL after 10 s; the exit status."""
         self.p.terminate()
-        try:
-            rc = self.p.wait(bound(10))
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
-        return rc
+        return wait_exit(self.p, 10)
 
     def request(self, method, path, body=None, headers=None, timeout=None):
         """(status, headers, the body parsed as JSON or None)."""

@@ -39,8 +39,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, host_command, lines_of, summary  # noqa: E402
-import checks  # noqa: E402
+from checks import bound, check, host_command, lines_of, start, stop, summary, wait_until  # noqa: E402
 
 PART, CAMCLASS, MODEL, MODEL_INT8, SAMPLES = sys.argv[1:6]
 SELFTEST = os.path.join(SAMPLES, "selftest")
@@ -70,17 +69,6 @@ def run(args, env=None, **kw):
                           env=env, **kw)
 
 
-def start(args, stderr_path, env=None):
-    err = open(stderr_path, "w")
-    p = subprocess.Popen(host_command(CAMCLASS) + args, stdout=subprocess.DEVNULL, stderr=err, env=env)
-    err.close()
-    return p
-
-
-def wait_for(cond, timeout, what):
-    """checks.wait_for with bound(timeout), and a FAIL naming what on a timeout."""
-    return checks.wait_for(cond, bound(timeout), 0.02) or \
-        check(False, "timed out (%g s) waiting for %s" % (bound(timeout), what))
 
 
 def count_frames(path):
@@ -88,17 +76,6 @@ def count_frames(path):
         return sum(1 for line in lines_of(path) if '"event":"frame"' in line)
     except OSError:
         return 0
-
-
-def stop(p, what):
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=bound(30))
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
-    check(rc == 0, "%s: exit %d after SIGTERM, want 0" % (what, rc))
-    return rc
 
 
 def some_images(tmp, n):
@@ -254,13 +231,13 @@ def part_logfull(tmp):
     with open(filler, "wb") as f:
         f.write(b"x" * (44 << 10))
     log, err = os.path.join(mnt, "log.jsonl"), os.path.join(tmp, "stderr")
-    p = start(loop_args(log), err)
-    full = wait_for(lambda: "No space left on device" in open(err).read(), 30, "ENOSPC")
+    p = start(CAMCLASS, loop_args(log), err)
+    full = wait_until(lambda: "No space left on device" in open(err).read(), 30, "ENOSPC")
     n_full = count_frames(log)
     time.sleep(0.3)  # frames go on and are lost
     os.remove(filler)
     if full:
-        wait_for(lambda: count_frames(log) > n_full + 20, 30, "lines after space was freed")
+        wait_until(lambda: count_frames(log) > n_full + 20, 30, "lines after space was freed")
     stop(p, "logfull")
     msgs = [x for x in open(err).read().splitlines() if "No space left on device" in x]
     objs = parse_all(lines_of(log), "logfull")
@@ -301,8 +278,8 @@ def part_logro(tmp):
         return
     log, rotated, err = os.path.join(logs, "log.jsonl"), os.path.join(logs, "log.1"), \
         os.path.join(tmp, "stderr")
-    p = start(loop_args(log), err)
-    wait_for(lambda: count_frames(log) >= 10, 30, "10 lines")
+    p = start(CAMCLASS, loop_args(log), err)
+    wait_until(lambda: count_frames(log) >= 10, 30, "10 lines")
     os.rename(log, rotated)  # logrotate, then the directory turns read-only
     old = os.open(rotated, os.O_RDONLY)
     mounted = mount_tmpfs(logs, "ro,size=64k")
@@ -310,8 +287,8 @@ def part_logro(tmp):
     old_path = "/proc/self/fd/%d" % old
     n = count_frames(old_path)
     p.send_signal(signal.SIGHUP)
-    wait_for(lambda: "Read-only file system" in open(err).read(), 20, "the reopen's error")
-    wait_for(lambda: count_frames(old_path) > max(n + 10, 20), 20,
+    wait_until(lambda: "Read-only file system" in open(err).read(), 20, "the reopen's error")
+    wait_until(lambda: count_frames(old_path) > max(n + 10, 20), 20,
              "10 lines in the old file after SIGHUP")
     if mounted:
         subprocess.run(["umount", logs])
@@ -336,8 +313,8 @@ def part_sighup(tmp):
     d = os.path.join(tmp, "h")
     os.makedirs(d)
     log, err = os.path.join(d, "log.jsonl"), os.path.join(tmp, "stderr")
-    p = start(loop_args(log), err)
-    wait_for(lambda: count_frames(log) >= 1, 60, "the first line")
+    p = start(CAMCLASS, loop_args(log), err)
+    wait_until(lambda: count_frames(log) >= 1, 60, "the first line")
     for i in range(200):  # logrotate, 200 times
         if os.path.exists(log):
             os.rename(log, os.path.join(d, "log.%04d" % i))
@@ -353,7 +330,7 @@ def part_sighup(tmp):
     # frames come in the storm's time depends on the machine; under TSan 40 came): lines go on
     # after the storm, and enough of them to see one lost or repeated. The bound is for a hang.
     n_rotated = sum(count_frames(os.path.join(d, x)) for x in rotated())
-    wait_for(lambda: count_frames(log) >= 20 and n_rotated + count_frames(log) > 50, 120,
+    wait_until(lambda: count_frames(log) >= 20 and n_rotated + count_frames(log) > 50, 120,
              "20 lines after the storm, more than 50 in all")
     stop(p, "sighup")
     check(open(err).read().count("camclass: detection log") == 0,
@@ -388,18 +365,18 @@ def part_model(tmp):
     log, err = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr")
     args = loop_args(log, model)
     args[args.index("--input") + 1] = imgs
-    p = start(args, err)
-    wait_for(lambda: count_frames(log) >= 16, 30, "16 lines")
+    p = start(CAMCLASS, args, err)
+    wait_until(lambda: count_frames(log) >= 16, 30, "16 lines")
     with open(model, "r+b") as f:  # truncated and overwritten in place
         f.truncate(0)
         f.write(b"PK\x03\x04 not a bundle any more")
     n = count_frames(log)
-    wait_for(lambda: count_frames(log) >= n + 16, 30, "16 lines after the truncation")
+    wait_until(lambda: count_frames(log) >= n + 16, 30, "16 lines after the truncation")
     other = os.path.join(tmp, "other.ccm")
     shutil.copy(MODEL_INT8, other)
     os.replace(other, model)  # replaced by rename with another model
     n = count_frames(log)
-    wait_for(lambda: count_frames(log) >= n + 16, 30, "16 lines after the rename")
+    wait_until(lambda: count_frames(log) >= n + 16, 30, "16 lines after the rename")
     stop(p, "model")
     noise = [x for x in open(err).read().splitlines() if not (
         x.startswith("camclass: model ") or " on cpu (" in x or "classified" in x)]

@@ -27,12 +27,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 PART, MESON, BUILD = sys.argv[1:4]  # argv[4]: the built camclass (see meson.build)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, in_tmpdir  # noqa: E402
 
 
 def run(cmd, env=None, cwd=None, timeout=120):
@@ -297,25 +296,24 @@ def check_fetch(dirs, root, home):
           "the installed camclass uses the fetched model: %s (exit %d)" % (model_line(err), rc))
 
 
+def parts(root):
+    dest, dirs, paths = install(root)
+    home = os.path.join(root, "home")  # an empty home, also the working directory
+    os.makedirs(home)
+    if PART == "layout":
+        check_layout(dirs, paths)
+        check_man(dirs, paths)
+        check_help(dirs, paths, home)
+        check_runs(dirs, home)
+        check_export_needs(dirs, root, home)
+    elif PART == "fetch":
+        check_fetch(dirs, root, home)
+    else:
+        sys.exit("usage: test_install.py layout|fetch MESON BUILD_ROOT")
+
+
 def main():
-    root = tempfile.mkdtemp(prefix="camclass-test-install-")
-    try:
-        dest, dirs, paths = install(root)
-        home = os.path.join(root, "home")  # an empty home, also the working directory
-        os.makedirs(home)
-        if PART == "layout":
-            check_layout(dirs, paths)
-            check_man(dirs, paths)
-            check_help(dirs, paths, home)
-            check_runs(dirs, home)
-            check_export_needs(dirs, root, home)
-        elif PART == "fetch":
-            check_fetch(dirs, root, home)
-        else:
-            sys.exit("usage: test_install.py layout|fetch MESON BUILD_ROOT")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return summary()
+    return in_tmpdir("camclass-test-install-", parts)
 
 
 if __name__ == "__main__":

@@ -39,11 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import (check, env_headless, free_port, host_command, lines_of, summary,  # noqa: E402
-                    wait_for)
+from checks import (check, env_headless, free_port, host_command, lines_of, relabeled,  # noqa: E402
+                    summary, wait_for)
 
 EXE, MODEL, FRAMES = sys.argv[1:4]
 
@@ -264,13 +263,7 @@ def reload(tmp, broker, sub_out):
     p = camclass(["--mqtt", "mqtt://127.0.0.1:%d" % broker.port, "--device-id", "dev4"], log,
                  model=model)
     check(wait_for(lambda: len(lines_of(log)) >= 3, 30), "reload: no detections logged")
-    with zipfile.ZipFile(MODEL) as zi, zipfile.ZipFile(model + ".new", "w") as zo:
-        for item in zi.infolist():
-            data = zi.read(item.filename)
-            if item.filename == "labels.txt":
-                n = len([x for x in data.decode().splitlines() if x])
-                data = "".join("reload-%d\n" % i for i in range(n)).encode()
-            zo.writestr(item, data)
+    relabeled(MODEL, model + ".new")
     os.replace(model + ".new", model)
     p.send_signal(signal.SIGHUP)
     check(wait_for(lambda: any(t == "model" for t, _ in messages(sub_out, "dev4")), 30),

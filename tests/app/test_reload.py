@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,8 +36,7 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import bound, check, host_command, summary  # noqa: E402
-import checks  # noqa: E402
+from checks import check, host_command, relabeled, start, stop, summary, wait_until  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import Server  # noqa: E402
 
@@ -53,15 +51,20 @@ def bundle_info(path):
     return name, [x for x in labels if x]
 
 
-def relabeled(src, dst):
-    """A copy of bundle src whose labels.txt says reload-N (same count): other labels."""
-    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zo:
-        for item in zi.infolist():
-            data = zi.read(item.filename)
-            if item.filename == "labels.txt":
-                n = len([x for x in data.decode().splitlines() if x])
-                data = "".join("reload-%d\n" % i for i in range(n)).encode()
-            zo.writestr(item, data)
+def model_a(tmp):
+    """A copy of MODEL at tmp/m.ccm, the --model a run starts with: (path, name, labels)."""
+    model = os.path.join(tmp, "m.ccm")
+    with open(MODEL, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    return (model,) + bundle_info(model)
+
+
+def model_b(tmp):
+    """MODEL_INT8 relabeled (checks.relabeled) at tmp/b.ccm, the model reloaded to: (path,
+    name, labels)."""
+    b = os.path.join(tmp, "b.ccm")
+    relabeled(MODEL_INT8, b)
+    return (b,) + bundle_info(b)
 
 
 def lines(path):
@@ -76,28 +79,12 @@ def frames(objs):
     return [o for o in objs if o.get("event") == "frame"]
 
 
-def wait_for(cond, timeout, what):
-    return checks.wait_for(cond, bound(timeout), 0.02) or \
-        check(False, "timed out (%g s) waiting for %s" % (bound(timeout), what))
-
-
-def start(tmp, model):
+def start_looped(tmp, model):
+    """camclass on the sample, looped, with model; (Popen, log path, stderr path)."""
     log, err = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr")
-    with open(err, "w") as e:
-        p = subprocess.Popen(host_command(CAMCLASS) + [
-            "--headless", "--backend", "cpu", "--threads", "1", "--model", model,
-            "--input", SELFTEST, "--loop", "--log", log], stdout=subprocess.DEVNULL, stderr=e)
+    p = start(CAMCLASS, ["--headless", "--backend", "cpu", "--threads", "1", "--model", model,
+                         "--input", SELFTEST, "--loop", "--log", log], err)
     return p, log, err
-
-
-def stop(p, what):
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=bound(30))
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
-    check(rc == 0, "%s: exit %d after SIGTERM, want 0" % (what, rc))
 
 
 def top_labels(objs):
@@ -115,22 +102,17 @@ def check_stream(objs, what):
 
 
 def part_sighup(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, a_labels = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     with open(b, "rb") as f:
         b_sha = hashlib.sha256(f.read()).hexdigest()
-    p, log, err = start(tmp, model)
-    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    p, log, err = start_looped(tmp, model)
+    wait_until(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
     os.replace(b, model)
     p.send_signal(signal.SIGHUP)
-    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    wait_until(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
     n = len(frames(lines(log)))
-    wait_for(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames with B")
+    wait_until(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames with B")
     stop(p, "sighup")
     objs = lines(log)
     models = [i for i, o in enumerate(objs) if o.get("event") == "model"]
@@ -154,18 +136,15 @@ def part_sighup(tmp):
 
 
 def part_corrupt(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    _, a_labels = bundle_info(model)
-    p, log, err = start(tmp, model)
-    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    model, _, a_labels = model_a(tmp)
+    p, log, err = start_looped(tmp, model)
+    wait_until(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
     with open(model, "wb") as f:
         f.write(b"PK\x03\x04 not a bundle any more")
     p.send_signal(signal.SIGHUP)
-    wait_for(lambda: "model reload" in open(err).read(), 60, "the reload's error line")
+    wait_until(lambda: "model reload" in open(err).read(), 60, "the reload's error line")
     n = len(frames(lines(log)))
-    wait_for(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames after the failure")
+    wait_until(lambda: len(frames(lines(log))) >= n + 10, 60, "10 frames after the failure")
     stop(p, "corrupt")
     said = [x for x in open(err).read().splitlines() if "model reload" in x]
     check(len(said) == 1 and "old model goes on" in said[0],
@@ -177,13 +156,8 @@ def part_corrupt(tmp):
 
 
 def part_serve(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, a_labels = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     log = os.path.join(tmp, "log.jsonl")
     s = Server(host_command(CAMCLASS) + [
         "--headless", "--backend", "cpu", "--threads", "1", "--model", model, "--input",
@@ -206,12 +180,12 @@ def part_serve(tmp):
             statuses.append(predict()[0])
     t = threading.Thread(target=hammer)
     t.start()
-    wait_for(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    wait_until(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
     os.replace(b, model)
     s.p.send_signal(signal.SIGHUP)
-    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    wait_until(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
     n = len(frames(lines(log)))
-    wait_for(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames with B")
+    wait_until(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames with B")
     done.set()
     t.join()
     check(statuses and all(x == 200 for x in statuses),
@@ -230,13 +204,8 @@ def part_serve(tmp):
 
 
 def part_post(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    a_name, _ = bundle_info(model)
-    b = os.path.join(tmp, "b.ccm")
-    relabeled(MODEL_INT8, b)
-    b_name, b_labels = bundle_info(b)
+    model, a_name, _ = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
     b_bytes = open(b, "rb").read()
     data = os.path.join(tmp, "data")
     os.makedirs(os.path.join(data, "models"))
@@ -255,7 +224,7 @@ def part_post(tmp):
 
     def predict():
         return s.request("POST", "/predict", img, {"Content-Type": "image/png"})
-    wait_for(lambda: len(frames(lines(log))) >= 5, 60, "5 frames")
+    wait_until(lambda: len(frames(lines(log))) >= 5, 60, "5 frames")
     st, _, o = s.request("POST", "/model", b_bytes, octet)
     check(st == 200 and o and o.get("model") == b_name and o.get("classes") == len(b_labels) and
           o.get("sha256") == hashlib.sha256(b_bytes).hexdigest(),
@@ -289,7 +258,7 @@ def part_post(tmp):
     st, _, _ = s.request("GET", "/model")
     check(st == 405, "post: GET /model: %d, want 405" % st)
     n = len(frames(lines(log)))
-    wait_for(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames after")
+    wait_until(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames after")
     check(s.stop() == 0, "post: exit 0 after SIGTERM")
     check_stream(lines(log), "post")
     check(len([o for o in lines(log) if o.get("event") == "model"]) == 2,
@@ -318,10 +287,7 @@ def labels_in(o):
 
 
 def part_classes(tmp):
-    model = os.path.join(tmp, "m.ccm")
-    with open(MODEL, "rb") as f, open(model, "wb") as g:
-        g.write(f.read())
-    _, a_labels = bundle_info(model)
+    model, _, a_labels = model_a(tmp)
     b_name, b_labels = bundle_info(SMALL_NET)
     check(len(b_labels) < len(a_labels), "classes: B has fewer classes than A")
     log = os.path.join(tmp, "log.jsonl")
@@ -333,14 +299,14 @@ def part_classes(tmp):
         s.stop()
         return
     # A detection of one of A's classes past B's last index is in progress at the switch.
-    wait_for(lambda: any(o.get("event") == "detection" and
+    wait_until(lambda: any(o.get("event") == "detection" and
                          o["detection"].get("index", 0) >= len(b_labels) for o in lines(log)),
              60, "a detection of a class past B's count")
     with open(SMALL_NET, "rb") as f, open(model + ".new", "wb") as g:
         g.write(f.read())
     os.replace(model + ".new", model)
     s.p.send_signal(signal.SIGHUP)
-    wait_for(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    wait_until(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
     time.sleep(1)
     st, _, latest = s.request("GET", "/latest")
     check(s.stop() == 0, "classes: exit 0 after SIGTERM")

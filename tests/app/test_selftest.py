@@ -5,7 +5,7 @@ too) or --threshold; PASS -> 0, below -> 1, nothing to compare with -> 1, an unr
 model -> 2; the per-class lines and the total.
 
 With the committed self-test assets (assets/models/selftest*.ccm, assets/samples/selftest/),
-`camclass --selftest` on each bundle must pass on the backends given (issue 5: both).
+`camclass --selftest` on each bundle must pass on the backends given (cpu and vulkan).
 
     test_selftest.py CAMCLASS MODEL SAMPLES_DIR [ASSETS_DIR BACKEND...]
 """

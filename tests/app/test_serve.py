@@ -16,7 +16,7 @@
   counted as 408), one trickling its headers (slowloris: closed 6 x --serve-timeout after it
   connected, counted as 408);
 - connections: with 32 open, a 33rd waits unanswered until one of them goes;
-- hostile clients (#24 section 1): a Host that names no loopback, bound or allowed address is
+- hostile clients: a Host that names no loopback, bound or allowed address is
   421, HTTP/1.1 without Host 400, a browser's cross-origin POST 403 (test_hosts); an ambiguous
   body framing 400 and a Transfer-Encoding other than chunked 501, the connection closed
   (test_framing); 4 progressive 40 M-pixel JPEGs at once: one decoded, the others 503 with
@@ -59,7 +59,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import bound, check, env_headless, host_command, summary  # noqa: E402
+from checks import bound, check, env_headless, host_command, summary, wait_exit  # noqa: E402
 import serve_client  # noqa: E402
 from serve_client import read_stream  # noqa: E402
 
@@ -525,7 +525,7 @@ def peak_rss_mb(pid):
 
 
 def test_decodes():
-    """Decodes are bounded (#24 section 1.3): a progressive JPEG of 6324x6324 (40 M pixels, a
+    """Decodes are bounded: a progressive JPEG of 6324x6324 (40 M pixels, a
     small file) takes ~344 MB to decode; 4 sent at once were decoded at once (1.4 GB). Now the
     memory set aside for decoding holds one: the others are 503 with Retry-After at once, the
     peak stays near one decode, and the same image sent alone is then answered."""
@@ -758,11 +758,7 @@ def test_stop_in_flight():
         top = None
     check(head.startswith(b"HTTP/1.1 200") and top and len(top) == 5,
           "a /predict in flight at SIGTERM is answered (%r)" % answer[:80])
-    try:
-        rc = s.p.wait(bound(20))
-    except subprocess.TimeoutExpired:
-        s.p.kill()
-        rc = s.p.wait()
+    rc = wait_exit(s.p, 20)
     check(rc == 0, "then exit 0 (%d)" % rc)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What running camclass needs, apart from what testing it needs (issue 11 §5).
+"""What running camclass needs, apart from what testing it needs.
 
     test_setup.py PART MESON SOURCE_ROOT
 
@@ -20,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 PART, MESON, SOURCE = sys.argv[1:4]
 HIDDEN = ["torch", "torchvision", "onnx", "numpy", "PIL", "skimage"]
@@ -29,7 +28,7 @@ TEST_ONLY = ["python3-torch", "python3-torchvision", "python3-onnx", "python3-nu
              "clang", "libclang-rt-14-dev", "vulkan-validationlayers", "chromium"]
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, summary  # noqa: E402
+from checks import check, in_tmpdir  # noqa: E402
 
 
 def run(cmd, **kw):
@@ -107,17 +106,10 @@ def part_run_sh(root):
 
 
 def main():
-    root = tempfile.mkdtemp(prefix="camclass-test-setup-")
-    try:
-        if PART == "notests":
-            part_notests(root)
-        elif PART == "run-sh":
-            part_run_sh(root)
-        else:
-            sys.exit("usage: test_setup.py notests|run-sh MESON SOURCE_ROOT")
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-    return summary()
+    parts = {"notests": part_notests, "run-sh": part_run_sh}
+    if PART not in parts:
+        sys.exit("usage: test_setup.py notests|run-sh MESON SOURCE_ROOT")
+    return in_tmpdir("camclass-test-setup-", parts[PART])
 
 
 if __name__ == "__main__":

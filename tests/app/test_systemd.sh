@@ -1,9 +1,9 @@
 #!/bin/sh
 # camclass — checks of the systemd units and the udev rule (suite 'app'):
-#   1. both configured units (camclass.service, camclass@.service) have the directives issue 4 §5
-#      asks for, a restart policy that never gives up (issue 11 §5), and the same hardening (one
-#      source, systemd/camclass.service.in); the template binds to dev-%i.device and runs on
-#      /dev/%I with the shared config;
+#   1. both configured units (camclass.service, camclass@.service) have the directives of
+#      a watchdog-supervised, device-confined service (the list below), a restart policy that
+#      never gives up, and the same hardening (one source, systemd/camclass.service.in); the
+#      template binds to dev-%i.device and runs on /dev/%I with the shared config;
 #   2. `systemd-analyze verify` passes with no message at all (it exits 0 on unknown keys and
 #      bad values, only warning, so any output is a failure), for camclass.service and for the
 #      template's instances camclass@video0 and a /dev/v4l/by-id/ one (the template alone in a

@@ -1,9 +1,9 @@
-/* camclass tests — makes XNNPACK pick the kernels of another x86-64 host (issue 21).
+/* camclass tests — makes XNNPACK pick the kernels of another x86-64 host.
  *
  * XNNPACK chooses its microkernels once, at xnn_initialize, from what cpuinfo (Debian's
  * libcpuinfo) says of the CPU: AVX-512, FMA3/AVX2 (5x16 kernels, or the "s4" ones whose weights
  * interleave K by 4 on AMD Zen), AVX, SSE. A test suite run on one host therefore runs one of
- * these families, and a fault in another (issue 21's: XNNPACK's f32 fully-connected operator,
+ * these families, and a fault in another (as one was: XNNPACK's f32 fully-connected operator,
  * wrong on Zen hosts only) passes there. Preloaded (LD_PRELOAD) into a test program, this
  * library wraps cpuinfo_initialize: after the real one, it takes away the ISA extensions above
  * the one CC_ISA_SHIM names, and for "zen" says the cores are Zen:

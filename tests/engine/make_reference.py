@@ -14,7 +14,7 @@ with the module's own logits for each (f32, one after the other). Before writing
     fails here with a clear message instead of in the C test;
   - that the model is input-sensitive: the two inputs' logits differ by >= 5% of the largest
     logit. A parity test on a model whose output does not depend on its input proves nothing
-    about its early layers (issue 10 §4); test_network checks the same on the engine's output.
+    about its early layers; test_network checks the same on the engine's output.
 """
 
 import argparse

@@ -628,7 +628,7 @@ static const struct kcase cases[] = {
     {CC_OP_SOFTMAX, 3, 1, 1000},
 };
 
-/* The ops of the torchvision zoo (issue 10): odd sizes, ceil_mode edges, every activation
+/* The ops of the torchvision zoo: odd sizes, ceil_mode edges, every activation
  * kind standalone and fused. */
 #define POOL(op, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, ceil, incl)                              \
     {                                                                                              \
@@ -756,7 +756,7 @@ static const struct kcase q8_cases[] = {
     {CC_OP_GLOBAL_AVG_POOL, 1281, 7, 7, .q8 = true},
 };
 
-/* Odd K and odd channel counts (issue 21: XNNPACK's f32 fully-connected operator read
+/* Odd K and odd channel counts (XNNPACK's f32 fully-connected operator once read
  * weights shifted when K % 4 != 0 on a pool; the padding the kernels over-read): linear and
  * 1x1 / k x k convolutions, f32, i8 weights and int8 arithmetic, each also on the CPU backend
  * at 1 and 3 threads (the thread sweep of run_case). */

@@ -21,13 +21,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <jpeglib.h>
-
 #include "convert.h"
 #include "decode.h"
 #include "preprocess.h"
 #include "source_file.h"
 #include "testutil.h"
+#include "testutil_jpeg.h"
 
 #define TOLERANCE 1e-4
 
@@ -146,25 +145,10 @@ static void test_mjpeg_without_dht(struct cc_preprocess *pp)
     static uint8_t rgb[W * H * 3];
     for (int i = 0; i < W * H * 3; i++)
         rgb[i] = (uint8_t)(i * 7 + (i / (W * 3)) * 3);
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr jerr;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&c);
-    unsigned char *jpg = NULL;
-    unsigned long jpg_size = 0;
-    jpeg_mem_dest(&c, &jpg, &jpg_size);
-    c.image_width = W;
-    c.image_height = H;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c); // standard Huffman tables (optimize_coding off)
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < H) {
-        JSAMPROW row = rgb + (size_t)c.next_scanline * W * 3;
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    size_t jpg_size = 0;
+    uint8_t *jpg = tu_jpeg_encode(rgb, W, H, 3, 0, false, &jpg_size); // standard Huffman tables
+    if (!jpg)
+        return;
     // Copy without DHT (FF C4) segments; everything up to SOS has a 2-byte length.
     uint8_t *stripped = malloc(jpg_size);
     size_t n = 0, i = 2, dht = 0;

@@ -11,12 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <jpeglib.h>
 #include <png.h>
+#include <jpeglib.h>
 
 #include "convert.h"
 #include "source_file.h"
 #include "testutil.h"
+#include "testutil_jpeg.h"
 
 static char tmpdir[256];
 
@@ -97,28 +98,11 @@ static void write_png(const char *path, int w, int h, int color_type, int depth,
 
 static void write_jpeg(const char *path, int w, int h, int channels, const uint8_t *pixels)
 {
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr jerr;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&c);
-    FILE *f = fopen(path, "wb");
-    if (!CHECKF(f != NULL, "cannot write %s", path))
-        return;
-    jpeg_stdio_dest(&c, f);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = channels;
-    c.in_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, 95, TRUE);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = (JSAMPROW)(pixels + (size_t)c.next_scanline * w * channels);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    fclose(f);
+    size_t n;
+    uint8_t *jpg = tu_jpeg_encode(pixels, w, h, channels, 95, false, &n);
+    if (jpg)
+        write_bytes(path, jpg, n);
+    free(jpg);
 }
 
 /* Y4M with `frames` frames of planar data; frame k's byte i is (i * 7 + k * 31) & 255. */
@@ -160,29 +144,11 @@ static void write_png_header(const char *path, int w, int h)
 /* A 16x16 JPEG (progressive or baseline) whose SOF marker is patched to declare w x h. */
 static void write_jpeg_declaring(const char *path, bool progressive, int w, int h)
 {
-    uint8_t px[16 * 16 * 3] = {0};
-    struct jpeg_compress_struct c;
-    struct jpeg_error_mgr jerr;
-    c.err = jpeg_std_error(&jerr);
-    jpeg_create_compress(&c);
-    unsigned char *mem = NULL;
-    unsigned long n = 0;
-    jpeg_mem_dest(&c, &mem, &n);
-    c.image_width = c.image_height = 16;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    if (progressive)
-        jpeg_simple_progression(&c);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = px + (size_t)c.next_scanline * 16 * 3;
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
+    static const uint8_t px[16 * 16 * 3];
+    size_t n = 0;
+    uint8_t *mem = tu_jpeg_encode(px, 16, 16, 3, 0, progressive, &n);
     bool patched = false;
-    for (unsigned long i = 2; i + 9 < n && !patched; i++)
+    for (size_t i = 2; mem && i + 9 < n && !patched; i++)
         if (mem[i] == 0xff && (mem[i + 1] == 0xc0 || mem[i + 1] == 0xc2)) {
             // SOFn: marker, length (2), precision (1), height (2), width (2), big endian
             mem[i + 5] = (uint8_t)(h >> 8), mem[i + 6] = (uint8_t)h;

@@ -5,6 +5,11 @@ unsupported ops, no partial bundles, labels, the bundle layout of docs/MODEL_FOR
 Bundles are parsed here with zipfile + json, independently of the exporter's own reader; the
 numbers are checked against PyTorch. Tolerances: folded weights within 1e-6 relative of the
 float64 formula, graph outputs within 1e-5 x max |output| of the PyTorch module.
+
+    test_exporter.py
+
+Each test_* below runs in a folder of its own; an exception in one is a failure of it, and the
+others still run.
 """
 
 import json
@@ -14,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import unittest
+import traceback
 import zipfile
 
 import numpy as np
@@ -28,8 +33,10 @@ TOOLS = os.path.join(HERE, "..", "..", "tools")
 ENGINE_TESTS = os.path.join(HERE, "..", "engine")  # small_net.py, shared with tests/engine
 EXPORTER = os.path.join(TOOLS, "camclass_export.py")
 sys.path.insert(0, TOOLS)
+sys.path.insert(0, os.path.join(HERE, ".."))
 import camclass_export as ce  # noqa: E402
 import ccm_bundle  # noqa: E402
+from checks import check, summary  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -106,369 +113,421 @@ class UserNet(nn.Module):
         return F.softmax(self.head(z), dim=1)
 
 
-class ExporterTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.path = os.path.join(self.dir.name, "m.ccm")
+class Case:
+    """One test's folder and the bundle path in it (m.ccm)."""
 
-    def tearDown(self):
-        self.dir.cleanup()
+    def __init__(self, folder):
+        self.dir = folder
+        self.path = os.path.join(folder, "m.ccm")
 
-    def run_cli(self, *args):
-        return subprocess.run([sys.executable, EXPORTER, *args], capture_output=True,
-                              text=True, timeout=240)
 
-    def check_outputs(self, module, shape, tol=1e-5):
-        manifest, consts, _, _ = load(self.path)
-        x = torch.randn(shape, generator=torch.Generator().manual_seed(11))
-        with torch.no_grad():
-            ref = module(x).double().numpy()
-        got = ccm_bundle.run_graph(manifest, consts, x.numpy())
-        err = np.abs(got - ref).max() / np.abs(ref).max()
-        self.assertLessEqual(err, tol)
-        return manifest, consts
+def run_cli(*args):
+    return subprocess.run([sys.executable, EXPORTER, *args], capture_output=True, text=True,
+                          timeout=240)
 
-    def check_layout(self):
-        """Data entries stored, every tensor 64-byte aligned with size = count * 4; the data
-        itself starts 64-byte aligned in the file."""
-        manifest, consts, _, infos = load(self.path)
-        with open(self.path, "rb") as f:
-            for t in manifest["tensors"]:
-                if "data" not in t:
-                    continue
-                d = t["data"]
-                info = infos[d["entry"]]
-                self.assertEqual(info.compress_type, zipfile.ZIP_STORED, t["name"])
-                self.assertEqual(d["offset"] % 64, 0, t["name"])
-                self.assertEqual(d["size"], int(np.prod(t["shape"])) * 4, t["name"])
-                self.assertLessEqual(d["offset"] + d["size"], info.file_size, t["name"])
-                f.seek(info.header_offset + 26)
-                name_len, extra_len = struct.unpack("<HH", f.read(4))
-                self.assertEqual((info.header_offset + 30 + name_len + extra_len) % 64, 0)
 
-    # -- BatchNorm folding and fusion --
+def raises(fn, *args, **kw):
+    """The ce.ExportError that fn(*args, **kw) raises, or None when it returns."""
+    try:
+        fn(*args, **kw)
+    except ce.ExportError as e:
+        return e
+    return None
 
-    def test_conv_bn_relu6_folding(self):
-        for bias in (False, True):
-            m = randomize_bn(ConvBnRelu6(bias))
-            ce.export_module(m, self.path, (1, 3, 17, 15), labels=list("abcde"), name="cbr")
-            manifest, consts = self.check_outputs(m, (1, 3, 17, 15))
-            self.check_layout()
-            ops = [(n["op"], n.get("attrs", {}).get("activation", "none"))
-                   for n in manifest["graph"]]
-            self.assertEqual(ops, [("conv2d", "relu6"), ("conv2d", "relu6"),
-                                   ("global_avg_pool", "none"), ("flatten", "none"),
-                                   ("linear", "none")])
-            conv = manifest["graph"][0]
-            self.assertEqual(conv["attrs"]["stride"], [2, 2])
-            self.assertEqual(conv["attrs"]["padding"], [1, 1, 1, 1])
-            self.assertEqual(manifest["graph"][1]["attrs"]["groups"], 8)
-            # the folded tensors against the formula in float64
-            bn = m.bn
-            s = (bn.weight / torch.sqrt(bn.running_var + bn.eps)).double()
-            w = m.conv.weight.double() * s.view(-1, 1, 1, 1)
-            b0 = m.conv.bias.double() if bias else torch.zeros(8, dtype=torch.float64)
-            b = (b0 - bn.running_mean.double()) * s + bn.bias.double()
-            w_got = consts[conv["inputs"][1]]
-            b_got = consts[conv["inputs"][2]]
-            self.assertEqual(list(w_got.shape), [8, 3, 3, 3])
-            np.testing.assert_allclose(w_got, w.detach().numpy(), rtol=1e-6, atol=1e-7)
-            np.testing.assert_allclose(b_got, b.detach().numpy(), rtol=1e-6, atol=1e-7)
-            self.assertEqual(manifest["output"], {"tensor": "logits", "kind": "logits",
-                                                  "classes": 5})
 
-    def test_user_module(self):
-        m = randomize_bn(UserNet())
-        info = ce.export_module(m, self.path, (1, 3, 12, 10), labels=["w", "x", "y", "z"],
-                                name="user", color="BGR", mean=(0.5, 0.5, 0.5),
-                                std=(0.25, 0.25, 0.25), resize=("squash", None))
-        self.assertLess(info["verify_rel_err"], 1e-5)
-        manifest, consts = self.check_outputs(m, (1, 3, 12, 10))
-        self.check_layout()
-        self.assertEqual(manifest["input"], {
-            "tensor": "input", "shape": [1, 3, 12, 10], "color_order": "BGR",
-            "mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25], "resize": {"policy": "squash"}})
-        self.assertEqual(manifest["output"]["kind"], "probabilities")
-        ops = [n["op"] for n in manifest["graph"]]
-        # bn0 has no conv before it: a depthwise 1x1 conv; the shared ReLU stays a clamp
-        # node where its input has another user (x feeds the residual add too)
-        self.assertEqual(ops[0], "conv2d")
-        self.assertEqual(manifest["graph"][0]["attrs"]["groups"], 3)
-        self.assertIn("clamp", ops)
-        self.assertNotIn("batchnorm", ops)
-        acts = {n["name"]: n.get("attrs", {}) for n in manifest["graph"]}
-        self.assertEqual(acts["a"]["activation"], "clamp")
-        self.assertEqual((acts["a"]["clamp_min"], acts["a"]["clamp_max"]), (-0.5, 1.5))
-        self.assertEqual(acts["b"]["activation"], "clamp")
-        self.assertEqual((acts["b"]["clamp_min"], acts["b"]["clamp_max"]), (-1.0, 1.0))
-        self.assertEqual(ops[-1], "softmax")
-        names = [n["name"] for n in manifest["graph"]]
-        self.assertEqual(len(names), len(set(names)))
-        tensor_names = [t["name"] for t in manifest["tensors"]]
-        self.assertEqual(len(tensor_names), len(set(tensor_names)))
+def check_equal(got, want, what):
+    return check(got == want, "%s: %r, expected %r" % (what, got, want))
 
-    def test_fusion_respects_other_users(self):
-        """relu fuses into the conv; the clamp after it must not, because the relu's result
-        also feeds the add (fusing it would clamp what the add sees). The unused sigmoid-free
-        dead branch is dropped."""
-        class TwoUsers(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 4, 3, padding=1)
 
-            def forward(self, x):
-                y = F.relu(self.conv(x))
-                unused = y + y  # noqa: F841  (dead: must not reach the bundle)
-                z = torch.clamp(y, max=0.1)
-                return torch.flatten((y + z).mean((2, 3), keepdim=True), 1)
+def check_outputs(c, module, shape, tol=1e-5):
+    """The bundle's graph (float64, ccm_bundle) against module on a seeded input."""
+    manifest, consts, _, _ = load(c.path)
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(11))
+    with torch.no_grad():
+        ref = module(x).double().numpy()
+    got = ccm_bundle.run_graph(manifest, consts, x.numpy())
+    err = np.abs(got - ref).max() / np.abs(ref).max()
+    check(err <= tol, "%s: outputs within %g x max|output| of PyTorch (%.3g)"
+          % (manifest.get("name", "bundle"), tol, err))
+    return manifest, consts
 
-        m = TwoUsers().eval()
-        ce.export_module(m, self.path, (1, 3, 6, 6), resize=("squash", None))
-        manifest, _ = self.check_outputs(m, (1, 3, 6, 6))
-        graph = [(n["op"], n.get("attrs", {}).get("activation", "none"))
-                 for n in manifest["graph"]]
-        self.assertEqual(graph, [("conv2d", "relu"), ("clamp", "clamp"), ("add", "none"),
-                                 ("global_avg_pool", "none"), ("flatten", "none")])
 
-    # -- errors: one line naming op and location, exit 1, no file --
+def check_layout(c):
+    """Data entries stored, every tensor 64-byte aligned with size = count * 4; the data
+    itself starts 64-byte aligned in the file."""
+    manifest, consts, _, infos = load(c.path)
+    with open(c.path, "rb") as f:
+        for t in manifest["tensors"]:
+            if "data" not in t:
+                continue
+            d, name = t["data"], t["name"]
+            info = infos[d["entry"]]
+            check(info.compress_type == zipfile.ZIP_STORED, "%s: entry stored" % name)
+            check(d["offset"] % 64 == 0, "%s: offset %d 64-byte aligned" % (name, d["offset"]))
+            check_equal(d["size"], int(np.prod(t["shape"])) * 4, "%s: size" % name)
+            check(d["offset"] + d["size"] <= info.file_size, "%s: inside its entry" % name)
+            f.seek(info.header_offset + 26)
+            name_len, extra_len = struct.unpack("<HH", f.read(4))
+            check((info.header_offset + 30 + name_len + extra_len) % 64 == 0,
+                  "%s: entry data 64-byte aligned in the file" % d["entry"])
 
-    def check_refused(self, result, *needles, lines=1):
-        """Exit 1, `lines` lines on stderr holding every needle, nothing written."""
-        self.assertEqual(result.returncode, 1, result.stderr)
-        got = result.stderr.strip().splitlines()
-        self.assertEqual(len(got), lines, result.stderr)
-        for needle in needles:
-            self.assertIn(needle, "\n".join(got))
-        self.assertFalse(os.path.exists(self.path))
-        self.assertEqual(os.listdir(self.dir.name), [p for p in os.listdir(self.dir.name)
-                                                     if not p.startswith(".m.ccm")])
 
-    def test_unsupported_function(self):
-        # Every kind of unsupported op at once, each with the user's line; what only depends
-        # on an unsupported result (the add) is not reported again; a kind met twice is
-        # reported once with a count.
-        src = os.path.join(self.dir.name, "mynet.py")
-        with open(src, "w") as f:
-            f.write(textwrap.dedent("""\
-                import torch
-                import torch.nn as nn
-                import torch.nn.functional as F
+# -- BatchNorm folding and fusion --
 
-                class Net(nn.Module):
-                    def __init__(self):
-                        super().__init__()
-                        self.conv = nn.Conv2d(3, 4, 3)
+def test_conv_bn_relu6_folding(c):
+    for bias in (False, True):
+        m = randomize_bn(ConvBnRelu6(bias))
+        ce.export_module(m, c.path, (1, 3, 17, 15), labels=list("abcde"), name="cbr")
+        manifest, consts = check_outputs(c, m, (1, 3, 17, 15))
+        check_layout(c)
+        ops = [(n["op"], n.get("attrs", {}).get("activation", "none"))
+               for n in manifest["graph"]]
+        check_equal(ops, [("conv2d", "relu6"), ("conv2d", "relu6"), ("global_avg_pool", "none"),
+                          ("flatten", "none"), ("linear", "none")], "cbr graph")
+        conv = manifest["graph"][0]
+        check_equal(conv["attrs"]["stride"], [2, 2], "cbr stride")
+        check_equal(conv["attrs"]["padding"], [1, 1, 1, 1], "cbr padding")
+        check_equal(manifest["graph"][1]["attrs"]["groups"], 8, "cbr depthwise groups")
+        # the folded tensors against the formula in float64
+        bn = m.bn
+        s = (bn.weight / torch.sqrt(bn.running_var + bn.eps)).double()
+        w = m.conv.weight.double() * s.view(-1, 1, 1, 1)
+        b0 = m.conv.bias.double() if bias else torch.zeros(8, dtype=torch.float64)
+        b = (b0 - bn.running_mean.double()) * s + bn.bias.double()
+        w_got = consts[conv["inputs"][1]]
+        b_got = consts[conv["inputs"][2]]
+        check_equal(list(w_got.shape), [8, 3, 3, 3], "folded weight shape")
+        check(w_got.shape == (8, 3, 3, 3) and
+              np.allclose(w_got, w.detach().numpy(), rtol=1e-6, atol=1e-7),
+              "folded weights (bias %s) within 1e-6 of the float64 formula" % bias)
+        check(np.allclose(b_got, b.detach().numpy(), rtol=1e-6, atol=1e-7),
+              "folded bias (bias %s) within 1e-6 of the float64 formula" % bias)
+        check_equal(manifest["output"], {"tensor": "logits", "kind": "logits", "classes": 5},
+                    "cbr output")
 
-                    def forward(self, x):
-                        y = torch.tanh(self.conv(x))
-                        z = F.gelu(self.conv(x)) + y
-                        w = torch.tanh(z)
-                        return w.mean((2, 3))
-                """))
-        r = self.run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
-                         "--num-classes", "4", "-o", self.path)
-        self.check_refused(r, "2 kinds of op that camclass cannot export",
-                           "unsupported op torch.tanh at ", "mynet.py:11 in forward",
-                           "(and 1 more)", "unsupported op torch._C._nn.gelu at ",
-                           "mynet.py:12 in forward `z = F.gelu(self.conv(x)) + y`", lines=3)
 
-    def test_untraceable_names_user_line(self):
-        src = os.path.join(self.dir.name, "branchy.py")
-        with open(src, "w") as f:
-            f.write(textwrap.dedent("""\
-                import torch.nn as nn
+def test_user_module(c):
+    m = randomize_bn(UserNet())
+    info = ce.export_module(m, c.path, (1, 3, 12, 10), labels=["w", "x", "y", "z"],
+                            name="user", color="BGR", mean=(0.5, 0.5, 0.5),
+                            std=(0.25, 0.25, 0.25), resize=("squash", None))
+    check(info["verify_rel_err"] < 1e-5, "user: verify_rel_err %g < 1e-5" % info["verify_rel_err"])
+    manifest, consts = check_outputs(c, m, (1, 3, 12, 10))
+    check_layout(c)
+    check_equal(manifest["input"], {
+        "tensor": "input", "shape": [1, 3, 12, 10], "color_order": "BGR",
+        "mean": [0.5, 0.5, 0.5], "std": [0.25, 0.25, 0.25], "resize": {"policy": "squash"}},
+        "user input")
+    check_equal(manifest["output"]["kind"], "probabilities", "user output kind")
+    ops = [n["op"] for n in manifest["graph"]]
+    # bn0 has no conv before it: a depthwise 1x1 conv; the shared ReLU stays a clamp
+    # node where its input has another user (x feeds the residual add too)
+    check_equal(ops[0], "conv2d", "user: bn0 as a conv")
+    check_equal(manifest["graph"][0]["attrs"]["groups"], 3, "user: bn0 conv groups")
+    check("clamp" in ops, "user: a clamp node stays (%s)" % ops)
+    check("batchnorm" not in ops, "user: no batchnorm node (%s)" % ops)
+    acts = {n["name"]: n.get("attrs", {}) for n in manifest["graph"]}
+    check_equal(acts["a"]["activation"], "clamp", "user: a's activation")
+    check_equal((acts["a"]["clamp_min"], acts["a"]["clamp_max"]), (-0.5, 1.5), "user: a's clamp")
+    check_equal(acts["b"]["activation"], "clamp", "user: b's activation")
+    check_equal((acts["b"]["clamp_min"], acts["b"]["clamp_max"]), (-1.0, 1.0), "user: b's clamp")
+    check_equal(ops[-1], "softmax", "user: last op")
+    names = [n["name"] for n in manifest["graph"]]
+    check(len(names) == len(set(names)), "user: node names unique (%s)" % names)
+    tensor_names = [t["name"] for t in manifest["tensors"]]
+    check(len(tensor_names) == len(set(tensor_names)), "user: tensor names unique")
 
-                class Net(nn.Module):
-                    def forward(self, x):
-                        if x.sum() > 0:
-                            return x.mean((2, 3))
-                        return -x.mean((2, 3))
-                """))
-        r = self.run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
-                         "--num-classes", "3", "-o", self.path)
-        self.check_refused(r, "cannot trace Net with torch.fx at ",
-                           "branchy.py:5 in forward `if x.sum() > 0:`")
 
-    def test_unsupported_module(self):
-        class GeluNet(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 4, 1)
-                self.act = nn.GELU()
+def test_fusion_respects_other_users(c):
+    """relu fuses into the conv; the clamp after it must not, because the relu's result
+    also feeds the add (fusing it would clamp what the add sees). The unused sigmoid-free
+    dead branch is dropped."""
+    class TwoUsers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
 
-            def forward(self, x):
-                return torch.flatten(self.act(self.conv(x)).mean((2, 3), keepdim=True), 1)
+        def forward(self, x):
+            y = F.relu(self.conv(x))
+            unused = y + y  # noqa: F841  (dead: must not reach the bundle)
+            z = torch.clamp(y, max=0.1)
+            return torch.flatten((y + z).mean((2, 3), keepdim=True), 1)
 
-        with self.assertRaises(ce.ExportError) as cm:
-            ce.export_module(GeluNet(), self.path, (1, 3, 8, 8), resize=("squash", None))
-        msg = str(cm.exception)
-        self.assertIn("unsupported op torch.nn.GELU", msg)
-        self.assertIn("module act", msg)
-        self.assertIn("test_exporter.py", msg)
-        self.assertFalse(os.path.exists(self.path))
+    m = TwoUsers().eval()
+    ce.export_module(m, c.path, (1, 3, 6, 6), resize=("squash", None))
+    manifest, _ = check_outputs(c, m, (1, 3, 6, 6))
+    graph = [(n["op"], n.get("attrs", {}).get("activation", "none"))
+             for n in manifest["graph"]]
+    check_equal(graph, [("conv2d", "relu"), ("clamp", "clamp"), ("add", "none"),
+                        ("global_avg_pool", "none"), ("flatten", "none")], "two users graph")
 
-    def test_unsupported_torchvision_model(self):
-        # convnext uses LayerNorm, GELU, permute and a bare parameter (layer_scale): all named
-        r = self.run_cli("--model", "convnext_tiny", "--random-seed", "1", "--input-size", "32",
-                         "--resize", "squash", "-o", self.path)
-        self.check_refused(r, "6 kinds of op", "unsupported op torch.nn.LayerNorm",
-                           "unsupported op torch.nn.GELU", "Tensor.permute", "convnext.py:",
-                           "reads a parameter directly", lines=7)
 
-    def test_untraceable(self):
-        class Branchy(nn.Module):
-            def forward(self, x):
-                return x.flatten(1) if x.sum() > 0 else -x.flatten(1)
+# -- errors: one line naming op and location, exit 1, no file --
 
-        with self.assertRaises(ce.ExportError) as cm:
-            ce.export_module(Branchy(), self.path, (1, 3, 4, 4), resize=("squash", None))
-        self.assertIn("cannot trace", str(cm.exception))
-        self.assertFalse(os.path.exists(self.path))
+def check_refused(c, result, *needles, lines=1):
+    """Exit 1, `lines` lines on stderr holding every needle, nothing written."""
+    got = result.stderr.strip().splitlines()
+    check(result.returncode == 1 and len(got) == lines,
+          "exit 1 (%d) with %d lines on stderr: %r" % (result.returncode, lines, result.stderr))
+    for needle in needles:
+        check(needle in "\n".join(got), "stderr names %r: %r" % (needle, result.stderr))
+    check(not os.path.exists(c.path), "nothing written at %s" % c.path)
+    left = [p for p in os.listdir(c.dir) if p.startswith(".m.ccm")]
+    check(not left, "no temporary file left: %s" % left)
 
-    def test_existing_bundle_kept_on_failure(self):
-        with open(self.path, "wb") as f:
-            f.write(b"old")
-        class Bad(nn.Module):
-            def forward(self, x):
-                return torch.tanh(x).flatten(1)
-        with self.assertRaises(ce.ExportError):
-            ce.export_module(Bad(), self.path, (1, 3, 4, 4), resize=("squash", None))
-        with open(self.path, "rb") as f:
-            self.assertEqual(f.read(), b"old")
-        self.assertEqual(os.listdir(self.dir.name), ["m.ccm"])
 
-    def test_format_limits(self):
-        class BigStride(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = nn.Conv2d(3, 4, 1, stride=65)
+def test_unsupported_function(c):
+    # Every kind of unsupported op at once, each with the user's line; what only depends
+    # on an unsupported result (the add) is not reported again; a kind met twice is
+    # reported once with a count.
+    src = os.path.join(c.dir, "mynet.py")
+    with open(src, "w") as f:
+        f.write(textwrap.dedent("""\
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
 
-            def forward(self, x):
-                return torch.flatten(self.conv(x), 1)
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 4, 3)
 
-        with self.assertRaises(ce.ExportError) as cm:
-            ce.export_module(BigStride(), self.path, (1, 3, 8, 8), resize=("squash", None))
-        self.assertIn("node conv: kernel [1, 1], stride [65, 65]", str(cm.exception))
-        self.assertFalse(os.path.exists(self.path))
+                def forward(self, x):
+                    y = torch.tanh(self.conv(x))
+                    z = F.gelu(self.conv(x)) + y
+                    w = torch.tanh(z)
+                    return w.mean((2, 3))
+            """))
+    r = run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
+                "--num-classes", "4", "-o", c.path)
+    check_refused(c, r, "2 kinds of op that camclass cannot export",
+                  "unsupported op torch.tanh at ", "mynet.py:11 in forward",
+                  "(and 1 more)", "unsupported op torch._C._nn.gelu at ",
+                  "mynet.py:12 in forward `z = F.gelu(self.conv(x)) + y`", lines=3)
 
-    # -- labels --
 
-    def test_labels(self):
-        m = randomize_bn(ConvBnRelu6())
-        with self.assertRaises(ce.ExportError) as cm:
-            ce.export_module(m, self.path, (1, 3, 8, 8), labels=["a", "b"],
-                             resize=("squash", None))
-        self.assertIn("2 labels for a model with 5 classes", str(cm.exception))
-        self.assertFalse(os.path.exists(self.path))
-        with self.assertRaises(ce.ExportError):
-            ce.export_module(m, self.path, (1, 3, 8, 8), labels=["a", "", "c", "d", "e"],
-                             resize=("squash", None))
-        ce.export_module(m, self.path, (1, 3, 8, 8), resize=("squash", None))
-        manifest, _, labels, _ = load(self.path)
-        self.assertEqual(labels, ["class_%d" % i for i in range(5)])
-        self.assertEqual(manifest["labels"], {"entry": "labels.txt"})
+def test_untraceable_names_user_line(c):
+    src = os.path.join(c.dir, "branchy.py")
+    with open(src, "w") as f:
+        f.write(textwrap.dedent("""\
+            import torch.nn as nn
 
-    def test_cli_mobilenet_v2_labels_file(self):
-        labels = os.path.join(self.dir.name, "labels.txt")
-        with open(labels, "w") as f:
-            f.write("".join("thing %d\n" % i for i in range(10)))
-        r = self.run_cli("--model", "mobilenet_v2", "--random-seed", "4", "--labels", labels,
-                         "--input-size", "96", "--resize", "center_crop:110", "-o", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        manifest, consts, got, _ = load(self.path)
-        self.assertEqual(got, ["thing %d" % i for i in range(10)])
-        self.assertEqual(manifest["output"]["classes"], 10)
-        self.assertEqual(manifest["input"]["shape"], [1, 3, 96, 96])
-        # a torchvision model resizes as PIL does by default (format version 3)
-        self.assertEqual(manifest["input"]["resize"],
-                         {"policy": "center_crop", "size": 110, "antialias": True})
-        self.assertEqual(manifest["version"], 3)
-        self.assertIn("antialias on", r.stdout)
-        self.assertEqual(manifest["name"], "mobilenet_v2")
-        ops = [n["op"] for n in manifest["graph"]]
-        self.assertEqual(ops.count("conv2d"), 52)
-        self.assertEqual(ops.count("add"), 10)
-        self.assertNotIn("clamp", ops)
-        self.check_layout()
-        # the original, unfused module with the same seed computes the same logits
-        module = ce.build_torchvision_model("mobilenet_v2", 10, random_seed=4,
-                                            input_shape=(1, 3, 96, 96))
-        # 52 convolutions in PyTorch's float32 against the graph in float64: 1e-5 is the
-        # order of float32's own error over that depth (calibrated statistics keep the
-        # activations alive), so the whole-network tolerance of the C tests applies
-        self.check_outputs(module, (1, 3, 96, 96), tol=1e-4)
+            class Net(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:
+                        return x.mean((2, 3))
+                    return -x.mean((2, 3))
+            """))
+    r = run_cli("--module", src + ":Net", "--input-size", "8", "--resize", "squash",
+                "--num-classes", "3", "-o", c.path)
+    check_refused(c, r, "cannot trace Net with torch.fx at ",
+                  "branchy.py:5 in forward `if x.sum() > 0:`")
 
-    def test_cli_user_module_with_weights(self):
-        """--module FILE:CLASS --weights state_dict.pth: the bundle computes what the module
-        with those weights computes (not its fresh initialization)."""
-        sys.path.insert(0, ENGINE_TESTS)
-        from small_net import SmallNet
-        m = randomize_bn(SmallNet(), seed=9)
-        weights = os.path.join(self.dir.name, "small.pth")
-        torch.save(m.state_dict(), weights)
-        r = self.run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
-                         "--weights", weights, "--input-size", "13", "--resize", "squash",
-                         "-o", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        manifest, _ = self.check_outputs(m, (1, 3, 13, 13))
-        self.assertEqual(manifest["name"], "SmallNet")
-        self.assertEqual(manifest["output"]["kind"], "probabilities")
-        # a user's module keeps the resize without antialias, format version 1, by default
-        self.assertEqual((manifest["version"], manifest["input"]["resize"]),
-                         (1, {"policy": "squash"}))
-        self.assertIn("antialias off", r.stdout)
-        # a state_dict for another module is refused in one line, nothing written
-        os.unlink(self.path)
-        torch.save(ConvBnRelu6().state_dict(), weights)
-        r = self.run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
-                         "--weights", weights, "--input-size", "13", "-o", self.path)
-        self.check_refused(r, "cannot load", "small.pth")
 
-    def test_antialias(self):
-        """--antialias on|off overrides the default (on for --model, off for --module); with
-        activation quantization too the bundle is version 3; --bundle keeps its own resize;
-        a non-boolean is refused."""
-        small = os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet"
-        r = self.run_cli("--module", small, "--random-seed", "1", "--input-size", "13",
-                         "--resize", "center_crop:15", "--antialias", "on", "-o", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        manifest, _, _, _ = load(self.path)
-        self.assertEqual((manifest["version"], manifest["input"]["resize"]),
-                         (3, {"policy": "center_crop", "size": 15, "antialias": True}))
-        # quantizing it with calibration: version 3 stays (it includes version 2's "quant"),
-        # and the calibration images are resized as PIL does (ccm_calibrate.preprocess)
-        q = os.path.join(self.dir.name, "q.ccm")
-        r = self.run_cli("--bundle", self.path, "--quantize", "int8", "--calibrate", SAMPLES,
-                         "--calibrate-limit", "4", "-o", q)
-        self.assertEqual(r.returncode, 0, r.stderr)
+def check_export_error(c, e, *needles):
+    """e is an ExportError naming every needle; nothing written."""
+    check(e is not None, "refused with an ExportError")
+    for needle in needles:
+        check(needle in str(e), "the error names %r: %s" % (needle, e))
+    check(not os.path.exists(c.path), "nothing written at %s" % c.path)
+
+
+def test_unsupported_module(c):
+    class GeluNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 1)
+            self.act = nn.GELU()
+
+        def forward(self, x):
+            return torch.flatten(self.act(self.conv(x)).mean((2, 3), keepdim=True), 1)
+
+    e = raises(ce.export_module, GeluNet(), c.path, (1, 3, 8, 8), resize=("squash", None))
+    check_export_error(c, e, "unsupported op torch.nn.GELU", "module act", "test_exporter.py")
+
+
+def test_unsupported_torchvision_model(c):
+    # convnext uses LayerNorm, GELU, permute and a bare parameter (layer_scale): all named
+    r = run_cli("--model", "convnext_tiny", "--random-seed", "1", "--input-size", "32",
+                "--resize", "squash", "-o", c.path)
+    check_refused(c, r, "6 kinds of op", "unsupported op torch.nn.LayerNorm",
+                  "unsupported op torch.nn.GELU", "Tensor.permute", "convnext.py:",
+                  "reads a parameter directly", lines=7)
+
+
+def test_untraceable(c):
+    class Branchy(nn.Module):
+        def forward(self, x):
+            return x.flatten(1) if x.sum() > 0 else -x.flatten(1)
+
+    e = raises(ce.export_module, Branchy(), c.path, (1, 3, 4, 4), resize=("squash", None))
+    check_export_error(c, e, "cannot trace")
+
+
+def test_existing_bundle_kept_on_failure(c):
+    with open(c.path, "wb") as f:
+        f.write(b"old")
+
+    class Bad(nn.Module):
+        def forward(self, x):
+            return torch.tanh(x).flatten(1)
+
+    e = raises(ce.export_module, Bad(), c.path, (1, 3, 4, 4), resize=("squash", None))
+    check(e is not None, "a failed export over an existing bundle is refused")
+    with open(c.path, "rb") as f:
+        check_equal(f.read(), b"old", "the existing bundle")
+    check_equal(os.listdir(c.dir), ["m.ccm"], "the folder after a failed export")
+
+
+def test_format_limits(c):
+    class BigStride(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 1, stride=65)
+
+        def forward(self, x):
+            return torch.flatten(self.conv(x), 1)
+
+    e = raises(ce.export_module, BigStride(), c.path, (1, 3, 8, 8), resize=("squash", None))
+    check_export_error(c, e, "node conv: kernel [1, 1], stride [65, 65]")
+
+
+# -- labels --
+
+def test_labels(c):
+    m = randomize_bn(ConvBnRelu6())
+    e = raises(ce.export_module, m, c.path, (1, 3, 8, 8), labels=["a", "b"],
+               resize=("squash", None))
+    check_export_error(c, e, "2 labels for a model with 5 classes")
+    e = raises(ce.export_module, m, c.path, (1, 3, 8, 8), labels=["a", "", "c", "d", "e"],
+               resize=("squash", None))
+    check(e is not None, "an empty label is refused")
+    ce.export_module(m, c.path, (1, 3, 8, 8), resize=("squash", None))
+    manifest, _, labels, _ = load(c.path)
+    check_equal(labels, ["class_%d" % i for i in range(5)], "default labels")
+    check_equal(manifest["labels"], {"entry": "labels.txt"}, "labels entry")
+
+
+def test_cli_mobilenet_v2_labels_file(c):
+    labels = os.path.join(c.dir, "labels.txt")
+    with open(labels, "w") as f:
+        f.write("".join("thing %d\n" % i for i in range(10)))
+    r = run_cli("--model", "mobilenet_v2", "--random-seed", "4", "--labels", labels,
+                "--input-size", "96", "--resize", "center_crop:110", "-o", c.path)
+    if not check(r.returncode == 0, "mobilenet_v2 --labels exported: %s" % r.stderr):
+        return
+    manifest, consts, got, _ = load(c.path)
+    check_equal(got, ["thing %d" % i for i in range(10)], "labels from the file")
+    check_equal(manifest["output"]["classes"], 10, "classes")
+    check_equal(manifest["input"]["shape"], [1, 3, 96, 96], "input shape")
+    # a torchvision model resizes as PIL does by default (format version 3)
+    check_equal(manifest["input"]["resize"],
+                {"policy": "center_crop", "size": 110, "antialias": True}, "resize")
+    check_equal(manifest["version"], 3, "format version")
+    check("antialias on" in r.stdout, "says antialias on: %s" % r.stdout)
+    check_equal(manifest["name"], "mobilenet_v2", "name")
+    ops = [n["op"] for n in manifest["graph"]]
+    check_equal(ops.count("conv2d"), 52, "conv2d nodes")
+    check_equal(ops.count("add"), 10, "add nodes")
+    check("clamp" not in ops, "no clamp node: relu6 fused everywhere")
+    check_layout(c)
+    # the original, unfused module with the same seed computes the same logits
+    module = ce.build_torchvision_model("mobilenet_v2", 10, random_seed=4,
+                                        input_shape=(1, 3, 96, 96))
+    # 52 convolutions in PyTorch's float32 against the graph in float64: 1e-5 is the
+    # order of float32's own error over that depth (calibrated statistics keep the
+    # activations alive), so the whole-network tolerance of the C tests applies
+    check_outputs(c, module, (1, 3, 96, 96), tol=1e-4)
+
+
+def test_cli_user_module_with_weights(c):
+    """--module FILE:CLASS --weights state_dict.pth: the bundle computes what the module
+    with those weights computes (not its fresh initialization)."""
+    sys.path.insert(0, ENGINE_TESTS)
+    from small_net import SmallNet
+    m = randomize_bn(SmallNet(), seed=9)
+    weights = os.path.join(c.dir, "small.pth")
+    torch.save(m.state_dict(), weights)
+    r = run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
+                "--weights", weights, "--input-size", "13", "--resize", "squash", "-o", c.path)
+    if not check(r.returncode == 0, "SmallNet --weights exported: %s" % r.stderr):
+        return
+    manifest, _ = check_outputs(c, m, (1, 3, 13, 13))
+    check_equal(manifest["name"], "SmallNet", "name")
+    check_equal(manifest["output"]["kind"], "probabilities", "output kind")
+    # a user's module keeps the resize without antialias, format version 1, by default
+    check_equal((manifest["version"], manifest["input"]["resize"]), (1, {"policy": "squash"}),
+                "version and resize")
+    check("antialias off" in r.stdout, "says antialias off: %s" % r.stdout)
+    # a state_dict for another module is refused in one line, nothing written
+    os.unlink(c.path)
+    torch.save(ConvBnRelu6().state_dict(), weights)
+    r = run_cli("--module", os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet",
+                "--weights", weights, "--input-size", "13", "-o", c.path)
+    check_refused(c, r, "cannot load", "small.pth")
+
+
+def test_antialias(c):
+    """--antialias on|off overrides the default (on for --model, off for --module); with
+    activation quantization too the bundle is version 3; --bundle keeps its own resize;
+    a non-boolean is refused."""
+    small = os.path.join(ENGINE_TESTS, "small_net.py") + ":SmallNet"
+    r = run_cli("--module", small, "--random-seed", "1", "--input-size", "13",
+                "--resize", "center_crop:15", "--antialias", "on", "-o", c.path)
+    if not check(r.returncode == 0, "--antialias on exported: %s" % r.stderr):
+        return
+    manifest, _, _, _ = load(c.path)
+    check_equal((manifest["version"], manifest["input"]["resize"]),
+                (3, {"policy": "center_crop", "size": 15, "antialias": True}),
+                "--antialias on: version and resize")
+    # quantizing it with calibration: version 3 stays (it includes version 2's "quant"),
+    # and the calibration images are resized as PIL does (ccm_calibrate.preprocess)
+    q = os.path.join(c.dir, "q.ccm")
+    r = run_cli("--bundle", c.path, "--quantize", "int8", "--calibrate", SAMPLES,
+                "--calibrate-limit", "4", "-o", q)
+    if check(r.returncode == 0, "--quantize int8 --calibrate exported: %s" % r.stderr):
         with zipfile.ZipFile(q) as z:
             manifest = json.loads(z.read("manifest.json"))
-        self.assertEqual(manifest["version"], 3)
-        self.assertTrue(manifest["input"]["resize"]["antialias"])
-        self.assertTrue(any("quant" in t and "data" not in t for t in manifest["tensors"]))
+        check_equal(manifest["version"], 3, "quantized version")
+        check(manifest["input"]["resize"]["antialias"], "quantized: antialias kept")
+        check(any("quant" in t and "data" not in t for t in manifest["tensors"]),
+              "quantized: activations carry quant")
         os.unlink(q)
-        r = self.run_cli("--bundle", self.path, "--quantize", "int8", "--antialias", "off",
-                         "-o", q)
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("--bundle keeps the bundle's own resize", r.stderr)
-        self.assertFalse(os.path.exists(q))
-        # a torchvision model told off: no "antialias" key at all, version 1
-        r = self.run_cli("--model", "mobilenet_v2", "--random-seed", "1", "--num-classes", "3",
-                         "--input-size", "32", "--antialias", "off", "-o", self.path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        manifest, _, _, _ = load(self.path)
-        self.assertEqual((manifest["version"], manifest["input"]["resize"]),
-                         (1, {"policy": "center_crop", "size": 36}))
-        with self.assertRaises(ce.ExportError):
-            ce.export_module(ConvBnRelu6().eval(), self.path, (1, 3, 8, 8),
-                             resize=("squash", None), antialias="yes")
+    r = run_cli("--bundle", c.path, "--quantize", "int8", "--antialias", "off", "-o", q)
+    check_equal(r.returncode, 1, "--bundle with --antialias: exit status")
+    check("--bundle keeps the bundle's own resize" in r.stderr, "says why: %s" % r.stderr)
+    check(not os.path.exists(q), "nothing written at %s" % q)
+    # a torchvision model told off: no "antialias" key at all, version 1
+    r = run_cli("--model", "mobilenet_v2", "--random-seed", "1", "--num-classes", "3",
+                "--input-size", "32", "--antialias", "off", "-o", c.path)
+    if check(r.returncode == 0, "--model --antialias off exported: %s" % r.stderr):
+        manifest, _, _, _ = load(c.path)
+        check_equal((manifest["version"], manifest["input"]["resize"]),
+                    (1, {"policy": "center_crop", "size": 36}), "--antialias off: resize")
+    e = raises(ce.export_module, ConvBnRelu6().eval(), c.path, (1, 3, 8, 8),
+               resize=("squash", None), antialias="yes")
+    check(e is not None, "antialias='yes' is refused")
 
-    def test_imagenet_labels_default(self):
-        labels = ce.imagenet_labels()
-        if labels is not None:  # torchvision ships them in 0.14
-            self.assertEqual(len(labels), 1000)
-            self.assertEqual(labels[0], "tench")
+
+def test_imagenet_labels_default(c):
+    labels = ce.imagenet_labels()
+    if labels is not None:  # torchvision ships them in 0.14
+        check_equal(len(labels), 1000, "ImageNet labels")
+        check_equal(labels[0], "tench", "the first ImageNet label")
+
+
+def main():
+    tests = [(name, fn) for name, fn in globals().items()
+             if name.startswith("test_") and callable(fn)]
+    for name, fn in tests:
+        print("-- %s" % name, flush=True)
+        with tempfile.TemporaryDirectory() as folder:
+            try:
+                fn(Case(folder))
+            except Exception:  # a failure of this test; the others still run
+                check(False, "%s raised:\n%s" % (name, traceback.format_exc()))
+    return summary()
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    sys.exit(main())
