@@ -648,7 +648,6 @@ static int run(struct app *a)
         .width = cli->window_w,
         .height = cli->window_h,
         .fullscreen = cli->fullscreen,
-        .roi = cli->roi_set ? cli->roi : cc_engine_model(a->engine)->input.roi,
     };
 
     // The window first: without a display we say so once and carry on headless.

@@ -338,6 +338,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .dequeue_ms = ms_between(f->timestamp_ns, t_take),
         .preprocess_ms = ms_between(t_take, t_pp),
         .inference_ms = ms_between(t_pp, t_run),
+        .roi = spec.roi,
     };
     fill_top(p, p->cfg.top_k, p->top, r);
     update_fps(p, t_run, r);

@@ -75,8 +75,7 @@ struct cc_overlay_draw {
     int font_px;    // body size the fonts were opened at; 0 = none open
     int help_lines; // 1, or 2 when the key help does not fit the panel's width (set by draw)
     char *model, *backend, *device, *source_label;
-    int top_k;         // rows: the configured top_k, at most the model's classes
-    struct cc_roi roi; // outlined on the frame; CC_ROI_NONE: nothing
+    int top_k; // rows: the configured top_k, at most the model's classes
 
     SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
     int frame_w, frame_h;
@@ -154,7 +153,6 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
     ov->backend = dup_or_empty(cfg->backend_name);
     ov->device = dup_or_empty(cfg->device_name);
     ov->source_label = strdup(cfg->source_label ? cfg->source_label : "camera");
-    ov->roi = cfg->roi;
     if (!ov->font_path || !ov->model || !ov->backend || !ov->device || !ov->source_label) {
         cc_error_set(err, "overlay: out of memory");
         goto error;
@@ -376,15 +374,17 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
     }
 }
 
-/* L->roi and L->roi_rgb: the ROI of the frame shown, scaled into L->frame (w = 0: none). A
- * pixel ROI outside this frame is not drawn (the pipeline says so, once). */
+/* L->roi and L->roi_rgb: the ROI the result shown was classified on (cc_result.roi, so that
+ * it follows --roi, the model's and a reload's), scaled into L->frame (w = 0: none). A pixel
+ * ROI outside this frame is not drawn (the pipeline says so, once). */
 static void roi_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 {
     struct cc_roi_rect r;
+    const struct cc_roi *roi = &ov->result.roi;
     L->roi = (struct cc_overlay_rect){0};
     memcpy(L->roi_rgb, ROI_LINE, 3);
-    if (ov->roi.kind == CC_ROI_NONE || !ov->frame_tex || ov->frame_w <= 0 || ov->frame_h <= 0 ||
-        !cc_roi_rect(&ov->roi, ov->frame_w, ov->frame_h, &r, NULL))
+    if (!ov->have_result || roi->kind == CC_ROI_NONE || !ov->frame_tex || ov->frame_w <= 0 ||
+        ov->frame_h <= 0 || !cc_roi_rect(roi, ov->frame_w, ov->frame_h, &r, NULL))
         return;
     const struct cc_overlay_rect *f = &L->frame;
     int x0 = f->x + (int)((long long)r.x * f->w / ov->frame_w);

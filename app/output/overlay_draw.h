@@ -26,7 +26,6 @@
 
 #include "error.h"
 #include "frame.h"
-#include "roi.h"
 #include "result.h"
 
 // Debian's fonts-dejavu-core; used when cc_overlay_config.font_path is NULL.
@@ -50,8 +49,6 @@ struct cc_overlay_config {
     const char *screenshot_dir; // window: where `s` writes screenshots; NULL = current directory
     bool software;              // window: software renderer (tests; default: SDL picks, GPU
                                 // first)
-    struct cc_roi roi;          // the part of each frame that is classified, outlined on the
-                                // frame (--roi, else the model's); zero: none drawn
 };
 
 /* Where things are drawn for an output size, in output pixels (for tests and for callers that
@@ -74,7 +71,8 @@ struct cc_overlay_layout {
     struct cc_overlay_rect stats;                    // source fps, inference fps, latency
     struct cc_overlay_rect help;                     // the key hints (one or two lines)
     struct cc_overlay_rect notice;                   // "saved NAME", over the frame's foot
-    struct cc_overlay_rect roi;                      // the ROI's outline (outer edge) on the
+    struct cc_overlay_rect roi;                      // the outline of the result's ROI (its
+                                                     // roi field: the crop classified) on the
                                                      // frame; w = 0: none (no ROI or frame)
     uint8_t roi_rgb[3];                              // colour of the ROI's outline
     uint8_t bar_rgb[3];                              // colour of the filled bar

@@ -294,7 +294,8 @@ static void test_offscreen(int w, int h, const struct cc_frame *frame)
     cc_overlay_offscreen_destroy(o);
 }
 
-/* The ROI's outline (--roi, the bundle's ROI) on the frame of the offscreen picture (what
+/* The outline of a result's ROI (cc_result.roi: --roi, else the model's) on the frame of the
+ * offscreen picture (what
  * --output records and /stream sends; the window draws the same): at the ROI's place scaled
  * into the letterboxed frame, in its colour, nothing inside it; none without a ROI, or with a
  * pixel ROI outside the frame. */
@@ -306,10 +307,11 @@ static void test_roi_outline(const struct cc_frame *frame)
                              {CC_ROI_PIXELS, 300, 0, 40, 40}}; // the last past the 320 columns
     uint8_t *px = malloc((size_t)w * h * 3);
     for (int i = 0; px && i < 3; i++) {
-        struct cc_overlay_config cfg = {.model_name = "m", .top_k = 5, .roi = rois[i]};
+        struct cc_overlay_config cfg = {.model_name = "m", .top_k = 5};
         struct cc_error err = {{0}};
         struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
         struct cc_result r = ovt_crafted_result(30.0);
+        r.roi = rois[i]; // the pipeline's: the crop this result was classified on
         if (!CHECKF(o && cc_overlay_render(o, frame, &r, px, w * 3, &err), "roi %d: %s", i,
                     err.msg)) {
             cc_overlay_offscreen_destroy(o);
