@@ -24,6 +24,7 @@
 #include "feature_cache.h"
 #include "file_hash.h"
 #include "head_graph.h"
+#include "source_file.h"
 #include "softmax_head.h"
 #include "train_report.h"
 
@@ -38,6 +39,10 @@ static const char usage[] =
     "                   (default 0.2; 0: none)\n"
     "  --augment N      augmented views per training image (default 4; 0 to 64)\n"
     "  --no-flip        never mirror a view (when left and right tell classes apart)\n"
+    "  --roi X,Y,W,H    crop every image to this part before anything else: fractions\n"
+    "                   (0.5,0.25,0.5,0.5) or pixels of the first image (320,120,200,200px);\n"
+    "                   stored in OUT, whose frames camclass crops the same; none: the whole\n"
+    "                   image. Default: DIR/camclass-dataset.json's \"roi\", else the base's\n"
     "  --l2 L           weight decay of the new classifier (default 0.001)\n"
     "  --seed N         seed of the split and the views (default 1)\n"
     "  --backend B      auto (default), cpu, vulkan or ref: where the features are computed\n"
@@ -54,7 +59,7 @@ static const char usage[] =
     "argument, dataset or base model.\n";
 
 struct train_args {
-    const char *dir, *base, *out, *name, *report;
+    const char *dir, *base, *out, *name, *report, *roi; // roi: --roi as given, or NULL
     double val, l2, unknown; // unknown: the threshold given, or -1: choose it
     int augment;
     bool flip, force, no_cache;
@@ -92,6 +97,9 @@ static bool take(struct train_args *a, int opt, const char *val)
         return true;
     case 'r':
         a->report = val;
+        return true;
+    case 'R':
+        a->roi = val;
         return true;
     case 'B':
         if (cc_backend_kind_parse(val, &a->opts.backend))
@@ -139,14 +147,23 @@ static int parse_args(int argc, char **argv, struct train_args *a)
                              .seed = 1,
                              .opts = cc_engine_options_default()};
     a->opts.notices = stderr;
-    static const struct option longs[] = {{"base", 1, 0, 'b'},     {"output", 1, 0, 'o'},
-                                          {"name", 1, 0, 'n'},     {"val", 1, 0, 'v'},
-                                          {"augment", 1, 0, 'a'},  {"no-flip", 0, 0, 'F'},
-                                          {"l2", 1, 0, 'l'},       {"seed", 1, 0, 's'},
-                                          {"backend", 1, 0, 'B'},  {"threads", 1, 0, 't'},
-                                          {"report", 1, 0, 'r'},   {"force", 0, 0, 'f'},
-                                          {"no-cache", 0, 0, 'N'}, {"unknown-threshold", 1, 0, 'u'},
-                                          {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
+    static const struct option longs[] = {{"base", 1, 0, 'b'},
+                                          {"output", 1, 0, 'o'},
+                                          {"name", 1, 0, 'n'},
+                                          {"val", 1, 0, 'v'},
+                                          {"augment", 1, 0, 'a'},
+                                          {"no-flip", 0, 0, 'F'},
+                                          {"l2", 1, 0, 'l'},
+                                          {"seed", 1, 0, 's'},
+                                          {"backend", 1, 0, 'B'},
+                                          {"threads", 1, 0, 't'},
+                                          {"report", 1, 0, 'r'},
+                                          {"force", 0, 0, 'f'},
+                                          {"no-cache", 0, 0, 'N'},
+                                          {"unknown-threshold", 1, 0, 'u'},
+                                          {"roi", 1, 0, 'R'},
+                                          {"help", 0, 0, 'h'},
+                                          {0, 0, 0, 0}};
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:", longs, NULL)) != -1) {
@@ -182,6 +199,53 @@ static int parse_args(int argc, char **argv, struct train_args *a)
 /* ------------------------------------------------------------------------------------------
  * Steps
  */
+
+/* The size of the image at path (its first frame), as camclass's file source reads it. */
+static bool image_size(const char *path, int *w, int *h, struct cc_error *err)
+{
+    struct cc_source_file *src = cc_source_file_open(path, false, err);
+    struct cc_frame f = {0};
+    int r = src ? cc_source_file_read(src, &f, err) : -1;
+    if (r == 0)
+        cc_error_set(err, "%s holds no image", path);
+    *w = f.width, *h = f.height;
+    free(f.data);
+    cc_source_file_destroy(src);
+    return r == 1;
+}
+
+/* Sets base's ROI, which every image is cropped to and the new bundle stores: --roi, else
+ * DIR/camclass-dataset.json's, else the base's own; pixels become fractions of the first
+ * image. Prints the one in use. False with err (a bad argument or file: exit 2). */
+static bool set_roi(const struct train_args *a, const struct cc_dataset *d, struct cc_model *base,
+                    struct cc_error *err)
+{
+    struct cc_roi roi = base->input.roi;
+    struct cc_error why = {0};
+    bool found = false;
+    const char *from = "the base model's";
+    if (a->roi && !cc_roi_parse(a->roi, &roi, &why))
+        return cc_error_set(err, "--roi %s", why.msg);
+    if (a->roi)
+        from = "--roi";
+    else if (!cc_dataset_read_roi(a->dir, &roi, &found, err))
+        return false;
+    else if (found)
+        from = "camclass-dataset.json";
+    if (roi.kind == CC_ROI_PIXELS) {
+        int w, h;
+        struct cc_roi_rect r;
+        if (!image_size(d->samples[0].path, &w, &h, err) || !cc_roi_rect(&roi, w, h, &r, err))
+            return false;
+        roi = cc_roi_to_fractions(&roi, w, h);
+    }
+    base->input.roi = roi;
+    char text[96];
+    cc_roi_format(&roi, text, sizeof(text));
+    if (roi.kind != CC_ROI_NONE || a->roi || found)
+        printf("region of interest: %s (%s)\n", text, from);
+    return true;
+}
 
 /* The training rows (every view of the training images) and the held-out rows (view 0). */
 struct split_rows {
@@ -243,7 +307,7 @@ static float *features_of(const struct train_args *a, const struct cc_model *bas
     float *feat = malloc(rows * (size_t)g->n_features * sizeof(float));
     struct cc_feature_cache cache;
     cc_feature_cache_init(&cache, a->no_cache ? "" : NULL, base_sha, g->n_features, a->seed,
-                          a->flip);
+                          a->flip, &base->input.roi);
     struct cc_embed_options eo = {a->augment, a->flip, a->seed, progress, &cache};
     struct cc_embed_stats st;
     double t0 = cc_now_ms();
@@ -370,7 +434,8 @@ int main(int argc, char **argv)
     }
     cc_dataset_split(&d, a.val, a.seed);
     struct cc_model *base = cc_bundle_load(a.base, &err);
-    if (!base || !cc_head_graph_find(base, &g, &err) || !cc_sha256_file(a.base, sha, &err)) {
+    if (!base || !cc_head_graph_find(base, &g, &err) || !cc_sha256_file(a.base, sha, &err) ||
+        !set_roi(&a, &d, base, &err)) {
         fprintf(stderr, "camclass-train: %s\n", err.msg);
         cc_model_destroy(base);
         cc_dataset_finish(&d);

@@ -26,6 +26,7 @@ enum opt_kind {
     OPT_SIZE,    // WxH into width, height
     OPT_BACKEND, // enum cc_backend_kind
     OPT_WORD,    // char *: one of the option's words, checked here (before the model loads)
+    OPT_ROI,     // struct cc_roi, and roi_set
 };
 
 struct opt {
@@ -58,6 +59,7 @@ static const struct opt opts[] = {
     {"top-k", OPT_INT, F(top_k), 0, 1, CC_RESULT_MAX_TOP, false},
     {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
     {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
+    {"roi", OPT_ROI, F(roi), 0, 0, 0, false},
     {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
     {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
@@ -125,6 +127,9 @@ static const char usage[] =
     "  --device N          Vulkan device index (see --list-devices); default: the best one\n"
     "  --threads N         CPU backend threads (default: online CPUs - 1, 1 to 4)\n"
     "  --top-k K           labels per result, 1 to 16 (default 5)\n"
+    "  --roi X,Y,W,H       classify only this part of each frame: fractions (0.5,0.25,0.5,0.5)\n"
+    "                      or pixels (320,120,200,200px); none: the whole frame. Default:\n"
+    "                      the bundle's own ROI (camclass-train stores one), else none\n"
     "Output\n"
     "  --headless          no window; results go to the log\n"
     "  --window WxH        window size (default 1280x720, shrunk to fit the screen)\n"
@@ -328,6 +333,13 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
                                 "\"%s\"",
                                 where, val);
         return true;
+    case OPT_ROI: {
+        struct cc_error why = {0};
+        if (!cc_roi_parse(val, &cli->roi, &why))
+            return cc_error_set(err, "%s %s", where, why.msg);
+        cli->roi_set = true;
+        return true;
+    }
     case OPT_BACKEND:
         if (!cc_backend_kind_parse(val, &cli->backend))
             return cc_error_set(err, "%s takes auto, vulkan, cpu or ref, not \"%s\"", where, val);

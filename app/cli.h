@@ -27,6 +27,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "roi.h"
 
 // Where things are installed, for --help and main.c; meson passes the paths of the prefix used
 // (app/meson.build). These defaults serve builds without them (the fuzz build).
@@ -97,6 +98,11 @@ struct cc_cli {
     bool help;           // --help
     bool version;        // --version
     char *vk_fault;      // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
+
+    // --roi X,Y,W,H (fractions), X,Y,W,Hpx or none: the part of each frame that is classified
+    // (roi.h), when roi_set; roi_set false: the bundle's own ROI.
+    struct cc_roi roi;
+    bool roi_set;
 
     uint64_t set_on_command_line; // private: bit i = option i of the table was given
 };

@@ -615,6 +615,18 @@ static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
     return 0;
 }
 
+/* One line: the ROI frames are cropped to, and where it comes from. */
+static void log_roi(const struct cc_cli *cli, const struct cc_model *m)
+{
+    const struct cc_roi *roi = cli->roi_set ? &cli->roi : &m->input.roi;
+    if (!cli->roi_set && roi->kind == CC_ROI_NONE)
+        return; // nothing asked, nothing to say
+    char text[96];
+    cc_roi_format(roi, text, sizeof(text));
+    fprintf(stderr, "camclass: region of interest %s (%s)\n", text,
+            cli->roi_set ? "--roi" : "the model's; --roi none for the whole frame");
+}
+
 static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
@@ -682,6 +694,7 @@ static int run(struct app *a)
         return rc;
     fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
             cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
+    log_roi(cli, cc_engine_model(a->engine));
 
     // File inputs: --fps, else every frame as fast as inference goes when logging a file given
     // on the command line, else (a window, or the looped default sample) the video's own
@@ -704,6 +717,7 @@ static int run(struct app *a)
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
         .camera_health = camera_health(a),
+        .roi = cli->roi_set ? &cli->roi : NULL,
         .keep_frames = a->overlay != NULL,
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
@@ -792,7 +806,7 @@ static int run(struct app *a)
     }
     if (state == CC_PIPELINE_FAILED) {
         fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
-        return 1;
+        return cc_pipeline_usage_error(a->pipeline) ? EXIT_USAGE : 1;
     }
     return record_failed ? 1 : 0;
 }

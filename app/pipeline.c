@@ -82,6 +82,7 @@ struct cc_pipeline {
     bool stop;           // main asks the inference thread to stop
     enum cc_pipeline_state state;
     char error[512];
+    bool usage_error;    // the error is a ROI that does not fit the frames (exit 2)
     uint64_t generation; // results published so far
     struct cc_result latest;
     struct cc_frame latest_frame; // data owned here (keep_frames)
@@ -311,7 +312,15 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
                      struct cc_result *r, bool *bad_frame, struct cc_error *err)
 {
     *bad_frame = false;
-    if (!cc_preprocess(p->pp, f, &p->model->input, p->in_w, p->in_h, p->input, err)) {
+    struct cc_input_spec spec = cc_pipeline_input_spec(p, p->model);
+    struct cc_roi_rect rect;
+    if (!cc_roi_rect(&spec.roi, f->width, f->height, &rect, err)) {
+        pthread_mutex_lock(&p->lock);
+        p->usage_error = true; // a pixel ROI outside this frame: the user's to fix
+        pthread_mutex_unlock(&p->lock);
+        return false;
+    }
+    if (!cc_preprocess(p->pp, f, &spec, p->in_w, p->in_h, p->input, err)) {
         *bad_frame = true;
         return false;
     }
@@ -329,6 +338,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .dequeue_ms = ms_between(f->timestamp_ns, t_take),
         .preprocess_ms = ms_between(t_take, t_pp),
         .inference_ms = ms_between(t_pp, t_run),
+        .roi = spec.roi,
     };
     fill_top(p, p->cfg.top_k, p->top, r);
     update_fps(p, t_run, r);
@@ -730,6 +740,22 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
 const char *cc_pipeline_error(struct cc_pipeline *p)
 {
     return p->error;
+}
+
+bool cc_pipeline_usage_error(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    bool u = p->usage_error;
+    pthread_mutex_unlock(&p->lock);
+    return u;
+}
+
+struct cc_input_spec cc_pipeline_input_spec(const struct cc_pipeline *p, const struct cc_model *m)
+{
+    struct cc_input_spec spec = m->input;
+    if (p->cfg.roi) // set at create, never changed: no lock
+        spec.roi = *p->cfg.roi;
+    return spec;
 }
 
 struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p)

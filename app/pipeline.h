@@ -59,6 +59,9 @@ struct cc_pipeline_config {
                                  // the model's own (output.unknown_threshold), 0: never
     bool camera_health;          // run the camera health checks on each frame (image/health.h;
                                  // results' health field)
+    const struct cc_roi *roi;    // the ROI of every frame (--roi), in place of the model's
+                                 // input.roi (also after a swap); NULL: the model's. Not owned;
+                                 // outlives the pipeline
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.
@@ -137,6 +140,14 @@ struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p);
 
 /* The fatal error of a FAILED pipeline ("" otherwise), one line; valid until destroy. */
 const char *cc_pipeline_error(struct cc_pipeline *p);
+
+/* True when the FAILED pipeline's error is the user's to fix (a pixel --roi outside the
+ * frames that came): main exits 2 for it, as for a bad flag. Read after the pipeline ended. */
+bool cc_pipeline_usage_error(struct cc_pipeline *p);
+
+/* Any thread: the input spec frames are preprocessed with, for model m (the one in use, held):
+ * m's, with cfg.roi in place of its ROI when given. */
+struct cc_input_spec cc_pipeline_input_spec(const struct cc_pipeline *p, const struct cc_model *m);
 
 /* Totals since start (read under the lock). results, dropped, mean_latency_ms, duration_s and
  * fps are defined as the detection log's summary line defines frames, dropped, latency_ms,

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "roi.h"
+
 #define CC_RESULT_MAX_TOP 16
 
 struct cc_result_class {
@@ -52,6 +54,8 @@ struct cc_result {
     bool unknown; // top[0]'s score is below the unknown threshold (the model's, or
                   // --unknown-threshold): the answer is "unknown"; top is still filled
     struct cc_result_health health;
+    struct cc_roi roi; // the region of interest the frame was cropped to (--roi, else the
+                       // model's: it follows a reload); CC_ROI_NONE: the whole frame
 };
 
 /* Room for a result's labels, where a copy of it is kept. */

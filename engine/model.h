@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "roi.h"
 
 #define CC_MAX_DIMS 4
 #define CC_MAX_NODE_INPUTS 64 // concat of a densenet block; conv2d/linear: x, weight, bias
@@ -150,6 +151,10 @@ struct cc_input_spec {
     int resize_size; // center_crop: shorter side is resized to this
     bool antialias;  // resize as PIL's bilinear with antialiasing (format version 3), else
                      // PyTorch's bilinear without (docs/PREPROCESSING.md)
+
+    // The part of the frame that is resized (the manifest's input.roi, fractions); zero: the
+    // whole frame. camclass --roi and /predict?roi= override it.
+    struct cc_roi roi;
 };
 
 struct cc_output_spec {

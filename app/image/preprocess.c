@@ -86,8 +86,12 @@ bool cc_preprocess_geometry(int in_w, int in_h, const struct cc_input_spec *spec
     if (in_w <= 0 || in_h <= 0 || out_w <= 0 || out_h <= 0)
         return cc_error_set(err, "preprocess: frame %dx%d or tensor %dx%d has no pixels", in_w,
                             in_h, out_w, out_h);
+    struct cc_roi_rect src;
+    if (!cc_roi_rect(&spec->roi, in_w, in_h, &src, err))
+        return false;
     *g = (struct cc_preprocess_geometry){.in_w = in_w,
                                          .in_h = in_h,
+                                         .src = src,
                                          .out_w = out_w,
                                          .out_h = out_h,
                                          .resized_w = out_w,
@@ -103,6 +107,7 @@ bool cc_preprocess_geometry(int in_w, int in_h, const struct cc_input_spec *spec
     // torchvision Resize(S): the shorter side becomes S, the longer int(S * long / short)
     // (Python: integer product, true division in double, truncation).
     long long s_long;
+    in_w = src.w, in_h = src.h; // the resize sees the ROI only
     if (in_w <= in_h) {
         s_long = (long long)((double)((long long)s * in_h) / in_w);
         g->resized_w = s;
@@ -119,14 +124,15 @@ bool cc_preprocess_geometry(int in_w, int in_h, const struct cc_input_spec *spec
 
 /* PyTorch's compute_source_index_and_lambda (UpSample.h) for align_corners=False, linear:
  * scale = float(in) / resized (float); src = scale · (d + 0.5) − 0.5 (double) clamped at 0;
- * i0 = trunc(src), i1 = i0 + (i0 < in − 1), w1 = src − i0, w0 = 1 − w1. Same size: identity. */
-static void taps_compute(struct taps *t, int in, int resized, int crop)
+ * i0 = trunc(src), i1 = i0 + (i0 < in − 1), w1 = src − i0, w0 = 1 − w1. Same size: identity.
+ * The indices are then moved by `offset`, the ROI's first column or row in the frame. */
+static void taps_compute(struct taps *t, int in, int resized, int crop, int offset)
 {
     float scale = (float)in / (float)resized;
     for (int o = 0; o < t->n; o++) {
         int d = crop + o;
         if (resized == in) {
-            t->i0[o] = t->i1[o] = d;
+            t->i0[o] = t->i1[o] = d + offset;
             t->w0[o] = 1.0f;
             t->w1[o] = 0.0f;
             continue;
@@ -138,8 +144,8 @@ static void taps_compute(struct taps *t, int in, int resized, int crop)
         if (src < 0.0)
             src = 0.0;
         int i0 = (int)src;
-        t->i0[o] = i0;
-        t->i1[o] = i0 + (i0 < in - 1 ? 1 : 0);
+        t->i0[o] = i0 + offset;
+        t->i1[o] = i0 + (i0 < in - 1 ? 1 : 0) + offset;
         float l1 = fminf(fmaxf((float)(src - i0), 0.0f), 1.0f);
         t->w1[o] = l1;
         t->w0[o] = 1.0f - l1;
@@ -177,23 +183,38 @@ static void taps_finish(struct taps *t)
     free(t->w1);
 }
 
-/* Rebuilds the tap tables and row buffers when the geometry changed. */
+/* Antialiased taps of outputs crop … crop + n − 1 of a ROI of `in` pixels starting at source
+ * position `offset`: the ROI's taps, moved to the frame's positions. */
+static bool aa_taps_build(struct cc_antialias_taps *t, int offset, int in, int resized, int crop,
+                          int n)
+{
+    if (!cc_antialias_taps_build(t, in, resized, crop, n))
+        return false;
+    for (int o = 0; o < t->n; o++)
+        t->first[o] += offset;
+    t->lo += offset;
+    t->hi += offset;
+    return true;
+}
+
+/* Rebuilds the tap tables and row buffers when the geometry (ROI included) changed. */
 static bool prepare_geometry(struct cc_preprocess *pp, int in_w, int in_h,
                              const struct cc_input_spec *spec, int out_w, int out_h,
                              struct cc_error *err)
 {
-    if (pp->have_geometry && pp->geo.in_w == in_w && pp->geo.in_h == in_h &&
-        pp->geo.out_w == out_w && pp->geo.out_h == out_h && pp->policy == spec->resize &&
+    struct cc_preprocess_geometry g;
+    if (!cc_preprocess_geometry(in_w, in_h, spec, out_w, out_h, &g, err)) {
+        pp->have_geometry = false;
+        return false;
+    }
+    if (pp->have_geometry && memcmp(&g, &pp->geo, sizeof(g)) == 0 && pp->policy == spec->resize &&
         (spec->resize == CC_RESIZE_SQUASH || pp->resize_size == spec->resize_size) &&
         pp->antialias == spec->antialias)
         return true;
     pp->have_geometry = false;
-    struct cc_preprocess_geometry g;
-    if (!cc_preprocess_geometry(in_w, in_h, spec, out_w, out_h, &g, err))
-        return false;
     if (spec->antialias) {
-        if (!cc_antialias_taps_build(&pp->ax, in_w, g.resized_w, g.crop_x, out_w) ||
-            !cc_antialias_taps_build(&pp->ay, in_h, g.resized_h, g.crop_y, out_h))
+        if (!aa_taps_build(&pp->ax, g.src.x, g.src.w, g.resized_w, g.crop_x, out_w) ||
+            !aa_taps_build(&pp->ay, g.src.y, g.src.h, g.resized_h, g.crop_y, out_h))
             return cc_error_set(err, "preprocess: out of memory for %dx%d tap tables", out_w,
                                 out_h);
         size_t need = (size_t)(pp->ay.hi - pp->ay.lo) * 3 * (size_t)out_w;
@@ -227,8 +248,8 @@ static bool prepare_geometry(struct cc_preprocess *pp, int in_w, int in_h,
         pp->row_cap = out_w;
     }
     if (!spec->antialias) {
-        taps_compute(&pp->tx, in_w, g.resized_w, g.crop_x);
-        taps_compute(&pp->ty, in_h, g.resized_h, g.crop_y);
+        taps_compute(&pp->tx, g.src.w, g.resized_w, g.crop_x, g.src.x);
+        taps_compute(&pp->ty, g.src.h, g.resized_h, g.crop_y, g.src.y);
     }
     pp->geo = g;
     pp->policy = spec->resize;

@@ -26,18 +26,24 @@
 
 struct cc_preprocess;
 
-/* Where the output window lies in the resized image; the result of the resize policy. */
+/* Where the output window lies in the resized image; the result of the ROI and the resize
+ * policy. The ROI (spec->roi) is a source rectangle: the resize sees only its pixels, read in
+ * place from the frame (no copy), as if the frame had been cropped to it first. */
 struct cc_preprocess_geometry {
     int in_w, in_h;           // source frame size
+    struct cc_roi_rect src;   // the part of the frame that is resized (the whole frame without
+                              // a ROI)
     int resized_w, resized_h; // size of the (virtual) resized image
     int crop_x, crop_y;       // top-left of the output window inside the resized image
     int out_w, out_h;         // output tensor size
 };
 
-/* Computes the geometry for a frame of in_w × in_h: squash → resized = out, crop 0;
+/* Computes the geometry for a frame of in_w × in_h, of its ROI (src) when spec has one: the
+ * sizes below are then the ROI's. Squash → resized = out, crop 0;
  * center_crop (size S) → shorter side S, longer side int(S·long/short), crop offsets
  * int(round((resized − out)/2)) with round-half-to-even, as torchvision does.
- * Returns false with err when a size is not positive or the crop does not fit. */
+ * Returns false with err when a size is not positive, the crop does not fit, or the ROI does
+ * not fit the frame (cc_roi_rect). */
 bool cc_preprocess_geometry(int in_w, int in_h, const struct cc_input_spec *spec, int out_w,
                             int out_h, struct cc_preprocess_geometry *g, struct cc_error *err);
 

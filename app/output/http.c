@@ -77,6 +77,8 @@ struct request {
     bool started;             // the first call has been answered (headers seen)
     struct cc_http_body body; // the body (raw, or a form: its boundary), its limit
     int k;
+    struct cc_roi roi; // ?roi= of POST /predict, when roi_given
+    bool roi_given;
     enum cc_metrics_endpoint endpoint;
     int64_t head_ns; // when the headers were in (the body's deadline counts from here)
     int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
@@ -411,6 +413,9 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
+    const char *roi = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roi");
+    if (roi && !(rq->roi_given = cc_predict_roi_arg(roi, &rq->roi, msg, sizeof(msg))))
+        return send_error(c, 400, msg, NULL, NULL);
     cc_http_body_init(&rq->body, h->max_body);
     if (kind == CC_HTTP_BODY_MULTIPART &&
         (status = cc_http_body_form(
@@ -504,7 +509,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
-    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k);
+    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k,
+                                                rq->roi_given ? &rq->roi : NULL);
     return send_json(c, a.status, a.json, a.retry ? MHD_HTTP_HEADER_RETRY_AFTER : NULL,
                      a.retry ? "1" : NULL);
 }

@@ -22,6 +22,7 @@ static const uint8_t PANEL[3] = {32, 34, 40};
 static const uint8_t TRACK[3] = {58, 62, 72};
 static const uint8_t BAR[3] = {64, 170, 255};
 static const uint8_t PAUSED_BG[3] = {190, 40, 40};
+static const uint8_t ROI_LINE[3] = {255, 208, 0}; // the ROI's outline on the frame
 static const SDL_Color TEXT = {235, 235, 235, 255};
 static const SDL_Color DIM = {160, 164, 172, 255};
 
@@ -373,11 +374,32 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
     }
 }
 
+/* L->roi and L->roi_rgb: the ROI the result shown was classified on (cc_result.roi, so that
+ * it follows --roi, the model's and a reload's), scaled into L->frame (w = 0: none). A pixel
+ * ROI outside this frame is not drawn (the pipeline says so, once). */
+static void roi_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
+{
+    struct cc_roi_rect r;
+    const struct cc_roi *roi = &ov->result.roi;
+    L->roi = (struct cc_overlay_rect){0};
+    memcpy(L->roi_rgb, ROI_LINE, 3);
+    if (!ov->have_result || roi->kind == CC_ROI_NONE || !ov->frame_tex || ov->frame_w <= 0 ||
+        ov->frame_h <= 0 || !cc_roi_rect(roi, ov->frame_w, ov->frame_h, &r, NULL))
+        return;
+    const struct cc_overlay_rect *f = &L->frame;
+    int x0 = f->x + (int)((long long)r.x * f->w / ov->frame_w);
+    int y0 = f->y + (int)((long long)r.y * f->h / ov->frame_h);
+    int x1 = f->x + (int)((long long)(r.x + r.w) * f->w / ov->frame_w);
+    int y1 = f->y + (int)((long long)(r.y + r.h) * f->h / ov->frame_h);
+    L->roi = (struct cc_overlay_rect){x0, y0, x1 - x0 > 1 ? x1 - x0 : 1, y1 - y0 > 1 ? y1 - y0 : 1};
+}
+
 void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_layout *out)
 {
     int w = 0, h = 0;
     SDL_GetRendererOutputSize(ov->renderer, &w, &h);
     layout_compute(ov, w, h, body_px(w, h), out);
+    roi_place(ov, out);
     snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
     if (ov->notice[0])
@@ -459,6 +481,22 @@ static void fill(SDL_Renderer *r, const uint8_t rgb[3], int x, int y, int w, int
     SDL_RenderFillRect(r, &(SDL_Rect){x, y, w, h});
 }
 
+/* The ROI's outline: a line of about 1/300 of the picture's height (2 px at 720), inside the
+ * ROI's rectangle so that its edge is where the crop is. */
+static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
+{
+    roi_place(ov, L);
+    const struct cc_overlay_rect *r = &L->roi;
+    if (r->w <= 0)
+        return;
+    int t = L->height / 300 > 1 ? L->height / 300 : 1;
+    int tw = t < r->w ? t : r->w, th = t < r->h ? t : r->h;
+    fill(ov->renderer, ROI_LINE, r->x, r->y, r->w, th);
+    fill(ov->renderer, ROI_LINE, r->x, r->y + r->h - th, r->w, th);
+    fill(ov->renderer, ROI_LINE, r->x, r->y, tw, r->h);
+    fill(ov->renderer, ROI_LINE, r->x + r->w - tw, r->y, tw, r->h);
+}
+
 bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
 {
     SDL_Renderer *rn = ov->renderer;
@@ -485,6 +523,7 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     if (ov->frame_tex) {
         SDL_Rect d = {L.frame.x, L.frame.y, L.frame.w, L.frame.h};
         SDL_RenderCopy(rn, ov->frame_tex, NULL, &d);
+        draw_roi(ov, &L);
     } else {
         text_set(ov, T_NOFRAME, FONT_BODY, DIM, a->w, "waiting for the first frame\u2026");
         struct text *t = &ov->text[T_NOFRAME];

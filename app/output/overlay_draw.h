@@ -71,6 +71,10 @@ struct cc_overlay_layout {
     struct cc_overlay_rect stats;                    // source fps, inference fps, latency
     struct cc_overlay_rect help;                     // the key hints (one or two lines)
     struct cc_overlay_rect notice;                   // "saved NAME", over the frame's foot
+    struct cc_overlay_rect roi;                      // the outline of the result's ROI (its
+                                                     // roi field: the crop classified) on the
+                                                     // frame; w = 0: none (no ROI or frame)
+    uint8_t roi_rgb[3];                              // colour of the ROI's outline
     uint8_t bar_rgb[3];                              // colour of the filled bar
     uint8_t track_rgb[3];                            // colour of the empty track
     uint8_t background_rgb[3];                       // letterbox bands

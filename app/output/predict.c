@@ -43,16 +43,17 @@ struct cc_predict_answer cc_predict_error(int status, const char *msg)
     return a;
 }
 
-/* The 200 answer: model, backend, image size, top-k and the times. */
+/* The 200 answer: model, backend, image size, the ROI applied, top-k and the times. */
 static struct cc_predict_answer answer(const struct cc_model *m, int width, int height,
-                                       const struct cc_result *r, double decode_ms,
-                                       double preprocess_ms, double total_ms)
+                                       const char *roi, const struct cc_result *r,
+                                       double decode_ms, double preprocess_ms, double total_ms)
 {
     cJSON *o = cJSON_CreateObject(), *top = cJSON_CreateArray();
     bool ok = o && top && cJSON_AddStringToObject(o, "model", m->name) &&
               cJSON_AddStringToObject(o, "backend", r->backend ? r->backend : "") &&
               cJSON_AddNumberToObject(o, "width", width) &&
-              cJSON_AddNumberToObject(o, "height", height);
+              cJSON_AddNumberToObject(o, "height", height) &&
+              cJSON_AddStringToObject(o, "roi", roi);
     for (int i = 0; ok && i < r->n_top; i++) {
         cJSON *c = cJSON_CreateObject();
         if (!c || !cJSON_AddItemToArray(top, c)) {
@@ -101,8 +102,8 @@ static int64_t decode_cost(const uint8_t *data, size_t size)
  * image freed before returning: true with its size in *w, *h and the decode and preprocess
  * times in ns[0], ns[1]; else false with the refusal in *a. */
 static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *m,
-                    const uint8_t *data, size_t size, float *x, int *w, int *h, int64_t ns[2],
-                    struct cc_predict_answer *a)
+                    const struct cc_input_spec *spec, const uint8_t *data, size_t size, float *x,
+                    int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
 {
     int64_t cost = decode_cost(data, size);
     switch (cc_decode_budget_take(cfg->budget, cost,
@@ -147,7 +148,7 @@ static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *
     } else if (!(pp = cc_preprocess_create(&err))) {
         *a = cc_predict_error(500, "out of memory for preprocessing");
         ok = false;
-    } else if (!(ok = cc_preprocess(pp, &f, &m->input, (int)in->shape[3], (int)in->shape[2], x,
+    } else if (!(ok = cc_preprocess(pp, &f, spec, (int)in->shape[3], (int)in->shape[2], x,
                                     &err))) {
         *a = cc_predict_error(422, err.msg);
     }
@@ -159,7 +160,7 @@ static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *
 }
 
 struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, const uint8_t *data,
-                                        size_t size, int k)
+                                        size_t size, int k, const struct cc_roi *roi)
 {
     int64_t t0 = cc_now_ns();
     if (!size)
@@ -179,16 +180,30 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
     int w = 0, h = 0;
     int64_t ns[2] = {0, 0};
     struct cc_predict_answer a;
-    if (prepare(cfg, m, data, size, x, &w, &h, ns, &a)) {
+    struct cc_input_spec spec = cc_pipeline_input_spec(cfg->pipeline, m);
+    if (roi)
+        spec.roi = *roi;
+    char roi_text[96];
+    cc_roi_format(&spec.roi, roi_text, sizeof(roi_text));
+    if (prepare(cfg, m, &spec, data, size, x, &w, &h, ns, &a)) {
         struct cc_result r;
         struct cc_error err = {0};
         if (!cc_pipeline_classify(cfg->pipeline, x, k, &r, &err))
             a = cc_predict_error(503, err.msg);
         else
-            a = answer(m, w, h, &r, (double)ns[0] / 1e6, (double)ns[1] / 1e6,
+            a = answer(m, w, h, roi_text, &r, (double)ns[0] / 1e6, (double)ns[1] / 1e6,
                        (double)(cc_now_ns() - t0) / 1e6);
     }
     cc_pipeline_release_model(cfg->pipeline);
     free(x);
     return a;
+}
+
+bool cc_predict_roi_arg(const char *arg, struct cc_roi *roi, char *msg, size_t msg_size)
+{
+    struct cc_error err = {0};
+    if (cc_roi_parse(arg, roi, &err))
+        return true;
+    snprintf(msg, msg_size, "?roi= %s", err.msg);
+    return false;
 }

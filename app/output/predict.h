@@ -14,7 +14,8 @@
  * three times, at most CC_PREDICT_DECODE_UNITS (not waited for). The image is freed once
  * preprocessed, before the tensor waits for the engine.
  *
- * Statuses: 200 the answer; 400 an empty body; 415 a body that is neither PNG nor JPEG;
+ * Statuses: 200 the answer; 400 an empty body (or a malformed ?roi=, refused by http.c before
+ * the body with cc_predict_roi_arg's line); 415 a body that is neither PNG nor JPEG;
  * 422 an image that does not decode (truncated, corrupt) or declares more pixels than the
  * limit (a decompression bomb: refused from its header, before anything is allocated);
  * 503 the pipeline is stopping or has failed, or the decode budget is spent (retry: then
@@ -53,9 +54,16 @@ struct cc_predict_answer {
                 // memory (then status is 500)
 };
 
-/* Classifies one image (data, size bytes) with the top k (1..CC_RESULT_MAX_TOP). */
+/* Classifies one image (data, size bytes) with the top k (1..CC_RESULT_MAX_TOP), cropped to
+ * roi (?roi=), or, when roi is NULL, to the ROI camclass's frames use (--roi, else the model's;
+ * cc_pipeline_input_spec). The answer names the ROI applied ("roi": "none" or its text). A
+ * pixel ROI outside the image is 422. */
 struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, const uint8_t *data,
-                                        size_t size, int k);
+                                        size_t size, int k, const struct cc_roi *roi);
+
+/* ?roi=ARG of POST /predict: X,Y,W,H, X,Y,W,Hpx or none (roi.h). False with msg (the 400's
+ * line) when it is malformed. */
+bool cc_predict_roi_arg(const char *arg, struct cc_roi *roi, char *msg, size_t msg_size);
 
 /* An error answer: {"error": msg, "status": status}. */
 struct cc_predict_answer cc_predict_error(int status, const char *msg);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "roi.h"
 
 struct cc_sample {
     char *path;     // owned
@@ -40,6 +41,13 @@ bool cc_dataset_load(struct cc_dataset *d, const char *dir, struct cc_error *err
 /* Holds out round(fraction * count) images of each class (at least 1 where a class has 2 or
  * more and fraction > 0), chosen by seed. */
 void cc_dataset_split(struct cc_dataset *d, double fraction, uint64_t seed);
+
+/* The dataset's own settings, DIR/camclass-dataset.json (written by camclass --collect): a JSON
+ * object whose "roi" (a string, as --roi takes it: roi.h) is the default ROI of training on
+ * DIR. Other keys are left to their writers. *found is false when the file does not exist.
+ * False with err (naming the file and the fix) when it cannot be read, is not a JSON object of
+ * at most 64 KB, or its "roi" is not a string that parses. */
+bool cc_dataset_read_roi(const char *dir, struct cc_roi *roi, bool *found, struct cc_error *err);
 
 void cc_dataset_finish(struct cc_dataset *d);
 

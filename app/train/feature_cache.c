@@ -9,9 +9,12 @@
 #define HEADER "camclass features 1\n"
 
 void cc_feature_cache_init(struct cc_feature_cache *c, const char *dir_override,
-                           const char *base_sha256, int dim, uint64_t seed, bool flip)
+                           const char *base_sha256, int dim, uint64_t seed, bool flip,
+                           const struct cc_roi *roi)
 {
     *c = (struct cc_feature_cache){.dim = dim, .seed = seed, .flip = flip};
+    if (roi && roi->kind != CC_ROI_NONE)
+        cc_roi_format(roi, c->roi, sizeof(c->roi));
     if (dir_override && !dir_override[0])
         return;
     char sub[128];
@@ -27,8 +30,8 @@ void cc_feature_cache_init(struct cc_feature_cache *c, const char *dir_override,
 
 static void path_of(const struct cc_feature_cache *c, const char *sha256, char *out, size_t size)
 {
-    snprintf(out, size, "%s/%s-s%llu-f%d.feat", c->dir, sha256, (unsigned long long)c->seed,
-             c->flip);
+    snprintf(out, size, "%s/%s-s%llu-f%d%s%s.feat", c->dir, sha256, (unsigned long long)c->seed,
+             c->flip, c->roi[0] ? "-roi" : "", c->roi);
 }
 
 int cc_feature_cache_get(const struct cc_feature_cache *c, const char *sha256, float *out,

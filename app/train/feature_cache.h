@@ -2,12 +2,13 @@
  * pictures computes theirs only.
  *
  * A picture's vectors are stored under the SHA-256 of the base bundle's file (a folder each) and
- * of the picture's bytes (its file name), with the views' seed and mirror choice: an edited
- * picture, another base, seed or --no-flip is a miss, never a stale hit. A file holds views 0..n
- * of one picture (view 0 the picture itself); a picture held out now and trained on later gets
- * its missing views added. Files: $XDG_CACHE_HOME/camclass/train/<base>/<picture>-s<seed>-f<0|1>
- * .feat, replaced atomically (cache_file.h); one that does not read back whole is a miss. A
- * cache that cannot be written is not an error: the next run computes again.
+ * of the picture's bytes (its file name), with the views' seed, mirror choice and ROI: an edited
+ * picture, another base, seed, --no-flip or --roi is a miss, never a stale hit. A file holds
+ * views 0..n of one picture (view 0 the picture itself); a picture held out now and trained on
+ * later gets its missing views added. Files:
+ * $XDG_CACHE_HOME/camclass/train/<base>/<picture>-s<seed>-f<0|1>[-roi<X,Y,W,H>].feat, replaced
+ * atomically (cache_file.h); one that does not read back whole is a miss. A cache that cannot
+ * be written is not an error: the next run computes again.
  */
 #ifndef CC_FEATURE_CACHE_H
 #define CC_FEATURE_CACHE_H
@@ -15,16 +16,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "roi.h"
+
 struct cc_feature_cache {
     char *dir;     // the base's folder; owned; NULL: no cache (disabled, or no $HOME)
     int dim;       // floats per view
     uint64_t seed; // of the views
     bool flip;     // views may be mirrored
+    char roi[96];  // the ROI the pictures are cropped to (roi.h's text); "": none
 };
 
-/* dir_override: a folder to use instead of the user's cache; "" disables the cache. */
+/* dir_override: a folder to use instead of the user's cache; "" disables the cache. roi: the
+ * crop every picture gets (NULL or CC_ROI_NONE: none), a part of each file's name. */
 void cc_feature_cache_init(struct cc_feature_cache *c, const char *dir_override,
-                           const char *base_sha256, int dim, uint64_t seed, bool flip);
+                           const char *base_sha256, int dim, uint64_t seed, bool flip,
+                           const struct cc_roi *roi);
 
 /* Reads up to max_views cached views of the picture with hash sha256 into out (rows of dim);
  * returns how many (0: none). */

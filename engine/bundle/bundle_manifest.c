@@ -223,6 +223,27 @@ static const char *const resize_names[] = {
 static const char *const kind_names[] = {
     [CC_OUTPUT_LOGITS] = "logits", [CC_OUTPUT_PROBABILITIES] = "probabilities"};
 
+/* input.roi (optional, any version): [x, y, w, h], fractions of the frame that camclass-train
+ * cropped to and camclass crops to (common/roi.h). */
+static bool load_roi(struct cc_bundle_loader *L, const cJSON *ji, struct cc_input_spec *in)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(ji, "roi"))
+        return true;
+    float checked[4]; // the shape and types; the values are kept as doubles, as written
+    if (!member_floats(L, ji, "roi", 4, checked, "input"))
+        return false;
+    const cJSON *jr = cJSON_GetObjectItemCaseSensitive(ji, "roi");
+    double v[4];
+    for (int i = 0; i < 4; i++)
+        v[i] = cJSON_GetArrayItem(jr, i)->valuedouble;
+    struct cc_roi roi = {CC_ROI_FRACTION, v[0], v[1], v[2], v[3]};
+    struct cc_error why = {0};
+    if (!cc_roi_check_fractions(&roi, &why))
+        return cc_manifest_fail(L, "input.roi [x, y, w, h]: %s", why.msg);
+    in->roi = roi;
+    return true;
+}
+
 bool cc_manifest_load_input(struct cc_bundle_loader *L, const cJSON *root)
 {
     struct cc_input_spec *in = &L->m->input;
@@ -277,7 +298,7 @@ bool cc_manifest_load_input(struct cc_bundle_loader *L, const cJSON *root)
             "input.resize: \"antialias\": true needs format version %d (this bundle says "
             "%d); re-export it with this camclass's camclass-export",
             FIRST_ANTIALIAS_VERSION, L->version);
-    return true;
+    return load_roi(L, ji, in);
 }
 
 /* output.unknown_threshold (version 4): optional, a number in (0, 1). A reader before version 4

@@ -134,7 +134,7 @@ static cJSON *json_int_array(struct writer *w, const int *v, int n)
 /* ---------------------------------------------------------------------------------------- */
 
 /* What the loader needs that a finalized model may lack: labels, one per class, each on one
- * line of labels.txt; every constant f32 or i8. */
+ * line of labels.txt; every constant f32 or i8; a ROI in fractions (the manifest's form). */
 static bool check_model(struct writer *w)
 {
     const struct cc_model *m = w->m;
@@ -144,6 +144,11 @@ static bool check_model(struct writer *w)
     if (m->n_labels != m->output.classes)
         return fail(w, "model \"%s\" has %d labels for %d classes; add one label per class",
                     m->name, m->n_labels, m->output.classes);
+    if (m->input.roi.kind == CC_ROI_PIXELS)
+        return fail(w,
+                    "model \"%s\" has a ROI in pixels; a bundle stores fractions of the frame "
+                    "(cc_roi_to_fractions)",
+                    m->name);
     for (int i = 0; i < m->n_labels; i++)
         if (strpbrk(m->labels[i], "\r\n"))
             return fail(w, "label %d holds a line break; labels.txt has one label per line", i + 1);
@@ -222,6 +227,10 @@ static void add_input(struct writer *w, cJSON *root)
         put(w, jr, "size", cJSON_CreateNumber(in->resize_size));
     if (in->antialias) // written only when true, as the exporter does: absent means false
         put(w, jr, "antialias", cJSON_CreateTrue());
+    if (in->roi.kind == CC_ROI_FRACTION) { // absent: the whole frame
+        double v[4] = {in->roi.x, in->roi.y, in->roi.w, in->roi.h};
+        put(w, ji, "roi", cJSON_CreateDoubleArray(v, 4));
+    }
 }
 
 static void add_output(struct writer *w, cJSON *root)

@@ -339,6 +339,51 @@ static void test_pictures_dir(void)
     rmdir(home);
 }
 
+/* --roi and the config's "roi": fractions, pixels, none; the bundle's when not given; a bad
+ * value is one line naming the flag and the forms. */
+static void test_roi(void)
+{
+    struct cc_cli c;
+    struct cc_error err = {{0}};
+    cc_cli_init(&c);
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK && !c.roi_set);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECKF(parse(&c, &err, "--roi", "0.5,0.25,0.5,0.5", NULL) == CC_CLI_OK && c.roi_set &&
+               c.roi.kind == CC_ROI_FRACTION && c.roi.x == 0.5 && c.roi.h == 0.5,
+           "%s", err.msg);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECK(parse(&c, &err, "--roi=320,120,200,200px", NULL) == CC_CLI_OK && c.roi_set &&
+          c.roi.kind == CC_ROI_PIXELS && c.roi.w == 200);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECK(parse(&c, &err, "--roi", "none", NULL) == CC_CLI_OK && c.roi_set &&
+          c.roi.kind == CC_ROI_NONE);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECK(parse(&c, &err, "--roi", "0.5,0.25,0.6,0.5", NULL) == CC_CLI_ERROR &&
+          strstr(err.msg, "--roi") && strstr(err.msg, "X,Y,W,H"));
+    cc_cli_finish(&c);
+    // The config: a string; the command line wins.
+    cc_cli_init(&c);
+    CHECKF(cc_cli_apply_config_text(&c, "{\"roi\": \"0,0,0.5,0.5\"}", "t", &err) && c.roi_set &&
+               c.roi.kind == CC_ROI_FRACTION && c.roi.w == 0.5,
+           "%s", err.msg);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECK(parse(&c, &err, "--roi", "none", NULL) == CC_CLI_OK &&
+          cc_cli_apply_config_text(&c, "{\"roi\": \"0,0,0.5,0.5\"}", "t", &err) &&
+          c.roi.kind == CC_ROI_NONE);
+    cc_cli_finish(&c);
+    cc_cli_init(&c);
+    CHECK(!cc_cli_apply_config_text(&c, "{\"roi\": [0, 0, 1, 1]}", "t", &err) &&
+          strstr(err.msg, "\"roi\" takes a string"));
+    CHECK(!cc_cli_apply_config_text(&c, "{\"roi\": \"0,0,1\"}", "t", &err) &&
+          strstr(err.msg, "\"roi\" takes X,Y,W,H"));
+    cc_cli_finish(&c);
+}
+
 int main(void)
 {
     test_defaults();
@@ -347,5 +392,6 @@ int main(void)
     test_config();
     test_camera_path();
     test_pictures_dir();
+    test_roi();
     return tu_exit_code();
 }

@@ -385,6 +385,14 @@ static void test_valid(const char *dir)
     CHECK(write_variant(path, "input/resize/antialias", "false", &plain));
     m = cc_bundle_load(path, &err);
     CHECKF(m && !m->input.antialias, "version 1, antialias false: %s", err.msg);
+    CHECK(m && m->input.roi.kind == CC_ROI_NONE); // absent: the whole frame
+    cc_model_destroy(m);
+    // input.roi, optional in any version: fractions of the frame, kept as written.
+    CHECK(write_variant(path, "input/roi", "[0.5, 0.25, 0.5, 0.75]", &plain));
+    m = cc_bundle_load(path, &err);
+    CHECKF(m && m->input.roi.kind == CC_ROI_FRACTION && m->input.roi.x == 0.5 &&
+               m->input.roi.y == 0.25 && m->input.roi.w == 0.5 && m->input.roi.h == 0.75,
+           "version 1, input.roi: %s", err.msg);
     cc_model_destroy(m);
     unlink(path);
 
@@ -706,6 +714,11 @@ static const struct bad_case bad_cases[] = {
      "1",
      {.version = 3},
      "input.resize: \"antialias\" must be true or false, not a number"},
+    {"roi not four numbers", "input/roi", "[0.5, 0.5, 0.5]", {0}, "\"roi\" must be an array of 4"},
+    {"roi a string", "input/roi", "'0,0,1,1'", {0}, "\"roi\" must be an array of 4 numbers"},
+    {"roi past the edge", "input/roi", "[0.5, 0, 0.6, 1]", {0}, "input.roi [x, y, w, h]: ROI"},
+    {"roi empty", "input/roi", "[0, 0, 0, 1]", {0}, "input.roi [x, y, w, h]: ROI width"},
+    {"roi negative", "input/roi", "[-0.1, 0, 0.5, 1]", {0}, "must lie in [0, 1]"},
     {"antialias null",
      "input/resize/antialias",
      "null",

@@ -7,7 +7,9 @@
  *   [3..4]   height - 4 (as width)
  *   [5]      stride: the format's row bytes + (int8)[5]; when [6] & 0x80, (int16)[5..6] instead
  *   [7], [8] output tensor width, height (1 .. 64)
- *   [9]      bit 0 center_crop (else squash), bit 1 antialias, bit 2 BGR
+ *   [9]      bit 0 center_crop (else squash), bit 1 antialias, bit 2 BGR, bit 3 a region of
+ *            interest in pixels ([1] % 17, [3] % 13, [7] + 1, [8] + 1: often past the frame),
+ *            bit 4 one in fractions (([10] % 32) / 64, ([11] % 32) / 64, 1/3, 1/2)
  *   [10..11] center_crop size (modulo 600)
  * Each frame is preprocessed twice on one context, the second time to the transposed tensor
  * size, so that the geometry cache is rebuilt. Every output value must be finite.
@@ -125,6 +127,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .resize_size = (data[10] | data[11] << 8) % 600,
         .antialias = data[9] & 2,
     };
+    if (data[9] & 8)
+        spec.roi =
+            (struct cc_roi){CC_ROI_PIXELS, data[1] % 17, data[3] % 13, data[7] + 1, data[8] + 1};
+    else if (data[9] & 16)
+        spec.roi = (struct cc_roi){CC_ROI_FRACTION, (data[10] % 32) / 64.0, (data[11] % 32) / 64.0,
+                                   1 / 3.0, 0.5};
     frame.size = size - HEADER;
     frame.data = malloc(frame.size ? frame.size : 1);
     if (!frame.data)

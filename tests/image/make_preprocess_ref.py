@@ -25,12 +25,17 @@ tools/setup.sh installs it), shrunk 1.2x to 5.5x, and one enlarged.
 The PIL references also check tools/ccm_calibrate.py, the exporter's Python copy of camclass's
 preprocessing (calibration images), against the same numbers.
 
+A region of interest (--roi, the bundle's input.roi) crops the frame first: ROI cases
+crop the RGB bytes (PyTorch) or the PIL image (Image.crop) to the rectangle, then make the same
+references; a fraction ROI's rectangle is round(f * size) at each edge, as common/roi.c says.
+
 OUTDIR/cases.txt has one line per case:
   name format width height stride policy size antialias out_w out_h color m0 m1 m2 s0 s1 s2
-  [path]
+  [path | roi=ROI]
 and OUTDIR/<name>.frame (raw frame bytes; not for photos, format FILE, whose last field is the
 file's path) and OUTDIR/<name>.ref (float32 NCHW, little endian).
 """
+import math
 import os
 import sys
 
@@ -195,6 +200,62 @@ def spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color, mean, st
         " ".join(repr(float(np.float32(s))) for s in std), " " + path if path else "")
 
 
+def roi_rect(roi, w, h):
+    """--roi text -> (x, y, w, h) in pixels of a w x h frame (common/roi.c's rule)."""
+    px = roi.endswith("px")
+    v = [float(t) for t in roi[:-2 if px else None].split(",")]
+    if px:
+        return tuple(int(t) for t in v)
+
+    def edge(f, size):
+        return min(max(int(math.floor(f * size + 0.5)), 0), size)
+
+    x0, x1 = edge(v[0], w), edge(v[0] + v[2], w)
+    y0, y1 = edge(v[1], h), edge(v[1] + v[3], h)
+    return x0, y0, x1 - x0, y1 - y0
+
+
+def roi_cases(out, rng, n, lines):
+    """Frames of every format cropped to a ROI, with and without antialias: odd offsets (the
+    YUYV pair and NV12 chroma row of the first column and row), fractions, a ROI smaller than
+    the tensor (enlarged), a ROI at the frame's far corner."""
+    cases = [((640, 480), "101,37,300,251px", ("squash", 0, 224, 224)),
+             ((640, 480), "0.25,0.5,0.5,0.5", ("center_crop", 256, 224, 224)),
+             ((333, 101), "0.25,0.5,0.5,0.5", ("squash", 0, 160, 128)),
+             ((320, 180), "3,5,40,30px", ("squash", 0, 224, 224)),
+             ((320, 180), "181,91,139,89px", ("center_crop", 200, 160, 128))]
+    for aa in (False, True):
+        for fmt in ("YUYV", "NV12", "RGB24", "BGR24", "GREY", "MJPEG"):
+            for (w, h), roi, (policy, size, ow, oh) in cases:
+                n += 1
+                name = "r%03d_%s_%dx%d_%s%s" % (n, fmt, w, h, policy, "_aa" if aa else "")
+                color = "BGR" if n % 3 == 0 else "RGB"
+                mean, std = OTHER if n % 4 == 1 else IMAGENET
+                if fmt == "MJPEG":
+                    raw = frame_bytes("RGB24", w, h, w * 3, rng, n % 2 == 0)
+                    jpeg = tio.encode_jpeg(rgb_of("RGB24", raw, w, h, w * 3).to(torch.uint8),
+                                           quality=85)
+                    raw, stride = jpeg.numpy(), 0
+                    rgb = tio.decode_jpeg(jpeg, mode=tio.ImageReadMode.RGB).float()
+                else:
+                    stride = min_stride(fmt, w) + (8 if n % 3 == 1 else 0)
+                    raw = frame_bytes(fmt, w, h, stride, rng, n % 2 == 0)
+                    rgb = rgb_of(fmt, raw, w, h, stride)
+                x, y, rw, rh = roi_rect(roi, w, h)
+                if aa:
+                    img = Image.fromarray(rgb.permute(1, 2, 0).to(torch.uint8).numpy(), "RGB")
+                    img = img.crop((x, y, x + rw, y + rh))
+                    ref = pil_reference(img, color, policy, size, ow, oh, mean, std)
+                else:
+                    crop = rgb[:, y:y + rh, x:x + rw].contiguous()
+                    ref = reference(crop, color, policy, size, ow, oh, mean, std)
+                raw.tofile(os.path.join(out, name + ".frame"))
+                ref.numpy().astype("<f4").tofile(os.path.join(out, name + ".ref"))
+                lines.append(spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color,
+                                       mean, std, "roi=" + roi))
+    return n
+
+
 def check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref):
     """tools/ccm_calibrate.py's preprocessing of rgb ((3, h, w) float) against ref."""
     spec = {"shape": [1, 3, oh, ow], "color_order": color, "mean": list(mean),
@@ -259,6 +320,7 @@ def main():
                 ref.numpy().astype("<f4").tofile(os.path.join(out, name + ".ref"))
                 lines.append(spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color,
                                        mean, std))
+    n = roi_cases(out, rng, n, lines)
     # Real photos, through each side's own decoder: ImageNet's evaluation geometry, and a few
     # other geometries and channel orders on the first ones.
     photo_geometries = [("center_crop", 256, 224, 224, "RGB"), ("squash", 0, 224, 224, "BGR"),

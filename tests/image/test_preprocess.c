@@ -246,6 +246,8 @@ struct worst {
     double all[2];
     int cases[2];
     int photos;
+    int rois; // cases cropped to a ROI first
+    double roi_worst;
 };
 
 /* One case line: preprocess the frame, compare with the reference tensor. */
@@ -265,6 +267,12 @@ static void run_case(struct cc_preprocess *pp, const char *dir, const char *line
     spec.resize = strcmp(policy, "squash") == 0 ? CC_RESIZE_SQUASH : CC_RESIZE_CENTER_CROP;
     spec.resize_size = size;
     spec.antialias = aa != 0;
+    struct cc_error roi_err = {{0}};
+    if (strncmp(photo, "roi=", 4) == 0) { // a ROI case: no photo, the frame cropped first
+        if (!CHECKF(cc_roi_parse(photo + 4, &spec.roi, &roi_err), "%s: %s", name, roi_err.msg))
+            return;
+        photo[0] = 0;
+    }
     bool is_photo = strcmp(fmt_s, "FILE") == 0;
     char path[4200];
     size_t ref_size;
@@ -301,6 +309,10 @@ static void run_case(struct cc_preprocess *pp, const char *dir, const char *line
     w->fmt[aa != 0][f.format] = fmax(w->fmt[aa != 0][f.format], diff);
     w->all[aa != 0] = fmax(w->all[aa != 0], diff);
     w->cases[aa != 0]++;
+    if (spec.roi.kind != CC_ROI_NONE) {
+        w->rois++;
+        w->roi_worst = fmax(w->roi_worst, diff);
+    }
     if (is_photo) { // the figures the documentation quotes, and what antialias changes
         w->photos++;
         double mean = mean_abs_diff(out, ref, n);
@@ -358,6 +370,10 @@ static void test_against_references(struct cc_preprocess *pp, const char *python
             fclose(f);
         CHECKF(w.cases[0] >= 100 && w.cases[1] >= 100 && w.photos >= (n_photos ? n_photos : 8),
                "only %d + %d reference cases, %d of them photos", w.cases[0], w.cases[1], w.photos);
+        CHECKF(w.rois >= 60, "only %d ROI cases (60 expected)", w.rois);
+        printf("%d cases cropped to a ROI first (vs the crop + resize of PyTorch and PIL), max "
+               "abs diff %.3g\n",
+               w.rois, w.roi_worst);
         for (int aa = 0; aa < 2; aa++) {
             printf("%d cases against %s, max abs diff %.3g (tolerance %.0e)\n", w.cases[aa],
                    aa ? "PIL (antialias)" : "PyTorch (no antialias)", w.all[aa], TOLERANCE);

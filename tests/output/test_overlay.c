@@ -294,6 +294,58 @@ static void test_offscreen(int w, int h, const struct cc_frame *frame)
     cc_overlay_offscreen_destroy(o);
 }
 
+/* The outline of a result's ROI (cc_result.roi: --roi, else the model's) on the frame of the
+ * offscreen picture (what
+ * --output records and /stream sends; the window draws the same): at the ROI's place scaled
+ * into the letterboxed frame, in its colour, nothing inside it; none without a ROI, or with a
+ * pixel ROI outside the frame. */
+static void test_roi_outline(const struct cc_frame *frame)
+{
+    int w = 800, h = 480;
+    struct cc_roi rois[3] = {{CC_ROI_FRACTION, 0.5, 0.25, 0.25, 0.5},
+                             {CC_ROI_NONE, 0, 0, 0, 0},
+                             {CC_ROI_PIXELS, 300, 0, 40, 40}}; // the last past the 320 columns
+    uint8_t *px = malloc((size_t)w * h * 3);
+    for (int i = 0; px && i < 3; i++) {
+        struct cc_overlay_config cfg = {.model_name = "m", .top_k = 5};
+        struct cc_error err = {{0}};
+        struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
+        struct cc_result r = ovt_crafted_result(30.0);
+        r.roi = rois[i]; // the pipeline's: the crop this result was classified on
+        if (!CHECKF(o && cc_overlay_render(o, frame, &r, px, w * 3, &err), "roi %d: %s", i,
+                    err.msg)) {
+            cc_overlay_offscreen_destroy(o);
+            continue;
+        }
+        struct cc_overlay_layout L;
+        cc_overlay_offscreen_layout(o, &L);
+        struct cc_image im = {.pixels = px, .width = w, .height = h, .channels = 3};
+        // Where the outline must be: 160,60 80x120 of the 320x240 frame, scaled.
+        const struct cc_overlay_rect *f = &L.frame;
+        struct cc_overlay_rect want = {f->x + 160 * f->w / 320, f->y + 60 * f->h / 240,
+                                       80 * f->w / 320, 120 * f->h / 240};
+        int mid_x = want.x + want.w / 2, mid_y = want.y + want.h / 2;
+        bool top = ovt_near(ovt_px(&im, mid_x, want.y), L.roi_rgb, 8);
+        bool left = ovt_near(ovt_px(&im, want.x, mid_y), L.roi_rgb, 8);
+        bool inside = ovt_near(ovt_px(&im, mid_x, mid_y), L.roi_rgb, 8);
+        if (i == 0) {
+            CHECKF(abs(L.roi.x - want.x) <= 1 && abs(L.roi.y - want.y) <= 1 &&
+                       abs(L.roi.w - want.w) <= 1 && abs(L.roi.h - want.h) <= 1,
+                   "ROI outline at %d,%d %dx%d, expected %d,%d %dx%d", L.roi.x, L.roi.y, L.roi.w,
+                   L.roi.h, want.x, want.y, want.w, want.h);
+            CHECKF(top && left && !inside,
+                   "ROI outline drawn at its edges (%d %d), not inside "
+                   "(%d)",
+                   top, left, inside);
+        } else {
+            CHECKF(L.roi.w == 0 && !top && !left, "roi %d: no outline (%dx%d, %d %d)", i, L.roi.w,
+                   L.roi.h, top, left);
+        }
+        cc_overlay_offscreen_destroy(o);
+    }
+    free(px);
+}
+
 /* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
 static void test_fit(void)
 {
@@ -390,6 +442,7 @@ int main(int argc, char **argv)
         CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
         test_offscreen(800, 480, &frame);
         test_offscreen(480, 320, &frame);
+        test_roi_outline(&frame);
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
         test_picture(800, 480, &frame, true); // the Pi touchscreen
