@@ -11,16 +11,34 @@
 
 enum { MAX_CLASSES = 1000, MAX_IMAGES = 1000000 };
 
-bool cc_dataset_class_name_ok(const char *name)
+const char *cc_dataset_class_name_problem(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > 64 || name[0] == '.' || name[0] == ' ' || name[n - 1] == ' ')
-        return false;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (n == 0)
+        return "is empty";
+    if (n > CC_DATASET_CLASS_MAX)
+        return "is longer than 64 bytes";
+    if (strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
+        return "names a folder above (. or ..), not a class";
+    if (name[0] == '.')
+        return "starts with '.' (a hidden folder)";
+    if (name[0] == ' ' || name[n - 1] == ' ')
+        return "starts or ends with a space";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (*p == '/' || *p == '\\')
+            return "holds a '/' or '\\' (one folder name only)";
+        if (*p < 0x20 || *p == 0x7f)
+            return "holds a control character";
         if (!(*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
               (*p >= '0' && *p <= '9') || strchr("_-. ", *p)))
-            return false;
-    return true;
+            return "holds a character other than letters, digits, '_', '-', '.' and spaces";
+    }
+    return NULL;
+}
+
+bool cc_dataset_class_name_ok(const char *name)
+{
+    return cc_dataset_class_name_problem(name) == NULL;
 }
 
 static bool is_image(const char *name)
@@ -79,6 +97,27 @@ static void free_names(char **v, int n)
     for (int i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+int cc_dataset_list_classes(const char *dir, char ***names, struct cc_error *err)
+{
+    return list_dir(dir, true, names, err);
+}
+
+int cc_dataset_count_images(const char *class_dir, struct cc_error *err)
+{
+    char **files = NULL;
+    int n = list_dir(class_dir, false, &files, err);
+    if (n > 0)
+        free_names(files, n);
+    else
+        free(files);
+    return n;
+}
+
+void cc_dataset_free_names(char **names, int n)
+{
+    free_names(names, n);
 }
 
 /* Appends class k's images (dir/name/...) to d. */
