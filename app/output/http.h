@@ -27,6 +27,7 @@
 #include "model.h"
 #include "overlay_draw.h"
 #include "pipeline.h"
+#include "sample_store.h"
 
 enum {
     CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
@@ -75,6 +76,8 @@ struct cc_http_config {
     int (*load_model)(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
                       size_t msg_size);
     void *load_ctx;
+    struct cc_sample_store *samples; // --collect: GET and POST /samples (samples.h); NULL:
+                                     // those answer 404; not owned
 };
 
 struct cc_http;

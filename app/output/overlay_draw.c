@@ -51,6 +51,7 @@ enum {
     T_HELP2,
     T_PAUSED,
     T_NOTICE,
+    T_COLLECT,
     T_LABEL0,
     T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
     T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
@@ -82,8 +83,9 @@ struct cc_overlay_draw {
     bool have_result;
     struct cc_result result; // newest result; labels point into labels[]
     char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
-    bool paused;      // draw the PAUSED badge
-    char notice[160]; // "saved NAME" over the frame's foot; "" = none
+    bool paused;       // draw the PAUSED badge
+    char notice[160];  // "saved NAME" over the frame's foot; "" = none
+    char collect[160]; // --collect's keys and counts above the notice; "" = none
 
     struct text text[T_COUNT];
 };
@@ -296,6 +298,8 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
                                        ov->help_lines * small_line};
     L->notice =
         (struct cc_overlay_rect){a->x + pad, a->y + a->h - pad - line, a->w - 2 * pad, line};
+    L->collect = L->notice;
+    L->collect.y -= line + pad / 2;
     int n = ov->top_k;
     if (ov->have_result && ov->result.n_top < n)
         n = ov->result.n_top; // a model with fewer classes than top_k: only its classes
@@ -318,6 +322,8 @@ void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
     if (ov->notice[0])
         snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
+    if (ov->collect[0])
+        snprintf(out->collect_text, sizeof(out->collect_text), "%s", ov->text[T_COLLECT].str);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -504,12 +510,20 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
         text_draw(ov, T_HELP2, x, h - pad - small_line, small_line, false);
     }
 
-    // The notice ("saved NAME") over the foot of the frame area (the window times it).
-    if (ov->notice[0]) {
-        text_set(ov, T_NOTICE, FONT_BODY, TEXT, L.notice.w - 2 * pad, ov->notice);
-        struct text *t = &ov->text[T_NOTICE];
-        fill(rn, PANEL, L.notice.x, L.notice.y, t->w + 2 * pad, L.notice.h);
-        text_draw(ov, T_NOTICE, L.notice.x + pad, L.notice.y, L.notice.h, false);
+    // The notice ("saved NAME") over the foot of the frame area (the window times it), and
+    // --collect's line above it.
+    const struct {
+        int id;
+        const char *str;
+        struct cc_overlay_rect at;
+    } boxes[] = {{T_NOTICE, ov->notice, L.notice}, {T_COLLECT, ov->collect, L.collect}};
+    for (int i = 0; i < 2; i++) {
+        if (!boxes[i].str[0])
+            continue;
+        text_set(ov, boxes[i].id, FONT_BODY, TEXT, boxes[i].at.w - 2 * pad, boxes[i].str);
+        struct text *t = &ov->text[boxes[i].id];
+        fill(rn, PANEL, boxes[i].at.x, boxes[i].at.y, t->w + 2 * pad, boxes[i].at.h);
+        text_draw(ov, boxes[i].id, boxes[i].at.x + pad, boxes[i].at.y, boxes[i].at.h, false);
     }
     return true;
 }
@@ -550,4 +564,9 @@ void cc_overlay_draw_set_paused(struct cc_overlay_draw *ov, bool paused)
 void cc_overlay_draw_set_notice(struct cc_overlay_draw *ov, const char *notice)
 {
     snprintf(ov->notice, sizeof(ov->notice), "%s", notice ? notice : "");
+}
+
+void cc_overlay_draw_set_collect(struct cc_overlay_draw *ov, const char *line)
+{
+    snprintf(ov->collect, sizeof(ov->collect), "%s", line ? line : "");
 }

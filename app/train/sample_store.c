@@ -29,17 +29,24 @@ struct cc_sample_store {
  * Opening: the folder and its classes
  */
 
+bool cc_sample_store_check_label(const char *label, const char *what, struct cc_error *err)
+{
+    const char *problem = cc_dataset_class_name_problem(label);
+    if (problem)
+        return cc_error_set(err,
+                            "%s \"%.80s\" %s; a class name is one folder name of letters, "
+                            "digits, '_', '-', '.' and spaces (1 to 64 bytes)",
+                            what, label, problem);
+    return true;
+}
+
 /* Adds name as a class with count images: false with err when it is unsafe, known, or one too
  * many. Called at open, and under the lock for a new label. */
 static bool add_class(struct cc_sample_store *s, const char *name, int count, const char *what,
                       struct cc_error *err)
 {
-    const char *problem = cc_dataset_class_name_problem(name);
-    if (problem)
-        return cc_error_set(err,
-                            "%s \"%.80s\" %s; a class name is one folder name of letters, "
-                            "digits, '_', '-', '.' and spaces (1 to 64 bytes)",
-                            what, name, problem);
+    if (!cc_sample_store_check_label(name, what, err))
+        return false;
     for (int i = 0; i < s->n_classes; i++)
         if (strcmp(s->classes[i].name, name) == 0)
             return cc_error_set(err, "%s \"%s\" is given twice; name each class once", what, name);
@@ -167,6 +174,21 @@ bool cc_sample_store_key_class(struct cc_sample_store *s, int key, char *name, s
     return ok;
 }
 
+void cc_sample_store_keys_line(struct cc_sample_store *s, char *line, size_t size)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = 0;
+    line[0] = '\0';
+    for (int i = 0; i < s->n_classes && i < 9 && n < size; i++) {
+        int k = snprintf(line + n, size - n, "%s%d %s: %d", i ? "   " : "", i + 1,
+                         s->classes[i].name, s->classes[i].count);
+        n += k > 0 ? (size_t)k : 0;
+    }
+    if (!s->n_classes)
+        snprintf(line, size, "no classes to collect: give --classes A,B or make DIR/<class>/");
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Saving: a temporary file, fsync, a new name that replaces nothing
  */
@@ -270,9 +292,10 @@ enum cc_sample_status cc_sample_store_save_jpeg(struct cc_sample_store *s, const
         ok = false, e = errno;
     if (!ok) {
         unlink(tmp);
+        bool full = e == ENOSPC || e == EDQUOT || e == EFBIG;
         cc_error_set(err, "cannot write a picture in %s: %s; nothing was kept%s", sub, strerror(e),
-                     e == ENOSPC || e == EDQUOT ? " (free some space)" : "");
-        return CC_SAMPLE_WRITE_FAILED;
+                     full ? " (free some space)" : "");
+        return full ? CC_SAMPLE_DISK_FULL : CC_SAMPLE_WRITE_FAILED;
     }
     if (!give_name(s, sub, tmp, file, file_size, err)) {
         unlink(tmp);

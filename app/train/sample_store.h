@@ -43,7 +43,8 @@ enum cc_sample_status {
     CC_SAMPLE_SAVED,
     CC_SAMPLE_BAD_LABEL,    // not a safe class name (dataset.h's rules), or too many classes
     CC_SAMPLE_BAD_IMAGE,    // the frame does not convert (malformed, undecodable MJPEG)
-    CC_SAMPLE_WRITE_FAILED, // the disk: full, read-only, a size limit, permissions, memory
+    CC_SAMPLE_DISK_FULL,    // the disk is full (ENOSPC, EDQUOT) or a size limit (EFBIG)
+    CC_SAMPLE_WRITE_FAILED, // another write error: read-only, permissions, memory
 };
 
 /* One class as the store counts it. */
@@ -73,6 +74,14 @@ int cc_sample_store_classes(struct cc_sample_store *s, struct cc_sample_class *o
 
 /* The class of window key 1..9 into name (size ≥ 72): false when that key has none. */
 bool cc_sample_store_key_class(struct cc_sample_store *s, int key, char *name, size_t size);
+
+/* Whether label can be a class (dataset.h's rules): false with err "WHAT \"LABEL\" <the rule
+ * it breaks>; ..." otherwise. Saves check it too; callers may check before they work. */
+bool cc_sample_store_check_label(const char *label, const char *what, struct cc_error *err);
+
+/* The window's line: each key with its class and count, "1 open: 12   2 closed: 8", or, with
+ * no class, how to get some. */
+void cc_sample_store_keys_line(struct cc_sample_store *s, char *line, size_t size);
 
 /* Saves frame (any cc_pixfmt; an MJPEG frame's own JPEG is kept as it is once it decodes, other
  * formats are converted to RGB and encoded) under label. file receives the saved name

@@ -244,7 +244,7 @@ static void test_write_failure(const char *root)
     enum cc_sample_status st = cc_sample_store_save_frame(s, "a", &f, file, sizeof(file), &err);
     setrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, prev);
-    CHECKF(st == CC_SAMPLE_WRITE_FAILED, "status %d (%s)", st, err.msg);
+    CHECKF(st == CC_SAMPLE_DISK_FULL, "status %d (%s)", st, err.msg);
     CHECKF(strstr(err.msg, "File too large") && strstr(err.msg, "nothing was kept") &&
                !strchr(err.msg, '\n'),
            "error line: %s", err.msg);
