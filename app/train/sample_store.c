@@ -112,16 +112,16 @@ struct cc_sample_store *cc_sample_store_open(const char *dir, const char *classe
 {
     struct stat st;
     if (!dir || !dir[0]) {
-        cc_error_set(err, "--collect needs a folder for the pictures, e.g. --collect garage");
+        cc_error_set(err, "no folder given for the pictures (e.g. garage)");
         return NULL;
     }
     if (stat(dir, &st) != 0 && (errno != ENOENT || mkdir(dir, 0755) != 0)) {
-        cc_error_set(err, "--collect %s: cannot make the folder: %s (its parent must exist)", dir,
+        cc_error_set(err, "cannot make the folder %s for the pictures: %s (its parent must exist)", dir,
                      strerror(errno));
         return NULL;
     }
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        cc_error_set(err, "--collect %s is %s, not a folder; give a folder", dir,
+        cc_error_set(err, "%s is %s, not a folder for the pictures; give a folder", dir,
                      cc_file_kind(st.st_mode));
         return NULL;
     }
