@@ -27,7 +27,6 @@
 #include "model.h"
 #include "overlay_draw.h"
 #include "pipeline.h"
-#include "sample_store.h"
 
 enum {
     CC_HTTP_MAX_BODY_MB = 16,     // default largest request body (413 beyond); --serve-max-body
@@ -50,6 +49,8 @@ enum {
 
 /* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
  * the other decisions made from what a client sends. */
+
+struct cc_sample_store; // sample_store.h
 
 /* What POST /model answers with after a switch. */
 struct cc_http_loaded {
