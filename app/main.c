@@ -461,7 +461,7 @@ static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *o
 }
 
 /* A key 1..9 in the window: with --collect, frame (the newest) saved under that key's class,
- * said on the window (and on stderr when it fails); the counts line follows. */
+ * said on the window (and on stderr when it fails). */
 static void collect_key(struct app *a, int key, const struct cc_frame *frame)
 {
     char label[80], file[CC_SAMPLE_STORE_FILE_MAX], text[200];
@@ -487,10 +487,7 @@ static void collect_key(struct app *a, int key, const struct cc_frame *frame)
     } else {
         snprintf(text, sizeof(text), "saved %.64s/%.60s", label, file);
     }
-    cc_overlay_notice(a->overlay, text);
-    char line[160];
-    cc_sample_store_keys_line(a->samples, line, sizeof(line));
-    cc_overlay_set_collect(a->overlay, line);
+    cc_overlay_notice(a->overlay, text); // the counts line follows at the next present
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
@@ -523,6 +520,11 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
         bool fresh = cc_pipeline_latest(a->pipeline, seen, &r, &frame);
         if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
             struct cc_error err = {0};
+            if (a->samples) { // the counts, also of pictures POST /samples saved
+                char line[160];
+                cc_sample_store_keys_line(a->samples, line, sizeof(line));
+                cc_overlay_set_collect(a->overlay, line);
+            }
             if (!cc_overlay_present(a->overlay, fresh && frame.size ? &frame : NULL,
                                     fresh ? &r : NULL, &err))
                 fprintf(stderr, "camclass: %s\n", err.msg);
@@ -715,11 +717,6 @@ static int run(struct app *a)
             headless = true;
         } else {
             fprintf(stderr, "camclass: screenshots (s) go to %s (%s)\n", shots, shots_why);
-            if (a->samples) {
-                char line[160];
-                cc_sample_store_keys_line(a->samples, line, sizeof(line));
-                cc_overlay_set_collect(a->overlay, line);
-            }
         }
     }
     // The detection log (headless always; with a window only when --log is given) and MQTT.
