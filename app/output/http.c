@@ -423,6 +423,10 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
             struct cc_predict_answer a = cc_samples_list(&h->samples);
             return send_json(c, a.status, a.json, NULL, NULL);
         }
+        struct cc_predict_answer a = cc_samples_check_label(
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "label"));
+        if (a.status) // refused before its body is read
+            return send_json(c, a.status, a.json, NULL, NULL);
         break; // its body comes as /predict's
     default: // POST /predict
         break;

@@ -104,13 +104,21 @@ static struct cc_predict_answer save_posted(const struct cc_samples_config *cfg,
     return st == CC_SAMPLE_SAVED ? counts_answer(cfg, 201, label, file) : save_refused(st, err.msg);
 }
 
-struct cc_predict_answer cc_samples_post(const struct cc_samples_config *cfg, const char *label,
-                                         const uint8_t *data, size_t size)
+struct cc_predict_answer cc_samples_check_label(const char *label)
 {
     if (!label || !label[0])
         return cc_predict_error(400, "give the class as ?label=NAME (POST /samples?label=open)");
     struct cc_error err = {0};
     if (!cc_sample_store_check_label(label, "the label", &err))
         return cc_predict_error(400, err.msg);
+    return (struct cc_predict_answer){0};
+}
+
+struct cc_predict_answer cc_samples_post(const struct cc_samples_config *cfg, const char *label,
+                                         const uint8_t *data, size_t size)
+{
+    struct cc_predict_answer a = cc_samples_check_label(label);
+    if (a.status)
+        return a;
     return size ? save_posted(cfg, label, data, size) : save_frame(cfg, label);
 }

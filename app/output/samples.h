@@ -34,6 +34,10 @@ struct cc_samples_config {
     bool has_source;                 // a camera or input runs (else no frame to take)
 };
 
+/* ?label= of a POST /samples (NULL: none given), checked from the headers before its body is
+ * read: status 0 (json NULL) when it will do, else the 400 refusal. */
+struct cc_predict_answer cc_samples_check_label(const char *label);
+
 /* POST /samples?label=label (NULL: none given) with the body (size 0: the newest frame). */
 struct cc_predict_answer cc_samples_post(const struct cc_samples_config *cfg, const char *label,
                                          const uint8_t *data, size_t size);

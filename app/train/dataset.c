@@ -87,7 +87,8 @@ static int list_dir(const char *dir, bool dirs, char ***names, struct cc_error *
         free(v);
         return cc_error_set(err, "out of memory listing %s", dir), -1;
     }
-    qsort(v, (size_t)n, sizeof(*v), cmp_str);
+    if (n) // qsort of NULL (an empty folder) is undefined, even for 0 items
+        qsort(v, (size_t)n, sizeof(*v), cmp_str);
     *names = v;
     return n;
 }

@@ -6,7 +6,7 @@
   model loads;
 - POST /samples?label=NAME: an empty body saves the newest camera frame (201, a JPEG of the
   input's size in DIR/NAME/), a PNG body is saved as a JPEG of its pixels, a JPEG body byte for
-  byte; GET /samples counts them (--classes order, new labels after); an unsafe label (.., a
+  byte, a multipart form's field "file" as /predict takes it; GET /samples counts them (--classes order, new labels after); an unsafe label (.., a
   '/', a leading '.', a control character) is 400 and makes nothing; no ?label= 400; a text
   body 415; PUT 405; a browser's cross-site POST (Origin, Sec-Fetch-Site) 403 and a same-origin
   one 201; with --serve-token, 401 without it; without --collect, 404 naming the flag;
@@ -111,6 +111,16 @@ def test_http(tmp):
                  "POST a JPEG under a new label: %d %s" % (st, obj)):
             with open(os.path.join(ds, obj["file"]), "rb") as f:
                 check(f.read() == buf.getvalue(), "the posted JPEG is kept as it came")
+        # A multipart form, as /predict takes it (field "file").
+        buf = io.BytesIO()
+        Image.new("RGB", (16, 16), (0, 200, 0)).save(buf, "PNG")
+        form = (b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"g.png\"\r\n"
+                b"Content-Type: image/png\r\n\r\n" + buf.getvalue() + b"\r\n--XyZ--\r\n")
+        st, _, obj = post(s, "closed", form, {"Content-Type": "multipart/form-data; boundary=XyZ"})
+        if check(st == 201 and obj["counts"]["closed"] == 2, "POST a form: %d %s" % (st, obj)):
+            im = Image.open(os.path.join(ds, obj["file"])).convert("RGB")
+            check(im.size == (16, 16) and im.getpixel((8, 8))[1] > 150,
+                  "the form's picture saved: %s %s" % (im.size, im.getpixel((8, 8))))
         before = files_in(tmp)
         for label in ["..", "a/b", ".hidden", "tab\there", "", "x" * 65]:
             st, _, obj = post(s, label)
@@ -142,7 +152,7 @@ def test_http(tmp):
         check(st == 201 and obj["counts"]["lines"] == 6 and obj["counts"]["blue"] == 6,
               "12 more pictures: %s" % obj)
         st, _, obj = s.request("GET", "/samples")
-        check(st == 200 and obj["counts"] == {"open": 2, "closed": 1, "car in": 1, "lines": 6,
+        check(st == 200 and obj["counts"] == {"open": 2, "closed": 2, "car in": 1, "lines": 6,
                                               "blue": 6}, "GET /samples after: %s" % obj)
     finally:
         rc = s.stop()

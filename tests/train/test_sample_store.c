@@ -1,9 +1,11 @@
 /* camclass — the sample store (app/train/sample_store.h): class names refused by the rule they
  * break, classes from --classes or DIR's folders with their counts, a YUYV frame saved as a JPEG
  * that decodes to its colour, an MJPEG frame kept as it is, a name already taken never
- * overwritten, and a write the kernel refuses (RLIMIT_FSIZE: EFBIG) leaving no file behind. */
+ * overwritten, a write the kernel refuses (RLIMIT_FSIZE: EFBIG) leaving no file behind, and 4
+ * threads saving at once (each picture its own file). */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +262,61 @@ static void test_write_failure(const char *root)
     cc_sample_store_destroy(s);
 }
 
+/* Threads saving at once (the window's and HTTP connections'): every picture gets its own
+ * file within the same second, and the count is all of them. */
+struct saver {
+    struct cc_sample_store *s;
+    const uint8_t *jpg;
+    size_t n;
+    int failed;
+};
+
+static void *save_many(void *arg)
+{
+    struct saver *v = arg;
+    for (int i = 0; i < 10; i++) {
+        char file[CC_SAMPLE_STORE_FILE_MAX];
+        struct cc_error err = {{0}};
+        v->failed += cc_sample_store_save_jpeg(v->s, i % 2 ? "odd" : "even", v->jpg, v->n, file,
+                                               sizeof(file), &err) != CC_SAMPLE_SAVED;
+    }
+    return NULL;
+}
+
+static void test_threads(const char *root)
+{
+    char dir[4200], path[4400];
+    snprintf(dir, sizeof(dir), "%s/threads", root);
+    struct cc_error err = {{0}};
+    struct cc_sample_store *s = cc_sample_store_open(dir, NULL, &err);
+    if (!CHECKF(s, "open: %s", err.msg))
+        return;
+    uint8_t px[3] = {9, 9, 9};
+    size_t n = 0;
+    uint8_t *jpg = cc_jpeg_encode(px, 1, 1, 3, 90, &n);
+    struct saver v[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        v[i] = (struct saver){s, jpg, n, 0};
+        CHECK(pthread_create(&t[i], NULL, save_many, &v[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(v[i].failed == 0);
+    }
+    struct cc_sample_class c[2];
+    CHECK(cc_sample_store_classes(s, c, 2) == 2 && c[0].count == 20 && c[1].count == 20);
+    snprintf(path, sizeof(path), "%s/even", dir);
+    CHECK(count_files(path) == 20);
+    snprintf(path, sizeof(path), "%s/odd", dir);
+    CHECK(count_files(path) == 20);
+    char line[200];
+    cc_sample_store_keys_line(s, line, sizeof(line));
+    CHECKF(strcmp(line, "1 even: 20   2 odd: 20") == 0, "keys line \"%s\"", line);
+    free(jpg);
+    cc_sample_store_destroy(s);
+}
+
 static void test_bad_dir(const char *root)
 {
     char path[4100];
@@ -280,6 +337,7 @@ int main(void)
     test_save(root);
     test_no_overwrite(root);
     test_write_failure(root);
+    test_threads(root);
     test_bad_dir(root);
     tu_rmtree(root);
     return tu_exit_code();
