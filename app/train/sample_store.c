@@ -116,8 +116,8 @@ struct cc_sample_store *cc_sample_store_open(const char *dir, const char *classe
         return NULL;
     }
     if (stat(dir, &st) != 0 && (errno != ENOENT || mkdir(dir, 0755) != 0)) {
-        cc_error_set(err, "cannot make the folder %s for the pictures: %s (its parent must exist)", dir,
-                     strerror(errno));
+        cc_error_set(err, "cannot make the folder %s for the pictures: %s (its parent must exist)",
+                     dir, strerror(errno));
         return NULL;
     }
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
