@@ -460,8 +460,8 @@ static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *o
     return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
-/* A key 1..9 in the window: with --collect, frame (the newest) saved under that key's class,
- * said on the window (and on stderr when it fails). */
+/* A key 1..9 in the window: with --collect, frame (the newest; while paused, the one shown)
+ * saved under that key's class, said on the window (and on stderr when it fails). */
 static void collect_key(struct app *a, int key, const struct cc_frame *frame)
 {
     char label[80], file[CC_SAMPLE_STORE_FILE_MAX], text[200];
@@ -517,7 +517,9 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
         if (quit)
             break;
         int64_t t = cc_now_ns();
-        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r, &frame);
+        // While paused frame keeps the picture shown: what keys 1-9 save (--collect).
+        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r,
+                                        cc_overlay_paused(a->overlay) ? NULL : &frame);
         if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
             struct cc_error err = {0};
             if (a->samples) { // the counts, also of pictures POST /samples saved
