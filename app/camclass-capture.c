@@ -6,6 +6,10 @@
  *   RGB3, BGR3 -> frame-NNNNNN.ppm (BGR swapped to RGB)    GREY -> frame-NNNNNN.pgm
  *   MJPG       -> frame-NNNNNN.jpg                         YUYV -> capture.y4m (C422, planar)
  *   NV12       -> capture.y4m (C420, planar)               --raw: frame-NNNNNN.<fourcc> as is
+ *
+ * With --label NAME DIR: --count frames, --interval seconds apart, saved as JPEGs into the
+ * labelled image folder DIR/NAME/ that camclass-train reads, through the sample store that
+ * camclass --collect uses (sample_store.h: safe names, no overwrite, no half-written file).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +23,7 @@
 #include "error.h"
 #include "frame_slot.h"
 #include "clock.h"
+#include "sample_store.h"
 
 #define MAX_CTRLS 16
 
@@ -31,12 +36,17 @@ struct options {
     bool list_cameras, list_controls, quiet, help;
     const char *ctrls[MAX_CTRLS]; // "name=value"
     int n_ctrls;
+    const char *label; // --label NAME: save into dir/NAME/ (sample_store.h); NULL: no
+    const char *dir;   // DIR, the positional argument of --label
+    int count;         // --count N: pictures to save (default 10)
+    double interval;   // --interval S: seconds between pictures (default 1; 0: every frame)
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: camclass-capture [options]\n"
-               "  --list-cameras        devices with their formats, sizes and frame rates\n"
+               "       camclass-capture --label NAME [--count N] [--interval S] [options] DIR\n"
+               "  --list-cameras, --list  devices with their formats, sizes and frame rates\n"
                "  -d, --device PATH     camera (default /dev/video0)\n"
                "  -s, --size WxH        requested size (default 640x480)\n"
                "  -r, --fps N           requested rate (default 30)\n"
@@ -48,14 +58,40 @@ static void usage(FILE *f)
                "  -o, --output DIR      write frames (ppm/pgm/jpg, y4m for YUYV/NV12)\n"
                "  --raw                 with --output: native bytes, one file per frame\n"
                "  --slow MS             pretend inference takes MS per frame\n"
-               "  -q, --quiet           no per-frame lines\n");
+               "  -q, --quiet           no per-frame lines\n"
+               "  --label NAME          save pictures (JPEG) into DIR/NAME/, the folder\n"
+               "                        camclass-train reads (NAME: one folder name)\n"
+               "  --count N             with --label: pictures to save (default 10)\n"
+               "  --interval S          with --label: seconds between them (default 1; 0:\n"
+               "                        every frame)\n");
+}
+
+/* --count N (1..100000) or --interval S (0..86400). */
+static bool parse_amount(bool count, const char *arg, struct options *o, struct cc_error *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (count && (end == arg || *end || errno || v < 1 || v > 100000 || v != (int)v))
+        return cc_error_set(err, "--count %s: give a whole number of pictures, 1 to 100000", arg);
+    if (!count && (end == arg || *end || errno || !(v >= 0 && v <= 86400)))
+        return cc_error_set(err, "--interval %s: give seconds between pictures, 0 to 86400", arg);
+    if (count)
+        o->count = (int)v;
+    else
+        o->interval = v;
+    return true;
 }
 
 static bool parse(int argc, char **argv, struct options *o, struct cc_error *err)
 {
-    enum { OPT_LIST = 256, OPT_LISTCTRL, OPT_RAW, OPT_SLOW };
+    enum { OPT_LIST = 256, OPT_LISTCTRL, OPT_RAW, OPT_SLOW, OPT_LABEL, OPT_COUNT, OPT_INTERVAL };
     static const struct option longs[] = {
         {"list-cameras", no_argument, NULL, OPT_LIST},
+        {"list", no_argument, NULL, OPT_LIST}, // an exact name: not ambiguous with --list-controls
+        {"label", required_argument, NULL, OPT_LABEL},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
         {"list-controls", no_argument, NULL, OPT_LISTCTRL},
         {"device", required_argument, NULL, 'd'},
         {"size", required_argument, NULL, 's'},
@@ -73,6 +109,9 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
     o->cap = cc_capture_config_default();
     o->cap.log = stderr;
     o->frames = 10;
+    o->count = 10;
+    o->interval = 1;
+    opterr = 0; // our one line, not getopt's and the usage
     int c;
     while ((c = getopt_long(argc, argv, "d:s:r:f:n:c:o:qh", longs, NULL)) != -1) {
         switch (c) {
@@ -129,13 +168,29 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
         case 'h':
             o->help = true;
             break;
+        case OPT_LABEL:
+            o->label = optarg;
+            break;
+        case OPT_COUNT:
+        case OPT_INTERVAL:
+            if (!parse_amount(c == OPT_COUNT, optarg, o, err))
+                return false;
+            break;
         default:
-            usage(stderr);
-            return cc_error_set(err, "unknown option (see above)");
+            return cc_error_set(err, "unknown option, or one without its value: '%s' (see --help)",
+                                argv[optind - 1]);
         }
     }
+    if (o->label && optind == argc - 1)
+        o->dir = argv[optind++];
+    else if (o->label && optind == argc)
+        return cc_error_set(err,
+                            "--label %s needs the folder to save into: camclass-capture "
+                            "--label %s DIR",
+                            o->label, o->label);
     if (optind < argc)
-        return cc_error_set(err, "unexpected argument '%s' (see --help)", argv[optind]);
+        return cc_error_set(err, "unexpected argument '%s'%s (see --help)", argv[optind],
+                            o->label ? "" : "; a folder is for --label NAME DIR");
     return true;
 }
 
@@ -232,7 +287,41 @@ static bool write_frame(struct writer *w, const struct cc_frame *f, double fps, 
  * Main
  * ------------------------------------------------------------------------------------------- */
 
-static bool run(struct options *o, struct cc_error *err)
+/* --label: o->count frames at least o->interval seconds apart saved into the store (each
+ * said on stdout). False with err when a frame does not come or a picture is not written. */
+static bool collect(const struct options *o, struct cc_frame_slot *slot, const char *device,
+                    struct cc_sample_store *store, struct cc_error *err)
+{
+    int64_t gap = (int64_t)(o->interval * 1e9), last = 0;
+    for (int n = 0; n < o->count;) {
+        struct cc_frame *f;
+        enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
+        if (st == CC_SLOT_TIMEOUT)
+            return cc_error_set(err,
+                                "%s delivered no frame for 5 s; check that no other "
+                                "program uses it",
+                                device);
+        if (st == CC_SLOT_CLOSED)
+            return false; // err holds the capture's message
+        int64_t now = cc_now_ns();
+        bool take = n == 0 || now - last >= gap;
+        char file[CC_SAMPLE_STORE_FILE_MAX];
+        enum cc_sample_status saved = CC_SAMPLE_SAVED;
+        if (take)
+            saved = cc_sample_store_save_frame(store, o->label, f, file, sizeof(file), err);
+        cc_frame_slot_release(slot, f);
+        if (!take)
+            continue;
+        if (saved != CC_SAMPLE_SAVED)
+            return false;
+        last = now, n++;
+        if (!o->quiet)
+            printf("saved %s/%s/%s (%d of %d)\n", o->dir, o->label, file, n, o->count);
+    }
+    return true;
+}
+
+static bool run(struct options *o, struct cc_sample_store *store, struct cc_error *err)
 {
     if (o->help) {
         usage(stdout);
@@ -270,13 +359,17 @@ static bool run(struct options *o, struct cc_error *err)
             goto done;
         }
     }
-    if (o->frames <= 0) {
+    if (o->frames <= 0 && !store) {
         ok = true;
         goto done;
     }
     slot = cc_frame_slot_create(1, err);
     if (!slot || !cc_capture_start(cap, slot, err))
         goto done;
+    if (store) {
+        ok = collect(o, slot, info->device, store, err);
+        goto done;
+    }
     int64_t t0 = cc_now_ns(), first_ts = 0, last_ts = 0;
     for (int n = 0; n < o->frames; n++) {
         struct cc_frame *f;
@@ -338,7 +431,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "camclass-capture: %s\n", err.msg);
         return 2;
     }
-    if (!run(&o, &err)) {
+    // --label: the name and the folder are checked before the camera opens (bad usage: 2).
+    struct cc_sample_store *store = NULL;
+    if (o.label && (!cc_sample_store_check_label(o.label, "--label", &err) ||
+                    !(store = cc_sample_store_open(o.dir, NULL, &err)))) {
+        fprintf(stderr, "camclass-capture: %s\n", err.msg);
+        return 2;
+    }
+    bool ok = run(&o, store, &err);
+    cc_sample_store_destroy(store);
+    if (!ok) {
         fprintf(stderr, "camclass-capture: %s\n", err.msg);
         return 1;
     }

@@ -19,6 +19,7 @@
 #include "bundle_write.h"
 #include "clock.h"
 #include "dataset.h"
+#include "dataset_settings.h"
 #include "embed.h"
 #include "engine.h"
 #include "feature_cache.h"

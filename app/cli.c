@@ -64,6 +64,8 @@ static const struct opt opts[] = {
     {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
+    {"collect", OPT_STRING, F(collect), 0, 0, 0, false},
+    {"classes", OPT_STRING, F(classes), 0, 0, 0, false},
     {"log", OPT_STRING, F(log), 0, 0, 0, false},
     {"output", OPT_STRING, F(output), 0, 0, 0, false},
     {"log-mode", OPT_WORD, F(log_mode), 0, 0, 0, false, log_modes},
@@ -138,6 +140,10 @@ static const char usage[] =
     "                      where the s key saves screenshots; default: the XDG pictures\n"
     "                      directory ($XDG_PICTURES_DIR, else ~/.config/user-dirs.dirs, else\n"
     "                      ~/Pictures if it exists), else the working directory\n"
+    "  --collect DIR       collect labelled pictures into DIR/<class>/ (camclass-train's\n"
+    "                      folder): keys 1-9 save the frame under the class of that key;\n"
+    "                      with --serve, POST /samples?label=NAME (README, SERVE.md)\n"
+    "  --classes A,B,...   the classes of keys 1-9, in order (default: DIR's folders)\n"
     "  --output FILE       record the annotated video (as the window shows it) to FILE.mp4\n"
     "                      or FILE.mkv, at the --window size (default 1280x720); also headless\n"
     "  --log FILE|-        write the detection log (JSON lines) to FILE, or - for stdout\n"

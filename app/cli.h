@@ -69,6 +69,8 @@ struct cc_cli {
     int window_h;             // (see window_w)
     bool fullscreen;          // --fullscreen: start fullscreen
     char *shot_dir;           // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
+    char *collect;            // --collect DIR: labelled pictures go to DIR/<class>/ (sample_store.h)
+    char *classes;            // --classes A,B,...: the classes of keys 1-9; NULL: DIR's folders
     char *log;                // --log FILE|-: detection log (JSON lines); NULL: none
     char *output;             // --output FILE.mp4|.mkv: annotated video recording; NULL: none
     char *log_format;         // --log-format json|text; NULL: text when the log is a terminal

@@ -45,6 +45,7 @@
 #include "pipeline.h"
 #include "report.h"
 #include "recorder.h"
+#include "sample_store.h"
 #include "selftest.h"
 #include "source_file.h"
 #include "status_line.h"
@@ -181,7 +182,9 @@ struct app {
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
-    struct cc_http *http; // --serve; stopped before the pipeline, destroyed after it
+    struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
+    struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
+                                     // itself); destroyed after the HTTP service
     struct cc_series present_ms;
     struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
                                   // the recorder (written by that thread, read after the join)
@@ -457,6 +460,36 @@ static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *o
     return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
+/* A key 1..9 in the window: with --collect, frame (the newest; while paused, the one shown)
+ * saved under that key's class, said on the window (and on stderr when it fails). */
+static void collect_key(struct app *a, int key, const struct cc_frame *frame)
+{
+    char label[80], file[CC_SAMPLE_STORE_FILE_MAX], text[200];
+    struct cc_error err = {0};
+    if (!a->samples) {
+        cc_overlay_notice(a->overlay, "keys 1-9 label pictures with --collect DIR");
+        return;
+    }
+    if (!cc_sample_store_key_class(a->samples, key, label, sizeof(label))) {
+        snprintf(text, sizeof(text), "key %d has no class (--classes A,B,... or DIR/<class>/)",
+                 key);
+        cc_overlay_notice(a->overlay, text);
+        return;
+    }
+    if (!frame->size) {
+        cc_overlay_notice(a->overlay, "no frame yet to save");
+        return;
+    }
+    if (cc_sample_store_save_frame(a->samples, label, frame, file, sizeof(file), &err) !=
+        CC_SAMPLE_SAVED) {
+        fprintf(stderr, "camclass: --collect: %s\n", err.msg);
+        snprintf(text, sizeof(text), "not saved: %.150s", err.msg);
+    } else {
+        snprintf(text, sizeof(text), "saved %.64s/%.60s", label, file);
+    }
+    cc_overlay_notice(a->overlay, text); // the counts line follows at the next present
+}
+
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
 static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
 {
@@ -476,15 +509,24 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
         while ((ev = cc_overlay_poll(a->overlay, &msg)) != CC_OVERLAY_NONE) {
             if (ev == CC_OVERLAY_QUIT)
                 quit = true;
+            else if (ev == CC_OVERLAY_LABEL)
+                collect_key(a, cc_overlay_label_key(a->overlay), &frame);
             else if (ev == CC_OVERLAY_SCREENSHOT || ev == CC_OVERLAY_ERROR)
                 fprintf(stderr, "camclass: %s\n", msg.msg);
         }
         if (quit)
             break;
         int64_t t = cc_now_ns();
-        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r, &frame);
+        // While paused frame keeps the picture shown: what keys 1-9 save (--collect).
+        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r,
+                                        cc_overlay_paused(a->overlay) ? NULL : &frame);
         if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
             struct cc_error err = {0};
+            if (a->samples) { // the counts, also of pictures POST /samples saved
+                char line[160];
+                cc_sample_store_keys_line(a->samples, line, sizeof(line));
+                cc_overlay_set_collect(a->overlay, line);
+            }
             if (!cc_overlay_present(a->overlay, fresh && frame.size ? &frame : NULL,
                                     fresh ? &r : NULL, &err))
                 fprintf(stderr, "camclass: %s\n", err.msg);
@@ -627,12 +669,39 @@ static void log_roi(const struct cc_cli *cli, const struct cc_model *m)
             cli->roi_set ? "--roi" : "the model's; --roi none for the whole frame");
 }
 
+/* --collect DIR [--classes A,B]: the sample store, before the model loads (exit 2 when DIR or
+ * a class name will not do). */
+static int open_collect(struct app *a)
+{
+    const struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
+    if (cli->classes && !cli->collect) {
+        fprintf(stderr, "camclass: --classes names what --collect DIR collects; give both\n");
+        return EXIT_USAGE;
+    }
+    if (!cli->collect)
+        return 0;
+    if (cli->headless && !cli->serve) {
+        fprintf(stderr, "camclass: --collect takes pictures from the window's keys 1-9 or "
+                        "POST /samples: drop --headless, or add --serve\n");
+        return EXIT_USAGE;
+    }
+    if (!(a->samples = cc_sample_store_open(cli->collect, cli->classes, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    char line[160];
+    cc_sample_store_keys_line(a->samples, line, sizeof(line));
+    fprintf(stderr, "camclass: collecting into %s: %s\n", cli->collect, line);
+    return 0;
+}
+
 static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     struct cc_error err = {0};
     int rc;
-    if ((rc = open_source(a)) || (rc = open_engine(a)))
+    if ((rc = open_collect(a)) || (rc = open_source(a)) || (rc = open_engine(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
@@ -718,7 +787,7 @@ static int run(struct app *a)
         .unknown_threshold = cli->unknown_threshold,
         .camera_health = camera_health(a),
         .roi = cli->roi_set ? &cli->roi : NULL,
-        .keep_frames = a->overlay != NULL,
+        .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) ? log_result : NULL,
         .on_frame = a->recorder || cli->serve ? frame_out : NULL,
@@ -739,6 +808,7 @@ static int run(struct app *a)
             .overlay = &oc,
             .load_model = http_load_model,
             .load_ctx = a,
+            .samples = a->samples,
         };
         if (!(a->http = cc_http_start(&hc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);
@@ -818,6 +888,7 @@ static void app_finish(struct app *a)
         a->engine = cc_pipeline_engine(a->pipeline);
     cc_pipeline_destroy(a->pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
+    cc_sample_store_destroy(a->samples);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_report_destroy(a->report);

@@ -1,5 +1,5 @@
-/* camclass — image decoding from memory: JPEG (libjpeg-turbo), PNG (libpng), WebP (libwebp) and
- * BMP (SDL2), one table of formats told apart by their first bytes (cc_image_decode).
+/* camclass — image decoding from memory: JPEG (libjpeg-turbo) and PNG (libpng); the table of
+ * every format camclass reads, WebP and BMP too, is image_formats.h (cc_image_decode).
  *
  * Used by preprocessing (MJPEG camera frames), the file sources (image files and directories)
  * and POST /predict: the same decoders everywhere. Errors
@@ -43,31 +43,20 @@ void cc_image_finish(struct cc_image *img);
  * than camclass decodes (...); scale it down first" (or "has no pixels") when it is outside. */
 bool cc_image_check_size(long long w, long long h, const char *name, struct cc_error *err);
 
-/* The formats, as messages name them. */
-#define CC_IMAGE_FORMATS "PNG, JPEG, WebP or BMP"
-
-/* The format data's first bytes show ("PNG", "JPEG", "WebP", "BMP"), NULL for none. */
-const char *cc_image_format(const uint8_t *data, size_t size);
-
-/* Whether a file name has a suffix of these formats (.png .jpg .jpeg .webp .bmp, any case). */
-bool cc_image_has_suffix(const char *filename);
-
-/* Decodes data by the format its first bytes show (the decoders below; WebP to RGB, alpha
- * dropped; BMP to RGB), the declared size checked before anything is allocated; false with
- * one line naming `name` when no format matches or the decode fails. */
-bool cc_image_decode(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
-                     struct cc_error *err);
-
 /* True when data starts with the PNG signature / a JPEG SOI marker. */
 bool cc_is_png(const uint8_t *data, size_t size);
 bool cc_is_jpeg(const uint8_t *data, size_t size);
 
-/* The size a PNG (IHDR), WebP, BMP or JPEG (its frame header, read by libjpeg as the decode reads
- * it) declares, and whether the JPEG is progressive (its decoder keeps every DCT coefficient of the
- * image besides the pixels: about three times their memory), without decoding. False when no
- * header reads (a decode then fails there too, before allocating for the image). */
-bool cc_image_declared(const uint8_t *data, size_t size, long long *w, long long *h,
-                       bool *progressive);
+/* The size a JPEG declares (its frame header, read by libjpeg as the decode reads it), and
+ * whether it is progressive; the size a PNG's IHDR declares. False when no header reads. */
+bool cc_jpeg_declared(const uint8_t *data, size_t size, long long *w, long long *h,
+                      bool *progressive);
+bool cc_png_declared(const uint8_t *data, size_t size, long long *w, long long *h);
+
+/* Makes room for w x h x channels bytes in img, the size checked (cc_image_check_size) so no
+ * decoder can skip it. For the decoders (image_formats.c's too). */
+bool cc_image_reserve(struct cc_image *img, int w, int h, int channels, const char *name,
+                      struct cc_error *err);
 
 /* Decodes a JPEG to RGB (channels = 3, also for greyscale, CMYK and YCCK JPEGs: inks
  * converted as (255 - C)(255 - K) / 255, inverted inks with an Adobe marker). A truncated stream
@@ -81,5 +70,7 @@ bool cc_decode_jpeg(const uint8_t *data, size_t size, const char *name, struct c
  * declared size is checked (cc_image_check_size) from IHDR, before libpng reads further. */
 bool cc_decode_png(const uint8_t *data, size_t size, const char *name, struct cc_image *img,
                    struct cc_error *err);
+
+#include "image_formats.h" // the table of every format, for the callers that sniff
 
 #endif

@@ -37,6 +37,7 @@
 #include "metrics.h"
 #include "mjpeg.h"
 #include "predict.h"
+#include "samples.h"
 #include "clock.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -53,6 +54,7 @@ struct cc_http {
     struct cc_http_deadline *deadline; // and the headers this long after the connection opened
                                        // or its previous request was answered (the same)
     struct cc_predict_config predict;
+    struct cc_samples_config samples; // /samples; store NULL without --collect (404)
     struct cc_decode_budget *decodes; // /predict's decodes at once and their memory
     struct MHD_Daemon *daemon;
     int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
@@ -402,6 +404,21 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         return send_metrics(h, rq, c);
     case CC_METRICS_MODEL:
         return model_head(h, rq, c, answered);
+    case CC_METRICS_SAMPLES:
+        if (!h->samples.store)
+            return send_error(c, 404,
+                              "this camclass collects no pictures; start it with "
+                              "--collect DIR",
+                              NULL, NULL);
+        if (strcmp(method, "POST") != 0) {
+            struct cc_predict_answer a = cc_samples_list(&h->samples);
+            return send_json(c, a.status, a.json, NULL, NULL);
+        }
+        struct cc_predict_answer a = cc_samples_check_label(
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "label"));
+        if (a.status) // refused before its body is read
+            return send_json(c, a.status, a.json, NULL, NULL);
+        break; // its body comes as /predict's
     default: // POST /predict
         break;
     }
@@ -509,8 +526,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
-    struct cc_predict_answer a = cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k,
-                                                rq->roi_given ? &rq->roi : NULL);
+    struct cc_predict_answer a =
+        rq->endpoint == CC_METRICS_SAMPLES // the picture as sent: camclass-train crops it
+            ? cc_samples_post(&h->samples,
+                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "label"),
+                              rq->body.data, rq->body.size)
+            : cc_predict_run(&h->predict, rq->body.data, rq->body.size, rq->k,
+                             rq->roi_given ? &rq->roi : NULL);
     return send_json(c, a.status, a.json, a.retry ? MHD_HTTP_HEADER_RETRY_AFTER : NULL,
                      a.retry ? "1" : NULL);
 }
@@ -657,6 +679,8 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
               CC_PREDICT_DECODE_UNITS, err)))
         goto error;
     h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
+    h->samples =
+        (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->source != NULL};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";

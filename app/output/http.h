@@ -50,6 +50,8 @@ enum {
 /* cc_http_check (--serve and --serve-token, before the model loads) is in http_request.h, with
  * the other decisions made from what a client sends. */
 
+struct cc_sample_store; // sample_store.h
+
 /* What POST /model answers with after a switch. */
 struct cc_http_loaded {
     char name[256];  // the model's name
@@ -75,6 +77,8 @@ struct cc_http_config {
     int (*load_model)(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
                       size_t msg_size);
     void *load_ctx;
+    struct cc_sample_store *samples; // --collect: GET and POST /samples (samples.h); NULL:
+                                     // those answer 404; not owned
 };
 
 struct cc_http;

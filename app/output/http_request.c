@@ -306,7 +306,7 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
-        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", ""};
+        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", "/samples", ""};
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(path, paths[e]) == 0)
             r.endpoint = (enum cc_metrics_endpoint)e;
@@ -327,12 +327,16 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     if (r.endpoint == CC_METRICS_OTHER)
         return refuse(r, 404,
                       "no such path; camclass answers POST /predict, POST /model, GET /, "
-                      "/stream, /latest, /metrics and /healthz",
+                      "/stream, /latest, /metrics, /healthz and (--collect) /samples",
                       NULL, NULL);
     if (r.endpoint == CC_METRICS_MODEL)
         return post ? r
                     : refuse(r, 405, "/model takes POST with a bundle, or ?path=NAME", "Allow",
                              "POST");
+    if (r.endpoint == CC_METRICS_SAMPLES)
+        return get || post ? r
+                           : refuse(r, 405, "/samples takes GET (the counts) or POST ?label=NAME",
+                                    "Allow", "GET, HEAD, POST");
     if (r.endpoint != CC_METRICS_PREDICT)
         return get ? r : refuse(r, 405, "this path answers GET only", "Allow", "GET, HEAD");
     return post ? r : refuse(r, 405, "/predict takes POST with an image", "Allow", "POST");

@@ -2,14 +2,12 @@
 #include "mjpeg.h"
 
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <jpeglib.h>
-
+#include "jpeg_encode.h"
 #include "overlay_offscreen.h"
 #include "clock.h"
 
@@ -36,51 +34,12 @@ struct cc_mjpeg {
     uint64_t generation;    // pictures so far
 };
 
-/* ------------------------------------------------------------------------------------------
- * libjpeg-turbo: RGB rows to a JPEG in memory
- */
-
-struct jpeg_err {
-    struct jpeg_error_mgr pub;
-    jmp_buf jmp;
-};
-
-static void on_jpeg_error(j_common_ptr cinfo)
-{
-    longjmp(((struct jpeg_err *)cinfo->err)->jmp, 1);
-}
-
-/* A new cc_jpeg holding rgb (w × h) as JPEG, or NULL (out of memory: libjpeg's only failure
- * writing to memory). */
+/* A new cc_jpeg holding rgb (w × h) as JPEG, or NULL (out of memory). */
 static struct cc_jpeg *encode(const uint8_t *rgb, int w, int h)
 {
-    struct jpeg_compress_struct c;
-    struct jpeg_err e;
-    unsigned char *buf = NULL;
-    unsigned long size = 0;
-    c.err = jpeg_std_error(&e.pub);
-    e.pub.error_exit = on_jpeg_error;
-    if (setjmp(e.jmp)) {
-        jpeg_destroy_compress(&c);
-        free(buf);
-        return NULL;
-    }
-    jpeg_create_compress(&c);
-    jpeg_mem_dest(&c, &buf, &size);
-    c.image_width = (JDIMENSION)w;
-    c.image_height = (JDIMENSION)h;
-    c.input_components = 3;
-    c.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&c);
-    jpeg_set_quality(&c, JPEG_QUALITY, TRUE);
-    jpeg_start_compress(&c, TRUE);
-    while (c.next_scanline < c.image_height) {
-        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * (size_t)w * 3);
-        jpeg_write_scanlines(&c, &row, 1);
-    }
-    jpeg_finish_compress(&c);
-    jpeg_destroy_compress(&c);
-    struct cc_jpeg *j = malloc(sizeof(*j));
+    size_t size = 0;
+    uint8_t *buf = cc_jpeg_encode(rgb, w, h, w * 3, JPEG_QUALITY, &size);
+    struct cc_jpeg *j = buf ? malloc(sizeof(*j)) : NULL;
     if (!j) {
         free(buf);
         return NULL;

@@ -21,9 +21,10 @@ struct cc_overlay {
     struct cc_overlay_draw *draw; // draws the picture with renderer
     char *shot_dir;
 
-    char notice[160];    // "saved NAME" after s; shown until notice_until
+    char notice[160];    // "saved NAME" after s (or a collected picture); until notice_until
     Uint64 notice_until; // SDL_GetTicks64 ms
     bool paused;
+    int label_key;     // the digit of the last CC_OVERLAY_LABEL
     SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
 };
 
@@ -317,12 +318,39 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
                 return ov->paused ? CC_OVERLAY_PAUSED : CC_OVERLAY_RESUMED;
             case SDLK_s:
                 return screenshot(ov, msg);
+            case SDLK_1:
+            case SDLK_2:
+            case SDLK_3:
+            case SDLK_4:
+            case SDLK_5:
+            case SDLK_6:
+            case SDLK_7:
+            case SDLK_8:
+            case SDLK_9:
+                ov->label_key = (int)(e.key.keysym.sym - SDLK_0);
+                return CC_OVERLAY_LABEL;
             default:
                 break;
             }
         }
     }
     return CC_OVERLAY_NONE;
+}
+
+int cc_overlay_label_key(const struct cc_overlay *ov)
+{
+    return ov->label_key;
+}
+
+void cc_overlay_notice(struct cc_overlay *ov, const char *text)
+{
+    snprintf(ov->notice, sizeof(ov->notice), "%s", text);
+    ov->notice_until = SDL_GetTicks64() + CC_OVERLAY_NOTICE_MS;
+}
+
+void cc_overlay_set_collect(struct cc_overlay *ov, const char *line)
+{
+    cc_overlay_draw_set_collect(ov->draw, line);
 }
 
 bool cc_overlay_paused(const struct cc_overlay *ov)

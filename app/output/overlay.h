@@ -7,7 +7,8 @@
  * its renderer, its events and screenshots.
  *
  * Keys (cc_overlay_poll): q or Esc quit, f toggles fullscreen, p pauses (the window keeps
- * showing the paused frame and result), s saves a PNG screenshot; closing the window quits.
+ * showing the paused frame and result), s saves a PNG screenshot, 1-9 are handed to the caller
+ * (--collect saves the frame under that key's class); closing the window quits.
  *
  * Threads: SDL wants its window on the main thread. Every function here must be called from
  * the main thread; the overlay keeps no locks and starts no threads.
@@ -58,6 +59,7 @@ enum cc_overlay_event {
     CC_OVERLAY_RESUMED,    // p again: running
     CC_OVERLAY_SCREENSHOT, // s: saved; msg says where, in one line
     CC_OVERLAY_ERROR,      // s failed; msg says why, in one line
+    CC_OVERLAY_LABEL,      // a digit key 1-9: cc_overlay_label_key says which
 };
 
 /* Handles pending window events (keys above, resize, fullscreen) until one the caller must
@@ -65,6 +67,15 @@ enum cc_overlay_event {
  * main-loop iteration: while ((ev = cc_overlay_poll(ov, &msg)) != CC_OVERLAY_NONE) ...
  * msg (may be NULL) receives the line for SCREENSHOT and ERROR. */
 enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg);
+
+/* The digit (1..9) of the last CC_OVERLAY_LABEL. */
+int cc_overlay_label_key(const struct cc_overlay *ov);
+
+/* Shows text over the frame's foot for CC_OVERLAY_NOTICE_MS, as "saved NAME" after s. */
+void cc_overlay_notice(struct cc_overlay *ov, const char *text);
+
+/* --collect's keys and counts, shown above the notice until changed ("" : none). */
+void cc_overlay_set_collect(struct cc_overlay *ov, const char *line);
 
 /* True while paused. */
 bool cc_overlay_paused(const struct cc_overlay *ov);

@@ -9,8 +9,7 @@
 #include <SDL.h>
 #include <SDL_ttf.h>
 
-#include "convert.h"
-#include "decode.h"
+#include "frame_rgb.h"
 #include "overlay_draw.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -53,6 +52,7 @@ enum {
     T_HELP2,
     T_PAUSED,
     T_NOTICE,
+    T_COLLECT,
     T_LABEL0,
     T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
     T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
@@ -79,15 +79,14 @@ struct cc_overlay_draw {
 
     SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
     int frame_w, frame_h;
-    uint8_t *planar;      // 3 rows of planar R, G, B for YUYV/NV12 conversion
-    int planar_cap;       // pixels per row in planar
-    struct cc_image jpeg; // decoded MJPEG frame
+    struct cc_frame_rgb conv; // the frame's conversion to RGB (MJPEG decoded there)
 
     bool have_result;
     struct cc_result result; // newest result; labels point into labels[]
     char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
-    bool paused;      // draw the PAUSED badge
-    char notice[160]; // "saved NAME" over the frame's foot; "" = none
+    bool paused;       // draw the PAUSED badge
+    char notice[160];  // "saved NAME" over the frame's foot; "" = none
+    char collect[160]; // --collect's keys and counts above the notice; "" = none
 
     struct text text[T_COUNT];
 };
@@ -186,8 +185,7 @@ void cc_overlay_draw_destroy(struct cc_overlay_draw *ov)
             TTF_CloseFont(ov->font[i]);
     if (ov->ttf)
         TTF_Quit();
-    cc_image_finish(&ov->jpeg);
-    free(ov->planar);
+    cc_frame_rgb_finish(&ov->conv);
     free(ov->font_path);
     free(ov->model);
     free(ov->backend);
@@ -200,72 +198,12 @@ void cc_overlay_draw_destroy(struct cc_overlay_draw *ov)
 /* Frame upload: native pixels -> RGB24 texture                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Converts source row y to packed RGB at dst (YUYV and NV12 through convert.h). */
-static void row_to_rgb(struct cc_overlay_draw *ov, const struct cc_frame *f, int y, uint8_t *dst)
-{
-    const uint8_t *row = f->data + (size_t)y * f->stride;
-    int w = f->width;
-    switch (f->format) {
-    case CC_PIX_RGB24:
-        memcpy(dst, row, (size_t)w * 3);
-        return;
-    case CC_PIX_BGR24:
-        for (int x = 0; x < w; x++) {
-            dst[3 * x] = row[3 * x + 2];
-            dst[3 * x + 1] = row[3 * x + 1];
-            dst[3 * x + 2] = row[3 * x];
-        }
-        return;
-    case CC_PIX_GREY:
-        for (int x = 0; x < w; x++)
-            dst[3 * x] = dst[3 * x + 1] = dst[3 * x + 2] = row[x];
-        return;
-    default:
-        break;
-    }
-    uint8_t *r = ov->planar, *g = r + ov->planar_cap, *b = g + ov->planar_cap;
-    if (f->format == CC_PIX_YUYV) {
-        cc_yuyv_row_to_planar(row, 0, (w + 1) / 2, r, g, b);
-    } else { // NV12
-        const uint8_t *uv = f->data + (size_t)f->height * f->stride + (size_t)(y / 2) * f->stride;
-        cc_nv12_row_to_planar(row, uv, 0, (w + 1) / 2, r, g, b);
-    }
-    for (int x = 0; x < w; x++) {
-        dst[3 * x] = r[x];
-        dst[3 * x + 1] = g[x];
-        dst[3 * x + 2] = b[x];
-    }
-}
-
 static bool frame_upload(struct cc_overlay_draw *ov, const struct cc_frame *in,
                          struct cc_error *err)
 {
-    struct cc_frame f = *in;
-    if (in->format == CC_PIX_MJPEG) {
-        char name[64];
-        snprintf(name, sizeof(name), "MJPEG frame %llu", (unsigned long long)in->sequence);
-        if (!in->data)
-            return cc_error_set(err, "overlay: %s has no data", name);
-        if (!cc_decode_jpeg(in->data, in->size, name, &ov->jpeg, err))
-            return false;
-        f = (struct cc_frame){.format = CC_PIX_RGB24,
-                              .width = ov->jpeg.width,
-                              .height = ov->jpeg.height,
-                              .stride = ov->jpeg.width * 3,
-                              .data = ov->jpeg.pixels,
-                              .size = (size_t)ov->jpeg.width * ov->jpeg.height * 3,
-                              .sequence = in->sequence};
-    }
-    if (!cc_frame_check(&f, "overlay", err))
+    struct cc_frame f;
+    if (!cc_frame_rgb_prepare(&ov->conv, in, &f, "overlay", err))
         return false;
-    int pcap = f.width + 1; // YUYV/NV12 rows convert whole pairs
-    if ((f.format == CC_PIX_YUYV || f.format == CC_PIX_NV12) && ov->planar_cap < pcap) {
-        uint8_t *p = realloc(ov->planar, (size_t)pcap * 3);
-        if (!p)
-            return cc_error_set(err, "overlay: out of memory for a %dx%d frame", f.width, f.height);
-        ov->planar = p;
-        ov->planar_cap = pcap;
-    }
     if (!ov->frame_tex || ov->frame_w != f.width || ov->frame_h != f.height) {
         if (ov->frame_tex)
             SDL_DestroyTexture(ov->frame_tex);
@@ -283,7 +221,7 @@ static bool frame_upload(struct cc_overlay_draw *ov, const struct cc_frame *in,
     if (SDL_LockTexture(ov->frame_tex, NULL, &pixels, &pitch) != 0)
         return cc_error_set(err, "overlay: SDL_LockTexture failed: %s", SDL_GetError());
     for (int y = 0; y < f.height; y++)
-        row_to_rgb(ov, &f, y, (uint8_t *)pixels + (size_t)y * pitch);
+        cc_frame_rgb_row(&ov->conv, &f, y, (uint8_t *)pixels + (size_t)y * pitch);
     SDL_UnlockTexture(ov->frame_tex);
     return true;
 }
@@ -361,6 +299,8 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
                                        ov->help_lines * small_line};
     L->notice =
         (struct cc_overlay_rect){a->x + pad, a->y + a->h - pad - line, a->w - 2 * pad, line};
+    L->collect = L->notice;
+    L->collect.y -= line + pad / 2;
     int n = ov->top_k;
     if (ov->have_result && ov->result.n_top < n)
         n = ov->result.n_top; // a model with fewer classes than top_k: only its classes
@@ -404,6 +344,8 @@ void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
     if (ov->notice[0])
         snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
+    if (ov->collect[0])
+        snprintf(out->collect_text, sizeof(out->collect_text), "%s", ov->text[T_COLLECT].str);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -607,12 +549,20 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
         text_draw(ov, T_HELP2, x, h - pad - small_line, small_line, false);
     }
 
-    // The notice ("saved NAME") over the foot of the frame area (the window times it).
-    if (ov->notice[0]) {
-        text_set(ov, T_NOTICE, FONT_BODY, TEXT, L.notice.w - 2 * pad, ov->notice);
-        struct text *t = &ov->text[T_NOTICE];
-        fill(rn, PANEL, L.notice.x, L.notice.y, t->w + 2 * pad, L.notice.h);
-        text_draw(ov, T_NOTICE, L.notice.x + pad, L.notice.y, L.notice.h, false);
+    // The notice ("saved NAME") over the foot of the frame area (the window times it), and
+    // --collect's line above it.
+    const struct {
+        int id;
+        const char *str;
+        struct cc_overlay_rect at;
+    } boxes[] = {{T_NOTICE, ov->notice, L.notice}, {T_COLLECT, ov->collect, L.collect}};
+    for (int i = 0; i < 2; i++) {
+        if (!boxes[i].str[0])
+            continue;
+        text_set(ov, boxes[i].id, FONT_BODY, TEXT, boxes[i].at.w - 2 * pad, boxes[i].str);
+        struct text *t = &ov->text[boxes[i].id];
+        fill(rn, PANEL, boxes[i].at.x, boxes[i].at.y, t->w + 2 * pad, boxes[i].at.h);
+        text_draw(ov, boxes[i].id, boxes[i].at.x + pad, boxes[i].at.y, boxes[i].at.h, false);
     }
     return true;
 }
@@ -653,4 +603,9 @@ void cc_overlay_draw_set_paused(struct cc_overlay_draw *ov, bool paused)
 void cc_overlay_draw_set_notice(struct cc_overlay_draw *ov, const char *notice)
 {
     snprintf(ov->notice, sizeof(ov->notice), "%s", notice ? notice : "");
+}
+
+void cc_overlay_draw_set_collect(struct cc_overlay_draw *ov, const char *line)
+{
+    snprintf(ov->collect, sizeof(ov->collect), "%s", line ? line : "");
 }

@@ -75,13 +75,14 @@ struct cc_overlay_layout {
                                                      // roi field: the crop classified) on the
                                                      // frame; w = 0: none (no ROI or frame)
     uint8_t roi_rgb[3];                              // colour of the ROI's outline
+    struct cc_overlay_rect collect;                  // --collect's keys and counts, above it
     uint8_t bar_rgb[3];                              // colour of the filled bar
     uint8_t track_rgb[3];                            // colour of the empty track
     uint8_t background_rgb[3];                       // letterbox bands
     uint8_t panel_rgb[3];                            // panel background
-    // Text as last drawn (after ellipsizing): the title line, the source's fps line, and the
-    // notice ("" when none shows).
-    char title[160], source_line[160], notice_text[160];
+    // Text as last drawn (after ellipsizing): the title line, the source's fps line, the
+    // notice and the collect line ("" when none shows).
+    char title[160], source_line[160], notice_text[160], collect_text[160];
 };
 
 struct cc_overlay_draw;
@@ -108,6 +109,10 @@ void cc_overlay_draw_set_result(struct cc_overlay_draw *d, const struct cc_resul
 /* The window's states: the PAUSED badge, and a notice line ("saved NAME"; "" or NULL: none). */
 void cc_overlay_draw_set_paused(struct cc_overlay_draw *d, bool paused);
 void cc_overlay_draw_set_notice(struct cc_overlay_draw *d, const char *notice);
+
+/* --collect's line: the keys with their classes and counts ("1 open 12  2 closed 8"; "" or
+ * NULL: none), drawn above the notice. */
+void cc_overlay_draw_set_collect(struct cc_overlay_draw *d, const char *line);
 
 /* Draws the whole picture for the renderer's current output size (not shown on a window
  * until SDL_RenderPresent). False with err when SDL cannot tell the size or the font fails. */

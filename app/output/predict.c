@@ -98,16 +98,25 @@ static int64_t decode_cost(const uint8_t *data, size_t size)
     return w * h * (progressive ? 3 : 1);
 }
 
-/* Decodes and preprocesses the image into x (3, in_h, in_w) under the decode budget, the
- * image freed before returning: true with its size in *w, *h and the decode and preprocess
- * times in ns[0], ns[1]; else false with the refusal in *a. */
-static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *m,
-                    const struct cc_input_spec *spec, const uint8_t *data, size_t size, float *x,
-                    int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
+struct cc_frame cc_predict_image_frame(const struct cc_image *img, int64_t timestamp_ns)
 {
-    int64_t cost = decode_cost(data, size);
-    switch (cc_decode_budget_take(cfg->budget, cost,
-                                  (int64_t)CC_PREDICT_SLOT_WAIT_S * 1000000000)) {
+    return (struct cc_frame){
+        .format = img->channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24,
+        .width = img->width,
+        .height = img->height,
+        .stride = img->width * img->channels,
+        .data = img->pixels,
+        .size = (size_t)img->width * img->height * img->channels,
+        .capacity = img->capacity,
+        .timestamp_ns = timestamp_ns,
+    };
+}
+
+bool cc_predict_decode(struct cc_decode_budget *budget, const uint8_t *data, size_t size,
+                       struct cc_image *img, int64_t *cost, struct cc_predict_answer *a)
+{
+    *cost = decode_cost(data, size);
+    switch (cc_decode_budget_take(budget, *cost, (int64_t)CC_PREDICT_SLOT_WAIT_S * 1000000000)) {
     case CC_DECODE_BUDGET_TAKEN:
         break;
     case CC_DECODE_BUDGET_NO_SLOT:
@@ -122,30 +131,37 @@ static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *
         a->retry = true;
         return false;
     }
-    int64_t t0 = cc_now_ns();
-    struct cc_image img = {0};
     struct cc_error err = {0};
     char name[32];
     snprintf(name, sizeof(name), "the %s image", cc_image_format(data, size));
-    bool ok = cc_image_decode(data, size, name, &img, &err);
+    if (cc_image_decode(data, size, name, img, &err))
+        return true;
+    *a = cc_predict_error(422, err.msg);
+    cc_decode_budget_give(budget, *cost);
+    return false;
+}
+
+/* Decodes and preprocesses the image into x (3, in_h, in_w) under the decode budget, the
+ * image freed before returning: true with its size in *w, *h and the decode and preprocess
+ * times in ns[0], ns[1]; else false with the refusal in *a. */
+static bool prepare(const struct cc_predict_config *cfg, const struct cc_model *m,
+                    const struct cc_input_spec *spec, const uint8_t *data, size_t size, float *x,
+                    int *w, int *h, int64_t ns[2], struct cc_predict_answer *a)
+{
+    int64_t t0 = cc_now_ns(), cost;
+    struct cc_image img = {0};
+    struct cc_error err = {0};
+    if (!cc_predict_decode(cfg->budget, data, size, &img, &cost, a)) {
+        cc_image_finish(&img);
+        return false;
+    }
     ns[0] = cc_now_ns() - t0;
     *w = img.width, *h = img.height;
-    // The frame a file input makes of the same image (source_file.c), preprocessed here.
-    struct cc_frame f = {
-        .format = img.channels == 1 ? CC_PIX_GREY : CC_PIX_RGB24,
-        .width = img.width,
-        .height = img.height,
-        .stride = img.width * img.channels,
-        .data = img.pixels,
-        .size = (size_t)img.width * img.height * img.channels,
-        .capacity = img.capacity,
-        .timestamp_ns = t0,
-    };
+    struct cc_frame f = cc_predict_image_frame(&img, t0); // preprocessed here
     const struct cc_tensor *in = &m->tensors[m->input.tensor];
     struct cc_preprocess *pp = NULL;
-    if (!ok) {
-        *a = cc_predict_error(422, err.msg);
-    } else if (!(pp = cc_preprocess_create(&err))) {
+    bool ok = true;
+    if (!(pp = cc_preprocess_create(&err))) {
         *a = cc_predict_error(500, "out of memory for preprocessing");
         ok = false;
     } else if (!(ok = cc_preprocess(pp, &f, spec, (int)in->shape[3], (int)in->shape[2], x,

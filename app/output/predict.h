@@ -65,6 +65,16 @@ struct cc_predict_answer cc_predict_run(const struct cc_predict_config *cfg, con
  * line) when it is malformed. */
 bool cc_predict_roi_arg(const char *arg, struct cc_roi *roi, char *msg, size_t msg_size);
 
+/* Decodes an image (PNG or JPEG, checked by the caller) into img under the decode budget (as
+ * /predict and POST /samples do): true with the budget's share taken (*cost: give it back with
+ * cc_decode_budget_give once img is freed); false with the refusal in *a (503 budget, 422 a
+ * bad image; nothing taken). */
+bool cc_predict_decode(struct cc_decode_budget *budget, const uint8_t *data, size_t size,
+                       struct cc_image *img, int64_t *cost, struct cc_predict_answer *a);
+
+/* The frame a file input makes of a decoded image (source_file.c): its pixels, not copied. */
+struct cc_frame cc_predict_image_frame(const struct cc_image *img, int64_t timestamp_ns);
+
 /* An error answer: {"error": msg, "status": status}. */
 struct cc_predict_answer cc_predict_error(int status, const char *msg);
 

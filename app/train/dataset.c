@@ -7,22 +7,38 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "dataset.h"
 
 enum { MAX_CLASSES = 1000, MAX_IMAGES = 1000000 };
 
-bool cc_dataset_class_name_ok(const char *name)
+const char *cc_dataset_class_name_problem(const char *name)
 {
     size_t n = strlen(name);
-    if (n == 0 || n > 64 || name[0] == '.' || name[0] == ' ' || name[n - 1] == ' ')
-        return false;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (n == 0)
+        return "is empty";
+    if (n > CC_DATASET_CLASS_MAX)
+        return "is longer than 64 bytes";
+    if (strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
+        return "names a folder above (. or ..), not a class";
+    if (name[0] == '.')
+        return "starts with '.' (a hidden folder)";
+    if (name[0] == ' ' || name[n - 1] == ' ')
+        return "starts or ends with a space";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if (*p == '/' || *p == '\\')
+            return "holds a '/' or '\\' (one folder name only)";
+        if (*p < 0x20 || *p == 0x7f)
+            return "holds a control character";
         if (!(*p >= 0x80 || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
               (*p >= '0' && *p <= '9') || strchr("_-. ", *p)))
-            return false;
-    return true;
+            return "holds a character other than letters, digits, '_', '-', '.' and spaces";
+    }
+    return NULL;
+}
+
+bool cc_dataset_class_name_ok(const char *name)
+{
+    return cc_dataset_class_name_problem(name) == NULL;
 }
 
 static bool is_image(const char *name)
@@ -71,7 +87,8 @@ static int list_dir(const char *dir, bool dirs, char ***names, struct cc_error *
         free(v);
         return cc_error_set(err, "out of memory listing %s", dir), -1;
     }
-    qsort(v, (size_t)n, sizeof(*v), cmp_str);
+    if (n) // qsort of NULL (an empty folder) is undefined, even for 0 items
+        qsort(v, (size_t)n, sizeof(*v), cmp_str);
     *names = v;
     return n;
 }
@@ -81,6 +98,27 @@ static void free_names(char **v, int n)
     for (int i = 0; i < n; i++)
         free(v[i]);
     free(v);
+}
+
+int cc_dataset_list_classes(const char *dir, char ***names, struct cc_error *err)
+{
+    return list_dir(dir, true, names, err);
+}
+
+int cc_dataset_count_images(const char *class_dir, struct cc_error *err)
+{
+    char **files = NULL;
+    int n = list_dir(class_dir, false, &files, err);
+    if (n > 0)
+        free_names(files, n);
+    else
+        free(files);
+    return n;
+}
+
+void cc_dataset_free_names(char **names, int n)
+{
+    free_names(names, n);
 }
 
 /* Appends class k's images (dir/name/...) to d. */
@@ -94,8 +132,10 @@ static bool add_class(struct cc_dataset *d, const char *dir, int k, struct cc_er
         return false;
     if (n == 0) {
         free(files);
-        return cc_error_set(err, "class folder %s holds no .jpg, .jpeg or .png image; add images "
-                                 "or remove the folder", sub);
+        return cc_error_set(err,
+                            "class folder %s holds no .jpg, .jpeg or .png image; add images "
+                            "or remove the folder",
+                            sub);
     }
     struct cc_sample *s = d->n_samples + n <= MAX_IMAGES
                               ? realloc(d->samples, (size_t)(d->n_samples + n) * sizeof(*s))
@@ -127,14 +167,17 @@ bool cc_dataset_load(struct cc_dataset *d, const char *dir, struct cc_error *err
         return false;
     d->n_classes = n;
     if (n < 2 || n > MAX_CLASSES) {
-        cc_error_set(err, "%s holds %d class folders; a dataset needs 2 to %d "
-                          "(DIR/<class>/<image>.jpg, one folder per class)", dir, n, MAX_CLASSES);
+        cc_error_set(err,
+                     "%s holds %d class folders; a dataset needs 2 to %d "
+                     "(DIR/<class>/<image>.jpg, one folder per class)",
+                     dir, n, MAX_CLASSES);
         goto error;
     }
     for (int k = 0; k < n; k++)
         if (!cc_dataset_class_name_ok(d->classes[k])) {
-            cc_error_set(err, "%s/%s: a class name may hold letters, digits, '_', '-', '.' and "
-                              "spaces (1 to 64 bytes, not starting with '.'); rename the folder",
+            cc_error_set(err,
+                         "%s/%s: a class name may hold letters, digits, '_', '-', '.' and "
+                         "spaces (1 to 64 bytes, not starting with '.'); rename the folder",
                          dir, d->classes[k]);
             goto error;
         }
@@ -194,71 +237,4 @@ void cc_dataset_finish(struct cc_dataset *d)
     free(d->counts);
     free(d->held_counts);
     *d = (struct cc_dataset){0};
-}
-
-/* ------------------------------------------------------------------------------------------
- * DIR/camclass-dataset.json
- */
-
-enum { MAX_SETTINGS_BYTES = 65536 };
-
-/* The "roi" of the settings text (NUL-terminated) of file. */
-static bool settings_roi(const char *text, const char *file, struct cc_roi *roi,
-                         struct cc_error *err)
-{
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, false);
-    bool ok = root && cJSON_IsObject(root) && end && !end[strspn(end, " \t\r\n")];
-    if (!ok) {
-        cJSON_Delete(root);
-        return cc_error_set(err, "%s is not one JSON object ({\"roi\": \"X,Y,W,H\"}); fix or "
-                                 "remove it",
-                            file);
-    }
-    const cJSON *jr = cJSON_GetObjectItemCaseSensitive(root, "roi");
-    struct cc_error why = {0};
-    if (jr && !cJSON_IsString(jr))
-        ok = cc_error_set(err, "%s: \"roi\" must be a string such as \"0.5,0.25,0.5,0.5\"",
-                          file);
-    else if (jr && !cc_roi_parse(jr->valuestring, roi, &why))
-        ok = cc_error_set(err, "%s: \"roi\" %s", file, why.msg);
-    cJSON_Delete(root);
-    return ok;
-}
-
-bool cc_dataset_read_roi(const char *dir, struct cc_roi *roi, bool *found, struct cc_error *err)
-{
-    char file[4096];
-    snprintf(file, sizeof(file), "%s/camclass-dataset.json", dir);
-    *found = false;
-    struct stat st;
-    if (stat(file, &st) != 0)
-        return errno == ENOENT ? true
-                               : cc_error_set(err, "cannot read %s: %s", file, strerror(errno));
-    if (!S_ISREG(st.st_mode) || st.st_size > MAX_SETTINGS_BYTES)
-        return cc_error_set(err, "%s is %s of %lld bytes; it must be a JSON file of at most %d "
-                                 "bytes",
-                            file, cc_file_kind(st.st_mode), (long long)st.st_size,
-                            MAX_SETTINGS_BYTES);
-    FILE *f = fopen(file, "rb");
-    char *text = f ? malloc(MAX_SETTINGS_BYTES + 1) : NULL;
-    size_t n = text ? fread(text, 1, MAX_SETTINGS_BYTES, f) : 0;
-    bool read_ok = f && text && !ferror(f);
-    int e = errno;
-    if (f)
-        fclose(f);
-    if (!read_ok) {
-        free(text);
-        return cc_error_set(err, "cannot read %s: %s", file, strerror(e));
-    }
-    text[n] = 0;
-    struct cc_roi r = {0};
-    bool ok = strlen(text) == n ? settings_roi(text, file, &r, err)
-                                : cc_error_set(err, "%s holds a NUL byte; it must be JSON text",
-                                               file);
-    free(text);
-    if (ok)
-        *roi = r;
-    *found = ok;
-    return ok;
 }

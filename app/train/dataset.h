@@ -13,12 +13,11 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "roi.h"
 
 struct cc_sample {
-    char *path;     // owned
-    int label;      // index into classes
-    bool held_out;  // in the held-out split
+    char *path;    // owned
+    int label;     // index into classes
+    bool held_out; // in the held-out split
 };
 
 struct cc_dataset {
@@ -30,9 +29,25 @@ struct cc_dataset {
     int *held_counts; // (n_classes) of them held out; owned
 };
 
+enum { CC_DATASET_CLASS_MAX = 64 }; // bytes of a class name
+
 /* Whether name can be a class: 1..64 bytes of letters, digits, '_', '-', '.', ' ' and UTF-8
  * beyond ASCII, not starting with '.' or ' ', not ending with ' '. */
 bool cc_dataset_class_name_ok(const char *name);
+
+/* NULL when name can be a class, else the rule it breaks, as the end of a sentence that starts
+ * with the name ("is empty", "holds a '/' ...", "starts with '.' ..."). */
+const char *cc_dataset_class_name_problem(const char *name);
+
+/* The sorted sub-folders of dir (not starting with '.'), names malloc'd into *names (free with
+ * cc_dataset_free_names): their count, or -1 with err when dir cannot be read. */
+int cc_dataset_list_classes(const char *dir, char ***names, struct cc_error *err);
+
+/* The .jpg, .jpeg and .png files (not starting with '.') in class_dir; -1 with err when it
+ * cannot be read. */
+int cc_dataset_count_images(const char *class_dir, struct cc_error *err);
+
+void cc_dataset_free_names(char **names, int n);
 
 /* Reads dir. False with err (one line, naming the folder and what to do): not a directory,
  * fewer than 2 classes, a class without images, an unsafe class name. */
@@ -41,13 +56,6 @@ bool cc_dataset_load(struct cc_dataset *d, const char *dir, struct cc_error *err
 /* Holds out round(fraction * count) images of each class (at least 1 where a class has 2 or
  * more and fraction > 0), chosen by seed. */
 void cc_dataset_split(struct cc_dataset *d, double fraction, uint64_t seed);
-
-/* The dataset's own settings, DIR/camclass-dataset.json (written by camclass --collect): a JSON
- * object whose "roi" (a string, as --roi takes it: roi.h) is the default ROI of training on
- * DIR. Other keys are left to their writers. *found is false when the file does not exist.
- * False with err (naming the file and the fix) when it cannot be read, is not a JSON object of
- * at most 64 KB, or its "roi" is not a string that parses. */
-bool cc_dataset_read_roi(const char *dir, struct cc_roi *roi, bool *found, struct cc_error *err);
 
 void cc_dataset_finish(struct cc_dataset *d);
 

@@ -17,6 +17,10 @@ its script has shown a /latest result. Then:
   chromium --dump-dom prints, read after the script ran; parsed by html.parser) holds
   /latest's labels in order with their scores as the page rounds them, and the status line
   names the model and the backend;
+- (c) "label this frame" (--collect): hidden without it; with it, a button per class in the
+  --classes order, a click saves the camera's frame into DIR/<class>/ (the browser's own
+  same-origin POST, with its Origin and Sec-Fetch-Site) and the button's count follows, a new
+  class typed into the field gets its folder, an unsafe one shows the refusal and makes nothing;
 - Chromium ends when told (Browser.close), else its process group is killed, and no process of
   its session is left, nor its crash handler (which leaves the session: it is found by the
   profile folder in its command line).
@@ -397,6 +401,9 @@ def test_page(exe):
             check(latest["model"] in table.status and latest["backend"] in table.status,
                   "(b) the status line names the model and backend: %r" % table.status)
 
+            check(page.eval('document.getElementById("collect").hidden') is True,
+                  "(c) without --collect the label control is hidden")
+
             # The control: the same page with a broken stream (a src camclass does not serve)
             # must fail (a).
             page.eval('document.getElementById("stream").src = "/stream-not-served"')
@@ -418,10 +425,62 @@ def test_page(exe):
             s.stop()
 
 
+BUTTONS = """[...document.querySelectorAll("#classes button")].map(b => b.textContent)"""
+
+
+def saved_files(d):
+    return sorted(os.path.relpath(os.path.join(r, n), d) for r, _, ns in os.walk(d) for n in ns)
+
+
+def test_collect_page(exe):
+    with tempfile.TemporaryDirectory() as ds, tempfile.TemporaryDirectory() as profile:
+        s = Server(host_command(EXE) + ["--headless", "--model", MODEL, "--backend", "cpu",
+                                        "--input", PICTURE, "--loop", "--fps", "5",
+                                        "--serve", "0", "--log", os.devnull, "--collect", ds,
+                                        "--classes", "open,closed"])
+        if not check(s.port is not None, "camclass --collect --serve: serving (%s)"
+                     % s.stderr()[-300:]):
+            s.stop()
+            return
+        b = Chromium(exe, profile)
+        try:
+            page = Page(b)
+            page.send("Page.navigate", {"url": "http://127.0.0.1:%d/" % s.port})
+            shown = page.wait('!document.getElementById("collect")?.hidden && %s.length === 2 '
+                              '&& %s' % (BUTTONS, BUTTONS), PAGE_S)
+            check(shown == ["1 open (0)", "2 closed (0)"],
+                  "(c) the label control shows the classes: %s" % shown)
+            page.wait("(%s)(%s)" % ("s => s && s.rows > 0", STATE), PAGE_S)  # a frame is in
+            page.eval('document.querySelector(\'#classes button[data-label="closed"]\').click()')
+            after = page.wait('(b => b[1] === "2 closed (1)" && b)(%s)' % BUTTONS, PAGE_S)
+            files = saved_files(ds)
+            check(after and len(files) == 1 and files[0].startswith("closed/"),
+                  "(c) a click saved the frame under closed: %s %s" % (after, files))
+            page.eval('document.getElementById("newclass").value = "car in";'
+                      'document.getElementById("add").click()')
+            after = page.wait('(b => b.length === 3 && b)(%s)' % BUTTONS, PAGE_S)
+            files = saved_files(ds)
+            check(after and after[2] == "3 car in (1)" and
+                  sum(f.startswith("car in/") for f in files) == 1,
+                  "(c) a new class got its folder and button: %s %s" % (after, files))
+            page.eval('document.getElementById("newclass").value = "../up";'
+                      'document.getElementById("add").click()')
+            msg = page.wait('(t => t.includes("starts with") && t)'
+                            '(document.getElementById("saved").textContent)', PAGE_S)
+            check(msg and len(saved_files(ds)) == 2,
+                  "(c) an unsafe class shows the refusal, makes nothing: %s" % msg)
+        except RuntimeError as e:
+            check(False, "Chromium: %s (its stderr: %s)" % (e, b.stderr()[-600:]))
+        finally:
+            check(b.close(), "no Chromium process is left")
+            s.stop()
+
+
 t0 = time.time()
 chromium = shutil.which("chromium")
 if check(chromium, "chromium is not installed: apt-get install --no-install-recommends "
          "chromium (tools/setup.sh test installs it)"):
     test_page(chromium)
+    test_collect_page(chromium)
 print("%.1f s" % (time.time() - t0))
 sys.exit(summary())

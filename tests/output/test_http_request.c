@@ -240,6 +240,10 @@ static void routes(void)
     route_is("GET", "/stream", NULL, NULL, CC_METRICS_STREAM, 0, NULL);
     route_is("GET", "/", NULL, NULL, CC_METRICS_PAGE, 0, NULL);
     route_is("DELETE", "/latest", NULL, NULL, CC_METRICS_LATEST, 405, "Allow");
+    route_is("GET", "/samples", NULL, NULL, CC_METRICS_SAMPLES, 0, NULL);
+    route_is("POST", "/samples", NULL, NULL, CC_METRICS_SAMPLES, 0, NULL);
+    route_is("PUT", "/samples", NULL, NULL, CC_METRICS_SAMPLES, 405, "Allow");
+    route_is("POST", "/samples", "t", NULL, CC_METRICS_SAMPLES, 401, "WWW-Authenticate");
     route_is("GET", "/nope", NULL, NULL, CC_METRICS_OTHER, 404, NULL);
     route_is("GET", "", NULL, NULL, CC_METRICS_OTHER, 404, NULL);
     route_is("GET", "/predict/", NULL, NULL, CC_METRICS_OTHER, 404, NULL);

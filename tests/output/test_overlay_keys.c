@@ -234,6 +234,29 @@ void ovt_test_keys_and_formats(const struct cc_frame *bars, const char *outdir,
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
     cc_overlay_layout(ov, &FL);
     CHECKF(FL.width == 640 && FL.height == 480, "after f f: output %dx%d", FL.width, FL.height);
+    // 1-9 (--collect): handed to the caller with the digit; its notice and the counts line
+    // show over the frame, the line above the notice, both inside the frame area.
+    ovt_push_key(SDLK_3);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_LABEL && cc_overlay_label_key(ov) == 3);
+    ovt_push_key(SDLK_9);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_LABEL && cc_overlay_label_key(ov) == 9);
+    ovt_push_key(SDLK_0);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    cc_overlay_set_collect(ov, "1 open: 3   2 closed: 0");
+    cc_overlay_notice(ov, "saved open/x.jpg");
+    CHECK(cc_overlay_present(ov, NULL, NULL, &err));
+    cc_overlay_layout(ov, &FL);
+    CHECKF(!strcmp(FL.collect_text, "1 open: 3   2 closed: 0") &&
+               !strcmp(FL.notice_text, "saved open/x.jpg"),
+           "collect \"%s\", notice \"%s\"", FL.collect_text, FL.notice_text);
+    CHECK(FL.collect.y + FL.collect.h <= FL.notice.y &&
+          FL.collect.x + FL.collect.w <= FL.panel.x && FL.collect.y >= 0);
+    snprintf(path, sizeof(path), "%s/keys-collect.png", outdir);
+    cc_image_finish(&b);
+    if (ovt_save_and_load(ov, path, &b))
+        CHECKF(ovt_count_not(&b, FL.collect, FL.background_rgb) > 100 &&
+                   ovt_count_not(&b, FL.collect, FL.panel_rgb) > 50,
+               "no collect line drawn");
     ovt_push_key(SDLK_q);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_QUIT);
     ovt_push_key(SDLK_ESCAPE);
