@@ -45,6 +45,7 @@
 #include "pipeline.h"
 #include "report.h"
 #include "recorder.h"
+#include "dataset_settings.h"
 #include "sample_store.h"
 #include "selftest.h"
 #include "source_file.h"
@@ -690,9 +691,15 @@ static int open_collect(struct app *a)
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
+    // The crop asked for is the crop camclass-train will use on these pictures (saved whole).
+    if (cli->roi_set && !cc_dataset_write_roi(cli->collect, &cli->roi, &err)) {
+        fprintf(stderr, "camclass: --collect: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
     char line[160];
     cc_sample_store_keys_line(a->samples, line, sizeof(line));
-    fprintf(stderr, "camclass: collecting into %s: %s\n", cli->collect, line);
+    fprintf(stderr, "camclass: collecting into %s: %s%s\n", cli->collect, line,
+            cli->roi_set ? "; --roi recorded in camclass-dataset.json for camclass-train" : "");
     return 0;
 }
 

@@ -16,4 +16,9 @@
  * at most 64 KB, or its "roi" is not a string that parses. */
 bool cc_dataset_read_roi(const char *dir, struct cc_roi *roi, bool *found, struct cc_error *err);
 
+/* Sets "roi" in DIR/camclass-dataset.json to roi (as --roi writes it), keeping the file's other
+ * keys; written to a temporary file in DIR, synced, then renamed over the old one. False with
+ * err (naming the file) when it cannot be read back or written. */
+bool cc_dataset_write_roi(const char *dir, const struct cc_roi *roi, struct cc_error *err);
+
 #endif

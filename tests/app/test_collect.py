@@ -15,10 +15,12 @@
 usage: test_collect.py CAMCLASS CAMCLASS_TRAIN MODEL SAMPLES_DIR
 """
 import io
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import zipfile
 import time
 import urllib.parse
 
@@ -191,8 +193,39 @@ def test_token_and_off(tmp):
     s.stop()
 
 
+def test_roi_recorded(tmp):
+    """--collect with --roi writes the crop into DIR/camclass-dataset.json (keeping other keys),
+    and camclass-train on DIR uses it: the trained bundle's input.roi is that crop."""
+    ds = os.path.join(tmp, "roi")
+    os.makedirs(ds)
+    with open(os.path.join(ds, "camclass-dataset.json"), "w") as f:
+        f.write('{"note": "mine", "roi": "0,0,1,1"}')
+    s = Server([CAMCLASS, "--headless", "--serve", "0", "--collect", ds, "--classes", "red,blue",
+                "--roi", "0.5,0,0.5,1", "--model", MODEL, "--backend", "cpu"])
+    check(s.port, "camclass --collect --roi started: " + s.stderr()[-300:])
+    s.stop()
+    with open(os.path.join(ds, "camclass-dataset.json")) as f:
+        settings = json.load(f)
+    check(settings == {"note": "mine", "roi": "0.5,0,0.5,1"},
+          "camclass-dataset.json after --collect --roi: %r" % settings)
+    for cls, rgb in (("red", (220, 30, 30)), ("blue", (30, 30, 220))):
+        os.makedirs(os.path.join(ds, cls), exist_ok=True)
+        for i in range(4):
+            Image.new("RGB", (64, 48), tuple(max(0, c - 12 * i) for c in rgb)).save(
+                os.path.join(ds, cls, "%d.png" % i))
+    out = os.path.join(tmp, "roi.ccm")
+    p = subprocess.run([TRAIN, ds, "--base", MODEL, "-o", out, "--backend", "cpu", "--augment",
+                        "0", "--no-cache"], capture_output=True, text=True, timeout=bound(300))
+    roi = None
+    if check(p.returncode == 0, "camclass-train on DIR: %d %s" % (p.returncode, p.stderr[-300:])):
+        with zipfile.ZipFile(out) as z:
+            roi = json.loads(z.read("manifest.json"))["input"].get("roi")
+    check(roi == [0.5, 0, 0.5, 1], "the trained bundle's input.roi: %r" % roi)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        test_roi_recorded(tmp)
         test_settings(tmp)
         test_http(tmp)
         test_token_and_off(tmp)
