@@ -703,55 +703,41 @@ static int open_collect(struct app *a)
     return 0;
 }
 
-static int run(struct app *a)
+/* The window: without a display we say so once and carry on headless. True when headless. */
+static bool open_window(struct app *a, struct cc_overlay_config *oc, char *shots, size_t size)
 {
-    struct cc_cli *cli = &a->cli;
+    const struct cc_cli *cli = &a->cli;
+    if (cli->headless)
+        return true;
+    // Screenshots: --screenshot-dir, else where xdg-user-dir PICTURES points, else ".".
+    const char *shots_why = "--screenshot-dir";
+    if (cli->shot_dir)
+        snprintf(shots, size, "%s", cli->shot_dir);
+    else
+        shots_why = cc_cli_pictures_dir(getenv("XDG_PICTURES_DIR"), getenv("XDG_CONFIG_HOME"),
+                                        getenv("HOME"), shots, size);
+    oc->screenshot_dir = shots;
     struct cc_error err = {0};
-    int rc;
-    if ((rc = open_collect(a)) || (rc = open_source(a)) || (rc = open_engine(a)))
-        return rc < 0 ? 0 : rc;
-
-    // What the overlay shows, in the window and in a recording.
-    char label[NAME_MAX + 2];
-    source_label(a, label, sizeof(label));
-    struct cc_overlay_config oc = {
-        .model_name = cc_engine_model(a->engine)->name,
-        .backend_name = cc_engine_backend_name(a->engine),
-        .device_name = cc_engine_device_name(a->engine),
-        .top_k = cli->top_k,
-        .classes = cc_engine_model(a->engine)->output.classes,
-        .source_label = label,
-        .width = cli->window_w,
-        .height = cli->window_h,
-        .fullscreen = cli->fullscreen,
-    };
-
-    // The window first: without a display we say so once and carry on headless.
-    bool headless = cli->headless;
-    char shots[PATH_MAX];
-    if (!headless) {
-        // Screenshots: --screenshot-dir, else where xdg-user-dir PICTURES points, else ".".
-        const char *shots_why = "--screenshot-dir";
-        if (cli->shot_dir)
-            snprintf(shots, sizeof(shots), "%s", cli->shot_dir);
-        else
-            shots_why = cc_cli_pictures_dir(getenv("XDG_PICTURES_DIR"), getenv("XDG_CONFIG_HOME"),
-                                            getenv("HOME"), shots, sizeof(shots));
-        oc.screenshot_dir = shots;
-        if (!(a->overlay = cc_overlay_create(&oc, &err))) {
-            const char *why = err.msg;
-            if (strncmp(why, "overlay: ", 9) == 0)
-                why += 9;
-            if (strncmp(why, "no display: ", 12) == 0)
-                why += 12;
-            fprintf(stderr, "camclass: no display (%s); running headless\n", why);
-            headless = true;
-        } else {
-            fprintf(stderr, "camclass: screenshots (s) go to %s (%s)\n", shots, shots_why);
-        }
+    if (!(a->overlay = cc_overlay_create(oc, &err))) {
+        const char *why = err.msg;
+        if (strncmp(why, "overlay: ", 9) == 0)
+            why += 9;
+        if (strncmp(why, "no display: ", 12) == 0)
+            why += 12;
+        fprintf(stderr, "camclass: no display (%s); running headless\n", why);
+        return true;
     }
-    // The detection log (headless always; with a window only when --log is given) and MQTT.
-    struct cc_report_config rc_cfg = {
+    fprintf(stderr, "camclass: screenshots (s) go to %s (%s)\n", shots, shots_why);
+    return false;
+}
+
+/* The detection log (headless always; with a window only when --log is given), MQTT, the
+ * events' receivers, and the --output recording. */
+static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    const struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
+    struct cc_report_config report = {
         .cli = cli,
         .log_path = cli->log   ? cli->log
                     : headless ? "-"
@@ -762,34 +748,39 @@ static int run(struct app *a)
         .reopen = &reopen_flag,
         .notice = report_notice,
     };
-    if (!(a->report = cc_report_create(&rc_cfg, &err))) {
+    if (!(a->report = cc_report_create(&report, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    if (cli->output && (rc = open_recorder(a, &oc)))
-        return rc;
-    fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
-            cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
-    log_roi(cli, cc_engine_model(a->engine));
+    return cli->output ? open_recorder(a, oc) : 0;
+}
 
-    // File inputs: --fps, else every frame as fast as inference goes when logging a file given
-    // on the command line, else (a window, or the looped default sample) the video's own
-    // rate or 2 images a second.
-    double file_fps = 0;
-    if (a->file) {
-        if (cli->fps > 0)
-            file_fps = cli->fps;
-        else if (!headless || !cli->input) {
-            file_fps = cc_source_file_native_fps(a->file);
-            if (file_fps <= 0)
-                file_fps = 2;
-        }
-    }
+/* File inputs: --fps, else every frame as fast as inference goes when logging a file given on
+ * the command line, else (a window, or the looped default sample) the video's own rate or 2
+ * images a second. */
+static double file_rate(const struct app *a, bool headless)
+{
+    const struct cc_cli *cli = &a->cli;
+    if (!a->file)
+        return 0;
+    if (cli->fps > 0)
+        return cli->fps;
+    if (headless && cli->input)
+        return 0;
+    double fps = cc_source_file_native_fps(a->file);
+    return fps > 0 ? fps : 2;
+}
+
+/* The pipeline and the HTTP service beside it, started. */
+static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    const struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
     struct cc_pipeline_config pc = {
         .engine = a->engine,
         .camera = a->camera,
         .file = a->file,
-        .file_fps = file_fps,
+        .file_fps = file_rate(a, headless),
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
         .camera_health = camera_health(a),
@@ -812,7 +803,7 @@ static int run(struct app *a)
             .model = cc_engine_model(a->engine),
             .backend = cc_engine_backend_name(a->engine),
             .source = a->camera || a->file ? a->source_name : NULL,
-            .overlay = &oc,
+            .overlay = oc,
             .load_model = http_load_model,
             .load_ctx = a,
             .samples = a->samples,
@@ -829,28 +820,21 @@ static int run(struct app *a)
     }
     if (a->http && !a->camera && !a->file)
         cc_notify_ready();
-    uint64_t seen = 0;
-    struct cc_result last = {0};
-    a->start_ns = cc_now_ns();
-    // No status line in a window, nor beside a log that is the same terminal.
-    cc_status_line_init(&a->status,
-                        a->overlay || cc_report_logs_to_terminal(a->report) ? NULL : stderr,
-                        a->start_ns);
-    // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
-    // the log: the model just loaded is the one to run.
-    atomic_store(&reload_flag, 0);
-    enum cc_pipeline_state state =
-        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
+    return 0;
+}
 
-    cc_notify_stopping();
-    cc_http_stop(a->http); // requests in flight are answered first (the pipeline still runs)
-    cc_pipeline_stop(a->pipeline); // finishes the frame in flight and its log line
-    cc_pipeline_latest(a->pipeline, &seen, &last, NULL);
-    struct cc_status_info si = status_info(a, seen, &last, cc_now_ns());
-    cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
-    cc_report_finish(a->report);
-    // The same figures as the log's summary line (pipeline.h): frames = classified results, the
-    // rate between the first and the last result (0 with one result).
+/* Stops in order: the HTTP service first (requests in flight are answered while the pipeline
+ * still runs), then the pipeline (the frame in flight and its log line). Idempotent. */
+static void app_stop(struct app *a)
+{
+    cc_http_stop(a->http);
+    if (a->pipeline)
+        cc_pipeline_stop(a->pipeline);
+}
+
+/* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */
+static void print_summary(const struct app *a)
+{
     struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
     char bad[96] = "";
     if (t.bad_frames)
@@ -864,34 +848,97 @@ static int run(struct app *a)
             "%.1f results/s over %.1f s\n",
             (unsigned long long)t.results, t.results == 1 ? "" : "s", (unsigned long long)t.dropped,
             bad, t.mean_latency_ms, t.fps, t.duration_s);
-    if (cli->profile)
-        print_profile(a);
-    bool record_failed = false;
-    if (a->recorder) {
-        // After the pipeline has stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the
-        // encoder's last pictures and the container's trailer.
-        err.msg[0] = '\0';
-        if (cc_recorder_finish(a->recorder, &err)) {
-            uint64_t n = cc_recorder_frames(a->recorder);
-            fprintf(stderr, "camclass: recorded %llu frame%s to %s\n", (unsigned long long)n,
-                    n == 1 ? "" : "s", cli->output);
-        } else {
-            if (err.msg[0]) // else said when the write failed
-                fprintf(stderr, "camclass: %s\n", err.msg);
-            record_failed = true;
-        }
+}
+
+/* After the pipeline stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the encoder's last
+ * pictures and the container's trailer. False when the recording failed. */
+static bool finish_recording(struct app *a)
+{
+    struct cc_error err = {0};
+    if (!a->recorder)
+        return true;
+    if (!cc_recorder_finish(a->recorder, &err)) {
+        if (err.msg[0]) // else said when the write failed
+            fprintf(stderr, "camclass: %s\n", err.msg);
+        return false;
     }
+    uint64_t n = cc_recorder_frames(a->recorder);
+    fprintf(stderr, "camclass: recorded %llu frame%s to %s\n", (unsigned long long)n,
+            n == 1 ? "" : "s", a->cli.output);
+    return true;
+}
+
+/* Everything after the loop: the stop, the status line's end, the summaries, the recording;
+ * the exit status. */
+static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen,
+                      struct cc_result *last)
+{
+    cc_notify_stopping();
+    app_stop(a);
+    cc_pipeline_latest(a->pipeline, &seen, last, NULL);
+    struct cc_status_info si = status_info(a, seen, last, cc_now_ns());
+    cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
+    cc_report_finish(a->report);
+    print_summary(a);
+    if (a->cli.profile)
+        print_profile(a);
+    bool recorded = finish_recording(a);
     if (state == CC_PIPELINE_FAILED) {
         fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
         return cc_pipeline_usage_error(a->pipeline) ? EXIT_USAGE : 1;
     }
-    return record_failed ? 1 : 0;
+    return recorded ? 0 : 1;
+}
+
+static int run(struct app *a)
+{
+    struct cc_cli *cli = &a->cli;
+    int rc;
+    if ((rc = open_collect(a)) || (rc = open_source(a)) || (rc = open_engine(a)))
+        return rc < 0 ? 0 : rc;
+
+    // What the overlay shows, in the window and in a recording.
+    char label[NAME_MAX + 2], shots[PATH_MAX];
+    source_label(a, label, sizeof(label));
+    struct cc_overlay_config oc = {
+        .model_name = cc_engine_model(a->engine)->name,
+        .backend_name = cc_engine_backend_name(a->engine),
+        .device_name = cc_engine_device_name(a->engine),
+        .top_k = cli->top_k,
+        .classes = cc_engine_model(a->engine)->output.classes,
+        .source_label = label,
+        .width = cli->window_w,
+        .height = cli->window_h,
+        .fullscreen = cli->fullscreen,
+    };
+    bool headless = open_window(a, &oc, shots, sizeof(shots));
+    if ((rc = open_outputs(a, &oc, headless)))
+        return rc;
+    fprintf(stderr, "camclass: %s on %s (%s)\n", cc_engine_model(a->engine)->name,
+            cc_engine_backend_name(a->engine), cc_engine_device_name(a->engine));
+    log_roi(cli, cc_engine_model(a->engine));
+    if ((rc = start_pipeline(a, &oc, headless)))
+        return rc;
+
+    uint64_t seen = 0;
+    struct cc_result last = {0};
+    a->start_ns = cc_now_ns();
+    // No status line in a window, nor beside a log that is the same terminal.
+    cc_status_line_init(&a->status,
+                        a->overlay || cc_report_logs_to_terminal(a->report) ? NULL : stderr,
+                        a->start_ns);
+    // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
+    // the log: the model just loaded is the one to run.
+    atomic_store(&reload_flag, 0);
+    enum cc_pipeline_state state =
+        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
+    return finish_run(a, state, seen, &last);
 }
 
 static void app_finish(struct app *a)
 {
-    cc_http_stop(a->http); // before the pipeline: requests in flight wait for its thread
-    if (a->pipeline)       // the engine in use after reloads (the first one otherwise)
+    app_stop(a);     // after an early return of run too
+    if (a->pipeline) // the engine in use after reloads (the first one otherwise)
         a->engine = cc_pipeline_engine(a->pipeline);
     cc_pipeline_destroy(a->pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
