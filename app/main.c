@@ -48,6 +48,7 @@
 #include "dataset_settings.h"
 #include "sample_store.h"
 #include "selftest.h"
+#include "source_choice.h"
 #include "source_file.h"
 #include "status_line.h"
 #include "clock.h"
@@ -58,7 +59,6 @@
 
 #define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
 #define SELFTEST_MODEL "models/selftest.ccm"
-#define SAMPLE_INPUT "samples/selftest"
 
 enum { EXIT_USAGE = 2 };
 
@@ -155,17 +155,6 @@ static bool choose_model(const struct cc_cli *cli, char *path, size_t size, stru
                         IMAGENET_MODEL, SELFTEST_MODEL, where);
 }
 
-/* The bundled sample input (a folder of frames) into path. */
-static bool find_sample(char *path, size_t size, struct cc_error *err)
-{
-    if (cc_asset_find(SAMPLE_INPUT, path, size, NULL))
-        return true;
-    char where[CC_ASSET_WHERE_SIZE];
-    cc_asset_where(where, sizeof(where));
-    return cc_error_set(err, "no sample input: %s is not in %s; give one with --input",
-                        SAMPLE_INPUT, where);
-}
-
 /* ------------------------------------------------------------------------------------------
  * The run
  */
@@ -173,13 +162,10 @@ static bool find_sample(char *path, size_t size, struct cc_error *err)
 struct app {
     struct cc_cli cli;
     char model_path[PATH_MAX];
-    struct cc_model *model; // loaded, until the engine takes it
-    char source_name[PATH_MAX];
-    bool loop;
-    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
-    struct cc_capture *camera;
-    struct cc_source_file *file;
-    struct cc_report *report; // the detection log and MQTT
+    struct cc_model *model;      // loaded, until the engine takes it
+    struct cc_engine *engine;    // the first engine; the pipeline has the one in use (reloads)
+    struct cc_source_choice src; // the camera, stream or file source; owned
+    struct cc_report *report;    // the detection log and MQTT
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_pipeline *pipeline;
@@ -243,100 +229,6 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
 
 /* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
  * came while a stream was connecting; exit 0). */
-static int open_source(struct app *a)
-{
-    struct cc_cli *cli = &a->cli;
-    struct cc_error err = {0};
-    char dev_path[PATH_MAX];
-    bool dev_index = cli->camera && cc_cli_camera_path(cli->camera, dev_path, sizeof(dev_path));
-    const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
-    const char *input = cli->input;
-    a->loop = cli->loop;
-    if (!dev && !input && cli->serve) { // --serve alone: HTTP requests are the only input
-        snprintf(a->source_name, sizeof(a->source_name), "none");
-        fprintf(stderr, "camclass: no --camera or --input: classifying HTTP requests only\n");
-        return 0;
-    }
-    if (!dev && !input) {
-        // No source given: the first camera if it opens, else the sample clip, looped.
-        struct stat st;
-        if (stat("/dev/video0", &st) == 0) {
-            struct cc_capture_config cc = cc_capture_config_default();
-            cc.device = "/dev/video0";
-            cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
-            cc.log = stderr;
-            a->camera = cc_capture_open(&cc, &err);
-            if (a->camera) {
-                snprintf(a->source_name, sizeof(a->source_name), "/dev/video0");
-                fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
-                return 0;
-            }
-            fprintf(stderr, "camclass: /dev/video0 does not open (%s); using the sample input\n",
-                    err.msg);
-        }
-        if (!find_sample(a->source_name, sizeof(a->source_name), &err)) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
-            return 1;
-        }
-        input = a->source_name;
-        a->loop = true;
-        fprintf(stderr, "camclass: input %s (no camera; the bundled sample, looped)\n", input);
-    }
-    if (dev) {
-        // A camera that cannot be opened is exit 1, not 2: it may appear later (USB, a slow
-        // driver) and the service's Restart= retries; exit 2 stops the retries.
-        if (access(dev, F_OK) != 0) {
-            if (dev_index)
-                fprintf(stderr, "camclass: camera %s (%s): %s (see --list-cameras)\n", cli->camera,
-                        dev, strerror(errno));
-            else
-                fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev,
-                        strerror(errno));
-            return 1;
-        }
-        struct cc_capture_config cc = cc_capture_config_default();
-        cc.device = dev;
-        cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
-        cc.log = stderr;
-        if (!(a->camera = cc_capture_open(&cc, &err))) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
-            return 1;
-        }
-        snprintf(a->source_name, sizeof(a->source_name), "%s", dev);
-        fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
-        return 0;
-    }
-    if (input != a->source_name)
-        snprintf(a->source_name, sizeof(a->source_name), "%s", input);
-    if (cc_source_is_url(input)) {
-        // A network stream: like a camera, a server that does not answer is exit 1 (it may
-        // come later); an answer that is no usable video is exit 2.
-        if (a->loop) {
-            fprintf(stderr, "camclass: %s: --loop is for files; a stream reconnects by itself\n",
-                    input);
-            return EXIT_USAGE;
-        }
-        bool unreachable = false;
-        if (!(a->file = cc_source_file_open_url(input, stderr, stop_requested, NULL, &unreachable,
-                                                &err))) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
-            if (atomic_load(&stop_flag)) // stopped while connecting: a stop, exit 0
-                return -1;
-            return unreachable ? 1 : EXIT_USAGE;
-        }
-        fprintf(stderr, "camclass: stream %s: %s\n", input, cc_source_file_describe(a->file));
-        return 0;
-    }
-    if (access(input, R_OK) != 0) {
-        fprintf(stderr, "camclass: cannot read input %s: %s\n", input, strerror(errno));
-        return EXIT_USAGE;
-    }
-    if (!(a->file = cc_source_file_open(input, a->loop, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
 
 /* Loads the bundle: a file that is not a usable bundle is a bad argument (exit 2). */
 static int load_model(struct app *a)
@@ -562,7 +454,7 @@ static struct cc_status_info status_info(const struct app *a, uint64_t seen,
         .results = seen,
         .results_per_s = r->inference_fps,
         .latency_ms = r->latency_ms,
-        .files_total = a->file && !a->loop ? cc_source_file_count(a->file) : 0,
+        .files_total = a->src.file && !a->src.loop ? cc_source_file_count(a->src.file) : 0,
         .files_done = seen ? r->seq + 1 : 0,
         .elapsed_s = (double)(t - a->start_ns) / 1e9,
     };
@@ -582,7 +474,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         state = cc_pipeline_wait(a->pipeline, *seen, 100);
         if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
-            cc_notify_status("classifying %s", a->source_name);
+            cc_notify_status("classifying %s", a->src.name);
             ready = true;
         }
         int64_t t = cc_now_ns();
@@ -590,7 +482,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        bool requests_only = !a->camera && !a->file; // no results to wait for
+        bool requests_only = !a->src.camera && !a->src.file; // no results to wait for
         if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us &&
             (*seen > pinged || requests_only)) {
             cc_notify_watchdog();
@@ -603,26 +495,6 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     return state;
 }
 
-/* The overlay's fps line names the source: "camera", or a file input's file or directory name. */
-static void source_label(const struct app *a, char *label, size_t size)
-{
-    snprintf(label, size, "camera");
-    if (!a->file)
-        return;
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s", a->source_name);
-    size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/')
-        path[--n] = '\0';
-    const char *base = strrchr(path, '/');
-    struct stat st;
-    bool dir = stat(a->source_name, &st) == 0 && S_ISDIR(st.st_mode);
-    snprintf(label, size, "%.*s%s", NAME_MAX, base && base[1] ? base + 1 : path, dir ? "/" : "");
-}
-
-/* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
- * even (YUV 4:2:0); frame times from a file input's rate (--fps, the video's own, else 2
- * images/s) or the camera's capture times. Exit 2 when the file cannot be used. */
 /* --camera-health: auto checks cameras and network streams, whose pictures should change and
  * stay sharp; a file is what it is. */
 static bool camera_health(const struct app *a)
@@ -630,15 +502,18 @@ static bool camera_health(const struct app *a)
     const char *h = a->cli.camera_health;
     if (h && strcmp(h, "auto") != 0)
         return strcmp(h, "on") == 0;
-    return a->camera || (a->file && a->cli.input && cc_source_is_url(a->cli.input));
+    return cc_source_choice_live(&a->src, &a->cli);
 }
 
+/* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
+ * even (YUV 4:2:0); frame times from a file input's rate (--fps, the video's own, else 2
+ * images/s) or the camera's capture times. Exit 2 when the file cannot be used. */
 static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
 {
     struct cc_cli *cli = &a->cli;
     double rate = 0;
-    if (a->file) {
-        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->file);
+    if (a->src.file) {
+        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->src.file);
         if (rate <= 0)
             rate = 2;
     }
@@ -742,7 +617,7 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
         .log_path = cli->log   ? cli->log
                     : headless ? "-"
                                : NULL,
-        .source = a->source_name,
+        .source = a->src.name,
         .model = cc_engine_model(a->engine)->name,
         .backend = cc_engine_backend_name(a->engine),
         .reopen = &reopen_flag,
@@ -761,13 +636,13 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
 static double file_rate(const struct app *a, bool headless)
 {
     const struct cc_cli *cli = &a->cli;
-    if (!a->file)
+    if (!a->src.file)
         return 0;
     if (cli->fps > 0)
         return cli->fps;
     if (headless && cli->input)
         return 0;
-    double fps = cc_source_file_native_fps(a->file);
+    double fps = cc_source_file_native_fps(a->src.file);
     return fps > 0 ? fps : 2;
 }
 
@@ -778,8 +653,8 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
     struct cc_error err = {0};
     struct cc_pipeline_config pc = {
         .engine = a->engine,
-        .camera = a->camera,
-        .file = a->file,
+        .camera = a->src.camera,
+        .file = a->src.file,
         .file_fps = file_rate(a, headless),
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
@@ -802,7 +677,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
             .pipeline = a->pipeline,
             .model = cc_engine_model(a->engine),
             .backend = cc_engine_backend_name(a->engine),
-            .source = a->camera || a->file ? a->source_name : NULL,
+            .source = a->src.camera || a->src.file ? a->src.name : NULL,
             .overlay = oc,
             .load_model = http_load_model,
             .load_ctx = a,
@@ -818,7 +693,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
-    if (a->http && !a->camera && !a->file)
+    if (a->http && !a->src.camera && !a->src.file)
         cc_notify_ready();
     return 0;
 }
@@ -839,7 +714,7 @@ static void print_summary(const struct app *a)
     char bad[96] = "";
     if (t.bad_frames)
         snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
-    int unread = a->file ? cc_source_file_skipped(a->file) : 0; // the producer has stopped
+    int unread = a->src.file ? cc_source_file_skipped(a->src.file) : 0; // the producer has stopped
     if (unread)
         snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
                  unread == 1 ? "" : "s");
@@ -894,12 +769,13 @@ static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     int rc;
-    if ((rc = open_collect(a)) || (rc = open_source(a)) || (rc = open_engine(a)))
+    if ((rc = open_collect(a)) || (rc = cc_source_choice_open(&a->cli, stop_requested, &a->src)) ||
+        (rc = open_engine(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
     char label[NAME_MAX + 2], shots[PATH_MAX];
-    source_label(a, label, sizeof(label));
+    cc_source_choice_label(&a->src, label, sizeof(label));
     struct cc_overlay_config oc = {
         .model_name = cc_engine_model(a->engine)->name,
         .backend_name = cc_engine_backend_name(a->engine),
@@ -946,8 +822,8 @@ static void app_finish(struct app *a)
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_report_destroy(a->report);
-    cc_capture_destroy(a->camera);
-    cc_source_file_destroy(a->file);
+    cc_capture_destroy(a->src.camera);
+    cc_source_file_destroy(a->src.file);
     cc_engine_destroy(a->engine);
     cc_model_destroy(a->model);
     cc_series_free(&a->present_ms);
@@ -1015,7 +891,7 @@ int main(int argc, char **argv)
     if (a.cli.selftest) {
         char sample[PATH_MAX];
         const char *dir = a.cli.input;
-        if (!dir && !find_sample(sample, sizeof(sample), &err)) {
+        if (!dir && !cc_source_choice_sample(sample, sizeof(sample), &err)) {
             fprintf(stderr, "camclass: %s\n", err.msg);
             rc = EXIT_USAGE; // the sample cannot be read (docs/CLI.md, "--selftest")
             goto out;

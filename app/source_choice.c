@@ -1,0 +1,139 @@
+/* camclass — the source a run reads (see source_choice.h). */
+#include "source_choice.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "assets.h"
+
+#define SAMPLE_INPUT "samples/selftest"
+enum { EXIT_USAGE = 2 };
+
+bool cc_source_choice_sample(char *path, size_t size, struct cc_error *err)
+{
+    if (cc_asset_find(SAMPLE_INPUT, path, size, NULL))
+        return true;
+    char where[CC_ASSET_WHERE_SIZE];
+    cc_asset_where(where, sizeof(where));
+    return cc_error_set(err, "no sample input: %s is not in %s; give one with --input",
+                        SAMPLE_INPUT, where);
+}
+
+int cc_source_choice_open(const struct cc_cli *cli, bool (*stop)(void *ctx),
+                          struct cc_source_choice *a)
+{
+    *a = (struct cc_source_choice){0};
+    struct cc_error err = {0};
+    char dev_path[PATH_MAX];
+    bool dev_index = cli->camera && cc_cli_camera_path(cli->camera, dev_path, sizeof(dev_path));
+    const char *dev = cli->camera ? dev_path : NULL; // --camera 2 is /dev/video2
+    const char *input = cli->input;
+    a->loop = cli->loop;
+    if (!dev && !input && cli->serve) { // --serve alone: HTTP requests are the only input
+        snprintf(a->name, sizeof(a->name), "none");
+        fprintf(stderr, "camclass: no --camera or --input: classifying HTTP requests only\n");
+        return 0;
+    }
+    if (!dev && !input) {
+        // No source given: the first camera if it opens, else the sample clip, looped.
+        struct stat st;
+        if (stat("/dev/video0", &st) == 0) {
+            struct cc_capture_config cc = cc_capture_config_default();
+            cc.device = "/dev/video0";
+            cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
+            cc.log = stderr;
+            a->camera = cc_capture_open(&cc, &err);
+            if (a->camera) {
+                snprintf(a->name, sizeof(a->name), "/dev/video0");
+                fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
+                return 0;
+            }
+            fprintf(stderr, "camclass: /dev/video0 does not open (%s); using the sample input\n",
+                    err.msg);
+        }
+        if (!cc_source_choice_sample(a->name, sizeof(a->name), &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+        input = a->name;
+        a->loop = true;
+        fprintf(stderr, "camclass: input %s (no camera; the bundled sample, looped)\n", input);
+    }
+    if (dev) {
+        // A camera that cannot be opened is exit 1, not 2: it may appear later (USB, a slow
+        // driver) and the service's Restart= retries; exit 2 stops the retries.
+        if (access(dev, F_OK) != 0) {
+            if (dev_index)
+                fprintf(stderr, "camclass: camera %s (%s): %s (see --list-cameras)\n", cli->camera,
+                        dev, strerror(errno));
+            else
+                fprintf(stderr, "camclass: camera %s: %s (see --list-cameras)\n", dev,
+                        strerror(errno));
+            return 1;
+        }
+        struct cc_capture_config cc = cc_capture_config_default();
+        cc.device = dev;
+        cc.width = cli->width, cc.height = cli->height, cc.fps = cli->fps;
+        cc.log = stderr;
+        if (!(a->camera = cc_capture_open(&cc, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+        snprintf(a->name, sizeof(a->name), "%s", dev);
+        fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
+        return 0;
+    }
+    if (input != a->name)
+        snprintf(a->name, sizeof(a->name), "%s", input);
+    if (cc_source_is_url(input)) {
+        // A network stream: like a camera, a server that does not answer is exit 1 (it may
+        // come later); an answer that is no usable video is exit 2.
+        if (a->loop) {
+            fprintf(stderr, "camclass: %s: --loop is for files; a stream reconnects by itself\n",
+                    input);
+            return EXIT_USAGE;
+        }
+        bool unreachable = false;
+        if (!(a->file = cc_source_file_open_url(input, stderr, stop, NULL, &unreachable, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            if (stop(NULL)) // stopped while connecting: a stop, exit 0
+                return -1;
+            return unreachable ? 1 : EXIT_USAGE;
+        }
+        fprintf(stderr, "camclass: stream %s: %s\n", input, cc_source_file_describe(a->file));
+        return 0;
+    }
+    if (access(input, R_OK) != 0) {
+        fprintf(stderr, "camclass: cannot read input %s: %s\n", input, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (!(a->file = cc_source_file_open(input, a->loop, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void cc_source_choice_label(const struct cc_source_choice *s, char *label, size_t size)
+{
+    snprintf(label, size, "camera");
+    if (!s->file)
+        return;
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s", s->name);
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        path[--n] = '\0';
+    const char *base = strrchr(path, '/');
+    struct stat st;
+    bool dir = stat(s->name, &st) == 0 && S_ISDIR(st.st_mode);
+    snprintf(label, size, "%.*s%s", NAME_MAX, base && base[1] ? base + 1 : path, dir ? "/" : "");
+}
+
+bool cc_source_choice_live(const struct cc_source_choice *s, const struct cc_cli *cli)
+{
+    return s->camera || (s->file && cli->input && cc_source_is_url(cli->input));
+}
