@@ -43,6 +43,7 @@
 #include "notify.h"
 #include "overlay.h"
 #include "pipeline.h"
+#include "preflight.h"
 #include "report.h"
 #include "recorder.h"
 #include "dataset_settings.h"
@@ -876,9 +877,7 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    if (!cc_report_check(&a.cli, &err) || // settings errors before the model loads
-        !cc_http_check(a.cli.serve, a.cli.serve_token, a.cli.serve_allow, &err) ||
-        !cc_http_allowed(a.cli.serve, &err)) {
+    if (!cc_preflight(&a.cli, &err)) { // settings errors before the model loads
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;

@@ -610,6 +610,29 @@ void cc_http_model(struct cc_http *h, const struct cc_model *m)
                         &err);
 }
 
+/* Binds fd (then closes it) to see that the port is free: another listener is a settings
+ * error; PORT 0 always is. SO_REUSEADDR as the service's socket, so that connections of a
+ * previous run waiting out TIME_WAIT do not count. */
+static bool port_free(int fd, const char *serve, const struct cc_http_listen *la,
+                      struct cc_error *err)
+{
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    bool ok = bind(fd, (const struct sockaddr *)&la->sa, la->len) == 0;
+    int e = errno;
+    close(fd);
+    if (ok || (e != EADDRINUSE && e != EACCES && e != EADDRNOTAVAIL))
+        return true; // anything else: cc_http_start says so
+    if (e == EADDRINUSE)
+        return cc_error_set(err, "--serve %s: the port is in use (another camclass, or another "
+                                 "server); pick another PORT, or 0 for a free one", serve);
+    if (e == EACCES)
+        return cc_error_set(err, "--serve %s: ports below 1024 need privileges; pick a PORT of "
+                                 "1024 or more", serve);
+    return cc_error_set(err, "--serve %s: this machine has no such address; give one of its "
+                             "own (ip addr), or leave ADDR out for 127.0.0.1", serve);
+}
+
 bool cc_http_allowed(const char *serve, struct cc_error *err)
 {
     struct cc_http_listen la;
@@ -618,10 +641,8 @@ bool cc_http_allowed(const char *serve, struct cc_error *err)
     if (!cc_http_parse_listen(serve, &la, err))
         return false;
     int fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        close(fd);
-        return true;
-    }
+    if (fd >= 0)
+        return port_free(fd, serve, &la, err);
     if (errno != EAFNOSUPPORT && errno != EPERM && errno != EACCES)
         return true; // out of descriptors or memory: cc_http_start says so (exit 1)
     return cc_error_set(err,

@@ -83,10 +83,11 @@ struct cc_http_config {
 
 struct cc_http;
 
-/* Whether this process may open a socket for serve's address at all (NULL serve: true). false
- * with err when the system forbids the address family (a systemd unit's RestrictAddressFamilies=,
- * a seccomp filter): nothing a retry changes, so a settings error (exit 2) before the model
- * loads, naming the way out. */
+/* Whether this process may open a socket for serve's address at all, and bind its port (NULL
+ * serve: true). false with err when the system forbids the address family (a systemd unit's
+ * RestrictAddressFamilies=, a seccomp filter), when the port is in use, below 1024 without the
+ * privilege, or the address is not this machine's: nothing a retry changes, so a settings error
+ * (exit 2) before the model loads, naming the way out. */
 bool cc_http_allowed(const char *serve, struct cc_error *err);
 
 /* Starts listening; GET / serves www/index.html as the assets are looked up (assets.h; 404

@@ -10,6 +10,7 @@ is not there is exit 1 (the systemd unit retries 1 but not 2), given as a path o
 import functools
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,25 @@ def main():
     with open(blank_labels, "w") as f:
         f.write("one\n\nthree\n")
 
+    # A port something listens on: --serve on it is refused before the model loads.
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    busy_port = busy.getsockname()[1]
     cases = [
         # (arguments, text the one line must contain)
+        # Paths and ports are checked before the model loads (no "model" line first).
+        (common + ["--input", y4m, "--log", "/nonexistent-dir/x.jsonl"],
+         "camclass: --log /nonexistent-dir/x.jsonl: the folder /nonexistent-dir: No such file or "
+         "directory; make it first"),
+        (common + ["--input", y4m, "--log", empty_dir], "--log %s: that is a folder" % empty_dir),
+        (common + ["--input", y4m, "--output", "/nonexistent-dir/x.mp4"],
+         "camclass: --output /nonexistent-dir/x.mp4: the folder /nonexistent-dir"),
+        (["--model", model, "--backend", "cpu", "--screenshot-dir", "/nonexistent-dir"],
+         "camclass: --screenshot-dir: the folder /nonexistent-dir"),
+        (common + ["--serve", str(busy_port)], "--serve %d: the port is in use" % busy_port),
+        (common + ["--serve", "10.254.254.254:0", "--serve-token", "t"],
+         "this machine has no such address"),
         (["--bogus"], "camclass: unknown option --bogus (see --help)"),
         (["--camera"], "camclass: --camera needs a value"),
         (["video0"], "camclass: unexpected argument \"video0\""),

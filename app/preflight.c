@@ -1,0 +1,69 @@
+/* camclass — settings checked before the model loads (see preflight.h). */
+#include "preflight.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "report.h"
+
+// The folder a file path is in ("." for a bare name) into dir.
+static void folder_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, size, ".");
+    else if (slash == path)
+        snprintf(dir, size, "/");
+    else
+        snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+// A folder that exists and where this process may create files.
+static bool writable_folder(const char *flag, const char *dir, const char *what,
+                            struct cc_error *err)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return cc_error_set(err, "%s: %s %s: %s; make it first", flag, what, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cc_error_set(err, "%s: %s %s is %s, not a folder", flag, what, dir,
+                            cc_file_kind(st.st_mode));
+    if (access(dir, W_OK | X_OK) != 0)
+        return cc_error_set(err, "%s: cannot write into %s %s: %s", flag, what, dir,
+                            strerror(errno));
+    return true;
+}
+
+// A file camclass will write: an existing regular file it may write, anything else that
+// exists left to its opener (a FIFO, /dev/stdout), or a new file in a writable folder.
+static bool writable_file(const char *flag, const char *path, struct cc_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return cc_error_set(err, "%s %s: that is a folder; give a file name", flag, path);
+        if (S_ISREG(st.st_mode) && access(path, W_OK) != 0)
+            return cc_error_set(err, "%s %s: %s", flag, path, strerror(errno));
+        return true;
+    }
+    char dir[PATH_MAX], named[PATH_MAX + 32];
+    folder_of(path, dir, sizeof(dir));
+    snprintf(named, sizeof(named), "%s %s", flag, path);
+    return writable_folder(named, dir, "the folder", err);
+}
+
+bool cc_preflight(const struct cc_cli *cli, struct cc_error *err)
+{
+    return cc_report_check(cli, err) &&
+           cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, err) &&
+           cc_http_allowed(cli->serve, err) &&
+           (!cli->log || strcmp(cli->log, "-") == 0 || writable_file("--log", cli->log, err)) &&
+           (!cli->output || writable_file("--output", cli->output, err)) &&
+           (!cli->shot_dir || cli->headless ||
+            writable_folder("--screenshot-dir", cli->shot_dir, "the folder", err));
+}
