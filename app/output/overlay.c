@@ -81,6 +81,21 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     ov->sdl_video = true;
+    // With a stale DISPLAY (no X server answers) SDL falls back to a driver that shows nothing:
+    // a window nobody sees. Only when asked for by name (SDL_VIDEODRIVER, as the tests do) is
+    // such a driver what the user wants.
+    const char *driver = SDL_GetCurrentVideoDriver();
+    if (!env_set("SDL_VIDEODRIVER") && driver &&
+        (strcmp(driver, "offscreen") == 0 || strcmp(driver, "dummy") == 0)) {
+        bool x = env_set("DISPLAY");
+        const char *var = x ? "DISPLAY" : "WAYLAND_DISPLAY";
+        cc_error_set(err,
+                     "overlay: no display: nothing answers at %s=%s (SDL fell back to its %s "
+                     "driver, which shows nothing); start the display, fix %s, or use "
+                     "--headless",
+                     var, getenv(var), driver, var);
+        goto error;
+    }
     if (cfg->width <= 0 || cfg->height <= 0) {
         // The default size must fit the screen (an 800 × 480 touchscreen): the usable area
         // (without panels), else the desktop mode; left as 1280 × 720 when SDL knows neither.

@@ -179,6 +179,12 @@ def main():
             check(lines[0].startswith("camclass: "), "%s: %r" % (what, lines[0]))
         check(out == "", "%s: wrote to stdout: %r" % (what, out))
 
+    # A stale DISPLAY (no X server there): not a window nobody sees, but headless, said once.
+    rc, out, err = run(exe, ["--model", model, "--backend", "cpu", "--input", png],
+                       env_extra={"DISPLAY": ":99"})
+    check(rc == 0 and "nothing answers at DISPLAY=:99" in err and "running headless" in err and
+          out.startswith("{"), "stale DISPLAY: exit %d, stderr %r, stdout %r" % (rc, err, out[:80]))
+
     # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
     for what, path, extra, want in (
             ("--loop on a pipe", y4m, ["--loop"],
