@@ -57,6 +57,7 @@ static const struct opt opts[] = {
     {"size", OPT_SIZE, F(width), F(height), 0, 0, false},
     {"fps", OPT_NUMBER, F(fps), 0, 0.1, 1000, false},
     {"top-k", OPT_INT, F(top_k), 0, 1, CC_RESULT_MAX_TOP, false},
+    {"frames", OPT_INT, F(frames), 0, 1, 2000000000, false},
     {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
     {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
     {"roi", OPT_ROI, F(roi), 0, 0, 0, false},
@@ -100,16 +101,18 @@ enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
 _Static_assert(N_OPTS <= 64, "set_on_command_line is a 64-bit mask");
 
 static const char usage[] =
-    "usage: camclass [options]\n"
+    "usage: camclass [options] [INPUT [OUTPUT]]\n"
     "Classifies camera or file frames with a camclass model: a live window with the top labels,\n"
     "or, with --headless, a JSON-lines detection log.\n"
     "\n"
     "Input (default: /dev/video0 when it opens, else the bundled sample clip)\n"
     "  --camera DEV|N      V4L2 camera, e.g. /dev/video0, or its index: 0 is /dev/video0\n"
     "                      (see --list-cameras)\n"
-    "  --input PATH|URL    an image (PNG/JPEG), a directory of images, a .y4m or other video\n"
-    "                      file (mp4, mkv, webm, avi, ...), or a stream: rtsp://, http(s)://,\n"
-    "                      udp://, rtp://, tcp:// (read like a camera, reconnected)\n"
+    "  --input PATH|URL    an image (PNG, JPEG, WebP, BMP), a directory of images, a .y4m or\n"
+    "                      other video file (mp4, mkv, webm, avi, ...), - for Y4M on standard\n"
+    "                      input, or a stream: rtsp://, http(s)://, udp://, rtp://, tcp://\n"
+    "                      (read like a camera, reconnected); also the first bare argument\n"
+    "                      (camclass photo.jpg), the second being --output\n"
     "  --loop              start a file input again at its end\n"
     "  --size WxH          camera size to ask for (default 640x480)\n"
     "  --fps N             camera rate to ask for; for files, frames per second to play\n"
@@ -129,6 +132,7 @@ static const char usage[] =
     "  --device N          Vulkan device index (see --list-devices); default: the best one\n"
     "  --threads N         CPU backend threads (default: online CPUs - 1, 1 to 4)\n"
     "  --top-k K           labels per result, 1 to 16 (default 5)\n"
+    "  --frames N          stop after N results\n"
     "  --roi X,Y,W,H       classify only this part of each frame: fractions (0.5,0.25,0.5,0.5)\n"
     "                      or pixels (320,120,200,200px); none: the whole frame. Default:\n"
     "                      the bundle's own ROI (camclass-train stores one), else none\n"
@@ -440,12 +444,39 @@ const char *cc_cli_pictures_dir(const char *xdg_pictures, const char *config_hom
  * Command line
  */
 
+/* A bare argument: the first is the input (as --input), the second the output (as --output),
+ * as in `camclass photo.jpg annotated.jpg`. */
+static bool positional(struct cc_cli *cli, const char *arg, int n, struct cc_error *err)
+{
+    static const char *const names[2] = {"input", "output"};
+    if (n >= 2)
+        return cc_error_set(err, "unexpected argument \"%s\": give at most an input and an "
+                                 "output (camclass IN [OUT]); options start with -- (see --help)",
+                            arg);
+    const struct opt *o = find_opt(names[n], strlen(names[n]));
+    if (cli->set_on_command_line >> (o - opts) & 1)
+        return cc_error_set(err, "\"%s\": the %s is given twice (as --%s and as an argument)",
+                            arg, names[n], names[n]);
+    char where[32];
+    snprintf(where, sizeof(where), "the %s argument", names[n]);
+    if (!set_value(cli, o, arg, where, err))
+        return false;
+    cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    return true;
+}
+
 enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struct cc_error *err)
 {
+    int n_positional = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "-h") == 0)
             arg = "--help";
+        if (arg[0] != '-' || strcmp(arg, "-") == 0) { // an input, then an output
+            if (!positional(cli, arg, n_positional++, err))
+                return CC_CLI_ERROR;
+            continue;
+        }
         if (strncmp(arg, "--", 2) != 0 || !arg[2]) {
             cc_error_set(err, "unexpected argument \"%s\"; options start with -- (see --help)",
                          arg);
@@ -472,6 +503,11 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
             val = argv[++i];
         } else {
             cc_error_set(err, "%s needs a value (see --help)", where);
+            return CC_CLI_ERROR;
+        }
+        if ((cli->set_on_command_line >> (o - opts) & 1) && (!strcmp(o->name, "input") ||
+                                                             !strcmp(o->name, "output"))) {
+            cc_error_set(err, "%s is given twice (once as an argument?); give it once", where);
             return CC_CLI_ERROR;
         }
         if (!set_value(cli, o, val, where, err))

@@ -60,6 +60,7 @@ struct cc_cli {
     int threads;                  // --threads N: CPU backend threads; 0: the engine's default
     int width, height;            // --size WxH: camera size to ask for; 0: the capture default
     double fps;               // --fps N: camera rate to ask for / file playback rate; 0: default
+    int frames;               // --frames N: stop after N results; 0: no limit
     int top_k;                // --top-k K (1..CC_RESULT_MAX_TOP), default 5
     double threshold;         // --threshold P (0..1): detections mode; < 0: not given
     double unknown_threshold; // --unknown-threshold P (0..1): "unknown" below top score P;

@@ -178,6 +178,7 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
+    uint64_t results;             // results seen by log_result (the inference thread's)
     // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
     // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
     // on_model on the inference thread during it (the swap's lock orders the two).
@@ -190,7 +191,9 @@ struct app {
 static bool log_result(void *ctx, const struct cc_result *r)
 {
     struct app *a = ctx;
-    return cc_report_result(a->report, r);
+    bool more = !cc_report_active(a->report) || cc_report_result(a->report, r);
+    // --frames N: the Nth result is the last one (a->results: this thread's alone).
+    return more && !(a->cli.frames && ++a->results >= (uint64_t)a->cli.frames);
 }
 
 /* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
@@ -663,7 +666,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
         .roi = cli->roi_set ? &cli->roi : NULL,
         .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
         .profile = cli->profile,
-        .on_result = cc_report_active(a->report) ? log_result : NULL,
+        .on_result = cc_report_active(a->report) || cli->frames ? log_result : NULL,
         .on_frame = a->recorder || cli->serve ? frame_out : NULL,
         .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
         .ctx = a,

@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "report.h"
+#include "source_file.h"
 
 // The folder a file path is in ("." for a bare name) into dir.
 static void folder_of(const char *path, char *dir, size_t size)
@@ -57,9 +58,17 @@ static bool writable_file(const char *flag, const char *path, struct cc_error *e
     return writable_folder(named, dir, "the folder", err);
 }
 
+// A file input that can be read (streams and standard input are tried when opened).
+static bool readable_input(const char *input, struct cc_error *err)
+{
+    if (!input || strcmp(input, "-") == 0 || cc_source_is_url(input) || access(input, R_OK) == 0)
+        return true;
+    return cc_error_set(err, "cannot read input %s: %s", input, strerror(errno));
+}
+
 bool cc_preflight(const struct cc_cli *cli, struct cc_error *err)
 {
-    return cc_report_check(cli, err) &&
+    return readable_input(cli->input, err) && cc_report_check(cli, err) &&
            cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, err) &&
            cc_http_allowed(cli->serve, err) &&
            (!cli->log || strcmp(cli->log, "-") == 0 || writable_file("--log", cli->log, err)) &&

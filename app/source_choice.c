@@ -86,6 +86,8 @@ int cc_source_choice_open(const struct cc_cli *cli, bool (*stop)(void *ctx),
         fprintf(stderr, "camclass: camera %s\n", cc_capture_get_info(a->camera)->line);
         return 0;
     }
+    if (input && strcmp(input, "-") == 0) // standard input, as --log - is standard output
+        input = "/dev/stdin";
     if (input != a->name)
         snprintf(a->name, sizeof(a->name), "%s", input);
     if (cc_source_is_url(input)) {

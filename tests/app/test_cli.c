@@ -101,7 +101,11 @@ static void test_bad(void)
         {{"--bogus"}, "unknown option --bogus"},
         {{"--bogus=1"}, "unknown option --bogus"},
         {{"-x"}, "unexpected argument \"-x\""},
-        {{"video.y4m"}, "unexpected argument \"video.y4m\""},
+        {{"a.png", "b.mp4", "c"}, "unexpected argument \"c\": give at most an input and an output"},
+        {{"--input", "a.png", "b.png"}, "\"b.png\": the input is given twice"},
+        {{"a.png", "--input", "b.png"}, "--input is given twice"},
+        {{"a.png", "x.mp4", "--output", "y.mp4"}, "--output is given twice"},
+        {{"--frames", "0"}, "--frames takes a whole number from 1"},
         {{"--"}, "unexpected argument"},
         {{"--top-k"}, "--top-k needs a value"},
         {{"--top-k", "0"}, "--top-k takes a whole number from 1 to 16, not \"0\""},
@@ -147,6 +151,24 @@ static void test_bad(void)
         CHECKF(!strchr(err.msg, '\n'), "case %zu: more than one line", i);
         cc_cli_finish(&c);
     }
+}
+
+static void test_positional(void)
+{
+    // camclass IN [OUT]: the input and the output as bare arguments; "-" is standard input.
+    const char *argv[] = {"camclass", "photo.jpg", "--top-k", "2", "out.mp4"};
+    struct cc_cli cli;
+    struct cc_error err = {""};
+    cc_cli_init(&cli);
+    CHECKF(cc_cli_parse(&cli, 5, (char **)argv, &err) == CC_CLI_OK, "IN OUT: %s", err.msg);
+    CHECK(cli.input && strcmp(cli.input, "photo.jpg") == 0);
+    CHECK(cli.output && strcmp(cli.output, "out.mp4") == 0 && cli.top_k == 2);
+    cc_cli_finish(&cli);
+    const char *dash[] = {"camclass", "-", "--frames", "7"};
+    cc_cli_init(&cli);
+    CHECKF(cc_cli_parse(&cli, 4, (char **)dash, &err) == CC_CLI_OK, "-: %s", err.msg);
+    CHECK(cli.input && strcmp(cli.input, "-") == 0 && cli.frames == 7);
+    cc_cli_finish(&cli);
 }
 
 static void test_config(void)
@@ -389,6 +411,7 @@ int main(void)
     test_defaults();
     test_every_flag();
     test_bad();
+    test_positional();
     test_config();
     test_camera_path();
     test_pictures_dir();

@@ -80,7 +80,7 @@ def main():
          "this machine has no such address"),
         (["--bogus"], "camclass: unknown option --bogus (see --help)"),
         (["--camera"], "camclass: --camera needs a value"),
-        (["video0"], "camclass: unexpected argument \"video0\""),
+        (["video0"], "camclass: cannot read input video0: No such file or directory"),
         (["--top-k", "0"], "camclass: --top-k takes a whole number from 1 to 16, not \"0\""),
         (["--top-k", "abc"], "not \"abc\""),
         (["--fps", "-5"], "camclass: --fps takes a number from 0.1 to 1000"),
@@ -184,6 +184,18 @@ def main():
                        env_extra={"DISPLAY": ":99"})
     check(rc == 0 and "nothing answers at DISPLAY=:99" in err and "running headless" in err and
           out.startswith("{"), "stale DISPLAY: exit %d, stderr %r, stdout %r" % (rc, err, out[:80]))
+
+    # camclass IN: the input as a bare argument, "-" standard input; --frames N stops after N.
+    with open(y4m, "rb") as f:
+        clip = f.read()
+    env = checks.env_headless()
+    for args, data in ((common + [y4m, "--frames", "3", "--log", "-"], None),
+                       (common + ["-", "--frames", "3", "--log", "-"], clip)):
+        p = subprocess.run(host_command(exe) + args, input=data, capture_output=True,
+                           timeout=bound(60), env=env)
+        events = [json.loads(l)["event"] for l in p.stdout.decode().splitlines()]
+        check(p.returncode == 0 and events == ["frame"] * 3 + ["summary"],
+              "%s: exit %d, events %r" % (" ".join(args[-5:]), p.returncode, events))
 
     # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
     for what, path, extra, want in (
