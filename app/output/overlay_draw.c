@@ -439,6 +439,153 @@ static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
     fill(ov->renderer, ROI_LINE, r->x + r->w - tw, r->y, tw, r->h);
 }
 
+/* Sizes every part is drawn with: the body font's px, line heights, padding; the panel's
+ * text column. */
+struct metrics {
+    int w, h, px, pad, line, small_line, title_line;
+    int x, inner; // the panel's text column: left edge, width
+};
+
+static struct metrics metrics_of(int w, int h, int px, const struct cc_overlay_layout *layout)
+{
+    struct metrics m = {w, h, px, px * 3 / 4, px * 5 / 4, px, px * 3 / 2, 0, 0};
+    m.x = layout->panel.x + m.pad;
+    m.inner = layout->panel.w - 2 * m.pad;
+    return m;
+}
+
+// The frame (with the ROI's outline, placed into layout), or a line saying there is none yet; the
+// PAUSED badge.
+static void draw_frame_area(struct cc_overlay_draw *ov, struct cc_overlay_layout *layout,
+                            const struct metrics *m)
+{
+    const struct cc_overlay_rect *area = &layout->frame_area;
+    if (ov->frame_tex) {
+        SDL_Rect d = {layout->frame.x, layout->frame.y, layout->frame.w, layout->frame.h};
+        SDL_RenderCopy(ov->renderer, ov->frame_tex, NULL, &d);
+        draw_roi(ov, layout);
+    } else {
+        text_set(ov, T_NOFRAME, FONT_BODY, DIM, area->w, "waiting for the first frame\u2026");
+        struct text *t = &ov->text[T_NOFRAME];
+        text_draw(ov, T_NOFRAME, area->x + (area->w - t->w) / 2, area->y, area->h, false);
+    }
+    if (ov->paused) {
+        text_set(ov, T_PAUSED, FONT_TITLE, TEXT, area->w, "PAUSED");
+        struct text *t = &ov->text[T_PAUSED];
+        fill(ov->renderer, PAUSED_BG, area->x + m->pad, area->y + m->pad, t->w + 2 * m->pad,
+             m->title_line);
+        text_draw(ov, T_PAUSED, area->x + 2 * m->pad, area->y + m->pad, m->title_line, false);
+    }
+}
+
+// The panel's header: model, backend, device. The newest result names the backend that
+// computed it: after the engine's switch to the CPU mid-run (a lost Vulkan device) the header
+// says so, and the device is no longer used.
+static void draw_header(struct cc_overlay_draw *ov, const struct metrics *m)
+{
+    int y = m->pad;
+    text_set(ov, T_TITLE, FONT_TITLE, TEXT, m->inner, ov->model[0] ? ov->model : "camclass");
+    text_draw(ov, T_TITLE, m->x, y, m->title_line, false);
+    y += m->title_line;
+    const char *backend = ov->have_result && ov->result.backend ? ov->result.backend : ov->backend;
+    bool switched = strcmp(backend, ov->backend) != 0;
+    char buf[160];
+    snprintf(buf, sizeof(buf), "%s%s%s%s%s", backend[0] ? "backend: " : "", backend,
+             switched ? " (" : "", switched ? ov->backend : "", switched ? " failed)" : "");
+    text_set(ov, T_BACKEND, FONT_SMALL, DIM, m->inner, buf);
+    text_draw(ov, T_BACKEND, m->x, y, m->small_line, false);
+    y += m->small_line;
+    text_set(ov, T_DEVICE, FONT_SMALL, DIM, m->inner, switched ? "" : ov->device);
+    text_draw(ov, T_DEVICE, m->x, y, m->small_line, false);
+}
+
+// The top-k rows: label and percentage on one line, the bar under them.
+static void draw_rows(struct cc_overlay_draw *ov, const struct cc_overlay_layout *layout,
+                      const struct metrics *m)
+{
+    const struct cc_result *r = ov->have_result ? &ov->result : NULL;
+    if (!r && layout->n_rows > 0) {
+        text_set(ov, T_WAITING, FONT_BODY, DIM, m->inner, "waiting for results\u2026");
+        text_draw(ov, T_WAITING, m->x, layout->label[0].y, m->line, false);
+    }
+    char buf[32];
+    for (int i = 0; i < layout->n_rows; i++) {
+        const struct cc_overlay_rect *label = &layout->label[i], *bar = &layout->bar[i];
+        fill(ov->renderer, TRACK, bar->x, bar->y, bar->w, bar->h);
+        if (!r || i >= r->n_top)
+            continue;
+        float s = r->top[i].score;
+        s = s < 0.f ? 0.f : s > 1.f ? 1.f : s;
+        fill(ov->renderer, BAR, bar->x, bar->y, (int)lroundf(s * (float)bar->w), bar->h);
+        snprintf(buf, sizeof(buf), "%.1f%%", 100.0 * s);
+        text_set(ov, T_SCORE0 + i, FONT_BODY, TEXT, m->inner, buf);
+        int score_w = ov->text[T_SCORE0 + i].w;
+        text_draw(ov, T_SCORE0 + i, label->x + label->w, label->y, label->h, true);
+        text_set(ov, T_LABEL0 + i, FONT_BODY, TEXT, m->inner - score_w - m->pad, r->top[i].label);
+        text_draw(ov, T_LABEL0 + i, label->x, label->y, label->h, false);
+    }
+}
+
+// The source's and inference's rates and the latency at the panel's foot. The source's name is
+// shortened (…) before its figure is.
+static void draw_stats(struct cc_overlay_draw *ov, const struct cc_overlay_layout *layout,
+                       const struct metrics *m)
+{
+    const struct cc_result *r = ov->have_result ? &ov->result : NULL;
+    const char *not_yet = "\u2013"; // an en dash for "not yet known"
+    char figure[32], buf[192], name[160];
+    snprintf(figure, sizeof(figure), "  %s", r ? "" : not_yet);
+    if (r)
+        snprintf(figure, sizeof(figure), "  %.1f fps", r->camera_fps);
+    int figure_w = 0;
+    TTF_SizeUTF8(ov->font[FONT_BODY], figure, &figure_w, NULL);
+    fit_text(ov->font[FONT_BODY], ov->source_label, m->inner - figure_w, name, sizeof(name));
+    snprintf(buf, sizeof(buf), "%.120s%s", name, figure);
+    text_set(ov, T_CAMERA, FONT_BODY, TEXT, m->inner, buf);
+    snprintf(figure, sizeof(figure), "%.1f fps", r ? r->inference_fps : 0.0);
+    snprintf(buf, sizeof(buf), "inference  %s", r ? figure : not_yet);
+    text_set(ov, T_INFERENCE, FONT_BODY, TEXT, m->inner, buf);
+    snprintf(figure, sizeof(figure), "%.1f ms", r ? r->latency_ms : 0.0);
+    snprintf(buf, sizeof(buf), "latency  %s", r ? figure : not_yet);
+    text_set(ov, T_LATENCY, FONT_BODY, TEXT, m->inner, buf);
+    for (int i = 0; i < 3; i++)
+        text_draw(ov, T_CAMERA + i, m->x, layout->stats.y + i * m->line, m->line, false);
+}
+
+// The key hints at the panel's foot, on one line or two.
+static void draw_help(struct cc_overlay_draw *ov, const struct metrics *m)
+{
+    if (ov->help_lines == 1) {
+        text_set(ov, T_HELP, FONT_SMALL, DIM, m->inner, HELP_1);
+        text_draw(ov, T_HELP, m->x, m->h - m->pad - m->small_line, m->small_line, false);
+        return;
+    }
+    text_set(ov, T_HELP, FONT_SMALL, DIM, m->inner, HELP_2A);
+    text_set(ov, T_HELP2, FONT_SMALL, DIM, m->inner, HELP_2B);
+    text_draw(ov, T_HELP, m->x, m->h - m->pad - 2 * m->small_line, m->small_line, false);
+    text_draw(ov, T_HELP2, m->x, m->h - m->pad - m->small_line, m->small_line, false);
+}
+
+// The notice ("saved NAME") over the foot of the frame area (the window times it), and
+// --collect's line above it.
+static void draw_notices(struct cc_overlay_draw *ov, const struct cc_overlay_layout *layout,
+                         const struct metrics *m)
+{
+    const struct {
+        int id;
+        const char *str;
+        struct cc_overlay_rect at;
+    } boxes[] = {{T_NOTICE, ov->notice, layout->notice}, {T_COLLECT, ov->collect, layout->collect}};
+    for (int i = 0; i < 2; i++) {
+        if (!boxes[i].str[0])
+            continue;
+        text_set(ov, boxes[i].id, FONT_BODY, TEXT, boxes[i].at.w - 2 * m->pad, boxes[i].str);
+        struct text *t = &ov->text[boxes[i].id];
+        fill(ov->renderer, PANEL, boxes[i].at.x, boxes[i].at.y, t->w + 2 * m->pad, boxes[i].at.h);
+        text_draw(ov, boxes[i].id, boxes[i].at.x + m->pad, boxes[i].at.y, boxes[i].at.h, false);
+    }
+}
+
 bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
 {
     SDL_Renderer *rn = ov->renderer;
@@ -452,118 +599,17 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     int help_w = 0, panel_inner = panel_width(w, px) - 2 * (px * 3 / 4);
     TTF_SizeUTF8(ov->font[FONT_SMALL], HELP_1, &help_w, NULL);
     ov->help_lines = help_w <= panel_inner ? 1 : 2;
-    struct cc_overlay_layout L;
-    layout_compute(ov, w, h, px, &L);
-    int pad = px * 3 / 4, line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
-    int x = L.panel.x + pad, inner = L.panel.w - 2 * pad;
-
+    struct cc_overlay_layout layout;
+    layout_compute(ov, w, h, px, &layout);
+    struct metrics m = metrics_of(w, h, px, &layout);
     fill(rn, BACKGROUND, 0, 0, w, h);
-    fill(rn, PANEL, L.panel.x, L.panel.y, L.panel.w, L.panel.h);
-
-    // The frame, or a line saying there is none yet.
-    const struct cc_overlay_rect *a = &L.frame_area;
-    if (ov->frame_tex) {
-        SDL_Rect d = {L.frame.x, L.frame.y, L.frame.w, L.frame.h};
-        SDL_RenderCopy(rn, ov->frame_tex, NULL, &d);
-        draw_roi(ov, &L);
-    } else {
-        text_set(ov, T_NOFRAME, FONT_BODY, DIM, a->w, "waiting for the first frame\u2026");
-        struct text *t = &ov->text[T_NOFRAME];
-        text_draw(ov, T_NOFRAME, a->x + (a->w - t->w) / 2, a->y, a->h, false);
-    }
-    if (ov->paused) {
-        text_set(ov, T_PAUSED, FONT_TITLE, TEXT, a->w, "PAUSED");
-        struct text *t = &ov->text[T_PAUSED];
-        fill(rn, PAUSED_BG, a->x + pad, a->y + pad, t->w + 2 * pad, title_line);
-        text_draw(ov, T_PAUSED, a->x + 2 * pad, a->y + pad, title_line, false);
-    }
-
-    // Panel header: model, backend, device.
-    int y = pad;
-    text_set(ov, T_TITLE, FONT_TITLE, TEXT, inner, ov->model[0] ? ov->model : "camclass");
-    text_draw(ov, T_TITLE, x, y, title_line, false);
-    y += title_line;
-    // The newest result names the backend that computed it: after the engine's switch to the
-    // CPU mid-run (a lost Vulkan device) the header says so, and the device is no longer used.
-    const char *backend = ov->have_result && ov->result.backend ? ov->result.backend : ov->backend;
-    bool switched = strcmp(backend, ov->backend) != 0;
-    char buf[160];
-    snprintf(buf, sizeof(buf), "%s%s%s%s%s", backend[0] ? "backend: " : "", backend,
-             switched ? " (" : "", switched ? ov->backend : "", switched ? " failed)" : "");
-    text_set(ov, T_BACKEND, FONT_SMALL, DIM, inner, buf);
-    text_draw(ov, T_BACKEND, x, y, small_line, false);
-    y += small_line;
-    text_set(ov, T_DEVICE, FONT_SMALL, DIM, inner, switched ? "" : ov->device);
-    text_draw(ov, T_DEVICE, x, y, small_line, false);
-
-    // Top-k rows: label and percentage on one line, the bar under them.
-    const struct cc_result *r = ov->have_result ? &ov->result : NULL;
-    if (!r && L.n_rows > 0) {
-        text_set(ov, T_WAITING, FONT_BODY, DIM, inner, "waiting for results\u2026");
-        text_draw(ov, T_WAITING, x, L.label[0].y, line, false);
-    }
-    for (int i = 0; i < L.n_rows; i++) {
-        const struct cc_overlay_rect *lb = &L.label[i], *bt = &L.bar[i];
-        fill(rn, TRACK, bt->x, bt->y, bt->w, bt->h);
-        if (!r || i >= r->n_top)
-            continue;
-        float s = r->top[i].score;
-        s = s < 0.f ? 0.f : s > 1.f ? 1.f : s;
-        fill(rn, BAR, bt->x, bt->y, (int)lroundf(s * (float)bt->w), bt->h);
-        snprintf(buf, sizeof(buf), "%.1f%%", 100.0 * s);
-        text_set(ov, T_SCORE0 + i, FONT_BODY, TEXT, inner, buf);
-        int score_w = ov->text[T_SCORE0 + i].w;
-        text_draw(ov, T_SCORE0 + i, lb->x + lb->w, lb->y, lb->h, true);
-        text_set(ov, T_LABEL0 + i, FONT_BODY, TEXT, inner - score_w - pad, r->top[i].label);
-        text_draw(ov, T_LABEL0 + i, lb->x, lb->y, lb->h, false);
-    }
-
-    // Stats and the key help at the bottom of the panel.
-    const char *na = "\u2013"; // en dash for "not yet known"
-    char v[32];
-    // The source's name is shortened (…) before its figure is.
-    snprintf(v, sizeof(v), "  %s", r ? "" : na);
-    if (r)
-        snprintf(v, sizeof(v), "  %.1f fps", r->camera_fps);
-    int vw = 0;
-    TTF_SizeUTF8(ov->font[FONT_BODY], v, &vw, NULL);
-    char name[160];
-    fit_text(ov->font[FONT_BODY], ov->source_label, inner - vw, name, sizeof(name));
-    snprintf(buf, sizeof(buf), "%.120s%s", name, v);
-    text_set(ov, T_CAMERA, FONT_BODY, TEXT, inner, buf);
-    snprintf(v, sizeof(v), "%.1f fps", r ? r->inference_fps : 0.0);
-    snprintf(buf, sizeof(buf), "inference  %s", r ? v : na);
-    text_set(ov, T_INFERENCE, FONT_BODY, TEXT, inner, buf);
-    snprintf(v, sizeof(v), "%.1f ms", r ? r->latency_ms : 0.0);
-    snprintf(buf, sizeof(buf), "latency  %s", r ? v : na);
-    text_set(ov, T_LATENCY, FONT_BODY, TEXT, inner, buf);
-    for (int i = 0; i < 3; i++)
-        text_draw(ov, T_CAMERA + i, x, L.stats.y + i * line, line, false);
-    if (ov->help_lines == 1) {
-        text_set(ov, T_HELP, FONT_SMALL, DIM, inner, HELP_1);
-        text_draw(ov, T_HELP, x, h - pad - small_line, small_line, false);
-    } else {
-        text_set(ov, T_HELP, FONT_SMALL, DIM, inner, HELP_2A);
-        text_set(ov, T_HELP2, FONT_SMALL, DIM, inner, HELP_2B);
-        text_draw(ov, T_HELP, x, h - pad - 2 * small_line, small_line, false);
-        text_draw(ov, T_HELP2, x, h - pad - small_line, small_line, false);
-    }
-
-    // The notice ("saved NAME") over the foot of the frame area (the window times it), and
-    // --collect's line above it.
-    const struct {
-        int id;
-        const char *str;
-        struct cc_overlay_rect at;
-    } boxes[] = {{T_NOTICE, ov->notice, L.notice}, {T_COLLECT, ov->collect, L.collect}};
-    for (int i = 0; i < 2; i++) {
-        if (!boxes[i].str[0])
-            continue;
-        text_set(ov, boxes[i].id, FONT_BODY, TEXT, boxes[i].at.w - 2 * pad, boxes[i].str);
-        struct text *t = &ov->text[boxes[i].id];
-        fill(rn, PANEL, boxes[i].at.x, boxes[i].at.y, t->w + 2 * pad, boxes[i].at.h);
-        text_draw(ov, boxes[i].id, boxes[i].at.x + pad, boxes[i].at.y, boxes[i].at.h, false);
-    }
+    fill(rn, PANEL, layout.panel.x, layout.panel.y, layout.panel.w, layout.panel.h);
+    draw_frame_area(ov, &layout, &m);
+    draw_header(ov, &m);
+    draw_rows(ov, &layout, &m);
+    draw_stats(ov, &layout, &m);
+    draw_help(ov, &m);
+    draw_notices(ov, &layout, &m);
     return true;
 }
 
