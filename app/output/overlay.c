@@ -119,7 +119,9 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
-    if (!(ov->draw = cc_overlay_draw_create(ov->renderer, cfg, err)))
+    struct cc_overlay_config drawn = *cfg;
+    drawn.key_hints = true; // the window's keys work
+    if (!(ov->draw = cc_overlay_draw_create(ov->renderer, &drawn, err)))
         goto error;
     SDL_ShowWindow(ov->window);
     if (cfg->fullscreen)

@@ -73,7 +73,9 @@ struct cc_overlay_draw {
     char *font_path;
     TTF_Font *font[FONT_COUNT];
     int font_px;    // body size the fonts were opened at; 0 = none open
-    int help_lines; // 1, or 2 when the key help does not fit the panel's width (set by draw)
+    bool key_hints; // draw the key help (cfg.key_hints)
+    int help_lines; // 0 without key hints, 1, or 2 when they do not fit the panel's width (set
+                    // by draw)
     char *model, *backend, *device, *source_label;
     int top_k; // rows: the configured top_k, at most the model's classes
 
@@ -141,7 +143,8 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
         return NULL;
     }
     ov->renderer = renderer;
-    ov->help_lines = 1;
+    ov->key_hints = cfg->key_hints;
+    ov->help_lines = cfg->key_hints ? 1 : 0;
     ov->top_k = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
     if (ov->top_k > CC_RESULT_MAX_TOP)
         ov->top_k = CC_RESULT_MAX_TOP;
@@ -555,6 +558,8 @@ static void draw_stats(struct cc_overlay_draw *ov, const struct cc_overlay_layou
 // The key hints at the panel's foot, on one line or two.
 static void draw_help(struct cc_overlay_draw *ov, const struct metrics *m)
 {
+    if (ov->help_lines == 0)
+        return;
     if (ov->help_lines == 1) {
         text_set(ov, T_HELP, FONT_SMALL, DIM, m->inner, HELP_1);
         text_draw(ov, T_HELP, m->x, m->h - m->pad - m->small_line, m->small_line, false);
@@ -595,10 +600,10 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     int px = body_px(w, h);
     if (!fonts_open(ov, px, err))
         return false;
-    // The key help on one line when it fits the panel, else on two.
+    // The key help on one line when it fits the panel, else on two; none where no key works.
     int help_w = 0, panel_inner = panel_width(w, px) - 2 * (px * 3 / 4);
     TTF_SizeUTF8(ov->font[FONT_SMALL], HELP_1, &help_w, NULL);
-    ov->help_lines = help_w <= panel_inner ? 1 : 2;
+    ov->help_lines = !ov->key_hints ? 0 : help_w <= panel_inner ? 1 : 2;
     struct cc_overlay_layout layout;
     layout_compute(ov, w, h, px, &layout);
     struct metrics m = metrics_of(w, h, px, &layout);

@@ -49,6 +49,9 @@ struct cc_overlay_config {
     const char *screenshot_dir; // window: where `s` writes screenshots; NULL = current directory
     bool software;              // window: software renderer (tests; default: SDL picks, GPU
                                 // first)
+    bool key_hints;             // draw the key hints ("q quit  f fullscreen ..."); the window
+                                // turns it on (cc_overlay_create); --output and /stream leave
+                                // it off: no key works there
 };
 
 /* Where things are drawn for an output size, in output pixels (for tests and for callers that

@@ -224,7 +224,8 @@ void ovt_check_layout(const struct cc_image *im, const struct cc_overlay_layout 
     int n = 0;
     parts[n++] = L->header;
     parts[n++] = L->stats;
-    parts[n++] = L->help;
+    if (L->help.h > 0) // no key hints where no key works (--output, /stream)
+        parts[n++] = L->help;
     for (int i = 0; i < L->n_rows; i++) {
         struct cc_overlay_rect r = L->label[i];
         r.h = L->bar[i].y + L->bar[i].h - r.y; // the row: label line and bar
@@ -243,14 +244,17 @@ void ovt_check_layout(const struct cc_image *im, const struct cc_overlay_layout 
     }
     CHECKF(ovt_count_not(im, L->header, L->panel_rgb) > 100, "%dx%d: no header text", L->width,
            L->height);
-    CHECKF(ovt_count_not(im, L->help, L->panel_rgb) > 60, "%dx%d: no key hints", L->width,
-           L->height);
-    // The hints' last word ("screenshot") is drawn: the right part of the hint lines has text.
-    struct cc_overlay_rect hr = L->help;
-    hr.y += hr.h / 2;
-    hr.h -= hr.h / 2;
-    CHECKF(ovt_count_not(im, hr, L->panel_rgb) > 30, "%dx%d: last hint line empty", L->width,
-           L->height);
+    if (L->help.h > 0) {
+        CHECKF(ovt_count_not(im, L->help, L->panel_rgb) > 60, "%dx%d: no key hints", L->width,
+               L->height);
+        // The hints' last word ("screenshot") is drawn: the right part of the hint lines has
+        // text.
+        struct cc_overlay_rect hr = L->help;
+        hr.y += hr.h / 2;
+        hr.h -= hr.h / 2;
+        CHECKF(ovt_count_not(im, hr, L->panel_rgb) > 30, "%dx%d: last hint line empty",
+               L->width, L->height);
+    }
     int stray = 0;
     for (int y = L->panel.y; y < L->panel.y + L->panel.h; y++)
         for (int x = L->panel.x; x < L->panel.x + L->panel.w; x++) {

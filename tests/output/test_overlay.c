@@ -232,10 +232,12 @@ static void test_offscreen(int w, int h, const struct cc_frame *frame)
         saved[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
         unsetenv(keep[i]);
     }
+    // With the key hints, as the window draws them, to compare the two pixel for pixel.
     const struct cc_overlay_config cfg = {.model_name = "mobilenet_v3_small",
                                           .backend_name = "vulkan",
                                           .device_name = "llvmpipe (LLVM 15.0.6, 256 bits)",
-                                          .top_k = 5};
+                                          .top_k = 5,
+                                          .key_hints = true};
     struct cc_error err = {{0}};
     struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
     struct cc_image off = {.width = w, .height = h, .channels = 3};
@@ -291,6 +293,33 @@ static void test_offscreen(int w, int h, const struct cc_frame *frame)
     cc_image_finish(&win);
     cc_overlay_destroy(ov);
     free(off.pixels);
+    cc_overlay_offscreen_destroy(o);
+}
+
+/* The pictures --output records and /stream sends (the offscreen overlay as they make it, no
+ * key_hints): no key hints, since no key works there; the stats at the panel's foot instead. */
+static void test_no_key_hints(int w, int h, const struct cc_frame *frame)
+{
+    const struct cc_overlay_config cfg = {.model_name = "m", .top_k = 5};
+    struct cc_error err = {{0}};
+    struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
+    struct cc_image im = {.width = w, .height = h, .channels = 3};
+    im.pixels = calloc((size_t)w * h, 3);
+    struct cc_result r = ovt_crafted_result(30.0);
+    if (CHECKF(o && im.pixels && cc_overlay_render(o, frame, &r, im.pixels, w * 3, &err),
+               "offscreen %dx%d: %s", w, h, err.msg)) {
+        struct cc_overlay_layout L;
+        cc_overlay_offscreen_layout(o, &L);
+        CHECKF(L.help.h == 0, "%dx%d without key hints: a help area %dx%d", w, h, L.help.w,
+               L.help.h);
+        // Below the stats, to the panel's foot, nothing but the panel's colour.
+        struct cc_overlay_rect foot = {L.panel.x, L.stats.y + L.stats.h, L.panel.w,
+                                       L.panel.y + L.panel.h - (L.stats.y + L.stats.h)};
+        CHECKF(foot.h >= 0 && ovt_count_not(&im, foot, L.panel_rgb) == 0,
+               "%dx%d: something drawn below the stats without key hints", w, h);
+        ovt_check_layout(&im, &L);
+    }
+    free(im.pixels);
     cc_overlay_offscreen_destroy(o);
 }
 
@@ -442,6 +471,7 @@ int main(int argc, char **argv)
         CHECK(frame.format == CC_PIX_RGB24 && frame.width == 320 && frame.height == 240)) {
         test_offscreen(800, 480, &frame);
         test_offscreen(480, 320, &frame);
+        test_no_key_hints(800, 480, &frame);
         test_roi_outline(&frame);
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
