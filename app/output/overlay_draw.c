@@ -345,6 +345,8 @@ void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_
     roi_place(ov, out);
     snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
+    if (ov->have_result && ov->result.n_top > 0)
+        snprintf(out->first_label, sizeof(out->first_label), "%s", ov->text[T_LABEL0].str);
     if (ov->notice[0])
         snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
     if (ov->collect[0])
@@ -524,7 +526,13 @@ static void draw_rows(struct cc_overlay_draw *ov, const struct cc_overlay_layout
         text_set(ov, T_SCORE0 + i, FONT_BODY, TEXT, m->inner, buf);
         int score_w = ov->text[T_SCORE0 + i].w;
         text_draw(ov, T_SCORE0 + i, label->x + label->w, label->y, label->h, true);
-        text_set(ov, T_LABEL0 + i, FONT_BODY, TEXT, m->inner - score_w - m->pad, r->top[i].label);
+        // An "unknown" answer (the top score below the model's threshold) says so first; the
+        // scores stay, dimmed.
+        char text[LABEL_MAX + 16];
+        snprintf(text, sizeof(text), "%s%s", r->unknown && i == 0 ? "unknown \u00b7 " : "",
+                 r->top[i].label);
+        text_set(ov, T_LABEL0 + i, FONT_BODY, r->unknown ? DIM : TEXT, m->inner - score_w - m->pad,
+                 text);
         text_draw(ov, T_LABEL0 + i, label->x, label->y, label->h, false);
     }
 }

@@ -84,8 +84,9 @@ struct cc_overlay_layout {
     uint8_t background_rgb[3];                       // letterbox bands
     uint8_t panel_rgb[3];                            // panel background
     // Text as last drawn (after ellipsizing): the title line, the source's fps line, the
-    // notice and the collect line ("" when none shows).
-    char title[160], source_line[160], notice_text[160], collect_text[160];
+    // notice and the collect line ("" when none shows), the first label row ("unknown · …"
+    // for an unknown answer).
+    char title[160], source_line[160], notice_text[160], collect_text[160], first_label[160];
 };
 
 struct cc_overlay_draw;

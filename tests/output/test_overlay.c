@@ -318,6 +318,14 @@ static void test_no_key_hints(int w, int h, const struct cc_frame *frame)
         CHECKF(foot.h >= 0 && ovt_count_not(&im, foot, L.panel_rgb) == 0,
                "%dx%d: something drawn below the stats without key hints", w, h);
         ovt_check_layout(&im, &L);
+        CHECKF(strcmp(L.first_label, r.top[0].label) == 0, "first row %s", L.first_label);
+        // An "unknown" answer says so in the first row, before the best guess.
+        r.unknown = true;
+        CHECK(cc_overlay_render(o, frame, &r, im.pixels, w * 3, &err));
+        cc_overlay_offscreen_layout(o, &L);
+        CHECKF(strncmp(L.first_label, "unknown \u00b7 ", 11) == 0 &&
+                   strncmp(L.first_label + 11, r.top[0].label, 3) == 0,
+               "an unknown answer's first row: \"%s\"", L.first_label);
     }
     free(im.pixels);
     cc_overlay_offscreen_destroy(o);
