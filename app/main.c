@@ -243,6 +243,9 @@ static int load_model(struct app *a)
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
+    // What a SIGHUP compares with (no other thread runs yet); "" when it cannot be hashed.
+    if (!cc_sha256_file(a->model_path, a->reload_sha, &err))
+        a->reload_sha[0] = '\0';
     return 0;
 }
 
@@ -339,9 +342,21 @@ static enum cc_model_reload_status reload_from(struct app *a, const char *path,
 /* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
  * A bundle that fails leaves the old one running: one line says why. Not with a window:
  * loading on main would freeze it for seconds (a loader thread is still to be written). */
+/* SIGHUP: --model again, unless its file is the bundle running (same sha256): logrotate's
+ * SIGHUP, or the service's ExecReload with nothing new, then costs no load and no swap. */
 static void reload_model(struct app *a)
 {
     struct cc_error err = {0};
+    char sha[CC_SHA256_HEX] = "";
+    pthread_mutex_lock(&a->reload_lock);
+    bool same = cc_sha256_file(a->model_path, sha, &err) && a->reload_sha[0] &&
+                strcmp(sha, a->reload_sha) == 0;
+    pthread_mutex_unlock(&a->reload_lock);
+    if (same) {
+        fprintf(stderr, "camclass: model %s unchanged (sha256 %.12s...); not reloaded\n",
+                a->model_path, sha);
+        return;
+    }
     if (reload_from(a, a->model_path, NULL, &err) != CC_MODEL_RELOADED)
         fprintf(stderr, "camclass: %s\n", err.msg);
 }

@@ -108,6 +108,9 @@ def part_sighup(tmp):
         b_sha = hashlib.sha256(f.read()).hexdigest()
     p, log, err = start_looped(tmp, model)
     wait_until(lambda: len(frames(lines(log))) >= 10, 60, "10 frames with A")
+    # The file unchanged (logrotate's SIGHUP): nothing reloaded, no model line, said once.
+    p.send_signal(signal.SIGHUP)
+    wait_until(lambda: "unchanged" in open(err).read(), 60, "the unchanged line")
     os.replace(b, model)
     p.send_signal(signal.SIGHUP)
     wait_until(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
