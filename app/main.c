@@ -184,6 +184,12 @@ struct app {
     // on_model on the inference thread during it (the swap's lock orders the two).
     pthread_mutex_t reload_lock;
     char reload_sha[CC_SHA256_HEX];
+    // With a window, a SIGHUP's reload runs on a thread of its own (loading may take seconds,
+    // and main must keep drawing): reloading is set by main, cleared by that thread; main joins
+    // it before the next one and in app_stop.
+    pthread_t reload_thread;
+    bool reload_joinable;
+    atomic_bool reloading;
 };
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
@@ -316,11 +322,6 @@ static void print_profile(struct app *a)
 static enum cc_model_reload_status reload_from(struct app *a, const char *path,
                                                struct cc_http_loaded *out, struct cc_error *err)
 {
-    if (a->overlay) {
-        cc_error_set(err, "model reload: not with a window (not supported yet); restart "
-                          "camclass to change the model");
-        return CC_MODEL_RELOAD_REFUSED;
-    }
     struct cc_engine_options opt = engine_options(a);
     pthread_mutex_lock(&a->reload_lock);
     enum cc_model_reload_status st =
@@ -403,6 +404,54 @@ static void collect_key(struct app *a, int key, const struct cc_frame *frame)
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
+/* The model the window shows: after a reload (SIGHUP, POST /model) the pipeline runs another. */
+struct shown_model {
+    const struct cc_model *model; // compared only, never read: it may be freed
+    int classes;
+};
+
+/* Main thread: the window's header and rows follow the pipeline's model. */
+static void follow_model(struct app *a, struct shown_model *shown)
+{
+    const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+    if (m != shown->model || m->output.classes != shown->classes) {
+        if (cc_overlay_set_model(a->overlay, m->name, m->output.classes))
+            *shown = (struct shown_model){m, m->output.classes};
+    }
+    cc_pipeline_release_model(a->pipeline);
+}
+
+static void *reload_main(void *arg)
+{
+    struct app *a = arg;
+    reload_model(a);
+    atomic_store(&a->reloading, false);
+    return NULL;
+}
+
+static void join_reload(struct app *a)
+{
+    if (a->reload_joinable)
+        pthread_join(a->reload_thread, NULL);
+    a->reload_joinable = false;
+}
+
+/* Main thread, with a window: a SIGHUP's reload off the drawing thread; a SIGHUP while one runs
+ * waits for it to end (the flag stays set). */
+static void reload_beside(struct app *a)
+{
+    if (atomic_load(&a->reloading) || !atomic_exchange(&reload_flag, 0))
+        return;
+    join_reload(a);
+    atomic_store(&a->reloading, true);
+    if (pthread_create(&a->reload_thread, NULL, reload_main, a) == 0) {
+        a->reload_joinable = true;
+        return;
+    }
+    atomic_store(&a->reloading, false);
+    reload_model(a); // no thread: here, the window waits
+}
+
 static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
 {
     struct cc_frame frame = {0};
@@ -411,9 +460,10 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     int64_t last_present = 0, last_ping = 0;
     uint64_t interval_us = cc_notify_watchdog_interval_us();
     bool ready = false;
+    struct shown_model shown = {cc_engine_model(a->engine),
+                                cc_engine_model(a->engine)->output.classes};
     while (!atomic_load(&stop_flag)) {
-        if (atomic_exchange(&reload_flag, 0))
-            reload_model(a); // says that it does not
+        reload_beside(a);
         state = cc_pipeline_wait(a->pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
@@ -432,6 +482,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
         // While paused frame keeps the picture shown: what keys 1-9 save (--collect).
         bool fresh = cc_pipeline_latest(a->pipeline, seen, &r,
                                         cc_overlay_paused(a->overlay) ? NULL : &frame);
+        if (fresh)
+            follow_model(a, &shown);
         if (fresh || t - last_present > 100000000) { // redraw for resizes at least at 10 Hz
             struct cc_error err = {0};
             if (a->samples) { // the counts, also of pictures POST /samples saved
@@ -718,12 +770,14 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 }
 
 /* Stops in order: the HTTP service first (requests in flight are answered while the pipeline
- * still runs), then the pipeline (the frame in flight and its log line). Idempotent. */
+ * still runs), then the pipeline (the frame in flight and its log line), then a window's
+ * reload thread. Idempotent. */
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
     if (a->pipeline)
         cc_pipeline_stop(a->pipeline);
+    join_reload(a); // a stopped pipeline refuses its swap: it ends soon after its load
 }
 
 /* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */

@@ -365,6 +365,11 @@ void cc_overlay_notice(struct cc_overlay *ov, const char *text)
     ov->notice_until = SDL_GetTicks64() + CC_OVERLAY_NOTICE_MS;
 }
 
+bool cc_overlay_set_model(struct cc_overlay *ov, const char *name, int classes)
+{
+    return cc_overlay_draw_set_model(ov->draw, name, classes);
+}
+
 void cc_overlay_set_collect(struct cc_overlay *ov, const char *line)
 {
     cc_overlay_draw_set_collect(ov->draw, line);

@@ -74,6 +74,10 @@ int cc_overlay_label_key(const struct cc_overlay *ov);
 /* Shows text over the frame's foot for CC_OVERLAY_NOTICE_MS, as "saved NAME" after s. */
 void cc_overlay_notice(struct cc_overlay *ov, const char *text);
 
+/* After a model reload: the header names the new model, the rows fit its classes (the next
+ * result fills them). False when out of memory. Main thread. */
+bool cc_overlay_set_model(struct cc_overlay *ov, const char *name, int classes);
+
 /* --collect's keys and counts, shown above the notice until changed ("" : none). */
 void cc_overlay_set_collect(struct cc_overlay *ov, const char *line);
 

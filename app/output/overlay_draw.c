@@ -77,7 +77,8 @@ struct cc_overlay_draw {
     int help_lines; // 0 without key hints, 1, or 2 when they do not fit the panel's width (set
                     // by draw)
     char *model, *backend, *device, *source_label;
-    int top_k; // rows: the configured top_k, at most the model's classes
+    int top_k;     // rows: the configured top_k, at most the model's classes
+    int top_k_cfg; // the configured top_k (a reloaded model's rows are counted from it)
 
     SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
     int frame_w, frame_h;
@@ -133,6 +134,12 @@ static bool fonts_open(struct cc_overlay_draw *ov, int px, struct cc_error *err)
     return true;
 }
 
+// A 3-class model shows 3 rows, not 2 empty tracks more.
+static int rows_for(int top_k, int classes)
+{
+    return classes > 0 && top_k > classes ? classes : top_k;
+}
+
 struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
                                                const struct cc_overlay_config *cfg,
                                                struct cc_error *err)
@@ -145,11 +152,10 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
     ov->renderer = renderer;
     ov->key_hints = cfg->key_hints;
     ov->help_lines = cfg->key_hints ? 1 : 0;
-    ov->top_k = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
-    if (ov->top_k > CC_RESULT_MAX_TOP)
-        ov->top_k = CC_RESULT_MAX_TOP;
-    if (cfg->classes > 0 && ov->top_k > cfg->classes)
-        ov->top_k = cfg->classes; // a 3-class model shows 3 rows, not 2 empty tracks more
+    ov->top_k_cfg = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
+    if (ov->top_k_cfg > CC_RESULT_MAX_TOP)
+        ov->top_k_cfg = CC_RESULT_MAX_TOP;
+    ov->top_k = rows_for(ov->top_k_cfg, cfg->classes);
     ov->font_path = strdup(cfg->font_path ? cfg->font_path : CC_OVERLAY_DEFAULT_FONT);
     ov->model = dup_or_empty(cfg->model_name);
     ov->backend = dup_or_empty(cfg->backend_name);
@@ -652,6 +658,18 @@ void cc_overlay_draw_set_result(struct cc_overlay_draw *ov, const struct cc_resu
         ov->result.top[i].label = ov->labels[i];
     }
     ov->have_result = true;
+}
+
+bool cc_overlay_draw_set_model(struct cc_overlay_draw *ov, const char *name, int classes)
+{
+    char *copy = dup_or_empty(name);
+    if (!copy)
+        return false;
+    free(ov->model);
+    ov->model = copy;
+    ov->top_k = rows_for(ov->top_k_cfg, classes);
+    ov->have_result = false; // the old model's labels; the next result brings the new ones
+    return true;
 }
 
 void cc_overlay_draw_set_paused(struct cc_overlay_draw *ov, bool paused)

@@ -111,6 +111,10 @@ bool cc_overlay_draw_set_frame(struct cc_overlay_draw *d, const struct cc_frame 
 void cc_overlay_draw_set_result(struct cc_overlay_draw *d, const struct cc_result *r);
 
 /* The window's states: the PAUSED badge, and a notice line ("saved NAME"; "" or NULL: none). */
+/* A model switched to (a reload): its name in the header, rows for its classes (the configured
+ * top_k at most); the old result is dropped. False when out of memory (nothing changes). */
+bool cc_overlay_draw_set_model(struct cc_overlay_draw *ov, const char *name, int classes);
+
 void cc_overlay_draw_set_paused(struct cc_overlay_draw *d, bool paused);
 void cc_overlay_draw_set_notice(struct cc_overlay_draw *d, const char *notice);
 

@@ -329,7 +329,34 @@ def part_classes(tmp):
           labels_in(latest) <= set(b_labels), "classes: /latest names B: %d %r" % (st, latest))
 
 
-PARTS = {"sighup": part_sighup, "serve": part_serve, "post": part_post, "classes": part_classes,
+def part_window(tmp):
+    """With a window (SDL's offscreen driver, asked for by name): SIGHUP reloads too, on a thread
+    beside the drawing one; one model line naming B, frames after it with B's labels."""
+    model, _, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
+    log, err = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr")
+    env = dict(os.environ, SDL_VIDEODRIVER="offscreen")
+    p = start(CAMCLASS, ["--backend", "cpu", "--threads", "1", "--model", model, "--input",
+                         SELFTEST, "--loop", "--fps", "30", "--log", log], err, env=env)
+    wait_until(lambda: len(frames(lines(log))) >= 5, 60, "5 frames with A in a window")
+    os.replace(b, model)
+    p.send_signal(signal.SIGHUP)
+    wait_until(lambda: any(o.get("event") == "model" for o in lines(log)), 60, "the model line")
+    n = len(frames(lines(log)))
+    wait_until(lambda: len(frames(lines(log))) >= n + 5, 60, "5 frames with B")
+    stop(p, "window")
+    text = open(err).read()
+    objs = lines(log)
+    models = [o for o in objs if o.get("event") == "model"]
+    check(len(models) == 1 and models[0].get("model") == b_name, "window: one model line, B's")
+    check("not with a window" not in text and "reloaded" in text,
+          "window: stderr says it reloaded: %r" % text[-300:])
+    after = objs[objs.index(models[0]) + 1:] if models else []
+    check(top_labels(after) <= set(b_labels) and frames(after),
+          "window: frames after the reload carry B's labels")
+
+
+PARTS = {"sighup": part_sighup, "window": part_window, "serve": part_serve, "post": part_post, "classes": part_classes,
          "corrupt": part_corrupt}
 
 if __name__ == "__main__":

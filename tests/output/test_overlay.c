@@ -384,6 +384,27 @@ static void test_roi_outline(const struct cc_frame *frame)
 }
 
 /* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
+/* After a model reload the window names the new model and lays out rows for its classes. */
+static void test_set_model(const struct cc_frame *frame)
+{
+    struct cc_overlay *ov = ovt_open_overlay(800, 480, NULL, true);
+    struct cc_error err = {{0}};
+    struct cc_result r = ovt_crafted_result(30.0);
+    if (!ov)
+        return;
+    CHECK(cc_overlay_present(ov, frame, &r, &err));
+    struct cc_overlay_layout before, after;
+    cc_overlay_layout(ov, &before);
+    CHECK(cc_overlay_set_model(ov, "garage", 3));
+    r.n_top = 3;
+    CHECK(cc_overlay_present(ov, frame, &r, &err));
+    cc_overlay_layout(ov, &after);
+    CHECKF(strcmp(after.title, "garage") == 0 && after.n_rows == 3 && before.n_rows == 5,
+           "after set_model: title \"%s\", %d rows (before %d)", after.title, after.n_rows,
+           before.n_rows);
+    cc_overlay_destroy(ov);
+}
+
 static void test_fit(void)
 {
     static const struct {
@@ -480,6 +501,7 @@ int main(int argc, char **argv)
         test_offscreen(800, 480, &frame);
         test_offscreen(480, 320, &frame);
         test_no_key_hints(800, 480, &frame);
+        test_set_model(&frame);
         test_roi_outline(&frame);
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
