@@ -47,7 +47,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))  # the exporter package, camclass_export
 
 # vivid's "Test Pattern" menu index -> class label. Several menu items share a class: after a
 # squash to 224x224 without antialiasing, 1x1 and 2x2 checkers are both moire whose frequency
@@ -415,7 +415,7 @@ def run_bundle_batched(manifest, consts, x, batch=32):
     """A bundle's graph (ccm_bundle.OPS, the format's op table) on a batch of inputs in
     float32 - i8 weights arrive dequantized from read_bundle. ccm_bundle.run_graph does the
     same for one input in float64; this is its batched form, for speed."""
-    import ccm_bundle
+    from camclass_export import ccm_bundle
     consts = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in consts.items()}
     shapes = {t["name"]: t["shape"] for t in manifest["tensors"]}
     outs = []
@@ -439,8 +439,8 @@ def run_bundle_batched(manifest, consts, x, batch=32):
 def export_and_check(model, ho, ho_x, ho_y, torch_logits, out_dir):
     """Exports fp32 and int8 bundles, then evaluates both bundles' graphs (as written, read
     back with ccm_bundle, run in float64) on the held-out frames."""
-    import camclass_export
-    import ccm_bundle
+    from camclass_export import ccm_bundle
+    from camclass_export import export as camclass_export
     fp32 = os.path.join(out_dir, "selftest.ccm")
     int8 = os.path.join(out_dir, "selftest-int8.ccm")
     name = "selftest_mobilenet_v2_%g" % WIDTH_MULT
@@ -516,7 +516,7 @@ def write_thresholds(args):
     """Classifies the sample clip with both bundles (as written, in PyTorch) and records each
     bundle's top-1 accuracy as its minimum in SAMPLE/selftest.json (what `camclass --selftest`
     and tests/models enforce). Floored to 4 decimals so that the figure is reachable."""
-    import ccm_bundle
+    from camclass_export import ccm_bundle
     from PIL import Image
     names = sorted(n for n in os.listdir(args.sample) if n.lower().endswith(".png"))
     with open(os.path.join(args.sample, "labels.txt"), encoding="utf-8") as f:

@@ -475,7 +475,7 @@ static const struct {
     const char *ext;
     const char *what;
 } foreign_models[] = {
-    // camclass-export: the exporter's installed name (tools/camclass_export.py in the source
+    // camclass-export: the exporter's installed name (tools/camclass-export in the source
     // tree, which the README names too); messages name nothing an installed system lacks.
     {".onnx", "an ONNX model; convert it with camclass-export --onnx FILE "
               "(camclass-export(1))"},

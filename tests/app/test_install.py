@@ -97,8 +97,8 @@ def install(root):
 ETC = re.compile(r"(?<![\w.-])/etc/camclass")  # /etc/camclass, not /usr/local/etc/camclass
 PROGRAMS = ["camclass", "camclass-bench", "camclass-capture", "camclass-export",
             "camclass-fetch-imagenet", "camclass-train"]
-MODULES = ["camclass_export.py", "ccm_bundle.py", "ccm_lower.py", "ccm_calibrate.py",
-           "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py"]
+MODULES = ["__init__.py", "__main__.py", "export.py", "ccm_bundle.py", "ccm_lower.py",
+           "ccm_calibrate.py", "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py"]
 
 
 def check_layout(dirs, paths):
@@ -112,7 +112,8 @@ def check_layout(dirs, paths):
     frames = os.path.join(dirs["data"], "samples", "selftest")
     check(os.path.isdir(frames) and len(os.listdir(frames)) > 10, "samples/selftest installed")
     for m in MODULES:
-        check(os.path.isfile(os.path.join(dirs["data"], "python", m)), "python/%s installed" % m)
+        check(os.path.isfile(os.path.join(dirs["data"], "python", "camclass_export", m)),
+              "python/camclass_export/%s installed" % m)
     check(os.path.isfile(dirs["config"]), "config installed as %s" % paths["config"])
     check(os.path.isfile(os.path.join(dirs["data"], "www", "index.html")),
           "www/index.html (--serve's page) installed")
@@ -220,7 +221,7 @@ def check_runs(dirs, home):
     check(rc == 0 and len(objs) == len(lines) and len(objs) >= 50,
           "installed camclass --headless --log -: %d JSON lines on stdout (exit %d)"
           % (len(objs), rc))
-    check("tools/fetch_imagenet.py" not in err and "camclass-fetch-imagenet" in err,
+    check("tools/camclass-fetch-imagenet" not in err and "camclass-fetch-imagenet" in err,
           "the self-test model's notice names the installed fetch command")
     # A model put into the user's data folder later is found, without reinstalling: through
     # $XDG_DATA_HOME, through ~/.local/share when it is unset, and a relative one is ignored.
@@ -268,7 +269,7 @@ def check_export_needs(dirs, root, home):
 def check_fetch(dirs, root, home):
     sys.path.insert(0, os.path.join(dirs["data"], "python"))  # the installed modules
     import torch
-    import camclass_export as ce
+    from camclass_export import export as ce
     torch.set_num_threads(1)
     served = os.path.join(root, "served")
     os.makedirs(served)

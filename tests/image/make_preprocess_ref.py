@@ -22,7 +22,7 @@ PNG or JPEG file; the C side decodes it with camclass's own file source, PIL wit
 decoder); without PHOTOs, the photographs of Debian's python3-skimage (PHOTOS below;
 tools/setup.sh installs it), shrunk 1.2x to 5.5x, and one enlarged.
 
-The PIL references also check tools/ccm_calibrate.py, the exporter's Python copy of camclass's
+The PIL references also check camclass_export/ccm_calibrate.py, the exporter's Python copy of camclass's
 preprocessing (calibration images), against the same numbers.
 
 A region of interest (--roi, the bundle's input.roi) crops the frame first: ROI cases
@@ -48,8 +48,7 @@ import torchvision.transforms.functional as TF
 from PIL import Image
 from torchvision.transforms import InterpolationMode
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import ccm_calibrate  # noqa: E402  (tools/ccm_calibrate.py)
+from camclass_export import ccm_calibrate
 
 torch.set_num_threads(1)
 
@@ -257,7 +256,7 @@ def roi_cases(out, rng, n, lines):
 
 
 def check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref):
-    """tools/ccm_calibrate.py's preprocessing of rgb ((3, h, w) float) against ref."""
+    """camclass_export.ccm_calibrate's preprocessing of rgb ((3, h, w) float) against ref."""
     spec = {"shape": [1, 3, oh, ow], "color_order": color, "mean": list(mean),
             "std": list(std), "resize": {"policy": policy}}
     if policy == "center_crop":

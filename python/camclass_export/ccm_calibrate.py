@@ -18,7 +18,7 @@ import torch.nn.functional as F
 import torchvision.transforms.functional as TF
 from torchvision.transforms import InterpolationMode
 
-import ccm_bundle
+from . import ccm_bundle
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 # Ops whose output takes its input's quantization: they only move or clip values, and the

@@ -1,0 +1,16 @@
+"""camclass_export — camclass's model tools, one package: the exporter (PyTorch or ONNX -> a
+camclass bundle, docs/MODEL_FORMAT.md) and the ImageNet fetch tool.
+
+    export          the exporter's command line and export_module() (camclass-export)
+    ccm_lower       torch.fx graph -> bundle ops, and the graph passes (BN folding, fusion)
+    ccm_onnx        ONNX graph -> bundle ops (--onnx)
+    ccm_torchquant  PyTorch's eager-mode quantized models (--model quantization.NAME)
+    ccm_calibrate   activation ranges on calibration images (--quantize int8 --calibrate)
+    ccm_bundle      the bundle format in Python: read a bundle, run its graph in float64
+    fetch_imagenet  torchvision's ImageNet mobilenet_v2 -> mobilenet_v2-imagenet.ccm
+
+The commands: tools/camclass-export and tools/camclass-fetch-imagenet in the source tree;
+camclass-export and camclass-fetch-imagenet installed (python/installed_tool.py.in), with this
+package in <datadir>/camclass/python; `python3 -m camclass_export` is the exporter too. Tests
+import it with python/ on PYTHONPATH (tests/meson.build).
+"""
