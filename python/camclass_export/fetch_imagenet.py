@@ -1,7 +1,9 @@
 """fetch_imagenet — torchvision's ImageNet mobilenet_v2 -> a camclass bundle, mobilenet_v2-imagenet.ccm
 
-    tools/camclass-fetch-imagenet [--url URL] [--dest DIR] [--force] [--timeout S] [--threads N]
-    camclass-fetch-imagenet [--url URL] [--dest DIR | --system] [--force] [--timeout S] [--threads N]
+    tools/camclass-fetch-imagenet [--url URL] [--dest DIR] [--force] [--timeout S]
+                                  [--threads N]
+    camclass-fetch-imagenet [--url URL] [--dest DIR | --system] [--force] [--timeout S]
+                            [--threads N]
 
 From the source tree the bundle goes to assets/models/ (where build/app/camclass looks); as
 installed (camclass-fetch-imagenet, python/installed_tool.py.in) to $XDG_DATA_HOME/camclass/models
