@@ -48,6 +48,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))  # the exporter package, camclass_export
+from camclass_export import preprocess  # noqa: E402
 
 # vivid's "Test Pattern" menu index -> class label. Several menu items share a class: after a
 # squash to 224x224 without antialiasing, 1x1 and 2x2 checkers are both moire whose frequency
@@ -265,22 +266,19 @@ def load_split(data_dir, split):
 
 
 def squash(img_u8, crop=None):
-    """camclass's squash: bilinear, align_corners=False, no antialias, on RGB integers as
-    float; crop (x0, y0, x1, y1) first for augmentation. Returns 3x224x224 in [0, 255]."""
+    """camclass's squash (camclass_export.preprocess: bilinear, align_corners=False, no
+    antialias) of RGB integers as float; crop (x0, y0, x1, y1) first for augmentation.
+    Returns 3x224x224 in [0, 255]."""
     x = img_u8
     if crop is not None:
         x0, y0, x1, y1 = crop
         x = x[:, y0:y1, x0:x1]
-    x = x.float().unsqueeze(0)
-    return F.interpolate(x, size=(INPUT, INPUT), mode="bilinear", align_corners=False)[0]
-
-
-_MEAN_T = torch.tensor(MEAN).view(3, 1, 1)
-_STD_T = torch.tensor(STD).view(3, 1, 1)
+    return preprocess.resize(x.float(), "squash", 0, INPUT, INPUT)
 
 
 def normalize(x255):
-    return (x255 / 255.0 - _MEAN_T) / _STD_T
+    """The bundle's normalization (camclass_export.preprocess): RGB, ImageNet's mean and std."""
+    return preprocess.normalize(x255, "RGB", MEAN, STD)
 
 
 def preprocess_all(items):

@@ -6,6 +6,7 @@ camclass bundle, docs/MODEL_FORMAT.md) and the ImageNet fetch tool.
     ccm_onnx        ONNX graph -> bundle ops (--onnx)
     ccm_torchquant  PyTorch's eager-mode quantized models (--model quantization.NAME)
     ccm_calibrate   activation ranges on calibration images (--quantize int8 --calibrate)
+    preprocess      camclass's preprocessing (docs/PREPROCESSING.md), the one Python reference
     ccm_bundle      the bundle format in Python: read a bundle, run its graph in float64
     fetch_imagenet  torchvision's ImageNet mobilenet_v2 -> mobilenet_v2-imagenet.ccm
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Tests of the exporter (camclass_export/export.py, tools/camclass-export): BatchNorm folding, activation fusion,
-unsupported ops, no partial bundles, labels, the bundle layout of docs/MODEL_FORMAT.md.
+"""Tests of the exporter (camclass_export/export.py, tools/camclass-export): BatchNorm
+folding, activation fusion, unsupported ops, no partial bundles, labels, the bundle layout of
+docs/MODEL_FORMAT.md.
 
 Bundles are parsed here with zipfile + json, independently of the exporter's own reader; the
 numbers are checked against PyTorch. Tolerances: folded weights within 1e-6 relative of the
@@ -479,7 +480,7 @@ def test_antialias(c):
                 (3, {"policy": "center_crop", "size": 15, "antialias": True}),
                 "--antialias on: version and resize")
     # quantizing it with calibration: version 3 stays (it includes version 2's "quant"),
-    # and the calibration images are resized as PIL does (ccm_calibrate.preprocess)
+    # and the calibration images are resized as PIL does (camclass_export.preprocess)
     q = os.path.join(c.dir, "q.ccm")
     r = run_cli("--bundle", c.path, "--quantize", "int8", "--calibrate", SAMPLES,
                 "--calibrate-limit", "4", "-o", q)
