@@ -9,6 +9,7 @@ camclass bundle, docs/MODEL_FORMAT.md) and the ImageNet fetch tool.
     preprocess      camclass's preprocessing (docs/PREPROCESSING.md), the one Python reference
     ccm_bundle      the bundle format in Python: read a bundle, run its graph in float64
     fetch_imagenet  torchvision's ImageNet mobilenet_v2 -> mobilenet_v2-imagenet.ccm
+    launch          how each command starts: a missing package is one line naming it, exit 2
 
 The commands: tools/camclass-export and tools/camclass-fetch-imagenet in the source tree;
 camclass-export and camclass-fetch-imagenet installed (python/installed_tool.py.in), with this

@@ -58,7 +58,7 @@ import torch.fx
 import torch.nn as nn
 from torch.fx.passes.shape_prop import ShapeProp
 
-from . import ccm_bundle, ccm_calibrate, ccm_onnx, ccm_torchquant
+from . import ccm_bundle, ccm_calibrate, ccm_torchquant
 from .ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,
                         fold_batchnorm, fold_input_normalization, fuse_activations, prune_dead,
                         rename_tensor)
@@ -377,6 +377,7 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     center_crop at 256/224 of the input size. The graph is checked against PyTorch by the
     tests (tests/models/test_onnx.py), not here: Debian has no ONNX runtime for Python.
     Returns a summary dict like export_module's. Raises ExportError (nothing written)."""
+    from . import ccm_onnx  # python3-onnx: needed for --onnx only
     model = ccm_onnx.load(path)
     L = ccm_onnx.OnnxLowering(model, input_size)
     L.run()

@@ -31,7 +31,7 @@ import sys
 PART, MESON, BUILD = sys.argv[1:4]  # argv[4]: the built camclass (see meson.build)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, in_tmpdir  # noqa: E402
+from checks import check, hiding_modules, host_command, in_tmpdir  # noqa: E402
 
 
 def run(cmd, env=None, cwd=None, timeout=120):
@@ -200,12 +200,14 @@ def check_runs(dirs, home):
           "--selftest uses the installed model (%s)" % model_line(err))
     check("tools/" not in err and "assets/" not in err,
           "no message names the source tree: %s" % err.strip()[-300:])
-    # A model camclass cannot read: the way out names the installed exporter, no source path.
+    # A model camclass cannot read: the way out names the installed exporter, and no source
+    # path but the source tree's command, named as such.
     for name in ("model.onnx", "model.pth", "model.ccm"):
         with open(os.path.join(home, name), "w") as f:
             f.write("not a bundle\n")
         rc, out, err = run([camclass, "--headless", "--model", name, "--input", home],
                            env=clean_env(home), cwd=home)
+        err = err.replace("in camclass's source tree: tools/camclass-export", "")
         check(rc == 2 and "camclass-export" in err and not re.search(r"tools/|docs/|assets/", err),
               "--model %s: exit 2, names camclass-export, no source path (exit %d): %s"
               % (name, rc, err.strip()[-300:]))
@@ -249,17 +251,13 @@ def check_runs(dirs, home):
 
 
 def check_export_needs(dirs, root, home):
-    """camclass-export without PyTorch: one line naming the packages, exit 1."""
-    fake = os.path.join(root, "no-torch", "torch")
-    os.makedirs(fake)
-    with open(os.path.join(fake, "__init__.py"), "w") as f:
-        f.write("raise ImportError(\"No module named 'torch'\")\n")
+    """camclass-export without PyTorch: one line naming the package, exit 2."""
+    env = hiding_modules(os.path.join(root, "no-torch"), ["torch"], clean_env(home))
     exe = os.path.join(dirs["bin"], "camclass-export")
-    rc, out, err = run([exe, "--help"], env=clean_env(home, PYTHONPATH=os.path.dirname(fake)),
-                       cwd=home)
-    check(rc == 1 and len(err.splitlines()) == 1 and "python3-torch" in err
+    rc, out, err = run([exe, "--help"], env=env, cwd=home)
+    check(rc == 2 and len(err.splitlines()) == 1 and "python3-torch" in err
           and err.startswith("camclass-export: No module named 'torch': "),
-          "camclass-export without PyTorch: one line naming python3-torch (exit %d): %s"
+          "camclass-export without PyTorch: one line naming python3-torch, exit 2 (exit %d): %s"
           % (rc, err.strip()[:300]))
     rc, out, err = run([exe, "--help"], env=clean_env(home), cwd=home)
     check(rc == 0 and out.startswith("usage: camclass-export"),
