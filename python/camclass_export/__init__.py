@@ -8,6 +8,7 @@ camclass bundle, docs/MODEL_FORMAT.md) and the ImageNet fetch tool.
     ccm_calibrate   activation ranges on calibration images (--quantize int8 --calibrate)
     preprocess      camclass's preprocessing (docs/PREPROCESSING.md), the one Python reference
     ccm_bundle      the bundle format in Python: read a bundle, run its graph in float64
+    checkpoint      a .pth (torch.save's state_dict) read with the standard library
     fetch_imagenet  torchvision's ImageNet mobilenet_v2 -> mobilenet_v2-imagenet.ccm
     launch          how each command starts: a missing package is one line naming it, exit 2
 

@@ -190,19 +190,21 @@ def download(url, f, timeout):
 
 
 def load_model(pth):
-    """torchvision's mobilenet_v2 (1000 classes) with the state_dict in pth, eval mode."""
+    """torchvision's mobilenet_v2 (1000 classes) with the state_dict in pth, eval mode. The
+    file came from the network: it is read by checkpoint.py's restricted unpickler (tensors
+    only, nothing of the file run), not by torch.load."""
     import torch
+    from . import checkpoint
     from . import export as ce
     model = ce.build_torchvision_model("mobilenet_v2", 1000)
     try:
-        try:  # tensors only: the file came from the network
-            state = torch.load(pth, map_location="cpu", weights_only=True)
-        except TypeError:  # a torch without weights_only
-            state = torch.load(pth, map_location="cpu")
+        state = checkpoint.read(pth, use_numpy=True)
         if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
             state = state["state_dict"]
-        model.load_state_dict(state)
-    except Exception as e:  # pickle errors, missing/unexpected keys, size mismatches
+        if not isinstance(state, dict):
+            raise checkpoint.CheckpointError("a %s, not a state_dict" % type(state).__name__)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    except Exception as e:  # not a checkpoint, missing/unexpected keys, size mismatches
         msg = str(e).strip().splitlines()
         raise FetchError("the downloaded file is not a mobilenet_v2 ImageNet state_dict (%s); "
                          "nothing installed" % (msg[0] if msg else type(e).__name__))

@@ -98,7 +98,8 @@ ETC = re.compile(r"(?<![\w.-])/etc/camclass")  # /etc/camclass, not /usr/local/e
 PROGRAMS = ["camclass", "camclass-bench", "camclass-capture", "camclass-export",
             "camclass-fetch-imagenet", "camclass-train"]
 MODULES = ["__init__.py", "__main__.py", "export.py", "ccm_bundle.py", "ccm_lower.py",
-           "ccm_calibrate.py", "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py"]
+           "ccm_calibrate.py", "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py",
+           "preprocess.py", "launch.py", "checkpoint.py"]
 
 
 def check_layout(dirs, paths):
