@@ -21,7 +21,7 @@ enum cc_asset_root {
     CC_ASSET_ENV,    // $CAMCLASS_DATADIR
     CC_ASSET_USER,   // $XDG_DATA_HOME/camclass, else ~/.local/share/camclass
     CC_ASSET_EXE,    // <exe>/../share/camclass
-    CC_ASSET_SOURCE, // the source tree's assets/ (tools/fetch_imagenet.py's)
+    CC_ASSET_SOURCE, // the source tree's assets/ (tools/camclass-fetch-imagenet's)
     CC_ASSET_DATA,   // the configured <datadir>/camclass (camclass-fetch-imagenet --system's)
     CC_ASSET_ROOTS
 };

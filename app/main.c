@@ -145,7 +145,8 @@ static bool choose_model(const struct cc_cli *cli, char *path, size_t size, stru
                 "camclass: model %s (the self-test model: vivid test patterns; "
                 "%s installs the ImageNet model)\n",
                 path,
-                root == CC_ASSET_SOURCE ? "tools/fetch_imagenet.py" : "camclass-fetch-imagenet");
+                root == CC_ASSET_SOURCE ? "tools/camclass-fetch-imagenet"
+                                        : "camclass-fetch-imagenet");
         return true;
     }
     char where[CC_ASSET_WHERE_SIZE];

@@ -8,10 +8,10 @@ terminate() signals a started program and collects its output, wait_exit() waits
 and stop() checks that SIGTERM ends it with 0, each killing it on a hang; free_port() is a
 loopback port with nothing on it, lines_of() a log file's lines; in_tmpdir() runs a driver's
 parts in a temporary folder and ends with summary(); relabeled() copies a bundle with other
-labels (a model reload's "other model").
+labels (a model reload's "other model"); hiding_modules() an environment whose python3 cannot
+import the named packages.
 
-    sys.path.insert(0, <the tests/ folder>)
-    from checks import check, summary
+    from checks import check, summary   (tests/ is on PYTHONPATH: tests/meson.build)
 """
 import os
 import shlex
@@ -171,3 +171,18 @@ def relabeled(src, dst):
                 n = len([x for x in data.decode().splitlines() if x])
                 data = "".join("reload-%d\n" % i for i in range(n)).encode()
             zo.writestr(item, data)
+
+
+def hiding_modules(folder, names, env=None):
+    """env (os.environ by default) with folder first on PYTHONPATH, where a package of each
+    name raises what a missing package raises (ModuleNotFoundError "No module named 'NAME'"):
+    a python3 run with it cannot import them, as on a system that lacks them (Debian's
+    packages stay installed). Creates folder's packages."""
+    for name in names:
+        os.makedirs(os.path.join(folder, name), exist_ok=True)
+        with open(os.path.join(folder, name, "__init__.py"), "w") as f:
+            f.write("raise ModuleNotFoundError(\"No module named '%s'\", name=%r)\n"
+                    % (name, name))
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, env.get("PYTHONPATH")) if p)
+    return env

@@ -26,7 +26,7 @@ dir="$build/perf-zoo"
 mkdir -p "$dir"
 vk_runs=$(( runs / 4 < 3 ? 3 : runs / 4 ))
 for m in "${models[@]}"; do
-  [ -f "$dir/$m.ccm" ] || /usr/bin/python3 tools/camclass_export.py --model "$m" --random-seed 1 \
+  [ -f "$dir/$m.ccm" ] || /usr/bin/python3 tools/camclass-export --model "$m" --random-seed 1 \
     -o "$dir/$m.ccm" >/dev/null
 done
 

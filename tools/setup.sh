@@ -43,7 +43,7 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
   libmicrohttpd-dev liblbfgs-dev libcurl4-openssl-dev libwebp-dev python3"
 
 # --- Test: only tools/test.sh installs these -------------------------------------------------
-# python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass_export.py,
+# python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass-export,
 # installed as camclass-export; it needs them for every export, ONNX included) makes the test
 # bundles and the references at build time; python3-onnx: the ONNX importer's tests.
 # (The exporter and camclass-fetch-imagenet are run-time tools too, but optional: they say

@@ -47,7 +47,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))  # the exporter package, camclass_export
+from camclass_export import preprocess  # noqa: E402
 
 # vivid's "Test Pattern" menu index -> class label. Several menu items share a class: after a
 # squash to 224x224 without antialiasing, 1x1 and 2x2 checkers are both moire whose frequency
@@ -265,22 +266,19 @@ def load_split(data_dir, split):
 
 
 def squash(img_u8, crop=None):
-    """camclass's squash: bilinear, align_corners=False, no antialias, on RGB integers as
-    float; crop (x0, y0, x1, y1) first for augmentation. Returns 3x224x224 in [0, 255]."""
+    """camclass's squash (camclass_export.preprocess: bilinear, align_corners=False, no
+    antialias) of RGB integers as float; crop (x0, y0, x1, y1) first for augmentation.
+    Returns 3x224x224 in [0, 255]."""
     x = img_u8
     if crop is not None:
         x0, y0, x1, y1 = crop
         x = x[:, y0:y1, x0:x1]
-    x = x.float().unsqueeze(0)
-    return F.interpolate(x, size=(INPUT, INPUT), mode="bilinear", align_corners=False)[0]
-
-
-_MEAN_T = torch.tensor(MEAN).view(3, 1, 1)
-_STD_T = torch.tensor(STD).view(3, 1, 1)
+    return preprocess.resize(x.float(), "squash", 0, INPUT, INPUT)
 
 
 def normalize(x255):
-    return (x255 / 255.0 - _MEAN_T) / _STD_T
+    """The bundle's normalization (camclass_export.preprocess): RGB, ImageNet's mean and std."""
+    return preprocess.normalize(x255, "RGB", MEAN, STD)
 
 
 def preprocess_all(items):
@@ -415,7 +413,7 @@ def run_bundle_batched(manifest, consts, x, batch=32):
     """A bundle's graph (ccm_bundle.OPS, the format's op table) on a batch of inputs in
     float32 - i8 weights arrive dequantized from read_bundle. ccm_bundle.run_graph does the
     same for one input in float64; this is its batched form, for speed."""
-    import ccm_bundle
+    from camclass_export import ccm_bundle
     consts = {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in consts.items()}
     shapes = {t["name"]: t["shape"] for t in manifest["tensors"]}
     outs = []
@@ -439,8 +437,8 @@ def run_bundle_batched(manifest, consts, x, batch=32):
 def export_and_check(model, ho, ho_x, ho_y, torch_logits, out_dir):
     """Exports fp32 and int8 bundles, then evaluates both bundles' graphs (as written, read
     back with ccm_bundle, run in float64) on the held-out frames."""
-    import camclass_export
-    import ccm_bundle
+    from camclass_export import ccm_bundle
+    from camclass_export import export as camclass_export
     fp32 = os.path.join(out_dir, "selftest.ccm")
     int8 = os.path.join(out_dir, "selftest-int8.ccm")
     name = "selftest_mobilenet_v2_%g" % WIDTH_MULT
@@ -516,7 +514,7 @@ def write_thresholds(args):
     """Classifies the sample clip with both bundles (as written, in PyTorch) and records each
     bundle's top-1 accuracy as its minimum in SAMPLE/selftest.json (what `camclass --selftest`
     and tests/models enforce). Floored to 4 decimals so that the figure is reachable."""
-    import ccm_bundle
+    from camclass_export import ccm_bundle
     from PIL import Image
     names = sorted(n for n in os.listdir(args.sample) if n.lower().endswith(".png"))
     with open(os.path.join(args.sample, "labels.txt"), encoding="utf-8") as f:

@@ -475,16 +475,17 @@ static const struct {
     const char *ext;
     const char *what;
 } foreign_models[] = {
-    // camclass-export: the exporter's installed name (tools/camclass_export.py in the source
-    // tree, which the README names too); messages name nothing an installed system lacks.
+    // camclass-export: the exporter's installed name, and tools/camclass-export, the same
+    // command in a source tree (which a build-tree camclass runs from): the engine cannot
+    // tell which this camclass is, so the message names both, the source tree's as such.
     {".onnx", "an ONNX model; convert it with camclass-export --onnx FILE "
-              "(camclass-export(1))"},
+              "(camclass-export(1); in camclass's source tree: tools/camclass-export)"},
     {".pt", "a PyTorch file; convert it with camclass-export --model NAME --weights "
             "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE "
-            "(camclass-export(1))"},
+            "(camclass-export(1); in camclass's source tree: tools/camclass-export)"},
     {".pth", "a PyTorch file; convert it with camclass-export --model NAME --weights "
              "FILE (a torchvision model) or --module FILE.py:CLASS --weights FILE "
-             "(camclass-export(1))"},
+             "(camclass-export(1); in camclass's source tree: tools/camclass-export)"},
     {".tflite", "a TensorFlow Lite model; camclass reads its own bundles (.ccm), made from "
                 "PyTorch or ONNX by camclass-export (camclass-export(1))"},
 };

@@ -4,8 +4,8 @@
  * with cJSON, one function per section, mirroring what bundle.c and bundle_manifest.c read
  * (every attribute spelled as their parsers spell it), while laying the constants out in
  * weights.bin; then write the zip (libzip) to a temporary file beside the path, fsync it and
- * rename it into place. The exporter's writer (tools/camclass_export.py, write_bundle) is the
- * model: the same entry names, 64-byte aligned tensors, labels.txt one label per line, entry
+ * rename it into place. The exporter's writer (python/camclass_export/export.py, write_bundle)
+ * is the model: the same entry names, 64-byte aligned tensors, labels.txt one label per line, entry
  * times 1980-01-01 so that one model always gives the same bytes.
  *
  * weights.bin is never copied: it is a libzip buffer source made of fragments that point into

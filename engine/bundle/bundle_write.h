@@ -1,10 +1,10 @@
 /* camclass — the bundle writer: a finalized model -> a bundle on disk (docs/MODEL_FORMAT.md).
  *
- * The C counterpart of tools/camclass_export.py's writer, for tools that make models in C
- * (camclass-train's new classifier heads): the same entries (manifest.json, labels.txt,
- * weights.bin stored, each tensor at a multiple of 64 bytes), the lowest format version the
- * model needs, and a file that cc_bundle_load() and tools/ccm_bundle.py read back as the same
- * model. Nothing here keeps global state; writes are independent.
+ * The C counterpart of the exporter's writer (python/camclass_export/export.py), for tools
+ * that make models in C (camclass-train's new classifier heads): the same entries
+ * (manifest.json, labels.txt, weights.bin stored, each tensor at a multiple of 64 bytes), the
+ * lowest format version the model needs, and a file that cc_bundle_load() and
+ * camclass_export/ccm_bundle.py read back as the same model. Nothing here keeps global state; writes are independent.
  */
 #ifndef CC_BUNDLE_WRITE_H
 #define CC_BUNDLE_WRITE_H

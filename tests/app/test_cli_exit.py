@@ -95,7 +95,8 @@ def main():
         (["--model", text, "--input", y4m, "--backend", "cpu", "--headless"],
          "camclass: bundle " + text),
         (["--model", os.path.join(tmp, "net.onnx"), "--input", y4m, "--headless"],
-         "an ONNX model; convert it with camclass-export --onnx FILE"),
+         "an ONNX model; convert it with camclass-export --onnx FILE (camclass-export(1); "
+         "in camclass's source tree: tools/camclass-export)"),
         (["--model", os.path.join(tmp, "net.pth"), "--input", y4m, "--headless"],
          "a PyTorch file; convert it with camclass-export"),
         (common + ["--input", "/nonexistent/clip.y4m"],

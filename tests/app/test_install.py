@@ -31,7 +31,7 @@ import sys
 PART, MESON, BUILD = sys.argv[1:4]  # argv[4]: the built camclass (see meson.build)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, in_tmpdir  # noqa: E402
+from checks import check, hiding_modules, host_command, in_tmpdir  # noqa: E402
 
 
 def run(cmd, env=None, cwd=None, timeout=120):
@@ -97,8 +97,9 @@ def install(root):
 ETC = re.compile(r"(?<![\w.-])/etc/camclass")  # /etc/camclass, not /usr/local/etc/camclass
 PROGRAMS = ["camclass", "camclass-bench", "camclass-capture", "camclass-export",
             "camclass-fetch-imagenet", "camclass-train"]
-MODULES = ["camclass_export.py", "ccm_bundle.py", "ccm_lower.py", "ccm_calibrate.py",
-           "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py"]
+MODULES = ["__init__.py", "__main__.py", "export.py", "ccm_bundle.py", "ccm_lower.py",
+           "ccm_calibrate.py", "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py",
+           "preprocess.py", "launch.py", "checkpoint.py"]
 
 
 def check_layout(dirs, paths):
@@ -112,7 +113,8 @@ def check_layout(dirs, paths):
     frames = os.path.join(dirs["data"], "samples", "selftest")
     check(os.path.isdir(frames) and len(os.listdir(frames)) > 10, "samples/selftest installed")
     for m in MODULES:
-        check(os.path.isfile(os.path.join(dirs["data"], "python", m)), "python/%s installed" % m)
+        check(os.path.isfile(os.path.join(dirs["data"], "python", "camclass_export", m)),
+              "python/camclass_export/%s installed" % m)
     check(os.path.isfile(dirs["config"]), "config installed as %s" % paths["config"])
     check(os.path.isfile(os.path.join(dirs["data"], "www", "index.html")),
           "www/index.html (--serve's page) installed")
@@ -199,12 +201,14 @@ def check_runs(dirs, home):
           "--selftest uses the installed model (%s)" % model_line(err))
     check("tools/" not in err and "assets/" not in err,
           "no message names the source tree: %s" % err.strip()[-300:])
-    # A model camclass cannot read: the way out names the installed exporter, no source path.
+    # A model camclass cannot read: the way out names the installed exporter, and no source
+    # path but the source tree's command, named as such.
     for name in ("model.onnx", "model.pth", "model.ccm"):
         with open(os.path.join(home, name), "w") as f:
             f.write("not a bundle\n")
         rc, out, err = run([camclass, "--headless", "--model", name, "--input", home],
                            env=clean_env(home), cwd=home)
+        err = err.replace("in camclass's source tree: tools/camclass-export", "")
         check(rc == 2 and "camclass-export" in err and not re.search(r"tools/|docs/|assets/", err),
               "--model %s: exit 2, names camclass-export, no source path (exit %d): %s"
               % (name, rc, err.strip()[-300:]))
@@ -220,7 +224,7 @@ def check_runs(dirs, home):
     check(rc == 0 and len(objs) == len(lines) and len(objs) >= 50,
           "installed camclass --headless --log -: %d JSON lines on stdout (exit %d)"
           % (len(objs), rc))
-    check("tools/fetch_imagenet.py" not in err and "camclass-fetch-imagenet" in err,
+    check("tools/camclass-fetch-imagenet" not in err and "camclass-fetch-imagenet" in err,
           "the self-test model's notice names the installed fetch command")
     # A model put into the user's data folder later is found, without reinstalling: through
     # $XDG_DATA_HOME, through ~/.local/share when it is unset, and a relative one is ignored.
@@ -248,17 +252,13 @@ def check_runs(dirs, home):
 
 
 def check_export_needs(dirs, root, home):
-    """camclass-export without PyTorch: one line naming the packages, exit 1."""
-    fake = os.path.join(root, "no-torch", "torch")
-    os.makedirs(fake)
-    with open(os.path.join(fake, "__init__.py"), "w") as f:
-        f.write("raise ImportError(\"No module named 'torch'\")\n")
+    """camclass-export without PyTorch: one line naming the package, exit 2."""
+    env = hiding_modules(os.path.join(root, "no-torch"), ["torch"], clean_env(home))
     exe = os.path.join(dirs["bin"], "camclass-export")
-    rc, out, err = run([exe, "--help"], env=clean_env(home, PYTHONPATH=os.path.dirname(fake)),
-                       cwd=home)
-    check(rc == 1 and len(err.splitlines()) == 1 and "python3-torch" in err
+    rc, out, err = run([exe, "--help"], env=env, cwd=home)
+    check(rc == 2 and len(err.splitlines()) == 1 and "python3-torch" in err
           and err.startswith("camclass-export: No module named 'torch': "),
-          "camclass-export without PyTorch: one line naming python3-torch (exit %d): %s"
+          "camclass-export without PyTorch: one line naming python3-torch, exit 2 (exit %d): %s"
           % (rc, err.strip()[:300]))
     rc, out, err = run([exe, "--help"], env=clean_env(home), cwd=home)
     check(rc == 0 and out.startswith("usage: camclass-export"),
@@ -268,7 +268,7 @@ def check_export_needs(dirs, root, home):
 def check_fetch(dirs, root, home):
     sys.path.insert(0, os.path.join(dirs["data"], "python"))  # the installed modules
     import torch
-    import camclass_export as ce
+    from camclass_export import export as ce
     torch.set_num_threads(1)
     served = os.path.join(root, "served")
     os.makedirs(served)

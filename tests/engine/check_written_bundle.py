@@ -1,5 +1,5 @@
 """The Python side reads a bundle written by C (engine/bundle/bundle_write.c), called by
-test_bundle_write.c: tools/ccm_bundle.py's read_bundle and run_graph on it, against the C ref
+test_bundle_write.c: camclass_export.ccm_bundle's read_bundle and run_graph on it, against the C ref
 backend's output on the same input.
 
 Usage: check_written_bundle.py BUNDLE INPUT.f32 OUTPUT.f32
@@ -15,8 +15,7 @@ import zipfile
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import ccm_bundle  # noqa: E402
+from camclass_export import ccm_bundle
 
 TOLERANCE = 1e-5
 

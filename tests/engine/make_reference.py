@@ -9,7 +9,7 @@ Rebuilds the ORIGINAL, unfused module the bundle was exported from (same torchvi
 or module class, same seed as the exporter's --random-seed), draws TWO seeded random inputs of
 the bundle's input shape (the second with half the contrast and a colour cast) and writes them one after the other (NCHW f32, little endian) together
 with the module's own logits for each (f32, one after the other). Before writing it checks
-  - that the bundle really is that module: its graph, run in float64 by tools/ccm_bundle.py,
+  - that the bundle really is that module: its graph, run in float64 by camclass_export.ccm_bundle,
     must give the same logits (1e-4 relative), so a bundle built from another seed or model
     fails here with a clear message instead of in the C test;
   - that the model is input-sensitive: the two inputs' logits differ by >= 5% of the largest
@@ -18,16 +18,13 @@ with the module's own logits for each (f32, one after the other). Before writing
 """
 
 import argparse
-import os
 import sys
 
 import numpy as np
 import torch
 
-TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools")
-sys.path.insert(0, TOOLS)
-import camclass_export  # noqa: E402
-import ccm_bundle  # noqa: E402
+from camclass_export import ccm_bundle
+from camclass_export import export as camclass_export
 
 
 def main():

@@ -1,5 +1,5 @@
 """A small user-written network for the whole-network test: the corners mobilenet_v2 does not
-reach, exported by `camclass_export.py --module small_net.py:SmallNet` (no torchvision).
+reach, exported by `tools/camclass-export --module small_net.py:SmallNet` (no torchvision).
 
 Odd input size (13x13), asymmetric 'same' padding (kernel 4), dilation 2, grouped (not
 depthwise) convolution, a BatchNorm with no convolution before it (-> depthwise 1x1 conv),

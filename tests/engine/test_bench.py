@@ -14,8 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, summary
 
 
 def run(*args):
@@ -66,11 +65,9 @@ check(all(e["dur"] >= 0 and e["ts"] >= 0 and e["cat"] and e["name"] for e in lay
       "a layer event without name, category, ts or dur")
 
 # --input / --save-output against PyTorch on the same tensor.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import numpy as np  # noqa: E402
 
-import ccm_bundle  # noqa: E402
-import ccm_calibrate  # noqa: E402
+from camclass_export import ccm_bundle, ccm_calibrate  # noqa: E402
 
 manifest, consts, labels = ccm_bundle.read_bundle(SELFTEST)
 images = sorted(n for n in os.listdir(SAMPLE) if n.endswith(".png"))[:2]

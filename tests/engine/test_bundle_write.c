@@ -9,8 +9,8 @@
  * writes; also with antialias cleared: 2 with quantized activations, else 1), the reloaded
  * model written again gives the same bytes, and the ref backend's outputs on a fixed input are
  * bitwise equal. The first two bundles (the self-test ones) are also read by Python
- * (CHECK_SCRIPT: tools/ccm_bundle.py's read_bundle and run_graph, against the ref output within
- * 1e-5). Then "training" (written, read back, kept on rewrite, wrong types and sizes refused),
+ * (CHECK_SCRIPT: camclass_export/ccm_bundle.py's read_bundle and run_graph, against the ref
+ * output within 1e-5). Then "training" (written, read back, kept on rewrite, wrong types and sizes refused),
  * overwrite refused with the file unchanged, a missing directory, and failures after the
  * temporary file exists (rename over a directory, a full disk through RLIMIT_FSIZE) leaving no
  * file behind.

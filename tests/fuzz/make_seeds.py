@@ -3,7 +3,7 @@
 
 A few small valid inputs per target (and a few near-misses), made here so that they can be made
 again: tiny bundles and manifests (the valid bundle of tests/engine/test_bundle.c, an int8 and
-an antialias variant, and tests/engine/small_net.py exported by tools/camclass_export.py),
+an antialias variant, and tests/engine/small_net.py exported by tools/camclass-export),
 PNG/JPEG images in each colour type PIL writes, Y4M streams in each colour space y4m.c reads,
 config files, preprocessing inputs (the 12-byte header of fuzz_preprocess.c + pixels), and
 tiny video clips made by the ffmpeg CLI (VIDEO_SEEDS; --only-video writes just those).
@@ -103,7 +103,7 @@ def small_net(path):
     if not path:
         tmp = tempfile.mkdtemp()
         path = os.path.join(tmp, "small_net.ccm")
-        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "camclass_export.py"),
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "camclass-export"),
                         "--module", os.path.join(ROOT, "tests", "engine", "small_net.py") +
                         ":SmallNet", "--random-seed", "2", "--input-size", "13", "-o", path],
                        check=True)

@@ -5,7 +5,8 @@ Usage: make_preprocess_ref.py OUTDIR [PHOTO...]
 
 Writes test frames in every source format (random and structured content, several sizes,
 padded strides) and, for each, the model input tensor computed with PyTorch exactly as
-docs/PREPROCESSING.md specifies:
+docs/PREPROCESSING.md specifies, by camclass_export.preprocess (python/camclass_export/
+preprocess.py: the one Python reference, which the exporter's calibration uses too):
   native pixels -> RGB bytes (BT.601 limited-range fixed point for YUYV/NV12, chroma replicated)
   -> float32 (1,3,H,W) in model channel order
   -> squash: F.interpolate(size=(H,W), bilinear, align_corners=False, antialias=False)
@@ -17,13 +18,10 @@ torchvision.io.decode_jpeg (libjpeg-turbo, default settings, like the C side).
 Bundles with "antialias": true (§3b) get PIL's references instead: the same RGB bytes as a PIL
 image through torchvision's ImageNet evaluation transforms on PIL images, Resize(S) +
 CenterCrop((H, W)) (squash: Resize((H, W))) — that is PIL's Image.resize(size, BILINEAR) and
-a crop, checked here for every case — then x/255, (x - mean)/std. The same for each PHOTO (a
-PNG or JPEG file; the C side decodes it with camclass's own file source, PIL with its own
-decoder); without PHOTOs, the photographs of Debian's python3-skimage (PHOTOS below;
-tools/setup.sh installs it), shrunk 1.2x to 5.5x, and one enlarged.
-
-The PIL references also check tools/ccm_calibrate.py, the exporter's Python copy of camclass's
-preprocessing (calibration images), against the same numbers.
+a crop, checked here for every case against PIL called directly — then x/255, (x - mean)/std.
+The same for each PHOTO (a PNG or JPEG file; the C side decodes it with camclass's own file
+source, PIL with its own decoder); without PHOTOs, the photographs of Debian's python3-skimage
+(PHOTOS below; tools/setup.sh installs it), shrunk 1.2x to 5.5x, and one enlarged.
 
 A region of interest (--roi, the bundle's input.roi) crops the frame first: ROI cases
 crop the RGB bytes (PyTorch) or the PIL image (Image.crop) to the rectangle, then make the same
@@ -41,15 +39,10 @@ import sys
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import torchvision.io as tio
-import torchvision.transforms as T
-import torchvision.transforms.functional as TF
 from PIL import Image
-from torchvision.transforms import InterpolationMode
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-import ccm_calibrate  # noqa: E402  (tools/ccm_calibrate.py)
+from camclass_export import preprocess
 
 torch.set_num_threads(1)
 
@@ -103,30 +96,29 @@ def rgb_of(fmt, raw, w, h, stride):
 
 # ---- resampling + normalisation (the spec) ----------------------------------------------
 
+def spec_of(color, policy, size, out_w, out_h, mean, std, antialias):
+    """A bundle's "input" spec (manifest.json) for these settings."""
+    spec = {"shape": [1, 3, out_h, out_w], "color_order": color, "mean": list(mean),
+            "std": list(std), "resize": {"policy": policy, "antialias": antialias}}
+    if policy == "center_crop":
+        spec["resize"]["size"] = size
+    return spec
+
+
 def reference(rgb, color, policy, size, out_w, out_h, mean, std):
-    x = rgb if color == "RGB" else rgb.flip(0)
-    x = x.unsqueeze(0).contiguous()
-    if policy == "squash":
-        x = F.interpolate(x, size=(out_h, out_w), mode="bilinear", align_corners=False,
-                          antialias=False)
-    else:
-        x = TF.resize(x, [size], interpolation=InterpolationMode.BILINEAR, antialias=False)
-        x = TF.center_crop(x, [out_h, out_w])
-    m = torch.tensor(mean, dtype=torch.float32).view(1, 3, 1, 1)
-    s = torch.tensor(std, dtype=torch.float32).view(1, 3, 1, 1)
-    return ((x / 255.0 - m) / s).contiguous()
+    """(3, h, w) float RGB integers -> (1, 3, H, W) float32 as camclass_export.preprocess (the
+    one Python reference, the exporter's calibration included) computes it, no antialias."""
+    hwc = rgb.permute(1, 2, 0).to(torch.uint8).numpy()
+    spec = spec_of(color, policy, size, out_w, out_h, mean, std, False)
+    return preprocess.preprocess(hwc, spec).unsqueeze(0).contiguous()
 
 
 def pil_reference(img, color, policy, size, out_w, out_h, mean, std):
-    """An RGB PIL image -> (1,3,H,W) float32 as torchvision's transforms make it on PIL images
-    (resize with PIL's bilinear, antialiased), normalized, in model channel order."""
-    if policy == "squash":
-        tf = T.Resize((out_h, out_w), interpolation=InterpolationMode.BILINEAR)
-    else:
-        tf = T.Compose([T.Resize(size, interpolation=InterpolationMode.BILINEAR),
-                        T.CenterCrop((out_h, out_w))])
-    out = tf(img)
-    # torchvision hands PIL images to PIL's own resize: the same bytes as calling it directly.
+    """An RGB PIL image -> (1,3,H,W) float32 as camclass_export.preprocess computes it with
+    antialias (torchvision's transforms on PIL images: PIL's bilinear, antialiased), checked
+    against PIL's own resize called directly."""
+    spec = spec_of(color, policy, size, out_w, out_h, mean, std, True)
+    ref = preprocess.preprocess(np.asarray(img.convert("RGB")), spec).unsqueeze(0).contiguous()
     w, h = img.size
     if policy == "squash":
         direct = img.resize((out_w, out_h), Image.BILINEAR)
@@ -135,20 +127,9 @@ def pil_reference(img, color, policy, size, out_w, out_h, mean, std):
         left, top = int(round((rw - out_w) / 2.0)), int(round((rh - out_h) / 2.0))
         direct = img.resize((rw, rh), Image.BILINEAR).crop(
             (left, top, left + out_w, top + out_h))
-    assert np.array_equal(np.asarray(out), np.asarray(direct)), "torchvision's Resize is not PIL's"
-    x = torch.from_numpy(np.asarray(out).copy()).permute(2, 0, 1).float()
-    x = x if color == "RGB" else x.flip(0)
-    m = torch.tensor(mean, dtype=torch.float32).view(3, 1, 1)
-    s = torch.tensor(std, dtype=torch.float32).view(3, 1, 1)
-    ref = ((x / 255.0 - m) / s).unsqueeze(0).contiguous()
-    # The exporter's calibration preprocessing must give the same numbers.
-    spec = {"shape": [1, 3, out_h, out_w], "color_order": color, "mean": list(mean),
-            "std": list(std), "resize": {"policy": policy, "antialias": True}}
-    if policy == "center_crop":
-        spec["resize"]["size"] = size
-    calib = ccm_calibrate.preprocess(np.asarray(img.convert("RGB")), spec)
-    diff = float((calib - ref[0]).abs().max())
-    assert diff <= 1e-5, "ccm_calibrate differs from PIL by %g" % diff
+    x = torch.from_numpy(np.asarray(direct).copy()).permute(2, 0, 1).float()
+    assert torch.equal(preprocess.normalize(x, color, mean, std).unsqueeze(0), ref), \
+        "camclass_export.preprocess's antialiased resize is not PIL's"
     return ref
 
 
@@ -256,17 +237,6 @@ def roi_cases(out, rng, n, lines):
     return n
 
 
-def check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref):
-    """tools/ccm_calibrate.py's preprocessing of rgb ((3, h, w) float) against ref."""
-    spec = {"shape": [1, 3, oh, ow], "color_order": color, "mean": list(mean),
-            "std": list(std), "resize": {"policy": policy}}
-    if policy == "center_crop":
-        spec["resize"]["size"] = size
-    calib = ccm_calibrate.preprocess(rgb.permute(1, 2, 0).to(torch.uint8).numpy(), spec)
-    diff = float((calib - ref[0]).abs().max())
-    assert diff <= 1e-5, "ccm_calibrate differs from PyTorch by %g" % diff
-
-
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -314,8 +284,6 @@ def main():
                     ref = pil_reference(img, color, policy, size, ow, oh, mean, std)
                 else:
                     ref = reference(rgb, color, policy, size, ow, oh, mean, std)
-                    if n % 7 == 0:  # a sample is plenty: it is the same torch call
-                        check_calibrate(rgb, color, policy, size, ow, oh, mean, std, ref)
                 raw.tofile(os.path.join(out, name + ".frame"))
                 ref.numpy().astype("<f4").tofile(os.path.join(out, name + ".ref"))
                 lines.append(spec_line(name, fmt, w, h, stride, policy, size, aa, ow, oh, color,

@@ -25,11 +25,9 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "..", "tools")
-sys.path.insert(0, TOOLS)
-import camclass_export as ce  # noqa: E402
-import ccm_bundle  # noqa: E402
+from camclass_export import ccm_bundle  # noqa: E402
+from camclass_export import export as ce  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402
 
 torch.set_num_threads(1)
@@ -129,7 +127,7 @@ def main():
         check(cos > 0.999, "int8 graph cosine %.6f vs the module" % cos)
 
     # Command line, and a bad value.
-    cli = subprocess.run([sys.executable, os.path.join(TOOLS, "camclass_export.py"), "--model",
+    cli = subprocess.run([sys.executable, os.path.join(TOOLS, "camclass-export"), "--model",
                           "mobilenet_v2", "--random-seed", "1", "--num-classes", "10",
                           "--input-size", "64", "--quantize", "int8", "-o",
                           os.path.join(tmp, "mb.ccm")], stdout=subprocess.PIPE,

@@ -29,14 +29,10 @@ import zipfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-import ccm_bundle  # noqa: E402
-import ccm_calibrate  # noqa: E402
+from camclass_export import ccm_bundle, ccm_calibrate
+from checks import check, host_command, summary
 
-sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import check, host_command, summary  # noqa: E402
-
-EXPORT = os.path.join(HERE, "..", "..", "tools", "camclass_export.py")
+EXPORT = os.path.join(HERE, "..", "..", "tools", "camclass-export")
 
 
 def export(*args):

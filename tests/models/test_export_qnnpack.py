@@ -29,13 +29,9 @@ import torch
 import torchvision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
-import camclass_export as ce  # noqa: E402
-import ccm_bundle  # noqa: E402
-import ccm_calibrate  # noqa: E402
-
-sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import check, host_command, summary  # noqa: E402
+from camclass_export import ccm_bundle, ccm_calibrate
+from camclass_export import export as ce
+from checks import check, host_command, summary
 
 torch.set_num_threads(1)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Tests of the exporter (tools/camclass_export.py): BatchNorm folding, activation fusion,
-unsupported ops, no partial bundles, labels, the bundle layout of docs/MODEL_FORMAT.md.
+"""Tests of the exporter (camclass_export/export.py, tools/camclass-export): BatchNorm
+folding, activation fusion, unsupported ops, no partial bundles, labels, the bundle layout of
+docs/MODEL_FORMAT.md.
 
 Bundles are parsed here with zipfile + json, independently of the exporter's own reader; the
 numbers are checked against PyTorch. Tolerances: folded weights within 1e-6 relative of the
@@ -31,11 +32,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLES = os.path.join(HERE, "..", "..", "assets", "samples", "selftest")
 TOOLS = os.path.join(HERE, "..", "..", "tools")
 ENGINE_TESTS = os.path.join(HERE, "..", "engine")  # small_net.py, shared with tests/engine
-EXPORTER = os.path.join(TOOLS, "camclass_export.py")
-sys.path.insert(0, TOOLS)
-sys.path.insert(0, os.path.join(HERE, ".."))
-import camclass_export as ce  # noqa: E402
-import ccm_bundle  # noqa: E402
+EXPORTER = os.path.join(TOOLS, "camclass-export")
+from camclass_export import ccm_bundle  # noqa: E402
+from camclass_export import export as ce  # noqa: E402
 from checks import check, summary  # noqa: E402
 
 torch.set_num_threads(1)
@@ -481,7 +480,7 @@ def test_antialias(c):
                 (3, {"policy": "center_crop", "size": 15, "antialias": True}),
                 "--antialias on: version and resize")
     # quantizing it with calibration: version 3 stays (it includes version 2's "quant"),
-    # and the calibration images are resized as PIL does (ccm_calibrate.preprocess)
+    # and the calibration images are resized as PIL does (camclass_export.preprocess)
     q = os.path.join(c.dir, "q.ccm")
     r = run_cli("--bundle", c.path, "--quantize", "int8", "--calibrate", SAMPLES,
                 "--calibrate-limit", "4", "-o", q)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/fetch_imagenet.py without the internet: a mobilenet_v2 state_dict with seeded random
+"""tools/camclass-fetch-imagenet without the internet: a mobilenet_v2 state_dict with seeded random
 weights and BatchNorm statistics, saved here and named with its own sha256 prefix like the
 official file, is served over file:// and over an HTTP server on 127.0.0.1 (started here in a
 thread, stopped at the end or after SERVER_LIFETIME seconds at most).
@@ -35,11 +35,9 @@ import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "..", "tools")
-FETCH = os.path.join(TOOLS, "fetch_imagenet.py")
-sys.path.insert(0, TOOLS)
-import camclass_export as ce  # noqa: E402
-import ccm_bundle  # noqa: E402
-sys.path.insert(0, os.path.join(HERE, ".."))
+FETCH = os.path.join(TOOLS, "camclass-fetch-imagenet")
+from camclass_export import ccm_bundle  # noqa: E402
+from camclass_export import export as ce  # noqa: E402
 from checks import free_port, host_command  # noqa: E402
 
 BENCH = sys.argv.pop(1) if len(sys.argv) > 1 else None

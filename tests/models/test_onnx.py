@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""The ONNX importer (camclass_export.py --onnx, tools/ccm_onnx.py).
+"""The ONNX importer (camclass-export --onnx, camclass_export/ccm_onnx.py).
 
     test_onnx.py CAMCLASS_BENCH
 
 1. The torchvision zoo written by torch.onnx.export (opsets 11, 13 and 17; seeded random weights
    with calibrated BatchNorm statistics, 64x64) is imported, and the bundle's graph, run in
-   float64 by tools/ccm_bundle.py, must match PyTorch's own module within 1e-4 x max|logit| on
+   float64 by camclass_export.ccm_bundle, must match PyTorch's own module within 1e-4 x max|logit| on
    two inputs that move the logits by >= 5% (the model must be input-sensitive); two bundles
    also run in C (camclass-bench --save-output on the cpu and ref backends) within 1e-4.
 2. A model built with onnx.helper, not from PyTorch (SAME_UPPER padding, Clip from inputs, a
@@ -32,17 +32,14 @@ import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "tools"))
-import camclass_export as ce  # noqa: E402
-import ccm_bundle  # noqa: E402
-from ccm_lower import ExportError  # noqa: E402
-from checks import check, host_command, summary  # noqa: E402
+from camclass_export import ccm_bundle
+from camclass_export import export as ce
+from camclass_export.ccm_lower import ExportError
+from checks import check, host_command, summary
 
 TOLERANCE = 1e-4
 EXPORTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-                        "camclass_export.py")
+                        "camclass-export")
 ZOO = {13: ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
             "efficientnet_b0", "squeezenet1_1", "densenet121", "shufflenet_v2_x1_0",
             "googlenet", "regnet_x_400mf", "regnet_y_400mf", "mnasnet0_5"],
@@ -299,7 +296,7 @@ def test_hand_built(tmp):
     r = subprocess.run([sys.executable, EXPORTER, "--onnx", path, "--labels", labels, "--name",
                         "hand", "--resize", "squash", "-o", out], capture_output=True, text=True)
     check(r.returncode == 0 and "wrote %s: 11 nodes" % out in r.stdout,
-          "camclass_export.py --onnx: exit %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+          "camclass-export --onnx: exit %d: %s%s" % (r.returncode, r.stdout, r.stderr))
     if r.returncode == 0:
         manifest, _, names = ccm_bundle.read_bundle(out)
         check(manifest["name"] == "hand" and names[6] == "thing 6", "--onnx: name/labels")

@@ -8,7 +8,7 @@
 - fp32 (assets/models/selftest.ccm): camclass's own file source, preprocessing and engine
   (tests/models/selftest_eval.c) on the cpu and the vulkan backend, each >= its minimum.
 - int8 (assets/models/selftest-int8.ccm): the same on both backends (i8 weights), and in
-  PyTorch (i8 dequantized by tools/ccm_bundle.py, preprocessing of docs/PREPROCESSING.md)
+  PyTorch (i8 dequantized by camclass_export.ccm_bundle, preprocessing of docs/PREPROCESSING.md)
   >= its minimum, with the same top-1 answers as the fp32 bundle.
 - fp32 in PyTorch too, so that a failure says whether the model or the engine is at fault.
 - Both bundles carry the labels of tools/train_selftest.py's CLASSES, squash resizing and
@@ -26,12 +26,10 @@ import numpy as np
 import torch
 
 EVAL, ROOT = sys.argv[1], os.path.abspath(sys.argv[2])
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import ccm_bundle  # noqa: E402
-import train_selftest as ts  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # train_selftest.py, a tool, not the package
 import checks  # noqa: E402
+import train_selftest as ts  # noqa: E402
+from camclass_export import ccm_bundle  # noqa: E402
 from checks import summary  # noqa: E402
 
 MODELS = os.path.join(ROOT, "assets", "models")

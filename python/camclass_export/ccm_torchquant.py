@@ -1,4 +1,4 @@
-"""camclass exporter, PyTorch eager-mode quantized models (used by camclass_export.py).
+"""camclass exporter, PyTorch eager-mode quantized models (used by export.py).
 
 PyTorch's own post-training quantization workflow, as its Raspberry Pi tutorial runs it:
 a quantizable model (torchvision.models.quantization.*), fuse_model(), a qconfig of the
@@ -21,7 +21,7 @@ import copy
 import numpy as np
 import torch
 
-from ccm_lower import ExportError
+from .ccm_lower import ExportError
 
 OBSERVER_SUFFIX = ".activation_post_process"
 KEEPS_INPUT_QUANT = ("global_avg_pool", "flatten", "reshape", "clamp")

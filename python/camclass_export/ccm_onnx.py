@@ -1,4 +1,4 @@
-"""camclass exporter, ONNX front end: an ONNX graph -> bundle ops (camclass_export.py --onnx).
+"""camclass exporter, ONNX front end: an ONNX graph -> bundle ops (export.py --onnx).
 
 The ONNX counterpart of ccm_lower.Lowering: each ONNX node is lowered through a table (op_type
 -> handler) to the same intermediate Nodes, so that the same passes run afterwards (BatchNorm
@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ccm_lower import ExportError, Node, ShuffleView
+from .ccm_lower import ExportError, Node, ShuffleView
 
 OPSETS = range(11, 18)  # the ONNX opsets this importer is written and tested for
 

@@ -1,12 +1,11 @@
-#!/usr/bin/python3
 """camclass_export — PyTorch model -> camclass model bundle (docs/MODEL_FORMAT.md).
 
-    camclass_export.py --model mobilenet_v2 | --module file.py:Class
-                       [--weights state_dict.pth | --random-seed N]
-                       [--labels labels.txt | --num-classes N] [--name NAME]
-                       [--input-size 224] [--resize center_crop:256|squash]
-                       [--antialias on|off] [--mean R G B --std R G B --color RGB|BGR]
-                       [--quantize int8 [--calibrate DIR]] -o out.ccm
+    camclass-export --model mobilenet_v2 | --module file.py:Class
+                    [--weights state_dict.pth | --random-seed N]
+                    [--labels labels.txt | --num-classes N] [--name NAME]
+                    [--input-size 224] [--resize center_crop:256|squash]
+                    [--antialias on|off] [--mean R G B --std R G B --color RGB|BGR]
+                    [--quantize int8 [--calibrate DIR]] -o out.ccm
 
 or, from Python, `export_module(module, "out.ccm", (1, 3, 224, 224), labels)` for your own
 nn.Module.
@@ -34,7 +33,7 @@ are written as int8 with symmetric per-output-channel f32 scales (docs/MODEL_FOR
 "i8 tensors"); the quantized graph is compared with the module and the difference reported.
 With --calibrate DIR as well (post-training static quantization), the activations get per-tensor
 int8 quantizations from their ranges on the user's images in DIR, preprocessed as camclass
-does for this bundle (tools/ccm_calibrate.py); the bundle is then format version 2 (3 with
+does for this bundle (ccm_calibrate.py); the bundle is then format version 2 (3 with
 antialias) and runs in
 int8 arithmetic on the CPU backend. The int8-rounded graph is compared with the f32 one on
 those images and the agreement reported.
@@ -59,14 +58,10 @@ import torch.fx
 import torch.nn as nn
 from torch.fx.passes.shape_prop import ShapeProp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ccm_bundle  # noqa: E402  (tools/ccm_bundle.py, next to this file)
-import ccm_calibrate  # noqa: E402
-import ccm_onnx  # noqa: E402
-import ccm_torchquant  # noqa: E402
-from ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,  # noqa: E402
-                       fold_batchnorm, fold_input_normalization, fuse_activations, prune_dead,
-                       rename_tensor)
+from . import ccm_bundle, ccm_calibrate, ccm_torchquant
+from .ccm_lower import (FUSES_ACTIVATION, ExportError, Lowering, act_attrs,
+                        fold_batchnorm, fold_input_normalization, fuse_activations, prune_dead,
+                        rename_tensor)
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -382,6 +377,7 @@ def export_onnx(path, out_path, input_size=None, labels=None, name=None, color="
     center_crop at 256/224 of the input size. The graph is checked against PyTorch by the
     tests (tests/models/test_onnx.py), not here: Debian has no ONNX runtime for Python.
     Returns a summary dict like export_module's. Raises ExportError (nothing written)."""
+    from . import ccm_onnx  # python3-onnx: needed for --onnx only
     model = ccm_onnx.load(path)
     L = ccm_onnx.OnnxLowering(model, input_size)
     L.run()
@@ -829,6 +825,3 @@ def main(argv=None):
               % (prog, n_quant, n, cos_min, cos_mean, 100 * top1))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""camclass exporter, part 1: torch.fx graph -> bundle ops (used by camclass_export.py).
+"""camclass exporter, part 1: torch.fx graph -> bundle ops (used by export.py).
 
 Each fx node is lowered through a table (module type / function / method name -> handler) to a
 small graph of bundle ops plus the temporary op `batchnorm`; activations become `clamp` nodes.
@@ -23,7 +23,7 @@ import torch.nn.functional as F
 import torchvision.ops
 from torch.fx.node import _get_qualified_name
 
-import ccm_bundle
+from . import ccm_bundle
 
 
 class ExportError(Exception):

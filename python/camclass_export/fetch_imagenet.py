@@ -1,11 +1,12 @@
-#!/usr/bin/python3
 """fetch_imagenet — torchvision's ImageNet mobilenet_v2 -> a camclass bundle, mobilenet_v2-imagenet.ccm
 
-    tools/fetch_imagenet.py [--url URL] [--dest DIR] [--force] [--timeout S] [--threads N]
-    camclass-fetch-imagenet [--url URL] [--dest DIR | --system] [--force] [--timeout S] [--threads N]
+    tools/camclass-fetch-imagenet [--url URL] [--dest DIR] [--force] [--timeout S]
+                                  [--threads N]
+    camclass-fetch-imagenet [--url URL] [--dest DIR | --system] [--force] [--timeout S]
+                            [--threads N]
 
 From the source tree the bundle goes to assets/models/ (where build/app/camclass looks); as
-installed (camclass-fetch-imagenet, tools/installed_tool.py.in) to $XDG_DATA_HOME/camclass/models
+installed (camclass-fetch-imagenet, python/installed_tool.py.in) to $XDG_DATA_HOME/camclass/models
 (~/.local/share/camclass/models), where the installed camclass looks first, or with --system to
 <datadir>/camclass/models (for every user and the service; needs root).
 
@@ -13,7 +14,7 @@ Downloads torchvision's official mobilenet_v2 ImageNet-1k weights (the published
 MobileNet_V2_Weights.IMAGENET1K_V1), checks the sha256 prefix that the file name carries
 (`mobilenet_v2-b0353104.pth`: the first hex digits of the file's sha256, the check torch.hub
 makes), loads them into torchvision's mobilenet_v2 and exports a camclass bundle with the
-exporter (tools/camclass_export.py): torchvision's 1000 ImageNet category names, center crop
+exporter (export.py): torchvision's 1000 ImageNet category names, center crop
 256 -> 224 resized as PIL does ("antialias": true, format version 3: the preprocessing
 torchvision trained and evaluated it with), ImageNet mean/std.
 
@@ -40,11 +41,10 @@ import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DEST = os.path.normpath(os.path.join(HERE, "..", "assets", "models"))
+DEFAULT_DEST = os.path.normpath(os.path.join(HERE, "..", "..", "assets", "models"))
 BUNDLE_NAME = "mobilenet_v2-imagenet.ccm"
 MODEL_NAME = "mobilenet_v2-imagenet"
 PROG = "fetch_imagenet"  # camclass-fetch-imagenet when installed (main's prog)
-sys.path.insert(0, HERE)  # camclass_export (imported with torch, once the download is verified)
 
 # torch.hub's HASH_REGEX: the hex digits between the first "-" and the following "." of the
 # file name are a prefix of the file's sha256. We ask for at least 8 of them (torchvision's
@@ -190,19 +190,21 @@ def download(url, f, timeout):
 
 
 def load_model(pth):
-    """torchvision's mobilenet_v2 (1000 classes) with the state_dict in pth, eval mode."""
+    """torchvision's mobilenet_v2 (1000 classes) with the state_dict in pth, eval mode. The
+    file came from the network: it is read by checkpoint.py's restricted unpickler (tensors
+    only, nothing of the file run), not by torch.load."""
     import torch
-    import camclass_export as ce
+    from . import checkpoint
+    from . import export as ce
     model = ce.build_torchvision_model("mobilenet_v2", 1000)
     try:
-        try:  # tensors only: the file came from the network
-            state = torch.load(pth, map_location="cpu", weights_only=True)
-        except TypeError:  # a torch without weights_only
-            state = torch.load(pth, map_location="cpu")
+        state = checkpoint.read(pth, use_numpy=True)
         if isinstance(state, dict) and isinstance(state.get("state_dict"), dict):
             state = state["state_dict"]
-        model.load_state_dict(state)
-    except Exception as e:  # pickle errors, missing/unexpected keys, size mismatches
+        if not isinstance(state, dict):
+            raise checkpoint.CheckpointError("a %s, not a state_dict" % type(state).__name__)
+        model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    except Exception as e:  # not a checkpoint, missing/unexpected keys, size mismatches
         msg = str(e).strip().splitlines()
         raise FetchError("the downloaded file is not a mobilenet_v2 ImageNet state_dict (%s); "
                          "nothing installed" % (msg[0] if msg else type(e).__name__))
@@ -236,7 +238,7 @@ def fetch(url, dest, force=False, timeout=30.0, threads=1):
 
         import torch
         torch.set_num_threads(max(1, threads))
-        import camclass_export as ce
+        from . import export as ce
         model = load_model(tmp)
         labels = imagenet_categories()
         if len(labels) != 1000:
@@ -280,9 +282,9 @@ def main(argv=None, prog=None, system_dest=None):
     installed = system_dest is not None
     if prog:
         PROG = prog
-    me = prog or "tools/fetch_imagenet.py"
+    me = prog or "tools/camclass-fetch-imagenet"
     p = argparse.ArgumentParser(
-        prog=prog or "fetch_imagenet.py",
+        prog=prog or "camclass-fetch-imagenet",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Download torchvision's ImageNet mobilenet_v2 weights, verify them and "
                     "install them as a camclass bundle (%s)." % BUNDLE_NAME,
@@ -342,6 +344,3 @@ def main(argv=None, prog=None, system_dest=None):
                  summary["sha256"][:16], summary["verify_rel_err"]))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,7 @@
 """camclass post-training static quantization: activation ranges from the user's own images.
 
 `load_images(folder, manifest)` reads every PNG/JPEG in a folder and preprocesses it the way
-camclass does for that bundle (`preprocess`; docs/PREPROCESSING.md: colour order, squash or
-resize + centre crop with bilinear sampling — PyTorch's, align_corners=False, no antialias, or
-with "antialias": true PIL's, antialiased — then (x/255 - mean) / std).
+camclass does for that bundle (preprocess.py, docs/PREPROCESSING.md).
 `quantize_activations(manifest, consts, images)` runs the bundle graph on them, records each
 activation's range and writes per-tensor int8 quantizations into the manifest
 (docs/MODEL_FORMAT.md, "Quantized activations"), which makes it a version 2 bundle.
@@ -14,11 +12,9 @@ import os
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-import torchvision.transforms.functional as TF
-from torchvision.transforms import InterpolationMode
 
-import ccm_bundle
+from . import ccm_bundle
+from .preprocess import preprocess
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 # Ops whose output takes its input's quantization: they only move or clip values, and the
@@ -30,36 +26,6 @@ F32_OPS = ("softmax",)
 
 class CalibrationError(Exception):
     pass
-
-
-def preprocess(rgb, inp):
-    """rgb: uint8 HxWx3 array -> float32 (3, H, W) model input as camclass computes it for the
-    bundle's "input" spec inp (tests/image/make_preprocess_ref.py checks it against the
-    references camclass is checked with)."""
-    h, w = inp["shape"][2:]
-    rs = inp["resize"]
-    if rs.get("antialias", False):
-        # PIL's bilinear (antialiased) on the bytes, as torchvision's transforms do on PIL
-        # images; PIL rounds the result to bytes.
-        from PIL import Image
-        img = Image.fromarray(np.ascontiguousarray(rgb, dtype=np.uint8), "RGB")
-        if rs["policy"] == "squash":
-            img = TF.resize(img, [h, w], InterpolationMode.BILINEAR)
-        else:
-            img = TF.center_crop(TF.resize(img, rs["size"], InterpolationMode.BILINEAR), [h, w])
-        x = torch.from_numpy(np.asarray(img).copy()).permute(2, 0, 1).float()
-    else:
-        x = torch.from_numpy(rgb.copy()).permute(2, 0, 1).float()
-        if rs["policy"] == "squash":
-            x = F.interpolate(x[None], size=(h, w), mode="bilinear", align_corners=False)[0]
-        else:
-            x = TF.resize(x, rs["size"], InterpolationMode.BILINEAR, antialias=False)
-            x = TF.center_crop(x, [h, w])
-    if inp["color_order"] == "BGR":
-        x = x.flip(0)
-    mean = torch.tensor(inp["mean"]).view(3, 1, 1)
-    std = torch.tensor(inp["std"]).view(3, 1, 1)
-    return (x / 255.0 - mean) / std
 
 
 def load_images(folder, manifest, limit=None):
