@@ -104,7 +104,7 @@ bool cc_stem_conv_applies(const struct cc_model *m, const struct cc_node *node)
 }
 
 bool cc_stem_conv_init(struct cc_stem_conv *p, const struct cc_model *m, const struct cc_node *node,
-                       enum cc_stem_isa isa, float *y, struct cc_error *err)
+                       enum cc_stem_isa isa, float *y, bool yield, struct cc_error *err)
 {
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     const struct cc_tensor *out = &m->tensors[node->outputs[0]];
@@ -122,6 +122,7 @@ bool cc_stem_conv_init(struct cc_stem_conv *p, const struct cc_model *m, const s
         .lo = node->act.min,
         .hi = node->act.max,
         .isa = isa,
+        .yield = yield,
     };
     float *f32 = malloc((size_t)w->count * sizeof(float));
     if (posix_memalign((void **)&p->w, 64, (size_t)27 * n_pad * sizeof(float)))
@@ -236,5 +237,6 @@ void cc_stem_conv_run(const struct cc_stem_conv *p, const float *x, pthreadpool_
 {
     struct run run = {p, x};
     pthreadpool_parallelize_1d(pool, run_row, &run, (size_t)p->ho,
-                               PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+                               PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+                                   (p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }

@@ -60,12 +60,14 @@ struct cc_stem_conv {
     int pad_top, pad_left;
     float lo, hi; // the fused clamp
     enum cc_stem_isa isa;
+    bool yield; // the model's last operator: the pool's workers sleep after it, as after
+                // XNNPACK's last (XNN_FLAG_YIELD_WORKERS), instead of spinning between frames
 };
 
 /* Packs node's weights and bias for isa's kernels and writes y (the output's NHWC buffer);
  * false with err set on out of memory. p is then finished with cc_stem_conv_finish. */
 bool cc_stem_conv_init(struct cc_stem_conv *p, const struct cc_model *m, const struct cc_node *node,
-                       enum cc_stem_isa isa, float *y, struct cc_error *err);
+                       enum cc_stem_isa isa, float *y, bool yield, struct cc_error *err);
 
 /* Frees what init allocated; accepts a zeroed or half-built p. */
 void cc_stem_conv_finish(struct cc_stem_conv *p);

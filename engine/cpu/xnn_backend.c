@@ -543,13 +543,14 @@ static int input_reads(const struct xnn_state *s, bool *only_stems)
     return reads;
 }
 
-/* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left, where
+/* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
+ * n's is the run's last operator, see build_steps), where
  * the stem applies to n and reads the f32 graph input: always with CAMCLASS_CPU_STEM on (or a
  * kernel family); where the cache remembers it ('s'); else (measured, as choose_gemm does: not
  * with a forced cpu_pointwise) where it is faster than that step plus the transpose of the
  * input that it saves when n is the input's only reader, min of 3 runs after a warm-up each. */
 static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_options *opts,
-                        struct cc_error *err)
+                        bool yield, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     const struct cc_node *node = &m->nodes[n];
@@ -564,7 +565,7 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     if (!(st->stem = calloc(1, sizeof(*st->stem))))
         return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
     if (!cc_stem_conv_init(st->stem, m, node, s->stem_mode.isa, s->places[node->outputs[0]].data,
-                           err))
+                           yield, err))
         return false; // st->stem: freed by xnn_destroy
     bool keep = forced;
     if (!forced && s->remembered) {
@@ -637,7 +638,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 b.in[i] = values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
             if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
-                !choose_stem(s, n, opts, err))
+                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
                 return false;
         }
         int out = node->outputs[0];
