@@ -15,7 +15,7 @@
 
 /* Output pixels a block computes at once: 2 x PX accumulators, enough independent FMA chains
  * to cover the FMA latency (4 cycles, 2 units), within the registers (AVX-512: 32, AVX2: 16).
- * Measured on a Zen 5 core (the stem alone, 224x224 -> 32, median of 400 runs, shared host):
+ * Measured on a Zen 5 core (the stem alone, 224x224 -> 32, median of 400-500 runs, shared host):
  * AVX-512 with 4, 6, 8, 12 pixels 0.162, 0.115, 0.134, 0.136 ms; AVX2 with 4 and 6 pixels
  * 0.275 and 0.339 ms (6 x 2 accumulators spill with 16 registers). */
 enum { PX512 = 6, PX256 = 4 };
