@@ -26,6 +26,11 @@
  *     place on its output (xnn_build.c).
  *   - f32 convolutions with one group (1x1 and k x k) are also built as BLIS GEMMs
  *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
+ *     A 3x3 stride-2 one that reads the 3-channel graph input (mobilenet_v2's stem) may run as
+ *     the direct stem instead (stem_conv.h), reading the caller's NCHW input where it is: when
+ *     it is the input's only reader, the input is then not transposed at all. Kept where it
+ *     measures faster than the other path plus that transpose; CAMCLASS_CPU_STEM (off, on,
+ *     avx512, avx2, c) switches it for benchmarks and tests (docs/PERFORMANCE.md).
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
  *     are quantized (xnn_build.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
@@ -51,6 +56,7 @@
 #include "cpu_info.h"
 #include "plan.h"
 #include "poison.h"
+#include "stem_conv.h"
 #include "xnn_build.h"
 #include "clock.h"
 
@@ -84,6 +90,7 @@ enum step_kind {
     STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
     STEP_BLIS,     // f32 one-group convolution as BLIS GEMMs (blis_conv.h), measured faster
+    STEP_STEM,     // the direct stem from the caller's NCHW input (stem_conv.h)
 };
 
 struct step {
@@ -93,6 +100,7 @@ struct step {
     struct cc_blis_conv *gemm; // STEP_BLIS: owned; NULL otherwise
     float *gemm_weights;       // STEP_BLIS: weights in patch order, or an i8 1x1's f32 copy;
                                // owned; NULL when the model's f32 weights serve as they are
+    struct cc_stem_conv *stem; // STEP_STEM: owned (cc_stem_conv_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -111,7 +119,12 @@ struct xnn_state {
     int n_timings;
     int n_int8;              // nodes computing in int8 (for the device name)
     int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
-    const char *remembered; // measured choices from the cache, 'b'/'x' per such conv; or NULL
+    const char *remembered; // measured choices from the cache, 'b'/'x'/'s' per such conv; or
+                            // NULL
+    struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
+    int n_stem;                    // steps that are the direct stem
+    bool input_direct;  // only direct stems read the graph input: it is not transposed in
+    const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     char device_name[160];
 };
 
@@ -356,6 +369,9 @@ static void xnn_destroy(void *p)
         cc_xnn_work_finish(&s->steps[n].work);
         free(s->steps[n].gemm);
         free(s->steps[n].gemm_weights);
+        if (s->steps[n].stem)
+            cc_stem_conv_finish(s->steps[n].stem);
+        free(s->steps[n].stem);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -401,15 +417,23 @@ static int same_shape_before(const struct xnn_state *s, int n)
     return -1;
 }
 
+/* The least time of runs runs of step st. probe: an NCHW input for a stem step, or (others)
+ * the input to transpose into the graph input's place first, in the timed time (NULL: none). */
 static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                       int runs)
+                       const float *probe, int runs)
 {
+    const struct cc_model *m = s->model;
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
         poison_memory(s);
         double t0 = cc_now_ms();
+        if (probe && st->kind != STEP_STEM)
+            move(&m->tensors[m->input.tensor], probe, s->places[m->input.tensor].data, true,
+                 sizeof(float));
         if (st->kind == STEP_BLIS)
             cc_blis_conv_run(st->gemm, s->pool);
+        else if (st->kind == STEP_STEM)
+            cc_stem_conv_run(st->stem, probe, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -477,16 +501,19 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     };
     bool blis = how == CC_CPU_POINTWISE_BLIS;
     int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
-    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered) {
+    // A remembered stem ('s') with the stem switched off: this layer is measured again.
+    bool stem_off = s->stem_mode.kind == CC_STEM_OFF;
+    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered &&
+        !(stem_off && s->remembered[s->n_gemm - 1] == 's')) {
         blis = s->remembered[s->n_gemm - 1] == 'b';
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .work = st->work},
                     gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
-        min_time(s, node, &xnn, 1);
-        min_time(s, node, &gemm, 1);
-        blis = min_time(s, node, &gemm, 2) < min_time(s, node, &xnn, 2);
+        min_time(s, node, &xnn, NULL, 1);
+        min_time(s, node, &gemm, NULL, 1);
+        blis = min_time(s, node, &gemm, NULL, 2) < min_time(s, node, &xnn, NULL, 2);
     }
     if (blis) {
         cc_xnn_work_finish(&st->work);
@@ -498,6 +525,76 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
         st->gemm = NULL;
         st->gemm_weights = NULL;
     }
+    return true;
+}
+
+/* Activation reads of the graph input: how many (only_stems: whether all are direct stems). */
+static int input_reads(const struct xnn_state *s, bool *only_stems)
+{
+    const struct cc_model *m = s->model;
+    int reads = 0;
+    *only_stems = true;
+    for (int n = 0; n < m->n_nodes; n++)
+        for (int i = 0; i < m->nodes[n].n_inputs; i++)
+            if (m->nodes[n].inputs[i] == m->input.tensor && reads_activation(&m->nodes[n], i)) {
+                reads++;
+                *only_stems &= s->steps[n].kind == STEP_STEM;
+            }
+    return reads;
+}
+
+/* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
+ * n's is the run's last operator, see build_steps), where
+ * the stem applies to n and reads the f32 graph input: always with CAMCLASS_CPU_STEM on (or a
+ * kernel family); where the cache remembers it ('s'); else (measured, as choose_gemm does: not
+ * with a forced cpu_pointwise) where it is faster than that step plus the transpose of the
+ * input that it saves when n is the input's only reader, min of 3 runs after a warm-up each. */
+static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                        bool yield, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    int in = m->input.tensor;
+    bool forced = s->stem_mode.kind == CC_STEM_ON, only_stems;
+    bool measure = s->stem_mode.kind == CC_STEM_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    if ((!forced && !measure) || st->int8 || node->inputs[0] != in ||
+        s->places[in].type != STORE_F32 || !cc_stem_conv_applies(m, node))
+        return true;
+    if (!(st->stem = calloc(1, sizeof(*st->stem))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_stem_conv_init(st->stem, m, node, s->stem_mode.isa, s->places[node->outputs[0]].data,
+                           yield, err))
+        return false; // st->stem: freed by xnn_destroy
+    bool keep = forced;
+    if (!forced && s->remembered) {
+        keep = s->remembered[s->n_gemm - 1] == 's';
+    } else if (!forced) {
+        float *probe = calloc((size_t)m->tensors[in].count, sizeof(float));
+        if (!probe)
+            return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+        const float *moved = input_reads(s, &only_stems) == 1 ? probe : NULL;
+        struct step stem = {.kind = STEP_STEM, .stem = st->stem};
+        min_time(s, node, st, moved, 1);
+        min_time(s, node, &stem, probe, 1);
+        keep = min_time(s, node, &stem, probe, 3) < min_time(s, node, st, moved, 3);
+        free(probe);
+    }
+    if (!keep) {
+        cc_stem_conv_finish(st->stem);
+        free(st->stem);
+        st->stem = NULL;
+        return true;
+    }
+    s->n_blis -= st->kind == STEP_BLIS;
+    cc_xnn_work_finish(&st->work);
+    free(st->gemm);
+    free(st->gemm_weights);
+    st->gemm = NULL;
+    st->gemm_weights = NULL;
+    st->kind = STEP_STEM;
+    s->n_stem++;
     return true;
 }
 
@@ -540,7 +637,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             for (int i = 0; i < node->n_inputs; i++)
                 b.in[i] = values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
-            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err))
+            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
+                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -552,13 +650,16 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 #define CHOICES_NAME "cpu-layer-choices.txt"
-#define CHOICES_HEADER "camclass cpu layer choices 2\n" // 2: every one-group conv, not only 1x1
+// 2: every one-group conv, not only 1x1; 3: 's', the direct stem
+#define CHOICES_HEADER "camclass cpu layer choices 3\n"
 
-/* build_steps with the measured BLIS/XNNPACK choices remembered in the cache file, keyed by the model
- * hash, thread count and CPU: a later start with the same key times nothing (that matters on
- * a Pi or in an emulator, where timing 34 layers takes seconds). A file that does not parse,
- * or whose line does not fit the model, is measured again and rewritten; one that cannot be
- * written is not an error (the next start measures again). */
+/* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
+ * by the model hash, thread count and CPU: a later start with the same key times nothing (that
+ * matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file that does
+ * not parse, or whose line does not fit the model, is measured again and rewritten; one that
+ * cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
+ * set, the file is read but not written: a benchmark switching the stem leaves the other
+ * layers' choices as the cache has them and the cache as it was. */
 static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_options *opts,
                                    int threads, struct cc_error *err)
 {
@@ -576,14 +677,17 @@ static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_o
     for (int n = 0; n < m->n_nodes; n++)
         count += blis_can_run(m, &m->nodes[n], &s->steps[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bx") == strlen(got))
+        strspn(got, "bxs") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
-    if (ok && path && count && !s->remembered && count < (int)sizeof(got)) {
+    if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
+        s->stem_mode.kind == CC_STEM_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (blis_can_run(m, &m->nodes[n], &s->steps[n]))
-                got[i++] = s->steps[n].kind == STEP_BLIS ? 'b' : 'x';
+                got[i++] = s->steps[n].kind == STEP_BLIS   ? 'b'
+                           : s->steps[n].kind == STEP_STEM ? 's'
+                                                           : 'x';
         got[i] = '\0';
         struct cc_error ignored = {0};
         cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);
@@ -621,6 +725,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     }
     s->model = m;
     s->poison = opts && opts->poison;
+    if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err))
+        goto error;
     if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
         goto error;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
@@ -645,10 +751,16 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         goto error;
     if (!build_steps_remembered(s, opts, threads, err))
         goto error;
+    bool only_stems;
+    s->input_direct = input_reads(s, &only_stems) > 0 && only_stems &&
+                      !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
     char extra[96] = ", XNNPACK";
     if (s->n_blis)
         snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis,
                  s->n_gemm);
+    if (s->n_stem)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
+                 cc_stem_isa_name(s->stem_mode.isa));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
@@ -685,6 +797,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     case STEP_BLIS:
         cc_blis_conv_run(st->gemm, s->pool);
         break;
+    case STEP_STEM:
+        cc_stem_conv_run(st->stem, s->input, s->pool);
+        break;
     case STEP_ALIAS:
         break;
     case STEP_RELAYOUT: // NHWC (x) -> NCHW order -> NHWC (y), skipping what is not permuted
@@ -709,7 +824,9 @@ static bool xnn_run(void *p, const float *input, float *output, struct cc_error 
     const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
     struct place *in = &s->places[m->input.tensor];
     poison_memory(s);
-    move(in_t, input, in->data, true, sizeof(float));
+    s->input = input;
+    if (!s->input_direct)
+        move(in_t, input, in->data, true, sizeof(float));
     if (in->convert) {
         enum xnn_status rc = xnn_run_operator(in->convert, s->pool);
         if (rc != xnn_status_success)

@@ -24,6 +24,11 @@
  * case must run wholly on Vulkan within those limits (a node sent to the per-op fallback fails
  * it) and give the same results, so a kernel that would not fit the Raspberry Pi 4 fails here.
  *
+ * The direct cases (stem_cases, random_stem) are image stems: a 3x3 stride-2 conv2d reading the
+ * [1,3,h,w] graph input itself, with no reshape before it; besides the rows every case runs,
+ * they run with the CPU backend's direct stem forced on (CAMCLASS_CPU_STEM: the host's best
+ * kernels, AVX2, portable C) at 1 to 4 threads, and each of those runs must say it used it.
+ *
  * Every CPU run poisons its working memory first (engine option poison: f32 NaN, int8 -128),
  * so that a result depending on memory the run did not write fails on any host. The odd cases
  * also run on the CPU backend at 1 and 3 threads. `test_kernels --cpu` runs the CPU backends
@@ -99,6 +104,8 @@ struct kcase {
     // slice: channels [O, KH). channel_shuffle: groups. concat: O extra copies of the input.
     int ceil_mode, count_include_pad;
     bool bcast;
+    bool direct; // conv2d with C == 3: reads the graph input itself (no reshape before it), as
+                 // an image network's stem does: the CPU backend's direct stem may run it
 };
 
 /* Activation quantizations of the q8 cases: the input (and what only moves or clips it), the
@@ -290,7 +297,8 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
         cc_error_set(err, "test case input count %lld is not a multiple of 3", (long long)in_count);
         return NULL;
     }
-    int x = tensor(&b, "input", 4, 1, 3, 1, in_count / 3, 0);
+    int x = k->direct ? tensor(&b, "input", 4, 1, 3, k->H, k->W, 0)
+                      : tensor(&b, "input", 4, 1, 3, 1, in_count / 3, 0);
     struct cc_act act = make_act(k->act);
     int y = -1;
     if (k->op == CC_OP_LINEAR || k->op == CC_OP_SOFTMAX) {
@@ -307,8 +315,11 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
             node(&b, CC_OP_LINEAR, "linear", k->bias ? 3 : 2, in, y, NULL, act);
         }
     } else {
-        int r = tensor(&b, "r", 4, 1, k->C, k->H, k->W, 0);
-        node(&b, CC_OP_RESHAPE, "reshape", 1, &x, r, NULL, cc_act_none());
+        int r = x;
+        if (!k->direct) {
+            r = tensor(&b, "r", 4, 1, k->C, k->H, k->W, 0);
+            node(&b, CC_OP_RESHAPE, "reshape", 1, &x, r, NULL, cc_act_none());
+        }
         int t = -1;
         int64_t out_count = 0;
         if (k->op == CC_OP_CONV2D) {
@@ -389,7 +400,7 @@ static struct cc_model *build(const struct kcase *k, uint64_t seed, struct cc_er
  * (counted as a failed check). */
 static float *run(const struct kcase *k, const char *label, enum cc_backend_kind backend,
                   enum cc_cpu_pointwise pointwise, int threads, const char *profile,
-                  uint64_t seed, size_t *n)
+                  const char *stem, uint64_t seed, size_t *n)
 {
     struct cc_error err = {0};
     struct cc_model *m = build(k, seed, &err);
@@ -407,7 +418,10 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
         opt.vk_profile = profile;
         opt.notices = open_memstream(&said, &said_size);
     }
+    if (stem) // the CPU backend's direct stem, forced on with these kernels (stem_conv.h)
+        setenv("CAMCLASS_CPU_STEM", stem, 1);
     struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
+    unsetenv("CAMCLASS_CPU_STEM");
     if (opt.notices) {
         fclose(opt.notices);
         CHECKF(!strstr(said, "on the CPU between Vulkan segments"),
@@ -420,6 +434,13 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
     if (profile && backend == CC_BACKEND_VULKAN)
         CHECKF(strstr(cc_engine_device_name(e), " as ") != NULL, "%s: profile %s not applied: %s",
                label, profile, cc_engine_device_name(e));
+    if (stem) { // the stem really ran, with the kernels asked for
+        char want[64];
+        snprintf(want, sizeof(want), "direct stem (%s%s", strcmp(stem, "on") ? stem : "",
+                 strcmp(stem, "on") ? ")" : ""); // on: the host's best, any
+        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "%s: %s not used: %s", label, want,
+               cc_engine_device_name(e));
+    }
     size_t in_n = cc_engine_input_count(e);
     *n = cc_engine_output_count(e);
     float *in = malloc(in_n * sizeof(float));
@@ -454,7 +475,8 @@ static void describe(const struct kcase *k, char *buf, size_t size)
     switch (k->op) {
     case CC_OP_CONV2D:
         snprintf(buf, size,
-                 "conv2d%s C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
+                 "conv2d%s%s C%d %dx%d -> O%d k%dx%d s%d,%d pad %d,%d,%d,%d dil %d,%d g%d%s %s",
+                 k->direct ? "/stem" : "",
                  k->q8   ? "/q8"
                  : k->i8 ? "/i8"
                          : "",
@@ -503,21 +525,30 @@ struct mode {
 };
 
 /* The backends compared with ref. Vulkan comes first (a profile compares only it); the rows
- * with sweep are the CPU backend at 1 and 3 threads, run for the cases that ask for it. */
+ * with sweep are the CPU backend at 1 and 3 threads, run for the cases that ask for it; the
+ * rows with stem force the CPU backend's direct stem (CAMCLASS_CPU_STEM: "on" is the host's
+ * best kernels) at 1 to 4 threads, run for the direct cases, which must use it. */
 static const struct {
     enum cc_backend_kind kind;
     enum cc_cpu_pointwise pointwise; // the CPU backend's one-group conv path, forced either way
     int threads;
     const char *name;
-    bool int8;  // computes the q8 cases in int8
-    bool sweep; // only for the thread sweep's cases
+    bool int8;        // computes the q8 cases in int8
+    bool sweep;       // only for the thread sweep's cases
+    const char *stem; // only for the direct cases: CAMCLASS_CPU_STEM's value
 } tested[] = {
-    {CC_BACKEND_VULKAN, CC_CPU_POINTWISE_MEASURE, 2, "vulkan", false, false},
-    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 2, "cpu", true, false},
-    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 2, "cpu/blis", true, false},
-    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 1, "cpu/1t", true, true},
-    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 3, "cpu/3t", true, true},
-    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 3, "cpu/blis/3t", true, true},
+    {CC_BACKEND_VULKAN, CC_CPU_POINTWISE_MEASURE, 2, "vulkan", false, false, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 2, "cpu", true, false, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 2, "cpu/blis", true, false, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 1, "cpu/1t", true, true, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_XNNPACK, 3, "cpu/3t", true, true, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_BLIS, 3, "cpu/blis/3t", true, true, NULL},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_MEASURE, 2, "cpu/stem", false, false, "on"},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_MEASURE, 4, "cpu/stem/4t", false, false, "on"},
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_MEASURE, 3, "cpu/stem/c/3t", false, false, "c"},
+#if defined(__x86_64__)
+    {CC_BACKEND_CPU, CC_CPU_POINTWISE_MEASURE, 1, "cpu/stem/avx2/1t", false, false, "avx2"},
+#endif
 };
 
 /* Runs case k on ref and on the backends of tested[] that mode and sweep select, and compares. */
@@ -526,7 +557,8 @@ static void run_case(const struct kcase *k, const struct mode *mode, uint64_t se
     char label[256];
     describe(k, label, sizeof(label));
     size_t n_ref = 0;
-    float *ref = run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, 2, NULL, seed, &n_ref);
+    float *ref =
+        run(k, label, CC_BACKEND_REF, CC_CPU_POINTWISE_MEASURE, 2, NULL, NULL, seed, &n_ref);
     float *ref_q = ref ? malloc(n_ref * sizeof(float)) : NULL;
     if (ref_q) {
         memcpy(ref_q, ref, n_ref * sizeof(float));
@@ -534,11 +566,11 @@ static void run_case(const struct kcase *k, const struct mode *mode, uint64_t se
     }
     size_t n_tested = mode->profile ? 1 : sizeof(tested) / sizeof(tested[0]);
     for (size_t b = mode->cpu_only ? 1 : 0; ref && ref_q && b < n_tested; b++) {
-        if (tested[b].sweep && !sweep)
+        if ((tested[b].sweep && !sweep) || (tested[b].stem && (!k->direct || k->q8)))
             continue;
         size_t n = 0;
         float *got = run(k, label, tested[b].kind, tested[b].pointwise, tested[b].threads,
-                         mode->profile, seed, &n);
+                         mode->profile, tested[b].stem, seed, &n);
         bool int8 = k->q8 && tested[b].int8;
         const float *want = int8 ? ref_q : ref;
         if (got && CHECKF(n == n_ref, "%s %s: output counts differ", tested[b].name, label)) {
@@ -784,6 +816,78 @@ static const struct kcase odd_cases[] = {
     CONV_ODD(15, 7, 5, 15, 5, 1, 15, false, false), CONV_ODD(15, 7, 5, 15, 5, 1, 15, true, true),
 };
 
+/* The CPU backend's direct stem (stem_conv.h): 3x3 stride 2 from the 3-channel graph input,
+ * NCHW straight to NHWC. mobilenet_v2's own, sizes where the interior is empty or a block
+ * short, padding 0, 1, asymmetric and larger than the kernel's reach, odd channel counts (the
+ * masked stores), no bias, i8 weights; random ones follow (random_stem). */
+#define STEM(h, w, o, pt, pl, pb, pr, bias, act)                                                   \
+    {                                                                                              \
+        CC_OP_CONV2D, 3, h, w, o, 3, 3, {2, 2}, {pt, pl, pb, pr}, {1, 1}, 1, bias, act,            \
+            .direct = true                                                                         \
+    }
+
+static const struct kcase stem_cases[] = {
+    STEM(224, 224, 32, 1, 1, 1, 1, true, ACT_RELU6), // mobilenet_v2's features.0.0
+    STEM(1, 1, 8, 1, 1, 1, 1, true, ACT_RELU6),
+    STEM(3, 3, 9, 0, 0, 0, 0, true, ACT_NONE),
+    STEM(2, 5, 17, 1, 1, 1, 1, false, ACT_RELU6),
+    STEM(9, 21, 33, 0, 1, 1, 0, true, ACT_RELU),
+    STEM(13, 11, 48, 2, 3, 2, 3, true, ACT_CLAMP),
+    STEM(17, 35, 47, 1, 0, 0, 1, true, ACT_NONE),
+    {CC_OP_CONV2D,
+     3,
+     31,
+     19,
+     24,
+     3,
+     3,
+     {2, 2},
+     {1, 1, 1, 1},
+     {1, 1},
+     1,
+     true,
+     ACT_RELU6,
+     .i8 = true,
+     .direct = true},
+};
+
+/* A random stem: sizes 1..224 (any parity), padding 0 or 1, 8..48 output channels, ReLU6 or
+ * none, bias or not; fixed seed. */
+static struct kcase random_stem(struct tu_rng *r)
+{
+    int pad = tu_rng_range(r, 0, 1);
+    struct kcase k =
+        STEM(tu_rng_range(r, 1, 224), tu_rng_range(r, 1, 224), tu_rng_range(r, 8, 48), pad, pad,
+             pad, pad, tu_rng_range(r, 0, 1), tu_rng_range(r, 0, 1) ? ACT_RELU6 : ACT_NONE);
+    // The kernel must fit into the padded input.
+    k.H = k.H + 2 * pad < 3 ? 3 - 2 * pad : k.H;
+    k.W = k.W + 2 * pad < 3 ? 3 - 2 * pad : k.W;
+    return k;
+}
+
+/* CAMCLASS_CPU_STEM: a value that is not a mode fails the CPU backend's create with one line
+ * naming it; "off" keeps the stem out of a direct case, which then still matches ref. */
+static void check_stem_switch(void)
+{
+    struct kcase k = STEM(9, 9, 8, 1, 1, 1, 1, true, ACT_RELU6);
+    struct cc_error err = {0};
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_CPU;
+    opt.cpu_cache = "";
+    setenv("CAMCLASS_CPU_STEM", "fast", 1);
+    struct cc_engine *e = cc_engine_create_from_model(build(&k, 1, &err), &opt, &err);
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_STEM=\"fast\" is not a stem mode"),
+           "CAMCLASS_CPU_STEM=fast should be refused, got \"%s\"", e ? "an engine" : err.msg);
+    cc_engine_destroy(e);
+    setenv("CAMCLASS_CPU_STEM", "off", 1);
+    e = cc_engine_create_from_model(build(&k, 1, &err), &opt, &err);
+    unsetenv("CAMCLASS_CPU_STEM");
+    if (CHECKF(e != NULL, "CAMCLASS_CPU_STEM=off: %s", err.msg))
+        CHECKF(!strstr(cc_engine_device_name(e), "stem"), "CAMCLASS_CPU_STEM=off, yet: %s",
+               cc_engine_device_name(e));
+    cc_engine_destroy(e);
+}
+
 /* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
 static struct kcase random_conv(struct tu_rng *r)
 {
@@ -928,6 +1032,16 @@ int main(int argc, char **argv)
     n = sizeof(odd_cases) / sizeof(odd_cases[0]);
     for (size_t i = 0; i < n; i++)
         run_case(&odd_cases[i], &mode, 2000 + i, true);
+    n = sizeof(stem_cases) / sizeof(stem_cases[0]);
+    for (size_t i = 0; i < n; i++)
+        run_case(&stem_cases[i], &mode, 4000 + i, false);
+    struct tu_rng rs; // the stems' own: the other random cases stay what they were
+    tu_rng_seed(&rs, 26);
+    for (int i = 0; i < 16; i++) {
+        struct kcase k = random_stem(&rs);
+        run_case(&k, &mode, 4500 + (uint64_t)i, false);
+    }
+    check_stem_switch();
     n = sizeof(zoo_cases) / sizeof(zoo_cases[0]);
     for (size_t i = 0; i < n; i++)
         run_case(&zoo_cases[i], &mode, 3000 + i, false);

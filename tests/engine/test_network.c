@@ -9,7 +9,8 @@
  * little about the early layers). Then, for each input,
  *     max |logit - ref| <= 1e-4 * max |ref|   and   the top-5 indices are identical in order,
  * and a second run of the first input gives the same result (re-submitting the recorded work).
- * The requested backend must be the one that runs: no fallback is accepted.
+ * The requested backend must be the one that runs: no fallback is accepted. With
+ * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -107,6 +108,12 @@ int main(int argc, char **argv)
     if (opt.vk_profile)
         CHECKF(strstr(cc_engine_device_name(e), " as ") != NULL,
                "profile %s not applied: device %s", opt.vk_profile, cc_engine_device_name(e));
+    // The CPU backend's direct stem forced on (tests/engine/meson.build): it must have run.
+    const char *stem = getenv("CAMCLASS_CPU_STEM");
+    if (stem && opt.backend == CC_BACKEND_CPU && strcmp(stem, "off") && strcmp(stem, "measure"))
+        CHECKF(strstr(cc_engine_device_name(e), "direct stem") != NULL,
+               "CAMCLASS_CPU_STEM=%s, yet the stem did not run: device %s", stem,
+               cc_engine_device_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
