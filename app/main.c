@@ -51,6 +51,7 @@
 #include "selftest.h"
 #include "source_choice.h"
 #include "source_file.h"
+#include "still.h"
 #include "status_line.h"
 #include "clock.h"
 
@@ -170,6 +171,7 @@ struct app {
     struct cc_report *report;    // the detection log and MQTT
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
+    struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_pipeline *pipeline;
     struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
     struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
@@ -228,6 +230,8 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
     struct app *a = ctx;
     if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
         cc_http_result(a->http, r, f);
+    if (a->still && !cc_still_keep(a->still, r, f))
+        fprintf(stderr, "camclass: --output: out of memory keeping the picture\n");
     if (!a->recorder)
         return;
     struct cc_error err = {0};
@@ -583,6 +587,20 @@ static bool camera_health(const struct app *a)
 static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
 {
     struct cc_cli *cli = &a->cli;
+    struct cc_error err = {0};
+    if (cc_still_is_picture(cli->output)) {
+        struct cc_still_config sc = {
+            .path = cli->output,
+            .width = cli->window_w > 0 ? cli->window_w : 1280,
+            .height = cli->window_h > 0 ? cli->window_h : 720,
+            .overlay = oc,
+        };
+        if (!(a->still = cc_still_open(&sc, &err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return EXIT_USAGE;
+        }
+        return 0;
+    }
     double rate = 0;
     if (a->src.file) {
         rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->src.file);
@@ -596,7 +614,6 @@ static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
         .overlay = oc,
         .frame_rate = rate,
     };
-    struct cc_error err = {0};
     if (!(a->recorder = cc_recorder_open(&rc, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
@@ -735,7 +752,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
         .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
         .profile = cli->profile,
         .on_result = cc_report_active(a->report) || cli->frames ? log_result : NULL,
-        .on_frame = a->recorder || cli->serve ? frame_out : NULL,
+        .on_frame = a->recorder || a->still || cli->serve ? frame_out : NULL,
         .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
         .ctx = a,
     };
@@ -804,6 +821,13 @@ static void print_summary(const struct app *a)
 static bool finish_recording(struct app *a)
 {
     struct cc_error err = {0};
+    if (a->still) {
+        if (!cc_still_finish(a->still, &err)) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return false;
+        }
+        fprintf(stderr, "camclass: wrote the annotated picture %s\n", a->cli.output);
+    }
     if (!a->recorder)
         return true;
     if (!cc_recorder_finish(a->recorder, &err)) {
@@ -895,6 +919,7 @@ static void app_finish(struct app *a)
     cc_sample_store_destroy(a->samples);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
+    cc_still_destroy(a->still);
     cc_report_destroy(a->report);
     cc_capture_destroy(a->src.camera);
     cc_source_file_destroy(a->src.file);

@@ -198,6 +198,19 @@ def main():
         check(p.returncode == 0 and events == ["frame"] * 3 + ["summary"],
               "%s: exit %d, events %r" % (" ".join(args[-5:]), p.returncode, events))
 
+    # camclass IN OUT.jpg: one annotated picture (the frame on the left, the panel on the right).
+    still = os.path.join(tmp, "annotated.jpg")
+    rc, _, err = run(exe, common + [png, still])
+    try:
+        from PIL import Image
+        im = Image.open(still).convert("RGB")
+        frame_px, panel_px = im.getpixel((40, 100)), im.getpixel((1200, 420))
+        check(rc == 0 and im.format is None and im.size == (1280, 720) and
+              min(frame_px) > 150 and max(panel_px) < 80,
+              "IN OUT.jpg: exit %d, %s, frame %s, panel %s" % (rc, im.size, frame_px, panel_px))
+    except (OSError, ImportError) as e:
+        check(False, "IN OUT.jpg: exit %d, no picture (%s): %s" % (rc, e, err[-300:]))
+
     # A pipe carries Y4M only, once: an image or --loop on a pipe is refused at once (exit 2).
     for what, path, extra, want in (
             ("--loop on a pipe", y4m, ["--loop"],
