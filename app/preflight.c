@@ -32,7 +32,7 @@ static bool writable_folder(const char *flag, const char *dir, const char *what,
     if (stat(dir, &st) != 0)
         return cc_error_set(err, "%s: %s %s: %s; make it first", flag, what, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return cc_error_set(err, "%s: %s %s is %s, not a folder", flag, what, dir,
+        return cc_error_set(err, "%s: %s %s: %s (it is %s)", flag, what, dir, strerror(ENOTDIR),
                             cc_file_kind(st.st_mode));
     if (access(dir, W_OK | X_OK) != 0)
         return cc_error_set(err, "%s: cannot write into %s %s: %s", flag, what, dir,
