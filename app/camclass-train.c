@@ -49,7 +49,7 @@ static const char usage[] =
     "  --backend B      auto (default), cpu, vulkan or ref: where the features are computed\n"
     "  --threads N      CPU backend threads (default: online CPUs - 1)\n"
     "  --unknown-threshold P  answer \"unknown\" below top probability P (0 < P < 1; 0: never);\n"
-    "                   default: chosen on the held-out pictures (at most 5%% of their right\n"
+    "                   default: chosen on the held-out pictures (at most 5% of their right\n"
     "                   answers fall below it)\n"
     "  --report FILE    write the report as JSON to FILE\n"
     "  --no-cache       compute every feature vector again (default: kept between runs in\n"
