@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "autoselect.h"
 #include "cache_file.h"
@@ -192,6 +193,10 @@ static int measure_and_pick(const struct cc_model *m, const struct cc_engine_opt
                             struct cc_error *err)
 {
     FILE *notices = opts->notices;
+    // Seconds on a Pi or a loaded machine: someone at a terminal is told why nothing shows.
+    if (notices && isatty(fileno(notices)))
+        fprintf(notices, "camclass: auto: timing the CPU and Vulkan backends on this model (once; "
+                         "the choice is remembered)...\n");
     if (!measure(m, c, 2, err)) {
         c[0].ops->destroy(c[0].state);
         c[1].ops->destroy(c[1].state);

@@ -234,7 +234,7 @@ def part_summary(exe, base, samples, tmp):
           "fast: exit %s, no drops or too few frames: %r" % (p.returncode, js))
 
 
-def run_on_pty(exe, args, timeout=RUN_TIMEOUT, stdout_too=False):
+def run_on_pty(exe, args, timeout=RUN_TIMEOUT, stdout_too=False, env_extra=None):
     """Runs exe with stderr (and with stdout_too, stdout) on a pseudo-terminal (raw: no "\n" ->
     "\r\n"); else stdout discarded. Returns (exit status, what it wrote to the terminal,
     seconds it ran)."""
@@ -243,7 +243,7 @@ def run_on_pty(exe, args, timeout=RUN_TIMEOUT, stdout_too=False):
     t0 = time.monotonic()
     p = subprocess.Popen(host_command(exe) + args, stdin=subprocess.DEVNULL,
                          stdout=slave if stdout_too else subprocess.DEVNULL, stderr=slave,
-                         env=env_headless())
+                         env=dict(env_headless(), **(env_extra or {})))
     os.close(slave)
     out = b""
     try:
@@ -329,6 +329,13 @@ def part_text(exe, base, samples, tmp):
     js = [l for l in out.splitlines() if l.startswith("{")]
     check(rc == 0 and len(js) >= n // 2 and all(json.loads(l) for l in js),
           "text: --log-format json on a terminal: %d JSON lines" % len(js))
+    # backend auto with nothing remembered: on a terminal a line says it is timing the backends.
+    cache = os.path.join(tmp, "cache")
+    auto = [a if a != "cpu" else "auto" for a in base]
+    rc, out, _ = run_on_pty(exe, auto + ["--input", d, "--frames", "1"],
+                            env_extra={"XDG_CACHE_HOME": cache})
+    check(rc == 0 and "auto: timing the CPU and Vulkan backends" in out,
+          "text: no progress line while auto times the backends: %r" % out[-400:])
     log = os.path.join(tmp, "text.log")
     rc, _, err = run(exe, base + ["--input", d, "--log", log, "--log-format", "text"])
     with open(log) as f:
