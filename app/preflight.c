@@ -68,7 +68,8 @@ static bool readable_input(const char *input, struct cc_error *err)
 
 bool cc_preflight(const struct cc_cli *cli, struct cc_error *err)
 {
-    return readable_input(cli->input, err) && cc_report_check(cli, err) &&
+    // --selftest reads --input as its sample folder and names it so itself.
+    return (cli->selftest || readable_input(cli->input, err)) && cc_report_check(cli, err) &&
            cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, err) &&
            cc_http_allowed(cli->serve, err) &&
            (!cli->log || strcmp(cli->log, "-") == 0 || writable_file("--log", cli->log, err)) &&
