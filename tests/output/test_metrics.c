@@ -68,7 +68,8 @@ static void check_format(const char *text)
     char typed[64][96];
     int n_typed = 0;
     CHECKF(*text && text[strlen(text) - 1] == '\n', "the exposition ends with a newline");
-    for (const char *line = text; *line; line = strchr(line, '\n') + 1) {
+    for (const char *line = text, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+        nl = strchr(line, '\n');
         size_t len = strcspn(line, "\n");
         char name[96];
         if (strncmp(line, "# HELP ", 7) == 0)
