@@ -374,28 +374,11 @@ static void check_health(struct cc_pipeline *p, const struct cc_frame *f, struct
         h->active |= cc_health_active(p->health, k) ? 1u << k : 0;
 }
 
-/* Copies frame f into dst, growing dst->data. */
-static bool copy_frame(struct cc_frame *dst, const struct cc_frame *f)
-{
-    if (dst->capacity < f->size) {
-        uint8_t *d = realloc(dst->data, f->size);
-        if (!d)
-            return false;
-        dst->data = d, dst->capacity = f->size;
-    }
-    uint8_t *data = dst->data;
-    size_t cap = dst->capacity;
-    *dst = *f;
-    dst->data = data, dst->capacity = cap;
-    memcpy(dst->data, f->data, f->size);
-    return true;
-}
-
 static void publish(struct cc_pipeline *p, const struct cc_result *r, const struct cc_frame *f)
 {
     pthread_mutex_lock(&p->lock);
     p->latest = *r;
-    if (p->cfg.keep_frames && !copy_frame(&p->latest_frame, f))
+    if (p->cfg.keep_frames && !cc_frame_copy(&p->latest_frame, f))
         p->latest_frame.size = 0; // out of memory: show no frame rather than a stale one
     p->generation++;
     if (!p->results)
@@ -730,7 +713,7 @@ bool cc_pipeline_latest(struct cc_pipeline *p, uint64_t *seen, struct cc_result 
         *seen = p->generation;
         *r = p->latest;
         if (frame && p->cfg.keep_frames && p->latest_frame.size &&
-            !copy_frame(frame, &p->latest_frame))
+            !cc_frame_copy(frame, &p->latest_frame))
             frame->size = 0;
     }
     pthread_mutex_unlock(&p->lock);

@@ -1,6 +1,9 @@
 /* camclass — frame helpers (see frame.h). */
 #include "frame.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 // Indexed by enum cc_pixfmt; the names are the V4L2 fourcc codes as v4l2-ctl prints them.
 static const char *const pixfmt_names[CC_PIX_COUNT] = {
     [CC_PIX_YUYV] = "YUYV",
@@ -56,5 +59,22 @@ bool cc_frame_check(const struct cc_frame *f, const char *who, struct cc_error *
                             "%zu; the frame is truncated",
                             who, (unsigned long long)f->sequence, cc_pixfmt_name(f->format),
                             f->width, f->height, f->stride, f->size, need);
+    return true;
+}
+
+bool cc_frame_copy(struct cc_frame *dst, const struct cc_frame *f)
+{
+    if (dst->capacity < f->size) {
+        uint8_t *d = realloc(dst->data, f->size);
+        if (!d)
+            return false;
+        dst->data = d, dst->capacity = f->size;
+    }
+    uint8_t *data = dst->data;
+    size_t capacity = dst->capacity;
+    *dst = *f;
+    dst->data = data, dst->capacity = capacity;
+    if (f->size)
+        memcpy(dst->data, f->data, f->size);
     return true;
 }

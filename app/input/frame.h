@@ -43,4 +43,8 @@ const char *cc_pixfmt_name(enum cc_pixfmt f);
  * who ("preprocess", "overlay") starts the message. Returns false with err set otherwise. */
 bool cc_frame_check(const struct cc_frame *f, const char *who, struct cc_error *err);
 
+/* Copies frame f into dst: its fields, and its bytes into dst's own buffer (grown with realloc
+ * when too small; dst owns it). False when out of memory (dst is unchanged). */
+bool cc_frame_copy(struct cc_frame *dst, const struct cc_frame *f);
+
 #endif

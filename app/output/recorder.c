@@ -416,20 +416,8 @@ static void *record_main(void *arg)
 /* Copies f and r into job j (the frame's data into j's own buffer). */
 static bool job_fill(struct job *j, const struct cc_result *r, const struct cc_frame *f)
 {
-    if (j->f.capacity < f->size) {
-        uint8_t *d = realloc(j->f.data, f->size);
-        if (!d)
-            return false;
-        j->f.data = d;
-        j->f.capacity = f->size;
-    }
-    uint8_t *data = j->f.data;
-    size_t cap = j->f.capacity;
-    j->f = *f;
-    j->f.data = data;
-    j->f.capacity = cap;
-    if (f->size)
-        memcpy(j->f.data, f->data, f->size);
+    if (!cc_frame_copy(&j->f, f))
+        return false;
     j->r = *r;
     cc_result_keep_labels(&j->r, &j->labels);
     return true;

@@ -50,19 +50,8 @@ struct cc_still *cc_still_open(const struct cc_still_config *cfg, struct cc_erro
 
 bool cc_still_keep(struct cc_still *s, const struct cc_result *r, const struct cc_frame *f)
 {
-    if (f->size > s->frame.capacity) {
-        uint8_t *p = realloc(s->frame.data, f->size);
-        if (!p)
-            return false;
-        s->frame.data = p;
-        s->frame.capacity = f->size;
-    }
-    uint8_t *data = s->frame.data;
-    size_t capacity = s->frame.capacity;
-    s->frame = *f;
-    s->frame.data = data;
-    s->frame.capacity = capacity;
-    memcpy(data, f->data, f->size);
+    if (!cc_frame_copy(&s->frame, f))
+        return false;
     s->result = *r;
     cc_result_keep_labels(&s->result, &s->labels);
     s->have = true;
