@@ -27,6 +27,7 @@
 #include "head_graph.h"
 #include "source_file.h"
 #include "softmax_head.h"
+#include "thumbnail.h"
 #include "train_report.h"
 
 static const char usage[] =
@@ -291,7 +292,8 @@ static void free_rows(struct split_rows *r)
  * x dim floats, owned by the caller; NULL with err (*bad_image: an image could not be read). */
 static float *features_of(const struct train_args *a, const struct cc_model *base,
                           const struct cc_head_graph *g, const struct cc_dataset *d,
-                          const char *base_sha, bool *bad_image, struct cc_error *err)
+                          const char *base_sha, float *thumbs, bool *bad_image,
+                          struct cc_error *err)
 {
     *bad_image = false;
     struct cc_model *bb = cc_head_graph_backbone(base, g, err);
@@ -314,7 +316,7 @@ static float *features_of(const struct train_args *a, const struct cc_model *bas
     double t0 = cc_now_ms();
     if (!feat)
         cc_error_set(err, "out of memory for %zu feature vectors", rows);
-    if (feat && !cc_embed_dataset(e, d, &eo, feat, bad_image, &st, err)) {
+    if (feat && !cc_embed_dataset(e, d, &eo, feat, thumbs, bad_image, &st, err)) {
         free(feat);
         feat = NULL;
     }
@@ -370,14 +372,14 @@ static size_t plain_row(int sample, void *ctx)
 /* Fits the head, reports it and writes the bundle: exit status 0 or 1. */
 static int train(const struct train_args *a, const struct cc_model *base,
                  const struct cc_head_graph *g, const struct cc_dataset *d, const float *feat,
-                 const char *sha)
+                 const float *thumbs, const char *sha)
 {
     int k = d->n_classes, dim = g->n_features;
     struct split_rows r = {0};
     float *w = malloc((size_t)k * dim * sizeof(float)), *b = malloc((size_t)k * sizeof(float));
     struct cc_dataset_check check;
     int augment = a->augment;
-    cc_dataset_check(d, feat, dim, plain_row, &augment, &check);
+    cc_dataset_check(d, feat, dim, plain_row, &augment, thumbs, &check);
     struct cc_train_report rep = {.data = d,
                                   .base_name = base->name,
                                   .base_sha256 = sha,
@@ -442,12 +444,15 @@ int main(int argc, char **argv)
         cc_dataset_finish(&d);
         return 2;
     }
-    bool bad_image;
-    float *feat = features_of(&a, base, &g, &d, sha, &bad_image, &err);
-    rc = feat ? train(&a, base, &g, &d, feat, sha) : bad_image ? 2 : 1;
+    bool bad_image = false;
+    float *thumbs = malloc((size_t)d.n_samples * CC_THUMB_CELLS * sizeof(float));
+    float *feat = thumbs ? features_of(&a, base, &g, &d, sha, thumbs, &bad_image, &err)
+                         : (cc_error_set(&err, "out of memory for the thumbnails"), NULL);
+    rc = feat ? train(&a, base, &g, &d, feat, thumbs, sha) : bad_image ? 2 : 1;
     if (!feat)
         fprintf(stderr, "camclass-train: %s\n", err.msg);
     free(feat);
+    free(thumbs);
     cc_model_destroy(base);
     cc_dataset_finish(&d);
     return rc;

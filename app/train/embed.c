@@ -6,6 +6,7 @@
 #include "embed.h"
 #include "file_hash.h"
 #include "input_tensor.h"
+#include "thumbnail.h"
 
 /* xorshift64*, uniform in [lo, hi). */
 static float uniform(uint64_t *s, float lo, float hi)
@@ -73,11 +74,13 @@ static uint64_t view_seed(uint64_t seed, const char *sha, int v)
     return (h ^ (h >> 31)) | 1;
 }
 
-/* Views [have, want) of picture i into its rows, from its preprocessed tensor x (loaded here
- * on first need). False with err; *bad_image when the picture does not decode. */
+/* Views [have, want) of picture i into its rows and its thumbnail into thumb, from its
+ * preprocessed tensor x (loaded here). False with err; *bad_image when the picture does not
+ * decode. */
 static bool compute_views(struct cc_engine *e, const struct cc_embed_options *o,
                           const struct cc_sample *smp, const char *sha, float *x, float *y,
-                          float *rows, int have, int want, bool *bad_image, struct cc_error *err)
+                          float *thumb, float *rows, int have, int want, bool *bad_image,
+                          struct cc_error *err)
 {
     const struct cc_model *m = cc_engine_model(e);
     const struct cc_tensor *t = &m->tensors[m->input.tensor];
@@ -85,6 +88,8 @@ static bool compute_views(struct cc_engine *e, const struct cc_embed_options *o,
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     char what[128];
     if (!(*bad_image = !cc_input_tensor_load(smp->path, m, x, n_in, what, sizeof(what), err)))
+        cc_thumbnail_of_tensor(&m->input, x, h, w, thumb);
+    if (!*bad_image)
         for (int v = have; v < want; v++) {
             const float *in = x;
             if (v > 0) {
@@ -100,8 +105,8 @@ static bool compute_views(struct cc_engine *e, const struct cc_embed_options *o,
 }
 
 bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
-                      const struct cc_embed_options *o, float *features, bool *bad_image,
-                      struct cc_embed_stats *stats, struct cc_error *err)
+                      const struct cc_embed_options *o, float *features, float *thumbs,
+                      bool *bad_image, struct cc_embed_stats *stats, struct cc_error *err)
 {
     *bad_image = false;
     *stats = (struct cc_embed_stats){0};
@@ -113,6 +118,7 @@ bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
     for (int i = 0; ok && i < d->n_samples; i++) {
         const struct cc_sample *smp = &d->samples[i];
         float *rows = features + cc_embed_row(i, 0, o->augment) * n_out;
+        float *thumb = thumbs + (size_t)i * CC_THUMB_CELLS;
         int want = smp->held_out ? 1 : 1 + o->augment, have = 0;
         char sha[65];
         if (!(ok = cc_sha256_file(smp->path, sha, err))) {
@@ -120,13 +126,14 @@ bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
             break;
         }
         if (o->cache)
-            have = cc_feature_cache_get(o->cache, sha, rows, want);
+            have = cc_feature_cache_get(o->cache, sha, thumb, rows, want);
         stats->cached += have;
         if (have < want) {
-            ok = compute_views(backbone, o, smp, sha, x, y, rows, have, want, bad_image, err);
+            ok =
+                compute_views(backbone, o, smp, sha, x, y, thumb, rows, have, want, bad_image, err);
             stats->computed += want - have;
             if (ok && o->cache)
-                cc_feature_cache_put(o->cache, sha, rows, want);
+                cc_feature_cache_put(o->cache, sha, thumb, rows, want);
         }
         if (o->progress && (i + 1) * 10 / d->n_samples != i * 10 / d->n_samples)
             fprintf(o->progress, "camclass-train: features of %d of %d images\n", i + 1,

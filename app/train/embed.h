@@ -24,9 +24,9 @@
 #include "feature_cache.h"
 
 struct cc_embed_options {
-    int augment;   // augmented views per training image, beside its plain view
-    bool flip;     // views may be mirrored left to right
-    uint64_t seed; // of the views' random draws
+    int augment;    // augmented views per training image, beside its plain view
+    bool flip;      // views may be mirrored left to right
+    uint64_t seed;  // of the views' random draws
     FILE *progress; // a line per 10% of the images, or NULL
     const struct cc_feature_cache *cache; // views kept between runs; NULL: none
 };
@@ -43,11 +43,12 @@ static inline size_t cc_embed_row(int sample, int view, int augment)
     return (size_t)sample * (size_t)(1 + augment) + (size_t)view;
 }
 
-/* Fills features (n_samples * (1 + augment) rows of the backbone's output count each). False
+/* Fills features (n_samples * (1 + augment) rows of the backbone's output count each) and
+ * thumbs (n_samples * CC_THUMB_CELLS: each picture's thumbnail, thumbnail.h). False
  * with err naming the image at fault (*bad_image true: it cannot be read or decoded) or the
  * engine's failure (*bad_image false). */
 bool cc_embed_dataset(struct cc_engine *backbone, const struct cc_dataset *d,
-                      const struct cc_embed_options *o, float *features, bool *bad_image,
-                      struct cc_embed_stats *stats, struct cc_error *err);
+                      const struct cc_embed_options *o, float *features, float *thumbs,
+                      bool *bad_image, struct cc_embed_stats *stats, struct cc_error *err);
 
 #endif

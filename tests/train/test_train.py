@@ -8,6 +8,8 @@
 - The bundle written loads in camclass (a folder of images, headless: the log's top label) and
   camclass-bench; its manifest's "training" record names the base, its SHA-256 and the classes;
   --report writes the same JSON.
+- Near-duplicates: noisy copies of one picture are named, in one class and across two; the
+  drawn scenes have none.
 - The feature cache: a second run computes nothing, an edited picture computes its views only,
   another base or --no-cache computes all.
 - Bad input, each one line and exit 2, nothing written: one class, a class folder without
@@ -220,6 +222,40 @@ def mislabelled(tmp):
           f"planted: the report's look_mislabelled {mis!r}")
 
 
+def duplicates(tmp):
+    """Six noisy JPEG copies of one cat (+-3 per pixel: two captures of a still scene) are named
+    as near-duplicates, and a copy in another class as the same picture in two classes, in the
+    text and in the report's near_duplicates; again from the cache (the thumbnails are kept with
+    the features). The clean datasets of main() name no pair."""
+    import numpy as np
+    from PIL import Image
+    data = os.path.join(tmp, "dups")
+    make(data, "--per-class", "12", "--seed", "21")
+    cats = os.path.join(data, "cat")
+    first = sorted(os.listdir(cats))[0]
+    pixels = np.asarray(Image.open(os.path.join(cats, first)).convert("RGB"), dtype=np.int16)
+    rng = np.random.default_rng(5)
+    for k in range(6):
+        noisy = np.clip(pixels + rng.integers(-3, 4, size=pixels.shape), 0, 255)
+        Image.fromarray(noisy.astype(np.uint8)).save(os.path.join(cats, f"copy{k}.jpg"),
+                                                     quality=92)
+    shutil.copy(os.path.join(cats, first), os.path.join(data, "door open", "stray.png"))
+    out, report = os.path.join(tmp, "dups.ccm"), os.path.join(tmp, "dups.json")
+    for run_no in (1, 2):
+        r = train(data, SELFTEST, out, "--report", report, "--force")
+        check(r.returncode == 0, f"dups {run_no}: exit {r.returncode} {r.stderr[-300:]!r}")
+        line = '"cat": 6 of its 18 images are near-duplicates of another one'
+        check(line in r.stdout, f"dups {run_no}: no {line!r} in:\n{r.stdout[-900:]}")
+        line = f"door open/stray.png and cat/{first} are the same picture in two classes"
+        check(line in r.stdout, f"dups {run_no}: no {line!r}")
+        with open(report) as f:
+            pairs = json.load(f).get("near_duplicates")
+        want = [[os.path.join(cats, first), os.path.join(cats, f"copy{k}.jpg")] for k in range(6)]
+        want.append([os.path.join(cats, first), os.path.join(data, "door open", "stray.png")])
+        check(isinstance(pairs, list) and sorted(pairs) == sorted(want),
+              f"dups {run_no}: the report's near_duplicates {pairs!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="camclass-train-") as tmp:
         data, shuffled = os.path.join(tmp, "scenes"), os.path.join(tmp, "shuffled")
@@ -232,6 +268,8 @@ def main():
             acc = rep["held_out_accuracy"]
             print(f"{name}: held-out accuracy {acc:.3f} of {rep['held_out_images']} images")
             check(acc >= FLOOR, f"{name}: held-out accuracy {acc:.3f} >= {FLOOR}")
+            check(rep.get("near_duplicates") == [],
+                  f"{name}: no near-duplicates among drawn scenes: {rep.get('near_duplicates')}")
             check_bundle(out, rep, base, data)
             _, srep = trained(tmp, shuffled, base, name + "-shuffled")
             if srep:
@@ -241,6 +279,7 @@ def main():
                       f"{SHUFFLED}")
         cache(tmp, data)
         mislabelled(tmp)
+        duplicates(tmp)
         bad_inputs(tmp, data)
     shutil.rmtree(FIRST_CACHE, ignore_errors=True)
     return summary()
