@@ -83,9 +83,116 @@ static bool parse_amount(bool count, const char *arg, struct options *o, struct 
     return true;
 }
 
+enum { OPT_LIST = 256, OPT_LISTCTRL, OPT_RAW, OPT_SLOW, OPT_LABEL, OPT_COUNT, OPT_INTERVAL };
+
+/* A whole number in [lo, hi] as option name's value. */
+static bool parse_int(const char *name, const char *arg, int lo, int hi, int *out,
+                      struct cc_error *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || errno || v < lo || v > hi)
+        return cc_error_set(err, "%s %s: give a whole number from %d to %d", name, arg, lo, hi);
+    *out = (int)v;
+    return true;
+}
+
+/* -f FOURCC: one of the formats capture.h knows (MJPEG also for MJPG). */
+static bool parse_format(const char *arg, struct cc_capture_config *cap, struct cc_error *err)
+{
+    cap->format = -1;
+    for (int i = 0; i < CC_PIX_COUNT; i++)
+        if (strcasecmp(arg, cc_pixfmt_name((enum cc_pixfmt)i)) == 0)
+            cap->format = i;
+    if (strcasecmp(arg, "MJPEG") == 0)
+        cap->format = CC_PIX_MJPEG;
+    if (cap->format < 0)
+        return cc_error_set(err, "--format %s: use YUYV, MJPG, RGB3, BGR3, NV12 or GREY", arg);
+    return true;
+}
+
+/* The camera's settings: -d, -s, -r, -f. */
+static bool parse_camera_option(int c, const char *arg, struct cc_capture_config *cap,
+                                struct cc_error *err)
+{
+    switch (c) {
+    case 'd':
+        cap->device = arg;
+        return true;
+    case 's':
+        if (sscanf(arg, "%dx%d", &cap->width, &cap->height) != 2 || cap->width <= 0 ||
+            cap->height <= 0)
+            return cc_error_set(err, "--size %s: give WIDTHxHEIGHT, e.g. 640x480", arg);
+        return true;
+    case 'r':
+        cap->fps = atof(arg);
+        return cap->fps > 0 || cc_error_set(err, "--fps %s: give a positive rate, e.g. 30", arg);
+    default:
+        return parse_format(arg, cap, err);
+    }
+}
+
+/* Everything else: what to do and where to write. */
+static bool parse_tool_option(int c, const char *arg, struct options *o, struct cc_error *err)
+{
+    switch (c) {
+    case OPT_LIST:
+        o->list_cameras = true;
+        return true;
+    case OPT_LISTCTRL:
+        o->list_controls = true;
+        return true;
+    case OPT_RAW:
+        o->raw = true;
+        return true;
+    case 'q':
+        o->quiet = true;
+        return true;
+    case 'h':
+        o->help = true;
+        return true;
+    case 'o':
+        o->out = arg;
+        return true;
+    case OPT_LABEL:
+        o->label = arg;
+        return true;
+    case 'n':
+        return parse_int("--frames", arg, 0, 100000000, &o->frames, err);
+    case OPT_SLOW:
+        return parse_int("--slow", arg, 0, 60000, &o->slow_ms, err);
+    case OPT_COUNT:
+    case OPT_INTERVAL:
+        return parse_amount(c == OPT_COUNT, arg, o, err);
+    case 'c':
+        if (o->n_ctrls == MAX_CTRLS)
+            return cc_error_set(err, "at most %d --set-ctrl options", MAX_CTRLS);
+        o->ctrls[o->n_ctrls++] = arg;
+        return true;
+    default:
+        return cc_error_set(err, "unknown option, or one without its value (see --help)");
+    }
+}
+
+/* After the options: DIR with --label, nothing without. */
+static bool parse_operands(int argc, char **argv, struct options *o, struct cc_error *err)
+{
+    if (o->label && optind == argc - 1)
+        o->dir = argv[optind++];
+    else if (o->label && optind == argc)
+        return cc_error_set(err,
+                            "--label %s needs the folder to save into: camclass-capture "
+                            "--label %s DIR",
+                            o->label, o->label);
+    if (optind < argc)
+        return cc_error_set(err, "unexpected argument '%s'%s (see --help)", argv[optind],
+                            o->label ? "" : "; a folder is for --label NAME DIR");
+    return true;
+}
+
 static bool parse(int argc, char **argv, struct options *o, struct cc_error *err)
 {
-    enum { OPT_LIST = 256, OPT_LISTCTRL, OPT_RAW, OPT_SLOW, OPT_LABEL, OPT_COUNT, OPT_INTERVAL };
     static const struct option longs[] = {
         {"list-cameras", no_argument, NULL, OPT_LIST},
         {"list", no_argument, NULL, OPT_LIST}, // an exact name: not ambiguous with --list-controls
@@ -114,84 +221,15 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
     opterr = 0; // our one line, not getopt's and the usage
     int c;
     while ((c = getopt_long(argc, argv, "d:s:r:f:n:c:o:qh", longs, NULL)) != -1) {
-        switch (c) {
-        case OPT_LIST:
-            o->list_cameras = true;
-            break;
-        case OPT_LISTCTRL:
-            o->list_controls = true;
-            break;
-        case 'd':
-            o->cap.device = optarg;
-            break;
-        case 's':
-            if (sscanf(optarg, "%dx%d", &o->cap.width, &o->cap.height) != 2 || o->cap.width <= 0 ||
-                o->cap.height <= 0)
-                return cc_error_set(err, "--size %s: give WIDTHxHEIGHT, e.g. 640x480", optarg);
-            break;
-        case 'r':
-            o->cap.fps = atof(optarg);
-            if (o->cap.fps <= 0)
-                return cc_error_set(err, "--fps %s: give a positive rate, e.g. 30", optarg);
-            break;
-        case 'f':
-            o->cap.format = -1;
-            for (int i = 0; i < CC_PIX_COUNT; i++)
-                if (strcasecmp(optarg, cc_pixfmt_name((enum cc_pixfmt)i)) == 0)
-                    o->cap.format = i;
-            if (strcasecmp(optarg, "MJPEG") == 0)
-                o->cap.format = CC_PIX_MJPEG;
-            if (o->cap.format < 0)
-                return cc_error_set(err, "--format %s: use YUYV, MJPG, RGB3, BGR3, NV12 or GREY",
-                                    optarg);
-            break;
-        case 'n':
-            o->frames = atoi(optarg);
-            break;
-        case 'c':
-            if (o->n_ctrls == MAX_CTRLS)
-                return cc_error_set(err, "at most %d --set-ctrl options", MAX_CTRLS);
-            o->ctrls[o->n_ctrls++] = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case OPT_RAW:
-            o->raw = true;
-            break;
-        case OPT_SLOW:
-            o->slow_ms = atoi(optarg);
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'h':
-            o->help = true;
-            break;
-        case OPT_LABEL:
-            o->label = optarg;
-            break;
-        case OPT_COUNT:
-        case OPT_INTERVAL:
-            if (!parse_amount(c == OPT_COUNT, optarg, o, err))
-                return false;
-            break;
-        default:
+        bool camera = c == 'd' || c == 's' || c == 'r' || c == 'f';
+        if (c == '?')
             return cc_error_set(err, "unknown option, or one without its value: '%s' (see --help)",
                                 argv[optind - 1]);
-        }
+        if (!(camera ? parse_camera_option(c, optarg, &o->cap, err)
+                     : parse_tool_option(c, optarg, o, err)))
+            return false;
     }
-    if (o->label && optind == argc - 1)
-        o->dir = argv[optind++];
-    else if (o->label && optind == argc)
-        return cc_error_set(err,
-                            "--label %s needs the folder to save into: camclass-capture "
-                            "--label %s DIR",
-                            o->label, o->label);
-    if (optind < argc)
-        return cc_error_set(err, "unexpected argument '%s'%s (see --help)", argv[optind],
-                            o->label ? "" : "; a folder is for --label NAME DIR");
-    return true;
+    return parse_operands(argc, argv, o, err);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -321,84 +359,61 @@ static bool collect(const struct options *o, struct cc_frame_slot *slot, const c
     return true;
 }
 
-static bool run(struct options *o, struct cc_sample_store *store, struct cc_error *err)
+/* --set-ctrl NAME=VALUE, each in order (a button: NAME alone). */
+static bool set_controls(struct cc_capture *cap, const struct options *o, struct cc_error *err)
 {
-    if (o->help) {
-        usage(stdout);
-        return true;
-    }
-    if (o->list_cameras)
-        return cc_capture_list(stdout, err);
-
-    bool ok = false;
-    struct cc_frame_slot *slot = NULL;
-    struct writer w = {.dir = o->out, .raw = o->raw};
-    struct cc_capture *cap = cc_capture_open(&o->cap, err);
-    if (!cap)
-        return false;
-    const struct cc_capture_info *info = cc_capture_get_info(cap);
-    printf("%s\n", info->line);
     for (int i = 0; i < o->n_ctrls; i++) {
         char name[128];
         const char *eq = strchr(o->ctrls[i], '=');
         size_t len = eq ? (size_t)(eq - o->ctrls[i]) : strlen(o->ctrls[i]);
         snprintf(name, sizeof(name), "%.*s", (int)len, o->ctrls[i]);
         if (!cc_capture_set_ctrl(cap, name, eq ? eq + 1 : "1", err))
-            goto done;
+            return false;
     }
-    if (o->list_controls && !cc_capture_list_ctrls(cap, stdout, err))
-        goto done;
-    if (o->out) {
-        if (mkdir(o->out, 0777) < 0 && errno != EEXIST) {
-            cc_error_set(err, "cannot create %s: %s", o->out, strerror(errno));
-            goto done;
-        }
-        w.planes = malloc((size_t)info->width * info->height * 3);
-        if (!w.planes) {
-            cc_error_set(err, "out of memory");
-            goto done;
-        }
-    }
-    if (o->frames <= 0 && !store) {
-        ok = true;
-        goto done;
-    }
-    slot = cc_frame_slot_create(1, err);
-    if (!slot || !cc_capture_start(cap, slot, err))
-        goto done;
-    if (store) {
-        ok = collect(o, slot, info->device, store, err);
-        goto done;
-    }
+    return true;
+}
+
+/* --output DIR: the folder and the writer's scratch for a frame of info's size. */
+static bool open_output(const struct options *o, const struct cc_capture_info *info,
+                        struct writer *w, struct cc_error *err)
+{
+    if (mkdir(o->out, 0777) < 0 && errno != EEXIST)
+        return cc_error_set(err, "cannot create %s: %s", o->out, strerror(errno));
+    w->planes = malloc((size_t)info->width * info->height * 3);
+    return w->planes || cc_error_set(err, "out of memory");
+}
+
+/* Takes o->frames frames from the started camera, printing and writing each, then the rates. */
+static bool take_frames(const struct options *o, struct cc_capture *cap, struct cc_frame_slot *slot,
+                        struct writer *w, struct cc_error *err)
+{
+    const struct cc_capture_info *info = cc_capture_get_info(cap);
     int64_t t0 = cc_now_ns(), first_ts = 0, last_ts = 0;
     for (int n = 0; n < o->frames; n++) {
         struct cc_frame *f;
         enum cc_slot_status st = cc_frame_slot_take(slot, 5000, &f, err);
-        if (st == CC_SLOT_TIMEOUT) {
-            cc_error_set(err,
-                         "%s delivered no frame for 5 s; check that it is not covered by "
-                         "another program and try a lower --fps",
-                         info->device);
-            goto done;
-        }
+        if (st == CC_SLOT_TIMEOUT)
+            return cc_error_set(err,
+                                "%s delivered no frame for 5 s; check that it is not covered by "
+                                "another program and try a lower --fps",
+                                info->device);
         if (st == CC_SLOT_CLOSED)
-            goto done; // err holds the capture's message
+            return false; // err holds the capture's message
         int64_t latency = cc_now_ns() - f->timestamp_ns;
-        if (n == 0)
-            first_ts = f->timestamp_ns;
+        first_ts = n == 0 ? f->timestamp_ns : first_ts;
         last_ts = f->timestamp_ns;
         if (!o->quiet)
             printf("frame %d: seq %llu  t %.3f s  %s %dx%d  %zu bytes  latency %.1f ms\n", n,
                    (unsigned long long)f->sequence, (double)(f->timestamp_ns - first_ts) / 1e9,
                    cc_pixfmt_name(f->format), f->width, f->height, f->size, (double)latency / 1e6);
-        bool wrote = !o->out || write_frame(&w, f, info->fps, n, err);
+        bool wrote = !o->out || write_frame(w, f, info->fps, n, err);
         if (o->slow_ms > 0) {
             struct timespec ts = {o->slow_ms / 1000, (long)(o->slow_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
         }
         cc_frame_slot_release(slot, f);
         if (!wrote)
-            goto done;
+            return false;
     }
     cc_capture_stop(cap);
     struct cc_frame_slot_stats ss = cc_frame_slot_get_stats(slot);
@@ -409,11 +424,35 @@ static bool run(struct options *o, struct cc_sample_store *store, struct cc_erro
            o->frames, secs > 0 ? (o->frames - 1) / secs : 0, (double)(cc_now_ns() - t0) / 1e9,
            (unsigned long long)ss.dropped, (unsigned long long)cs.driver_dropped,
            (unsigned long long)cs.lost);
-    ok = true;
     if (o->out)
         printf("frames written to %s\n", o->out);
+    return true;
+}
 
-done:
+/* Opens the camera, applies the controls, then captures (or, with a store, collects). */
+static bool run(struct options *o, struct cc_sample_store *store, struct cc_error *err)
+{
+    if (o->help) {
+        usage(stdout);
+        return true;
+    }
+    if (o->list_cameras)
+        return cc_capture_list(stdout, err);
+    struct cc_frame_slot *slot = NULL;
+    struct writer w = {.dir = o->out, .raw = o->raw};
+    struct cc_capture *cap = cc_capture_open(&o->cap, err);
+    if (!cap)
+        return false;
+    const struct cc_capture_info *info = cc_capture_get_info(cap);
+    printf("%s\n", info->line);
+    bool ok = set_controls(cap, o, err) &&
+              (!o->list_controls || cc_capture_list_ctrls(cap, stdout, err)) &&
+              (!o->out || open_output(o, info, &w, err));
+    if (ok && (o->frames > 0 || store)) {
+        ok = (slot = cc_frame_slot_create(1, err)) && cc_capture_start(cap, slot, err);
+        ok = ok && (store ? collect(o, slot, info->device, store, err)
+                          : take_frames(o, cap, slot, &w, err));
+    }
     if (w.y4m && fclose(w.y4m) != 0 && ok)
         ok = cc_error_set(err, "writing %s/capture.y4m failed: %s", o->out, strerror(errno));
     free(w.planes);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """camclass-capture's command line without a camera (suite app): --list is --list-cameras (it
 was "option '--list' is ambiguous" after the usage, #24 section 3); an unknown option, an unsafe
---label, --label without its folder, a folder without --label, a bad --count or --interval: exit
+--label, --label without its folder, a folder without --label, a bad --count, --interval, --frames, --slow, --size, --format or --fps: exit
 2 with one line and nothing written; --label with a camera that is not there: exit 1 and no
 class folder made.
 
@@ -41,6 +41,12 @@ def main():
             (["--label", "a", "--count", "2.5", tmp], "--count 2.5"),
             (["--label", "a", "--interval", "-1", tmp], "--interval -1"),
             (["--label", "a", "--interval", "x", tmp], "--interval x"),
+            (["-n", "ten"], "--frames ten"),
+            (["--frames", "-1"], "--frames -1"),
+            (["--slow", "5ms"], "--slow 5ms"),
+            (["-s", "640"], "--size 640"),
+            (["-f", "H264"], "--format H264"),
+            (["-r", "0"], "--fps 0"),
         ]
         for args, says in cases:
             rc, out, err = run(args)
