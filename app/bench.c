@@ -78,11 +78,48 @@ static bool parse_int(const char *s, int lo, int hi, int *out)
 }
 
 /* Returns 0 to go on, 2 after printing one line about a bad argument, -1 after --help. */
-static int parse_args(int argc, char **argv, struct bench_args *a)
+/* A flag without a value: 1 taken, 0 not one of them, -1 --help (printed). */
+static int parse_flag(const char *arg, struct bench_args *a)
 {
-    *a = (struct bench_args){
-        .opts = cc_engine_options_default(), .runs = DEFAULT_RUNS, .warmup = DEFAULT_WARMUP};
-    a->opts.notices = stderr;
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        fputs(usage, stdout);
+        return -1;
+    }
+    bool *flag = strcmp(arg, "--profile") == 0        ? &a->profile
+                 : strcmp(arg, "--poison") == 0       ? &a->opts.poison
+                 : strcmp(arg, "--list-devices") == 0 ? &a->list_devices
+                                                      : NULL;
+    if (flag)
+        *flag = true;
+    return flag != NULL;
+}
+
+/* A named choice: --backend or --vk-profile. 1 taken, 0 not one of them, 2 bad value (said). */
+static int parse_choice(const char *arg, const char *val, struct bench_args *a)
+{
+    const char *known = "auto, vulkan, cpu or ref";
+    bool ok;
+    if (strcmp(arg, "--backend") == 0) {
+        ok = cc_backend_kind_parse(val, &a->opts.backend);
+    } else if (strcmp(arg, "--vk-profile") == 0) {
+        ok = cc_vk_profile_known(val, &known);
+        a->opts.vk_profile = val;
+    } else {
+        return 0;
+    }
+    if (!ok)
+        fprintf(stderr, "camclass-bench: %s takes %s, not \"%s\"\n", arg, known, val ? val : "");
+    return ok ? 1 : 2;
+}
+
+/* An option with a value (val: the next argument, or NULL): 0 taken, else the exit status. */
+static int parse_valued(const char *arg, const char *val, struct bench_args *a)
+{
+    const struct {
+        const char *flag;
+        const char **dst;
+    } files[] = {
+        {"--trace", &a->trace}, {"--input", &a->input}, {"--save-output", &a->save_output}};
     const struct {
         const char *flag;
         int lo, hi;
@@ -93,80 +130,51 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
         {"--runs", 1, 1000000, &a->runs},
         {"--warmup", 0, 1000000, &a->warmup},
     };
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(usage, stdout);
-            return -1;
-        } else if (strcmp(arg, "--profile") == 0) {
-            a->profile = true;
-            continue;
-        } else if (strcmp(arg, "--poison") == 0) {
-            a->opts.poison = true;
-            continue;
-        } else if (strcmp(arg, "--list-devices") == 0) {
-            a->list_devices = true;
-            continue;
-        } else if (arg[0] != '-' || !arg[1]) {
-            if (a->model) {
-                fprintf(stderr, "camclass-bench: one MODEL only (got %s and %s); see --help\n",
-                        a->model, arg);
-                return 2;
-            }
-            a->model = arg;
-            continue;
-        }
-
-        // Options with a value.
-        i++;
-        if (strcmp(arg, "--backend") == 0) {
-            if (!cc_backend_kind_parse(val, &a->opts.backend)) {
-                fprintf(stderr,
-                        "camclass-bench: --backend takes auto, vulkan, cpu or ref, not "
-                        "\"%s\"\n",
-                        val ? val : "");
-                return 2;
-            }
-            continue;
-        }
-        if (strcmp(arg, "--vk-profile") == 0) {
-            const char *known;
-            if (!cc_vk_profile_known(val, &known)) {
-                fprintf(stderr, "camclass-bench: --vk-profile takes %s, not \"%s\"\n", known,
-                        val ? val : "");
-                return 2;
-            }
-            a->opts.vk_profile = val;
-            continue;
-        }
-        const struct {
-            const char *flag;
-            const char **dst;
-        } files[] = {
-            {"--trace", &a->trace}, {"--input", &a->input}, {"--save-output", &a->save_output}};
-        size_t f = 0;
-        while (f < sizeof(files) / sizeof(files[0]) && strcmp(arg, files[f].flag) != 0)
-            f++;
-        if (f < sizeof(files) / sizeof(files[0])) {
-            if (!val || !*val) {
+    int choice = parse_choice(arg, val, a);
+    if (choice)
+        return choice == 1 ? 0 : 2;
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++)
+        if (strcmp(arg, files[f].flag) == 0) {
+            if (val && *val)
+                *files[f].dst = val;
+            else
                 fprintf(stderr, "camclass-bench: %s needs a file name\n", arg);
-                return 2;
-            }
-            *files[f].dst = val;
-            continue;
+            return val && *val ? 0 : 2;
         }
-        size_t k = 0;
-        while (k < sizeof(ints) / sizeof(ints[0]) && strcmp(arg, ints[k].flag) != 0)
-            k++;
-        if (k == sizeof(ints) / sizeof(ints[0])) {
-            fprintf(stderr, "camclass-bench: unknown option %s; see --help\n", arg);
-            return 2;
-        }
-        if (!parse_int(val, ints[k].lo, ints[k].hi, ints[k].dst)) {
+    for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
+        if (strcmp(arg, ints[k].flag) == 0) {
+            if (parse_int(val, ints[k].lo, ints[k].hi, ints[k].dst))
+                return 0;
             fprintf(stderr, "camclass-bench: %s takes a whole number from %d to %d, not \"%s\"\n",
                     arg, ints[k].lo, ints[k].hi, val ? val : "");
             return 2;
         }
+    fprintf(stderr, "camclass-bench: unknown option %s; see --help\n", arg);
+    return 2;
+}
+
+static int parse_args(int argc, char **argv, struct bench_args *a)
+{
+    *a = (struct bench_args){
+        .opts = cc_engine_options_default(), .runs = DEFAULT_RUNS, .warmup = DEFAULT_WARMUP};
+    a->opts.notices = stderr;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int flag = parse_flag(arg, a), rc = 0;
+        if (flag)
+            rc = flag < 0 ? -1 : 0;
+        else if (arg[0] != '-' || !arg[1]) {
+            if (a->model)
+                fprintf(stderr, "camclass-bench: one MODEL only (got %s and %s); see --help\n",
+                        a->model, arg);
+            rc = a->model ? 2 : 0;
+            a->model = a->model ? a->model : arg;
+        } else {
+            rc = parse_valued(arg, i + 1 < argc ? argv[i + 1] : NULL, a);
+            i++;
+        }
+        if (rc)
+            return rc;
     }
     if (!a->model && !a->list_devices) {
         fprintf(stderr, "camclass-bench: no MODEL given; see --help\n");
