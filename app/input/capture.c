@@ -69,79 +69,88 @@ static const char *busy_or(int e, const char *otherwise)
 }
 
 // Chooses and sets the mode; fills *info (format, size, stride, image_bytes, fps).
-static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *info,
-                      struct cc_error *err)
+/* The mode cc_capture_choose_mode picks among those the device offers near the asked size. */
+static bool pick_mode(int fd, const struct cc_capture_config *c, const char *device,
+                      struct cc_mode *chosen, struct cc_error *err)
 {
-    const struct cc_capture_config *c = &cap->config;
     struct cc_mode *modes = NULL;
     int n = 0;
     if (!cc_v4l2_enum_modes(fd, c->width, c->height, false, &modes, &n, err))
         return false;
-
-    int chosen_i = cc_capture_choose_mode(modes, n, c);
-    const struct cc_mode *best = chosen_i >= 0 ? &modes[chosen_i] : NULL;
-    if (!best) {
-        bool ok = c->format >= 0
-                      ? cc_error_set(err,
-                                     "%s offers no %s; leave the format to camclass or pick "
-                                     "one that --list-cameras shows",
-                                     info->device, cc_pixfmt_name((enum cc_pixfmt)c->format))
-                      : cc_error_set(err,
-                                     "%s has no usable format: it offers none of YUYV, "
-                                     "MJPG, RGB3, BGR3, NV12, GREY (--list-cameras shows "
-                                     "what it offers)",
-                                     info->device);
-        free(modes);
-        return ok;
-    }
-    struct cc_mode chosen = *best;
+    int i = cc_capture_choose_mode(modes, n, c);
+    if (i >= 0)
+        *chosen = modes[i];
     free(modes);
+    if (i >= 0)
+        return true;
+    if (c->format >= 0)
+        return cc_error_set(err,
+                            "%s offers no %s; leave the format to camclass or pick one that "
+                            "--list-cameras shows",
+                            device, cc_pixfmt_name((enum cc_pixfmt)c->format));
+    return cc_error_set(err,
+                        "%s has no usable format: it offers none of YUYV, MJPG, RGB3, BGR3, NV12, "
+                        "GREY (--list-cameras shows what it offers)",
+                        device);
+}
 
+/* Every frame is checked so before preprocessing: a layout the driver gives that cannot hold a
+ * frame (a short stride or sizeimage) is refused now, not frame by frame later. A sizeimage of
+ * 0 (left to bytesused) is not held against it. */
+static bool check_layout(const struct cc_capture_info *info, struct cc_error *err)
+{
+    static const uint8_t some;
+    struct cc_frame probe = {.format = info->format,
+                             .width = info->width,
+                             .height = info->height,
+                             .stride = info->stride,
+                             .size = info->image_bytes ? info->image_bytes : SIZE_MAX,
+                             .data = (uint8_t *)&some};
+    struct cc_error why = {""};
+    if (info->format == CC_PIX_MJPEG || cc_frame_check(&probe, "format", &why))
+        return true;
+    return cc_error_set(err,
+                        "%s: the driver's %s %dx%d layout cannot hold a frame (%s); try another "
+                        "--size or format",
+                        info->device, cc_pixfmt_name(info->format), info->width, info->height,
+                        why.msg);
+}
+
+/* VIDIOC_S_FMT to the chosen mode; info gets what the driver made of it (it may change the
+ * size). */
+static bool set_format(int fd, const struct cc_mode *chosen, struct cc_capture_info *info,
+                       struct cc_error *err)
+{
     struct v4l2_format fmt = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
-    fmt.fmt.pix.width = (uint32_t)chosen.width;
-    fmt.fmt.pix.height = (uint32_t)chosen.height;
-    fmt.fmt.pix.pixelformat = chosen.fourcc;
+    fmt.fmt.pix.width = (uint32_t)chosen->width;
+    fmt.fmt.pix.height = (uint32_t)chosen->height;
+    fmt.fmt.pix.pixelformat = chosen->fourcc;
     fmt.fmt.pix.field = V4L2_FIELD_NONE;
     if (cc_v4l2_ioctl(fd, VIDIOC_S_FMT, &fmt) < 0) {
         int e = errno;
         return cc_error_set(err, "%s: VIDIOC_S_FMT failed: %s; %s", info->device, strerror(e),
                             busy_or(e, "try another size or format"));
     }
-    if (fmt.fmt.pix.pixelformat != chosen.fourcc) {
+    if (fmt.fmt.pix.pixelformat != chosen->fourcc) {
         char want[5], got[5];
-        cc_fourcc_str(chosen.fourcc, want);
+        cc_fourcc_str(chosen->fourcc, want);
         cc_fourcc_str(fmt.fmt.pix.pixelformat, got);
         return cc_error_set(err, "%s: asked for %s, the driver gave %s; force another format",
                             info->device, want, got);
     }
-    info->fourcc = chosen.fourcc;
-    info->format = (enum cc_pixfmt)chosen.pixfmt;
-    info->width = (int)fmt.fmt.pix.width; // S_FMT may change the size
+    info->fourcc = chosen->fourcc;
+    info->format = (enum cc_pixfmt)chosen->pixfmt;
+    info->width = (int)fmt.fmt.pix.width;
     info->height = (int)fmt.fmt.pix.height;
     info->stride = info->format == CC_PIX_MJPEG ? 0 : (int)fmt.fmt.pix.bytesperline;
     info->image_bytes = fmt.fmt.pix.sizeimage;
-    if (info->format != CC_PIX_MJPEG) {
-        // Every frame is checked so before preprocessing: a layout the driver gives that cannot
-        // hold a frame (a short stride or sizeimage) is refused now, not frame by frame later.
-        // A sizeimage of 0 (left to bytesused) is not held against it.
-        static const uint8_t some;
-        struct cc_frame probe = {.format = info->format,
-                                 .width = info->width,
-                                 .height = info->height,
-                                 .stride = info->stride,
-                                 .size = info->image_bytes ? info->image_bytes : SIZE_MAX,
-                                 .data = (uint8_t *)&some};
-        struct cc_error why = {""};
-        if (!cc_frame_check(&probe, "format", &why))
-            return cc_error_set(err,
-                                "%s: the driver's %s %dx%d layout cannot hold a frame (%s); "
-                                "try another --size or format",
-                                info->device, cc_pixfmt_name(info->format), info->width,
-                                info->height, why.msg);
-    }
+    return check_layout(info, err);
+}
 
-    // Frame rate: many drivers stay at their default (vivid: 5 fps) unless told.
-    double want_fps = chosen.max_fps > 0 ? fmin(c->fps, chosen.max_fps) : c->fps;
+/* The frame rate: many drivers stay at their default (vivid: 5 fps) unless told. info->fps gets
+ * what the driver says it runs at (0: it does not say). */
+static bool set_rate(int fd, double want_fps, struct cc_capture_info *info, struct cc_error *err)
+{
     struct v4l2_streamparm parm = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
     info->fps = 0;
     if (cc_v4l2_ioctl(fd, VIDIOC_G_PARM, &parm) == 0 &&
@@ -158,6 +167,16 @@ static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *in
     if (tpf.numerator && tpf.denominator)
         info->fps = (double)tpf.denominator / tpf.numerator;
     return true;
+}
+
+static bool negotiate(struct cc_capture *cap, int fd, struct cc_capture_info *info,
+                      struct cc_error *err)
+{
+    const struct cc_capture_config *c = &cap->config;
+    struct cc_mode chosen = {0};
+    if (!pick_mode(fd, c, info->device, &chosen, err) || !set_format(fd, &chosen, info, err))
+        return false;
+    return set_rate(fd, chosen.max_fps > 0 ? fmin(c->fps, chosen.max_fps) : c->fps, info, err);
 }
 
 /* ---------------------------------------------------------------------------------------------
