@@ -47,7 +47,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: camclass-capture [options]\n"
                "       camclass-capture --label NAME [--count N] [--interval S] [options] DIR\n"
                "  --list-cameras, --list  devices with their formats, sizes and frame rates\n"
-               "  -d, --device PATH     camera (default /dev/video0)\n"
+               "  -d, --camera PATH     camera (default /dev/video0; also --device)\n"
                "  -s, --size WxH        requested size (default 640x480)\n"
                "  -r, --fps N           requested rate (default 30)\n"
                "  -f, --format FOURCC   insist on YUYV, MJPG, RGB3, BGR3, NV12 or GREY\n"
@@ -201,6 +201,7 @@ static bool parse(int argc, char **argv, struct options *o, struct cc_error *err
         {"interval", required_argument, NULL, OPT_INTERVAL},
         {"list-controls", no_argument, NULL, OPT_LISTCTRL},
         {"device", required_argument, NULL, 'd'},
+        {"camera", required_argument, NULL, 'd'}, // camclass's name for it
         {"size", required_argument, NULL, 's'},
         {"fps", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},

@@ -322,9 +322,14 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
     case OPT_INT: {
         errno = 0;
         long v = strtol(val, &end, 10);
+        // camclass-capture's --device is a camera; here it is the Vulkan device: say which.
+        const char *hint = strcmp(o->name, "device") == 0 && val[0] == '/'
+                               ? " (the Vulkan device, see --list-devices; a camera is --camera "
+                                 "PATH)"
+                               : "";
         if (end == val || *end || errno || v < o->lo || v > o->hi)
-            return cc_error_set(err, "%s takes a whole number from %.0f to %.0f, not \"%s\"", where,
-                                o->lo, o->hi, val);
+            return cc_error_set(err, "%s takes a whole number from %.0f to %.0f, not \"%s\"%s",
+                                where, o->lo, o->hi, val, hint);
         *(int *)field = (int)v;
         return true;
     }

@@ -53,6 +53,10 @@ def main():
             check(rc == 2 and len(err) == 1 and says in err[0],
                   "%s: exit 2, one line naming %s (%d %s)" % (args, says, rc, err))
         check(os.listdir(tmp) == [], "refused command lines wrote nothing: %s" % os.listdir(tmp))
+        for spelling in ("-d", "--camera"):
+            rc, out, err = run(["-n", "1", spelling, os.path.join(tmp, "no-camera")])
+            check(rc == 1 and err and "no-camera" in err[-1],
+                  "%s names the camera to open: %d %s" % (spelling, rc, err))
         rc, out, err = run(["--label", "ok", "-d", os.path.join(tmp, "no-camera"), tmp])
         check(rc == 1 and len(err) == 1 and "no-camera" in err[0],
               "a camera that is not there: exit 1 naming it (%d %s)" % (rc, err))

@@ -88,6 +88,8 @@ def main():
         (["--size", "huge"], "camclass: --size takes WIDTHxHEIGHT"),
         (["--backend", "opengl"], "camclass: --backend takes auto, vulkan, cpu or ref, not \"opengl\""),
         (["--device", "x"], "camclass: --device takes a whole number"),
+        (["--device", "/dev/video0"], "(the Vulkan device, see --list-devices; a camera is "
+                                      "--camera PATH)"),
         (["--headless=1"], "camclass: --headless takes no value"),
         (["--camera", "/dev/video0", "--input", y4m], "exclude each other"),
         (["--model", "/nonexistent/m.ccm", "--input", y4m],
