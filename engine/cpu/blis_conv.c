@@ -129,6 +129,9 @@ void cc_blis_conv_run(const struct cc_blis_conv *p, pthreadpool_t pool)
     for (size_t first = 0; first < p->split.tasks; first += wave) {
         struct wave wv = {p, first};
         size_t count = p->split.tasks - first < wave ? p->split.tasks - first : wave;
-        pthreadpool_parallelize_1d(pool, run_rows, &wv, count, PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+        bool last = first + count >= p->split.tasks;
+        pthreadpool_parallelize_1d(pool, run_rows, &wv, count,
+                                   PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+                                       (last && p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
     }
 }

@@ -47,6 +47,8 @@ struct cc_blis_conv {
     struct cc_blis_conv_split split;
     float *patches; // (split.wave * split.rows, kh * kw * c) scratch for gathered patches; not
                     // owned; NULL for a 1x1 convolution, which reads x directly
+    bool yield;     // the run's last operator: its last wave lets the pool's workers sleep
+                    // after it (PTHREADPOOL_FLAG_YIELD_WORKERS) instead of spinning for more
 };
 
 /* Whether node (a conv2d with one group) is a plain GEMM on its input: 1x1, stride 1, no

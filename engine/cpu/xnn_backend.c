@@ -640,6 +640,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
                 !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
                 return false;
+            if (st->kind == STEP_BLIS) // as the XNNPACK operator it replaces would have
+                st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
         }
         int out = node->outputs[0];
         uint32_t flags = n == last && last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0;
