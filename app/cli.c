@@ -34,7 +34,7 @@ struct opt {
     enum opt_kind kind;
     size_t offset;            // of the field in struct cc_cli (OPT_SIZE: the width)
     size_t offset_h;          // OPT_SIZE: the height
-    double lo, hi;            // OPT_INT, OPT_NUMBER
+    double lo, hi;            // OPT_INT, OPT_NUMBER: the range; OPT_SIZE: the least width, height
     bool cli_only;            // not accepted in a config file
     const char *const *words; // OPT_WORD: the values it takes, NULL-terminated
 };
@@ -62,7 +62,8 @@ static const struct opt opts[] = {
     {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
     {"roi", OPT_ROI, F(roi), 0, 0, 0, false},
     {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
-    {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
+    // The window's (and a recording's) layout needs 480x320 (app/output/overlay_draw.c).
+    {"window", OPT_SIZE, F(window_w), F(window_h), 480, 320, false},
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
     {"screenshot-dir", OPT_STRING, F(shot_dir), 0, 0, 0, false},
     {"collect", OPT_STRING, F(collect), 0, 0, 0, false},
@@ -348,6 +349,11 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
                                 "%s takes WIDTHxHEIGHT, 16 to 8192 each (e.g. 640x480), not "
                                 "\"%s\"",
                                 where, val);
+        if (*(int *)field < o->lo || *(int *)((char *)cli + o->offset_h) < o->hi)
+            return cc_error_set(err,
+                                "%s %s: the smallest size that shows the frame, the title and the "
+                                "results is %.0fx%.0f; give a larger one",
+                                where, val, o->lo, o->hi);
         return true;
     case OPT_ROI: {
         struct cc_error why = {0};
@@ -456,13 +462,14 @@ static bool positional(struct cc_cli *cli, const char *arg, int n, struct cc_err
 {
     static const char *const names[2] = {"input", "output"};
     if (n >= 2)
-        return cc_error_set(err, "unexpected argument \"%s\": give at most an input and an "
-                                 "output (camclass IN [OUT]); options start with -- (see --help)",
+        return cc_error_set(err,
+                            "unexpected argument \"%s\": give at most an input and an "
+                            "output (camclass IN [OUT]); options start with -- (see --help)",
                             arg);
     const struct opt *o = find_opt(names[n], strlen(names[n]));
     if (cli->set_on_command_line >> (o - opts) & 1)
-        return cc_error_set(err, "\"%s\": the %s is given twice (as --%s and as an argument)",
-                            arg, names[n], names[n]);
+        return cc_error_set(err, "\"%s\": the %s is given twice (as --%s and as an argument)", arg,
+                            names[n], names[n]);
     char where[32];
     snprintf(where, sizeof(where), "the %s argument", names[n]);
     if (!set_value(cli, o, arg, where, err))
@@ -511,8 +518,8 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
             cc_error_set(err, "%s needs a value (see --help)", where);
             return CC_CLI_ERROR;
         }
-        if ((cli->set_on_command_line >> (o - opts) & 1) && (!strcmp(o->name, "input") ||
-                                                             !strcmp(o->name, "output"))) {
+        if ((cli->set_on_command_line >> (o - opts) & 1) &&
+            (!strcmp(o->name, "input") || !strcmp(o->name, "output"))) {
             cc_error_set(err, "%s is given twice (once as an argument?); give it once", where);
             return CC_CLI_ERROR;
         }

@@ -119,6 +119,10 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
+    // Dragged smaller than the layout's least size (--window refuses less), it would draw
+    // rows over the stats; a screen smaller than that still gets a window that fits it.
+    if (w >= CC_OVERLAY_MIN_W && h >= CC_OVERLAY_MIN_H)
+        SDL_SetWindowMinimumSize(ov->window, CC_OVERLAY_MIN_W, CC_OVERLAY_MIN_H);
     struct cc_overlay_config drawn = *cfg;
     drawn.key_hints = true; // the window's keys work
     if (!(ov->draw = cc_overlay_draw_create(ov->renderer, &drawn, err)))

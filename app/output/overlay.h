@@ -96,6 +96,12 @@ bool cc_overlay_save_png(struct cc_overlay *ov, const char *path, struct cc_erro
 
 #define CC_OVERLAY_NOTICE_MS 1200
 
+/* The least window (and recording) size whose layout shows the frame, the title, the backend
+ * and device lines and rows (cli.c refuses a smaller --window; the window cannot be dragged
+ * smaller). */
+#define CC_OVERLAY_MIN_W 480
+#define CC_OVERLAY_MIN_H 320
+
 /* The layout for the window's current size, and the texts as last drawn (overlay_draw.h). */
 void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out);
 

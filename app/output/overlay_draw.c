@@ -244,8 +244,11 @@ static int clampi(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+enum { FONT_MIN_PX = 10 }; // fitting_px's floor, as the small font's
+
 /* Body text size for a window: about 1/32 of the height (15 px at 480, 22 px at 720), and
- * 12 px at least (readable on a 480 × 320 screen). */
+ * 12 px at least (readable on a 480 × 320 screen); fitting_px goes down to FONT_MIN_PX to show
+ * every row. */
 static int body_px(int w, int h)
 {
     int s = h < w ? h : w * 3 / 4;
@@ -323,6 +326,22 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
     }
 }
 
+/* The body size for w x h: body_px, made smaller (down to FONT_MIN_PX) while the rows the
+ * result has do not all fit; only below that are rows left out. */
+static int fitting_px(const struct cc_overlay_draw *ov, int w, int h)
+{
+    int want = ov->top_k, px = body_px(w, h);
+    if (ov->have_result && ov->result.n_top < want)
+        want = ov->result.n_top;
+    for (; px > FONT_MIN_PX; px--) {
+        struct cc_overlay_layout L;
+        layout_compute(ov, w, h, px, &L);
+        if (L.n_rows >= want)
+            break;
+    }
+    return px;
+}
+
 /* L->roi and L->roi_rgb: the ROI the result shown was classified on (cc_result.roi, so that
  * it follows --roi, the model's and a reload's), scaled into L->frame (w = 0: none). A pixel
  * ROI outside this frame is not drawn (the pipeline says so, once). */
@@ -347,7 +366,7 @@ void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_
 {
     int w = 0, h = 0;
     SDL_GetRendererOutputSize(ov->renderer, &w, &h);
-    layout_compute(ov, w, h, body_px(w, h), out);
+    layout_compute(ov, w, h, fitting_px(ov, w, h), out);
     roi_place(ov, out);
     snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
@@ -611,7 +630,7 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     int w, h;
     if (SDL_GetRendererOutputSize(rn, &w, &h) != 0)
         return cc_error_set(err, "overlay: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
-    int px = body_px(w, h);
+    int px = fitting_px(ov, w, h);
     if (!fonts_open(ov, px, err))
         return false;
     // The key help on one line when it fits the panel, else on two; none where no key works.

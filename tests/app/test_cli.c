@@ -54,8 +54,7 @@ static void test_every_flag(void)
                  "--log-mode", "detections", "--config", "c.json", "--profile", "--selftest",
                  "--list-devices", "--list-cameras", "--help", "--version", "--window", "800x480",
                  "--fullscreen", "--screenshot-dir", "shots", "--vk-fault", "lost:3", "--output",
-                 "out.mkv",
-                 NULL) == CC_CLI_OK,
+                 "out.mkv", NULL) == CC_CLI_OK,
            "%s", err.msg);
     CHECK(c.camera && strcmp(c.camera, "/dev/video3") == 0);
     CHECK(c.loop);
@@ -123,6 +122,8 @@ static void test_bad(void)
         {{"--size", "640x480x3"}, "not \"640x480x3\""},
         {{"--window", "800"}, "--window takes WIDTHxHEIGHT"},
         {{"--window", "9000x480"}, "16 to 8192"},
+        {{"--window", "479x320"},
+         "smallest size that shows the frame, the title and the results is 480x320"},
         {{"--screenshot-dir", ""}, "--screenshot-dir needs a non-empty value"},
         {{"--output", ""}, "--output needs a non-empty value"},
         {{"--backend", "opengl"}, "--backend takes auto, vulkan, cpu or ref, not \"opengl\""},

@@ -112,6 +112,34 @@ static void test_picture(int w, int h, const struct cc_frame *frame, bool softwa
     cc_overlay_destroy(ov);
 }
 
+/* --top-k 16 at the least size: the font shrinks before rows are left out (at 12 px only 6
+ * of 16 fitted), and no row is drawn over the stats. */
+static void test_many_rows(const struct cc_frame *frame)
+{
+    const struct cc_overlay_config cfg = {.width = CC_OVERLAY_MIN_W,
+                                          .height = CC_OVERLAY_MIN_H,
+                                          .model_name = "m",
+                                          .top_k = 16,
+                                          .classes = 19,
+                                          .software = true};
+    struct cc_overlay *ov = ovt_open_config(&cfg);
+    if (!ov)
+        return;
+    struct cc_error err = {{0}};
+    struct cc_result r = ovt_crafted_result(30.0);
+    for (int i = r.n_top; i < 16; i++)
+        r.top[i] = (struct cc_result_class){.index = i, .label = "another class", .score = 0.01f};
+    r.n_top = 16;
+    struct cc_overlay_layout L;
+    CHECK(cc_overlay_present(ov, frame, &r, &err));
+    cc_overlay_layout(ov, &L);
+    CHECKF(L.n_rows >= 9, "480x320, top-k 16: %d rows (the font shrinks first)", L.n_rows);
+    const struct cc_overlay_rect *last = &L.bar[L.n_rows - 1];
+    CHECKF(L.n_rows > 0 && last->y + last->h <= L.stats.y, "last bar ends at %d, stats at %d",
+           last->y + last->h, L.stats.y);
+    cc_overlay_destroy(ov);
+}
+
 /* Texts: a long model name ellipsized once, a file source named as a file, a model with fewer
  * classes than top_k, the "saved NAME" notice for about a second, fps frozen while paused. */
 static void test_texts(const struct cc_frame *frame)
@@ -508,6 +536,7 @@ int main(int argc, char **argv)
         test_picture(800, 480, &frame, true); // the Pi touchscreen
         test_picture(480, 320, &frame, true); // the smallest the layout is made for
         test_texts(&frame);
+        test_many_rows(&frame);
         // The renderer SDL picks itself (OpenGL through EGL with Mesa where the offscreen
         // driver has it, else software): screenshots read back from a GPU renderer.
         test_picture(800, 600, &frame, false);
