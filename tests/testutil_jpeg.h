@@ -15,4 +15,10 @@
 uint8_t *tu_jpeg_encode(const uint8_t *pixels, int w, int h, int channels, int quality,
                         bool progressive, size_t *size);
 
+/* A 4-channel JPEG as print files are: w x h CMYK inks (4 bytes a pixel) written as CMYK, or
+ * as YCCK (libjpeg converts them), with or without the Adobe marker (its readers take the inks
+ * as inverted, 255 = no ink); quality 98. As tu_jpeg_encode otherwise. */
+uint8_t *tu_jpeg_encode_cmyk(const uint8_t *inks, int w, int h, bool ycck, bool adobe,
+                             size_t *size);
+
 #endif
