@@ -698,6 +698,21 @@ static bool open_window(struct app *a, struct cc_overlay_config *oc, char *shots
     return false;
 }
 
+/* A --gpio label the model does not have: its line would never go high; said once. */
+static void warn_gpio_labels(const struct app *a)
+{
+    const struct cc_model *m = cc_engine_model(a->engine);
+    struct cc_gpio_spec spec;
+    const char *label =
+        cc_gpio_out_unknown_label((const char *const *)a->cli.gpio.items, a->cli.gpio.count,
+                                  (const char *const *)m->labels, m->n_labels, &spec);
+    if (label)
+        fprintf(stderr,
+                "camclass: --gpio: \"%s\" is not one of the %d labels of model %s; its line "
+                "stays low (labels are case-sensitive)\n",
+                label, m->n_labels, m->name);
+}
+
 /* The detection log (headless always; with a window only when --log is given), MQTT, the
  * events' receivers, and the --output recording. */
 static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
@@ -720,6 +735,7 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
+    warn_gpio_labels(a);
     return cli->output ? open_recorder(a, oc) : 0;
 }
 

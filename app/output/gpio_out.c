@@ -69,6 +69,22 @@ bool cc_gpio_out_parse(const char *spec, struct cc_gpio_spec *out, struct cc_err
     return true;
 }
 
+const char *cc_gpio_out_unknown_label(const char *const *specs, int n_specs,
+                                      const char *const *labels, int n_labels,
+                                      struct cc_gpio_spec *scratch)
+{
+    for (int i = 0; i < n_specs && n_labels > 0; i++) {
+        if (!cc_gpio_out_parse(specs[i], scratch, NULL))
+            continue;
+        bool known = false;
+        for (int k = 0; k < n_labels && !known; k++)
+            known = labels[k] && strcmp(labels[k], scratch->label) == 0;
+        if (!known)
+            return scratch->label;
+    }
+    return NULL;
+}
+
 /* The offset of an all-digits line; -1 for a line name. */
 static long line_offset(const char *line)
 {

@@ -40,6 +40,13 @@ struct cc_gpio_spec {
  * spec, what is wrong and the form to use) on a bad spec. */
 bool cc_gpio_out_parse(const char *spec, struct cc_gpio_spec *out, struct cc_error *err);
 
+/* The label of the first well-formed spec that is none of labels[0..n_labels-1] (a typo, or a
+ * class of another model: its lines would never go high); NULL when every one is, or when the
+ * model has no labels. Pure. */
+const char *cc_gpio_out_unknown_label(const char *const *specs, int n_specs,
+                                      const char *const *labels, int n_labels,
+                                      struct cc_gpio_spec *scratch);
+
 struct cc_gpio_out_config {
     const char *const *specs; // "LABEL=CHIP:LINE" each
     int n_specs;              // 1 to CC_GPIO_MAX_LINES

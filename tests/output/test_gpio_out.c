@@ -88,10 +88,26 @@ static void test_create_refusals(void)
     cc_gpio_out_destroy(NULL);
 }
 
+/* A spec's label that the model does not have (camclass warns: its line would stay low). */
+static void test_unknown_label(void)
+{
+    const char *labels[] = {"cat", "door open", "dog"};
+    const char *known[] = {"cat=gpiochip0:17", "door open=gpiochip0:27"};
+    const char *typo[] = {"cat=gpiochip0:17", "door_open=gpiochip0:27", "Dog=gpiochip0:22"};
+    struct cc_gpio_spec scratch;
+    CHECK(!cc_gpio_out_unknown_label(known, 2, labels, 3, &scratch));
+    const char *u = cc_gpio_out_unknown_label(typo, 3, labels, 3, &scratch);
+    CHECKF(u && strcmp(u, "door_open") == 0, "%s", u ? u : "(none)");
+    u = cc_gpio_out_unknown_label(typo + 2, 1, labels, 3, &scratch); // labels are case-sensitive
+    CHECKF(u && strcmp(u, "Dog") == 0, "%s", u ? u : "(none)");
+    CHECK(!cc_gpio_out_unknown_label(typo, 3, labels, 0, &scratch)); // a model without labels
+}
+
 int main(void)
 {
     test_good_specs();
     test_bad_specs();
     test_create_refusals();
+    test_unknown_label();
     return tu_exit_code();
 }
