@@ -184,11 +184,11 @@ struct cc_gpio_out *cc_gpio_out_create(const struct cc_gpio_out_config *cfg, str
     for (int i = 0; i < cfg->n_specs; i++) // every spec is checked before a device is touched
         if (!cc_gpio_out_parse(cfg->specs[i], &g->lines[i].spec, err))
             goto error;
-    for (g->n = 0; g->n < cfg->n_specs; g->n++)
-        if (!request_line(&g->lines[g->n], cfg, err)) {
-            g->n++; // its chip, if open, is closed below
+    for (int i = 0; i < cfg->n_specs; i++) {
+        g->n = i + 1; // destroy closes line i's chip too if its request fails
+        if (!request_line(&g->lines[i], cfg, err))
             goto error;
-        }
+    }
     return g;
 
 error:
