@@ -25,12 +25,14 @@ download() { # packages...
   say "apt-get download $* failed: $(grep -m1 -E '^E:' "$tmp/apt.log")"
   return 1
 }
-# A module file (.ko or .ko.xz) into $dir/modules/$2.ko.
+# A module file (.ko or .ko.xz) into $dir/modules/$2.ko, renamed into place (a run-vm.sh of
+# another test may be copying the folder meanwhile).
 unpack_ko() {
+  local part="$tmp/$2.ko.part"
   case "$1" in
-    *.ko.xz) python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$1" >"$dir/modules/$2.ko" ;;
-    *) cp "$1" "$dir/modules/$2.ko" ;;
-  esac
+    *.ko.xz) python3 -c 'import lzma, sys; sys.stdout.buffer.write(lzma.open(sys.argv[1]).read())' "$1" >"$part" ;;
+    *) cp "$1" "$part" ;;
+  esac && mv "$part" "$dir/modules/$2.ko"
 }
 
 say "making configfs.ko and gpio-sim.ko for $pkg (once; kept in $dir/modules)"
@@ -76,4 +78,4 @@ if ! make -C "$kdir" M="$tmp/mod" modules >"$tmp/make.log" 2>&1; then
   say "building gpio-sim.ko failed (above); build-essential installed?"
   exit 1
 fi
-cp "$tmp/mod/gpio-sim.ko" "$dir/modules/gpio-sim.ko" && say "built gpio-sim.ko from linux-source-$series $version"
+unpack_ko "$tmp/mod/gpio-sim.ko" gpio-sim && say "built gpio-sim.ko from linux-source-$series $version"
