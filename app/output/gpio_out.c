@@ -19,11 +19,14 @@
 
 #define SPEC_FORM "give LABEL=CHIP:LINE, e.g. cat=gpiochip0:17"
 
+/* One --gpio spec. Specs that name the same chip line share it: the first requests it (first
+ * == its own index), the others point at it, and it is high while any of their labels is. */
 struct out_line {
     struct cc_gpio_spec spec;
-    struct gpiod_chip *chip; // owned: one handle per line (a chip may be opened twice)
+    struct gpiod_chip *chip; // owned: one handle per spec (a chip may be opened twice)
     struct gpiod_line *line; // the chip's; requested by us when requested is true
     bool requested;
+    int first; // index of the spec that requested this chip line
 };
 
 struct cc_gpio_out {
@@ -155,14 +158,31 @@ static bool request_error(const struct out_line *o, int e, struct cc_error *err)
                         consumer && *consumer ? consumer : "another user");
 }
 
-static bool request_line(struct out_line *o, const struct cc_gpio_out_config *cfg,
+/* The index of the first spec of g before i on the same chip line as spec i; i when none. */
+static int first_of(const struct cc_gpio_out *g, int i)
+{
+    const struct out_line *o = &g->lines[i];
+    for (int k = 0; k < i; k++) {
+        const struct out_line *p = &g->lines[k];
+        if (gpiod_line_offset(p->line) == gpiod_line_offset(o->line) &&
+            strcmp(gpiod_chip_name(p->chip), gpiod_chip_name(o->chip)) == 0)
+            return p->first;
+    }
+    return i;
+}
+
+/* Opens spec i's chip and finds its line; requests it unless an earlier spec did. */
+static bool request_line(struct cc_gpio_out *g, int i, const struct cc_gpio_out_config *cfg,
                          struct cc_error *err)
 {
+    struct out_line *o = &g->lines[i];
     errno = 0;
     if (!(o->chip = gpiod_chip_open_lookup(o->spec.chip)))
         return chip_error(&o->spec, errno ? errno : ENOENT, err);
     if (!(o->line = find_line(o->chip, &o->spec, err)))
         return false;
+    if ((o->first = first_of(g, i)) != i)
+        return true; // shared with an earlier spec
     int flags = cfg->active_low ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0;
     if (gpiod_line_request_output_flags(o->line, cfg->consumer, flags, 0) != 0)
         return request_error(o, errno, err);
@@ -186,7 +206,7 @@ struct cc_gpio_out *cc_gpio_out_create(const struct cc_gpio_out_config *cfg, str
             goto error;
     for (int i = 0; i < cfg->n_specs; i++) {
         g->n = i + 1; // destroy closes line i's chip too if its request fails
-        if (!request_line(&g->lines[i], cfg, err))
+        if (!request_line(g, i, cfg, err))
             goto error;
     }
     return g;
@@ -205,7 +225,9 @@ bool cc_gpio_out_set(struct cc_gpio_out *g, const char *label, struct cc_error *
     bool ok = true;
     for (int i = 0; i < g->n; i++) {
         struct out_line *o = &g->lines[i];
-        int v = label && *label && strcmp(o->spec.label, label) == 0;
+        int v = 0; // high while the label of any spec sharing the line is detected
+        for (int k = i; k < g->n && label && *label; k++)
+            v |= g->lines[k].first == i && strcmp(g->lines[k].spec.label, label) == 0;
         if (o->requested && gpiod_line_set_value(o->line, v) != 0 && ok)
             ok = cc_error_set(err, "gpio: setting line %s of %s to %d failed: %s", o->spec.line,
                               gpiod_chip_name(o->chip), v, strerror(errno));

@@ -10,7 +10,8 @@
  * CHIP is what gpiod_chip_open_lookup takes: a name (gpiochip0), a path (/dev/gpiochip0), a
  * chip label (pinctrl-bcm2711) or a number; LINE an offset (17) or a line name (GPIO17). The
  * spec is split at its last '=' and then at its last ':' (chip labels such as INT34C5:00 keep
- * their colon when a line follows).
+ * their colon when a line follows). A label may drive several lines, and a line may follow
+ * several labels (given once per label): it is high while any of them is detected.
  * Threads: create and destroy on the controlling thread; cc_gpio_out_set/_detection from one
  * thread at a time (the inference thread) between them.
  * Ownership: the module copies what it keeps from the config; it owns its chip handles.

@@ -5,7 +5,8 @@
  * the simulator's own view of each line (sysfs .../sim_gpioN/value) is read back: high while
  * the label is detected, low after a change to another label and after a clear, low after
  * release; a second requester is refused with "busy" and the consumer's name; a line or chip
- * that is not there is one line naming it; --gpio-active-low inverts the levels.
+ * that is not there is one line naming it; --gpio-active-low inverts the levels; two labels on
+ * one line share it.
  *
  *   test_gpio_vm            (in the guest: tests/vm/run-vm.sh --gpio-sim --bin … -- test_gpio_vm)
  */
@@ -185,6 +186,29 @@ static void test_active_low(const struct sim *s)
     cc_gpio_out_destroy(g);
 }
 
+/* Two labels on one line (by offset and by path): requested once, high while either is
+ * detected. */
+static void test_shared_line(const struct sim *s)
+{
+    char cat[128], bird[128];
+    snprintf(cat, sizeof(cat), "cat=%s:7", s->chip);
+    snprintf(bird, sizeof(bird), "bird=/dev/%s:7", s->chip);
+    const char *specs[] = {cat, bird};
+    struct cc_error err = {""};
+    struct cc_gpio_out *g = create(specs, 2, false, &err);
+    if (!CHECKF(g, "a line for two labels: %s", err.msg))
+        return;
+    const char *seq[] = {"cat", "dog", "bird", NULL, "cat"};
+    const int want[] = {1, 0, 1, 0, 1};
+    for (int i = 0; i < 5; i++) {
+        CHECK(cc_gpio_out_set(g, seq[i], &err));
+        CHECKF(sim_value(s, 7) == want[i], "shared line, %s detected: %d", seq[i] ? seq[i] : "none",
+               sim_value(s, 7));
+    }
+    cc_gpio_out_destroy(g);
+    CHECKF(sim_value(s, 7) == 0, "shared line released: %d", sim_value(s, 7));
+}
+
 static void test_refusals(const struct sim *s)
 {
     char beyond[128], unnamed[128];
@@ -224,6 +248,7 @@ int main(void)
     printf("test_gpio_vm: gpio-sim chip %s (%s), label " SIM_LABEL "\n", s.chip, s.dev);
     test_follow(&s);
     test_active_low(&s);
+    test_shared_line(&s);
     test_refusals(&s);
     printf("test_gpio_vm: %s\n", tu_failures() ? "FAILED" : "ok");
     return tu_exit_code();
