@@ -27,6 +27,7 @@ enum opt_kind {
     OPT_BACKEND, // enum cc_backend_kind
     OPT_WORD,    // char *: one of the option's words, checked here (before the model loads)
     OPT_ROI,     // struct cc_roi, and roi_set
+    OPT_LIST,    // struct cc_cli_list: repeatable (config: an array of strings)
 };
 
 struct opt {
@@ -83,6 +84,8 @@ static const struct opt opts[] = {
     {"ha-prefix", OPT_STRING, F(ha_prefix), 0, 0, 0, false},
     {"ha-binary", OPT_STRING, F(ha_binary), 0, 0, 0, false},
     {"webhook", OPT_STRING, F(webhook), 0, 0, 0, false},
+    {"gpio", OPT_LIST, F(gpio), 0, 0, 0, false},
+    {"gpio-active-low", OPT_FLAG, F(gpio_active_low), 0, 0, 0, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -174,6 +177,10 @@ static const char usage[] =
     "  --ha-binary L[,L..] a Home Assistant binary sensor per label: on while detected\n"
     "  --webhook URL       POST each detection event (JSON, as the log's) to URL, retried\n"
     "                      with back-off while it is away (EVENTS.md)\n"
+    "  --gpio LABEL=CHIP:LINE  drive a GPIO line high while LABEL is detected (detections\n"
+    "                      mode, with --threshold), low otherwise: cat=gpiochip0:17; CHIP a\n"
+    "                      name, /dev path or label, LINE a number or name; repeatable\n"
+    "  --gpio-active-low   the --gpio lines are active low: low while detected\n"
     "  --on-event PROGRAM  run PROGRAM (no shell, no arguments) when a detection starts or\n"
     "                      ends (detections mode, with --threshold); the event is in its\n"
     "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"
@@ -228,6 +235,14 @@ void cc_cli_init(struct cc_cli *cli)
     };
 }
 
+static void list_clear(struct cc_cli_list *l)
+{
+    for (int i = 0; i < l->count; i++)
+        free(l->items[i]);
+    free(l->items);
+    *l = (struct cc_cli_list){0};
+}
+
 void cc_cli_finish(struct cc_cli *cli)
 {
     for (int i = 0; i < N_OPTS; i++)
@@ -235,7 +250,27 @@ void cc_cli_finish(struct cc_cli *cli)
             char **p = (char **)((char *)cli + opts[i].offset);
             free(*p);
             *p = NULL;
+        } else if (opts[i].kind == OPT_LIST) {
+            list_clear((struct cc_cli_list *)((char *)cli + opts[i].offset));
         }
+}
+
+/* Appends a copy of val to l. */
+static bool list_add(struct cc_cli_list *l, const char *val, const char *where,
+                     struct cc_error *err)
+{
+    if (!*val)
+        return cc_error_set(err, "%s needs a non-empty value", where);
+    if (l->count >= CC_CLI_LIST_MAX)
+        return cc_error_set(err, "%s is given more than %d times", where, CC_CLI_LIST_MAX);
+    char **items = realloc(l->items, (size_t)(l->count + 1) * sizeof(*items));
+    if (!items)
+        return cc_error_set(err, "out of memory");
+    l->items = items;
+    if (!(l->items[l->count] = strdup(val)))
+        return cc_error_set(err, "out of memory");
+    l->count++;
+    return true;
 }
 
 static bool one_of(const char *const *words, const char *val)
@@ -362,6 +397,8 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
         cli->roi_set = true;
         return true;
     }
+    case OPT_LIST:
+        return list_add(field, val, where, err);
     case OPT_BACKEND:
         if (!cc_backend_kind_parse(val, &cli->backend))
             return cc_error_set(err, "%s takes auto, vulkan, cpu or ref, not \"%s\"", where, val);
@@ -549,6 +586,30 @@ static bool given(const struct cc_cli *cli, const char *name)
     return o && (cli->set_on_command_line >> (o - opts) & 1);
 }
 
+/* A repeatable option's key: an array of strings, applied (replacing) unless skip. */
+static bool config_list(struct cc_cli *cli, const struct opt *o, const cJSON *item, bool skip,
+                        const char *where, struct cc_error *err)
+{
+    const cJSON *v;
+    bool strings = cJSON_IsArray(item);
+    cJSON_ArrayForEach(v, item)
+    {
+        strings = strings && cJSON_IsString(v);
+    }
+    if (!strings)
+        return cc_error_set(err, "%s takes an array of strings ([\"cat=gpiochip0:17\"])", where);
+    if (skip)
+        return true;
+    struct cc_cli_list *l = (struct cc_cli_list *)((char *)cli + o->offset);
+    list_clear(l);
+    cJSON_ArrayForEach(v, item)
+    {
+        if (!list_add(l, v->valuestring, where, err))
+            return false;
+    }
+    return true;
+}
+
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err)
 {
@@ -594,6 +655,11 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
                                       o->offset == offsetof(struct cc_cli, input)));
         char num[64];
         const char *val;
+        if (o->kind == OPT_LIST) {
+            if (!(ok = config_list(cli, o, item, skip, where, err)))
+                goto done;
+            continue;
+        }
         if (o->kind == OPT_FLAG) {
             if (!cJSON_IsBool(item)) {
                 ok = cc_error_set(err, "%s takes true or false", where);

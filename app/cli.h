@@ -44,7 +44,13 @@
 #define CAMCLASS_DOCDIR "/usr/local/share/doc/camclass"
 #endif
 
-enum { CC_CLI_TOP_K_DEFAULT = 5, CC_CLI_ON_EVENT_TIMEOUT_S = 30 };
+enum { CC_CLI_TOP_K_DEFAULT = 5, CC_CLI_ON_EVENT_TIMEOUT_S = 30, CC_CLI_LIST_MAX = 32 };
+
+/* A repeatable option's values, in order (the command line's, else the config's array). */
+struct cc_cli_list {
+    char **items; // count strings, each owned
+    int count;    // 0 to CC_CLI_LIST_MAX
+};
 
 struct cc_cli {
     // Source: at most one of camera / input.
@@ -86,6 +92,9 @@ struct cc_cli {
     char *ha_prefix;          // --ha-prefix P; NULL: homeassistant
     char *webhook;       // --webhook URL: detection events POSTed there (webhook.h); NULL: none
     char *ha_binary;     // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
+    struct cc_cli_list gpio; // --gpio LABEL=CHIP:LINE, repeatable: a line high while LABEL is
+                             // detected (gpio_out.h); count 0: none
+    bool gpio_active_low;    // --gpio-active-low: detected is the low level
     char *camera_health; // --camera-health auto|on|off; NULL: auto (cameras and streams)
     char *serve;         // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
     char *serve_token;   // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none

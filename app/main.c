@@ -38,6 +38,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
+#include "gpio_out.h"
 #include "http.h"
 #include "model_reload.h"
 #include "notify.h"
@@ -169,6 +170,8 @@ struct app {
     struct cc_engine *engine;    // the first engine; the pipeline has the one in use (reloads)
     struct cc_source_choice src; // the camera, stream or file source; owned
     struct cc_report *report;    // the detection log and MQTT
+    struct cc_gpio_out *gpio;    // --gpio: requested before the model loads, driven by the
+                                 // report's detections, set low and released in app_finish
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
@@ -695,6 +698,21 @@ static bool open_window(struct app *a, struct cc_overlay_config *oc, char *shots
     return false;
 }
 
+/* A --gpio label the model does not have: its line would never go high; said once. */
+static void warn_gpio_labels(const struct app *a)
+{
+    const struct cc_model *m = cc_engine_model(a->engine);
+    struct cc_gpio_spec spec;
+    const char *label =
+        cc_gpio_out_unknown_label((const char *const *)a->cli.gpio.items, a->cli.gpio.count,
+                                  (const char *const *)m->labels, m->n_labels, &spec);
+    if (label)
+        fprintf(stderr,
+                "camclass: --gpio: \"%s\" is not one of the %d labels of model %s; its line "
+                "stays low (labels are case-sensitive)\n",
+                label, m->n_labels, m->name);
+}
+
 /* The detection log (headless always; with a window only when --log is given), MQTT, the
  * events' receivers, and the --output recording. */
 static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
@@ -710,12 +728,14 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
         .model = cc_engine_model(a->engine)->name,
         .backend = cc_engine_backend_name(a->engine),
         .reopen = &reopen_flag,
+        .gpio = a->gpio,
         .notice = report_notice,
     };
     if (!(a->report = cc_report_create(&report, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
+    warn_gpio_labels(a);
     return cli->output ? open_recorder(a, oc) : 0;
 }
 
@@ -921,6 +941,7 @@ static void app_finish(struct app *a)
     cc_recorder_destroy(a->recorder);
     cc_still_destroy(a->still);
     cc_report_destroy(a->report);
+    cc_gpio_out_destroy(a->gpio); // after the report, which drives it: low, then released
     cc_capture_destroy(a->src.camera);
     cc_source_file_destroy(a->src.file);
     cc_engine_destroy(a->engine);
@@ -928,6 +949,26 @@ static void app_finish(struct app *a)
     cc_series_free(&a->present_ms);
     cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
+}
+
+/* --gpio: the lines requested (low) now, before the model loads, so that a missing or busy
+ * line is one line and exit 2 at once. */
+static int open_gpio(struct app *a)
+{
+    if (a->cli.gpio.count == 0)
+        return 0;
+    struct cc_error err = {0};
+    struct cc_gpio_out_config gc = {
+        .specs = (const char *const *)a->cli.gpio.items,
+        .n_specs = a->cli.gpio.count,
+        .active_low = a->cli.gpio_active_low,
+        .consumer = "camclass",
+    };
+    if (!(a->gpio = cc_gpio_out_create(&gc, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1002,7 +1043,7 @@ int main(int argc, char **argv)
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;
     }
-    if (!(rc = load_model(&a)))
+    if (!(rc = open_gpio(&a)) && !(rc = load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpio_out.h"
 #include "http.h"
 #include "report.h"
 #include "source_file.h"
@@ -66,10 +67,24 @@ static bool readable_input(const char *input, struct cc_error *err)
     return cc_error_set(err, "cannot read input %s: %s", input, strerror(errno));
 }
 
+// Every --gpio spec well formed (the lines themselves are requested by main, next).
+static bool gpio_specs(const struct cc_cli *cli, struct cc_error *err)
+{
+    struct cc_gpio_spec spec;
+    for (int i = 0; i < cli->gpio.count; i++)
+        if (!cc_gpio_out_parse(cli->gpio.items[i], &spec, err))
+            return false;
+    if (cli->gpio_active_low && cli->gpio.count == 0)
+        return cc_error_set(err, "--gpio-active-low is about --gpio lines; give --gpio "
+                                 "LABEL=CHIP:LINE too, or leave it out");
+    return true;
+}
+
 bool cc_preflight(const struct cc_cli *cli, struct cc_error *err)
 {
     // --selftest reads --input as its sample folder and names it so itself.
     return (cli->selftest || readable_input(cli->input, err)) && cc_report_check(cli, err) &&
+           gpio_specs(cli, err) &&
            cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, err) &&
            cc_http_allowed(cli->serve, err) &&
            (!cli->log || strcmp(cli->log, "-") == 0 || writable_file("--log", cli->log, err)) &&

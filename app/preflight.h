@@ -1,7 +1,7 @@
 /* camclass — the settings checked before the model loads and the backends are measured (which
  * can take seconds): a mistake in a flag is one line and exit 2 at once, not after the wait.
  *
- * Checks: a file input can be read, the MQTT, Home Assistant, webhook and on-event settings (report.h), the HTTP
+ * Checks: a file input can be read, the MQTT, Home Assistant, webhook and on-event settings (report.h), the --gpio specs' form (gpio_out.h), the HTTP
  * service's address, token and Host names, whether this process may open its socket and whether
  * its port is free (http.h), and that the files camclass will write can be written: --log FILE
  * (an existing regular file writable, or a new one's folder), --output FILE's folder, and

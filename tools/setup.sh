@@ -35,12 +35,14 @@ esac
 # (GNU libmicrohttpd, app/output/http.c); liblbfgs-dev: camclass-train minimises its new
 # classifier's loss with libLBFGS (app/train/softmax_head.c); libcurl4-openssl-dev: --webhook
 # (app/output/webhook.c); libwebp-dev: WebP images as --input, in directories and in POST
-# /predict (app/image/decode.c).
+# /predict (app/image/decode.c); libgpiod-dev: --gpio drives GPIO lines through the kernel's
+# GPIO character device (libgpiod's v1 API, app/output/gpio_out.c; its libgpiod.a also links
+# the capture suite's static in-guest GPIO test).
 RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev mesa-vulkan-drivers
   libv4l-dev libzip-dev libcjson-dev libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
   libjpeg62-turbo-dev libpng-dev libsystemd-dev libmosquitto-dev libblis-dev libxnnpack-dev
   libpthreadpool-dev libavformat-dev libavcodec-dev libswscale-dev libavutil-dev systemd
-  libmicrohttpd-dev liblbfgs-dev libcurl4-openssl-dev libwebp-dev python3"
+  libmicrohttpd-dev liblbfgs-dev libcurl4-openssl-dev libwebp-dev libgpiod-dev python3"
 
 # --- Test: only tools/test.sh installs these -------------------------------------------------
 # python3-torch, python3-torchvision, python3-numpy: the exporter (tools/camclass-export,

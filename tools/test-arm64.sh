@@ -42,7 +42,7 @@ NATIVE="crossbuild-essential-arm64 qemu-user"
 ARM64="libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers libv4l-dev libzip-dev
   libcjson-dev libsdl2-dev libsdl2-ttf-dev libjpeg62-turbo-dev libpng-dev libsystemd-dev
   libblis-dev libcpuinfo0 libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
-  libmosquitto-dev libmicrohttpd-dev liblbfgs-dev libcurl4-openssl-dev libwebp-dev"
+  libmosquitto-dev libmicrohttpd-dev liblbfgs-dev libcurl4-openssl-dev libwebp-dev libgpiod-dev"
 # Unpacked into ./build-arm64-deps (step 2).
 UNPACKED="libxnnpack0 libxnnpack-dev libpthreadpool0 libpthreadpool-dev"
 

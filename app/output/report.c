@@ -8,6 +8,7 @@
 #include "detector.h"
 #include "detlog.h"
 #include "event_command.h"
+#include "gpio_out.h"
 #include "ha_discovery.h"
 #include "health.h"
 #include "mqtt.h"
@@ -23,6 +24,7 @@ struct cc_report {
                                        // NULL where not asked for
     struct cc_detector *events;        // --on-event, HA: the detections they act on ...
     struct cc_event_command *on_event; // ... the program run on each ...
+    struct cc_gpio_out *gpio;          // ... the GPIO lines that follow them (borrowed) ...
     bool ha;                           // ... the Home Assistant state published (--mqtt)
     char device_id[65];                // the MQTT topic level
     char *model;                       // the model's name, for HA's device block; owned
@@ -124,12 +126,15 @@ static void ha_announce(struct cc_report *rep)
     ha_state(rep, NULL, 0);
 }
 
-// What this result changed: the on-event program, the Home Assistant state.
+// What this result changed: the on-event program, the GPIO lines, the Home Assistant state.
 static void act(struct cc_report *rep, const struct cc_result *r)
 {
     struct cc_detection d = cc_detector_update(rep->events, r);
     if (d.kind == CC_DETECTION_NONE)
         return;
+    struct cc_error err = {0};
+    if (rep->gpio && !cc_gpio_out_detection(rep->gpio, &d, &err))
+        say(rep, err.msg);
     bool start = d.kind != CC_DETECTION_CLEAR;
     struct cc_event_info ev = {
         .start = start,
@@ -256,8 +261,10 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         goto error;
     rep->cli = cfg->cli;
     rep->ha = ha_on(cfg->cli);
+    rep->gpio = cfg->gpio;
     struct cc_detector_config det = {dc.threshold, dc.hysteresis, 0.3};
-    if ((cfg->cli->on_event || rep->ha) && !(rep->events = cc_detector_create(&det, err)))
+    if ((cfg->cli->on_event || rep->ha || rep->gpio) &&
+        !(rep->events = cc_detector_create(&det, err)))
         goto error;
     if (cfg->cli->on_event && !create_on_event(rep, cfg, err))
         goto error;
@@ -340,6 +347,8 @@ void cc_report_model(struct cc_report *rep, const char *name, const char *sha256
     struct cc_error err = {0};
     if (rep->events)
         cc_detector_forget(rep->events); // the new model's class indices mean other things
+    if (rep->gpio && !cc_gpio_out_set(rep->gpio, NULL, &err)) // ... so nothing is detected
+        say(rep, err.msg);
     char *copy = rep->ha ? strdup(name ? name : "") : NULL;
     if (copy) {
         free(rep->model);

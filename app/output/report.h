@@ -1,6 +1,7 @@
 /* camclass — where each result goes besides the window: the detection log (--log, detlog.h),
  * the detection events for an MQTT broker (--mqtt, mqtt.h) and the program run on each
- * detection start and end (--on-event, event_command.h), set up from the command line.
+ * detection start and end (--on-event, event_command.h), set up from the command line; and
+ * the GPIO lines that follow the detections (--gpio, gpio_out.h), which main opens.
  *
  *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
  *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
@@ -35,11 +36,14 @@ struct cc_report_config {
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
     atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
+    struct cc_gpio_out *gpio; // --gpio: the lines the detections drive (gpio_out.h); borrowed,
+                              // it outlives the report; NULL: none
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
 };
 
 struct cc_report;
+struct cc_gpio_out;
 
 /* Checks the --mqtt settings (URL, device id, auth and CA files) and the --on-event program
  * before anything else is opened, so that a bad one is refused before a model loads. False

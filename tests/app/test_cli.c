@@ -407,6 +407,58 @@ static void test_roi(void)
     cc_cli_finish(&c);
 }
 
+// --gpio: repeatable, in order; the config's "gpio" is an array of strings, replaced as a
+// whole by the command line's.
+static void test_gpio_list(void)
+{
+    struct cc_cli c;
+    struct cc_error err;
+    CHECKF(parse(&c, &err, "--gpio", "cat=gpiochip0:17", "--gpio=dog=gpiochip0:27",
+                 "--gpio-active-low", NULL) == CC_CLI_OK,
+           "%s", err.msg);
+    CHECK(c.gpio.count == 2 && strcmp(c.gpio.items[0], "cat=gpiochip0:17") == 0 &&
+          strcmp(c.gpio.items[1], "dog=gpiochip0:27") == 0 && c.gpio_active_low);
+    CHECK(cc_cli_apply_config_text(&c, "{\"gpio\": [\"bird=gpiochip1:4\"]}", "t", &err));
+    CHECK(c.gpio.count == 2 && strcmp(c.gpio.items[0], "cat=gpiochip0:17") == 0);
+    cc_cli_finish(&c);
+    CHECK(c.gpio.count == 0 && !c.gpio.items);
+
+    CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+    CHECKF(cc_cli_apply_config_text(&c,
+                                    "{\"gpio\": [\"cat=gpiochip0:17\", \"dog=GPIO27:1\"],"
+                                    " \"gpio-active-low\": true}",
+                                    "t", &err),
+           "%s", err.msg);
+    CHECK(c.gpio.count == 2 && strcmp(c.gpio.items[1], "dog=GPIO27:1") == 0 && c.gpio_active_low);
+    cc_cli_finish(&c);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"{\"gpio\": \"cat=gpiochip0:17\"}",
+         "config t: \"gpio\" takes an array of strings ([\"cat=gpiochip0:17\"])"},
+        {"{\"gpio\": [\"cat=gpiochip0:17\", 3]}", "\"gpio\" takes an array of strings"},
+        {"{\"gpio\": [\"\"]}", "config t: \"gpio\" needs a non-empty value"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK(parse(&c, &err, NULL) == CC_CLI_OK);
+        CHECKF(!cc_cli_apply_config_text(&c, bad[i].text, "t", &err) &&
+                   strstr(err.msg, bad[i].want),
+               "%s: \"%s\"", bad[i].text, err.msg);
+        cc_cli_finish(&c);
+    }
+    // At most CC_CLI_LIST_MAX on the command line.
+    char *argv[2 * CC_CLI_LIST_MAX + 3] = {"camclass"};
+    for (int i = 0; i <= CC_CLI_LIST_MAX; i++) {
+        argv[1 + 2 * i] = "--gpio";
+        argv[2 + 2 * i] = "cat=gpiochip0:1";
+    }
+    cc_cli_init(&c);
+    CHECK(cc_cli_parse(&c, 2 * CC_CLI_LIST_MAX + 3, argv, &err) == CC_CLI_ERROR &&
+          strstr(err.msg, "--gpio is given more than 32 times"));
+    cc_cli_finish(&c);
+}
+
 int main(void)
 {
     test_defaults();
@@ -417,5 +469,6 @@ int main(void)
     test_camera_path();
     test_pictures_dir();
     test_roi();
+    test_gpio_list();
     return tu_exit_code();
 }

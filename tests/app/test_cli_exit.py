@@ -120,6 +120,15 @@ def main():
          "camclass: labels file /nonexistent/labels.txt: No such file or directory"),
         (common + ["--input", y4m, "--log-mode", "sometimes"],
          "camclass: --log-mode takes every or detections, not \"sometimes\""),
+        # --gpio: the spec's form, then the chip (none here has this name), before the model.
+        (common + ["--input", y4m, "--gpio", "cat"],
+         "camclass: --gpio \"cat\": no '=' after the label; give LABEL=CHIP:LINE, e.g. "
+         "cat=gpiochip0:17"),
+        (common + ["--input", y4m, "--gpio", "cat=camclass-no-such-chip:17"],
+         "camclass: --gpio cat=camclass-no-such-chip:17: no GPIO chip "
+         "\"camclass-no-such-chip\""),
+        (common + ["--input", y4m, "--gpio-active-low"],
+         "camclass: --gpio-active-low is about --gpio lines"),
     ]
     if os.geteuid() != 0:  # root reads mode-0 files
         cases.append((common + ["--config", unreadable],

@@ -8,6 +8,9 @@
 #     --output DIR      the guest's /out is copied back into DIR after the command (a tar
 #                       written to a virtio disk; --output-mb sizes it, default 1024, sparse)
 #     --vivid 'ARGS'    vivid module parameters (default: one webcam-like capture node)
+#     --gpio-sim        also load configfs and the kernel's GPIO simulator, gpio-sim (configfs
+#                       mounted on /sys/kernel/config); Debian's kernel lacks it, so
+#                       tests/vm/build-gpio-sim.sh builds it once from Debian's kernel source
 #     --timeout S       kill qemu after S seconds (default 280)
 #     --cache DIR       kernel cache (default $CAMCLASS_VM_CACHE or ~/.cache/camclass-vm)
 #     --vmlinuz         boot the compressed vmlinuz instead of the extracted vmlinux (slower)
@@ -24,7 +27,7 @@ set -u
 vivid_args="n_devs=1 node_types=0x1 num_inputs=1 input_types=0x0"
 timeout_s=280
 cache="${CAMCLASS_VM_CACHE:-$HOME/.cache/camclass-vm}"
-shell=0 output="" output_mb=1024 use_vmlinuz=0 verbose=0
+shell=0 output="" output_mb=1024 use_vmlinuz=0 verbose=0 gpio_sim=0
 bins=()
 
 while [ $# -gt 0 ]; do
@@ -34,11 +37,12 @@ while [ $# -gt 0 ]; do
     --output) output="$2"; shift 2 ;;
     --output-mb) output_mb="$2"; shift 2 ;;
     --vivid) vivid_args="$2"; shift 2 ;;
+    --gpio-sim) gpio_sim=1; shift ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --cache) cache="$2"; shift 2 ;;
     --vmlinuz) use_vmlinuz=1; shift ;;
     --verbose) verbose=1; shift ;;
-    --help|-h) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help|-h) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "run-vm: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) break ;;
@@ -56,6 +60,8 @@ MODULES="mc videodev videobuf2-common videobuf2-v4l2 rc-core cec v4l2-dv-timings
   videobuf2-memops videobuf2-dma-contig videobuf2-vmalloc vivid"
 # For --output: a virtio disk (/dev/vda) that receives /out as a tar.
 DISK_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk"
+# For --gpio-sim: made by tests/vm/build-gpio-sim.sh into the kernel's cache folder.
+GPIO_MODULES="configfs gpio-sim"
 
 for tool in qemu-system-x86_64 cpio python3 readelf; do
   command -v "$tool" >/dev/null || { echo "run-vm: $tool not found; run tools/setup.sh test (installs qemu-system-x86 cpio busybox-static)" >&2; exit 1; }
@@ -149,6 +155,10 @@ if ! have_kernel "$pkg"; then
 fi
 kdir="$cache/$pkg"
 kernel="$kdir/vmlinux"
+if [ "$gpio_sim" = 1 ] && { [ ! -f "$kdir/modules/configfs.ko" ] || [ ! -f "$kdir/modules/gpio-sim.ko" ]; }; then
+  "$(dirname "$0")/build-gpio-sim.sh" "$pkg" "$kdir" ||
+    { echo "run-vm: no gpio-sim module for $pkg (see above)" >&2; exit 1; }
+fi
 [ "$use_vmlinuz" = 1 ] || [ ! -f "$kernel" ] && kernel="$kdir/vmlinuz"
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +197,10 @@ for m in $(echo $MODULES); do
 done
 if [ -n "$output" ]; then
   for m in $DISK_MODULES; do insmod /lib/modules/\$m.ko || echo "run-vm guest: insmod \$m failed"; done
+fi
+if [ $gpio_sim = 1 ]; then
+  for m in $GPIO_MODULES; do insmod /lib/modules/\$m.ko || echo "run-vm guest: insmod \$m failed"; done
+  mount -t configfs none /sys/kernel/config || echo "run-vm guest: mounting configfs failed"
 fi
 i=0; while [ ! -e /dev/video0 ] && [ \$i -lt 50 ]; do sleep 0.1; i=\$((i+1)); done
 echo "CAMCLASS-VM-READY uptime=\$(cut -d' ' -f1 /proc/uptime)"
