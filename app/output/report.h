@@ -21,8 +21,12 @@
 #include <stdbool.h>
 
 #include "cli.h"
+#include "clip.h"
 #include "error.h"
+#include "frame.h"
+#include "overlay_draw.h"
 #include "result.h"
+#include "snapshot.h"
 
 enum {
     CC_REPORT_STATS_S = 60,         // a "stats" line (and MQTT event) every this many seconds
@@ -35,6 +39,11 @@ struct cc_report_config {
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
     atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
+    const struct cc_snapshot_config *snapshot; // --snapshot-dir (NULL or dir NULL: none)
+    const struct cc_clip_config *clip;         // --clip-dir (NULL or dir NULL: none)
+    int picture_width, picture_height;         // the snapshots' and clips' size (as --output)
+    const struct cc_overlay_config *overlay;   // what they show
+    double frame_rate; // clips: > 0, a file's frame i is at i / frame_rate s; 0: capture times
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
 };
@@ -57,9 +66,14 @@ bool cc_report_logs_to_terminal(const struct cc_report *rep);
 /* True when results go anywhere (a log or MQTT): the pipeline's on_result is needed. */
 bool cc_report_active(const struct cc_report *rep);
 
-/* One result to the log and MQTT. False once nobody reads the log (EPIPE): the caller ends the
- * run quietly. Write errors are reported once through notice and the run goes on. */
-bool cc_report_result(struct cc_report *rep, const struct cc_result *r);
+/* One result, computed from frame f (NULL: none; no snapshot then), to the log and MQTT, and
+ * its event to the snapshots and the program. False once nobody reads the log (EPIPE): the
+ * caller ends the run quietly. Write errors are reported once through notice and the run goes
+ * on. */
+bool cc_report_result(struct cc_report *rep, const struct cc_result *r, const struct cc_frame *f);
+
+/* The snapshots (--snapshot-dir) for GET /snapshots, or NULL when off. */
+struct cc_snapshot *cc_report_snapshot(struct cc_report *rep);
 
 /* Inference thread, after a model reload: the "model" line (detlog.h) to the log and to MQTT
  * (camclass/<id>/model); later lines name the new model. Failures go through notice. */
