@@ -56,16 +56,23 @@ bool cc_event_folder_name_ok(const char *name)
     return true;
 }
 
-bool cc_event_folder_open(struct cc_event_folder *f, const char *dir, const char *camera,
-                          uint64_t max_bytes, const char *ext, const char *flag,
-                          struct cc_error *err)
+bool cc_event_folder_check(const char *dir, const char *flag, struct cc_error *err)
 {
-    *f = (struct cc_event_folder){.ext = ext, .flag = flag, .max_bytes = max_bytes};
     struct stat st;
     if (stat(dir, &st) != 0)
         return cc_error_set(err, "%s %s: %s (give an existing folder)", flag, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return cc_error_set(err, "%s %s: not a folder (give an existing folder)", flag, dir);
+    return true;
+}
+
+bool cc_event_folder_open(struct cc_event_folder *f, const char *dir, const char *camera,
+                          uint64_t max_bytes, const char *ext, const char *flag,
+                          struct cc_error *err)
+{
+    *f = (struct cc_event_folder){.ext = ext, .flag = flag, .max_bytes = max_bytes};
+    if (!cc_event_folder_check(dir, flag, err))
+        return false;
     if (!cc_event_folder_name_ok(camera))
         return cc_error_set(err, "%s: the camera name \"%.80s\" is not one safe folder name", flag,
                             camera ? camera : "");

@@ -51,6 +51,9 @@ void cc_event_folder_camera_name(const char *input, char *out, size_t out_size);
 /* True when name is one safe component as above (1..CC_EVENT_CAMERA_MAX bytes). */
 bool cc_event_folder_name_ok(const char *name);
 
+/* False with one line naming flag and dir when dir is no existing folder. */
+bool cc_event_folder_check(const char *dir, const char *flag, struct cc_error *err);
+
 /* Checks that dir is a folder camclass may write in and makes dir/camera (0755) if needed.
  * False with one line naming flag and dir, and what to do. */
 bool cc_event_folder_open(struct cc_event_folder *f, const char *dir, const char *camera,

@@ -91,6 +91,9 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
         return false;
     if (cli->webhook && !cc_webhook_check_url(cli->webhook, err))
         return false;
+    if ((cli->snapshot_dir && !cc_event_folder_check(cli->snapshot_dir, "--snapshot-dir", err)) ||
+        (cli->clip_dir && !cc_event_folder_check(cli->clip_dir, "--clip-dir", err)))
+        return false;
     // The program is looked for now, before a model loads; create looks again.
     struct cc_event_command_config ec = {.program = cli->on_event, .timeout_s = 1};
     struct cc_event_command *c = cli->on_event ? cc_event_command_create(&ec, err) : NULL;

@@ -50,8 +50,8 @@ struct cc_report_config {
 
 struct cc_report;
 
-/* Checks the --mqtt settings (URL, device id, auth and CA files) and the --on-event program
- * before anything else is opened, so that a bad one is refused before a model loads. False
+/* Checks the --mqtt settings (URL, device id, auth and CA files), the --on-event program and
+ * the --snapshot-dir/--clip-dir folders before anything else is opened, so that a bad one is refused before a model loads. False
  * with err. */
 bool cc_report_check(const struct cc_cli *cli, struct cc_error *err);
 
