@@ -66,6 +66,8 @@ struct cc_clip {
     AVPacket *pkt;
     struct SwsContext *sws;
     struct cc_av_clock clock;
+    bool keyed;           // a key frame was asked for ...
+    int64_t last_key_pts; // ... the last at this pts
     bool failed;          // the encoder failed: no more clips
     struct ring ring;     // the last seconds
     AVFormatContext *out; // the clip being written, or NULL
@@ -130,8 +132,10 @@ static bool open_encoder(struct cc_clip *c, double frame_rate, struct cc_error *
     // Global headers: every clip is an MP4, which wants them apart.
     cc_av_encode_configure(c->enc, codec, c->width, c->height, frame_rate, KEY_EVERY_S, true,
                            &opts);
-    if (codec->id == AV_CODEC_ID_H264) // no lookahead: each picture's packet comes out at once,
+    if (codec->id == AV_CODEC_ID_H264) { // no lookahead: each picture's packet comes out at once,
         av_dict_set(&opts, "tune", "zerolatency", 0); // so an event's frame is in the ring
+        av_dict_set(&opts, "forced-idr", "1", 0);     // a key frame asked for is an IDR
+    }
     int ret = avcodec_open2(c->enc, codec, &opts);
     av_dict_free(&opts);
     if (ret < 0)
@@ -440,6 +444,12 @@ static void encode_frame(struct cc_clip *c, struct job *j)
     const int src_stride[1] = {c->width * 3};
     sws_scale(c->sws, src, src_stride, 0, c->height, c->frame->data, c->frame->linesize);
     c->frame->pts = cc_av_clock_pts(&c->clock, j->r.seq, j->r.capture_ns);
+    // A key frame at least every KEY_EVERY_S of picture time, whatever the rate (a camera's
+    // rate is not known to the encoder, whose gop_size assumes 30/s).
+    bool key = !c->keyed || c->frame->pts - c->last_key_pts >= (int64_t)(KEY_EVERY_S * 1000);
+    c->frame->pict_type = key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
+    if (key)
+        c->keyed = true, c->last_key_pts = c->frame->pts;
     if (!encode(c, c->frame))
         return;
     if (c->out && result_ms(c, &j->r) >= c->out_end_ms)
