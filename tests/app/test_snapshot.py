@@ -3,7 +3,8 @@
 - files: a folder of self-test pictures whose class changes (red, blue, fine red/green checkers,
   green, red; the model copy's "red" relabelled "../../escape red"): one JPEG per "detection"
   line, named <UTC time>-<the label made safe>.jpg in DIR/<camera>/ and nowhere else, its path
-  in that line (and in no "clear" line), decoding to the --window size; --on-event's
+  in that line (and in no "clear" line) and in the webhook's, decoding to the --window size;
+  --on-event's
   CAMCLASS_SNAPSHOT names the same file, already complete when the program runs (its copy
   equals the final file); no temporary file left.
 - cap: old files of camclass's own name pattern (year 2000) and foreign ones beside them, with
@@ -16,6 +17,7 @@
     test_snapshot.py PART CAMCLASS MODEL SAMPLES_DIR
 """
 import http.client
+import http.server
 import json
 import os
 import re
@@ -23,6 +25,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 
 from PIL import Image
@@ -97,13 +100,35 @@ def all_files(root):
                   for d, _, fs in os.walk(root) for f in fs)
 
 
+class Receiver(http.server.ThreadingHTTPServer):
+    """A --webhook receiver on a free loopback port: bodies keeps each POST's JSON."""
+
+    def __init__(self):
+        self.bodies = []
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
 def test_files(tmp):
     snaps, log = os.path.join(tmp, "snaps"), os.path.join(tmp, "log.jsonl")
     os.mkdir(snaps)
+    hook_rx = Receiver()
     rc, _, err = run(CAMCLASS, ["--headless", "--input", image_dir(tmp), "--model", relabeled(tmp),
                                 "--backend", "cpu", "--threshold", "0.5", "--fps", "5",
                                 "--window", "%dx%d" % (BIG_W, BIG_H), "--log", log,
-                                "--snapshot-dir", snaps, "--on-event", hook(tmp)],
+                                "--snapshot-dir", snaps, "--on-event", hook(tmp),
+                                "--webhook", "http://127.0.0.1:%d/" % hook_rx.server_address[1]],
                      timeout=bound(180))
     check(rc == 0, "files: exit status %d: %s" % (rc, err[-400:]))
     objs = [json.loads(x) for x in lines_of(log)]
@@ -122,6 +147,9 @@ def test_files(tmp):
         check(m and m.group(2) == safe(o["detection"]["label"]),
               "files: %s does not name %r" % (p, o["detection"]["label"]))
         check(decodes(p, (BIG_W, BIG_H)), "files: %s is not a %dx%d JPEG" % (p, BIG_W, BIG_H))
+    posted = [o.get("snapshot") for o in hook_rx.bodies if o["event"] == "detection"]
+    hook_rx.shutdown()
+    check(posted == paths, "files: the webhook's detections name %r, the log's %r" % (posted, paths))
     want = sorted(os.path.relpath(p, snaps) for p in paths if p)
     got = [f for f in all_files(tmp) if f.startswith("snaps/")]
     jpgs = sorted(f[len("snaps/"):] for f in got if f.endswith(".jpg"))
