@@ -174,6 +174,7 @@ struct cc_clip *cc_clip_create(const struct cc_clip_config *cfg, const struct cc
     if (!cc_event_folder_open(&c->folder, cfg->dir, cfg->camera,
                               (uint64_t)llround(cfg->max_mb * 1e6), ".mp4", "--clip-dir", err))
         goto error;
+    c->folder.notice = env->notice, c->folder.notice_ctx = env->notice_ctx;
     if (!(c->rgb = malloc((size_t)c->width * c->height * 3))) {
         cc_error_set(err, "--clip-dir: out of memory for a %dx%d picture", c->width, c->height);
         goto error;

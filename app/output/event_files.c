@@ -155,6 +155,12 @@ bool cc_event_folder_publish(struct cc_event_folder *f, const char *tmp, char *p
         candidate(f, stem, k, path, path_size);
         int e = name_once(tmp, path);
         if (e == 0) {
+            if (k > 1 && f->notice) {
+                char line[2 * CC_EVENT_PATH_MAX + 100];
+                snprintf(line, sizeof(line), "%s: %s was taken meanwhile; saved as %s instead",
+                         f->flag, want, path);
+                f->notice(f->notice_ctx, line);
+            }
             cc_event_folder_cap(f, path);
             return true;
         }

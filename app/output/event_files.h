@@ -38,6 +38,10 @@ struct cc_event_folder {
     const char *flag;                  // the flag that named DIR, for messages (static)
     uint64_t max_bytes;                // the cap of this folder's event files
     char last[CC_EVENT_PATH_MAX];      // the last name given (event thread): never given twice
+    // Set by the caller after open (may be NULL): one line when a file gets another name than
+    // the one given at its event (taken meanwhile by someone else). Thread-safe.
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
 };
 
 /* label as one safe path component: bytes other than ASCII letters, digits, '_', '-' and '.'

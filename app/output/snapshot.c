@@ -85,6 +85,7 @@ struct cc_snapshot *cc_snapshot_create(const struct cc_snapshot_config *cfg,
     uint64_t cap = (uint64_t)llround(cfg->max_mb * 1e6);
     if (!cc_event_folder_open(&s->folder, cfg->dir, s->camera, cap, ".jpg", "--snapshot-dir", err))
         goto error;
+    s->folder.notice = env->notice, s->folder.notice_ctx = env->notice_ctx;
     if (!(s->rgb = malloc((size_t)s->width * s->height * 3))) {
         cc_error_set(err, "--snapshot-dir: out of memory for a %dx%d picture", s->width, s->height);
         goto error;

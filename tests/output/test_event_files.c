@@ -86,6 +86,8 @@ static void test_names(const char *root)
     struct cc_error err = {""};
     CHECKF(cc_event_folder_open(&f, root, "cam", 1000000, ".jpg", "--snapshot-dir", &err), "%s",
            err.msg);
+    struct tu_notices said = TU_NOTICES_INIT;
+    f.notice = tu_notice, f.notice_ctx = &said;
     char taken[CC_EVENT_PATH_MAX], path[CC_EVENT_PATH_MAX], want[CC_EVENT_PATH_MAX];
     snprintf(taken, sizeof(taken), "%s/cam/" STAMP "-cat.jpg", root);
     write_text(taken, "someone else's");
@@ -105,6 +107,9 @@ static void test_names(const char *root)
     CHECKF(strcmp(saved, path) != 0 && has_text(saved, "ours"), "saved as %s", saved);
     CHECKF(has_text(path, "appeared meanwhile") && has_text(taken, "someone else's"),
            "an existing file was overwritten");
+    CHECKF(strstr(said.text, "was taken meanwhile; saved as") && strstr(said.text, saved) &&
+               !strchr(strchr(said.text, '\n') + 1, '\n'),
+           "not one line naming the new name: %s", said.text);
     char dir[CC_EVENT_PATH_MAX];
     snprintf(dir, sizeof(dir), "%s/cam", root);
     CHECKF(partials(dir) == 0, "a temporary file was left in %s", dir);
