@@ -11,7 +11,8 @@ the default --clip-before 5 and --clip-after 10:
   91): 32 to 34 pictures;
 - each clip decodes (ffprobe counts its pictures), starts with a key frame, has one at least
   every second, is named <UTC time>-<label>.mp4 for the start that opened it; no temporary file
-  is left; a bad --clip-after is exit 2 with one line.
+  is left; with --clip-max-mb 1 an old clip (2 MB, camclass's name) beside them is deleted, a
+  foreign file kept; a bad --clip-after is exit 2 with one line.
 
     test_clip.py CAMCLASS MODEL SAMPLES_DIR
 """
@@ -64,10 +65,16 @@ def check_clip(path, label, lo, hi):
 
 def test_clips(tmp):
     clips, log = os.path.join(tmp, "clips"), os.path.join(tmp, "log.jsonl")
-    os.mkdir(clips)
+    folder = os.path.join(clips, "images")
+    os.makedirs(folder)
+    old, foreign = "20000101T000000.000Z-old.mp4", "keep.mp4"  # 2 MB each, the cap 1 MB
+    for name in (old, foreign):
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(b"x" * 2000000)
     rc, _, err = run(CAMCLASS, ["--headless", "--input", image_dir(tmp), "--model", MODEL,
                                 "--backend", "cpu", "--threshold", "0.6", "--window", "320x240",
-                                "--log", log, "--clip-dir", clips], timeout=bound(180))
+                                "--log", log, "--clip-dir", clips, "--clip-max-mb", "1"],
+                     timeout=bound(180))
     check(rc == 0, "exit status %d: %s" % (rc, err[-400:]))
     objs = [json.loads(x) for x in lines_of(log)]
     events = [(o["event"], o["seq"], o["detection"]["label"], o.get("clip")) for o in objs
@@ -75,8 +82,10 @@ def test_clips(tmp):
     check([e[:3] for e in events] == [("detection", 0, "red"), ("detection", 16, "blue"),
                                       ("clear", 40, "blue"), ("detection", 71, "green")],
           "the events are %r" % events)
-    folder = os.path.join(clips, "images")
-    files = sorted(os.listdir(folder))
+    left = os.listdir(folder)
+    check(old not in left and foreign in left,
+          "the cap: %r left (the old clip must go, the foreign file stay)" % left)
+    files = sorted(f for f in left if f not in (old, foreign))
     check(len(files) == 2 and all(NAME.match(f) for f in files), "the clips are %r" % files)
     if len(files) != 2:
         return
