@@ -1,6 +1,8 @@
 /* camclass — where each result goes besides the window: the detection log (--log, detlog.h),
- * the detection events for an MQTT broker (--mqtt, mqtt.h) and the program run on each
- * detection start and end (--on-event, event_command.h), set up from the command line.
+ * the detection events for an MQTT broker (--mqtt, mqtt.h), the program run on each
+ * detection start and end (--on-event, event_command.h), the snapshot of each start
+ * (--snapshot-dir, snapshot.h) and the clip around it (--clip-dir, clip.h), set up from the
+ * command line.
  *
  *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
  *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
