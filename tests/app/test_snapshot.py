@@ -10,6 +10,8 @@
 - cap: old files of camclass's own name pattern (year 2000) and foreign ones beside them, with
   --snapshot-max-mb 0.2: the oldest own files are deleted until the folder fits, the foreign
   ones never; a missing DIR is exit 2 with one line.
+- queue: 30 starts at once against 4K pictures: the queue of 4 fills, the rest is dropped
+  (no "snapshot" on their lines), one line at the first drop and the count at the end.
 - serve: GET /snapshots/<camera>/latest.jpg under --serve with a token: 401 without it, 404
   while no frame has come (a Y4M FIFO kept waiting), then 200 with the newest snapshot's bytes;
   another camera, other paths and traversal attempts 404 (or 400).
@@ -200,6 +202,34 @@ def test_cap(tmp):
           "missing DIR: exit %d, %r" % (rc, lines))
 
 
+def test_queue(tmp):
+    """30 starts in a few tenths of a second (red and blue pictures alternating, classified as
+    fast as they come) against 4K pictures that take far longer each to draw and write: the
+    queue of 4 fills, and what does not fit is dropped, said once and counted at the end."""
+    d = os.path.join(tmp, "images")
+    os.mkdir(d)
+    for i in range(30):
+        os.symlink(os.path.join(SAMPLES, ["018-red.png", "004-blue.png"][i % 2]),
+                   os.path.join(d, "%02d.png" % i))
+    snaps, log = os.path.join(tmp, "snaps"), os.path.join(tmp, "log.jsonl")
+    os.mkdir(snaps)
+    rc, _, err = run(CAMCLASS, ["--headless", "--input", d, "--model", MODEL, "--backend", "cpu",
+                                "--threshold", "0.5", "--window", "%dx%d" % (BIG_W, BIG_H),
+                                "--log", log, "--snapshot-dir", snaps], timeout=bound(180))
+    check(rc == 0, "queue: exit status %d: %s" % (rc, err[-400:]))
+    det = [json.loads(x) for x in lines_of(log)]
+    det = [o for o in det if o["event"] == "detection"]
+    saved = [o["snapshot"] for o in det if "snapshot" in o]
+    files = sorted(os.listdir(os.path.join(snaps, "images")))
+    dropped = re.findall(r"snapshot: (\d+) events? dropped in all", err)
+    check(len(det) == 30 and 4 <= len(saved) < 30, "queue: %d detections, %d snapshots"
+          % (len(det), len(saved)))
+    check(sorted(os.path.basename(p) for p in saved) == files,
+          "queue: the files %r are not the lines' %r" % (files, saved))
+    check(err.count("was dropped") == 1 and dropped == [str(30 - len(saved))],
+          "queue: not one line at the first drop and the count at the end:\n" + err[-800:])
+
+
 def y4m_frame(rgb):
     """One 64x48 Y4M frame (4:2:0) of a flat colour."""
     y, cb, cr = Image.new("RGB", (64, 48), rgb).convert("YCbCr").getpixel((0, 0))
@@ -264,5 +294,5 @@ def test_serve(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    {"files": test_files, "cap": test_cap, "serve": test_serve}[PART](tmp)
+    {"files": test_files, "cap": test_cap, "serve": test_serve, "queue": test_queue}[PART](tmp)
 sys.exit(summary())
