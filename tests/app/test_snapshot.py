@@ -6,7 +6,8 @@
   in that line (and in no "clear" line) and in the webhook's, decoding to the --window size;
   --on-event's
   CAMCLASS_SNAPSHOT names the same file, already complete when the program runs (its copy
-  equals the final file); no temporary file left.
+  equals the final file); no temporary file left. One picture's snapshot is byte for byte
+  the --output x.jpg of the same run.
 - cap: old files of camclass's own name pattern (year 2000) and foreign ones beside them, with
   --snapshot-max-mb 0.2: the oldest own files are deleted until the folder fits, the foreign
   ones never; a missing DIR is exit 2 with one line.
@@ -171,6 +172,24 @@ def test_files(tmp):
     check(all(r[2] == "unset" for r in runs if r[0] == "end"), "files: an end with a snapshot")
 
 
+def test_still(tmp):
+    """One picture: its snapshot is byte for byte the --output x.jpg of the same run (the same
+    annotated picture, the same encoder)."""
+    snaps = os.path.join(tmp, "still-snaps")
+    os.mkdir(snaps)
+    still = os.path.join(tmp, "still.jpg")
+    rc, _, err = run(CAMCLASS, ["--headless", "--input", os.path.join(SAMPLES, "018-red.png"),
+                                "--model", MODEL, "--backend", "cpu", "--threshold", "0.5",
+                                "--window", "%dx%d" % (W, H), "--log", os.devnull,
+                                "--snapshot-dir", snaps, "--output", still], timeout=bound(60))
+    check(rc == 0, "still: exit status %d: %s" % (rc, err[-400:]))
+    shots = os.listdir(os.path.join(snaps, "018-red"))
+    with open(still, "rb") as f:
+        want = f.read()
+    check(len(shots) == 1 and open(os.path.join(snaps, "018-red", shots[0]), "rb").read() == want,
+          "still: the snapshot %r is not --output's picture" % shots)
+
+
 def test_cap(tmp):
     snaps = os.path.join(tmp, "snaps")
     cam = os.path.join(snaps, "images")
@@ -294,5 +313,5 @@ def test_serve(tmp):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    {"files": test_files, "cap": test_cap, "serve": test_serve, "queue": test_queue}[PART](tmp)
+    {"files": lambda t: (test_files(t), test_still(t)), "cap": test_cap, "serve": test_serve, "queue": test_queue}[PART](tmp)
 sys.exit(summary())
