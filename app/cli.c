@@ -86,6 +86,12 @@ static const struct opt opts[] = {
     {"webhook", OPT_STRING, F(webhook), 0, 0, 0, false},
     {"gpio", OPT_LIST, F(gpio), 0, 0, 0, false},
     {"gpio-active-low", OPT_FLAG, F(gpio_active_low), 0, 0, 0, false},
+    {"snapshot-dir", OPT_STRING, F(snapshot_dir), 0, 0, 0, false},
+    {"snapshot-max-mb", OPT_NUMBER, F(snapshot_mb), 0, 0.001, 1e6, false},
+    {"clip-dir", OPT_STRING, F(clip_dir), 0, 0, 0, false},
+    {"clip-before", OPT_NUMBER, F(clip_before), 0, 0, 60, false},
+    {"clip-after", OPT_NUMBER, F(clip_after), 0, 0.1, 600, false},
+    {"clip-max-mb", OPT_NUMBER, F(clip_mb), 0, 0.001, 1e6, false},
     {"serve", OPT_STRING, F(serve), 0, 0, 0, false},
     {"serve-token", OPT_STRING, F(serve_token), 0, 0, 0, false},
     {"serve-allow-host", OPT_STRING, F(serve_allow), 0, 0, 0, false},
@@ -185,10 +191,20 @@ static const char usage[] =
     "                      ends (detections mode, with --threshold); the event is in its\n"
     "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"
     "  --on-event-timeout S  stop a PROGRAM still running after S seconds (default 30)\n"
+    "  --snapshot-dir DIR  on each detection start, the annotated frame as a JPEG\n"
+    "                      DIR/<camera>/<UTC time>-<label>.jpg (EVENTS.md)\n"
+    "  --snapshot-max-mb N keep DIR/<camera>'s snapshots under N MB, oldest deleted first\n"
+    "                      (default 100)\n"
+    "  --clip-dir DIR      on each detection start, an mp4 of the annotated video from\n"
+    "                      --clip-before S (default 5) before to --clip-after S (default\n"
+    "                      10) after it, as DIR/<camera>/<UTC time>-<label>.mp4; a start\n"
+    "                      during a clip extends it (EVENTS.md)\n"
+    "  --clip-max-mb N     keep DIR/<camera>'s clips under N MB (default 1000)\n"
     "  --camera-health M   auto (default: cameras and streams), on or off: log covered, dark,\n"
     "                      blurred, frozen and moved cameras (EVENTS.md)\n"
     "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
-    "                      /stream, /latest, /metrics, /healthz; without --camera/--input\n"
+    "                      /stream, /latest, /metrics, /healthz (--snapshot-dir: also\n"
+    "                      /snapshots/<camera>/latest.jpg); without --camera/--input\n"
     "                      only requests (SERVE.md, below)\n"
     "  --serve-token TOKEN the Bearer token every request but /healthz must carry; needed\n"
     "                      to --serve on an address other than loopback\n"
@@ -232,6 +248,7 @@ void cc_cli_init(struct cc_cli *cli)
         .top_k = CC_CLI_TOP_K_DEFAULT,
         .threshold = -1,
         .unknown_threshold = -1,
+        .clip_before = -1,
     };
 }
 

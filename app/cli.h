@@ -91,6 +91,12 @@ struct cc_cli {
     char *ha_discovery;       // --ha-discovery on|off; NULL: on (with --mqtt)
     char *ha_prefix;          // --ha-prefix P; NULL: homeassistant
     char *webhook;       // --webhook URL: detection events POSTed there (webhook.h); NULL: none
+    char *snapshot_dir;  // --snapshot-dir DIR: a JPEG per detection start (snapshot.h); NULL: none
+    double snapshot_mb;  // --snapshot-max-mb N: DIR/<camera>'s cap; 0: CC_SNAPSHOT_DEFAULT_MB
+    char *clip_dir;      // --clip-dir DIR: an mp4 around each detection start (clip.h); NULL: none
+    double clip_before;  // --clip-before S; < 0: CC_CLIP_DEFAULT_BEFORE_S
+    double clip_after;   // --clip-after S; 0: CC_CLIP_DEFAULT_AFTER_S
+    double clip_mb;      // --clip-max-mb N: DIR/<camera>'s cap; 0: CC_CLIP_DEFAULT_MB
     char *ha_binary;     // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
     struct cc_cli_list gpio; // --gpio LABEL=CHIP:LINE, repeatable: a line high while LABEL is
                              // detected (gpio_out.h); count 0: none

@@ -53,6 +53,7 @@
 #include "source_choice.h"
 #include "source_file.h"
 #include "still.h"
+#include "event_files.h"
 #include "status_line.h"
 #include "clock.h"
 
@@ -200,10 +201,10 @@ struct app {
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
  * quietly: nobody reads the log any more. */
-static bool log_result(void *ctx, const struct cc_result *r)
+static bool log_result(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
     struct app *a = ctx;
-    bool more = !cc_report_active(a->report) || cc_report_result(a->report, r);
+    bool more = !cc_report_active(a->report) || cc_report_result(a->report, r, f);
     // --frames N: the Nth result is the last one (a->results: this thread's alone).
     return more && !(a->cli.frames && ++a->results >= (uint64_t)a->cli.frames);
 }
@@ -584,6 +585,16 @@ static bool camera_health(const struct app *a)
     return cc_source_choice_live(&a->src, &a->cli);
 }
 
+/* A recording's frame times (--output, clips): a file input's rate (--fps, the video's own, else
+ * 2 images/s); 0 for a camera (its capture times). */
+static double recording_rate(const struct app *a)
+{
+    if (!a->src.file)
+        return 0;
+    double rate = a->cli.fps > 0 ? a->cli.fps : cc_source_file_native_fps(a->src.file);
+    return rate > 0 ? rate : 2;
+}
+
 /* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
  * even (YUV 4:2:0); frame times from a file input's rate (--fps, the video's own, else 2
  * images/s) or the camera's capture times. Exit 2 when the file cannot be used. */
@@ -604,12 +615,7 @@ static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
         }
         return 0;
     }
-    double rate = 0;
-    if (a->src.file) {
-        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->src.file);
-        if (rate <= 0)
-            rate = 2;
-    }
+    double rate = recording_rate(a);
     struct cc_recorder_config rc = {
         .path = cli->output,
         .width = (cli->window_w > 0 ? cli->window_w : 1280) & ~1,
@@ -719,6 +725,20 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
 {
     const struct cc_cli *cli = &a->cli;
     struct cc_error err = {0};
+    char camera[CC_EVENT_CAMERA_MAX + 1];
+    cc_event_folder_camera_name(a->src.name, camera, sizeof(camera));
+    struct cc_snapshot_config snap = {
+        .dir = cli->snapshot_dir,
+        .max_mb = cli->snapshot_mb > 0 ? cli->snapshot_mb : CC_SNAPSHOT_DEFAULT_MB,
+        .camera = camera,
+    };
+    struct cc_clip_config clip = {
+        .dir = cli->clip_dir,
+        .before_s = cli->clip_before >= 0 ? cli->clip_before : CC_CLIP_DEFAULT_BEFORE_S,
+        .after_s = cli->clip_after > 0 ? cli->clip_after : CC_CLIP_DEFAULT_AFTER_S,
+        .max_mb = cli->clip_mb > 0 ? cli->clip_mb : CC_CLIP_DEFAULT_MB,
+        .camera = camera,
+    };
     struct cc_report_config report = {
         .cli = cli,
         .log_path = cli->log   ? cli->log
@@ -730,12 +750,26 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
         .reopen = &reopen_flag,
         .gpio = a->gpio,
         .notice = report_notice,
+        .snapshot = &snap,
+        .clip = &clip,
+        .frame_rate = recording_rate(a),
+        .picture_width = cli->window_w > 0 ? cli->window_w : 1280, // as --output x.jpg
+        .picture_height = cli->window_h > 0 ? cli->window_h : 720,
+        .overlay = oc,
     };
     if (!(a->report = cc_report_create(&report, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
     warn_gpio_labels(a);
+    if (cli->clip_dir)
+        fprintf(stderr,
+                "camclass: clips of the detections in %s/%s, %g s before to %g s after "
+                "(at most %g MB)\n",
+                cli->clip_dir, camera, clip.before_s, clip.after_s, clip.max_mb);
+    if (cli->snapshot_dir)
+        fprintf(stderr, "camclass: snapshots of the detections in %s/%s (at most %g MB)\n",
+                cli->snapshot_dir, camera, snap.max_mb);
     return cli->output ? open_recorder(a, oc) : 0;
 }
 
@@ -753,6 +787,17 @@ static double file_rate(const struct app *a, bool headless)
         return 0;
     double fps = cc_source_file_native_fps(a->src.file);
     return fps > 0 ? fps : 2;
+}
+
+/* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the camera's newest
+ * snapshot when camera is this camclass's camera name. */
+static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
+{
+    struct app *a = ctx;
+    struct cc_snapshot *s = cc_report_snapshot(a->report);
+    if (!s || strcmp(camera, cc_snapshot_camera(s)) != 0)
+        return NULL;
+    return cc_snapshot_latest(s, size);
 }
 
 /* The pipeline and the HTTP service beside it, started. */
@@ -791,6 +836,8 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
             .load_model = http_load_model,
             .load_ctx = a,
             .samples = a->samples,
+            .snapshot_latest = snapshot_latest,
+            .snapshot_ctx = a,
         };
         if (!(a->http = cc_http_start(&hc, &err))) {
             fprintf(stderr, "camclass: %s\n", err.msg);

@@ -614,7 +614,7 @@ static void *inference_main(void *arg)
             cc_series_add(&p->s_inference, r.inference_ms);
             cc_series_add(&p->s_latency, r.latency_ms);
         }
-        bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r);
+        bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r, f);
         if (p->cfg.on_frame)
             p->cfg.on_frame(p->cfg.ctx, &r, f);
         publish(p, &r, f);

@@ -65,7 +65,8 @@ struct cc_pipeline_config {
     bool keep_frames;            // copy each result's frame into the mailbox (for display)
     bool profile;                // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.
-    bool (*on_result)(void *ctx, const struct cc_result *r);
+    // f: the frame it was computed from (valid only during the call).
+    bool (*on_result)(void *ctx, const struct cc_result *r, const struct cc_frame *f);
     // Called on the inference thread right after on_result, with the result and the frame it
     // was computed from (valid only during the call), e.g. to record it (may be NULL).
     void (*on_frame)(void *ctx, const struct cc_result *r, const struct cc_frame *f);

@@ -42,6 +42,13 @@ struct cc_detlog {
 
     struct cc_detector *det; // the detections mode's decision (idle in every-frame mode)
 
+    // cc_detlog_note: fields for the next result's line, forgotten after it.
+    struct {
+        const char *key; // static
+        char *value;     // owned
+    } notes[CC_DETLOG_NOTES];
+    int n_notes;
+
     // Totals of the run, for the summary.
     uint64_t frames, detections, clears, lines, lines_lost;
     uint64_t last_seq, last_dropped;
@@ -120,6 +127,23 @@ static cJSON *line_begin(const struct cc_detlog *log, const char *event)
     add_string(o, "model", log->model);
     add_string(o, "backend", log->backend);
     return o;
+}
+
+static void forget_notes(struct cc_detlog *log)
+{
+    for (int i = 0; i < log->n_notes; i++)
+        free(log->notes[i].value);
+    log->n_notes = 0;
+}
+
+bool cc_detlog_note(struct cc_detlog *log, const char *key, const char *value)
+{
+    char *v = log->n_notes < CC_DETLOG_NOTES ? dup_or_empty(value) : NULL;
+    if (!v)
+        return false;
+    log->notes[log->n_notes].key = key;
+    log->notes[log->n_notes++].value = v;
+    return true;
 }
 
 // The per-result fields of "frame", "detection" and "clear" lines.
@@ -314,6 +338,7 @@ void cc_detlog_destroy(struct cc_detlog *log)
     if (log->path && log->fd >= 0)
         close(log->fd);
     cc_detector_destroy(log->det);
+    forget_notes(log);
     free(log->path);
     free(log->source);
     free(log->model);
@@ -405,18 +430,19 @@ bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc
     }
     log->st.frames++;
 
-    bool ok = true;
+    bool ok = true, none = false;
+    cJSON *o = NULL;
     if (log->cfg.mode == CC_DETLOG_EVERY_FRAME) {
-        cJSON *o = line_begin(log, "frame");
-        if (o)
+        if ((o = line_begin(log, "frame")))
             add_result(o, r);
-        ok = emit(log, o, err);
     } else {
-        bool none;
-        cJSON *o = detection_line(log, r, &none);
-        if (!none)
-            ok = emit(log, o, err);
+        o = detection_line(log, r, &none);
     }
+    for (int i = 0; o && i < log->n_notes; i++)
+        add_string(o, log->notes[i].key, log->notes[i].value);
+    forget_notes(log);
+    if (!none)
+        ok = emit(log, o, err);
 
     // emit reports only the first of several failures, so err keeps the first message.
     if (log->cfg.stats_interval_s > 0 &&

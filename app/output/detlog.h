@@ -65,6 +65,8 @@ struct cc_detlog_config {
 
 struct cc_detlog;
 
+enum { CC_DETLOG_NOTES = 4 }; // cc_detlog_note's fields for one line
+
 /* Checks cfg and opens the log. Returns NULL and fills err on a bad value (naming the field) or
  * when the file cannot be opened (naming the path and errno). */
 struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc_error *err);
@@ -77,6 +79,12 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
  * summary's "lines_lost") and true is returned. A successful write or a reopen re-arms the
  * report. Returns true without writing after cc_detlog_finish. */
 bool cc_detlog_write(struct cc_detlog *log, const struct cc_result *r, struct cc_error *err);
+
+/* Adds "key": value (a string; key static) to the line the next cc_detlog_write writes for its
+ * result (a "detection", "clear" or "frame" line), then forgets it, whether a line was written
+ * or not. At most CC_DETLOG_NOTES at a time; false when full or out of memory. The events'
+ * files ("snapshot", "clip") reach the lines this way. */
+bool cc_detlog_note(struct cc_detlog *log, const char *key, const char *value);
 
 /* True once a write failed with EPIPE: the reader of the pipe (or FIFO) has gone, so nothing
  * written later can reach anyone. The failing write still returned false with err, as above; a

@@ -99,25 +99,26 @@ static void on_log(void *cls, const char *fmt, va_list ap)
         fprintf(stderr, "camclass: http: %s\n", line);
 }
 
-/* Queues status with a body of type (taken: freed by libmicrohttpd; NULL: out of memory) and
- * counts it for /metrics. */
-static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
-                                 struct MHD_Connection *c, int status, char *json, const char *type,
-                                 const char *header, const char *value)
+/* Queues status with a body of size bytes of type (taken: freed by libmicrohttpd; NULL: out of
+ * memory) and counts it for /metrics. */
+static enum MHD_Result send_bytes(struct cc_http *h, const struct request *rq,
+                                  struct MHD_Connection *c, int status, void *body, size_t size,
+                                  const char *type, const char *header, const char *value)
 {
+    char *json = body;
     if (!json) {
         status = 500;
         type = "application/json";
         json = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
         if (!json)
             return MHD_NO;
+        size = strlen(json);
     }
     cc_metrics_request(h->metrics, rq->endpoint, status,
                        rq->endpoint == CC_METRICS_PREDICT && status == 200
                            ? (double)(cc_now_ns() - rq->body_ns) / 1e9
                            : -1);
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), json, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD_create_response_from_buffer(size, json, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(json);
         return MHD_NO;
@@ -131,6 +132,14 @@ static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
     return ret;
 }
 
+/* send_bytes with a text body (its length from strlen). */
+static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
+                                 struct MHD_Connection *c, int status, char *text, const char *type,
+                                 const char *header, const char *value)
+{
+    return send_bytes(h, rq, c, status, text, text ? strlen(text) : 0, type, header, value);
+}
+
 #define send_json(c, status, json, header, value)                                                  \
     send_body(h, rq, c, status, json, "application/json", header, value)
 
@@ -142,6 +151,31 @@ static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
     return send_json(c, a.status, a.json, header, value);
 }
 #define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
+
+/* GET /snapshots/<camera>/latest.jpg: the newest snapshot of that camera (snapshot.h), from
+ * memory: no part of the URL reaches the file system. 404 for any other path, a camera without
+ * snapshots, and before the first. */
+static enum MHD_Result send_snapshot(struct cc_http *h, const struct request *rq,
+                                     struct MHD_Connection *c, const char *url)
+{
+    const char *cam = url + strlen(CC_HTTP_SNAPSHOTS);
+    const char *slash = strchr(cam, '/');
+    char name[CC_HTTP_CAMERA_MAX + 1];
+    size_t n = slash ? (size_t)(slash - cam) : 0;
+    size_t size = 0;
+    uint8_t *jpeg = NULL;
+    if (slash && n < sizeof(name) && strcmp(slash, "/latest.jpg") == 0 && h->cfg.snapshot_latest) {
+        memcpy(name, cam, n);
+        name[n] = '\0';
+        jpeg = h->cfg.snapshot_latest(h->cfg.snapshot_ctx, name, &size);
+    }
+    if (!jpeg)
+        return send_error(c, 404,
+                          "no such snapshot: GET /snapshots/<camera>/latest.jpg answers once "
+                          "camclass, started with --snapshot-dir, has saved one for that camera",
+                          NULL, NULL);
+    return send_bytes(h, rq, c, 200, jpeg, size, "image/jpeg", NULL, NULL);
+}
 
 /* GET /latest: the newest frame's log object; 404 without a source, 503 before the first. */
 static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
@@ -402,6 +436,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
                          NULL, NULL);
     case CC_METRICS_METRICS:
         return send_metrics(h, rq, c);
+    case CC_METRICS_SNAPSHOTS:
+        return send_snapshot(h, rq, c, url);
     case CC_METRICS_MODEL:
         return model_head(h, rq, c, answered);
     case CC_METRICS_SAMPLES:

@@ -41,6 +41,7 @@ enum {
                                   // that long after its headers (a client trickling them) is
                                   // closed: 60 s by default (http_deadline.h for the headers)
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
+    CC_HTTP_CAMERA_MAX = 64,      // bytes of a camera's name in /snapshots/<camera>/latest.jpg
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
     CC_HTTP_STREAM_FPS = 10,  // at most this many /stream pictures a second
@@ -79,6 +80,11 @@ struct cc_http_config {
     void *load_ctx;
     struct cc_sample_store *samples; // --collect: GET and POST /samples (samples.h); NULL:
                                      // those answer 404; not owned
+    // GET /snapshots/<camera>/latest.jpg (--snapshot-dir): a copy of camera's newest snapshot
+    // (malloc'd JPEG, *size bytes), or NULL for a camera unknown or without one yet (404). On
+    // a connection's thread; camera is any string of the URL, for comparison only. NULL: 404.
+    uint8_t *(*snapshot_latest)(void *ctx, const char *camera, size_t *size);
+    void *snapshot_ctx;
 };
 
 struct cc_http;

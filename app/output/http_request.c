@@ -306,10 +306,13 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
-        "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", "/samples", ""};
+        "/predict", "/latest", "/metrics", "/healthz",        "/stream",
+        "/",        "/model",  "/samples", CC_HTTP_SNAPSHOTS, ""};
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(path, paths[e]) == 0)
             r.endpoint = (enum cc_metrics_endpoint)e;
+    if (strncmp(path, CC_HTTP_SNAPSHOTS, strlen(CC_HTTP_SNAPSHOTS)) == 0) // the rest: http.c
+        r.endpoint = CC_METRICS_SNAPSHOTS;
     if (r.endpoint == CC_METRICS_HEALTHZ)
         return get ? r : refuse(r, 405, "/healthz answers GET only", "Allow", "GET, HEAD");
     // The token before the path: without it, nothing tells which paths exist.
@@ -327,7 +330,8 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     if (r.endpoint == CC_METRICS_OTHER)
         return refuse(r, 404,
                       "no such path; camclass answers POST /predict, POST /model, GET /, "
-                      "/stream, /latest, /metrics, /healthz and (--collect) /samples",
+                      "/stream, /latest, /metrics, /healthz, (--collect) /samples and "
+                      "(--snapshot-dir) /snapshots/<camera>/latest.jpg",
                       NULL, NULL);
     if (r.endpoint == CC_METRICS_MODEL)
         return post ? r

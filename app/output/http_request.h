@@ -106,6 +106,8 @@ void cc_http_framing_add(struct cc_http_framing *f, const char *name, const char
 int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg_size);
 
 /* What the method and path of a request ask for, before its body. */
+#define CC_HTTP_SNAPSHOTS "/snapshots/" // a path prefix: GET /snapshots/<camera>/latest.jpg
+
 struct cc_http_route {
     enum cc_metrics_endpoint endpoint; // the path (CC_METRICS_OTHER: none of ours)
     int status;         // 0: serve endpoint (for /predict: go on with cc_http_predict_head);

@@ -16,7 +16,8 @@ static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
 
 static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
-    "/predict", "/latest", "/metrics", "/healthz", "/stream", "/", "/model", "/samples", "other"};
+    "/predict", "/latest", "/metrics", "/healthz",   "/stream",
+    "/",        "/model",  "/samples", "/snapshots", "other"};
 // The statuses counted apart; anything else counts as the last row's "other".
 static const int statuses[] = {200, 201, 400, 401, 403, 404, 405, 408, 409,
                                413, 415, 421, 422, 500, 501, 503, 507};

@@ -23,10 +23,11 @@ enum cc_metrics_endpoint {
     CC_METRICS_METRICS,
     CC_METRICS_HEALTHZ,
     CC_METRICS_STREAM,
-    CC_METRICS_PAGE,    // GET /
-    CC_METRICS_MODEL,   // POST /model
-    CC_METRICS_SAMPLES, // GET and POST /samples (--collect)
-    CC_METRICS_OTHER,   // unknown paths, refused before routing (401)
+    CC_METRICS_PAGE,      // GET /
+    CC_METRICS_MODEL,     // POST /model
+    CC_METRICS_SAMPLES,   // GET and POST /samples (--collect)
+    CC_METRICS_SNAPSHOTS, // GET /snapshots/<camera>/latest.jpg (--snapshot-dir)
+    CC_METRICS_OTHER,     // unknown paths, refused before routing (401)
     CC_METRICS_ENDPOINTS
 };
 

@@ -18,6 +18,7 @@
 #include <libswscale/swscale.h>
 
 #include "overlay_offscreen.h"
+#include "av_encode.h"
 #include "av_log.h"
 #include "recorder.h"
 
@@ -50,12 +51,8 @@ struct cc_recorder {
     AVPacket *pkt;
     struct SwsContext *sws; // RGB24 -> YUV420P, BT.601 limited range
     bool header_written, finished;
-    bool write_failed; // a write error: nothing more is encoded
-    int64_t first_ns;  // capture time of the first picture (frame_rate 0)
-    uint64_t first_seq;
-    int64_t last_pts; // ms; pictures must have increasing timestamps
-    int64_t frame_ms; // the newest picture's expected duration (packets carry it: an MP4
-                      // player drops a last picture that has none)
+    bool write_failed;        // a write error: nothing more is encoded
+    struct cc_av_clock clock; // the pictures' timestamps
 
     // The queue from add (the caller's thread) to the recorder's thread, under lock.
     pthread_mutex_t lock;
@@ -89,54 +86,6 @@ const char *cc_recorder_container(const char *path)
     return NULL;
 }
 
-/* The encoder: the one named, else libx264, else libavcodec's MPEG-4 part 2. */
-static const AVCodec *find_encoder(const char *name, struct cc_error *err)
-{
-    const AVCodec *c = NULL;
-    if (name) {
-        c = avcodec_find_encoder_by_name(name);
-        if (!c)
-            cc_error_set(err, "the installed libavcodec has no encoder \"%s\"", name);
-        return c;
-    }
-    c = avcodec_find_encoder_by_name("libx264");
-    if (!c)
-        c = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
-    if (!c)
-        cc_error_set(err, "the installed libavcodec has neither libx264 nor an MPEG-4 encoder "
-                          "(install libavcodec59 from Debian)");
-    return c;
-}
-
-/* The encoder's settings; its private options (x264's preset and quality) in opts. */
-static void configure_encoder(struct cc_recorder *rec, const AVCodec *codec, AVDictionary **opts)
-{
-    AVCodecContext *c = rec->enc;
-    c->width = rec->width;
-    c->height = rec->height;
-    c->pix_fmt = AV_PIX_FMT_YUV420P;
-    c->time_base = (AVRational){1, 1000}; // ms: capture times need no fixed rate
-    int fps = rec->frame_rate > 0 ? (int)(rec->frame_rate + 0.5) : 30;
-    c->framerate = (AVRational){fps > 0 ? fps : 1, 1}; // a hint for rate control only
-    c->gop_size = 2 * (fps > 0 ? fps : 1);             // a key frame every 2 s: seekable
-    // No B-frames: a picture is written as soon as it is encoded, and its decoding time is its
-    // presentation time (no negative DTS shifted away by an MP4 edit list).
-    c->max_b_frames = 0;
-    c->color_range = AVCOL_RANGE_MPEG;   // what swscale writes (below)
-    c->colorspace = AVCOL_SPC_SMPTE170M; // BT.601, as swscale's default matrix
-    if (rec->fmt->oformat->flags & AVFMT_GLOBALHEADER)
-        c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    if (codec->id == AV_CODEC_ID_H264) {
-        // veryfast: about 4x cheaper than the default preset for a few % more bytes; crf 20
-        // keeps the small panel text sharp.
-        av_dict_set(opts, "preset", "veryfast", 0);
-        av_dict_set(opts, "crf", "20", 0);
-    } else {
-        c->flags |= AV_CODEC_FLAG_QSCALE; // constant quality: qscale 3 of 1 (best) .. 31
-        c->global_quality = FF_QP2LAMBDA * 3;
-    }
-}
-
 /* Opens the encoder, the stream and the file, and writes the header. */
 static bool open_output(struct cc_recorder *rec, const char *encoder, struct cc_error *err)
 {
@@ -146,7 +95,7 @@ static bool open_output(struct cc_recorder *rec, const char *encoder, struct cc_
         return cc_error_set(err, "--output %s: avformat_alloc_output_context2(%s) failed: %s", p,
                             rec->container, av_err2str(ret));
     struct cc_error why = {{0}};
-    const AVCodec *codec = find_encoder(encoder, &why);
+    const AVCodec *codec = cc_av_encode_find(encoder, &why);
     if (!codec)
         return cc_error_set(err, "--output %s: %s", p, why.msg);
     if (!(rec->stream = avformat_new_stream(rec->fmt, NULL)) ||
@@ -154,7 +103,8 @@ static bool open_output(struct cc_recorder *rec, const char *encoder, struct cc_
         !(rec->pkt = av_packet_alloc()))
         return cc_error_set(err, "--output %s: out of memory", p);
     AVDictionary *opts = NULL;
-    configure_encoder(rec, codec, &opts);
+    cc_av_encode_configure(rec->enc, codec, rec->width, rec->height, rec->frame_rate, 2.0,
+                           rec->fmt->oformat->flags & AVFMT_GLOBALHEADER, &opts);
     ret = avcodec_open2(rec->enc, codec, &opts);
     av_dict_free(&opts);
     if (ret < 0)
@@ -220,7 +170,7 @@ struct cc_recorder *cc_recorder_open(const struct cc_recorder_config *cfg, struc
     rec->width = cfg->width;
     rec->height = cfg->height;
     rec->frame_rate = cfg->frame_rate;
-    rec->last_pts = -1;
+    cc_av_clock_init(&rec->clock, cfg->frame_rate);
     if (pthread_mutex_init(&rec->lock, NULL) != 0) {
         cc_error_set(err, "--output %s: pthread_mutex_init failed", cfg->path);
         free(rec->path);
@@ -313,7 +263,7 @@ static bool encode(struct cc_recorder *rec, AVFrame *frame, struct cc_error *err
                                 av_err2str(ret));
         }
         if (rec->pkt->duration <= 0)
-            rec->pkt->duration = rec->frame_ms;
+            rec->pkt->duration = rec->clock.frame_ms;
         av_packet_rescale_ts(rec->pkt, rec->enc->time_base, rec->stream->time_base);
         rec->pkt->stream_index = rec->stream->index;
         // Takes the packet's reference; a write error (full disk) surfaces here as the file's
@@ -327,31 +277,6 @@ static bool encode(struct cc_recorder *rec, AVFrame *frame, struct cc_error *err
                                 rec->path, av_err2str(ret));
         }
     }
-}
-
-/* The picture's timestamp in ms from the first: the frame index at the file's rate, or the
- * capture time; always after the previous one. */
-static int64_t picture_pts(struct cc_recorder *rec, const struct cc_result *r)
-{
-    if (rec->frames == 0) {
-        rec->first_ns = r->capture_ns;
-        rec->first_seq = r->seq;
-    }
-    int64_t pts;
-    if (rec->frame_rate > 0)
-        pts = (int64_t)((double)(r->seq - rec->first_seq) * 1000.0 / rec->frame_rate + 0.5);
-    else
-        pts = (r->capture_ns - rec->first_ns) / 1000000;
-    if (pts <= rec->last_pts)
-        pts = rec->last_pts + 1;
-    if (rec->frame_rate > 0)
-        rec->frame_ms = (int64_t)(1000.0 / rec->frame_rate + 0.5);
-    else
-        rec->frame_ms = rec->last_pts >= 0 ? pts - rec->last_pts : 33; // as the step before
-    if (rec->frame_ms < 1)
-        rec->frame_ms = 1;
-    rec->last_pts = pts;
-    return pts;
 }
 
 /* The recorder's thread: draws one frame and encodes it. */
@@ -377,7 +302,7 @@ static bool record_one(struct cc_recorder *rec, const struct cc_result *r, const
     const uint8_t *src[1] = {rec->rgb};
     const int src_stride[1] = {rec->width * 3};
     sws_scale(rec->sws, src, src_stride, 0, rec->height, rec->frame->data, rec->frame->linesize);
-    rec->frame->pts = picture_pts(rec, r);
+    rec->frame->pts = cc_av_clock_pts(&rec->clock, r->seq, r->capture_ns);
     return encode(rec, rec->frame, err);
 }
 

@@ -8,10 +8,13 @@
 #include "detector.h"
 #include "detlog.h"
 #include "event_command.h"
+#include "event_files.h"
 #include "gpio_out.h"
 #include "ha_discovery.h"
 #include "health.h"
 #include "mqtt.h"
+#include "clip.h"
+#include "snapshot.h"
 #include "webhook.h"
 #include "report.h"
 
@@ -30,6 +33,9 @@ struct cc_report {
     char *model;                       // the model's name, for HA's device block; owned
     const struct cc_cli *cli;          // --ha-prefix, --ha-binary
     struct cc_webhook *webhook;        // --webhook: the receiver of sinks[SINK_WEBHOOK]
+    struct cc_snapshot *snapshot;      // --snapshot-dir: the pictures of the events; when on,
+                                       // its writer runs on_event after each (in order)
+    struct cc_clip *clip;              // --clip-dir: the video around each start
     unsigned health;                   // the camera conditions on, as of the last result
     bool log_terminal;                 // the log is standard output, and that is a terminal
     atomic_int *reopen;
@@ -87,6 +93,9 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
         return false;
     if (cli->webhook && !cc_webhook_check_url(cli->webhook, err))
         return false;
+    if ((cli->snapshot_dir && !cc_event_folder_check(cli->snapshot_dir, "--snapshot-dir", err)) ||
+        (cli->clip_dir && !cc_event_folder_check(cli->clip_dir, "--clip-dir", err)))
+        return false;
     // The program is looked for now, before a model loads; create looks again.
     struct cc_event_command_config ec = {.program = cli->on_event, .timeout_s = 1};
     struct cc_event_command *c = cli->on_event ? cc_event_command_create(&ec, err) : NULL;
@@ -126,8 +135,27 @@ static void ha_announce(struct cc_report *rep)
     ha_state(rep, NULL, 0);
 }
 
-// What this result changed: the on-event program, the GPIO lines, the Home Assistant state.
-static void act(struct cc_report *rep, const struct cc_result *r)
+/* The snapshot's writer, after an event's picture is complete (or an end): the program. */
+static void after_snapshot(void *ctx, const struct cc_event_info *ev)
+{
+    struct cc_report *rep = ctx;
+    if (rep->on_event)
+        cc_event_command_run(rep->on_event, ev); // says itself why it did not run
+}
+
+/* "key": value on the line each log and sink writes for this result. */
+static void note_all(struct cc_report *rep, const char *key, const char *value)
+{
+    for (int i = 0; i < N_SINKS; i++)
+        if (rep->sinks[i])
+            cc_detlog_note(rep->sinks[i], key, value);
+    if (rep->log)
+        cc_detlog_note(rep->log, key, value);
+}
+
+// What this result (computed from frame f, NULL when unknown) changed: the GPIO lines, the
+// clip and the snapshot, the on-event program, the Home Assistant state.
+static void act(struct cc_report *rep, const struct cc_result *r, const struct cc_frame *f)
 {
     struct cc_detection d = cc_detector_update(rep->events, r);
     if (d.kind == CC_DETECTION_NONE)
@@ -142,8 +170,18 @@ static void act(struct cc_report *rep, const struct cc_result *r)
         .score = d.now.score,
         .previous = d.kind == CC_DETECTION_CHANGE ? d.previous.label : NULL,
     };
-    if (rep->on_event)
+    char path[CC_EVENT_PATH_MAX];
+    if (rep->clip && start && f)
+        cc_clip_event(rep->clip, r, d.now.label, path, sizeof(path));
+    else if (rep->clip && !start && cc_clip_current(rep->clip)[0])
+        note_all(rep, "clip", cc_clip_current(rep->clip)); // the clip of this detection
+    if (rep->snapshot) { // the program runs from the writer, after the picture is saved
+        if (cc_snapshot_event(rep->snapshot, &ev, r, start ? f : NULL, path, sizeof(path)) &&
+            path[0])
+            note_all(rep, "snapshot", path);
+    } else if (rep->on_event) {
         cc_event_command_run(rep->on_event, &ev); // says itself why it did not run
+    }
     if (rep->ha)
         ha_state(rep, start ? d.now.label : NULL, d.now.score);
 }
@@ -228,6 +266,37 @@ static bool create_webhook(struct cc_report *rep, const struct cc_report_config 
            (rep->sinks[SINK_WEBHOOK] = sink_log(dc, webhook_sink, rep->webhook, err));
 }
 
+/* --snapshot-dir: the writer, which also runs the program of each event (in order). */
+static bool create_snapshot(struct cc_report *rep, const struct cc_report_config *cfg,
+                            struct cc_error *err)
+{
+    struct cc_snapshot_env env = {
+        .width = cfg->picture_width,
+        .height = cfg->picture_height,
+        .overlay = cfg->overlay,
+        .after = cfg->cli->on_event ? after_snapshot : NULL,
+        .after_ctx = rep,
+        .notice = cfg->notice,
+        .notice_ctx = cfg->notice_ctx,
+    };
+    return (rep->snapshot = cc_snapshot_create(cfg->snapshot, &env, err)) != NULL;
+}
+
+/* --clip-dir: the ring of encoded video and the clips written from it. */
+static bool create_clip(struct cc_report *rep, const struct cc_report_config *cfg,
+                        struct cc_error *err)
+{
+    struct cc_clip_env env = {
+        .width = cfg->picture_width & ~1,
+        .height = cfg->picture_height & ~1,
+        .overlay = cfg->overlay,
+        .frame_rate = cfg->frame_rate,
+        .notice = cfg->notice,
+        .notice_ctx = cfg->notice_ctx,
+    };
+    return (rep->clip = cc_clip_create(cfg->clip, &env, err)) != NULL;
+}
+
 struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc_error *err)
 {
     struct cc_detlog_config dc;
@@ -262,11 +331,16 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
     rep->cli = cfg->cli;
     rep->ha = ha_on(cfg->cli);
     rep->gpio = cfg->gpio;
+    bool snapshots = cfg->snapshot && cfg->snapshot->dir, clips = cfg->clip && cfg->clip->dir;
     struct cc_detector_config det = {dc.threshold, dc.hysteresis, 0.3};
-    if ((cfg->cli->on_event || rep->ha || rep->gpio) &&
+    if ((cfg->cli->on_event || rep->ha || rep->gpio || snapshots || clips) &&
         !(rep->events = cc_detector_create(&det, err)))
         goto error;
     if (cfg->cli->on_event && !create_on_event(rep, cfg, err))
+        goto error;
+    if (snapshots && !create_snapshot(rep, cfg, err))
+        goto error;
+    if (clips && !create_clip(rep, cfg, err))
         goto error;
     if (rep->ha) {
         if (!(rep->model = strdup(cfg->model ? cfg->model : "")) ||
@@ -281,6 +355,11 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
 error:
     cc_report_destroy(rep);
     return NULL;
+}
+
+struct cc_snapshot *cc_report_snapshot(struct cc_report *rep)
+{
+    return rep ? rep->snapshot : NULL;
 }
 
 bool cc_report_logs_to_terminal(const struct cc_report *rep)
@@ -321,14 +400,16 @@ static void report_health(struct cc_report *rep, const struct cc_result *r)
         rep->health = r->health.active;
 }
 
-bool cc_report_result(struct cc_report *rep, const struct cc_result *r)
+bool cc_report_result(struct cc_report *rep, const struct cc_result *r, const struct cc_frame *f)
 {
     struct cc_error err = {0};
+    if (rep->clip && f) // every picture, encoded into the ring
+        cc_clip_frame(rep->clip, r, f);
+    if (rep->events) // first: its files are named on the lines below
+        act(rep, r, f);
     for (int i = 0; i < N_SINKS; i++) // a sink reports its own failures
         if (rep->sinks[i])
             cc_detlog_write(rep->sinks[i], r, &err);
-    if (rep->events)
-        act(rep, r);
     report_health(rep, r);
     if (!rep->log)
         return true;
@@ -382,6 +463,8 @@ void cc_report_finish(struct cc_report *rep)
     rep->mqtt = NULL;
     cc_webhook_destroy(rep->webhook, CC_REPORT_MQTT_FLUSH_MS);
     rep->webhook = NULL;
+    cc_snapshot_finish(rep->snapshot);       // the last pictures written, their programs started
+    cc_clip_finish(rep->clip);               // a clip in progress ends here
     cc_event_command_destroy(rep->on_event); // waits for a program still running
     rep->on_event = NULL;
 }
@@ -395,6 +478,8 @@ void cc_report_destroy(struct cc_report *rep)
         cc_detlog_destroy(rep->sinks[i]);
     cc_mqtt_destroy(rep->mqtt, 0);
     cc_webhook_destroy(rep->webhook, 0);
+    cc_snapshot_destroy(rep->snapshot); // before the program it runs
+    cc_clip_destroy(rep->clip);
     cc_event_command_destroy(rep->on_event);
     cc_detector_destroy(rep->events);
     free(rep->model);

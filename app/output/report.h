@@ -1,7 +1,9 @@
 /* camclass — where each result goes besides the window: the detection log (--log, detlog.h),
- * the detection events for an MQTT broker (--mqtt, mqtt.h) and the program run on each
- * detection start and end (--on-event, event_command.h), set up from the command line; and
- * the GPIO lines that follow the detections (--gpio, gpio_out.h), which main opens.
+ * the detection events for an MQTT broker (--mqtt, mqtt.h), the program run on each
+ * detection start and end (--on-event, event_command.h), the snapshot of each start
+ * (--snapshot-dir, snapshot.h) and the clip around it (--clip-dir, clip.h), set up from the
+ * command line; and the GPIO lines that follow the detections (--gpio, gpio_out.h), which
+ * main opens.
  *
  *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
  *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
@@ -22,8 +24,12 @@
 #include <stdbool.h>
 
 #include "cli.h"
+#include "clip.h"
 #include "error.h"
+#include "frame.h"
+#include "overlay_draw.h"
 #include "result.h"
+#include "snapshot.h"
 
 enum {
     CC_REPORT_STATS_S = 60,         // a "stats" line (and MQTT event) every this many seconds
@@ -38,6 +44,11 @@ struct cc_report_config {
     atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
     struct cc_gpio_out *gpio; // --gpio: the lines the detections drive (gpio_out.h); borrowed,
                               // it outlives the report; NULL: none
+    const struct cc_snapshot_config *snapshot; // --snapshot-dir (NULL or dir NULL: none)
+    const struct cc_clip_config *clip;         // --clip-dir (NULL or dir NULL: none)
+    int picture_width, picture_height;         // the snapshots' and clips' size (as --output)
+    const struct cc_overlay_config *overlay;   // what they show
+    double frame_rate; // clips: > 0, a file's frame i is at i / frame_rate s; 0: capture times
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
 };
@@ -45,9 +56,9 @@ struct cc_report_config {
 struct cc_report;
 struct cc_gpio_out;
 
-/* Checks the --mqtt settings (URL, device id, auth and CA files) and the --on-event program
- * before anything else is opened, so that a bad one is refused before a model loads. False
- * with err. */
+/* Checks the --mqtt settings (URL, device id, auth and CA files), the --on-event program and
+ * the --snapshot-dir/--clip-dir folders before anything else is opened, so that a bad one is
+ * refused before a model loads. False with err. */
 bool cc_report_check(const struct cc_cli *cli, struct cc_error *err);
 
 /* Opens the log and starts the MQTT connection (which never blocks). NULL with err (one line)
@@ -61,9 +72,14 @@ bool cc_report_logs_to_terminal(const struct cc_report *rep);
 /* True when results go anywhere (a log or MQTT): the pipeline's on_result is needed. */
 bool cc_report_active(const struct cc_report *rep);
 
-/* One result to the log and MQTT. False once nobody reads the log (EPIPE): the caller ends the
- * run quietly. Write errors are reported once through notice and the run goes on. */
-bool cc_report_result(struct cc_report *rep, const struct cc_result *r);
+/* One result, computed from frame f (NULL: none; no snapshot then), to the log and MQTT, and
+ * its event to the snapshots and the program. False once nobody reads the log (EPIPE): the
+ * caller ends the run quietly. Write errors are reported once through notice and the run goes
+ * on. */
+bool cc_report_result(struct cc_report *rep, const struct cc_result *r, const struct cc_frame *f);
+
+/* The snapshots (--snapshot-dir) for GET /snapshots, or NULL when off. */
+struct cc_snapshot *cc_report_snapshot(struct cc_report *rep);
 
 /* Inference thread, after a model reload: the "model" line (detlog.h) to the log and to MQTT
  * (camclass/<id>/model); later lines name the new model. Failures go through notice. */

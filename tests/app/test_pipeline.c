@@ -24,8 +24,9 @@ struct seen {
     int close_at;  // on_result returns false for this result (counting from 1); 0 = never
 };
 
-static bool on_result(void *ctx, const struct cc_result *r)
+static bool on_result(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
+    (void)f;
     struct seen *s = ctx;
     if (s->n > 0 && r->seq != s->last + 1)
         s->in_order = false;

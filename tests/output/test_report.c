@@ -103,7 +103,7 @@ static void modes(const char *dir)
         if (CHECKF(rep && cc_report_active(rep), "a log: %s", err.msg)) {
             for (uint64_t i = 0; i < 5; i++) {
                 struct cc_result r = result(i);
-                cc_report_result(rep, &r);
+                cc_report_result(rep, &r, NULL);
             }
             cc_report_finish(rep);
         }
@@ -141,11 +141,11 @@ static void reopen(const char *dir)
         return;
     }
     struct cc_result r = result(0);
-    cc_report_result(rep, &r);
+    cc_report_result(rep, &r, NULL);
     CHECK(rename(log, rotated) == 0);
     atomic_store(&flag, 1);
     r = result(1);
-    cc_report_result(rep, &r);
+    cc_report_result(rep, &r, NULL);
     CHECKF(atomic_load(&flag) == 0, "the reopen took the flag");
     CHECKF(count(rotated, "\"event\":\"frame\"") == 1 && count(log, "\"event\":\"frame\"") == 1,
            "after the rename and the flag: one frame line in each file (%d, %d)",
@@ -167,7 +167,7 @@ static void reopen(const char *dir)
     for (uint64_t i = 0; i < 3; i++) {
         atomic_store(&flag, 1);
         r = result(i);
-        cc_report_result(rep, &r);
+        cc_report_result(rep, &r, NULL);
     }
     CHECKF(ns.n == 3 && strstr(ns.last, log), "each failed reopen said, naming the path (%d: %s)",
            ns.n, ns.last);
@@ -189,7 +189,7 @@ static void write_errors(void)
         bool on = true;
         for (uint64_t i = 0; i < 4; i++) {
             struct cc_result r = result(i);
-            on &= cc_report_result(rep, &r);
+            on &= cc_report_result(rep, &r, NULL);
         }
         CHECKF(on && ns.n == 1 && strstr(ns.last, "/dev/full"),
                "a full disk: said once (%d: %s), the run goes on", ns.n, ns.last);
@@ -210,7 +210,7 @@ static void write_errors(void)
     bool made = rep != NULL, on = true;
     for (uint64_t i = 0; rep && on && i < 4; i++) {
         struct cc_result r = result(i);
-        on = cc_report_result(rep, &r);
+        on = cc_report_result(rep, &r, NULL);
     }
     cc_report_destroy(rep);
     cc_cli_finish(&cli);
