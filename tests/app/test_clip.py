@@ -72,7 +72,7 @@ def test_clips(tmp):
         with open(os.path.join(folder, name), "wb") as f:
             f.write(b"x" * 2000000)
     rc, _, err = run(CAMCLASS, ["--headless", "--input", image_dir(tmp), "--model", MODEL,
-                                "--backend", "cpu", "--threshold", "0.6", "--window", "320x240",
+                                "--backend", "cpu", "--threshold", "0.6", "--window", "480x320",
                                 "--log", log, "--clip-dir", clips, "--clip-max-mb", "1"],
                      timeout=bound(180))
     check(rc == 0, "exit status %d: %s" % (rc, err[-400:]))
