@@ -193,6 +193,8 @@ static bool choose_weights(const struct cc_model *m, bool *weight)
     bool *other = calloc((size_t)m->n_tensors, 1);
     if (!other)
         return false;
+    for (int t = 0; t < m->n_tensors; t++)
+        weight[t] = false;
     for (int n = 0; n < m->n_nodes; n++) {
         const struct cc_node *node = &m->nodes[n];
         for (int i = 0; i < node->n_inputs; i++) {
