@@ -5,7 +5,11 @@
  * Calibration runs the f32 graph with the reference ops (cpu/ref_ops.h, every activation kept
  * in its own buffer, one thread) on each image given and records each activation's range
  * (min/max over all runs: PyTorch's MinMaxObserver, the range python/camclass_export's
- * calibration takes, so both tools give a bundle the same quantization).
+ * calibration takes, so both tools give a bundle the same quantization). Why not a percentile:
+ * clipping each range at its 99.9th, 99.99th or 99.999th percentile gave 0.925, 0.900 and
+ * 0.933 top-1 agreement with the f32 model against min/max's 0.892 (fake-quantized
+ * random-weight mobilenet_v2 with a trained head, calibrated on 120 drawn pictures, measured
+ * on 120 others): a few pictures either way, no clear gain for a tool that would then differ.
  *
  * The int8 model it writes:
  *   - weights: input 1 of every conv2d and linear becomes i8, per output channel symmetric:
