@@ -30,6 +30,23 @@ static void class_scores(const struct cc_train_report *r, int c, double *precisi
     *recall = row ? (double)tp / row : NAN;
 }
 
+/* The int8 bundle's line: calibration, its held-out accuracy next to the f32 head's, and how
+ * often the two give the same top-1. */
+static void print_int8(const struct cc_train_report *r, FILE *out)
+{
+    const struct cc_train_int8 *q = r->int8;
+    fprintf(out, "int8: calibrated on %d training images; ", q->calibration_images);
+    if (q->held)
+        fprintf(out,
+                "held out %d of %d right (%.1f%%; f32 %.1f%%), same answer as f32 on %d "
+                "(%.1f%%), on %s\n",
+                q->correct, q->held, 100.0 * q->correct / q->held,
+                r->held ? 100.0 * r->correct / r->held : 0.0, q->agree, 100.0 * q->agree / q->held,
+                q->device);
+    else
+        fprintf(out, "no held-out images (--val 0) to measure it on\n");
+}
+
 void cc_train_report_print(const struct cc_train_report *r, FILE *out)
 {
     const struct cc_dataset *d = r->data;
@@ -44,6 +61,8 @@ void cc_train_report_print(const struct cc_train_report *r, FILE *out)
                 100.0 * r->correct / r->held);
     else
         fprintf(out, "held out: none (--val 0): no accuracy to report\n");
+    if (r->int8)
+        print_int8(r, out);
     if (r->unknown_threshold > 0)
         fprintf(out, "unknown: camclass answers \"unknown\" below a top probability of %.3f\n",
                 r->unknown_threshold);
@@ -86,6 +105,16 @@ static cJSON *add_num(cJSON *o, const char *key, double v)
     return isfinite(v) ? cJSON_AddNumberToObject(o, key, v) : cJSON_AddNullToObject(o, key);
 }
 
+/* "int8": {"calibration_images", "held_out_images", "held_out_accuracy", "agreement"}. */
+static void int8_json(const struct cc_train_int8 *q, cJSON *o)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, "int8");
+    cJSON_AddNumberToObject(j, "calibration_images", q->calibration_images);
+    cJSON_AddNumberToObject(j, "held_out_images", q->held);
+    add_num(j, "held_out_accuracy", q->held ? (double)q->correct / q->held : NAN);
+    add_num(j, "agreement", q->held ? (double)q->agree / q->held : NAN);
+}
+
 cJSON *cc_train_report_json(const struct cc_train_report *r)
 {
     const struct cc_dataset *d = r->data;
@@ -119,6 +148,8 @@ cJSON *cc_train_report_json(const struct cc_train_report *r)
     }
     if (r->check)
         cc_dataset_check_json(d, r->check, o);
+    if (r->int8)
+        int8_json(r->int8, o);
     return o;
 }
 

@@ -14,6 +14,7 @@
 #include "dataset_check.h"
 #include "error.h"
 #include "softmax_head.h"
+#include "train_int8.h"
 
 struct cc_train_report {
     const struct cc_dataset *data;
@@ -25,6 +26,7 @@ struct cc_train_report {
     float unknown_threshold; // written to the bundle; 0: none
     unsigned long long seed;
     const struct cc_dataset_check *check; // near-duplicates and mislabelled images; or NULL
+    const struct cc_train_int8 *int8;     // --int8: the int8 bundle's measure; or NULL
 };
 
 /* Counts truth[i] -> predicted[i] over n held-out images into r's confusion matrix. False on
@@ -33,7 +35,7 @@ bool cc_train_report_count(struct cc_train_report *r, const int *truth, const in
                            int n);
 
 /* The human report: counts, accuracy, per-class precision and recall, the matrix, warnings
- * (with check's). */
+ * (with check's), the int8 bundle's accuracy and agreement beside the f32 head's. */
 void cc_train_report_print(const struct cc_train_report *r, FILE *out);
 
 /* The same as a JSON object (owned by the caller; NULL on out of memory). */
