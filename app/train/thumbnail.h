@@ -23,8 +23,8 @@
 #include "model.h"
 
 enum { CC_THUMB_SIDE = 32, CC_THUMB_CELLS = CC_THUMB_SIDE * CC_THUMB_SIDE };
-#define CC_THUMB_MEAN_DIFF 2.5f
-#define CC_THUMB_MAX_DIFF 9.0f
+#define CC_THUMB_MEAN_DIFF 0.5f
+#define CC_THUMB_MAX_DIFF 3.0f
 
 /* out (CC_THUMB_CELLS) = the thumbnail of x, a [1, 3, h, w] tensor normalized as in says (a
  * side under CC_THUMB_SIDE repeats pixels). */
