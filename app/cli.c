@@ -37,6 +37,7 @@ struct opt {
     double lo, hi;            // OPT_INT, OPT_NUMBER
     bool cli_only;            // not accepted in a config file
     const char *const *words; // OPT_WORD: the values it takes, NULL-terminated
+    int step;                 // OPT_INT: the value is a multiple of step (0: any)
 };
 
 static const char *const log_modes[] = {"every", "detections", NULL};
@@ -61,6 +62,9 @@ static const struct opt opts[] = {
     {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
     {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
     {"roi", OPT_ROI, F(roi), 0, 0, 0, false},
+    {"rotation", OPT_INT, F(rotation), 0, 0, 270, false, NULL, 90},
+    {"hflip", OPT_FLAG, F(hflip), 0, 0, 0, false},
+    {"vflip", OPT_FLAG, F(vflip), 0, 0, 0, false},
     {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
     {"window", OPT_SIZE, F(window_w), F(window_h), 0, 0, false},
     {"fullscreen", OPT_FLAG, F(fullscreen), 0, 0, 0, false},
@@ -135,7 +139,11 @@ static const char usage[] =
     "  --frames N          stop after N results\n"
     "  --roi X,Y,W,H       classify only this part of each frame: fractions (0.5,0.25,0.5,0.5)\n"
     "                      or pixels (320,120,200,200px); none: the whole frame. Default:\n"
-    "                      the bundle's own ROI (camclass-train stores one), else none\n"
+    "                      the bundle's own ROI (camclass-train stores one), else none;\n"
+    "                      in the frame as --rotation/--hflip/--vflip turned it\n"
+    "  --rotation DEG      turn each frame clockwise by 0, 90, 180 or 270 degrees (how the\n"
+    "                      camera is mounted) before anything else sees it\n"
+    "  --hflip, --vflip    mirror each frame left-right / top-bottom (before --rotation)\n"
     "Output\n"
     "  --headless          no window; results go to the log\n"
     "  --window WxH        window size (default 1280x720, shrunk to fit the screen)\n"
@@ -322,6 +330,9 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
     case OPT_INT: {
         errno = 0;
         long v = strtol(val, &end, 10);
+        if (o->step && (end == val || *end || errno || v < o->lo || v > o->hi || v % o->step))
+            return cc_error_set(err, "%s takes %.0f, %.0f, %.0f or %.0f (degrees), not \"%s\"",
+                                where, o->lo, o->lo + o->step, o->lo + 2 * o->step, o->hi, val);
         if (end == val || *end || errno || v < o->lo || v > o->hi)
             return cc_error_set(err, "%s takes a whole number from %.0f to %.0f, not \"%s\"", where,
                                 o->lo, o->hi, val);

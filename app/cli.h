@@ -107,6 +107,11 @@ struct cc_cli {
     struct cc_roi roi;
     bool roi_set;
 
+    // --rotation 0|90|180|270 (clockwise), --hflip, --vflip: each frame turned as the camera is
+    // mounted, before anything else (orient.h); the ROI is in the turned frame's coordinates.
+    int rotation;
+    bool hflip, vflip;
+
     uint64_t set_on_command_line; // private: bit i = option i of the table was given
 };
 

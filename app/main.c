@@ -748,6 +748,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
         .camera_health = camera_health(a),
+        .orient = {.rotation = cli->rotation, .hflip = cli->hflip, .vflip = cli->vflip},
         .roi = cli->roi_set ? &cli->roi : NULL,
         .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
         .profile = cli->profile,

@@ -57,6 +57,7 @@ struct cc_pipeline {
     float *scores;            // (classes) the model output, then probabilities; inference thread
     struct cc_topk *top;      // (top_k) inference thread
     struct cc_preprocess *pp; // inference thread
+    struct cc_orienter orient; // cfg.orient applied to each frame taken; inference thread
     struct cc_health *health; // cfg.camera_health: the source's health checks; inference thread
     uint8_t *luma;            // (luma_cap) the tensor as luma for them; inference thread
     size_t luma_cap;
@@ -205,6 +206,7 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
         return NULL;
     }
     p->cfg = *cfg;
+    p->orient.orient = cfg->orient;
     pthread_mutex_init(&p->lock, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
@@ -235,6 +237,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     cc_pipeline_stop(p);
     cc_frame_slot_destroy(p->slot);
     cc_preprocess_destroy(p->pp);
+    cc_orient_finish(&p->orient);
     cc_health_destroy(p->health);
     free(p->luma);
     free(p->input);
@@ -592,8 +595,9 @@ static void *inference_main(void *arg)
         }
         int64_t t_take = cc_now_ns();
         struct cc_result r;
-        bool bad;
-        if (!classify(p, f, t_take, &r, &bad, &err)) {
+        bool bad = true;          // a frame the orientation cannot turn is a bad frame too
+        const struct cc_frame *g; // f turned (cfg.orient): what everything below sees
+        if (!cc_orient_apply(&p->orient, f, &g, &err) || !classify(p, g, t_take, &r, &bad, &err)) {
             cc_frame_slot_release(p->slot, f);
             if (bad) {
                 pthread_mutex_lock(&p->lock);
@@ -607,7 +611,7 @@ static void *inference_main(void *arg)
             break;
         }
         if (p->health)
-            check_health(p, f, &r);
+            check_health(p, g, &r);
         if (p->cfg.profile) {
             cc_series_add(&p->s_dequeue, r.dequeue_ms);
             cc_series_add(&p->s_preprocess, r.preprocess_ms);
@@ -616,8 +620,8 @@ static void *inference_main(void *arg)
         }
         bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r);
         if (p->cfg.on_frame)
-            p->cfg.on_frame(p->cfg.ctx, &r, f);
-        publish(p, &r, f);
+            p->cfg.on_frame(p->cfg.ctx, &r, g);
+        publish(p, &r, g);
         cc_frame_slot_release(p->slot, f);
         if (!more) {
             finish_stream(p, CC_PIPELINE_CLOSED, NULL);

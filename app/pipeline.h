@@ -43,6 +43,7 @@
 #include "engine.h"
 #include "error.h"
 #include "frame.h"
+#include "orient.h"
 #include "result.h"
 #include "source_file.h"
 
@@ -59,6 +60,8 @@ struct cc_pipeline_config {
                                  // the model's own (output.unknown_threshold), 0: never
     bool camera_health;          // run the camera health checks on each frame (image/health.h;
                                  // results' health field)
+    struct cc_orient orient;     // each frame turned first (orient.h: --rotation, --hflip,
+                                 // --vflip); everything after, the ROI included, sees it turned
     const struct cc_roi *roi;    // the ROI of every frame (--roi), in place of the model's
                                  // input.roi (also after a swap); NULL: the model's. Not owned;
                                  // outlives the pipeline
