@@ -243,6 +243,8 @@ void cc_cli_finish(struct cc_cli *cli)
             free(*p);
             *p = NULL;
         }
+    free(cli->cameras); // not in the table: config only
+    cli->cameras = NULL;
 }
 
 static bool one_of(const char *const *words, const char *val)
@@ -548,6 +550,66 @@ static bool given(const struct cc_cli *cli, const char *name)
     return o && (cli->set_on_command_line >> (o - opts) & 1);
 }
 
+/* Applies one JSON value to option o (type-checked; skip: checked only, not applied). */
+static bool apply_json(struct cc_cli *cli, const struct opt *o, const cJSON *item, bool skip,
+                       const char *where, struct cc_error *err)
+{
+    char num[64];
+    const char *val;
+    if (o->kind == OPT_FLAG) {
+        if (!cJSON_IsBool(item))
+            return cc_error_set(err, "%s takes true or false", where);
+        if (!skip)
+            *(bool *)((char *)cli + o->offset) = cJSON_IsTrue(item);
+        return true;
+    } else if (o->kind == OPT_INT || o->kind == OPT_NUMBER) {
+        if (!cJSON_IsNumber(item))
+            return cc_error_set(err, "%s takes a number", where);
+        snprintf(num, sizeof(num), "%.17g", item->valuedouble);
+        val = num;
+    } else {
+        if (!cJSON_IsString(item))
+            return cc_error_set(err, "%s takes a string", where);
+        val = item->valuestring;
+    }
+    // skip: type-checked above; the value itself is checked only when applied
+    return skip || set_value(cli, o, val, where, err);
+}
+
+bool cc_cli_set_json(struct cc_cli *cli, const char *key, const struct cJSON *item,
+                     const char *where, struct cc_error *err)
+{
+    const struct opt *o = find_opt(key, strlen(key));
+    if (!o || o->cli_only)
+        return cc_error_set(err, "%s: not an option", where);
+    if (!apply_json(cli, o, item, false, where, err))
+        return false;
+    cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    return true;
+}
+
+bool cc_cli_given(const struct cc_cli *cli, const char *key)
+{
+    return given(cli, key);
+}
+
+/* "cameras": kept as JSON text for cameras.h, which checks each camera. */
+static bool config_cameras(struct cc_cli *cli, const cJSON *item, const char *name,
+                           struct cc_error *err)
+{
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < 1)
+        return cc_error_set(err,
+                            "config %s: \"cameras\" takes an array of camera objects "
+                            "([{\"name\": \"door\", \"input\": \"/dev/video0\"}, ...])",
+                            name);
+    char *text = cJSON_PrintUnformatted(item);
+    if (!text)
+        return cc_error_set(err, "out of memory reading config %s", name);
+    free(cli->cameras);
+    cli->cameras = text;
+    return true;
+}
+
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err)
 {
@@ -578,6 +640,11 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
     cJSON_ArrayForEach(item, root)
     {
         const char *key = item->string;
+        if (strcmp(key, "cameras") == 0) {
+            if (!(ok = config_cameras(cli, item, name, err)))
+                goto done;
+            continue;
+        }
         const struct opt *o = find_opt(key, strlen(key));
         char where[320];
         snprintf(where, sizeof(where), "config %s: \"%s\"", name, key);
@@ -591,39 +658,18 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
         bool skip = (cli->set_on_command_line >> (o - opts) & 1) ||
                     (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
                                       o->offset == offsetof(struct cc_cli, input)));
-        char num[64];
-        const char *val;
-        if (o->kind == OPT_FLAG) {
-            if (!cJSON_IsBool(item)) {
-                ok = cc_error_set(err, "%s takes true or false", where);
-                goto done;
-            }
-            if (!skip)
-                *(bool *)((char *)cli + o->offset) = cJSON_IsTrue(item);
-            continue;
-        } else if (o->kind == OPT_INT || o->kind == OPT_NUMBER) {
-            if (!cJSON_IsNumber(item)) {
-                ok = cc_error_set(err, "%s takes a number", where);
-                goto done;
-            }
-            snprintf(num, sizeof(num), "%.17g", item->valuedouble);
-            val = num;
-        } else {
-            if (!cJSON_IsString(item)) {
-                ok = cc_error_set(err, "%s takes a string", where);
-                goto done;
-            }
-            val = item->valuestring;
-        }
-        if (skip)
-            continue; // type-checked above; the value itself is checked only when applied
-        if (!set_value(cli, o, val, where, err)) {
+        if (!apply_json(cli, o, item, skip, where, err)) {
             ok = false;
             goto done;
         }
     }
     if (cli->camera && cli->input)
         ok = cc_error_set(err, "config %s: \"camera\" and \"input\" exclude each other", name);
+    else if (cli->cameras && !source_given && (cli->camera || cli->input))
+        ok = cc_error_set(err,
+                          "config %s: \"cameras\" gives each camera its \"input\" or "
+                          "\"camera\"; drop the top-level one",
+                          name);
 done:
     cJSON_Delete(root);
     return ok;
