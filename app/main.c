@@ -35,6 +35,8 @@
 
 #include "assets.h"
 #include "bundle.h"
+#include "cameras.h"
+#include "engine_turns.h"
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
@@ -162,17 +164,46 @@ static bool choose_model(const struct cc_cli *cli, char *path, size_t size, stru
  * The run
  */
 
+struct app;
+
+/* One camera of the run (cameras.h): the command line's one source, or each of the config's
+ * "cameras". Main owns it; its pipeline's threads use what their comments say. */
+struct cam {
+    struct app *app;
+    const char *name;              // the config's name; NULL for the command line's one source
+    struct cc_cli cli;             // its settings: a view (cc_cameras_view) of app->cli and
+                                   // the camera's own keys; never cc_cli_finish'ed
+    struct cc_source_choice src;   // the camera, stream or file source; owned
+    struct cc_report *report;      // the detection log and MQTT; owned
+    struct cc_pipeline *pipeline;  // owned
+    struct cc_engine *engine;      // the engine of its model (app->models), not owned
+    struct cc_engine_turns *turns; // shared with the cameras of the same model; NULL: alone
+    atomic_int reopen;             // several cameras: main passes each SIGHUP on to every log
+    uint64_t results;              // results seen by log_result (its inference thread's)
+    uint64_t seen;                 // main: the newest result it has seen
+    enum cc_pipeline_state state;  // main: RUNNING until it saw the pipeline end
+};
+
+/* One distinct model of the run and its engine, shared by the cameras that name it. */
+struct run_model {
+    char path[PATH_MAX];
+    struct cc_engine *engine;      // owned (the first one: see app.engine)
+    struct cc_engine_turns *turns; // owned; NULL while one camera uses the engine
+};
+
 struct app {
     struct cc_cli cli;
+    struct cc_cameras cameras; // what the config's "cameras" (or the command line) asked for
+    struct cam cam[CC_CAMERAS_MAX];
+    int n_cams;
+    struct run_model models[CC_CAMERAS_MAX]; // [0]: model_path's, the one reloads replace
+    int n_models;
     char model_path[PATH_MAX];
-    struct cc_model *model;      // loaded, until the engine takes it
-    struct cc_engine *engine;    // the first engine; the pipeline has the one in use (reloads)
-    struct cc_source_choice src; // the camera, stream or file source; owned
-    struct cc_report *report;    // the detection log and MQTT
+    struct cc_model *model;   // loaded, until the engine takes it
+    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
     struct cc_overlay *overlay;
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
-    struct cc_pipeline *pipeline;
     struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
     struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
                                      // itself); destroyed after the HTTP service
@@ -181,7 +212,6 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
-    uint64_t results;             // results seen by log_result (the inference thread's)
     // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
     // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
     // on_model on the inference thread during it (the swap's lock orders the two).
@@ -199,17 +229,18 @@ struct app {
  * quietly: nobody reads the log any more. */
 static bool log_result(void *ctx, const struct cc_result *r)
 {
-    struct app *a = ctx;
-    bool more = !cc_report_active(a->report) || cc_report_result(a->report, r);
-    // --frames N: the Nth result is the last one (a->results: this thread's alone).
-    return more && !(a->cli.frames && ++a->results >= (uint64_t)a->cli.frames);
+    struct cam *c = ctx;
+    bool more = !cc_report_active(c->report) || cc_report_result(c->report, r);
+    // --frames N: the Nth result is the last one (c->results: this thread's alone).
+    return more && !(c->cli.frames && ++c->results >= (uint64_t)c->cli.frames);
 }
 
 /* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
 static void log_model(void *ctx, const struct cc_model *m)
 {
-    struct app *a = ctx;
-    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels, m->n_labels);
+    struct app *a = ((struct cam *)ctx)->app;
+    cc_report_model(a->cam[0].report, m->name, a->reload_sha, (const char *const *)m->labels,
+                    m->n_labels);
     if (a->http)
         cc_http_model(a->http, m);
 }
@@ -227,7 +258,7 @@ static void report_notice(void *ctx, const char *line)
  * goes on; exit 1 at the end. */
 static void frame_out(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
-    struct app *a = ctx;
+    struct app *a = ((struct cam *)ctx)->app;
     if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
         cc_http_result(a->http, r, f);
     if (a->still && !cc_still_keep(a->still, r, f))
@@ -292,7 +323,7 @@ static int open_engine(struct app *a)
 
 static void print_profile(struct app *a)
 {
-    struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->pipeline);
+    struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->cam[0].pipeline);
     const struct {
         const char *name;
         const struct cc_series *s;
@@ -312,7 +343,7 @@ static void print_profile(struct app *a)
     }
     // The engine's per-layer times of the last run (the inference thread has been joined).
     struct cc_layer_timing t[10];
-    struct cc_engine *engine = cc_pipeline_engine(a->pipeline); // after reloads, the last
+    struct cc_engine *engine = cc_pipeline_engine(a->cam[0].pipeline); // after reloads, the last
     int n = cc_engine_slowest_layers(engine, t, 10);
     const struct cc_model *m = cc_engine_model(engine);
     if (n > 0)
@@ -327,17 +358,22 @@ static void print_profile(struct app *a)
 static enum cc_model_reload_status reload_from(struct app *a, const char *path,
                                                struct cc_http_loaded *out, struct cc_error *err)
 {
+    if (a->n_cams > 1) {
+        cc_error_set(err, "a model reload is not possible with several cameras yet; restart "
+                          "camclass to load another model");
+        return CC_MODEL_RELOAD_REFUSED;
+    }
     struct cc_engine_options opt = engine_options(a);
     pthread_mutex_lock(&a->reload_lock);
     enum cc_model_reload_status st =
-        cc_model_reload(a->pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
+        cc_model_reload(a->cam[0].pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
     if (st == CC_MODEL_RELOADED && out) {
         // The pipeline's model can only change under reload_lock: reading it here is safe.
-        const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+        const struct cc_model *m = cc_pipeline_hold_model(a->cam[0].pipeline);
         snprintf(out->name, sizeof(out->name), "%s", m->name);
         snprintf(out->sha256, sizeof(out->sha256), "%s", a->reload_sha);
         out->classes = m->output.classes;
-        cc_pipeline_release_model(a->pipeline);
+        cc_pipeline_release_model(a->cam[0].pipeline);
     }
     pthread_mutex_unlock(&a->reload_lock);
     if (st == CC_MODEL_RELOADED)
@@ -418,12 +454,12 @@ struct shown_model {
 /* Main thread: the window's header and rows follow the pipeline's model. */
 static void follow_model(struct app *a, struct shown_model *shown)
 {
-    const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+    const struct cc_model *m = cc_pipeline_hold_model(a->cam[0].pipeline);
     if (m != shown->model || m->output.classes != shown->classes) {
         if (cc_overlay_set_model(a->overlay, m->name, m->output.classes))
             *shown = (struct shown_model){m, m->output.classes};
     }
-    cc_pipeline_release_model(a->pipeline);
+    cc_pipeline_release_model(a->cam[0].pipeline);
 }
 
 static void *reload_main(void *arg)
@@ -469,7 +505,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
                                 cc_engine_model(a->engine)->output.classes};
     while (!atomic_load(&stop_flag)) {
         reload_beside(a);
-        state = cc_pipeline_wait(a->pipeline, *seen, 15);
+        state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
         bool quit = false;
@@ -485,7 +521,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
             break;
         int64_t t = cc_now_ns();
         // While paused frame keeps the picture shown: what keys 1-9 save (--collect).
-        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r,
+        bool fresh = cc_pipeline_latest(a->cam[0].pipeline, seen, &r,
                                         cc_overlay_paused(a->overlay) ? NULL : &frame);
         if (fresh)
             follow_model(a, &shown);
@@ -530,7 +566,9 @@ static struct cc_status_info status_info(const struct app *a, uint64_t seen,
         .results = seen,
         .results_per_s = r->inference_fps,
         .latency_ms = r->latency_ms,
-        .files_total = a->src.file && !a->src.loop ? cc_source_file_count(a->src.file) : 0,
+        .files_total = a->cam[0].src.file && !a->cam[0].src.loop
+                           ? cc_source_file_count(a->cam[0].src.file)
+                           : 0,
         .files_done = seen ? r->seq + 1 : 0,
         .elapsed_s = (double)(t - a->start_ns) / 1e9,
     };
@@ -547,10 +585,10 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     while (!atomic_load(&stop_flag)) {
         if (atomic_exchange(&reload_flag, 0))
             reload_model(a);
-        state = cc_pipeline_wait(a->pipeline, *seen, 100);
-        if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
+        state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 100);
+        if (cc_pipeline_latest(a->cam[0].pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
-            cc_notify_status("classifying %s", a->src.name);
+            cc_notify_status("classifying %s", a->cam[0].src.name);
             ready = true;
         }
         int64_t t = cc_now_ns();
@@ -558,7 +596,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        bool requests_only = !a->src.camera && !a->src.file; // no results to wait for
+        bool requests_only = !a->cam[0].src.camera && !a->cam[0].src.file; // no results to wait for
         if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us &&
             (*seen > pinged || requests_only)) {
             cc_notify_watchdog();
@@ -573,12 +611,12 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
 
 /* --camera-health: auto checks cameras and network streams, whose pictures should change and
  * stay sharp; a file is what it is. */
-static bool camera_health(const struct app *a)
+static bool camera_health(const struct cam *c)
 {
-    const char *h = a->cli.camera_health;
+    const char *h = c->cli.camera_health;
     if (h && strcmp(h, "auto") != 0)
         return strcmp(h, "on") == 0;
-    return cc_source_choice_live(&a->src, &a->cli);
+    return cc_source_choice_live(&c->src, &c->cli);
 }
 
 /* The recording (--output): the window's size when --window gives one, else 1280 × 720, made
@@ -602,8 +640,8 @@ static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
         return 0;
     }
     double rate = 0;
-    if (a->src.file) {
-        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->src.file);
+    if (a->cam[0].src.file) {
+        rate = cli->fps > 0 ? cli->fps : cc_source_file_native_fps(a->cam[0].src.file);
         if (rate <= 0)
             rate = 2;
     }
@@ -695,95 +733,129 @@ static bool open_window(struct app *a, struct cc_overlay_config *oc, char *shots
     return false;
 }
 
-/* The detection log (headless always; with a window only when --log is given), MQTT, the
- * events' receivers, and the --output recording. */
-static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
+/* Camera c's detection log (headless always; with a window only when --log is given; several
+ * cameras write their lines into the same one, each line whole, named by "camera"), MQTT and
+ * the events' receivers. */
+static int open_report(struct app *a, struct cam *c, bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
+    const struct cc_cli *cli = &c->cli;
     struct cc_error err = {0};
     struct cc_report_config report = {
         .cli = cli,
         .log_path = cli->log   ? cli->log
                     : headless ? "-"
                                : NULL,
-        .source = a->src.name,
-        .model = cc_engine_model(a->engine)->name,
-        .backend = cc_engine_backend_name(a->engine),
-        .reopen = &reopen_flag,
+        .source = c->src.name,
+        .camera = c->name,
+        .model = cc_engine_model(c->engine)->name,
+        .backend = cc_engine_backend_name(c->engine),
+        .reopen = a->n_cams > 1 ? &c->reopen : &reopen_flag,
         .notice = report_notice,
     };
-    if (!(a->report = cc_report_create(&report, &err))) {
+    if (!(c->report = cc_report_create(&report, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    return cli->output ? open_recorder(a, oc) : 0;
+    return 0;
+}
+
+/* Every camera's report, and the --output recording (of the first camera). */
+static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    int rc = 0;
+    for (int i = 0; i < a->n_cams && !rc; i++)
+        rc = open_report(a, &a->cam[i], headless);
+    return rc ? rc : a->cli.output ? open_recorder(a, oc) : 0;
 }
 
 /* File inputs: --fps, else every frame as fast as inference goes when logging a file given on
  * the command line, else (a window, or the looped default sample) the video's own rate or 2
  * images a second. */
-static double file_rate(const struct app *a, bool headless)
+static double file_rate(const struct cam *c, bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
-    if (!a->src.file)
+    const struct cc_cli *cli = &c->cli;
+    if (!c->src.file)
         return 0;
     if (cli->fps > 0)
         return cli->fps;
     if (headless && cli->input)
         return 0;
-    double fps = cc_source_file_native_fps(a->src.file);
+    double fps = cc_source_file_native_fps(c->src.file);
     return fps > 0 ? fps : 2;
 }
 
-/* The pipeline and the HTTP service beside it, started. */
-static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, bool headless)
+/* Camera c's pipeline, not started. The window, --output, --collect and --serve's /latest and
+ * /stream follow the first camera. */
+static int create_pipeline(struct app *a, struct cam *c, bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
+    const struct cc_cli *cli = &c->cli;
     struct cc_error err = {0};
+    bool first = c == &a->cam[0];
     struct cc_pipeline_config pc = {
-        .engine = a->engine,
-        .camera = a->src.camera,
-        .file = a->src.file,
-        .file_fps = file_rate(a, headless),
+        .engine = c->engine,
+        .turns = c->turns,
+        .camera = c->src.camera,
+        .file = c->src.file,
+        .file_fps = file_rate(c, headless),
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
-        .camera_health = camera_health(a),
+        .camera_health = camera_health(c),
         .orient = {.rotation = cli->rotation, .hflip = cli->hflip, .vflip = cli->vflip},
         .roi = cli->roi_set ? &cli->roi : NULL,
-        .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
+        .keep_frames = first && (a->overlay != NULL || a->samples != NULL), // shown; saved
         .profile = cli->profile,
-        .on_result = cc_report_active(a->report) || cli->frames ? log_result : NULL,
-        .on_frame = a->recorder || a->still || cli->serve ? frame_out : NULL,
-        .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
-        .ctx = a,
+        .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
+        .on_frame = first && (a->recorder || a->still || cli->serve) ? frame_out : NULL,
+        .on_model = first ? log_model : NULL, // the log, MQTT and --serve's /latest, /metrics
+        .ctx = c,
     };
-    if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
+    if (!(c->pipeline = cc_pipeline_create(&pc, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
-    if (cli->serve) {
-        struct cc_http_config hc = {
-            .cli = cli,
-            .pipeline = a->pipeline,
-            .model = cc_engine_model(a->engine),
-            .backend = cc_engine_backend_name(a->engine),
-            .source = a->src.camera || a->src.file ? a->src.name : NULL,
-            .overlay = oc,
-            .load_model = http_load_model,
-            .load_ctx = a,
-            .samples = a->samples,
-        };
-        if (!(a->http = cc_http_start(&hc, &err))) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
+    return 0;
+}
+
+/* The HTTP service (--serve), beside the first camera's pipeline. */
+static int start_http(struct app *a, const struct cc_overlay_config *oc)
+{
+    const struct cam *c = &a->cam[0];
+    struct cc_error err = {0};
+    struct cc_http_config hc = {
+        .cli = &a->cli,
+        .pipeline = c->pipeline,
+        .model = cc_engine_model(c->engine),
+        .backend = cc_engine_backend_name(c->engine),
+        .source = c->src.camera || c->src.file ? c->src.name : NULL,
+        .overlay = oc,
+        .load_model = http_load_model,
+        .load_ctx = a,
+        .samples = a->samples,
+    };
+    if (!(a->http = cc_http_start(&hc, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
+    return 0;
+}
+
+/* The pipelines and the HTTP service beside them, started. */
+static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    struct cc_error err = {0};
+    int rc = 0;
+    for (int i = 0; i < a->n_cams && !rc; i++)
+        rc = create_pipeline(a, &a->cam[i], headless);
+    if (rc || (a->cli.serve && (rc = start_http(a, oc))))
+        return rc;
+    for (int i = 0; i < a->n_cams; i++)
+        if (!cc_pipeline_start(a->cam[i].pipeline, &err)) {
+            fprintf(stderr, "camclass: %s%s%s%s\n", a->cam[i].name ? "camera " : "",
+                    a->cam[i].name ? a->cam[i].name : "", a->cam[i].name ? ": " : "", err.msg);
             return 1;
         }
-        fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
-    }
-    if (!cc_pipeline_start(a->pipeline, &err)) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return 1;
-    }
-    if (a->http && !a->src.camera && !a->src.file)
+    if (a->http && !a->cam[0].src.camera && !a->cam[0].src.file)
         cc_notify_ready();
     return 0;
 }
@@ -794,27 +866,30 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
-    if (a->pipeline)
-        cc_pipeline_stop(a->pipeline);
+    for (int i = 0; i < a->n_cams; i++)
+        if (a->cam[i].pipeline)
+            cc_pipeline_stop(a->cam[i].pipeline);
     join_reload(a); // a stopped pipeline refuses its swap: it ends soon after its load
 }
 
 /* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */
-static void print_summary(const struct app *a)
+/* Camera c's summary line on stderr ("camera NAME: " first with several). */
+static void print_summary(const struct cam *c)
 {
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
+    struct cc_pipeline_totals t = cc_pipeline_get_totals(c->pipeline);
     char bad[96] = "";
     if (t.bad_frames)
         snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
-    int unread = a->src.file ? cc_source_file_skipped(a->src.file) : 0; // the producer has stopped
+    int unread = c->src.file ? cc_source_file_skipped(c->src.file) : 0; // the producer stopped
     if (unread)
         snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
                  unread == 1 ? "" : "s");
     fprintf(stderr,
-            "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
+            "camclass: %s%s%llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
             "%.1f results/s over %.1f s\n",
-            (unsigned long long)t.results, t.results == 1 ? "" : "s", (unsigned long long)t.dropped,
-            bad, t.mean_latency_ms, t.fps, t.duration_s);
+            c->name ? c->name : "", c->name ? ": " : "", (unsigned long long)t.results,
+            t.results == 1 ? "" : "s", (unsigned long long)t.dropped, bad, t.mean_latency_ms, t.fps,
+            t.duration_s);
 }
 
 /* After the pipeline stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the encoder's last
@@ -842,6 +917,168 @@ static bool finish_recording(struct app *a)
     return true;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Several cameras (cameras.h)
+ */
+
+/* Each camera's source; the first problem ends the start (exit status as
+ * cc_source_choice_open's; -1: a stop while a stream was connecting). */
+static int open_sources(struct app *a)
+{
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        if (c->name)
+            fprintf(stderr, "camclass: camera %s\n", c->name);
+        int rc = cc_source_choice_open(&c->cli, stop_requested, &c->src);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The engine of the bundle at path (--labels applied), for a camera's own "model". */
+static int load_engine(struct app *a, const char *path, struct cc_engine **out)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(path, &err);
+    if (!m || (a->cli.labels && !cc_bundle_replace_labels(m, a->cli.labels, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        cc_model_destroy(m);
+        return EXIT_USAGE;
+    }
+    struct cc_engine_options opt = engine_options(a);
+    if (!(*out = cc_engine_create_from_model(m, &opt, &err))) { // takes m, also on failure
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The model of camera c: the run's first one (model_path), or its own "model", loaded once per
+ * distinct file. Its index in a->models into *m. */
+static int camera_model(struct app *a, const struct cam *c, int *m)
+{
+    *m = 0;
+    if (!c->cli.model || c->cli.model == a->cli.model)
+        return 0;
+    struct cc_error err = {0};
+    char path[PATH_MAX];
+    if (!choose_model(&c->cli, path, sizeof(path), &err)) {
+        fprintf(stderr, "camclass: camera %s: %s\n", c->name, err.msg);
+        return EXIT_USAGE;
+    }
+    for (*m = 0; *m < a->n_models; (*m)++)
+        if (strcmp(a->models[*m].path, path) == 0)
+            return 0;
+    struct run_model *rm = &a->models[a->n_models];
+    snprintf(rm->path, sizeof(rm->path), "%s", path);
+    int rc = load_engine(a, path, &rm->engine);
+    if (!rc)
+        a->n_models++;
+    return rc;
+}
+
+/* The engines: the first model's, then one per other model a camera names; cameras on one
+ * engine take turns at it (engine_turns.h). */
+static int open_engines(struct app *a)
+{
+    int rc = open_engine(a), users[CC_CAMERAS_MAX] = {0}, of[CC_CAMERAS_MAX];
+    if (rc)
+        return rc;
+    snprintf(a->models[0].path, sizeof(a->models[0].path), "%s", a->model_path);
+    a->models[0].engine = a->engine;
+    a->n_models = 1;
+    for (int i = 0; i < a->n_cams; i++) {
+        if ((rc = camera_model(a, &a->cam[i], &of[i])))
+            return rc;
+        users[of[i]]++;
+    }
+    struct cc_error err = {0};
+    for (int m = 0; m < a->n_models; m++)
+        if (users[m] > 1 && !(a->models[m].turns = cc_engine_turns_create(&err))) {
+            fprintf(stderr, "camclass: %s\n", err.msg);
+            return 1;
+        }
+    for (int i = 0; i < a->n_cams; i++) {
+        a->cam[i].engine = a->models[of[i]].engine;
+        a->cam[i].turns = a->models[of[i]].turns;
+    }
+    return 0;
+}
+
+/* Main: camera c's pipeline has ended (state st): one line, the others go on. */
+static void camera_ended(struct cam *c, enum cc_pipeline_state st)
+{
+    c->state = st;
+    if (st == CC_PIPELINE_FAILED)
+        fprintf(stderr, "camclass: camera %s stopped: %s; the other cameras go on\n", c->name,
+                cc_pipeline_error(c->pipeline));
+    else if (st == CC_PIPELINE_ENDED)
+        fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
+}
+
+/* Main, each round of loop_cameras: SIGHUP reopens every camera's log (a reload is refused). */
+static void pass_sighup(struct app *a)
+{
+    if (atomic_exchange(&reopen_flag, 0))
+        for (int i = 0; i < a->n_cams; i++)
+            atomic_store(&a->cam[i].reopen, 1);
+    if (atomic_exchange(&reload_flag, 0))
+        fprintf(stderr, "camclass: SIGHUP: logs reopened; a model reload is not possible with "
+                        "several cameras yet (restart camclass)\n");
+}
+
+/* The main loop of several cameras without a window: until every camera has ended or a stop
+ * signal; each camera's end is said when it comes. The watchdog is fed while results come. */
+static enum cc_pipeline_state loop_cameras(struct app *a)
+{
+    uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
+    int64_t last_ping = 0;
+    bool ready = false;
+    for (int running = a->n_cams; running > 0 && !atomic_load(&stop_flag);) {
+        pass_sighup(a);
+        struct cam *w = &a->cam[0];
+        for (int i = 0; i < a->n_cams && w->state != CC_PIPELINE_RUNNING; i++)
+            w = &a->cam[i];
+        cc_pipeline_wait(w->pipeline, w->seen, 100);
+        uint64_t total = 0;
+        running = 0;
+        for (int i = 0; i < a->n_cams; i++) {
+            struct cam *c = &a->cam[i];
+            struct cc_result r;
+            enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
+            cc_pipeline_latest(c->pipeline, &c->seen, &r, NULL);
+            total += c->seen;
+            if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
+                camera_ended(c, st);
+            running += c->state == CC_PIPELINE_RUNNING;
+        }
+        if (total && !ready) {
+            cc_notify_ready();
+            cc_notify_status("classifying %d cameras", a->n_cams);
+            ready = true;
+        }
+        int64_t t = cc_now_ns();
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && total > pinged) {
+            cc_notify_watchdog();
+            last_ping = t;
+            pinged = total;
+        }
+    }
+    return CC_PIPELINE_RUNNING; // each camera's state is its own (cameras_status)
+}
+
+/* Several cameras, at the end: 2 when a camera's settings did not fit its frames, 1 when a
+ * camera failed or the recording did, else 0. */
+static int cameras_status(struct app *a, bool recorded)
+{
+    int rc = recorded ? 0 : 1;
+    for (int i = 0; i < a->n_cams; i++)
+        if (a->cam[i].state == CC_PIPELINE_FAILED)
+            rc = cc_pipeline_usage_error(a->cam[i].pipeline) ? EXIT_USAGE : rc ? rc : 1;
+    return rc;
+}
+
 /* Everything after the loop: the stop, the status line's end, the summaries, the recording;
  * the exit status. */
 static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen,
@@ -849,17 +1086,21 @@ static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen
 {
     cc_notify_stopping();
     app_stop(a);
-    cc_pipeline_latest(a->pipeline, &seen, last, NULL);
+    cc_pipeline_latest(a->cam[0].pipeline, &seen, last, NULL);
     struct cc_status_info si = status_info(a, seen, last, cc_now_ns());
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
-    cc_report_finish(a->report);
-    print_summary(a);
+    for (int i = 0; i < a->n_cams; i++) {
+        cc_report_finish(a->cam[i].report);
+        print_summary(&a->cam[i]);
+    }
     if (a->cli.profile)
         print_profile(a);
     bool recorded = finish_recording(a);
+    if (a->n_cams > 1) // each camera's end was said when it came
+        return cameras_status(a, recorded);
     if (state == CC_PIPELINE_FAILED) {
-        fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
-        return cc_pipeline_usage_error(a->pipeline) ? EXIT_USAGE : 1;
+        fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->cam[0].pipeline));
+        return cc_pipeline_usage_error(a->cam[0].pipeline) ? EXIT_USAGE : 1;
     }
     return recorded ? 0 : 1;
 }
@@ -868,13 +1109,12 @@ static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     int rc;
-    if ((rc = open_collect(a)) || (rc = cc_source_choice_open(&a->cli, stop_requested, &a->src)) ||
-        (rc = open_engine(a)))
+    if ((rc = open_collect(a)) || (rc = open_sources(a)) || (rc = open_engines(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
     char label[NAME_MAX + 2], shots[PATH_MAX];
-    cc_source_choice_label(&a->src, label, sizeof(label));
+    cc_source_choice_label(&a->cam[0].src, label, sizeof(label));
     struct cc_overlay_config oc = {
         .model_name = cc_engine_model(a->engine)->name,
         .backend_name = cc_engine_backend_name(a->engine),
@@ -899,36 +1139,80 @@ static int run(struct app *a)
     struct cc_result last = {0};
     a->start_ns = cc_now_ns();
     // No status line in a window, nor beside a log that is the same terminal.
-    cc_status_line_init(&a->status,
-                        a->overlay || cc_report_logs_to_terminal(a->report) ? NULL : stderr,
-                        a->start_ns);
+    bool no_status = a->overlay || a->n_cams > 1 || cc_report_logs_to_terminal(a->cam[0].report);
+    cc_status_line_init(&a->status, no_status ? NULL : stderr, a->start_ns);
     // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
     // the log: the model just loaded is the one to run.
     atomic_store(&reload_flag, 0);
-    enum cc_pipeline_state state =
-        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
+    enum cc_pipeline_state state = a->overlay      ? loop_window(a, &seen)
+                                   : a->n_cams > 1 ? loop_cameras(a)
+                                                   : loop_headless(a, &seen, &last);
     return finish_run(a, state, seen, &last);
 }
 
 static void app_finish(struct app *a)
 {
     app_stop(a);     // after an early return of run too
-    if (a->pipeline) // the engine in use after reloads (the first one otherwise)
-        a->engine = cc_pipeline_engine(a->pipeline);
-    cc_pipeline_destroy(a->pipeline);
+    if (a->cam[0].pipeline) // the engine in use after reloads (the first one otherwise)
+        a->engine = cc_pipeline_engine(a->cam[0].pipeline);
+    for (int i = 0; i < a->n_cams; i++)
+        cc_pipeline_destroy(a->cam[i].pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_sample_store_destroy(a->samples);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_still_destroy(a->still);
-    cc_report_destroy(a->report);
-    cc_capture_destroy(a->src.camera);
-    cc_source_file_destroy(a->src.file);
-    cc_engine_destroy(a->engine);
+    for (int i = 0; i < a->n_cams; i++) {
+        cc_report_destroy(a->cam[i].report);
+        cc_capture_destroy(a->cam[i].src.camera);
+        cc_source_file_destroy(a->cam[i].src.file);
+    }
+    cc_engine_destroy(a->engine); // models[0]'s, or the one a reload put in its place
+    for (int m = 0; m < a->n_models; m++) {
+        if (m > 0)
+            cc_engine_destroy(a->models[m].engine);
+        cc_engine_turns_destroy(a->models[m].turns);
+    }
     cc_model_destroy(a->model);
+    cc_cameras_finish(&a->cameras);
     cc_series_free(&a->present_ms);
     cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
+}
+
+/* The cameras of the run (cameras.h), each with its view of the settings; exit 2 for a bad
+ * camera entry, or for what several cameras cannot do yet, before any model loads. */
+static int setup_cameras(struct app *a, const char *config)
+{
+    struct cc_error err = {0};
+    if (!cc_cameras_read(&a->cli, config ? config : "", &a->cameras, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    a->n_cams = a->cameras.n;
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        c->app = a;
+        c->name = a->cameras.from_config ? a->cameras.cam[i].name : NULL;
+        cc_cameras_view(&a->cameras, i, &a->cli, &c->cli);
+    }
+    const char *one = a->cli.mqtt       ? "--mqtt"
+                      : a->cli.webhook  ? "--webhook"
+                      : a->cli.on_event ? "--on-event"
+                                        : NULL;
+    if (a->n_cams > 1 && one) {
+        fprintf(stderr,
+                "camclass: %s with several cameras is not possible yet; run one camclass per "
+                "camera for it\n",
+                one);
+        return EXIT_USAGE;
+    }
+    if (a->cameras.from_config && a->cli.selftest) {
+        fprintf(stderr, "camclass: --selftest checks the model on its sample, not the config's "
+                        "\"cameras\"; give --config without them\n");
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -965,6 +1249,8 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if ((rc = setup_cameras(&a, config)))
+        goto out;
     if (a.cli.list_devices || a.cli.list_cameras) {
         if (a.cli.list_devices && cc_vulkan_list_devices(stdout, &err) < 0) {
             fprintf(stderr, "camclass: %s\n", err.msg);

@@ -41,6 +41,7 @@
 
 #include "capture.h"
 #include "engine.h"
+#include "engine_turns.h"
 #include "error.h"
 #include "frame.h"
 #include "orient.h"
@@ -51,6 +52,9 @@ struct cc_pipeline;
 
 struct cc_pipeline_config {
     struct cc_engine *engine;    // not owned
+    struct cc_engine_turns *turns; // the engine is shared with other pipelines (several
+                                   // cameras): each run waits for its turn (engine_turns.h); no
+                                   // swap then. NULL: this pipeline's alone. Not owned
     struct cc_capture *camera;   // the source: a camera (opened, not started) ...
     struct cc_source_file *file; // ... or a file source (opened, not started), or neither
                                  // (requests only: cc_pipeline_classify); not owned

@@ -34,6 +34,8 @@ struct cc_report_config {
                               // --device-id
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
+    const char *camera; // the camera's name (several cameras): every log line's "camera"; NULL
+                        // for one camera (lines as before)
     atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
