@@ -5,11 +5,18 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+struct lane {
+    bool holding; // holds a frame (hold .. give)
+    bool left;    // its thread has ended
+    bool (*fresh)(void *ctx);
+    void *ctx;
+};
+
 struct cc_engine_turns {
     pthread_mutex_t lock;
     pthread_cond_t cond; // broadcast when the turn moves
     // Under lock:
-    bool *holding; // (n) the lane holds a frame
+    struct lane *lanes; // (n)
     int n;
     int owner; // the lane whose turn it is (running, or about to), -1: none
     int last;  // the lane that had the last turn
@@ -35,32 +42,34 @@ void cc_engine_turns_destroy(struct cc_engine_turns *t)
         return;
     pthread_cond_destroy(&t->cond);
     pthread_mutex_destroy(&t->lock);
-    free(t->holding);
+    free(t->lanes);
     free(t);
 }
 
-int cc_engine_turns_join(struct cc_engine_turns *t)
+int cc_engine_turns_join(struct cc_engine_turns *t, bool (*fresh)(void *ctx), void *ctx)
 {
     pthread_mutex_lock(&t->lock);
-    bool *h = realloc(t->holding, (size_t)(t->n + 1) * sizeof(*h));
+    struct lane *l = realloc(t->lanes, (size_t)(t->n + 1) * sizeof(*l));
     int lane = -1;
-    if (h) {
-        t->holding = h;
-        h[t->n] = false;
+    if (l) {
+        t->lanes = l;
+        l[t->n] = (struct lane){.fresh = fresh, .ctx = ctx};
         lane = t->n++;
     }
     pthread_mutex_unlock(&t->lock);
     return lane;
 }
 
-/* With no owner: the next lane after the last one that holds a frame gets the turn. Locked. */
+/* With no owner: the next lane after the last one that holds a frame, or has a fresh one
+ * waiting, gets the turn. Locked. */
 static void pick(struct cc_engine_turns *t)
 {
     if (t->owner >= 0)
         return;
     for (int k = 1; k <= t->n; k++) {
         int j = (t->last + k + t->n) % t->n;
-        if (t->holding[j]) {
+        struct lane *l = &t->lanes[j];
+        if (!l->left && (l->holding || (l->fresh && l->fresh(l->ctx)))) {
             t->owner = j;
             pthread_cond_broadcast(&t->cond);
             return;
@@ -71,7 +80,7 @@ static void pick(struct cc_engine_turns *t)
 void cc_engine_turns_hold(struct cc_engine_turns *t, int lane)
 {
     pthread_mutex_lock(&t->lock);
-    t->holding[lane] = true;
+    t->lanes[lane].holding = true;
     pick(t);
     pthread_mutex_unlock(&t->lock);
 }
@@ -87,11 +96,21 @@ void cc_engine_turns_take(struct cc_engine_turns *t, int lane)
 void cc_engine_turns_give(struct cc_engine_turns *t, int lane)
 {
     pthread_mutex_lock(&t->lock);
-    t->holding[lane] = false;
+    t->lanes[lane].holding = false;
     if (t->owner == lane) {
         t->owner = -1;
         t->last = lane;
     }
+    pick(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void cc_engine_turns_leave(struct cc_engine_turns *t, int lane)
+{
+    pthread_mutex_lock(&t->lock);
+    t->lanes[lane] = (struct lane){.left = true};
+    if (t->owner == lane)
+        t->owner = -1;
     pick(t);
     pthread_mutex_unlock(&t->lock);
 }

@@ -4,12 +4,14 @@
  * Each pipeline is a lane (cc_engine_turns_join, at create). Its inference thread says when it
  * has taken a frame from its slot (hold), prepares it (orientation, preprocessing), waits for its
  * turn (take), runs the engine and ends the turn (give). The engine goes round the lanes in
- * order: after lane k's turn, the next lane after k that holds a frame has it, also while that
- * lane is still preparing its frame (the others wait). So each camera with a fresh frame gets one
- * result per round, however long its own preparation takes (a turned, larger or JPEG frame):
- * the result counts of cameras that keep up stay equal. A lane that holds no frame is skipped.
+ * order: after lane k's turn, the next lane after k that holds a frame, or has a fresh one
+ * waiting in its slot (fresh), has it, also while that lane is still taking and preparing its
+ * frame (the others wait). So each camera with a fresh frame gets one result per round, however
+ * long its own preparation takes (a turned, larger or JPEG frame) and however the threads are
+ * scheduled: the result counts of cameras that keep up stay equal. A lane with no frame is
+ * skipped; one whose thread has ended leaves (it is never waited for).
  *
- *   int lane = cc_engine_turns_join(t);                      // controlling thread, before start
+ *   int lane = cc_engine_turns_join(t, fresh, ctx);          // controlling thread, before start
  *   inference thread: cc_engine_turns_hold(t, lane); ...prepare...;
  *                     cc_engine_turns_take(t, lane); run; cc_engine_turns_give(t, lane);
  *                     (a frame dropped while prepared: cc_engine_turns_give alone)
@@ -20,6 +22,8 @@
 #ifndef CC_ENGINE_TURNS_H
 #define CC_ENGINE_TURNS_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 struct cc_engine_turns;
@@ -27,8 +31,12 @@ struct cc_engine_turns;
 struct cc_engine_turns *cc_engine_turns_create(struct cc_error *err);
 void cc_engine_turns_destroy(struct cc_engine_turns *t); // accepts NULL
 
-/* A new lane; its index, or -1 when out of memory. */
-int cc_engine_turns_join(struct cc_engine_turns *t);
+/* A new lane; its index, or -1 when out of memory. fresh(ctx) (any thread, under the turns' lock:
+ * it must not take the turns itself) says whether a frame waits for the lane's thread. */
+int cc_engine_turns_join(struct cc_engine_turns *t, bool (*fresh)(void *ctx), void *ctx);
+
+/* The lane's thread has ended: the round no longer waits for it. */
+void cc_engine_turns_leave(struct cc_engine_turns *t, int lane);
 
 /* The lane holds a frame: it is due a turn in its place in the round. */
 void cc_engine_turns_hold(struct cc_engine_turns *t, int lane);

@@ -194,6 +194,16 @@ static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_err
     return true;
 }
 
+/* The shared engine's round (engine_turns.h): a frame waits in the slot for this pipeline. */
+static bool slot_fresh(void *ctx)
+{
+    struct cc_pipeline *p = ctx;
+    if (!p->slot)
+        return false;
+    struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
+    return st.put > st.taken + st.dropped;
+}
+
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
 {
     if (!cfg->engine || (cfg->camera && cfg->file) || cfg->top_k < 1 ||
@@ -218,7 +228,7 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     cc_cond_init_monotonic(&p->cond);
     cc_cond_init_monotonic(&p->req_done);
 
-    if (cfg->turns && (p->lane = cc_engine_turns_join(cfg->turns)) < 0) {
+    if (cfg->turns && (p->lane = cc_engine_turns_join(cfg->turns, slot_fresh, p)) < 0) {
         cc_error_set(err, "out of memory creating the pipeline");
         goto error;
     }
@@ -676,6 +686,8 @@ static void *inference_main(void *arg)
              p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
     pthread_mutex_unlock(&p->lock);
     close_requests(p, why);
+    if (p->cfg.turns) // the others' round no longer waits for this camera
+        cc_engine_turns_leave(p->cfg.turns, p->lane);
     return NULL;
 }
 
