@@ -46,6 +46,7 @@
 #include "overlay.h"
 #include "pipeline.h"
 #include "preflight.h"
+#include "run_models.h"
 #include "report.h"
 #include "recorder.h"
 #include "dataset_settings.h"
@@ -61,8 +62,6 @@
 #define CAMCLASS_VERSION "unknown"
 #endif
 
-#define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
-#define SELFTEST_MODEL "models/selftest.ccm"
 
 enum { EXIT_USAGE = 2 };
 
@@ -119,48 +118,6 @@ static void sleep_ms(int ms)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Defaults: model and input
- */
-
-/* Resolves the model path into path; says which model in one line (stderr). */
-static bool choose_model(const struct cc_cli *cli, char *path, size_t size, struct cc_error *err)
-{
-    if (cli->model) {
-        snprintf(path, size, "%s", cli->model);
-        if (access(path, R_OK) != 0)
-            return cc_error_set(err, "cannot read model %s: %s", path, strerror(errno));
-        return true;
-    }
-    enum cc_asset_root root;
-    // The self-test checks the self-test model: its sample holds vivid's patterns.
-    if (cli->selftest && cc_asset_find(SELFTEST_MODEL, path, size, NULL)) {
-        fprintf(stderr, "camclass: model %s (the self-test model)\n", path);
-        return true;
-    }
-    if (cc_asset_find(IMAGENET_MODEL, path, size, NULL)) {
-        fprintf(stderr, "camclass: model %s (ImageNet mobilenet_v2)\n", path);
-        return true;
-    }
-    if (cc_asset_find(SELFTEST_MODEL, path, size, &root)) {
-        // The fetch tool of the tree this model came from: the source tree's script, or the
-        // installed command (a system without the source tree has no tools/ folder).
-        fprintf(stderr,
-                "camclass: model %s (the self-test model: vivid test patterns; "
-                "%s installs the ImageNet model)\n",
-                path,
-                root == CC_ASSET_SOURCE ? "tools/camclass-fetch-imagenet"
-                                        : "camclass-fetch-imagenet");
-        return true;
-    }
-    char where[CC_ASSET_WHERE_SIZE];
-    cc_asset_where(where, sizeof(where));
-    return cc_error_set(err,
-                        "no model: neither %s nor %s is in %s; give one with --model, or "
-                        "install one with camclass-fetch-imagenet",
-                        IMAGENET_MODEL, SELFTEST_MODEL, where);
-}
-
-/* ------------------------------------------------------------------------------------------
  * The run
  */
 
@@ -184,20 +141,13 @@ struct cam {
     enum cc_pipeline_state state;  // main: RUNNING until it saw the pipeline end
 };
 
-/* One distinct model of the run and its engine, shared by the cameras that name it. */
-struct run_model {
-    char path[PATH_MAX];
-    struct cc_engine *engine;      // owned (the first one: see app.engine)
-    struct cc_engine_turns *turns; // owned; NULL while one camera uses the engine
-};
-
 struct app {
     struct cc_cli cli;
     struct cc_cameras cameras; // what the config's "cameras" (or the command line) asked for
     struct cam cam[CC_CAMERAS_MAX];
     int n_cams;
-    struct run_model models[CC_CAMERAS_MAX]; // [0]: model_path's, the one reloads replace
-    int n_models;
+    struct cc_run_models models; // one engine per model; [0]: model_path's (reloads replace
+                                 // it: app.engine)
     char model_path[PATH_MAX];
     struct cc_model *model;   // loaded, until the engine takes it
     struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
@@ -291,27 +241,11 @@ static int load_model(struct app *a)
     return 0;
 }
 
-/* The engine options of the command line, for the start and for a reload. */
-static struct cc_engine_options engine_options(const struct app *a)
-{
-    struct cc_engine_options opt = cc_engine_options_default();
-    opt.backend = a->cli.backend;
-    opt.device_index = a->cli.device;
-    opt.cpu_threads = a->cli.threads;
-    opt.profile = a->cli.profile;
-    opt.notices = stderr;
-    // A Vulkan device lost (or out of memory) mid-run: the CPU backend takes over and frames
-    // keep coming, also after an explicit --backend vulkan (one line on stderr says so).
-    opt.cpu_fallback = true;
-    opt.vk_fault = a->cli.vk_fault;
-    return opt;
-}
-
 /* Prepares the engine on the chosen backend (a device failure: exit 1). */
 static int open_engine(struct app *a)
 {
     struct cc_error err = {0};
-    struct cc_engine_options opt = engine_options(a);
+    struct cc_engine_options opt = cc_run_models_options(&a->cli);
     a->engine = cc_engine_create_from_model(a->model, &opt, &err);
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {
@@ -363,7 +297,7 @@ static enum cc_model_reload_status reload_from(struct app *a, const char *path,
                           "camclass to load another model");
         return CC_MODEL_RELOAD_REFUSED;
     }
-    struct cc_engine_options opt = engine_options(a);
+    struct cc_engine_options opt = cc_run_models_options(&a->cli);
     pthread_mutex_lock(&a->reload_lock);
     enum cc_model_reload_status st =
         cc_model_reload(a->cam[0].pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
@@ -936,72 +870,25 @@ static int open_sources(struct app *a)
     return 0;
 }
 
-/* The engine of the bundle at path (--labels applied), for a camera's own "model". */
-static int load_engine(struct app *a, const char *path, struct cc_engine **out)
+/* The engines: the first model's, then one per other model a camera names; cameras on one
+ * engine take turns at it (run_models.h). */
+static int open_engines(struct app *a)
 {
+    int rc = open_engine(a), of[CC_CAMERAS_MAX];
+    if (rc)
+        return rc;
+    cc_run_models_first(&a->models, a->model_path, a->engine);
+    for (int i = 0; i < a->n_cams; i++)
+        if ((rc = cc_run_models_add(&a->models, &a->cli, &a->cam[i].cli, a->cam[i].name, &of[i])))
+            return rc;
     struct cc_error err = {0};
-    struct cc_model *m = cc_bundle_load(path, &err);
-    if (!m || (a->cli.labels && !cc_bundle_replace_labels(m, a->cli.labels, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        cc_model_destroy(m);
-        return EXIT_USAGE;
-    }
-    struct cc_engine_options opt = engine_options(a);
-    if (!(*out = cc_engine_create_from_model(m, &opt, &err))) { // takes m, also on failure
+    if (!cc_run_models_share(&a->models, &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
-    return 0;
-}
-
-/* The model of camera c: the run's first one (model_path), or its own "model", loaded once per
- * distinct file. Its index in a->models into *m. */
-static int camera_model(struct app *a, const struct cam *c, int *m)
-{
-    *m = 0;
-    if (!c->cli.model || c->cli.model == a->cli.model)
-        return 0;
-    struct cc_error err = {0};
-    char path[PATH_MAX];
-    if (!choose_model(&c->cli, path, sizeof(path), &err)) {
-        fprintf(stderr, "camclass: camera %s: %s\n", c->name, err.msg);
-        return EXIT_USAGE;
-    }
-    for (*m = 0; *m < a->n_models; (*m)++)
-        if (strcmp(a->models[*m].path, path) == 0)
-            return 0;
-    struct run_model *rm = &a->models[a->n_models];
-    snprintf(rm->path, sizeof(rm->path), "%s", path);
-    int rc = load_engine(a, path, &rm->engine);
-    if (!rc)
-        a->n_models++;
-    return rc;
-}
-
-/* The engines: the first model's, then one per other model a camera names; cameras on one
- * engine take turns at it (engine_turns.h). */
-static int open_engines(struct app *a)
-{
-    int rc = open_engine(a), users[CC_CAMERAS_MAX] = {0}, of[CC_CAMERAS_MAX];
-    if (rc)
-        return rc;
-    snprintf(a->models[0].path, sizeof(a->models[0].path), "%s", a->model_path);
-    a->models[0].engine = a->engine;
-    a->n_models = 1;
     for (int i = 0; i < a->n_cams; i++) {
-        if ((rc = camera_model(a, &a->cam[i], &of[i])))
-            return rc;
-        users[of[i]]++;
-    }
-    struct cc_error err = {0};
-    for (int m = 0; m < a->n_models; m++)
-        if (users[m] > 1 && !(a->models[m].turns = cc_engine_turns_create(&err))) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
-            return 1;
-        }
-    for (int i = 0; i < a->n_cams; i++) {
-        a->cam[i].engine = a->models[of[i]].engine;
-        a->cam[i].turns = a->models[of[i]].turns;
+        a->cam[i].engine = a->models.m[of[i]].engine;
+        a->cam[i].turns = a->models.m[of[i]].turns;
     }
     return 0;
 }
@@ -1167,12 +1054,8 @@ static void app_finish(struct app *a)
         cc_capture_destroy(a->cam[i].src.camera);
         cc_source_file_destroy(a->cam[i].src.file);
     }
-    cc_engine_destroy(a->engine); // models[0]'s, or the one a reload put in its place
-    for (int m = 0; m < a->n_models; m++) {
-        if (m > 0)
-            cc_engine_destroy(a->models[m].engine);
-        cc_engine_turns_destroy(a->models[m].turns);
-    }
+    cc_engine_destroy(a->engine);     // models[0]'s, or the one a reload put in its place
+    cc_run_models_finish(&a->models); // the others
     cc_model_destroy(a->model);
     cc_cameras_finish(&a->cameras);
     cc_series_free(&a->present_ms);
@@ -1267,7 +1150,7 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    if (!choose_model(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
+    if (!cc_run_models_choose(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;

@@ -8,9 +8,10 @@
 - config: bad "cameras" entries (an unknown key, an unsafe or repeated name, no source, a bad
   rotation) and --mqtt with several cameras exit 2 with one line naming the camera and key,
   before any model loads.
-- run: five cameras in one process: three looping the same Y4M clip (one turned 90 degrees, one
-  mirrored), a Y4M pipe on standard input that ends after 20 frames, and a truncated clip that
-  fails after 2. Every line names its camera, each camera's seq runs on without a gap from 0,
+- run: six cameras in one process: three looping the same Y4M clip (one turned 90 degrees, one
+  mirrored) on the run's model, one looping it on a model of its own (the int8 self-test
+  bundle: a second engine), a Y4M pipe on standard input that ends after 20 frames, and a
+  truncated clip that fails after 2. Every line names its camera, each camera's seq runs on without a gap from 0,
   every result equals what a one-camera run of that input and turn gives for that frame (one
   engine shared, results not mixed up), the pipe's end and the broken camera's failure are one
   line each and the other cameras go on (each adds 100 results after both), the three looping
@@ -167,10 +168,10 @@ def test_run(root):
     broken = os.path.join(root, "broken.y4m")
     with open(broken, "wb") as f:
         f.write(head + frames[0] + frames[1] + frames[2][:len(frames[2]) // 2])
+    int8 = os.path.join(os.path.dirname(MODEL), "selftest-int8.ccm")
     turns = {"left": [], "right": ["--rotation", "90"], "top": ["--hflip"], "pipe": [],
-             "broken": []}
-    refs = {name: reference(clip, t) for name, t in turns.items() if name != "right"}
-    refs["right"] = reference(clip, turns["right"])
+             "broken": [], "int8": ["--model", int8]}
+    refs = {name: reference(clip, t) for name, t in turns.items()}
     log = os.path.join(root, "log.jsonl")
     config = write_config(root, {
         "headless": True, "log": log, "log-format": "json",
@@ -180,6 +181,7 @@ def test_run(root):
             {"name": "top", "input": clip, "loop": True, "hflip": True},
             {"name": "pipe", "input": "-"},
             {"name": "broken", "input": broken},
+            {"name": "int8", "input": clip, "loop": True, "model": int8},
         ]})
     err_path = os.path.join(root, "stderr.txt")
     with open(err_path, "w") as err_file:
@@ -210,7 +212,7 @@ def test_run(root):
     at_end = counts()
     if ended:
         wait_until(lambda: all(counts().get(n, 0) >= at_end.get(n, 0) + 100
-                               for n in ("left", "right", "top")), 90,
+                               for n in ("left", "right", "top", "int8")), 90,
                    "100 more results of each looping camera after the others ended")
     p.send_signal(signal.SIGTERM)
     try:
