@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "assets.h"
 #include "bundle.h"
 #include "cameras.h"
@@ -63,7 +64,7 @@
 #endif
 
 
-enum { EXIT_USAGE = 2 };
+enum { EXIT_USAGE = CC_APP_EXIT_USAGE };
 
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
@@ -120,60 +121,6 @@ static void sleep_ms(int ms)
 /* ------------------------------------------------------------------------------------------
  * The run
  */
-
-struct app;
-
-/* One camera of the run (cameras.h): the command line's one source, or each of the config's
- * "cameras". Main owns it; its pipeline's threads use what their comments say. */
-struct cam {
-    struct app *app;
-    const char *name;              // the config's name; NULL for the command line's one source
-    struct cc_cli cli;             // its settings: a view (cc_cameras_view) of app->cli and
-                                   // the camera's own keys; never cc_cli_finish'ed
-    struct cc_source_choice src;   // the camera, stream or file source; owned
-    struct cc_report *report;      // the detection log and MQTT; owned
-    struct cc_pipeline *pipeline;  // owned
-    struct cc_engine *engine;      // the engine of its model (app->models), not owned
-    struct cc_engine_turns *turns; // shared with the cameras of the same model; NULL: alone
-    atomic_int reopen;             // several cameras: main passes each SIGHUP on to every log
-    uint64_t results;              // results seen by log_result (its inference thread's)
-    uint64_t seen;                 // main: the newest result it has seen
-    enum cc_pipeline_state state;  // main: RUNNING until it saw the pipeline end
-};
-
-struct app {
-    struct cc_cli cli;
-    struct cc_cameras cameras; // what the config's "cameras" (or the command line) asked for
-    struct cam cam[CC_CAMERAS_MAX];
-    int n_cams;
-    struct cc_run_models models; // one engine per model; [0]: model_path's (reloads replace
-                                 // it: app.engine)
-    char model_path[PATH_MAX];
-    struct cc_model *model;   // loaded, until the engine takes it
-    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
-    struct cc_overlay *overlay;
-    struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
-    struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
-    struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
-    struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
-                                     // itself); destroyed after the HTTP service
-    struct cc_series present_ms;
-    struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
-                                  // the recorder (written by that thread, read after the join)
-    struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
-    int64_t start_ns;             // when the pipeline started (the status line's ETA)
-    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
-    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
-    // on_model on the inference thread during it (the swap's lock orders the two).
-    pthread_mutex_t reload_lock;
-    char reload_sha[CC_SHA256_HEX];
-    // With a window, a SIGHUP's reload runs on a thread of its own (loading may take seconds,
-    // and main must keep drawing): reloading is set by main, cleared by that thread; main joins
-    // it before the next one and in app_stop.
-    pthread_t reload_thread;
-    bool reload_joinable;
-    atomic_bool reloading;
-};
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
  * quietly: nobody reads the log any more. */
@@ -807,25 +754,6 @@ static void app_stop(struct app *a)
 }
 
 /* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */
-/* Camera c's summary line on stderr ("camera NAME: " first with several). */
-static void print_summary(const struct cam *c)
-{
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(c->pipeline);
-    char bad[96] = "";
-    if (t.bad_frames)
-        snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
-    int unread = c->src.file ? cc_source_file_skipped(c->src.file) : 0; // the producer stopped
-    if (unread)
-        snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
-                 unread == 1 ? "" : "s");
-    fprintf(stderr,
-            "camclass: %s%s%llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
-            "%.1f results/s over %.1f s\n",
-            c->name ? c->name : "", c->name ? ": " : "", (unsigned long long)t.results,
-            t.results == 1 ? "" : "s", (unsigned long long)t.dropped, bad, t.mean_latency_ms, t.fps,
-            t.duration_s);
-}
-
 /* After the pipeline stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the encoder's last
  * pictures and the container's trailer. False when the recording failed. */
 static bool finish_recording(struct app *a)
@@ -851,121 +779,6 @@ static bool finish_recording(struct app *a)
     return true;
 }
 
-/* ------------------------------------------------------------------------------------------
- * Several cameras (cameras.h)
- */
-
-/* Each camera's source; the first problem ends the start (exit status as
- * cc_source_choice_open's; -1: a stop while a stream was connecting). */
-static int open_sources(struct app *a)
-{
-    for (int i = 0; i < a->n_cams; i++) {
-        struct cam *c = &a->cam[i];
-        if (c->name)
-            fprintf(stderr, "camclass: camera %s\n", c->name);
-        int rc = cc_source_choice_open(&c->cli, stop_requested, &c->src);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* The engines: the first model's, then one per other model a camera names; cameras on one
- * engine take turns at it (run_models.h). */
-static int open_engines(struct app *a)
-{
-    int rc = open_engine(a), of[CC_CAMERAS_MAX];
-    if (rc)
-        return rc;
-    cc_run_models_first(&a->models, a->model_path, a->engine);
-    for (int i = 0; i < a->n_cams; i++)
-        if ((rc = cc_run_models_add(&a->models, &a->cli, &a->cam[i].cli, a->cam[i].name, &of[i])))
-            return rc;
-    struct cc_error err = {0};
-    if (!cc_run_models_share(&a->models, &err)) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return 1;
-    }
-    for (int i = 0; i < a->n_cams; i++) {
-        a->cam[i].engine = a->models.m[of[i]].engine;
-        a->cam[i].turns = a->models.m[of[i]].turns;
-    }
-    return 0;
-}
-
-/* Main: camera c's pipeline has ended (state st): one line, the others go on. */
-static void camera_ended(struct cam *c, enum cc_pipeline_state st)
-{
-    c->state = st;
-    if (st == CC_PIPELINE_FAILED)
-        fprintf(stderr, "camclass: camera %s stopped: %s; the other cameras go on\n", c->name,
-                cc_pipeline_error(c->pipeline));
-    else if (st == CC_PIPELINE_ENDED)
-        fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
-}
-
-/* Main, each round of loop_cameras: SIGHUP reopens every camera's log (a reload is refused). */
-static void pass_sighup(struct app *a)
-{
-    if (atomic_exchange(&reopen_flag, 0))
-        for (int i = 0; i < a->n_cams; i++)
-            atomic_store(&a->cam[i].reopen, 1);
-    if (atomic_exchange(&reload_flag, 0))
-        fprintf(stderr, "camclass: SIGHUP: logs reopened; a model reload is not possible with "
-                        "several cameras yet (restart camclass)\n");
-}
-
-/* The main loop of several cameras without a window: until every camera has ended or a stop
- * signal; each camera's end is said when it comes. The watchdog is fed while results come. */
-static enum cc_pipeline_state loop_cameras(struct app *a)
-{
-    uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
-    int64_t last_ping = 0;
-    bool ready = false;
-    for (int running = a->n_cams; running > 0 && !atomic_load(&stop_flag);) {
-        pass_sighup(a);
-        struct cam *w = &a->cam[0];
-        for (int i = 0; i < a->n_cams && w->state != CC_PIPELINE_RUNNING; i++)
-            w = &a->cam[i];
-        cc_pipeline_wait(w->pipeline, w->seen, 100);
-        uint64_t total = 0;
-        running = 0;
-        for (int i = 0; i < a->n_cams; i++) {
-            struct cam *c = &a->cam[i];
-            struct cc_result r;
-            enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
-            cc_pipeline_latest(c->pipeline, &c->seen, &r, NULL);
-            total += c->seen;
-            if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
-                camera_ended(c, st);
-            running += c->state == CC_PIPELINE_RUNNING;
-        }
-        if (total && !ready) {
-            cc_notify_ready();
-            cc_notify_status("classifying %d cameras", a->n_cams);
-            ready = true;
-        }
-        int64_t t = cc_now_ns();
-        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && total > pinged) {
-            cc_notify_watchdog();
-            last_ping = t;
-            pinged = total;
-        }
-    }
-    return CC_PIPELINE_RUNNING; // each camera's state is its own (cameras_status)
-}
-
-/* Several cameras, at the end: 2 when a camera's settings did not fit its frames, 1 when a
- * camera failed or the recording did, else 0. */
-static int cameras_status(struct app *a, bool recorded)
-{
-    int rc = recorded ? 0 : 1;
-    for (int i = 0; i < a->n_cams; i++)
-        if (a->cam[i].state == CC_PIPELINE_FAILED)
-            rc = cc_pipeline_usage_error(a->cam[i].pipeline) ? EXIT_USAGE : rc ? rc : 1;
-    return rc;
-}
-
 /* Everything after the loop: the stop, the status line's end, the summaries, the recording;
  * the exit status. */
 static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen,
@@ -978,13 +791,13 @@ static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
     for (int i = 0; i < a->n_cams; i++) {
         cc_report_finish(a->cam[i].report);
-        print_summary(&a->cam[i]);
+        cc_app_camera_summary(&a->cam[i]);
     }
     if (a->cli.profile)
         print_profile(a);
     bool recorded = finish_recording(a);
     if (a->n_cams > 1) // each camera's end was said when it came
-        return cameras_status(a, recorded);
+        return cc_app_cameras_status(a, recorded);
     if (state == CC_PIPELINE_FAILED) {
         fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->cam[0].pipeline));
         return cc_pipeline_usage_error(a->cam[0].pipeline) ? EXIT_USAGE : 1;
@@ -996,7 +809,8 @@ static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     int rc;
-    if ((rc = open_collect(a)) || (rc = open_sources(a)) || (rc = open_engines(a)))
+    if ((rc = open_collect(a)) || (rc = cc_app_cameras_open_sources(a)) ||
+        (rc = open_engine(a)) || (rc = cc_app_cameras_open_engines(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
@@ -1032,7 +846,7 @@ static int run(struct app *a)
     // the log: the model just loaded is the one to run.
     atomic_store(&reload_flag, 0);
     enum cc_pipeline_state state = a->overlay      ? loop_window(a, &seen)
-                                   : a->n_cams > 1 ? loop_cameras(a)
+                                   : a->n_cams > 1 ? cc_app_cameras_loop(a)
                                                    : loop_headless(a, &seen, &last);
     return finish_run(a, state, seen, &last);
 }
@@ -1063,41 +877,6 @@ static void app_finish(struct app *a)
     cc_cli_finish(&a->cli);
 }
 
-/* The cameras of the run (cameras.h), each with its view of the settings; exit 2 for a bad
- * camera entry, or for what several cameras cannot do yet, before any model loads. */
-static int setup_cameras(struct app *a, const char *config)
-{
-    struct cc_error err = {0};
-    if (!cc_cameras_read(&a->cli, config ? config : "", &a->cameras, &err)) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    a->n_cams = a->cameras.n;
-    for (int i = 0; i < a->n_cams; i++) {
-        struct cam *c = &a->cam[i];
-        c->app = a;
-        c->name = a->cameras.from_config ? a->cameras.cam[i].name : NULL;
-        cc_cameras_view(&a->cameras, i, &a->cli, &c->cli);
-    }
-    const char *one = a->cli.mqtt       ? "--mqtt"
-                      : a->cli.webhook  ? "--webhook"
-                      : a->cli.on_event ? "--on-event"
-                                        : NULL;
-    if (a->n_cams > 1 && one) {
-        fprintf(stderr,
-                "camclass: %s with several cameras is not possible yet; run one camclass per "
-                "camera for it\n",
-                one);
-        return EXIT_USAGE;
-    }
-    if (a->cameras.from_config && a->cli.selftest) {
-        fprintf(stderr, "camclass: --selftest checks the model on its sample, not the config's "
-                        "\"cameras\"; give --config without them\n");
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
 /* ------------------------------------------------------------------------------------------
  * main
  */
@@ -1107,6 +886,8 @@ int main(int argc, char **argv)
     static struct app a; // large (paths); one per process
     struct cc_error err = {0};
     install_signals();
+    a.stop_flag = &stop_flag, a.reopen_flag = &reopen_flag, a.reload_flag = &reload_flag;
+    a.stop_requested = stop_requested;
     pthread_mutex_init(&a.reload_lock, NULL);
     cc_cli_init(&a.cli);
     int rc = 0;
@@ -1132,7 +913,7 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    if ((rc = setup_cameras(&a, config)))
+    if ((rc = cc_app_cameras_setup(&a, config)))
         goto out;
     if (a.cli.list_devices || a.cli.list_cameras) {
         if (a.cli.list_devices && cc_vulkan_list_devices(stdout, &err) < 0) {
