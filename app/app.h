@@ -114,4 +114,30 @@ int cc_app_cameras_status(struct app *a, bool recorded);
 /* Camera c's summary line on stderr ("camera NAME: " first with several). */
 void cc_app_camera_summary(const struct cam *c);
 
+/* ------------------------------------------------------------------------------------------
+ * The first model and its reloads (app_reload.c)
+ */
+
+/* Loads a->model_path (--labels applied) into a->model and its sha256 (what a SIGHUP compares
+ * with): a file that is not a usable bundle is a bad argument (exit 2). */
+int cc_app_load_model(struct app *a);
+
+/* a->engine from a->model on the chosen backend (a device failure: exit 1). */
+int cc_app_open_engine(struct app *a);
+
+/* Main, after a SIGHUP: --model again, unless its file is the bundle running (same sha256);
+ * a bundle that fails leaves the old one running (one line says why). */
+void cc_app_reload_model(struct app *a);
+
+/* Main thread, with a window: a SIGHUP's reload on a thread of its own (loading may take
+ * seconds); a SIGHUP while one runs waits for it. */
+void cc_app_reload_beside(struct app *a);
+
+/* Joins the window's reload thread, if any. */
+void cc_app_reload_join(struct app *a);
+
+/* A connection's thread: POST /model (http.h load_model; ctx is the app). */
+int cc_app_http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                           size_t msg_size);
+
 #endif

@@ -170,38 +170,6 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
         cc_series_add(&a->record_ms, (double)(cc_now_ns() - t) / 1e6);
 }
 
-/* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
- * came while a stream was connecting; exit 0). */
-
-/* Loads the bundle: a file that is not a usable bundle is a bad argument (exit 2). */
-static int load_model(struct app *a)
-{
-    struct cc_error err = {0};
-    if (!(a->model = cc_bundle_load(a->model_path, &err)) ||
-        (a->cli.labels && !cc_bundle_replace_labels(a->model, a->cli.labels, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    // What a SIGHUP compares with (no other thread runs yet); "" when it cannot be hashed.
-    if (!cc_sha256_file(a->model_path, a->reload_sha, &err))
-        a->reload_sha[0] = '\0';
-    return 0;
-}
-
-/* Prepares the engine on the chosen backend (a device failure: exit 1). */
-static int open_engine(struct app *a)
-{
-    struct cc_error err = {0};
-    struct cc_engine_options opt = cc_run_models_options(&a->cli);
-    a->engine = cc_engine_create_from_model(a->model, &opt, &err);
-    a->model = NULL; // owned by the engine, also on failure
-    if (!a->engine) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
-}
-
 static void print_profile(struct app *a)
 {
     struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->cam[0].pipeline);
@@ -232,67 +200,6 @@ static void print_profile(struct app *a)
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  %8.3f ms  %-16s %s\n", t[j].ms, cc_op_name(m->nodes[t[j].node].op),
                 m->nodes[t[j].node].name);
-}
-
-/* Any thread but the inference thread: switches to the bundle at path (model_reload.h), says
- * so on stderr and fills *out (may be NULL). Refused with a window. */
-static enum cc_model_reload_status reload_from(struct app *a, const char *path,
-                                               struct cc_http_loaded *out, struct cc_error *err)
-{
-    if (a->n_cams > 1) {
-        cc_error_set(err, "a model reload is not possible with several cameras yet; restart "
-                          "camclass to load another model");
-        return CC_MODEL_RELOAD_REFUSED;
-    }
-    struct cc_engine_options opt = cc_run_models_options(&a->cli);
-    pthread_mutex_lock(&a->reload_lock);
-    enum cc_model_reload_status st =
-        cc_model_reload(a->cam[0].pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
-    if (st == CC_MODEL_RELOADED && out) {
-        // The pipeline's model can only change under reload_lock: reading it here is safe.
-        const struct cc_model *m = cc_pipeline_hold_model(a->cam[0].pipeline);
-        snprintf(out->name, sizeof(out->name), "%s", m->name);
-        snprintf(out->sha256, sizeof(out->sha256), "%s", a->reload_sha);
-        out->classes = m->output.classes;
-        cc_pipeline_release_model(a->cam[0].pipeline);
-    }
-    pthread_mutex_unlock(&a->reload_lock);
-    if (st == CC_MODEL_RELOADED)
-        fprintf(stderr, "camclass: model reloaded from %s\n", path);
-    return st;
-}
-
-/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
- * A bundle that fails leaves the old one running: one line says why. Not with a window:
- * loading on main would freeze it for seconds (a loader thread is still to be written). */
-/* SIGHUP: --model again, unless its file is the bundle running (same sha256): logrotate's
- * SIGHUP, or the service's ExecReload with nothing new, then costs no load and no swap. */
-static void reload_model(struct app *a)
-{
-    struct cc_error err = {0};
-    char sha[CC_SHA256_HEX] = "";
-    pthread_mutex_lock(&a->reload_lock);
-    bool same = cc_sha256_file(a->model_path, sha, &err) && a->reload_sha[0] &&
-                strcmp(sha, a->reload_sha) == 0;
-    pthread_mutex_unlock(&a->reload_lock);
-    if (same) {
-        fprintf(stderr, "camclass: model %s unchanged (sha256 %.12s...); not reloaded\n",
-                a->model_path, sha);
-        return;
-    }
-    if (reload_from(a, a->model_path, NULL, &err) != CC_MODEL_RELOADED)
-        fprintf(stderr, "camclass: %s\n", err.msg);
-}
-
-/* A connection's thread: POST /model (http.h load_model). */
-static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
-                           size_t msg_size)
-{
-    struct app *a = ctx;
-    struct cc_error err = {0};
-    enum cc_model_reload_status st = reload_from(a, path, out, &err);
-    snprintf(msg, msg_size, "%s", err.msg);
-    return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
 /* A key 1..9 in the window: with --collect, frame (the newest; while paused, the one shown)
@@ -343,37 +250,6 @@ static void follow_model(struct app *a, struct shown_model *shown)
     cc_pipeline_release_model(a->cam[0].pipeline);
 }
 
-static void *reload_main(void *arg)
-{
-    struct app *a = arg;
-    reload_model(a);
-    atomic_store(&a->reloading, false);
-    return NULL;
-}
-
-static void join_reload(struct app *a)
-{
-    if (a->reload_joinable)
-        pthread_join(a->reload_thread, NULL);
-    a->reload_joinable = false;
-}
-
-/* Main thread, with a window: a SIGHUP's reload off the drawing thread; a SIGHUP while one runs
- * waits for it to end (the flag stays set). */
-static void reload_beside(struct app *a)
-{
-    if (atomic_load(&a->reloading) || !atomic_exchange(&reload_flag, 0))
-        return;
-    join_reload(a);
-    atomic_store(&a->reloading, true);
-    if (pthread_create(&a->reload_thread, NULL, reload_main, a) == 0) {
-        a->reload_joinable = true;
-        return;
-    }
-    atomic_store(&a->reloading, false);
-    reload_model(a); // no thread: here, the window waits
-}
-
 static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
 {
     struct cc_frame frame = {0};
@@ -385,7 +261,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     struct shown_model shown = {cc_engine_model(a->engine),
                                 cc_engine_model(a->engine)->output.classes};
     while (!atomic_load(&stop_flag)) {
-        reload_beside(a);
+        cc_app_reload_beside(a);
         state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
@@ -465,7 +341,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
         if (atomic_exchange(&reload_flag, 0))
-            reload_model(a);
+            cc_app_reload_model(a);
         state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 100);
         if (cc_pipeline_latest(a->cam[0].pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
@@ -709,7 +585,7 @@ static int start_http(struct app *a, const struct cc_overlay_config *oc)
         .backend = cc_engine_backend_name(c->engine),
         .source = c->src.camera || c->src.file ? c->src.name : NULL,
         .overlay = oc,
-        .load_model = http_load_model,
+        .load_model = cc_app_http_load_model,
         .load_ctx = a,
         .samples = a->samples,
     };
@@ -750,7 +626,7 @@ static void app_stop(struct app *a)
     for (int i = 0; i < a->n_cams; i++)
         if (a->cam[i].pipeline)
             cc_pipeline_stop(a->cam[i].pipeline);
-    join_reload(a); // a stopped pipeline refuses its swap: it ends soon after its load
+    cc_app_reload_join(a); // a stopped pipeline refuses its swap: it ends soon after its load
 }
 
 /* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */
@@ -810,7 +686,7 @@ static int run(struct app *a)
     struct cc_cli *cli = &a->cli;
     int rc;
     if ((rc = open_collect(a)) || (rc = cc_app_cameras_open_sources(a)) ||
-        (rc = open_engine(a)) || (rc = cc_app_cameras_open_engines(a)))
+        (rc = cc_app_open_engine(a)) || (rc = cc_app_cameras_open_engines(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
@@ -953,7 +829,7 @@ int main(int argc, char **argv)
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;
     }
-    if (!(rc = load_model(&a)))
+    if (!(rc = cc_app_load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);
