@@ -3,11 +3,13 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 struct lane {
     bool holding; // holds a frame (hold .. give)
     bool left;    // its thread has ended
+    uint64_t tag; // turns had (fair queuing's virtual time of the lane): the least goes first
     bool (*fresh)(void *ctx);
     void *ctx;
 };
@@ -18,8 +20,9 @@ struct cc_engine_turns {
     // Under lock:
     struct lane *lanes; // (n)
     int n;
-    int owner; // the lane whose turn it is (running, or about to), -1: none
-    int last;  // the lane that had the last turn
+    int owner;     // the lane whose turn it is (running, or about to), -1: none
+    int last;      // the lane that had the last turn
+    uint64_t when; // the tag of the last turn: a lane coming back from idle starts near it
 };
 
 struct cc_engine_turns *cc_engine_turns_create(struct cc_error *err)
@@ -60,20 +63,30 @@ int cc_engine_turns_join(struct cc_engine_turns *t, bool (*fresh)(void *ctx), vo
     return lane;
 }
 
-/* With no owner: the next lane after the last one that holds a frame, or has a fresh one
- * waiting, gets the turn. Locked. */
+/* With no owner: of the lanes that hold a frame or have a fresh one waiting, the one with the
+ * fewest turns (tag) gets the turn; ties go round from the lane after the last. A lane that
+ * missed its place (its frame came late) so goes first next time, and the counts stay equal.
+ * Locked. */
 static void pick(struct cc_engine_turns *t)
 {
     if (t->owner >= 0)
         return;
+    int best = -1;
     for (int k = 1; k <= t->n; k++) {
         int j = (t->last + k + t->n) % t->n;
         struct lane *l = &t->lanes[j];
-        if (!l->left && (l->holding || (l->fresh && l->fresh(l->ctx)))) {
-            t->owner = j;
-            pthread_cond_broadcast(&t->cond);
-            return;
-        }
+        if (l->left || !(l->holding || (l->fresh && l->fresh(l->ctx))))
+            continue;
+        // A lane idle for long (a camera reconnecting) is at most one round behind: it does
+        // not take the engine for the turns it missed.
+        if (t->when > (uint64_t)t->n && l->tag < t->when - (uint64_t)t->n)
+            l->tag = t->when - (uint64_t)t->n;
+        if (best < 0 || l->tag < t->lanes[best].tag)
+            best = j;
+    }
+    if (best >= 0) {
+        t->owner = best;
+        pthread_cond_broadcast(&t->cond);
     }
 }
 
@@ -100,6 +113,9 @@ void cc_engine_turns_give(struct cc_engine_turns *t, int lane)
     if (t->owner == lane) {
         t->owner = -1;
         t->last = lane;
+        if (t->lanes[lane].tag > t->when)
+            t->when = t->lanes[lane].tag;
+        t->lanes[lane].tag++;
     }
     pick(t);
     pthread_mutex_unlock(&t->lock);

@@ -4,12 +4,14 @@
  * Each pipeline is a lane (cc_engine_turns_join, at create). Its inference thread says when it
  * has taken a frame from its slot (hold), prepares it (orientation, preprocessing), waits for its
  * turn (take), runs the engine and ends the turn (give). The engine goes round the lanes in
- * order: after lane k's turn, the next lane after k that holds a frame, or has a fresh one
- * waiting in its slot (fresh), has it, also while that lane is still taking and preparing its
- * frame (the others wait). So each camera with a fresh frame gets one result per round, however
- * long its own preparation takes (a turned, larger or JPEG frame) and however the threads are
- * scheduled: the result counts of cameras that keep up stay equal. A lane with no frame is
- * skipped; one whose thread has ended leaves (it is never waited for).
+ * order: of the lanes that hold a frame or have a fresh one waiting in their slot (fresh), the one
+ * with the fewest turns so far has the next, also while it is still taking and preparing its
+ * frame (the others wait); ties go round from the lane after the last turn's. So each camera
+ * with a fresh frame gets one result per round, however long its own preparation takes (a
+ * turned, larger or JPEG frame), and one whose frame came late once goes first next time: the
+ * result counts of cameras that keep up stay equal. A lane with no frame is skipped; one idle
+ * for long comes back at most one round behind (it does not take the engine to catch up); one
+ * whose thread has ended leaves (it is never waited for).
  *
  *   int lane = cc_engine_turns_join(t, fresh, ctx);          // controlling thread, before start
  *   inference thread: cc_engine_turns_hold(t, lane); ...prepare...;

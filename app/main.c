@@ -623,6 +623,9 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
+    for (int i = 0; i < a->n_cams && a->n_cams > 1; i++) // all at once: no camera runs longer
+        if (a->cam[i].pipeline)
+            cc_pipeline_ask_stop(a->cam[i].pipeline);
     for (int i = 0; i < a->n_cams; i++)
         if (a->cam[i].pipeline)
             cc_pipeline_stop(a->cam[i].pipeline);

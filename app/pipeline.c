@@ -716,6 +716,14 @@ bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err)
     return true;
 }
 
+void cc_pipeline_ask_stop(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_mutex_unlock(&p->lock);
+    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
+}
+
 void cc_pipeline_stop(struct cc_pipeline *p)
 {
     if (!p->thread_running && !p->source_running)

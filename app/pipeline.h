@@ -93,6 +93,11 @@ bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err);
  * on_result first. Idempotent; safe when not started. */
 void cc_pipeline_stop(struct cc_pipeline *p);
 
+/* Asks the inference thread to stop after the frame it holds, without waiting (the controlling
+ * thread, before cc_pipeline_stop): several cameras' pipelines stop together rather than one
+ * after the other, each going on while the one before it is joined. */
+void cc_pipeline_ask_stop(struct cc_pipeline *p);
+
 /* Stops if needed and frees; accepts NULL. */
 void cc_pipeline_destroy(struct cc_pipeline *p);
 
