@@ -63,7 +63,6 @@
 #define CAMCLASS_VERSION "unknown"
 #endif
 
-
 enum { EXIT_USAGE = CC_APP_EXIT_USAGE };
 
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
@@ -732,7 +731,7 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
-    app_stop(a);     // after an early return of run too
+    app_stop(a);            // after an early return of run too
     if (a->cam[0].pipeline) // the engine in use after reloads (the first one otherwise)
         a->engine = cc_pipeline_engine(a->cam[0].pipeline);
     for (int i = 0; i < a->n_cams; i++)

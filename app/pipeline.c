@@ -60,8 +60,8 @@ struct cc_pipeline {
     int lane;                 // cfg.turns: this pipeline's lane at the shared engine
     bool held; // cfg.turns: it holds its place in the round (hold_turn); inference thread
     struct cc_orienter orient; // cfg.orient applied to each frame taken; inference thread
-    struct cc_health *health; // cfg.camera_health: the source's health checks; inference thread
-    uint8_t *luma;            // (luma_cap) the tensor as luma for them; inference thread
+    struct cc_health *health;  // cfg.camera_health: the source's health checks; inference thread
+    uint8_t *luma;             // (luma_cap) the tensor as luma for them; inference thread
     size_t luma_cap;
 
     // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),

@@ -51,26 +51,26 @@
 struct cc_pipeline;
 
 struct cc_pipeline_config {
-    struct cc_engine *engine;    // not owned
+    struct cc_engine *engine;      // not owned
     struct cc_engine_turns *turns; // the engine is shared with other pipelines (several
                                    // cameras): each run waits for its turn (engine_turns.h); no
                                    // swap then. NULL: this pipeline's alone. Not owned
-    struct cc_capture *camera;   // the source: a camera (opened, not started) ...
-    struct cc_source_file *file; // ... or a file source (opened, not started), or neither
-                                 // (requests only: cc_pipeline_classify); not owned
-    double file_fps;             // file sources: frames per second; 0 = as fast as taken
-    int top_k;                   // 1..CC_RESULT_MAX_TOP
-    double unknown_threshold;    // results below this top score are "unknown" (result.h); < 0:
-                                 // the model's own (output.unknown_threshold), 0: never
-    bool camera_health;          // run the camera health checks on each frame (image/health.h;
-                                 // results' health field)
-    struct cc_orient orient;     // each frame turned first (orient.h: --rotation, --hflip,
-                                 // --vflip); everything after, the ROI included, sees it turned
-    const struct cc_roi *roi;    // the ROI of every frame (--roi), in place of the model's
-                                 // input.roi (also after a swap); NULL: the model's. Not owned;
-                                 // outlives the pipeline
-    bool keep_frames;            // copy each result's frame into the mailbox (for display)
-    bool profile;                // keep every stage time for cc_pipeline_profile
+    struct cc_capture *camera;     // the source: a camera (opened, not started) ...
+    struct cc_source_file *file;   // ... or a file source (opened, not started), or neither
+                                   // (requests only: cc_pipeline_classify); not owned
+    double file_fps;               // file sources: frames per second; 0 = as fast as taken
+    int top_k;                     // 1..CC_RESULT_MAX_TOP
+    double unknown_threshold;      // results below this top score are "unknown" (result.h); < 0:
+                                   // the model's own (output.unknown_threshold), 0: never
+    bool camera_health;            // run the camera health checks on each frame (image/health.h;
+                                   // results' health field)
+    struct cc_orient orient;       // each frame turned first (orient.h: --rotation, --hflip,
+                                   // --vflip); everything after, the ROI included, sees it turned
+    const struct cc_roi *roi;      // the ROI of every frame (--roi), in place of the model's
+                                   // input.roi (also after a swap); NULL: the model's. Not owned;
+                                   // outlives the pipeline
+    bool keep_frames;              // copy each result's frame into the mailbox (for display)
+    bool profile;                  // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.
     bool (*on_result)(void *ctx, const struct cc_result *r);
     // Called on the inference thread right after on_result, with the result and the frame it

@@ -36,7 +36,7 @@ struct cc_report_config {
     const char *source, *model, *backend; // written on every line
     const char *camera; // the camera's name (several cameras): every log line's "camera"; NULL
                         // for one camera (lines as before)
-    atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
+    atomic_int *reopen; // set by SIGHUP: the log is reopened before the next line
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
 };
