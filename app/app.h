@@ -107,8 +107,9 @@ int cc_app_cameras_open_engines(struct app *a);
  * signal; each camera's end is said when it comes. The watchdog is fed while results come. */
 enum cc_pipeline_state cc_app_cameras_loop(struct app *a);
 
-/* Several cameras, at the end: 2 when a camera's settings did not fit its frames, 1 when a
- * camera failed or the recording did (recorded false), else 0. */
+/* Several cameras, at the end (their pipelines stopped): says the ends the loop did not see (a
+ * window's loop watches the first camera only); 2 when a camera's settings did not fit its
+ * frames, 1 when a camera failed or the recording did (recorded false), else 0. */
 int cc_app_cameras_status(struct app *a, bool recorded);
 
 /* Camera c's summary line on stderr ("camera NAME: " first with several). */

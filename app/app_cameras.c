@@ -136,6 +136,13 @@ enum cc_pipeline_state cc_app_cameras_loop(struct app *a)
 int cc_app_cameras_status(struct app *a, bool recorded)
 {
     int rc = recorded ? 0 : 1;
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        // With a window the loop watched the first camera only: the others' ends are said here.
+        enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
+        if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
+            camera_ended(c, st);
+    }
     for (int i = 0; i < a->n_cams; i++)
         if (a->cam[i].state == CC_PIPELINE_FAILED)
             rc = cc_pipeline_usage_error(a->cam[i].pipeline) ? CC_APP_EXIT_USAGE : rc ? rc : 1;

@@ -17,6 +17,8 @@
   line each and the other cameras go on (each adds 100 results after both), the three looping
   cameras got min/max >= 0.8 of the results (count-based), a summary line per camera, exit 1
   after SIGTERM (a camera failed).
+- window: two cameras with a window (SDL's offscreen driver), the second a truncated clip: the
+  window follows the first camera to its --frames, the second's failure is one line, exit 1.
 
     test_cameras.py PART CAMCLASS SELFTEST_MODEL SAMPLES_DIR
 """
@@ -247,7 +249,30 @@ def test_run(root):
     print("results per camera: %s" % {n: len(t) for n, t in tops.items()})
 
 
-PARTS = {"rotation": test_rotation, "config": test_config, "run": test_run}
+def test_window(root):
+    clip = os.path.join(SAMPLES, "moving_128x96.y4m")
+    head, frames = y4m_frames(clip)
+    broken = os.path.join(root, "broken.y4m")
+    with open(broken, "wb") as f:
+        f.write(head + frames[0] + frames[1][:len(frames[1]) // 2])
+    config = write_config(root, {
+        "log": os.path.join(root, "log.jsonl"), "frames": 20,
+        "cameras": [{"name": "first", "input": clip, "loop": True, "fps": 20},
+                    {"name": "broken", "input": broken}]})
+    env = env_headless()
+    env["SDL_VIDEODRIVER"] = "offscreen"
+    out = subprocess.run(host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--config",
+                                              config], capture_output=True, env=env,
+                         timeout=bound(120))
+    err = out.stderr.decode(errors="replace")
+    check(out.returncode == 1, "window: exit %d, want 1 (a camera failed): %s"
+          % (out.returncode, err[-400:]))
+    check(err.count("camera broken stopped:") == 1 and "truncated" in err,
+          "window: the broken camera's failure is not one line: %r" % err[-400:])
+
+
+PARTS = {"rotation": test_rotation, "config": test_config, "run": test_run,
+         "window": test_window}
 
 if __name__ == "__main__":
     sys.exit(in_tmpdir("camclass-cameras-", PARTS[PART]))
