@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+enum { LAG = 32 }; // turns a lane may be behind the last turn's and still catch up
+
 struct lane {
     bool holding; // holds a frame (hold .. give)
     bool left;    // its thread has ended
@@ -77,10 +79,11 @@ static void pick(struct cc_engine_turns *t)
         struct lane *l = &t->lanes[j];
         if (l->left || !(l->holding || (l->fresh && l->fresh(l->ctx))))
             continue;
-        // A lane idle for long (a camera reconnecting) is at most one round behind: it does
-        // not take the engine for the turns it missed.
-        if (t->when > (uint64_t)t->n && l->tag < t->when - (uint64_t)t->n)
-            l->tag = t->when - (uint64_t)t->n;
+        // A lane idle for long (a camera reconnecting) is at most LAG turns behind: it does not
+        // take the engine for all the turns it missed, only for a few (a thread the system
+        // kept waiting under load catches up).
+        if (t->when > LAG && l->tag < t->when - LAG)
+            l->tag = t->when - LAG;
         if (best < 0 || l->tag < t->lanes[best].tag)
             best = j;
     }

@@ -10,8 +10,8 @@
  * with a fresh frame gets one result per round, however long its own preparation takes (a
  * turned, larger or JPEG frame), and one whose frame came late once goes first next time: the
  * result counts of cameras that keep up stay equal. A lane with no frame is skipped; one idle
- * for long comes back at most one round behind (it does not take the engine to catch up); one
- * whose thread has ended leaves (it is never waited for).
+ * for long comes back at most 32 turns behind (it does not take the engine for long to catch
+ * up); one whose thread has ended leaves (it is never waited for).
  *
  *   int lane = cc_engine_turns_join(t, fresh, ctx);          // controlling thread, before start
  *   inference thread: cc_engine_turns_hold(t, lane); ...prepare...;
