@@ -38,6 +38,7 @@ struct opt {
     double lo, hi;            // OPT_INT, OPT_NUMBER: the range; OPT_SIZE: the least width, height
     bool cli_only;            // not accepted in a config file
     const char *const *words; // OPT_WORD: the values it takes, NULL-terminated
+    int step;                 // OPT_INT: the value is a multiple of step (0: any)
 };
 
 static const char *const log_modes[] = {"every", "detections", NULL};
@@ -62,6 +63,9 @@ static const struct opt opts[] = {
     {"threshold", OPT_NUMBER, F(threshold), 0, 0, 1, false},
     {"unknown-threshold", OPT_NUMBER, F(unknown_threshold), 0, 0, 0.999, false},
     {"roi", OPT_ROI, F(roi), 0, 0, 0, false},
+    {"rotation", OPT_INT, F(rotation), 0, 0, 270, false, NULL, 90},
+    {"hflip", OPT_FLAG, F(hflip), 0, 0, 0, false},
+    {"vflip", OPT_FLAG, F(vflip), 0, 0, 0, false},
     {"headless", OPT_FLAG, F(headless), 0, 0, 0, false},
     // The window's (and a recording's) layout needs 480x320 (app/output/overlay_draw.c).
     {"window", OPT_SIZE, F(window_w), F(window_h), 480, 320, false},
@@ -145,7 +149,11 @@ static const char usage[] =
     "  --frames N          stop after N results\n"
     "  --roi X,Y,W,H       classify only this part of each frame: fractions (0.5,0.25,0.5,0.5)\n"
     "                      or pixels (320,120,200,200px); none: the whole frame. Default:\n"
-    "                      the bundle's own ROI (camclass-train stores one), else none\n"
+    "                      the bundle's own ROI (camclass-train stores one), else none;\n"
+    "                      in the frame as --rotation/--hflip/--vflip turned it\n"
+    "  --rotation DEG      turn each frame clockwise by 0, 90, 180 or 270 degrees (how the\n"
+    "                      camera is mounted) before anything else sees it\n"
+    "  --hflip, --vflip    mirror each frame left-right / top-bottom (before --rotation)\n"
     "Output\n"
     "  --headless          no window; results go to the log\n"
     "  --window WxH        window size (default 1280x720, shrunk to fit the screen)\n"
@@ -270,6 +278,8 @@ void cc_cli_finish(struct cc_cli *cli)
         } else if (opts[i].kind == OPT_LIST) {
             list_clear((struct cc_cli_list *)((char *)cli + opts[i].offset));
         }
+    free(cli->cameras); // not in the table: config only
+    cli->cameras = NULL;
 }
 
 /* Appends a copy of val to l. */
@@ -380,6 +390,9 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
                                ? " (the Vulkan device, see --list-devices; a camera is --camera "
                                  "PATH)"
                                : "";
+        if (o->step && (end == val || *end || errno || v < o->lo || v > o->hi || v % o->step))
+            return cc_error_set(err, "%s takes %.0f, %.0f, %.0f or %.0f (degrees), not \"%s\"",
+                                where, o->lo, o->lo + o->step, o->lo + 2 * o->step, o->hi, val);
         if (end == val || *end || errno || v < o->lo || v > o->hi)
             return cc_error_set(err, "%s takes a whole number from %.0f to %.0f, not \"%s\"%s",
                                 where, o->lo, o->hi, val, hint);
@@ -627,6 +640,68 @@ static bool config_list(struct cc_cli *cli, const struct opt *o, const cJSON *it
     return true;
 }
 
+/* Applies one JSON value to option o (type-checked; skip: checked only, not applied). */
+static bool apply_json(struct cc_cli *cli, const struct opt *o, const cJSON *item, bool skip,
+                       const char *where, struct cc_error *err)
+{
+    char num[64];
+    const char *val;
+    if (o->kind == OPT_LIST)
+        return config_list(cli, o, item, skip, where, err);
+    if (o->kind == OPT_FLAG) {
+        if (!cJSON_IsBool(item))
+            return cc_error_set(err, "%s takes true or false", where);
+        if (!skip)
+            *(bool *)((char *)cli + o->offset) = cJSON_IsTrue(item);
+        return true;
+    } else if (o->kind == OPT_INT || o->kind == OPT_NUMBER) {
+        if (!cJSON_IsNumber(item))
+            return cc_error_set(err, "%s takes a number", where);
+        snprintf(num, sizeof(num), "%.17g", item->valuedouble);
+        val = num;
+    } else {
+        if (!cJSON_IsString(item))
+            return cc_error_set(err, "%s takes a string", where);
+        val = item->valuestring;
+    }
+    // skip: type-checked above; the value itself is checked only when applied
+    return skip || set_value(cli, o, val, where, err);
+}
+
+bool cc_cli_set_json(struct cc_cli *cli, const char *key, const struct cJSON *item,
+                     const char *where, struct cc_error *err)
+{
+    const struct opt *o = find_opt(key, strlen(key));
+    if (!o || o->cli_only)
+        return cc_error_set(err, "%s: not an option", where);
+    if (!apply_json(cli, o, item, false, where, err))
+        return false;
+    cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    return true;
+}
+
+bool cc_cli_given(const struct cc_cli *cli, const char *key)
+{
+    return given(cli, key);
+}
+
+/* "cameras": kept as JSON text for cameras.h, which checks each camera. */
+static bool config_cameras(struct cc_cli *cli, const cJSON *item, const char *name,
+                           struct cc_error *err)
+{
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) < 1)
+        return cc_error_set(err,
+                            "config %s: \"cameras\" takes an array of camera objects "
+                            "([{\"name\": \"door\", \"input\": \"/dev/video0\"}, ...])",
+                            name);
+    char *text = cJSON_PrintUnformatted(item);
+    if (!text)
+        return cc_error_set(err, "out of memory reading config %s", name);
+    free(cli->cameras);
+    cli->cameras = text;
+    return true;
+}
+
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err)
 {
@@ -657,6 +732,11 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
     cJSON_ArrayForEach(item, root)
     {
         const char *key = item->string;
+        if (strcmp(key, "cameras") == 0) {
+            if (!(ok = config_cameras(cli, item, name, err)))
+                goto done;
+            continue;
+        }
         const struct opt *o = find_opt(key, strlen(key));
         char where[320];
         snprintf(where, sizeof(where), "config %s: \"%s\"", name, key);
@@ -670,44 +750,18 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
         bool skip = (cli->set_on_command_line >> (o - opts) & 1) ||
                     (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
                                       o->offset == offsetof(struct cc_cli, input)));
-        char num[64];
-        const char *val;
-        if (o->kind == OPT_LIST) {
-            if (!(ok = config_list(cli, o, item, skip, where, err)))
-                goto done;
-            continue;
-        }
-        if (o->kind == OPT_FLAG) {
-            if (!cJSON_IsBool(item)) {
-                ok = cc_error_set(err, "%s takes true or false", where);
-                goto done;
-            }
-            if (!skip)
-                *(bool *)((char *)cli + o->offset) = cJSON_IsTrue(item);
-            continue;
-        } else if (o->kind == OPT_INT || o->kind == OPT_NUMBER) {
-            if (!cJSON_IsNumber(item)) {
-                ok = cc_error_set(err, "%s takes a number", where);
-                goto done;
-            }
-            snprintf(num, sizeof(num), "%.17g", item->valuedouble);
-            val = num;
-        } else {
-            if (!cJSON_IsString(item)) {
-                ok = cc_error_set(err, "%s takes a string", where);
-                goto done;
-            }
-            val = item->valuestring;
-        }
-        if (skip)
-            continue; // type-checked above; the value itself is checked only when applied
-        if (!set_value(cli, o, val, where, err)) {
+        if (!apply_json(cli, o, item, skip, where, err)) {
             ok = false;
             goto done;
         }
     }
     if (cli->camera && cli->input)
         ok = cc_error_set(err, "config %s: \"camera\" and \"input\" exclude each other", name);
+    else if (cli->cameras && !source_given && (cli->camera || cli->input))
+        ok = cc_error_set(err,
+                          "config %s: \"cameras\" gives each camera its \"input\" or "
+                          "\"camera\"; drop the top-level one",
+                          name);
 done:
     cJSON_Delete(root);
     return ok;

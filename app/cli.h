@@ -109,6 +109,8 @@ struct cc_cli {
     int serve_timeout;   // --serve-timeout S: idle seconds before a connection is closed; 0: 10
     int serve_body_mb;   // --serve-max-body MB: largest request body; 0: 16
     char *config;        // --config FILE (command line only)
+    char *cameras;       // the config's "cameras" array as JSON text (config only; cameras.h
+                         // checks it); NULL: none
     bool profile;        // --profile: per-stage and per-layer times at exit
     bool selftest;       // --selftest: classify the sample clip, check accuracy
     bool list_devices;   // --list-devices
@@ -121,6 +123,11 @@ struct cc_cli {
     // (roi.h), when roi_set; roi_set false: the bundle's own ROI.
     struct cc_roi roi;
     bool roi_set;
+
+    // --rotation 0|90|180|270 (clockwise), --hflip, --vflip: each frame turned as the camera is
+    // mounted, before anything else (orient.h); the ROI is in the turned frame's coordinates.
+    int rotation;
+    bool hflip, vflip;
 
     uint64_t set_on_command_line; // private: bit i = option i of the table was given
 };
@@ -147,6 +154,16 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
  * selftest) are not accepted as keys. */
 bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *name,
                               struct cc_error *err);
+
+/* Sets the option named key (a config key; not "cameras") from a JSON value as a config file
+ * does, the value's type and range checked, and marks it given (cc_cli_given). where starts the
+ * messages. cameras.c reads each camera's keys with it. */
+struct cJSON;
+bool cc_cli_set_json(struct cc_cli *cli, const char *key, const struct cJSON *item,
+                     const char *where, struct cc_error *err);
+
+/* True when the option named key was set by cc_cli_parse or cc_cli_set_json. */
+bool cc_cli_given(const struct cc_cli *cli, const char *key);
 
 /* Reads path and applies it as above. A file that cannot be read is an error naming errno; a
  * path that is not a regular file (a directory, a FIFO: checked before opening, so a FIFO

@@ -33,8 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app.h"
 #include "assets.h"
 #include "bundle.h"
+#include "cameras.h"
+#include "engine_turns.h"
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
@@ -45,6 +48,7 @@
 #include "overlay.h"
 #include "pipeline.h"
 #include "preflight.h"
+#include "run_models.h"
 #include "report.h"
 #include "recorder.h"
 #include "dataset_settings.h"
@@ -61,10 +65,7 @@
 #define CAMCLASS_VERSION "unknown"
 #endif
 
-#define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
-#define SELFTEST_MODEL "models/selftest.ccm"
-
-enum { EXIT_USAGE = 2 };
+enum { EXIT_USAGE = CC_APP_EXIT_USAGE };
 
 // Lock-free atomics: safe to set in a signal handler (C11 7.14.1.1) and to read from any thread
 // (the inference thread takes reopen_flag; volatile sig_atomic_t would be a data race there).
@@ -119,101 +120,25 @@ static void sleep_ms(int ms)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Defaults: model and input
- */
-
-/* Resolves the model path into path; says which model in one line (stderr). */
-static bool choose_model(const struct cc_cli *cli, char *path, size_t size, struct cc_error *err)
-{
-    if (cli->model) {
-        snprintf(path, size, "%s", cli->model);
-        if (access(path, R_OK) != 0)
-            return cc_error_set(err, "cannot read model %s: %s", path, strerror(errno));
-        return true;
-    }
-    enum cc_asset_root root;
-    // The self-test checks the self-test model: its sample holds vivid's patterns.
-    if (cli->selftest && cc_asset_find(SELFTEST_MODEL, path, size, NULL)) {
-        fprintf(stderr, "camclass: model %s (the self-test model)\n", path);
-        return true;
-    }
-    if (cc_asset_find(IMAGENET_MODEL, path, size, NULL)) {
-        fprintf(stderr, "camclass: model %s (ImageNet mobilenet_v2)\n", path);
-        return true;
-    }
-    if (cc_asset_find(SELFTEST_MODEL, path, size, &root)) {
-        // The fetch tool of the tree this model came from: the source tree's script, or the
-        // installed command (a system without the source tree has no tools/ folder).
-        fprintf(stderr,
-                "camclass: model %s (the self-test model: vivid test patterns; "
-                "%s installs the ImageNet model)\n",
-                path,
-                root == CC_ASSET_SOURCE ? "tools/camclass-fetch-imagenet"
-                                        : "camclass-fetch-imagenet");
-        return true;
-    }
-    char where[CC_ASSET_WHERE_SIZE];
-    cc_asset_where(where, sizeof(where));
-    return cc_error_set(err,
-                        "no model: neither %s nor %s is in %s; give one with --model, or "
-                        "install one with camclass-fetch-imagenet",
-                        IMAGENET_MODEL, SELFTEST_MODEL, where);
-}
-
-/* ------------------------------------------------------------------------------------------
  * The run
  */
-
-struct app {
-    struct cc_cli cli;
-    char model_path[PATH_MAX];
-    struct cc_model *model;      // loaded, until the engine takes it
-    struct cc_engine *engine;    // the first engine; the pipeline has the one in use (reloads)
-    struct cc_source_choice src; // the camera, stream or file source; owned
-    struct cc_report *report;    // the detection log and MQTT
-    struct cc_gpio_out *gpio;    // --gpio: requested before the model loads, driven by the
-                                 // report's detections, set low and released in app_finish
-    struct cc_overlay *overlay;
-    struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
-    struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
-    struct cc_pipeline *pipeline;
-    struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
-    struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
-                                     // itself); destroyed after the HTTP service
-    struct cc_series present_ms;
-    struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
-                                  // the recorder (written by that thread, read after the join)
-    struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
-    int64_t start_ns;             // when the pipeline started (the status line's ETA)
-    uint64_t results;             // results seen by log_result (the inference thread's)
-    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
-    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
-    // on_model on the inference thread during it (the swap's lock orders the two).
-    pthread_mutex_t reload_lock;
-    char reload_sha[CC_SHA256_HEX];
-    // With a window, a SIGHUP's reload runs on a thread of its own (loading may take seconds,
-    // and main must keep drawing): reloading is set by main, cleared by that thread; main joins
-    // it before the next one and in app_stop.
-    pthread_t reload_thread;
-    bool reload_joinable;
-    atomic_bool reloading;
-};
 
 /* Inference thread: one result to the detection log and MQTT (report.h). False ends the run
  * quietly: nobody reads the log any more. */
 static bool log_result(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
-    struct app *a = ctx;
-    bool more = !cc_report_active(a->report) || cc_report_result(a->report, r, f);
-    // --frames N: the Nth result is the last one (a->results: this thread's alone).
-    return more && !(a->cli.frames && ++a->results >= (uint64_t)a->cli.frames);
+    struct cam *c = ctx;
+    bool more = !cc_report_active(c->report) || cc_report_result(c->report, r, f);
+    // --frames N: the Nth result is the last one (c->results: this thread's alone).
+    return more && !(c->cli.frames && ++c->results >= (uint64_t)c->cli.frames);
 }
 
 /* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
 static void log_model(void *ctx, const struct cc_model *m)
 {
-    struct app *a = ctx;
-    cc_report_model(a->report, m->name, a->reload_sha, (const char *const *)m->labels, m->n_labels);
+    struct app *a = ((struct cam *)ctx)->app;
+    cc_report_model(a->cam[0].report, m->name, a->reload_sha, (const char *const *)m->labels,
+                    m->n_labels);
     if (a->http)
         cc_http_model(a->http, m);
 }
@@ -231,7 +156,7 @@ static void report_notice(void *ctx, const char *line)
  * goes on; exit 1 at the end. */
 static void frame_out(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
-    struct app *a = ctx;
+    struct app *a = ((struct cam *)ctx)->app;
     if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
         cc_http_result(a->http, r, f);
     if (a->still && !cc_still_keep(a->still, r, f))
@@ -246,57 +171,9 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
         cc_series_add(&a->record_ms, (double)(cc_now_ns() - t) / 1e6);
 }
 
-/* Opens the source: returns 0, or the exit status after printing one line (-1: a stop signal
- * came while a stream was connecting; exit 0). */
-
-/* Loads the bundle: a file that is not a usable bundle is a bad argument (exit 2). */
-static int load_model(struct app *a)
-{
-    struct cc_error err = {0};
-    if (!(a->model = cc_bundle_load(a->model_path, &err)) ||
-        (a->cli.labels && !cc_bundle_replace_labels(a->model, a->cli.labels, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    // What a SIGHUP compares with (no other thread runs yet); "" when it cannot be hashed.
-    if (!cc_sha256_file(a->model_path, a->reload_sha, &err))
-        a->reload_sha[0] = '\0';
-    return 0;
-}
-
-/* The engine options of the command line, for the start and for a reload. */
-static struct cc_engine_options engine_options(const struct app *a)
-{
-    struct cc_engine_options opt = cc_engine_options_default();
-    opt.backend = a->cli.backend;
-    opt.device_index = a->cli.device;
-    opt.cpu_threads = a->cli.threads;
-    opt.profile = a->cli.profile;
-    opt.notices = stderr;
-    // A Vulkan device lost (or out of memory) mid-run: the CPU backend takes over and frames
-    // keep coming, also after an explicit --backend vulkan (one line on stderr says so).
-    opt.cpu_fallback = true;
-    opt.vk_fault = a->cli.vk_fault;
-    return opt;
-}
-
-/* Prepares the engine on the chosen backend (a device failure: exit 1). */
-static int open_engine(struct app *a)
-{
-    struct cc_error err = {0};
-    struct cc_engine_options opt = engine_options(a);
-    a->engine = cc_engine_create_from_model(a->model, &opt, &err);
-    a->model = NULL; // owned by the engine, also on failure
-    if (!a->engine) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return 1;
-    }
-    return 0;
-}
-
 static void print_profile(struct app *a)
 {
-    struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->pipeline);
+    struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->cam[0].pipeline);
     const struct {
         const char *name;
         const struct cc_series *s;
@@ -316,7 +193,7 @@ static void print_profile(struct app *a)
     }
     // The engine's per-layer times of the last run (the inference thread has been joined).
     struct cc_layer_timing t[10];
-    struct cc_engine *engine = cc_pipeline_engine(a->pipeline); // after reloads, the last
+    struct cc_engine *engine = cc_pipeline_engine(a->cam[0].pipeline); // after reloads, the last
     int n = cc_engine_slowest_layers(engine, t, 10);
     const struct cc_model *m = cc_engine_model(engine);
     if (n > 0)
@@ -324,62 +201,6 @@ static void print_profile(struct app *a)
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  %8.3f ms  %-16s %s\n", t[j].ms, cc_op_name(m->nodes[t[j].node].op),
                 m->nodes[t[j].node].name);
-}
-
-/* Any thread but the inference thread: switches to the bundle at path (model_reload.h), says
- * so on stderr and fills *out (may be NULL). Refused with a window. */
-static enum cc_model_reload_status reload_from(struct app *a, const char *path,
-                                               struct cc_http_loaded *out, struct cc_error *err)
-{
-    struct cc_engine_options opt = engine_options(a);
-    pthread_mutex_lock(&a->reload_lock);
-    enum cc_model_reload_status st =
-        cc_model_reload(a->pipeline, path, a->cli.labels, &opt, a->reload_sha, err);
-    if (st == CC_MODEL_RELOADED && out) {
-        // The pipeline's model can only change under reload_lock: reading it here is safe.
-        const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
-        snprintf(out->name, sizeof(out->name), "%s", m->name);
-        snprintf(out->sha256, sizeof(out->sha256), "%s", a->reload_sha);
-        out->classes = m->output.classes;
-        cc_pipeline_release_model(a->pipeline);
-    }
-    pthread_mutex_unlock(&a->reload_lock);
-    if (st == CC_MODEL_RELOADED)
-        fprintf(stderr, "camclass: model reloaded from %s\n", path);
-    return st;
-}
-
-/* Main, after a SIGHUP: reloads --model's bundle (re-read from disk) beside the running one.
- * A bundle that fails leaves the old one running: one line says why. Not with a window:
- * loading on main would freeze it for seconds (a loader thread is still to be written). */
-/* SIGHUP: --model again, unless its file is the bundle running (same sha256): logrotate's
- * SIGHUP, or the service's ExecReload with nothing new, then costs no load and no swap. */
-static void reload_model(struct app *a)
-{
-    struct cc_error err = {0};
-    char sha[CC_SHA256_HEX] = "";
-    pthread_mutex_lock(&a->reload_lock);
-    bool same = cc_sha256_file(a->model_path, sha, &err) && a->reload_sha[0] &&
-                strcmp(sha, a->reload_sha) == 0;
-    pthread_mutex_unlock(&a->reload_lock);
-    if (same) {
-        fprintf(stderr, "camclass: model %s unchanged (sha256 %.12s...); not reloaded\n",
-                a->model_path, sha);
-        return;
-    }
-    if (reload_from(a, a->model_path, NULL, &err) != CC_MODEL_RELOADED)
-        fprintf(stderr, "camclass: %s\n", err.msg);
-}
-
-/* A connection's thread: POST /model (http.h load_model). */
-static int http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
-                           size_t msg_size)
-{
-    struct app *a = ctx;
-    struct cc_error err = {0};
-    enum cc_model_reload_status st = reload_from(a, path, out, &err);
-    snprintf(msg, msg_size, "%s", err.msg);
-    return st == CC_MODEL_RELOADED ? 200 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
 }
 
 /* A key 1..9 in the window: with --collect, frame (the newest; while paused, the one shown)
@@ -422,43 +243,12 @@ struct shown_model {
 /* Main thread: the window's header and rows follow the pipeline's model. */
 static void follow_model(struct app *a, struct shown_model *shown)
 {
-    const struct cc_model *m = cc_pipeline_hold_model(a->pipeline);
+    const struct cc_model *m = cc_pipeline_hold_model(a->cam[0].pipeline);
     if (m != shown->model || m->output.classes != shown->classes) {
         if (cc_overlay_set_model(a->overlay, m->name, m->output.classes))
             *shown = (struct shown_model){m, m->output.classes};
     }
-    cc_pipeline_release_model(a->pipeline);
-}
-
-static void *reload_main(void *arg)
-{
-    struct app *a = arg;
-    reload_model(a);
-    atomic_store(&a->reloading, false);
-    return NULL;
-}
-
-static void join_reload(struct app *a)
-{
-    if (a->reload_joinable)
-        pthread_join(a->reload_thread, NULL);
-    a->reload_joinable = false;
-}
-
-/* Main thread, with a window: a SIGHUP's reload off the drawing thread; a SIGHUP while one runs
- * waits for it to end (the flag stays set). */
-static void reload_beside(struct app *a)
-{
-    if (atomic_load(&a->reloading) || !atomic_exchange(&reload_flag, 0))
-        return;
-    join_reload(a);
-    atomic_store(&a->reloading, true);
-    if (pthread_create(&a->reload_thread, NULL, reload_main, a) == 0) {
-        a->reload_joinable = true;
-        return;
-    }
-    atomic_store(&a->reloading, false);
-    reload_model(a); // no thread: here, the window waits
+    cc_pipeline_release_model(a->cam[0].pipeline);
 }
 
 static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
@@ -472,8 +262,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
     struct shown_model shown = {cc_engine_model(a->engine),
                                 cc_engine_model(a->engine)->output.classes};
     while (!atomic_load(&stop_flag)) {
-        reload_beside(a);
-        state = cc_pipeline_wait(a->pipeline, *seen, 15);
+        cc_app_reload_beside(a);
+        state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 15);
         struct cc_error msg = {0};
         enum cc_overlay_event ev;
         bool quit = false;
@@ -489,7 +279,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
             break;
         int64_t t = cc_now_ns();
         // While paused frame keeps the picture shown: what keys 1-9 save (--collect).
-        bool fresh = cc_pipeline_latest(a->pipeline, seen, &r,
+        bool fresh = cc_pipeline_latest(a->cam[0].pipeline, seen, &r,
                                         cc_overlay_paused(a->overlay) ? NULL : &frame);
         if (fresh)
             follow_model(a, &shown);
@@ -534,7 +324,9 @@ static struct cc_status_info status_info(const struct app *a, uint64_t seen,
         .results = seen,
         .results_per_s = r->inference_fps,
         .latency_ms = r->latency_ms,
-        .files_total = a->src.file && !a->src.loop ? cc_source_file_count(a->src.file) : 0,
+        .files_total = a->cam[0].src.file && !a->cam[0].src.loop
+                           ? cc_source_file_count(a->cam[0].src.file)
+                           : 0,
         .files_done = seen ? r->seq + 1 : 0,
         .elapsed_s = (double)(t - a->start_ns) / 1e9,
     };
@@ -550,11 +342,11 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
     enum cc_pipeline_state state = CC_PIPELINE_RUNNING;
     while (!atomic_load(&stop_flag)) {
         if (atomic_exchange(&reload_flag, 0))
-            reload_model(a);
-        state = cc_pipeline_wait(a->pipeline, *seen, 100);
-        if (cc_pipeline_latest(a->pipeline, seen, r, NULL) && !ready) {
+            cc_app_reload_model(a);
+        state = cc_pipeline_wait(a->cam[0].pipeline, *seen, 100);
+        if (cc_pipeline_latest(a->cam[0].pipeline, seen, r, NULL) && !ready) {
             cc_notify_ready();
-            cc_notify_status("classifying %s", a->src.name);
+            cc_notify_status("classifying %s", a->cam[0].src.name);
             ready = true;
         }
         int64_t t = cc_now_ns();
@@ -562,7 +354,7 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
         cc_status_line_update(&a->status, t, &si);
         // The watchdog is fed only while results keep coming: a stuck camera or engine gets
         // the service restarted.
-        bool requests_only = !a->src.camera && !a->src.file; // no results to wait for
+        bool requests_only = !a->cam[0].src.camera && !a->cam[0].src.file; // no results to wait for
         if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us &&
             (*seen > pinged || requests_only)) {
             cc_notify_watchdog();
@@ -577,21 +369,21 @@ static enum cc_pipeline_state loop_headless(struct app *a, uint64_t *seen, struc
 
 /* --camera-health: auto checks cameras and network streams, whose pictures should change and
  * stay sharp; a file is what it is. */
-static bool camera_health(const struct app *a)
+static bool camera_health(const struct cam *c)
 {
-    const char *h = a->cli.camera_health;
+    const char *h = c->cli.camera_health;
     if (h && strcmp(h, "auto") != 0)
         return strcmp(h, "on") == 0;
-    return cc_source_choice_live(&a->src, &a->cli);
+    return cc_source_choice_live(&c->src, &c->cli);
 }
 
-/* A recording's frame times (--output, clips): a file input's rate (--fps, the video's own, else
- * 2 images/s); 0 for a camera (its capture times). */
-static double recording_rate(const struct app *a)
+/* A recording's frame times (--output, clips) of camera c: a file input's rate (--fps, the
+ * video's own, else 2 images/s); 0 for a camera (its capture times). */
+static double recording_rate(const struct cam *c)
 {
-    if (!a->src.file)
+    if (!c->src.file)
         return 0;
-    double rate = a->cli.fps > 0 ? a->cli.fps : cc_source_file_native_fps(a->src.file);
+    double rate = c->cli.fps > 0 ? c->cli.fps : cc_source_file_native_fps(c->src.file);
     return rate > 0 ? rate : 2;
 }
 
@@ -615,7 +407,7 @@ static int open_recorder(struct app *a, const struct cc_overlay_config *oc)
         }
         return 0;
     }
-    double rate = recording_rate(a);
+    double rate = recording_rate(&a->cam[0]);
     struct cc_recorder_config rc = {
         .path = cli->output,
         .width = (cli->window_w > 0 ? cli->window_w : 1280) & ~1,
@@ -719,14 +511,19 @@ static void warn_gpio_labels(const struct app *a)
                 label, m->n_labels, m->name);
 }
 
-/* The detection log (headless always; with a window only when --log is given), MQTT, the
- * events' receivers, and the --output recording. */
-static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
+/* Camera c's detection log (headless always; with a window only when --log is given; several
+ * cameras write their lines into the same one, each line whole, named by "camera"), MQTT and
+ * the events' receivers. */
+static int open_report(struct app *a, struct cam *c, const struct cc_overlay_config *oc,
+                       bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
+    const struct cc_cli *cli = &c->cli;
     struct cc_error err = {0};
     char camera[CC_EVENT_CAMERA_MAX + 1];
-    cc_event_folder_camera_name(a->src.name, camera, sizeof(camera));
+    if (c->name) // the config's safe name; else one made from the input's
+        snprintf(camera, sizeof(camera), "%s", c->name);
+    else
+        cc_event_folder_camera_name(c->src.name, camera, sizeof(camera));
     struct cc_snapshot_config snap = {
         .dir = cli->snapshot_dir,
         .max_mb = cli->snapshot_mb > 0 ? cli->snapshot_mb : CC_SNAPSHOT_DEFAULT_MB,
@@ -744,24 +541,24 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
         .log_path = cli->log   ? cli->log
                     : headless ? "-"
                                : NULL,
-        .source = a->src.name,
-        .model = cc_engine_model(a->engine)->name,
-        .backend = cc_engine_backend_name(a->engine),
-        .reopen = &reopen_flag,
-        .gpio = a->gpio,
+        .source = c->src.name,
+        .camera = c->name,
+        .model = cc_engine_model(c->engine)->name,
+        .backend = cc_engine_backend_name(c->engine),
+        .reopen = a->n_cams > 1 ? &c->reopen : &reopen_flag,
+        .gpio = c == &a->cam[0] ? a->gpio : NULL, // one camera (app_cameras.c)
         .notice = report_notice,
         .snapshot = &snap,
         .clip = &clip,
-        .frame_rate = recording_rate(a),
+        .frame_rate = recording_rate(c),
         .picture_width = cli->window_w > 0 ? cli->window_w : 1280, // as --output x.jpg
         .picture_height = cli->window_h > 0 ? cli->window_h : 720,
         .overlay = oc,
     };
-    if (!(a->report = cc_report_create(&report, &err))) {
+    if (!(c->report = cc_report_create(&report, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    warn_gpio_labels(a);
     if (cli->clip_dir)
         fprintf(stderr,
                 "camclass: clips of the detections in %s/%s, %g s before to %g s after "
@@ -770,22 +567,33 @@ static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
     if (cli->snapshot_dir)
         fprintf(stderr, "camclass: snapshots of the detections in %s/%s (at most %g MB)\n",
                 cli->snapshot_dir, camera, snap.max_mb);
-    return cli->output ? open_recorder(a, oc) : 0;
+    return 0;
+}
+
+/* Every camera's report, and the --output recording (of the first camera). */
+static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    int rc = 0;
+    for (int i = 0; i < a->n_cams && !rc; i++)
+        rc = open_report(a, &a->cam[i], oc, headless);
+    if (!rc)
+        warn_gpio_labels(a);
+    return rc ? rc : a->cli.output ? open_recorder(a, oc) : 0;
 }
 
 /* File inputs: --fps, else every frame as fast as inference goes when logging a file given on
  * the command line, else (a window, or the looped default sample) the video's own rate or 2
  * images a second. */
-static double file_rate(const struct app *a, bool headless)
+static double file_rate(const struct cam *c, bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
-    if (!a->src.file)
+    const struct cc_cli *cli = &c->cli;
+    if (!c->src.file)
         return 0;
     if (cli->fps > 0)
         return cli->fps;
     if (headless && cli->input)
         return 0;
-    double fps = cc_source_file_native_fps(a->src.file);
+    double fps = cc_source_file_native_fps(c->src.file);
     return fps > 0 ? fps : 2;
 }
 
@@ -794,62 +602,86 @@ static double file_rate(const struct app *a, bool headless)
 static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
 {
     struct app *a = ctx;
-    struct cc_snapshot *s = cc_report_snapshot(a->report);
+    struct cc_snapshot *s = cc_report_snapshot(a->cam[0].report);
     if (!s || strcmp(camera, cc_snapshot_camera(s)) != 0)
         return NULL;
     return cc_snapshot_latest(s, size);
 }
 
-/* The pipeline and the HTTP service beside it, started. */
-static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, bool headless)
+/* Camera c's pipeline, not started. The window, --output, --collect and --serve's /latest and
+ * /stream follow the first camera. */
+static int create_pipeline(struct app *a, struct cam *c, bool headless)
 {
-    const struct cc_cli *cli = &a->cli;
+    const struct cc_cli *cli = &c->cli;
     struct cc_error err = {0};
+    bool first = c == &a->cam[0];
     struct cc_pipeline_config pc = {
-        .engine = a->engine,
-        .camera = a->src.camera,
-        .file = a->src.file,
-        .file_fps = file_rate(a, headless),
+        .engine = c->engine,
+        .turns = c->turns,
+        .camera = c->src.camera,
+        .file = c->src.file,
+        .file_fps = file_rate(c, headless),
         .top_k = cli->top_k,
         .unknown_threshold = cli->unknown_threshold,
-        .camera_health = camera_health(a),
+        .camera_health = camera_health(c),
+        .orient = {.rotation = cli->rotation, .hflip = cli->hflip, .vflip = cli->vflip},
         .roi = cli->roi_set ? &cli->roi : NULL,
-        .keep_frames = a->overlay != NULL || a->samples != NULL, // shown; saved
+        .keep_frames = first && (a->overlay != NULL || a->samples != NULL), // shown; saved
         .profile = cli->profile,
-        .on_result = cc_report_active(a->report) || cli->frames ? log_result : NULL,
-        .on_frame = a->recorder || a->still || cli->serve ? frame_out : NULL,
-        .on_model = log_model, // the log, MQTT and --serve's /latest and /metrics
-        .ctx = a,
+        .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
+        .on_frame = first && (a->recorder || a->still || cli->serve) ? frame_out : NULL,
+        .on_model = first ? log_model : NULL, // the log, MQTT and --serve's /latest, /metrics
+        .ctx = c,
     };
-    if (!(a->pipeline = cc_pipeline_create(&pc, &err))) {
+    if (!(c->pipeline = cc_pipeline_create(&pc, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }
-    if (cli->serve) {
-        struct cc_http_config hc = {
-            .cli = cli,
-            .pipeline = a->pipeline,
-            .model = cc_engine_model(a->engine),
-            .backend = cc_engine_backend_name(a->engine),
-            .source = a->src.camera || a->src.file ? a->src.name : NULL,
-            .overlay = oc,
-            .load_model = http_load_model,
-            .load_ctx = a,
-            .samples = a->samples,
-            .snapshot_latest = snapshot_latest,
-            .snapshot_ctx = a,
-        };
-        if (!(a->http = cc_http_start(&hc, &err))) {
-            fprintf(stderr, "camclass: %s\n", err.msg);
+    return 0;
+}
+
+/* The HTTP service (--serve), beside the first camera's pipeline. */
+static int start_http(struct app *a, const struct cc_overlay_config *oc)
+{
+    const struct cam *c = &a->cam[0];
+    struct cc_error err = {0};
+    struct cc_http_config hc = {
+        .cli = &a->cli,
+        .pipeline = c->pipeline,
+        .model = cc_engine_model(c->engine),
+        .backend = cc_engine_backend_name(c->engine),
+        .source = c->src.camera || c->src.file ? c->src.name : NULL,
+        .overlay = oc,
+        .load_model = cc_app_http_load_model,
+        .load_ctx = a,
+        .samples = a->samples,
+        .snapshot_latest = snapshot_latest,
+        .snapshot_ctx = a,
+    };
+    if (!(a->http = cc_http_start(&hc, &err))) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
+    return 0;
+}
+
+/* The pipelines and the HTTP service beside them, started. */
+static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, bool headless)
+{
+    struct cc_error err = {0};
+    int rc = 0;
+    for (int i = 0; i < a->n_cams && !rc; i++)
+        rc = create_pipeline(a, &a->cam[i], headless);
+    if (rc || (a->cli.serve && (rc = start_http(a, oc))))
+        return rc;
+    for (int i = 0; i < a->n_cams; i++)
+        if (!cc_pipeline_start(a->cam[i].pipeline, &err)) {
+            fprintf(stderr, "camclass: %s%s%s%s\n", a->cam[i].name ? "camera " : "",
+                    a->cam[i].name ? a->cam[i].name : "", a->cam[i].name ? ": " : "", err.msg);
             return 1;
         }
-        fprintf(stderr, "camclass: serving on %s\n", cc_http_url(a->http));
-    }
-    if (!cc_pipeline_start(a->pipeline, &err)) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return 1;
-    }
-    if (a->http && !a->src.camera && !a->src.file)
+    if (a->http && !a->cam[0].src.camera && !a->cam[0].src.file)
         cc_notify_ready();
     return 0;
 }
@@ -860,29 +692,16 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
-    if (a->pipeline)
-        cc_pipeline_stop(a->pipeline);
-    join_reload(a); // a stopped pipeline refuses its swap: it ends soon after its load
+    for (int i = 0; i < a->n_cams && a->n_cams > 1; i++) // all at once: no camera runs longer
+        if (a->cam[i].pipeline)
+            cc_pipeline_ask_stop(a->cam[i].pipeline);
+    for (int i = 0; i < a->n_cams; i++)
+        if (a->cam[i].pipeline)
+            cc_pipeline_stop(a->cam[i].pipeline);
+    cc_app_reload_join(a); // a stopped pipeline refuses its swap: it ends soon after its load
 }
 
 /* The summary line on stderr: the same figures as the log's summary line (pipeline.h). */
-static void print_summary(const struct app *a)
-{
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(a->pipeline);
-    char bad[96] = "";
-    if (t.bad_frames)
-        snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
-    int unread = a->src.file ? cc_source_file_skipped(a->src.file) : 0; // the producer has stopped
-    if (unread)
-        snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
-                 unread == 1 ? "" : "s");
-    fprintf(stderr,
-            "camclass: %llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
-            "%.1f results/s over %.1f s\n",
-            (unsigned long long)t.results, t.results == 1 ? "" : "s", (unsigned long long)t.dropped,
-            bad, t.mean_latency_ms, t.fps, t.duration_s);
-}
-
 /* After the pipeline stopped (end, q, SIGINT/SIGTERM, the log's reader gone): the encoder's last
  * pictures and the container's trailer. False when the recording failed. */
 static bool finish_recording(struct app *a)
@@ -915,17 +734,21 @@ static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen
 {
     cc_notify_stopping();
     app_stop(a);
-    cc_pipeline_latest(a->pipeline, &seen, last, NULL);
+    cc_pipeline_latest(a->cam[0].pipeline, &seen, last, NULL);
     struct cc_status_info si = status_info(a, seen, last, cc_now_ns());
     cc_status_line_finish(&a->status, &si); // before anything else goes to stderr
-    cc_report_finish(a->report);
-    print_summary(a);
+    for (int i = 0; i < a->n_cams; i++) {
+        cc_report_finish(a->cam[i].report);
+        cc_app_camera_summary(&a->cam[i]);
+    }
     if (a->cli.profile)
         print_profile(a);
     bool recorded = finish_recording(a);
+    if (a->n_cams > 1) // each camera's end was said when it came
+        return cc_app_cameras_status(a, recorded);
     if (state == CC_PIPELINE_FAILED) {
-        fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->pipeline));
-        return cc_pipeline_usage_error(a->pipeline) ? EXIT_USAGE : 1;
+        fprintf(stderr, "camclass: %s\n", cc_pipeline_error(a->cam[0].pipeline));
+        return cc_pipeline_usage_error(a->cam[0].pipeline) ? EXIT_USAGE : 1;
     }
     return recorded ? 0 : 1;
 }
@@ -934,13 +757,13 @@ static int run(struct app *a)
 {
     struct cc_cli *cli = &a->cli;
     int rc;
-    if ((rc = open_collect(a)) || (rc = cc_source_choice_open(&a->cli, stop_requested, &a->src)) ||
-        (rc = open_engine(a)))
+    if ((rc = open_collect(a)) || (rc = cc_app_cameras_open_sources(a)) ||
+        (rc = cc_app_open_engine(a)) || (rc = cc_app_cameras_open_engines(a)))
         return rc < 0 ? 0 : rc;
 
     // What the overlay shows, in the window and in a recording.
     char label[NAME_MAX + 2], shots[PATH_MAX];
-    cc_source_choice_label(&a->src, label, sizeof(label));
+    cc_source_choice_label(&a->cam[0].src, label, sizeof(label));
     struct cc_overlay_config oc = {
         .model_name = cc_engine_model(a->engine)->name,
         .backend_name = cc_engine_backend_name(a->engine),
@@ -965,34 +788,39 @@ static int run(struct app *a)
     struct cc_result last = {0};
     a->start_ns = cc_now_ns();
     // No status line in a window, nor beside a log that is the same terminal.
-    cc_status_line_init(&a->status,
-                        a->overlay || cc_report_logs_to_terminal(a->report) ? NULL : stderr,
-                        a->start_ns);
+    bool no_status = a->overlay || a->n_cams > 1 || cc_report_logs_to_terminal(a->cam[0].report);
+    cc_status_line_init(&a->status, no_status ? NULL : stderr, a->start_ns);
     // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
     // the log: the model just loaded is the one to run.
     atomic_store(&reload_flag, 0);
-    enum cc_pipeline_state state =
-        a->overlay ? loop_window(a, &seen) : loop_headless(a, &seen, &last);
+    enum cc_pipeline_state state = a->overlay      ? loop_window(a, &seen)
+                                   : a->n_cams > 1 ? cc_app_cameras_loop(a)
+                                                   : loop_headless(a, &seen, &last);
     return finish_run(a, state, seen, &last);
 }
 
 static void app_finish(struct app *a)
 {
-    app_stop(a);     // after an early return of run too
-    if (a->pipeline) // the engine in use after reloads (the first one otherwise)
-        a->engine = cc_pipeline_engine(a->pipeline);
-    cc_pipeline_destroy(a->pipeline);
+    app_stop(a);            // after an early return of run too
+    if (a->cam[0].pipeline) // the engine in use after reloads (the first one otherwise)
+        a->engine = cc_pipeline_engine(a->cam[0].pipeline);
+    for (int i = 0; i < a->n_cams; i++)
+        cc_pipeline_destroy(a->cam[i].pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
     cc_sample_store_destroy(a->samples);
     cc_overlay_destroy(a->overlay);
     cc_recorder_destroy(a->recorder);
     cc_still_destroy(a->still);
-    cc_report_destroy(a->report);
-    cc_gpio_out_destroy(a->gpio); // after the report, which drives it: low, then released
-    cc_capture_destroy(a->src.camera);
-    cc_source_file_destroy(a->src.file);
-    cc_engine_destroy(a->engine);
+    for (int i = 0; i < a->n_cams; i++) {
+        cc_report_destroy(a->cam[i].report);
+        cc_capture_destroy(a->cam[i].src.camera);
+        cc_source_file_destroy(a->cam[i].src.file);
+    }
+    cc_gpio_out_destroy(a->gpio);     // after the reports, which drive it: low, then released
+    cc_engine_destroy(a->engine);     // models[0]'s, or the one a reload put in its place
+    cc_run_models_finish(&a->models); // the others
     cc_model_destroy(a->model);
+    cc_cameras_finish(&a->cameras);
     cc_series_free(&a->present_ms);
     cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
@@ -1027,6 +855,8 @@ int main(int argc, char **argv)
     static struct app a; // large (paths); one per process
     struct cc_error err = {0};
     install_signals();
+    a.stop_flag = &stop_flag, a.reopen_flag = &reopen_flag, a.reload_flag = &reload_flag;
+    a.stop_requested = stop_requested;
     pthread_mutex_init(&a.reload_lock, NULL);
     cc_cli_init(&a.cli);
     int rc = 0;
@@ -1052,6 +882,8 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    if ((rc = cc_app_cameras_setup(&a, config)))
+        goto out;
     if (a.cli.list_devices || a.cli.list_cameras) {
         if (a.cli.list_devices && cc_vulkan_list_devices(stdout, &err) < 0) {
             fprintf(stderr, "camclass: %s\n", err.msg);
@@ -1068,7 +900,7 @@ int main(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
-    if (!choose_model(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
+    if (!cc_run_models_choose(&a.cli, a.model_path, sizeof(a.model_path), &err)) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;
@@ -1090,7 +922,7 @@ int main(int argc, char **argv)
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;
     }
-    if (!(rc = open_gpio(&a)) && !(rc = load_model(&a)))
+    if (!(rc = open_gpio(&a)) && !(rc = cc_app_load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);

@@ -57,8 +57,11 @@ struct cc_pipeline {
     float *scores;            // (classes) the model output, then probabilities; inference thread
     struct cc_topk *top;      // (top_k) inference thread
     struct cc_preprocess *pp; // inference thread
-    struct cc_health *health; // cfg.camera_health: the source's health checks; inference thread
-    uint8_t *luma;            // (luma_cap) the tensor as luma for them; inference thread
+    int lane;                 // cfg.turns: this pipeline's lane at the shared engine
+    bool held; // cfg.turns: it holds its place in the round (hold_turn); inference thread
+    struct cc_orienter orient; // cfg.orient applied to each frame taken; inference thread
+    struct cc_health *health;  // cfg.camera_health: the source's health checks; inference thread
+    uint8_t *luma;             // (luma_cap) the tensor as luma for them; inference thread
     size_t luma_cap;
 
     // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
@@ -191,6 +194,16 @@ static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_err
     return true;
 }
 
+/* The shared engine's round (engine_turns.h): a frame waits in the slot for this pipeline. */
+static bool slot_fresh(void *ctx)
+{
+    struct cc_pipeline *p = ctx;
+    if (!p->slot)
+        return false;
+    struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
+    return st.put > st.taken + st.dropped;
+}
+
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
 {
     if (!cfg->engine || (cfg->camera && cfg->file) || cfg->top_k < 1 ||
@@ -205,6 +218,7 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
         return NULL;
     }
     p->cfg = *cfg;
+    p->orient.orient = cfg->orient;
     pthread_mutex_init(&p->lock, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
@@ -214,6 +228,10 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
     cc_cond_init_monotonic(&p->cond);
     cc_cond_init_monotonic(&p->req_done);
 
+    if (cfg->turns && (p->lane = cc_engine_turns_join(cfg->turns, slot_fresh, p)) < 0) {
+        cc_error_set(err, "out of memory creating the pipeline");
+        goto error;
+    }
     p->top = malloc((size_t)cfg->top_k * sizeof(struct cc_topk));
     if (!p->top || !use_engine(p, cfg->engine, err))
         goto error;
@@ -235,6 +253,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     cc_pipeline_stop(p);
     cc_frame_slot_destroy(p->slot);
     cc_preprocess_destroy(p->pp);
+    cc_orient_finish(&p->orient);
     cc_health_destroy(p->health);
     free(p->luma);
     free(p->input);
@@ -307,6 +326,37 @@ static void fill_top(struct cc_pipeline *p, int k, struct cc_topk *tmp, struct c
     r->unknown = r->n_top > 0 && t > 0 && r->top[0].score < t;
 }
 
+/* A shared engine: this pipeline holds a frame, and so its place in the engine's round (the
+ * turn is taken by run_engine, or given up by drop_turn). Inference thread. */
+static void hold_turn(struct cc_pipeline *p)
+{
+    if (p->cfg.turns && !p->held) {
+        cc_engine_turns_hold(p->cfg.turns, p->lane);
+        p->held = true;
+    }
+}
+
+static void drop_turn(struct cc_pipeline *p)
+{
+    if (p->held) {
+        cc_engine_turns_give(p->cfg.turns, p->lane);
+        p->held = false;
+    }
+}
+
+/* The engine on input into p->scores, in this pipeline's turn when it shares the engine (the
+ * wait for the turn counts as inference time). Inference thread. */
+static bool run_engine(struct cc_pipeline *p, const float *input, struct cc_error *err)
+{
+    if (!p->cfg.turns)
+        return cc_engine_run(p->engine, input, p->scores, err);
+    hold_turn(p);
+    cc_engine_turns_take(p->cfg.turns, p->lane);
+    bool ok = cc_engine_run(p->engine, input, p->scores, err);
+    drop_turn(p);
+    return ok;
+}
+
 /* Classifies one frame into r. False with err on an engine failure (fatal). */
 static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_take,
                      struct cc_result *r, bool *bad_frame, struct cc_error *err)
@@ -325,7 +375,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         return false;
     }
     int64_t t_pp = cc_now_ns();
-    if (!cc_engine_run(p->engine, p->input, p->scores, err))
+    if (!run_engine(p, p->input, err))
         return false;
     int64_t t_run = cc_now_ns();
     *r = (struct cc_result){
@@ -408,7 +458,7 @@ static bool serve_request(struct cc_pipeline *p)
         return false;
     struct cc_error err = {0};
     int64_t t0 = cc_now_ns();
-    bool ok = cc_engine_run(p->engine, q->input, p->scores, &err);
+    bool ok = run_engine(p, q->input, &err);
     int64_t t1 = cc_now_ns();
     struct cc_result r = {
         .backend = cc_engine_backend_name(p->engine),
@@ -513,6 +563,9 @@ static void take_swap(struct cc_pipeline *p)
 bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
                       struct cc_error *err)
 {
+    if (p->cfg.turns) // the other pipelines would keep the engine this swap frees
+        return cc_error_set(err, "a model reload is not possible while several cameras share "
+                                 "the engine; restart camclass");
     struct swap sw = {.engine = engine};
     pthread_rwlock_wrlock(&p->model_lock); // requests using the old model finish first
     pthread_mutex_lock(&p->lock);
@@ -591,9 +644,12 @@ static void *inference_main(void *arg)
             break;
         }
         int64_t t_take = cc_now_ns();
+        hold_turn(p); // a fresh frame: this camera's place in the shared engine's round
         struct cc_result r;
-        bool bad;
-        if (!classify(p, f, t_take, &r, &bad, &err)) {
+        bool bad = true;          // a frame the orientation cannot turn is a bad frame too
+        const struct cc_frame *g; // f turned (cfg.orient): what everything below sees
+        if (!cc_orient_apply(&p->orient, f, &g, &err) || !classify(p, g, t_take, &r, &bad, &err)) {
+            drop_turn(p); // when the frame did not reach the engine
             cc_frame_slot_release(p->slot, f);
             if (bad) {
                 pthread_mutex_lock(&p->lock);
@@ -607,7 +663,7 @@ static void *inference_main(void *arg)
             break;
         }
         if (p->health)
-            check_health(p, f, &r);
+            check_health(p, g, &r);
         if (p->cfg.profile) {
             cc_series_add(&p->s_dequeue, r.dequeue_ms);
             cc_series_add(&p->s_preprocess, r.preprocess_ms);
@@ -616,8 +672,8 @@ static void *inference_main(void *arg)
         }
         bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r, f);
         if (p->cfg.on_frame)
-            p->cfg.on_frame(p->cfg.ctx, &r, f);
-        publish(p, &r, f);
+            p->cfg.on_frame(p->cfg.ctx, &r, g);
+        publish(p, &r, g);
         cc_frame_slot_release(p->slot, f);
         if (!more) {
             finish_stream(p, CC_PIPELINE_CLOSED, NULL);
@@ -630,6 +686,8 @@ static void *inference_main(void *arg)
              p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
     pthread_mutex_unlock(&p->lock);
     close_requests(p, why);
+    if (p->cfg.turns) // the others' round no longer waits for this camera
+        cc_engine_turns_leave(p->cfg.turns, p->lane);
     return NULL;
 }
 
@@ -656,6 +714,14 @@ bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err)
     }
     p->source_running = true;
     return true;
+}
+
+void cc_pipeline_ask_stop(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = true;
+    pthread_mutex_unlock(&p->lock);
+    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
 }
 
 void cc_pipeline_stop(struct cc_pipeline *p)

@@ -41,29 +41,36 @@
 
 #include "capture.h"
 #include "engine.h"
+#include "engine_turns.h"
 #include "error.h"
 #include "frame.h"
+#include "orient.h"
 #include "result.h"
 #include "source_file.h"
 
 struct cc_pipeline;
 
 struct cc_pipeline_config {
-    struct cc_engine *engine;    // not owned
-    struct cc_capture *camera;   // the source: a camera (opened, not started) ...
-    struct cc_source_file *file; // ... or a file source (opened, not started), or neither
-                                 // (requests only: cc_pipeline_classify); not owned
-    double file_fps;             // file sources: frames per second; 0 = as fast as taken
-    int top_k;                   // 1..CC_RESULT_MAX_TOP
-    double unknown_threshold;    // results below this top score are "unknown" (result.h); < 0:
-                                 // the model's own (output.unknown_threshold), 0: never
-    bool camera_health;          // run the camera health checks on each frame (image/health.h;
-                                 // results' health field)
-    const struct cc_roi *roi;    // the ROI of every frame (--roi), in place of the model's
-                                 // input.roi (also after a swap); NULL: the model's. Not owned;
-                                 // outlives the pipeline
-    bool keep_frames;            // copy each result's frame into the mailbox (for display)
-    bool profile;                // keep every stage time for cc_pipeline_profile
+    struct cc_engine *engine;      // not owned
+    struct cc_engine_turns *turns; // the engine is shared with other pipelines (several
+                                   // cameras): each run waits for its turn (engine_turns.h); no
+                                   // swap then. NULL: this pipeline's alone. Not owned
+    struct cc_capture *camera;     // the source: a camera (opened, not started) ...
+    struct cc_source_file *file;   // ... or a file source (opened, not started), or neither
+                                   // (requests only: cc_pipeline_classify); not owned
+    double file_fps;               // file sources: frames per second; 0 = as fast as taken
+    int top_k;                     // 1..CC_RESULT_MAX_TOP
+    double unknown_threshold;      // results below this top score are "unknown" (result.h); < 0:
+                                   // the model's own (output.unknown_threshold), 0: never
+    bool camera_health;            // run the camera health checks on each frame (image/health.h;
+                                   // results' health field)
+    struct cc_orient orient;       // each frame turned first (orient.h: --rotation, --hflip,
+                                   // --vflip); everything after, the ROI included, sees it turned
+    const struct cc_roi *roi;      // the ROI of every frame (--roi), in place of the model's
+                                   // input.roi (also after a swap); NULL: the model's. Not owned;
+                                   // outlives the pipeline
+    bool keep_frames;              // copy each result's frame into the mailbox (for display)
+    bool profile;                  // keep every stage time for cc_pipeline_profile
     // Called on the inference thread with each result (may be NULL); false ends the run.
     // f: the frame it was computed from (valid only during the call).
     bool (*on_result)(void *ctx, const struct cc_result *r, const struct cc_frame *f);
@@ -86,6 +93,11 @@ bool cc_pipeline_start(struct cc_pipeline *p, struct cc_error *err);
 /* Ends the stream and joins both threads: the result being computed is finished and handed to
  * on_result first. Idempotent; safe when not started. */
 void cc_pipeline_stop(struct cc_pipeline *p);
+
+/* Asks the inference thread to stop after the frame it holds, without waiting (the controlling
+ * thread, before cc_pipeline_stop): several cameras' pipelines stop together rather than one
+ * after the other, each going on while the one before it is joined. */
+void cc_pipeline_ask_stop(struct cc_pipeline *p);
 
 /* Stops if needed and frees; accepts NULL. */
 void cc_pipeline_destroy(struct cc_pipeline *p);

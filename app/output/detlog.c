@@ -33,6 +33,7 @@ struct cc_detlog {
     struct cc_detlog_config cfg; // path/source/model/backend point to the copies below
     char *path;                  // NULL when logging to standard output or to a sink
     char *source, *model, *backend;
+    char *camera;  // NULL: no "camera" field
     int fd;        // the open log; STDOUT_FILENO (never closed) for standard output; -1 with
                    // a sink
     bool failing;  // the last write failed and was reported; later failures stay silent
@@ -123,6 +124,8 @@ static cJSON *line_begin(const struct cc_detlog *log, const char *event)
     snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
     cJSON_AddStringToObject(o, "ts", ts);
     cJSON_AddStringToObject(o, "event", event);
+    if (log->camera)
+        add_string(o, "camera", log->camera);
     add_string(o, "source", log->source);
     add_string(o, "model", log->model);
     add_string(o, "backend", log->backend);
@@ -310,9 +313,10 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
     log->source = dup_or_empty(cfg->source);
     log->model = dup_or_empty(cfg->model);
     log->backend = dup_or_empty(cfg->backend);
+    log->camera = cfg->camera ? strdup(cfg->camera) : NULL;
     log->det = cc_detector_create(&dc, err);
     if ((!to_stdout && !cfg->sink && !log->path) || !log->source || !log->model || !log->backend ||
-        !log->det) {
+        !log->det || (cfg->camera && !log->camera)) {
         cc_error_set(err, "detection log: out of memory");
         goto error;
     }
@@ -320,6 +324,7 @@ struct cc_detlog *cc_detlog_create(const struct cc_detlog_config *cfg, struct cc
     log->cfg.source = log->source;
     log->cfg.model = log->model;
     log->cfg.backend = log->backend;
+    log->cfg.camera = log->camera;
     if (to_stdout)
         log->fd = STDOUT_FILENO;
     else if (!cfg->sink && !open_log(log->path, &log->fd, err))
@@ -341,6 +346,7 @@ void cc_detlog_destroy(struct cc_detlog *log)
     forget_notes(log);
     free(log->path);
     free(log->source);
+    free(log->camera);
     free(log->model);
     free(log->backend);
     free(log);

@@ -52,6 +52,8 @@ struct cc_detlog_config {
     double ewma_alpha;       // [0, 1]: weight of the newest score, s = a*x + (1-a)*s; 0 = off
     double stats_interval_s; // >= 0: a "stats" line every this many seconds of result time
                              // (result_ns), in either mode; 0 = no stats lines
+    const char *camera;      // the camera's name (config "cameras"), written on every line
+                             // after "event"; NULL: no "camera" field (one camera)
     const char *source;      // static fields written on every line; NULL is written as ""
     const char *model;
     const char *backend;

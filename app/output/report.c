@@ -209,6 +209,7 @@ static bool detlog_settings(const struct cc_report_config *rc, struct cc_detlog_
         .ewma_alpha = mode == CC_DETLOG_DETECTIONS ? 0.3 : 0,
         .stats_interval_s = CC_REPORT_STATS_S,
         .source = rc->source,
+        .camera = rc->camera,
         .model = rc->model,
         .backend = rc->backend,
     };

@@ -41,6 +41,8 @@ struct cc_report_config {
                               // --device-id
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
+    const char *camera; // the camera's name (several cameras): every log line's "camera"; NULL
+                        // for one camera (lines as before)
     atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
     struct cc_gpio_out *gpio; // --gpio: the lines the detections drive (gpio_out.h); borrowed,
                               // it outlives the report; NULL: none

@@ -1,0 +1,147 @@
+/* camclass — the state of one run of the camclass program, shared by main.c and the modules
+ * that main's work is split into (app_cameras.c: several cameras). One struct app per process,
+ * owned by main; see each field for the threads that use it.
+ */
+#ifndef CC_APP_H
+#define CC_APP_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cameras.h"
+#include "cli.h"
+#include "engine.h"
+#include "engine_turns.h"
+#include "file_hash.h"
+#include "gpio_out.h"
+#include "http.h"
+#include "overlay.h"
+#include "pipeline.h"
+#include "recorder.h"
+#include "report.h"
+#include "run_models.h"
+#include "sample_store.h"
+#include "source_choice.h"
+#include "still.h"
+#include "status_line.h"
+
+enum { CC_APP_EXIT_USAGE = 2 };
+
+struct app;
+
+/* One camera of the run (cameras.h): the command line's one source, or each of the config's
+ * "cameras". Main owns it; its pipeline's threads use what their comments say. */
+struct cam {
+    struct app *app;
+    const char *name;              // the config's name; NULL for the command line's one source
+    struct cc_cli cli;             // its settings: a view (cc_cameras_view) of app->cli and
+                                   // the camera's own keys; never cc_cli_finish'ed
+    struct cc_source_choice src;   // the camera, stream or file source; owned
+    struct cc_report *report;      // the detection log and MQTT; owned
+    struct cc_pipeline *pipeline;  // owned
+    struct cc_engine *engine;      // the engine of its model (app->models), not owned
+    struct cc_engine_turns *turns; // shared with the cameras of the same model; NULL: alone
+    atomic_int reopen;             // several cameras: main passes each SIGHUP on to every log
+    uint64_t results;              // results seen by log_result (its inference thread's)
+    uint64_t seen;                 // main: the newest result it has seen
+    enum cc_pipeline_state state;  // main: RUNNING until it saw the pipeline end
+};
+
+struct app {
+    struct cc_cli cli;
+    // main's signal flags (lock-free atomics, set by its handlers: main.c) and the stop test a
+    // connecting stream polls; set by main before anything else
+    atomic_int *stop_flag, *reopen_flag, *reload_flag;
+    bool (*stop_requested)(void *ctx);
+    struct cc_cameras cameras; // what the config's "cameras" (or the command line) asked for
+    struct cam cam[CC_CAMERAS_MAX];
+    int n_cams;
+    struct cc_run_models models; // one engine per model; [0]: model_path's (reloads replace
+                                 // it: app.engine)
+    char model_path[PATH_MAX];
+    struct cc_model *model;   // loaded, until the engine takes it
+    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
+    struct cc_gpio_out *gpio; // --gpio: requested before the model loads, driven by the first
+                              // camera's report, set low and released in app_finish
+    struct cc_overlay *overlay;
+    struct cc_recorder *recorder;    // --output; cc_recorder_add on the inference thread
+    struct cc_still *still;          // --output PICTURE.jpg instead; cc_still_keep there too
+    struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
+    struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
+                                     // itself); destroyed after the HTTP service
+    struct cc_series present_ms;
+    struct cc_series record_ms;   // --profile: the inference thread's time handing a frame to
+                                  // the recorder (written by that thread, read after the join)
+    struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
+    int64_t start_ns;             // when the pipeline started (the status line's ETA)
+    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
+    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
+    // on_model on the inference thread during it (the swap's lock orders the two).
+    pthread_mutex_t reload_lock;
+    char reload_sha[CC_SHA256_HEX];
+    // With a window, a SIGHUP's reload runs on a thread of its own (loading may take seconds,
+    // and main must keep drawing): reloading is set by main, cleared by that thread; main joins
+    // it before the next one and in app_stop.
+    pthread_t reload_thread;
+    bool reload_joinable;
+    atomic_bool reloading;
+};
+
+/* ------------------------------------------------------------------------------------------
+ * Several cameras (app_cameras.c)
+ */
+
+/* The cameras of the run (cameras.h), each with its view of the settings; exit 2 for a bad
+ * camera entry, or for what several cameras cannot do yet, before any model loads. */
+int cc_app_cameras_setup(struct app *a, const char *config);
+
+/* Each camera's source; the first problem ends the start (exit status as
+ * cc_source_choice_open's; -1: a stop while a stream was connecting). */
+int cc_app_cameras_open_sources(struct app *a);
+
+/* After main opened the first engine: one per other model a camera names; cameras on one engine
+ * take turns at it (run_models.h). 0 or the exit status after one line. */
+int cc_app_cameras_open_engines(struct app *a);
+
+/* The main loop of several cameras without a window: until every camera has ended or a stop
+ * signal; each camera's end is said when it comes. The watchdog is fed while results come. */
+enum cc_pipeline_state cc_app_cameras_loop(struct app *a);
+
+/* Several cameras, at the end (their pipelines stopped): says the ends the loop did not see (a
+ * window's loop watches the first camera only); 2 when a camera's settings did not fit its
+ * frames, 1 when a camera failed or the recording did (recorded false), else 0. */
+int cc_app_cameras_status(struct app *a, bool recorded);
+
+/* Camera c's summary line on stderr ("camera NAME: " first with several). */
+void cc_app_camera_summary(const struct cam *c);
+
+/* ------------------------------------------------------------------------------------------
+ * The first model and its reloads (app_reload.c)
+ */
+
+/* Loads a->model_path (--labels applied) into a->model and its sha256 (what a SIGHUP compares
+ * with): a file that is not a usable bundle is a bad argument (exit 2). */
+int cc_app_load_model(struct app *a);
+
+/* a->engine from a->model on the chosen backend (a device failure: exit 1). */
+int cc_app_open_engine(struct app *a);
+
+/* Main, after a SIGHUP: --model again, unless its file is the bundle running (same sha256);
+ * a bundle that fails leaves the old one running (one line says why). */
+void cc_app_reload_model(struct app *a);
+
+/* Main thread, with a window: a SIGHUP's reload on a thread of its own (loading may take
+ * seconds); a SIGHUP while one runs waits for it. */
+void cc_app_reload_beside(struct app *a);
+
+/* Joins the window's reload thread, if any. */
+void cc_app_reload_join(struct app *a);
+
+/* A connection's thread: POST /model (http.h load_model; ctx is the app). */
+int cc_app_http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
+                           size_t msg_size);
+
+#endif

@@ -1,0 +1,169 @@
+/* camclass — several cameras in one run: their settings, sources, engines, main loop and end
+ * (see app.h and cameras.h). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+#include "clock.h"
+#include "notify.h"
+
+int cc_app_cameras_setup(struct app *a, const char *config)
+{
+    struct cc_error err = {0};
+    if (!cc_cameras_read(&a->cli, config ? config : "", &a->cameras, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return CC_APP_EXIT_USAGE;
+    }
+    a->n_cams = a->cameras.n;
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        c->app = a;
+        c->name = a->cameras.from_config ? a->cameras.cam[i].name : NULL;
+        cc_cameras_view(&a->cameras, i, &a->cli, &c->cli);
+    }
+    const char *one = a->cli.mqtt         ? "--mqtt"
+                      : a->cli.webhook    ? "--webhook"
+                      : a->cli.on_event   ? "--on-event"
+                      : a->cli.gpio.count ? "--gpio"
+                                          : NULL;
+    if (a->n_cams > 1 && one) {
+        fprintf(stderr,
+                "camclass: %s with several cameras is not possible yet; run one camclass per "
+                "camera for it\n",
+                one);
+        return CC_APP_EXIT_USAGE;
+    }
+    if (a->cameras.from_config && a->cli.selftest) {
+        fprintf(stderr, "camclass: --selftest checks the model on its sample, not the config's "
+                        "\"cameras\"; give --config without them\n");
+        return CC_APP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cc_app_cameras_open_sources(struct app *a)
+{
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        if (c->name)
+            fprintf(stderr, "camclass: camera %s\n", c->name);
+        int rc = cc_source_choice_open(&c->cli, a->stop_requested, &c->src);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int cc_app_cameras_open_engines(struct app *a)
+{
+    int rc = 0, of[CC_CAMERAS_MAX];
+    cc_run_models_first(&a->models, a->model_path, a->engine);
+    for (int i = 0; i < a->n_cams; i++)
+        if ((rc = cc_run_models_add(&a->models, &a->cli, &a->cam[i].cli, a->cam[i].name, &of[i])))
+            return rc;
+    struct cc_error err = {0};
+    if (!cc_run_models_share(&a->models, &err)) {
+        fprintf(stderr, "camclass: %s\n", err.msg);
+        return 1;
+    }
+    for (int i = 0; i < a->n_cams; i++) {
+        a->cam[i].engine = a->models.m[of[i]].engine;
+        a->cam[i].turns = a->models.m[of[i]].turns;
+    }
+    return 0;
+}
+
+/* Main: camera c's pipeline has ended (state st): one line, the others go on. */
+static void camera_ended(struct cam *c, enum cc_pipeline_state st)
+{
+    c->state = st;
+    if (st == CC_PIPELINE_FAILED)
+        fprintf(stderr, "camclass: camera %s stopped: %s; the other cameras go on\n", c->name,
+                cc_pipeline_error(c->pipeline));
+    else if (st == CC_PIPELINE_ENDED)
+        fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
+}
+
+/* Main, each round of loop_cameras: SIGHUP reopens every camera's log (a reload is refused). */
+static void pass_sighup(struct app *a)
+{
+    if (atomic_exchange(a->reopen_flag, 0))
+        for (int i = 0; i < a->n_cams; i++)
+            atomic_store(&a->cam[i].reopen, 1);
+    if (atomic_exchange(a->reload_flag, 0))
+        fprintf(stderr, "camclass: SIGHUP: logs reopened; a model reload is not possible with "
+                        "several cameras yet (restart camclass)\n");
+}
+
+enum cc_pipeline_state cc_app_cameras_loop(struct app *a)
+{
+    uint64_t interval_us = cc_notify_watchdog_interval_us(), pinged = 0;
+    int64_t last_ping = 0;
+    bool ready = false;
+    for (int running = a->n_cams; running > 0 && !atomic_load(a->stop_flag);) {
+        pass_sighup(a);
+        struct cam *w = &a->cam[0];
+        for (int i = 0; i < a->n_cams && w->state != CC_PIPELINE_RUNNING; i++)
+            w = &a->cam[i];
+        cc_pipeline_wait(w->pipeline, w->seen, 100);
+        uint64_t total = 0;
+        running = 0;
+        for (int i = 0; i < a->n_cams; i++) {
+            struct cam *c = &a->cam[i];
+            struct cc_result r;
+            enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
+            cc_pipeline_latest(c->pipeline, &c->seen, &r, NULL);
+            total += c->seen;
+            if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
+                camera_ended(c, st);
+            running += c->state == CC_PIPELINE_RUNNING;
+        }
+        if (total && !ready) {
+            cc_notify_ready();
+            cc_notify_status("classifying %d cameras", a->n_cams);
+            ready = true;
+        }
+        int64_t t = cc_now_ns();
+        if (interval_us && (uint64_t)(t - last_ping) / 1000 >= interval_us && total > pinged) {
+            cc_notify_watchdog();
+            last_ping = t;
+            pinged = total;
+        }
+    }
+    return CC_PIPELINE_RUNNING; // each camera's state is its own (cameras_status)
+}
+
+int cc_app_cameras_status(struct app *a, bool recorded)
+{
+    int rc = recorded ? 0 : 1;
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cam *c = &a->cam[i];
+        // With a window the loop watched the first camera only: the others' ends are said here.
+        enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
+        if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
+            camera_ended(c, st);
+    }
+    for (int i = 0; i < a->n_cams; i++)
+        if (a->cam[i].state == CC_PIPELINE_FAILED)
+            rc = cc_pipeline_usage_error(a->cam[i].pipeline) ? CC_APP_EXIT_USAGE : rc ? rc : 1;
+    return rc;
+}
+
+void cc_app_camera_summary(const struct cam *c)
+{
+    struct cc_pipeline_totals t = cc_pipeline_get_totals(c->pipeline);
+    char bad[96] = "";
+    if (t.bad_frames)
+        snprintf(bad, sizeof(bad), ", %llu bad skipped", (unsigned long long)t.bad_frames);
+    int unread = c->src.file ? cc_source_file_skipped(c->src.file) : 0; // the producer stopped
+    if (unread)
+        snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), ", %d file%s skipped", unread,
+                 unread == 1 ? "" : "s");
+    fprintf(stderr,
+            "camclass: %s%s%llu frame%s classified, %llu dropped%s, mean latency %.1f ms, "
+            "%.1f results/s over %.1f s\n",
+            c->name ? c->name : "", c->name ? ": " : "", (unsigned long long)t.results,
+            t.results == 1 ? "" : "s", (unsigned long long)t.dropped, bad, t.mean_latency_ms, t.fps,
+            t.duration_s);
+}
