@@ -49,7 +49,8 @@ RUN_PACKAGES="build-essential pkg-config meson ninja-build glslc libvulkan-dev m
 # installed as camclass-export; it needs them for every export, ONNX included) makes the test
 # bundles and the references at build time; python3-onnx: the ONNX importer's tests.
 # (The exporter and camclass-fetch-imagenet are run-time tools too, but optional: they say
-# which of these to install when one is missing.)
+# which of these to install when one is missing; camclass-fetch-imagenet needs python3-numpy
+# only.)
 # python3-pil and python3-skimage: the preprocessing test's PIL references and photographs.
 # qemu-system-x86, busybox-static, cpio: the capture suite's vivid guest (tests/vm).
 # clang and libclang-rt-14-dev (libFuzzer, ASan, UBSan runtimes): the fuzz suite's second build

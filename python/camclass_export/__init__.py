@@ -2,12 +2,19 @@
 camclass bundle, docs/MODEL_FORMAT.md) and the ImageNet fetch tool.
 
     export          the exporter's command line and export_module() (camclass-export)
-    ccm_lower       torch.fx graph -> bundle ops, and the graph passes (BN folding, fusion)
+    ccm_lower       torch.fx graph -> bundle ops
     ccm_onnx        ONNX graph -> bundle ops (--onnx)
+    ccm_graph       the graph every front end builds, and its passes (BN folding, fusion);
+                    no PyTorch
+    ccm_write       a graph -> the bundle file (manifest, weights, labels); no PyTorch
+    mobilenet_v2_builder  torchvision's mobilenet_v2 state_dict -> a bundle, no PyTorch
+                    (camclass-fetch-imagenet)
     ccm_torchquant  PyTorch's eager-mode quantized models (--model quantization.NAME)
     ccm_calibrate   activation ranges on calibration images (--quantize int8 --calibrate)
     preprocess      camclass's preprocessing (docs/PREPROCESSING.md), the one Python reference
+    ccm_format      the bundle format's constants and read_bundle; no PyTorch
     ccm_bundle      the bundle format in Python: read a bundle, run its graph in float64
+    imagenet_classes.txt  the 1000 ImageNet category names (torchvision's)
     checkpoint      a .pth (torch.save's state_dict) read with the standard library
     fetch_imagenet  torchvision's ImageNet mobilenet_v2 -> mobilenet_v2-imagenet.ccm
     launch          how each command starts: a missing package is one line naming it, exit 2

@@ -1,28 +1,18 @@
 """camclass model bundles (docs/MODEL_FORMAT.md) from Python: read one, and run one.
 
-`read_bundle(path)` returns the manifest and its constant tensors; `run_graph(...)` executes a
+`read_bundle(path)` (ccm_format's, torch-free, also importable from here) returns the manifest
+and its constant tensors; `run_graph(...)` executes a
 bundle graph with PyTorch ops in float64, written straight from the op table of the format
 spec. The exporter runs it on the graph it is about to write (to catch folding bugs before a
 file exists), and the tests run it on the written file.
 """
 
-import json
-import zipfile
-
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-FORMAT = "camclass-bundle"
-# The exporter writes the lowest version a bundle needs (each includes the earlier ones).
-VERSION = 1  # what the exporter writes unless the bundle uses one of the following
-VERSION_ACT_QUANT = 2  # "quant": {"scale", "zero_point"} on activations
-VERSION_ANTIALIAS = 3  # "antialias": true in input.resize (PIL's resize)
-ALIGN = 64  # every tensor starts at a multiple of this inside its data entry
-
-# A fused activation is a clamp range; JSON has no infinity, so an open side of a "clamp"
-# activation is written as the largest f32 (clamping to it changes no finite f32 value).
-F32_MAX = float(np.finfo(np.float32).max)
+from .ccm_format import (ALIGN, F32_MAX, FORMAT, VERSION, VERSION_ACT_QUANT,  # noqa: F401
+                         VERSION_ANTIALIAS, act_range, read_bundle)
 
 
 # Activations that are functions, not clamps: name -> f(float64 tensor), as PyTorch defines them.
@@ -32,62 +22,6 @@ ACT_FUNCTIONS = {
     "hardswish": F.hardswish,
     "silu": F.silu,
 }
-
-
-def act_range(attrs):
-    """(min, max) of a node's fused clamp activation (None for an open side); (None, None)
-    for none and for the function activations (ACT_FUNCTIONS)."""
-    act = (attrs or {}).get("activation", "none")
-    if act in ACT_FUNCTIONS:
-        return None, None
-    if act == "none":
-        return None, None
-    if act == "relu":
-        return 0.0, None
-    if act == "relu6":
-        return 0.0, 6.0
-    if act == "clamp":
-        lo, hi = attrs["clamp_min"], attrs["clamp_max"]
-        return (None if lo <= -F32_MAX else lo), (None if hi >= F32_MAX else hi)
-    raise ValueError("unknown activation %r" % act)
-
-
-def read_bundle(path):
-    """Returns (manifest dict, {tensor name: float32 ndarray} for every constant, labels).
-    i8 tensors (docs/MODEL_FORMAT.md) are returned dequantized."""
-    with zipfile.ZipFile(path) as z:
-        manifest = json.loads(z.read("manifest.json").decode("utf-8"))
-        entries = {}
-        consts = {}
-        for t in manifest["tensors"]:
-            ref = t.get("data")
-            if ref is None:
-                continue
-            info = z.getinfo(ref["entry"])
-            if info.compress_type != zipfile.ZIP_STORED:
-                raise ValueError("entry %s is compressed" % ref["entry"])
-            if ref["entry"] not in entries:
-                entries[ref["entry"]] = z.read(ref["entry"])
-            raw = entries[ref["entry"]][ref["offset"]:ref["offset"] + ref["size"]]
-            if t["dtype"] == "i8":  # dequantized: q * scale[index along quant.axis], in f32
-                q = np.frombuffer(raw, dtype=np.int8).reshape(t["shape"])
-                quant = t["quant"]
-                sref = quant["scales"]
-                if sref["entry"] not in entries:
-                    entries[sref["entry"]] = z.read(sref["entry"])
-                scales = np.frombuffer(entries[sref["entry"]][sref["offset"]:sref["offset"] +
-                                                              sref["size"]], dtype="<f4")
-                shape = [1] * q.ndim
-                shape[quant["axis"]] = -1
-                consts[t["name"]] = (q.astype(np.float32) *
-                                     scales.reshape(shape)).astype(np.float32)
-                continue
-            consts[t["name"]] = np.frombuffer(raw, dtype="<f4").reshape(t["shape"])
-        labels = manifest["labels"]
-        if isinstance(labels, dict):
-            text = z.read(labels["entry"]).decode("utf-8")
-            labels = text.replace("\r\n", "\n").rstrip("\n").split("\n")
-    return manifest, consts, labels
 
 
 def _clamp(y, attrs):

@@ -99,7 +99,8 @@ PROGRAMS = ["camclass", "camclass-bench", "camclass-capture", "camclass-export",
             "camclass-fetch-imagenet", "camclass-train"]
 MODULES = ["__init__.py", "__main__.py", "export.py", "ccm_bundle.py", "ccm_lower.py",
            "ccm_calibrate.py", "ccm_torchquant.py", "ccm_onnx.py", "fetch_imagenet.py",
-           "preprocess.py", "launch.py", "checkpoint.py"]
+           "preprocess.py", "launch.py", "checkpoint.py", "ccm_format.py", "ccm_graph.py",
+           "ccm_write.py", "mobilenet_v2_builder.py", "imagenet_classes.txt"]
 
 
 def check_layout(dirs, paths):

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""tools/camclass-fetch-imagenet without the internet: a mobilenet_v2 state_dict with seeded random
-weights and BatchNorm statistics, saved here and named with its own sha256 prefix like the
-official file, is served over file:// and over an HTTP server on 127.0.0.1 (started here in a
-thread, stopped at the end or after SERVER_LIFETIME seconds at most).
+"""tools/camclass-fetch-imagenet without the internet and without PyTorch: a mobilenet_v2
+state_dict with seeded random weights and BatchNorm statistics, saved here (with torch) and named
+with its own sha256 prefix like the official file, is served over file:// and over an HTTP server
+on 127.0.0.1 (started here in a thread, stopped at the end or after SERVER_LIFETIME seconds at
+most); the tool runs where torch and torchvision cannot be imported (checks.hiding_modules).
 
     test_fetch_imagenet.py [CAMCLASS_BENCH]
 
@@ -38,7 +39,7 @@ TOOLS = os.path.join(HERE, "..", "..", "tools")
 FETCH = os.path.join(TOOLS, "camclass-fetch-imagenet")
 from camclass_export import ccm_bundle  # noqa: E402
 from camclass_export import export as ce  # noqa: E402
-from checks import free_port, host_command  # noqa: E402
+from checks import free_port, hiding_modules, host_command  # noqa: E402
 
 BENCH = sys.argv.pop(1) if len(sys.argv) > 1 else None
 BUNDLE = "mobilenet_v2-imagenet.ccm"
@@ -116,7 +117,9 @@ class FetchImagenet(unittest.TestCase):
         return "file://" + os.path.join(self.served, name)
 
     def fetch(self, *args, timeout=180):
+        """The tool run where torch and torchvision cannot be imported (it needs neither)."""
         env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+        env = hiding_modules(os.path.join(self.root, "no-torch"), ["torch", "torchvision"], env)
         env["TMPDIR"] = self.tmpdir
         r = subprocess.run([sys.executable, FETCH, *args], capture_output=True, text=True,
                            env=env, timeout=timeout)

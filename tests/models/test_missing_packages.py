@@ -9,10 +9,12 @@ naming the Debian package to install, exit status 2, no traceback (camclass_expo
   without torch: one line each, naming python3-torch / python3-numpy;
 - without onnx, tools/camclass-export still exports a module (python3-onnx is for --onnx
   only), and --onnx is one line naming python3-onnx, nothing written;
-- tools/camclass-fetch-imagenet --help without torch: its usage (it needs torch only to
-  export).
+- tools/camclass-fetch-imagenet --help without torch: its usage (it never needs torch:
+  tests/models/test_fetch_imagenet.py installs a bundle without it); without numpy, an install
+  (from a file:// URL, its hash checked) is one line naming python3-numpy, nothing installed.
 """
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -71,6 +73,14 @@ def main():
         check(rc == 0 and out_text.startswith("usage: camclass-fetch-imagenet"),
               "tools/camclass-fetch-imagenet --help without torch (exit %d): %s"
               % (rc, err[-600:]))
+        pth = os.path.join(tmp, "mobilenet_v2-%s.pth" % hashlib.sha256(b"x").hexdigest()[:8])
+        with open(pth, "wb") as f:
+            f.write(b"x")
+        dest = os.path.join(tmp, "models")
+        check_one_line(py + [FETCH, "--url", "file://" + pth, "--dest", dest], no_numpy, tmp,
+                       "camclass-fetch-imagenet: No module named 'numpy': ", "python3-numpy",
+                       "tools/camclass-fetch-imagenet without numpy")
+        check(not os.path.exists(dest), "camclass-fetch-imagenet without numpy: nothing installed")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()
