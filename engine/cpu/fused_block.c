@@ -309,5 +309,6 @@ void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y
 {
     struct run r = {b, x, y};
     pthreadpool_parallelize_1d(pool, run_band, &r, (size_t)b->bands,
-                               PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+                               PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+                                   (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }

@@ -97,6 +97,9 @@ struct cc_fused_block {
     float *scratch;                     // (bands, scratch_floats), 64-byte aligned; owned
     enum cc_stem_isa isa;
     struct cc_fused_kernels k;
+    bool yield; // the run's last work: the pool's workers sleep after it, as after XNNPACK's
+                // last operator (XNN_FLAG_YIELD_WORKERS), instead of spinning; false after
+                // init, set by the caller
 };
 
 /* Packs d's weights for isa's kernels (one the host runs: cc_stem_isa_runs) with scratch for
