@@ -312,3 +312,130 @@ void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y
                                PTHREADPOOL_FLAG_DISABLE_DENORMALS |
                                    (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }
+
+/* ------------------------------------------------------------------------------------------
+ * In a graph
+ */
+
+bool cc_fused_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err)
+{
+    *mode = CC_FUSED_MEASURE;
+    if (!value || !value[0] || !strcmp(value, "measure"))
+        return true;
+    if (!strcmp(value, "off") || !strcmp(value, "on")) {
+        *mode = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
+        return true;
+    }
+    return cc_error_set(err,
+                        "CAMCLASS_CPU_FUSED=\"%s\" is not a fused-block mode: use measure (the "
+                        "default), off or on",
+                        value);
+}
+
+/* Activation reads of tensor t in m. */
+static int readers(const struct cc_model *m, int t)
+{
+    int n = 0;
+    for (int k = 0; k < m->n_nodes; k++)
+        for (int i = 0; i < m->nodes[k].n_inputs; i++)
+            n += m->nodes[k].inputs[i] == t && !cc_tensor_is_const(&m->tensors[t]);
+    return n;
+}
+
+/* Whether node k of m is a conv2d with a k x k kernel, stride, padding, clamp, one group (or
+ * depthwise), whose output is an intermediate of a block (only one reader, not the output). */
+static bool conv_is(const struct cc_model *m, int k, int kernel, int stride, bool dw, bool inner)
+{
+    if (k < 0 || k >= m->n_nodes)
+        return false;
+    const struct cc_node *n = &m->nodes[k];
+    if (n->op != CC_OP_CONV2D || n->n_inputs < 2 || !is_clamp(n->act))
+        return false;
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]], *w = &m->tensors[n->inputs[1]];
+    int pad = kernel / 2, y = n->outputs[0];
+    bool shape = x->ndim == 4 && x->shape[0] == 1 && w->ndim == 4 && w->shape[2] == kernel &&
+                 w->shape[3] == kernel && (w->dtype == CC_DTYPE_F32 || w->dtype == CC_DTYPE_I8);
+    bool attrs = a->stride[0] == stride && a->stride[1] == stride && a->dilation[0] == 1 &&
+                 a->dilation[1] == 1 && a->pad[0] == pad && a->pad[1] == pad && a->pad[2] == pad &&
+                 a->pad[3] == pad &&
+                 (dw ? a->groups == x->shape[1] && w->shape[0] == x->shape[1] && w->shape[1] == 1
+                     : a->groups == 1);
+    return shape && attrs && (!inner || (readers(m, y) == 1 && m->output.tensor != y));
+}
+
+/* f->owned[i] = node's input i (weights 1, bias 2) as f32; NULL for an absent bias. */
+static bool take(const struct cc_model *m, const struct cc_node *node, int i,
+                 struct cc_fused_match *f, int slot)
+{
+    if (i >= node->n_inputs)
+        return true;
+    const struct cc_tensor *t = &m->tensors[node->inputs[i]];
+    if (!(f->owned[slot] = malloc((size_t)t->count * sizeof(float))))
+        return false;
+    cc_tensor_dequantize(t, f->owned[slot]);
+    return true;
+}
+
+bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match *f)
+{
+    *f = (struct cc_fused_match){.first = p - 1, .last = p};
+    const struct cc_node *pn = &m->nodes[p];
+    bool s1 = conv_is(m, p - 1, 3, 1, true, true), s2 = conv_is(m, p - 1, 3, 2, true, true);
+    if (!conv_is(m, p, 1, 1, false, false) || !(s1 || s2) ||
+        m->nodes[p - 1].outputs[0] != pn->inputs[0])
+        return false;
+    const struct cc_node *dn = &m->nodes[p - 1], *en = NULL, *an = NULL;
+    if (conv_is(m, p - 2, 1, 1, false, true) && m->nodes[p - 2].outputs[0] == dn->inputs[0])
+        en = &m->nodes[--f->first];
+    f->x = en ? en->inputs[0] : dn->inputs[0];
+    f->y = pn->outputs[0];
+    const struct cc_tensor *x = &m->tensors[f->x], *y = &m->tensors[f->y];
+    if (p + 1 < m->n_nodes) {
+        const struct cc_node *a = &m->nodes[p + 1];
+        bool adds = a->op == CC_OP_ADD && a->n_inputs == 2 && cc_act_is_none(a->act) &&
+                    ((a->inputs[0] == f->y && a->inputs[1] == f->x) ||
+                     (a->inputs[1] == f->y && a->inputs[0] == f->x));
+        if (adds && readers(m, f->y) == 1 && m->output.tensor != f->y)
+            an = a;
+    }
+    if (an) {
+        f->last = p + 1;
+        f->y = an->outputs[0];
+    }
+    f->d = (struct cc_fused_block_desc){
+        .h = (int)x->shape[2],
+        .w = (int)x->shape[3],
+        .cin = (int)x->shape[1],
+        .cexp = (int)m->tensors[dn->inputs[0]].shape[1],
+        .cout = (int)y->shape[1],
+        .stride = s1 ? 1 : 2,
+        .expand = en != NULL,
+        .residual = an != NULL,
+        .act_expand = en ? en->act : cc_act_none(),
+        .act_dw = dn->act,
+        .act_project = pn->act,
+    };
+    if (f->x == m->input.tensor || !(en ? take(m, en, 1, f, 0) && take(m, en, 2, f, 1) : true) ||
+        !take(m, dn, 1, f, 2) || !take(m, dn, 2, f, 3) || !take(m, pn, 1, f, 4) ||
+        !take(m, pn, 2, f, 5)) {
+        cc_fused_match_free(f);
+        return false;
+    }
+    f->d.we = f->owned[0], f->d.be = f->owned[1], f->d.wd = f->owned[2];
+    f->d.bd = f->owned[3], f->d.wp = f->owned[4], f->d.bp = f->owned[5];
+    struct cc_error ignored = {0};
+    if (!cc_fused_block_check(&f->d, &ignored)) {
+        cc_fused_match_free(f);
+        return false;
+    }
+    return true;
+}
+
+void cc_fused_match_free(struct cc_fused_match *f)
+{
+    for (int i = 0; i < 6; i++) {
+        free(f->owned[i]);
+        f->owned[i] = NULL;
+    }
+}

@@ -125,6 +125,37 @@ void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *
 void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y,
                         pthreadpool_t pool);
 
+/* ------------------------------------------------------------------------------------------
+ * In a graph (the CPU backend: xnn_backend.c)
+ */
+
+/* What CAMCLASS_CPU_FUSED asks for: unset or "measure" (default: each block fused where it
+ * measures faster than its layers at load, remembered in the layer-choice cache), "off"
+ * (never) or "on" (every block it finds), with the host's best kernels. */
+enum cc_fused_mode { CC_FUSED_MEASURE, CC_FUSED_OFF, CC_FUSED_ON };
+
+/* Parses CAMCLASS_CPU_FUSED's value (NULL: unset); false with one line in err otherwise. */
+bool cc_fused_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err);
+
+/* A block found in a finalized model: consecutive nodes [first, last] (expand conv, optional;
+ * depthwise; project conv; add, optional), its input and output tensors, and d with its
+ * weights (dequantized copies where the model's are int8: owned). */
+struct cc_fused_match {
+    int first, last;
+    int x, y;
+    struct cc_fused_block_desc d;
+    float *owned[6];
+};
+
+/* Whether m's node p is the project conv of a block this code runs: node p - 1 a depthwise
+ * 3x3 (stride 1 or 2, padding 1) whose output only p reads, after (optional) node p - 2, a
+ * 1x1 conv whose output only p - 1 reads; then (optional) node p + 1 adds the block's input
+ * to p's output, which only it reads; clamps; f32 or int8 weights; batch 1; no intermediate
+ * the graph output; the input not the graph input. Fills f (free with cc_fused_match_free)
+ * and returns true; false when not (or out of memory). */
+bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match *f);
+void cc_fused_match_free(struct cc_fused_match *f);
+
 /* The kernels of the x86-64 families (fused_block_x86.c). */
 void cc_fused_gemm_avx512(const struct cc_fused_gemm *g);
 void cc_fused_dw_avx512(const struct cc_fused_dw *d);

@@ -21,12 +21,16 @@
 #define FB_NAME(x) FB_CAT(x, FB_SFX)
 #define FB_VW ((int)(sizeof(FB_VEC) / sizeof(float)))
 #define FB_INLINE FB_TARGET static inline __attribute__((always_inline))
+#define FB_PUT FB_NAME(fb_put_)
+#define FB_GEMM_BLOCK FB_NAME(fb_gemm_block_)
+#define FB_GEMM_COLS FB_NAME(fb_gemm_cols_)
+#define FB_DW_BLOCK FB_NAME(fb_dw_block_)
+#define FB_DWPX FB_NAME(fb_dwpx_)
 
-enum { FB_NAME(fb_dwpx_) = 4 }; // depthwise pixels at once: 4 independent chains of 9 FMAs
+enum { FB_DWPX = 4 }; // depthwise pixels at once: 4 independent chains of 9 FMAs
 
 /* Stores v (clamped to lo..hi, plus res) to left channels at c (all FB_VW when left >= FB_VW). */
-FB_INLINE void FB_NAME(fb_put_)(float *c, const float *res, FB_VEC v, int left, FB_VEC lo,
-                                FB_VEC hi)
+FB_INLINE void FB_PUT(float *c, const float *res, FB_VEC v, int left, FB_VEC lo, FB_VEC hi)
 {
     v = FB_MIN(FB_MAX(v, lo), hi);
     if (left >= FB_VW) {
@@ -42,8 +46,8 @@ FB_INLINE void FB_NAME(fb_put_)(float *c, const float *res, FB_VEC v, int left, 
 }
 
 /* Pixels [p0, p0 + px), channels [n0, n0 + nv * FB_VW) of g; px and nv constant at each call. */
-FB_INLINE void FB_NAME(fb_gemm_block_)(const struct cc_fused_gemm *g, int p0, const int px, int n0,
-                                       const int nv)
+FB_INLINE void FB_GEMM_BLOCK(const struct cc_fused_gemm *g, int p0, const int px, int n0,
+                             const int nv)
 {
     FB_VEC acc[FB_PX][2];
     FB_VEC b0 = FB_LOAD(g->bias + n0), b1 = nv > 1 ? FB_LOAD(g->bias + n0 + FB_VW) : b0;
@@ -65,40 +69,39 @@ FB_INLINE void FB_NAME(fb_gemm_block_)(const struct cc_fused_gemm *g, int p0, co
     for (int i = 0; i < px; i++) {
         size_t at = (size_t)(p0 + i) * g->ldc + n0;
         const float *res = g->res ? g->res + at : NULL;
-        FB_NAME(fb_put_)(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi);
+        FB_PUT(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi);
         if (nv > 1)
-            FB_NAME(fb_put_)
-            (g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i][1], g->n_store - n0 - FB_VW, lo,
-             hi);
+            FB_PUT(g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i][1], g->n_store - n0 - FB_VW,
+                   lo, hi);
     }
 }
 
 /* Every pixel of g for channels [n0, n0 + nv * FB_VW). */
-FB_INLINE void FB_NAME(fb_gemm_cols_)(const struct cc_fused_gemm *g, int n0, const int nv)
+FB_INLINE void FB_GEMM_COLS(const struct cc_fused_gemm *g, int n0, const int nv)
 {
     int p = 0;
     for (; p + FB_PX <= g->m; p += FB_PX)
-        FB_NAME(fb_gemm_block_)(g, p, FB_PX, n0, nv);
+        FB_GEMM_BLOCK(g, p, FB_PX, n0, nv);
     for (; p + 2 <= g->m; p += 2)
-        FB_NAME(fb_gemm_block_)(g, p, 2, n0, nv);
+        FB_GEMM_BLOCK(g, p, 2, n0, nv);
     for (; p < g->m; p++)
-        FB_NAME(fb_gemm_block_)(g, p, 1, n0, nv);
+        FB_GEMM_BLOCK(g, p, 1, n0, nv);
 }
 
 FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_gemm_)(const struct cc_fused_gemm *g)
 {
     int n0 = 0;
     for (; n0 + FB_VW < g->n; n0 += 2 * FB_VW)
-        FB_NAME(fb_gemm_cols_)(g, n0, 2);
+        FB_GEMM_COLS(g, n0, 2);
     if (n0 < g->n)
-        FB_NAME(fb_gemm_cols_)(g, n0, 1);
+        FB_GEMM_COLS(g, n0, 1);
 }
 
 /* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the 9 tap vectors. */
-FB_INLINE void FB_NAME(fb_dw_block_)(const struct cc_fused_dw *d, int ox, const int px, int c0,
-                                     const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi)
+FB_INLINE void FB_DW_BLOCK(const struct cc_fused_dw *d, int ox, const int px, int c0,
+                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi)
 {
-    FB_VEC acc[FB_NAME(fb_dwpx_)];
+    FB_VEC acc[FB_DWPX];
     for (int i = 0; i < px; i++)
         acc[i] = bias;
     for (int ky = 0; ky < 3; ky++) {
@@ -121,13 +124,18 @@ FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
             w[t] = FB_LOAD(d->w + (size_t)t * d->c_pad + c0);
         FB_VEC bias = FB_LOAD(d->bias + c0);
         int ox = 0;
-        for (; ox + FB_NAME(fb_dwpx_) <= d->wo; ox += FB_NAME(fb_dwpx_))
-            FB_NAME(fb_dw_block_)(d, ox, FB_NAME(fb_dwpx_), c0, w, bias, lo, hi);
+        for (; ox + FB_DWPX <= d->wo; ox += FB_DWPX)
+            FB_DW_BLOCK(d, ox, FB_DWPX, c0, w, bias, lo, hi);
         for (; ox < d->wo; ox++)
-            FB_NAME(fb_dw_block_)(d, ox, 1, c0, w, bias, lo, hi);
+            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi);
     }
 }
 
+#undef FB_PUT
+#undef FB_GEMM_BLOCK
+#undef FB_GEMM_COLS
+#undef FB_DW_BLOCK
+#undef FB_DWPX
 #undef FB_INLINE
 #undef FB_VW
 #undef FB_NAME

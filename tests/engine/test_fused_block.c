@@ -172,11 +172,32 @@ static void check_bad_desc(void)
     free_block(&b);
 }
 
+/* CAMCLASS_CPU_FUSED's values (the CPU backend refuses its create with this line). */
+static void check_mode(void)
+{
+    static const char *const good[] = {NULL, "", "measure", "off", "on"};
+    static const enum cc_fused_mode want[] = {CC_FUSED_MEASURE, CC_FUSED_MEASURE, CC_FUSED_MEASURE,
+                                              CC_FUSED_OFF, CC_FUSED_ON};
+    for (int i = 0; i < 5; i++) {
+        enum cc_fused_mode mode = CC_FUSED_OFF + CC_FUSED_ON; // neither: must be set
+        struct cc_error err = {0};
+        CHECKF(cc_fused_mode_parse(good[i], &mode, &err) && mode == want[i], "\"%s\": %s",
+               good[i] ? good[i] : "(unset)", err.msg);
+    }
+    enum cc_fused_mode mode;
+    struct cc_error err = {0};
+    CHECK(!cc_fused_mode_parse("fast", &mode, &err));
+    CHECKF(!strcmp(err.msg, "CAMCLASS_CPU_FUSED=\"fast\" is not a fused-block mode: use measure "
+                            "(the default), off or on"),
+           "error: %s", err.msg);
+}
+
 int main(void)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 26);
     check_bad_desc();
+    check_mode();
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++) {
         if (!cc_stem_isa_runs((enum cc_stem_isa)isa)) {
             printf("# %s: not on this CPU or build\n", cc_stem_isa_name((enum cc_stem_isa)isa));
