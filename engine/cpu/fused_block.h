@@ -16,10 +16,11 @@
  * weights. It does not grow with the band's height, so the band height is not chosen from
  * the cache: there is one band per thread (cc_fused_block_init's bands), and the only cost of
  * a band edge is its halo, the 1 (stride 2) or 2 (stride 1) expanded rows the band before
- * computes too. cc_fused_block_working_set says the bytes; for mobilenet_v2 at 224x224 the
- * largest is 2.5 x 10^5 (112x112, 96 expanded channels), under the L2 of every CPU we
- * support (Zen: 512 KiB - 1 MiB a core; Cortex-A72: 1 MiB for 4 cores) and cc_cpu_l2_bytes
- * tells where that is not so (docs/PERFORMANCE.md, "The fused block").
+ * computes too. cc_fused_block_working_set says the bytes: for mobilenet_v2 at 224x224,
+ * 76 to 325 KB a block, within the L2 of every CPU we support (Zen: 512 KiB - 1 MiB a core;
+ * Cortex-A72: 1 MiB for 4 cores); a much wider input still runs, and the backend's load-time
+ * measurement keeps its layers where that is slower (docs/PERFORMANCE.md, "The fused
+ * inverted-residual block").
  *
  * Packed weights (64-byte aligned, zeros past the real channels, owned): expand (cin,
  * cexp_pad): input channel k's row of expanded channels; depthwise (9, cexp_pad): tap
