@@ -272,8 +272,9 @@ void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *
     size_t row = ring_row(b);
     float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + 3 * row;
     float *dw = zero + row;
-    memset(ring, 0, 4 * row * sizeof(float)); // the padding columns, channels and rows
-    int held[3] = {-1, -1, -1};               // the input row in each ring slot
+    // The ring's padding (the zero row, columns 0 and w + 1, channels past cin without an
+    // expand conv) is zero from init, and nothing writes it.
+    int held[3] = {-1, -1, -1}; // the input row in each ring slot
     for (int oy = r0; oy < r1; oy++) {
         const float *rows[3];
         for (int ky = 0; ky < 3; ky++) {
