@@ -53,17 +53,22 @@ const char *cc_stem_isa_name(enum cc_stem_isa isa)
     return (unsigned)isa < CC_STEM_ISA_COUNT ? isas[isa].name : "?";
 }
 
-static bool runs_here(enum cc_stem_isa isa)
+bool cc_stem_isa_runs(enum cc_stem_isa isa)
 {
     return isas[isa].row && isas[isa].host_has();
 }
 
-bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err)
+enum cc_stem_isa cc_stem_isa_best(void)
 {
     enum cc_stem_isa best = CC_STEM_C;
     for (int i = 0; i < CC_STEM_ISA_COUNT; i++)
-        best = runs_here((enum cc_stem_isa)i) ? (enum cc_stem_isa)i : best;
-    *mode = (struct cc_stem_mode){CC_STEM_MEASURE, best};
+        best = cc_stem_isa_runs((enum cc_stem_isa)i) ? (enum cc_stem_isa)i : best;
+    return best;
+}
+
+bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err)
+{
+    *mode = (struct cc_stem_mode){CC_STEM_MEASURE, cc_stem_isa_best()};
     if (!value || !value[0] || !strcmp(value, "measure"))
         return true;
     if (!strcmp(value, "off") || !strcmp(value, "on")) {
@@ -73,7 +78,7 @@ bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_
     for (int i = 0; i < CC_STEM_ISA_COUNT; i++) {
         if (strcmp(value, isas[i].name))
             continue;
-        if (!runs_here((enum cc_stem_isa)i))
+        if (!cc_stem_isa_runs((enum cc_stem_isa)i))
             return cc_error_set(err,
                                 "CAMCLASS_CPU_STEM=%s: this CPU (or build) has no %s kernels; "
                                 "use on, off, measure or c",

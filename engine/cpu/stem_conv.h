@@ -43,6 +43,11 @@ struct cc_stem_mode {
  * one of the values above, or names kernels this CPU cannot run. */
 bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err);
 
+/* Whether this build and CPU run isa's kernels (the fused block's too: fused_block.h), and
+ * the best family that they do. */
+bool cc_stem_isa_runs(enum cc_stem_isa isa);
+enum cc_stem_isa cc_stem_isa_best(void);
+
 /* "avx512", "avx2", "c". */
 const char *cc_stem_isa_name(enum cc_stem_isa isa);
 

@@ -31,6 +31,10 @@
  *     it is the input's only reader, the input is then not transposed at all. Kept where it
  *     measures faster than the other path plus that transpose; CAMCLASS_CPU_STEM (off, on,
  *     avx512, avx2, c) switches it for benchmarks and tests (docs/PERFORMANCE.md).
+ *   - An f32 inverted-residual block (expand 1x1 -> depthwise 3x3 -> project 1x1 -> add, as
+ *     consecutive nodes) may run as one fused step over bands of rows (fused_block.h) at its
+ *     last node, the others skipped: kept where it measures faster than its steps, remembered
+ *     as 'f'; CAMCLASS_CPU_FUSED (off, on) switches it.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
  *     are quantized (xnn_build.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
@@ -54,6 +58,7 @@
 #include "blis_conv.h"
 #include "cache_file.h"
 #include "cpu_info.h"
+#include "fused_block.h"
 #include "plan.h"
 #include "poison.h"
 #include "stem_conv.h"
@@ -91,6 +96,15 @@ enum step_kind {
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
     STEP_BLIS,     // f32 one-group convolution as BLIS GEMMs (blis_conv.h), measured faster
     STEP_STEM,     // the direct stem from the caller's NCHW input (stem_conv.h)
+    STEP_FUSED,    // a whole inverted-residual block, at its last node (fused_block.h)
+    STEP_SKIP,     // a node that a block's STEP_FUSED computes
+};
+
+/* A fused block's step: the block and its input and output in the arena (not owned). */
+struct fused_step {
+    struct cc_fused_block b;
+    const float *x;
+    float *y;
 };
 
 struct step {
@@ -101,6 +115,7 @@ struct step {
     float *gemm_weights;       // STEP_BLIS: weights in patch order, or an i8 1x1's f32 copy;
                                // owned; NULL when the model's f32 weights serve as they are
     struct cc_stem_conv *stem; // STEP_STEM: owned (cc_stem_conv_finish, free); NULL otherwise
+    struct fused_step *fused;  // STEP_FUSED: owned (cc_fused_block_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -119,10 +134,12 @@ struct xnn_state {
     int n_timings;
     int n_int8;              // nodes computing in int8 (for the device name)
     int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
-    const char *remembered; // measured choices from the cache, 'b'/'x'/'s' per such conv; or
-                            // NULL
+    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f' per such conv;
+                            // or NULL
     struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
     int n_stem;                    // steps that are the direct stem
+    enum cc_fused_mode fused_mode; // CAMCLASS_CPU_FUSED, read at create
+    int n_fused;                   // steps that are a fused block
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     char device_name[160];
@@ -372,6 +389,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].stem)
             cc_stem_conv_finish(s->steps[n].stem);
         free(s->steps[n].stem);
+        if (s->steps[n].fused)
+            cc_fused_block_finish(&s->steps[n].fused->b);
+        free(s->steps[n].fused);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -434,6 +454,8 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
             cc_blis_conv_run(st->gemm, s->pool);
         else if (st->kind == STEP_STEM)
             cc_stem_conv_run(st->stem, probe, s->pool);
+        else if (st->kind == STEP_FUSED)
+            cc_fused_block_run(&st->fused->b, st->fused->x, st->fused->y, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -501,10 +523,11 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     };
     bool blis = how == CC_CPU_POINTWISE_BLIS;
     int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
-    // A remembered stem ('s') with the stem switched off: this layer is measured again.
-    bool stem_off = s->stem_mode.kind == CC_STEM_OFF;
-    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered &&
-        !(stem_off && s->remembered[s->n_gemm - 1] == 's')) {
+    // A remembered stem ('s') or fused block ('f') switched off: this layer is measured again.
+    bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
+    char was = s->remembered ? s->remembered[s->n_gemm - 1] : 0;
+    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
+        !(fused_off && was == 'f')) {
         blis = s->remembered[s->n_gemm - 1] == 'b';
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
@@ -598,6 +621,112 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     return true;
 }
 
+/* Whether no operator runs after node n's (its output's conversion included): n's is then the
+ * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
+static bool runs_last(const struct xnn_state *s, int n)
+{
+    const struct cc_model *m = s->model;
+    for (int k = n; k < m->n_nodes; k++)
+        if ((k > n && cc_xnn_op_row(m->nodes[k].op)->build) ||
+            s->places[m->nodes[k].outputs[0]].want_other)
+            return false;
+    return true;
+}
+
+/* Whether f's nodes run as f32 XNNPACK or BLIS steps and its input and output do not overlap
+ * (the planner may give the output the memory of an input that dies inside the block). */
+static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f)
+{
+    const struct cc_model *m = s->model;
+    for (int k = f->first; k <= f->last; k++)
+        if (s->steps[k].int8 || (s->steps[k].kind != STEP_XNN && s->steps[k].kind != STEP_BLIS))
+            return false;
+    const struct place *x = &s->places[f->x], *y = &s->places[f->y];
+    const char *xb = x->data, *yb = y->data;
+    size_t xn = m->tensors[f->x].count * sizeof(float), yn = m->tensors[f->y].count * sizeof(float);
+    return x->type == STORE_F32 && y->type == STORE_F32 && (xb + xn <= yb || yb + yn <= xb);
+}
+
+/* The least time of f's steps (fused: the fused step instead), runs runs each. */
+static double block_time(struct xnn_state *s, const struct cc_fused_match *f,
+                         const struct step *fused, int runs)
+{
+    if (fused)
+        return min_time(s, &s->model->nodes[f->last], fused, NULL, runs);
+    double sum = 0;
+    for (int k = f->first; k <= f->last; k++)
+        sum += min_time(s, &s->model->nodes[k], &s->steps[k], NULL, runs);
+    return sum;
+}
+
+/* Node n's index among the convolutions that have a character in the layer-choice cache. */
+static int choice_index(const struct xnn_state *s, int n)
+{
+    int i = 0;
+    for (int k = 0; k < n; k++)
+        i += blis_can_run(s->model, &s->model->nodes[k], &s->steps[k]);
+    return i;
+}
+
+/* Frees node n's operators (or GEMM): a fused block computes it now. */
+static void release_step(struct xnn_state *s, int n)
+{
+    struct step *st = &s->steps[n];
+    s->n_blis -= st->kind == STEP_BLIS;
+    cc_xnn_work_finish(&st->work);
+    free(st->gemm);
+    free(st->gemm_weights);
+    st->gemm = NULL;
+    st->gemm_weights = NULL;
+    st->kind = STEP_SKIP;
+}
+
+/* Makes the block whose project conv is node p (fused_block.h, cc_fused_block_match) one
+ * fused step at its last node, the others skipped, where it applies: always with
+ * CAMCLASS_CPU_FUSED=on; where the cache remembers it ('f' for p); else (measured, not with a
+ * forced cpu_pointwise) where it is faster than its steps, min of 3 runs after a warm-up. */
+static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_options *opts,
+                         struct cc_error *err)
+{
+    bool forced = s->fused_mode == CC_FUSED_ON;
+    bool measure = s->fused_mode == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_fused_match f;
+    if ((!forced && !measure) || !cc_fused_block_match(s->model, p, &f))
+        return true;
+    struct fused_step *fs = fusable(s, &f) ? calloc(1, sizeof(*fs)) : NULL;
+    if (fs && !cc_fused_block_init(&fs->b, &f.d, cc_stem_isa_best(), (int)pool_threads(s), err)) {
+        free(fs);
+        cc_fused_match_free(&f);
+        return false;
+    }
+    cc_fused_match_free(&f);
+    if (!fs)
+        return true;
+    fs->x = s->places[f.x].data;
+    fs->y = s->places[f.y].data;
+    fs->b.yield = runs_last(s, f.last);
+    struct step st = {.kind = STEP_FUSED, .fused = fs};
+    bool keep = forced;
+    if (!forced && s->remembered) {
+        keep = s->remembered[choice_index(s, p)] == 'f';
+    } else if (!forced) {
+        block_time(s, &f, NULL, 1);
+        block_time(s, &f, &st, 1);
+        keep = block_time(s, &f, &st, 3) < block_time(s, &f, NULL, 3);
+    }
+    if (!keep) {
+        cc_fused_block_finish(&fs->b);
+        free(fs);
+        return true;
+    }
+    for (int k = f.first; k <= f.last; k++)
+        release_step(s, k);
+    s->steps[f.last] = st;
+    s->n_fused++;
+    return true;
+}
+
 /* Creates every node's operator (and the conversions after it) in run order; the last
  * operator of a run gets XNN_FLAG_YIELD_WORKERS. */
 static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opts,
@@ -652,8 +781,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 #define CHOICES_NAME "cpu-layer-choices.txt"
-// 2: every one-group conv, not only 1x1; 3: 's', the direct stem
-#define CHOICES_HEADER "camclass cpu layer choices 3\n"
+// 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv
+#define CHOICES_HEADER "camclass cpu layer choices 4\n"
 
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count and CPU: a later start with the same key times nothing (that
@@ -679,17 +808,20 @@ static bool build_steps_remembered(struct xnn_state *s, const struct cc_engine_o
     for (int n = 0; n < m->n_nodes; n++)
         count += blis_can_run(m, &m->nodes[n], &s->steps[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxs") == strlen(got))
+        strspn(got, "bxsf") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
+    for (int n = 0; ok && n < m->n_nodes; n++)
+        ok = choose_fused(s, n, opts, err);
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
-        s->stem_mode.kind == CC_STEM_MEASURE) {
+        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (blis_can_run(m, &m->nodes[n], &s->steps[n]))
-                got[i++] = s->steps[n].kind == STEP_BLIS   ? 'b'
-                           : s->steps[n].kind == STEP_STEM ? 's'
-                                                           : 'x';
+                got[i++] = s->steps[n].kind == STEP_BLIS                                     ? 'b'
+                           : s->steps[n].kind == STEP_STEM                                   ? 's'
+                           : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
+                                                                                             : 'x';
         got[i] = '\0';
         struct cc_error ignored = {0};
         cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);
@@ -727,7 +859,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     }
     s->model = m;
     s->poison = opts && opts->poison;
-    if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err))
+    if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
+        !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err))
         goto error;
     if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
         goto error;
@@ -758,11 +891,13 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
                       !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
     char extra[96] = ", XNNPACK";
     if (s->n_blis)
-        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis,
-                 s->n_gemm);
+        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
     if (s->n_stem)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
                  cc_stem_isa_name(s->stem_mode.isa));
+    if (s->n_fused)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d fused blocks (%s)",
+                 s->n_fused, cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
@@ -802,6 +937,10 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     case STEP_STEM:
         cc_stem_conv_run(st->stem, s->input, s->pool);
         break;
+    case STEP_FUSED:
+        cc_fused_block_run(&st->fused->b, st->fused->x, st->fused->y, s->pool);
+        break;
+    case STEP_SKIP:
     case STEP_ALIAS:
         break;
     case STEP_RELAYOUT: // NHWC (x) -> NCHW order -> NHWC (y), skipping what is not permuted

@@ -148,9 +148,10 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     char *text = read_text(path);
     const char *tab = text ? strrchr(text, '\t') : NULL;
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
-    // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 3\n", 29) == 0 && tab && n == 35 &&
-               (int)strspn(tab + 1, "bxs") == n && count_lines(text) == 2,
+    // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
+    // f a conv of a fused inverted-residual block (where faster).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 4\n", 29) == 0 && tab && n == 35 &&
+               (int)strspn(tab + 1, "bxsf") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
         forge_choices(path, text, 'b', n);
@@ -162,6 +163,11 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         e = create_cpu(bundle, path);
         CHECKF(e && !strstr(cc_engine_device_name(e), "BLIS"), "all-XNNPACK line obeyed: %s",
                e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'f', n); // every one of mobilenet_v2's 17 blocks fused
+        e = create_cpu(bundle, path);
+        CHECKF(e && strstr(cc_engine_device_name(e), ", 17 fused blocks"),
+               "all-fused line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
         forge_choices(path, text, 'b', 3); // wrong length: measured again, rewritten
         e = create_cpu(bundle, path);

@@ -10,7 +10,8 @@
  *     max |logit - ref| <= 1e-4 * max |ref|   and   the top-5 indices are identical in order,
  * and a second run of the first input gives the same result (re-submitting the recorded work).
  * The requested backend must be the one that runs: no fallback is accepted. With
- * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run.
+ * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
+ * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have.
  */
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +114,11 @@ int main(int argc, char **argv)
     if (stem && opt.backend == CC_BACKEND_CPU && strcmp(stem, "off") && strcmp(stem, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "direct stem") != NULL,
                "CAMCLASS_CPU_STEM=%s, yet the stem did not run: device %s", stem,
+               cc_engine_device_name(e));
+    const char *fused = getenv("CAMCLASS_CPU_FUSED");
+    if (fused && opt.backend == CC_BACKEND_CPU && !strcmp(fused, "on"))
+        CHECKF(strstr(cc_engine_device_name(e), "fused blocks") != NULL,
+               "CAMCLASS_CPU_FUSED=on, yet no block was fused: device %s",
                cc_engine_device_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);

@@ -1,0 +1,154 @@
+/* camclass — the fused block's kernels (see fused_block.h), written once for any vector width
+ * and included once per kernel family, no include guard, after the includer defines:
+ *   FB_SFX        the family's name suffix (cc_fused_gemm_<FB_SFX>, cc_fused_dw_<FB_SFX>)
+ *   FB_LINKAGE    the two kernels' linkage (empty or static)
+ *   FB_TARGET     the functions' target attribute (empty for portable C)
+ *   FB_VEC        the vector type of FB_VW floats; FB_PX: pixels a GEMM block computes at once
+ *   FB_LOAD(p), FB_STORE(p, v), FB_SET1(x), FB_FMA(a, b, c) (a * b + c), FB_MIN, FB_MAX
+ * It undefines them all at its end.
+ *
+ * GEMM: blocks of FB_PX pixels x nv (1 or 2) vectors of output channels: FB_PX x nv
+ * accumulators (independent FMA chains enough to cover the FMA latency), nv weight vectors
+ * loaded once per input channel for the FB_PX pixels, each input broadcast once per channel
+ * and block; then the clamp, the residual and the store, whole vectors where the channels
+ * exist, else through a buffer. Depthwise: blocks of DWPX pixels x one vector of channels, the
+ * 9 tap weights in registers for the whole row.
+ */
+#include <string.h>
+
+#define FB_CAT2(a, b) a##b
+#define FB_CAT(a, b) FB_CAT2(a, b)
+#define FB_NAME(x) FB_CAT(x, FB_SFX)
+#define FB_VW ((int)(sizeof(FB_VEC) / sizeof(float)))
+#define FB_INLINE FB_TARGET static inline __attribute__((always_inline))
+#define FB_PUT FB_NAME(fb_put_)
+#define FB_GEMM_BLOCK FB_NAME(fb_gemm_block_)
+#define FB_GEMM_COLS FB_NAME(fb_gemm_cols_)
+#define FB_DW_BLOCK FB_NAME(fb_dw_block_)
+#define FB_DWPX FB_NAME(fb_dwpx_)
+
+enum { FB_DWPX = 4 }; // depthwise pixels at once: 4 independent chains of 9 FMAs
+
+/* Stores v (clamped to lo..hi, plus res) to left channels at c (all FB_VW when left >= FB_VW). */
+FB_INLINE void FB_PUT(float *c, const float *res, FB_VEC v, int left, FB_VEC lo, FB_VEC hi)
+{
+    v = FB_MIN(FB_MAX(v, lo), hi);
+    if (left >= FB_VW) {
+        if (res)
+            v = v + FB_LOAD(res);
+        FB_STORE(c, v);
+        return;
+    }
+    float t[sizeof(FB_VEC) / sizeof(float)];
+    FB_STORE(t, v);
+    for (int j = 0; j < left; j++)
+        c[j] = t[j] + (res ? res[j] : 0.0f);
+}
+
+/* Pixels [p0, p0 + px), channels [n0, n0 + nv * FB_VW) of g; px and nv constant at each call. */
+FB_INLINE void FB_GEMM_BLOCK(const struct cc_fused_gemm *g, int p0, const int px, int n0,
+                             const int nv)
+{
+    FB_VEC acc[FB_PX][2];
+    FB_VEC b0 = FB_LOAD(g->bias + n0), b1 = nv > 1 ? FB_LOAD(g->bias + n0 + FB_VW) : b0;
+    for (int i = 0; i < px; i++) {
+        acc[i][0] = b0;
+        acc[i][1] = b1;
+    }
+    const float *a = g->a + (size_t)p0 * g->lda, *w = g->w + n0;
+    for (int k = 0; k < g->k; k++, w += g->n_pad) {
+        FB_VEC w0 = FB_LOAD(w), w1 = nv > 1 ? FB_LOAD(w + FB_VW) : w0;
+        for (int i = 0; i < px; i++) {
+            FB_VEC v = FB_SET1(a[(size_t)i * g->lda + k]);
+            acc[i][0] = FB_FMA(v, w0, acc[i][0]);
+            if (nv > 1)
+                acc[i][1] = FB_FMA(v, w1, acc[i][1]);
+        }
+    }
+    FB_VEC lo = FB_SET1(g->lo), hi = FB_SET1(g->hi);
+    for (int i = 0; i < px; i++) {
+        size_t at = (size_t)(p0 + i) * g->ldc + n0;
+        const float *res = g->res ? g->res + at : NULL;
+        FB_PUT(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi);
+        if (nv > 1)
+            FB_PUT(g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i][1], g->n_store - n0 - FB_VW,
+                   lo, hi);
+    }
+}
+
+/* Every pixel of g for channels [n0, n0 + nv * FB_VW). */
+FB_INLINE void FB_GEMM_COLS(const struct cc_fused_gemm *g, int n0, const int nv)
+{
+    int p = 0;
+    for (; p + FB_PX <= g->m; p += FB_PX)
+        FB_GEMM_BLOCK(g, p, FB_PX, n0, nv);
+    for (; p + 2 <= g->m; p += 2)
+        FB_GEMM_BLOCK(g, p, 2, n0, nv);
+    for (; p < g->m; p++)
+        FB_GEMM_BLOCK(g, p, 1, n0, nv);
+}
+
+FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_gemm_)(const struct cc_fused_gemm *g)
+{
+    int n0 = 0;
+    for (; n0 + FB_VW < g->n; n0 += 2 * FB_VW)
+        FB_GEMM_COLS(g, n0, 2);
+    if (n0 < g->n)
+        FB_GEMM_COLS(g, n0, 1);
+}
+
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the 9 tap vectors. */
+FB_INLINE void FB_DW_BLOCK(const struct cc_fused_dw *d, int ox, const int px, int c0,
+                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi)
+{
+    FB_VEC acc[FB_DWPX];
+    for (int i = 0; i < px; i++)
+        acc[i] = bias;
+    for (int ky = 0; ky < 3; ky++) {
+        const float *row = d->rows[ky] + (size_t)d->stride * ox * d->c_pad + c0;
+        for (int kx = 0; kx < 3; kx++)
+            for (int i = 0; i < px; i++)
+                acc[i] = FB_FMA(FB_LOAD(row + (size_t)(d->stride * i + kx) * d->c_pad),
+                                w[ky * 3 + kx], acc[i]);
+    }
+    for (int i = 0; i < px; i++)
+        FB_STORE(d->y + (size_t)(ox + i) * d->c_pad + c0, FB_MIN(FB_MAX(acc[i], lo), hi));
+}
+
+FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
+{
+    FB_VEC lo = FB_SET1(d->lo), hi = FB_SET1(d->hi);
+    for (int c0 = 0; c0 < d->c; c0 += FB_VW) {
+        FB_VEC w[9];
+        for (int t = 0; t < 9; t++)
+            w[t] = FB_LOAD(d->w + (size_t)t * d->c_pad + c0);
+        FB_VEC bias = FB_LOAD(d->bias + c0);
+        int ox = 0;
+        for (; ox + FB_DWPX <= d->wo; ox += FB_DWPX)
+            FB_DW_BLOCK(d, ox, FB_DWPX, c0, w, bias, lo, hi);
+        for (; ox < d->wo; ox++)
+            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi);
+    }
+}
+
+#undef FB_PUT
+#undef FB_GEMM_BLOCK
+#undef FB_GEMM_COLS
+#undef FB_DW_BLOCK
+#undef FB_DWPX
+#undef FB_INLINE
+#undef FB_VW
+#undef FB_NAME
+#undef FB_CAT
+#undef FB_CAT2
+#undef FB_SFX
+#undef FB_LINKAGE
+#undef FB_TARGET
+#undef FB_VEC
+#undef FB_PX
+#undef FB_LOAD
+#undef FB_STORE
+#undef FB_SET1
+#undef FB_FMA
+#undef FB_MIN
+#undef FB_MAX
