@@ -1,0 +1,111 @@
+/* camclass — a classifier's head, and class activation maps (see cam.h). */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cam.h"
+
+bool cc_classifier_find(const struct cc_model *m, struct cc_classifier *c, struct cc_error *err)
+{
+    *c = (struct cc_classifier){.linear = -1, .softmax = -1, .features = -1};
+    int out = m->output.tensor, producer = m->tensors[out].producer;
+    if (producer >= 0 && m->nodes[producer].op == CC_OP_SOFTMAX) {
+        c->softmax = producer;
+        producer = m->tensors[m->nodes[producer].inputs[0]].producer;
+    }
+    if (producer < 0 || m->nodes[producer].op != CC_OP_LINEAR)
+        return cc_error_set(err, "its output is not computed by a linear node (or a softmax "
+                                 "after one)");
+    const struct cc_tensor *x = &m->tensors[m->nodes[producer].inputs[0]];
+    if (x->ndim != 2 || x->shape[0] != 1)
+        return cc_error_set(err,
+                            "its classifier reads a tensor \"%s\" that is not a feature "
+                            "vector [1, C]",
+                            x->name);
+    c->linear = producer;
+    c->features = m->nodes[producer].inputs[0];
+    c->n_features = (int)x->shape[1];
+    return true;
+}
+
+/* Whether node n averages all of its 4-D input into one value per channel: global average
+ * pooling, or an average pooling whose one window is the whole input (no padding). */
+static bool pools_globally(const struct cc_model *m, const struct cc_node *n)
+{
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]];
+    if (x->ndim != 4)
+        return false;
+    if (n->op == CC_OP_GLOBAL_AVG_POOL)
+        return true;
+    const struct cc_pool_attrs *p = &n->attrs.pool;
+    return n->op == CC_OP_AVG_POOL2D && p->kernel[0] == x->shape[2] &&
+           p->kernel[1] == x->shape[3] && !p->pad[0] && !p->pad[1] && !p->pad[2] && !p->pad[3];
+}
+
+/* The 4-D tensor whose global average pooling tensor t is (through flatten/reshape), or -1. */
+static int pooled_from(const struct cc_model *m, int t)
+{
+    int producer = m->tensors[t].producer;
+    for (int hops = 0; producer >= 0 && hops < 8; hops++) {
+        const struct cc_node *n = &m->nodes[producer];
+        if (n->op != CC_OP_FLATTEN && n->op != CC_OP_RESHAPE)
+            return pools_globally(m, n) ? n->inputs[0] : -1;
+        producer = m->tensors[n->inputs[0]].producer;
+    }
+    return -1;
+}
+
+bool cc_cam_init(struct cc_cam *cam, const struct cc_model *m, struct cc_error *err)
+{
+    *cam = (struct cc_cam){.feature_map = -1};
+    struct cc_error why = {0};
+    if (!cc_classifier_find(m, &cam->cls, &why))
+        return cc_error_set(err, "model \"%s\" has no class activation map: %s", m->name, why.msg);
+    int f = pooled_from(m, cam->cls.features);
+    if (f < 0 || m->tensors[f].shape[1] != cam->cls.n_features)
+        return cc_error_set(err,
+                            "model \"%s\" has no class activation map: its classifier does not "
+                            "read the global average pooling of a feature map",
+                            m->name);
+    const struct cc_tensor *w = &m->tensors[m->nodes[cam->cls.linear].inputs[1]];
+    cam->feature_map = f;
+    cam->channels = cam->cls.n_features;
+    cam->h = (int)m->tensors[f].shape[2];
+    cam->w = (int)m->tensors[f].shape[3];
+    cam->classes = (int)w->shape[0];
+    if (!(cam->weight = malloc((size_t)w->count * sizeof(float))))
+        return cc_error_set(err, "out of memory for the class activation map's weights");
+    cc_tensor_dequantize(w, cam->weight);
+    return true;
+}
+
+const char *cc_cam_tap(const struct cc_cam *cam, const struct cc_model *m)
+{
+    return m->tensors[cam->feature_map].name;
+}
+
+void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *map)
+{
+    size_t hw = (size_t)cam->h * (size_t)cam->w;
+    const float *row = cam->weight + (size_t)k * (size_t)cam->channels; // W[k][.]
+    memset(map, 0, hw * sizeof(float));
+    for (int c = 0; c < cam->channels; c++) {
+        const float *plane = fmap + (size_t)c * hw;
+        for (size_t i = 0; i < hw; i++)
+            map[i] += row[c] * plane[i];
+    }
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    for (size_t i = 0; i < hw; i++) {
+        lo = map[i] < lo ? map[i] : lo;
+        hi = map[i] > hi ? map[i] : hi;
+    }
+    float range = hi - lo;
+    for (size_t i = 0; i < hw; i++)
+        map[i] = range > 0 ? (map[i] - lo) / range : 0.0f;
+}
+
+void cc_cam_finish(struct cc_cam *cam)
+{
+    free(cam->weight);
+    cam->weight = NULL;
+}

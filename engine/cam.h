@@ -1,0 +1,67 @@
+/* camclass — a classifier's head, and class activation maps ("why did it say that").
+ *
+ * A classifier ends in a linear node (its "classifier") whose output is the model's output, or
+ * feeds a softmax that is: every torchvision classifier and every bundle camclass-train writes.
+ * When the linear reads the global average pooling of a feature map F [1, C, h, w] (through a
+ * flatten or reshape), the score of class k is  b[k] + sum_c W[k][c] * mean_yx F[c][y][x],  so
+ *
+ *     cam_k[y][x] = sum_c W[k][c] * F[c][y][x]
+ *
+ * says how much each place of the picture adds to class k's score (Zhou et al., "Learning Deep
+ * Features for Discriminative Localization", 2016). The engine keeps F for us when told its name
+ * (struct cc_engine_options.tap); this module finds F and W in a model and computes the map:
+ *
+ *     struct cc_cam cam;
+ *     if (!cc_cam_init(&cam, model, &err)) ... // "no class activation map for this model (...)"
+ *     opts.tap = cc_cam_tap(&cam, model);      // then cc_engine_create_from_model(...)
+ *     cc_engine_run(e, in, scores, &err);
+ *     cc_engine_tap_read(e, fmap, &err);       // cam.channels * cam.h * cam.w values
+ *     cc_cam_compute(&cam, fmap, top_class, map); // cam.h * cam.w values, 0..1
+ *     cc_cam_finish(&cam);
+ */
+#ifndef CC_CAM_H
+#define CC_CAM_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "model.h"
+
+/* Where a model's classifier is. */
+struct cc_classifier {
+    int linear;     // node index of the final linear
+    int softmax;    // node index of a softmax after it that produces the output, or -1
+    int features;   // tensor index of the linear's input, shape [1, C]
+    int n_features; // C
+};
+
+/* Finds the classifier of finalized model m. False with err saying why not ("its output is not
+ * computed by a linear node ...": the callers name the model and add the way out). */
+bool cc_classifier_find(const struct cc_model *m, struct cc_classifier *c, struct cc_error *err);
+
+/* What a class activation map of a model is made of. Owns weight. */
+struct cc_cam {
+    struct cc_classifier cls;
+    int feature_map;    // tensor index of F, [1, channels, h, w]
+    int channels, h, w; // F's shape
+    int classes;        // the linear's rows (the model's classes)
+    float *weight;      // (classes x channels) W as f32, i8 weights dequantized; owned
+};
+
+/* Finds F and W in finalized model m. False with err naming why there is no map ("model "x"
+ * has no class activation map: ...") when the classifier does not read a global average pooling
+ * of a 4-D feature map; cam is then empty (cc_cam_finish accepts it). */
+bool cc_cam_init(struct cc_cam *cam, const struct cc_model *m, struct cc_error *err);
+
+/* The name of F, for struct cc_engine_options.tap; owned by m. */
+const char *cc_cam_tap(const struct cc_cam *cam, const struct cc_model *m);
+
+/* map (cam->h * cam->w values, row-major) = class k's map from fmap (F, channels * h * w values
+ * in NCHW order, as cc_engine_tap_read gives it), scaled to 0..1 over the map (its lowest value
+ * 0, its highest 1; all 0 when the map is flat). k must be in [0, classes). */
+void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *map);
+
+/* Frees weight; accepts a zeroed or failed cam. */
+void cc_cam_finish(struct cc_cam *cam);
+
+#endif
