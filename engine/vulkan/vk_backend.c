@@ -268,9 +268,9 @@ static bool record_steps(struct cc_vk_state *s, VkBufferCopy *ranges, struct cc_
     VkCommandBuffer cmd = s->cmds[seg];
     if (!s->shared) {
         barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
-        VkBufferCopy c[2] = {{.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes},
-                             {.srcOffset = s->tap_off, .dstOffset = s->out_bytes,
-                              .size = s->tap_bytes}};
+        VkBufferCopy c[2] = {
+            {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes},
+            {.srcOffset = s->tap_off, .dstOffset = s->out_bytes, .size = s->tap_bytes}};
         vkCmdCopyBuffer(cmd, s->arena.buffer, s->staging_out.buffer, s->tap_bytes ? 2 : 1, c);
         barrier(cmd, XFER, VK_ACCESS_TRANSFER_WRITE_BIT, HOST, VK_ACCESS_HOST_READ_BIT);
     } else {
