@@ -35,6 +35,7 @@
 
 #include "assets.h"
 #include "bundle.h"
+#include "cam.h"
 #include "capture.h"
 #include "cli.h"
 #include "engine.h"
@@ -170,6 +171,7 @@ struct app {
     struct cc_source_choice src; // the camera, stream or file source; owned
     struct cc_report *report;    // the detection log and MQTT
     struct cc_overlay *overlay;
+    bool cam_said; // the window's h has said on stderr that the model has no map
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_pipeline *pipeline;
@@ -276,12 +278,26 @@ static struct cc_engine_options engine_options(const struct app *a)
     return opt;
 }
 
+/* h: asks the pipeline for class activation maps, or stops asking; a model without one says
+ * so once, on stderr and on the window. */
+static void show_cam(struct app *a)
+{
+    struct cc_error err = {0};
+    bool on = cc_overlay_cam_shown(a->overlay);
+    if (cc_pipeline_want_cam(a->pipeline, on, &err) || !on)
+        return;
+    cc_overlay_notice(a->overlay, err.msg);
+    if (!a->cam_said)
+        fprintf(stderr, "camclass: %s\n", err.msg);
+    a->cam_said = true;
+}
+
 /* Prepares the engine on the chosen backend (a device failure: exit 1). */
 static int open_engine(struct app *a)
 {
     struct cc_error err = {0};
     struct cc_engine_options opt = engine_options(a);
-    a->engine = cc_engine_create_from_model(a->model, &opt, &err);
+    a->engine = cc_cam_engine_create(a->model, &opt, &err); // the map for `h` (cam.h)
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {
         fprintf(stderr, "camclass: %s\n", err.msg);
@@ -478,6 +494,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
                 quit = true;
             else if (ev == CC_OVERLAY_LABEL)
                 collect_key(a, cc_overlay_label_key(a->overlay), &frame);
+            else if (ev == CC_OVERLAY_CAM)
+                show_cam(a);
             else if (ev == CC_OVERLAY_SCREENSHOT || ev == CC_OVERLAY_ERROR)
                 fprintf(stderr, "camclass: %s\n", msg.msg);
         }

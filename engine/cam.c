@@ -104,6 +104,18 @@ void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *m
         map[i] = range > 0 ? (map[i] - lo) / range : 0.0f;
 }
 
+struct cc_engine *cc_cam_engine_create(struct cc_model *model, const struct cc_engine_options *opts,
+                                       struct cc_error *err)
+{
+    struct cc_engine_options o = opts ? *opts : cc_engine_options_default();
+    struct cc_cam cam = {0};
+    struct cc_error none = {0};
+    if (model && cc_cam_init(&cam, model, &none))
+        o.tap = cc_cam_tap(&cam, model); // owned by model; the engine copies it
+    cc_cam_finish(&cam);
+    return cc_engine_create_from_model(model, &o, err);
+}
+
 void cc_cam_finish(struct cc_cam *cam)
 {
     free(cam->weight);

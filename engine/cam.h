@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 
+#include "engine.h"
 #include "error.h"
 #include "model.h"
 
@@ -60,6 +61,12 @@ const char *cc_cam_tap(const struct cc_cam *cam, const struct cc_model *m);
  * in NCHW order, as cc_engine_tap_read gives it), scaled to 0..1 over the map (its lowest value
  * 0, its highest 1; all 0 when the map is flat). k must be in [0, classes). */
 void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *map);
+
+/* cc_engine_create_from_model (ownership of model passes, also on failure) with opts->tap set to
+ * the model's feature map when it has a class activation map (as it is otherwise): what
+ * camclass creates its engines with, so that a map can be asked for at any time. */
+struct cc_engine *cc_cam_engine_create(struct cc_model *model, const struct cc_engine_options *opts,
+                                       struct cc_error *err);
 
 /* Frees weight; accepts a zeroed or failed cam. */
 void cc_cam_finish(struct cc_cam *cam);
