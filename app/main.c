@@ -171,7 +171,7 @@ struct app {
     struct cc_source_choice src; // the camera, stream or file source; owned
     struct cc_report *report;    // the detection log and MQTT
     struct cc_overlay *overlay;
-    bool cam_said; // the window's h has said on stderr that the model has no map
+    bool cam_said;                // the window's h has said on stderr that the model has no map
     struct cc_recorder *recorder; // --output; cc_recorder_add on the inference thread
     struct cc_still *still;       // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_pipeline *pipeline;

@@ -39,8 +39,8 @@ static bool on_result(void *ctx, const struct cc_result *r)
         float lo = 1, hi = 0;
         for (int i = 0; i < r->cam.w * r->cam.h; i++)
             lo = r->cam.v[i] < lo ? r->cam.v[i] : lo, hi = r->cam.v[i] > hi ? r->cam.v[i] : hi;
-        s->cam_ok &= r->cam.w == 7 && r->cam.h == 7 && r->cam.index == r->top[0].index &&
-                     lo == 0 && hi == 1;
+        s->cam_ok &=
+            r->cam.w == 7 && r->cam.h == 7 && r->cam.index == r->top[0].index && lo == 0 && hi == 1;
         s->n_cam++;
     }
     return ++s->n != s->close_at;

@@ -398,8 +398,7 @@ static void test_cam_heatmap(const struct cc_frame *frame)
         struct cc_result r = ovt_crafted_result(30.0);
         if (i == 1)
             r.cam = (struct cc_result_cam){.w = 2, .h = 2, .v = {0, 1, 0, 0}};
-        CHECKF(o && cc_overlay_render(o, frame, &r, px[i], w * 3, &err), "cam %d: %s", i,
-               err.msg);
+        CHECKF(o && cc_overlay_render(o, frame, &r, px[i], w * 3, &err), "cam %d: %s", i, err.msg);
         if (o)
             cc_overlay_offscreen_layout(o, &L[i]);
         cc_overlay_offscreen_destroy(o);
@@ -407,8 +406,7 @@ static void test_cam_heatmap(const struct cc_frame *frame)
     if (px[0] && px[1]) {
         const struct cc_overlay_rect *f = &L[1].frame;
         CHECK(L[0].cam.w == 0);
-        CHECKF(L[1].cam.x == f->x && L[1].cam.y == f->y && L[1].cam.w == f->w &&
-                   L[1].cam.h == f->h,
+        CHECKF(L[1].cam.x == f->x && L[1].cam.y == f->y && L[1].cam.w == f->w && L[1].cam.h == f->h,
                "map drawn at %d,%d %dx%d, not over the frame", L[1].cam.x, L[1].cam.y, L[1].cam.w,
                L[1].cam.h);
         struct cc_image im[2] = {{.pixels = px[0], .width = w, .height = h, .channels = 3},
@@ -420,8 +418,8 @@ static void test_cam_heatmap(const struct cc_frame *frame)
             const uint8_t *was = ovt_px(&im[0], xs[c], y), *is = ovt_px(&im[1], xs[c], y);
             uint8_t want[3];
             for (int k = 0; k < 3; k++)
-                want[k] = (uint8_t)((colour[c][k] * colour[c][3] + was[k] * (255 - colour[c][3])) /
-                                    255);
+                want[k] =
+                    (uint8_t)((colour[c][k] * colour[c][3] + was[k] * (255 - colour[c][3])) / 255);
             CHECKF(ovt_near(is, want, 6), "cell %d: %d,%d,%d, expected %d,%d,%d", c, is[0], is[1],
                    is[2], want[0], want[1], want[2]);
         }
