@@ -237,19 +237,28 @@ bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err)
 }
 
 /* r's class activation map of its answer, when asked for and there is one (inference thread;
- * the engine has just run). */
-static void fill_cam(struct cc_pipeline *p, struct cc_result *r)
+ * the engine has just run on frame f, preprocessed by spec). */
+static void fill_cam(struct cc_pipeline *p, struct cc_result *r, const struct cc_frame *f,
+                     const struct cc_input_spec *spec)
 {
     pthread_mutex_lock(&p->lock);
     bool want = p->want_cam && p->cam.weight;
     pthread_mutex_unlock(&p->lock);
     const struct cc_cam *cam = &p->cam;
     struct cc_error err = {0};
+    struct cc_preprocess_geometry g;
     if (!want || r->n_top < 1 || cam->h * cam->w > CC_RESULT_CAM_MAX ||
+        !cc_preprocess_geometry(f->width, f->height, spec, p->in_w, p->in_h, &g, NULL) ||
         !cc_engine_tap_read(p->engine, p->fmap, &err))
         return;
     cc_cam_compute(cam, p->fmap, r->top[0].index, r->cam.v);
     r->cam.w = cam->w, r->cam.h = cam->h, r->cam.index = r->top[0].index;
+    // The output window of the (virtual) resized ROI, back in frame pixels, as fractions.
+    double sx = (double)g.src.w / g.resized_w, sy = (double)g.src.h / g.resized_h;
+    r->cam.area[0] = (float)((g.src.x + g.crop_x * sx) / f->width);
+    r->cam.area[1] = (float)((g.src.y + g.crop_y * sy) / f->height);
+    r->cam.area[2] = (float)(g.out_w * sx / f->width);
+    r->cam.area[3] = (float)(g.out_h * sy / f->height);
 }
 
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
@@ -404,7 +413,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .roi = spec.roi,
     };
     fill_top(p, p->cfg.top_k, p->top, r);
-    fill_cam(p, r);
+    fill_cam(p, r, f, &spec);
     update_fps(p, t_run, r);
     return true;
 }

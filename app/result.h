@@ -40,8 +40,10 @@ enum { CC_RESULT_CAM_MAX = 32 * 32 }; // values; a larger feature map gets no ma
 struct cc_result_cam {
     int w, h;                   // 0: no map in this result
     int index;                  // the class it is for: top[0].index
-    float v[CC_RESULT_CAM_MAX]; // (h * w) row-major over the picture classified (the ROI's
-                                // crop when there is one), 0..1: least to most
+    float v[CC_RESULT_CAM_MAX]; // (h * w) row-major over the picture classified, 0..1: least
+                                // to most
+    float area[4]; // x, y, w, h of the picture classified (the ROI's crop, and the model's
+                   // center crop of it) as fractions of the frame's width and height
 };
 
 struct cc_result {

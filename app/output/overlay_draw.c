@@ -348,8 +348,14 @@ static void cam_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout
 {
     const struct cc_result_cam *cam = &ov->result.cam;
     L->cam = (struct cc_overlay_rect){0};
-    if (ov->have_result && ov->frame_tex && cam->w > 0 && cam->h > 0)
-        L->cam = L->roi.w > 0 ? L->roi : L->frame;
+    if (!ov->have_result || !ov->frame_tex || cam->w <= 0 || cam->h <= 0)
+        return;
+    const struct cc_overlay_rect *f = &L->frame;
+    int x0 = f->x + (int)lroundf(cam->area[0] * (float)f->w);
+    int y0 = f->y + (int)lroundf(cam->area[1] * (float)f->h);
+    int x1 = f->x + (int)lroundf((cam->area[0] + cam->area[2]) * (float)f->w);
+    int y1 = f->y + (int)lroundf((cam->area[1] + cam->area[3]) * (float)f->h);
+    L->cam = (struct cc_overlay_rect){x0, y0, x1 - x0, y1 - y0};
 }
 
 void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_layout *out)
@@ -461,7 +467,7 @@ static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 }
 
 /* The result's class activation map (cc_result.cam), translucent over the picture it was
- * computed on (the ROI's rectangle, else the frame), one cell per map value: cold blue where the
+ * computed on (its area: the ROI's rectangle, else the frame, as the model cropped it), one cell per map value: cold blue where the
  * answer's class found little, warm red where it found most. L->cam says where (w = 0: none). */
 static void draw_cam(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 {

@@ -9,6 +9,7 @@
  *
  *   test_pipeline MODEL IMAGES_DIR */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ struct seen {
     bool in_order; // every seq one more than the one before
     int close_at;  // on_result returns false for this result (counting from 1); 0 = never
     int n_cam;     // results that carried a class activation map
-    bool cam_ok;   // each map was for the top class, 7 x 7, in 0..1 with 0 and 1 in it
+    bool cam_ok;   // each map was for the top class, 7 x 7, in 0..1 with 0 and 1 in it, over
+                   // the whole frame
 };
 
 static bool on_result(void *ctx, const struct cc_result *r)
@@ -40,7 +42,9 @@ static bool on_result(void *ctx, const struct cc_result *r)
         for (int i = 0; i < r->cam.w * r->cam.h; i++)
             lo = r->cam.v[i] < lo ? r->cam.v[i] : lo, hi = r->cam.v[i] > hi ? r->cam.v[i] : hi;
         s->cam_ok &=
-            r->cam.w == 7 && r->cam.h == 7 && r->cam.index == r->top[0].index && lo == 0 && hi == 1;
+            r->cam.w == 7 && r->cam.h == 7 && r->cam.index == r->top[0].index && lo == 0 && hi == 1 &&
+                     r->cam.area[0] == 0 && r->cam.area[1] == 0 && fabsf(r->cam.area[2] - 1) < 1e-6f &&
+                     fabsf(r->cam.area[3] - 1) < 1e-6f; // squash, no ROI: the whole frame
         s->n_cam++;
     }
     return ++s->n != s->close_at;

@@ -384,7 +384,8 @@ static void test_roi_outline(const struct cc_frame *frame)
 }
 
 /* A result's class activation map (cc_result.cam), 2 x 2 with the top-right cell hot, over the
- * frame of the offscreen picture: each cell's pixels are the frame's blended with the map's
+ * middle half of the frame (its area: the part the model classified) in the offscreen picture:
+ * each cell's pixels are the frame's blended with the map's
  * colour (red, alpha 160, where 1; blue, alpha 64, where 0); nothing without a map. */
 static void test_cam_heatmap(const struct cc_frame *frame)
 {
@@ -397,7 +398,7 @@ static void test_cam_heatmap(const struct cc_frame *frame)
         struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
         struct cc_result r = ovt_crafted_result(30.0);
         if (i == 1)
-            r.cam = (struct cc_result_cam){.w = 2, .h = 2, .v = {0, 1, 0, 0}};
+            r.cam = (struct cc_result_cam){.w = 2, .h = 2, .v = {0, 1, 0, 0}, .area = {0.25f, 0, 0.5f, 1}};
         CHECKF(o && cc_overlay_render(o, frame, &r, px[i], w * 3, &err), "cam %d: %s", i, err.msg);
         if (o)
             cc_overlay_offscreen_layout(o, &L[i]);
@@ -405,10 +406,12 @@ static void test_cam_heatmap(const struct cc_frame *frame)
     }
     if (px[0] && px[1]) {
         const struct cc_overlay_rect *f = &L[1].frame;
+        int x0 = f->x + (int)lroundf(0.25f * (float)f->w), x1 = f->x + (int)lroundf(0.75f * (float)f->w);
         CHECK(L[0].cam.w == 0);
-        CHECKF(L[1].cam.x == f->x && L[1].cam.y == f->y && L[1].cam.w == f->w && L[1].cam.h == f->h,
-               "map drawn at %d,%d %dx%d, not over the frame", L[1].cam.x, L[1].cam.y, L[1].cam.w,
-               L[1].cam.h);
+        CHECKF(L[1].cam.x == x0 && L[1].cam.y == f->y && L[1].cam.w == x1 - x0 && L[1].cam.h == f->h,
+               "map drawn at %d,%d %dx%d, not over the middle half of the frame", L[1].cam.x,
+               L[1].cam.y, L[1].cam.w, L[1].cam.h);
+        f = &L[1].cam;
         struct cc_image im[2] = {{.pixels = px[0], .width = w, .height = h, .channels = 3},
                                  {.pixels = px[1], .width = w, .height = h, .channels = 3}};
         // The centres of the top-right (hot) and top-left (cold) cells.
