@@ -101,6 +101,7 @@ struct cc_pipeline {
     bool requests_closed;                    // the inference thread has ended: refuse requests
     struct swap *swap;                       // cc_pipeline_swap's waiting swap, or NULL
     bool want_cam;                           // results carry their map (cc_pipeline_want_cam)
+    int64_t want_cam_until_ns;               // and until then (cc_pipeline_want_cam_until)
     pthread_cond_t req_done;                 // signalled when a request is done
 };
 
@@ -225,15 +226,30 @@ static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_err
     return true;
 }
 
-bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err)
+/* Sets the window's wish (on: 0 or 1) or the timed one's (until_ns: >= 0); false with err when
+ * the model has no map. */
+static bool ask_cam(struct cc_pipeline *p, int on, int64_t until_ns, struct cc_error *err)
 {
     pthread_mutex_lock(&p->lock);
     bool have = p->cam.weight != NULL;
-    p->want_cam = on;
+    if (on >= 0)
+        p->want_cam = on;
+    if (until_ns > p->want_cam_until_ns)
+        p->want_cam_until_ns = until_ns;
     if (!have)
         cc_error_set(err, "no class activation map for this model (%s)", p->cam_why.msg);
     pthread_mutex_unlock(&p->lock);
     return have;
+}
+
+bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err)
+{
+    return ask_cam(p, on, -1, err);
+}
+
+bool cc_pipeline_want_cam_until(struct cc_pipeline *p, int64_t until_ns, struct cc_error *err)
+{
+    return ask_cam(p, -1, until_ns, err);
 }
 
 /* r's class activation map of its answer, when asked for and there is one (inference thread;
@@ -242,7 +258,7 @@ static void fill_cam(struct cc_pipeline *p, struct cc_result *r, const struct cc
                      const struct cc_input_spec *spec)
 {
     pthread_mutex_lock(&p->lock);
-    bool want = p->want_cam && p->cam.weight;
+    bool want = (p->want_cam || cc_now_ns() < p->want_cam_until_ns) && p->cam.weight;
     pthread_mutex_unlock(&p->lock);
     const struct cc_cam *cam = &p->cam;
     struct cc_error err = {0};

@@ -141,6 +141,10 @@ void cc_pipeline_release_model(struct cc_pipeline *p);
  * the new model's map follows, when it has one. */
 bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err);
 
+/* The same for a while: results carry their map until until_ns (cc_now_ns's clock) as well
+ * (GET /latest?cam=1 asks so at each request; it adds to the window's h, never turns it off). */
+bool cc_pipeline_want_cam_until(struct cc_pipeline *p, int64_t until_ns, struct cc_error *err);
+
 /* The engine in use: cfg.engine until a swap. The controlling thread, before start or after
  * stop (the one to destroy at the end). */
 struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p);
