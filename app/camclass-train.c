@@ -28,6 +28,7 @@
 #include "source_file.h"
 #include "softmax_head.h"
 #include "train_report.h"
+#include "wrong_maps.h"
 
 static const char usage[] =
     "usage: camclass-train DIR --base MODEL.ccm -o OUT.ccm [options]\n"
@@ -51,7 +52,8 @@ static const char usage[] =
     "  --unknown-threshold P  answer \"unknown\" below top probability P (0 < P < 1; 0: never);\n"
     "                   default: chosen on the held-out pictures (at most 5% of their right\n"
     "                   answers fall below it)\n"
-    "  --report FILE    write the report as JSON to FILE\n"
+    "  --report FILE    write the report as JSON to FILE, with the wrong held-out pictures\n"
+    "                   and the class activation map of each wrong answer\n"
     "  --no-cache       compute every feature vector again (default: kept between runs in\n"
     "                   $XDG_CACHE_HOME/camclass/train, so adding pictures computes theirs)\n"
     "  --force          replace OUT if it exists\n"
@@ -329,7 +331,8 @@ static float *features_of(const struct train_args *a, const struct cc_model *bas
 /* The new head's model, written to a->out with the report as its "training" record. */
 static bool write_bundle(const struct train_args *a, const struct cc_model *base,
                          const struct cc_head_graph *g, const float *w, const float *b,
-                         const struct cc_train_report *rep, struct cc_error *err)
+                         const struct cc_train_report *rep, const struct cc_wrong_maps_in *wm,
+                         struct cc_error *err)
 {
     char name[129];
     const char *slash = strrchr(a->out, '/'), *file = slash ? slash + 1 : a->out;
@@ -346,6 +349,7 @@ static bool write_bundle(const struct train_args *a, const struct cc_model *base
     struct cc_bundle_write_options wo = {.training_json = text, .overwrite = a->force};
     bool ok = text ? cc_bundle_write(m, a->out, &wo, err)
                    : (m ? cc_error_set(err, "out of memory for the training record") : false);
+    ok = ok && (!a->report || cc_wrong_maps_add(json, wm, err)); // the file's, not the bundle's
     if (ok && a->report) {
         FILE *f = fopen(a->report, "w");
         char *pretty = cJSON_Print(json);
@@ -407,7 +411,8 @@ static int train(const struct train_args *a, const struct cc_model *base,
     }
     if (ok)
         cc_train_report_print(&rep, stdout);
-    ok = ok && write_bundle(a, base, g, w, b, &rep, &err);
+    struct cc_wrong_maps_in wm = {base, g, &a->opts, d, r.yh, pred, prob, r.held.n, w};
+    ok = ok && write_bundle(a, base, g, w, b, &rep, &wm, &err);
     if (ok)
         printf("wrote %s (%d classes)\n", a->out, k);
     else

@@ -86,10 +86,15 @@ const char *cc_cam_tap(const struct cc_cam *cam, const struct cc_model *m)
 
 void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *map)
 {
-    size_t hw = (size_t)cam->h * (size_t)cam->w;
     const float *row = cam->weight + (size_t)k * (size_t)cam->channels; // W[k][.]
+    cc_cam_map(row, cam->channels, cam->h, cam->w, fmap, map);
+}
+
+void cc_cam_map(const float *row, int channels, int h, int w, const float *fmap, float *map)
+{
+    size_t hw = (size_t)h * (size_t)w;
     memset(map, 0, hw * sizeof(float));
-    for (int c = 0; c < cam->channels; c++) {
+    for (int c = 0; c < channels; c++) {
         const float *plane = fmap + (size_t)c * hw;
         for (size_t i = 0; i < hw; i++)
             map[i] += row[c] * plane[i];

@@ -62,6 +62,10 @@ const char *cc_cam_tap(const struct cc_cam *cam, const struct cc_model *m);
  * 0, its highest 1; all 0 when the map is flat). k must be in [0, classes). */
 void cc_cam_compute(const struct cc_cam *cam, const float *fmap, int k, float *map);
 
+/* The same from one row of classifier weights (channels values, any head: camclass-train's new
+ * one) and a feature map of channels x h x w values: map gets h x w values, 0..1. */
+void cc_cam_map(const float *row, int channels, int h, int w, const float *fmap, float *map);
+
 /* cc_engine_create_from_model (ownership of model passes, also on failure) with opts->tap set to
  * the model's feature map when it has a class activation map (as it is otherwise): what
  * camclass creates its engines with, so that a map can be asked for at any time. */
