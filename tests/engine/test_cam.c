@@ -1,6 +1,6 @@
 /* camclass — the engine's tap and class activation maps (engine.h cc_engine_tap_read, cam.h).
  *
- *     test_cam FP32_BUNDLE INT8_BUNDLE
+ *     test_cam FP32_BUNDLE INT8_BUNDLE [ZOO_BUNDLE...]
  *
  * 1. A model built here whose answer depends on one quadrant of the picture: a 1x1 stride-2
  *    convolution passing R, G, B through a ReLU (the feature map F, [1, 3, 8, 8]), global
@@ -17,6 +17,8 @@
  *    model and input: cosine ~0.85, printed) must be on its int8 grid, dequantized, and be what
  *    its answer was computed from: on every backend, the classifier applied in f32 to the tap
  *    (global average, W, bias) gives the backend's own scores within a cosine of 0.99.
+ *    The same for the torchvision zoo's bundles given after them, whose maps exist where their
+ *    classifier is one linear on the pooled features (not mobilenet_v3, not squeezenet).
  * 3. Refusals: a tap that is no activation, a read without a tap or before a run, a model
  *    without pooling before its classifier (one line each).
  */
@@ -292,7 +294,12 @@ static bool on_int8_grid(const float *x, size_t n, struct cc_act_quant q)
 
 static void test_network(const char *bundle, bool int8)
 {
-    size_t n_in = 3 * 224 * 224;
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(bundle, &err);
+    if (!CHECKF(m != NULL, "%s: %s", bundle, err.msg))
+        return;
+    size_t n_in = (size_t)m->tensors[m->input.tensor].count;
+    cc_model_destroy(m);
     float *in = malloc(n_in * sizeof(float));
     if (!CHECK(in))
         return;
@@ -377,10 +384,32 @@ static void test_refusals(void)
     cc_model_destroy(m);
 }
 
+/* A torchvision classifier of the zoo: a map unless its classifier is not one linear on the
+ * pooled features (mobilenet_v3: two linears; squeezenet: a convolution), then one line saying
+ * so; where there is one, the tap on every backend as in test_network. */
+static void test_zoo(const char *bundle)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(bundle, &err);
+    if (!CHECKF(m != NULL, "%s: %s", bundle, err.msg))
+        return;
+    struct cc_cam cam;
+    bool has = cc_cam_init(&cam, m, &err);
+    bool want = !strstr(bundle, "mobilenet_v3") && !strstr(bundle, "squeezenet");
+    printf("%s: %s%s\n", bundle, has ? "a map" : "no map: ", has ? "" : err.msg);
+    CHECKF(has == want &&
+               (has || (strstr(err.msg, "no class activation map") && !strchr(err.msg, '\n'))),
+           "%s: a map %d, expected %d (%s)", bundle, has, want, has ? "" : err.msg);
+    cc_cam_finish(&cam);
+    cc_model_destroy(m);
+    if (has)
+        test_network(bundle, false);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s FP32_BUNDLE INT8_BUNDLE\n", argv[0]);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s FP32_BUNDLE INT8_BUNDLE [ZOO_BUNDLE...]\n", argv[0]);
         return 2;
     }
     for (int b = 0; b < N_BACKENDS; b++)
@@ -388,5 +417,7 @@ int main(int argc, char **argv)
     test_refusals();
     test_network(argv[1], false);
     test_network(argv[2], true);
+    for (int i = 3; i < argc; i++)
+        test_zoo(argv[i]);
     return tu_exit_code();
 }
