@@ -182,14 +182,13 @@ static bool input_size(const struct cc_engine *e, int *w, int *h, struct cc_erro
  * not. Under lock (cc_pipeline_want_cam reads them). */
 static void use_cam(struct cc_pipeline *p, struct cc_engine *e)
 {
-    const struct cc_model *m = cc_engine_model(e);
     struct cc_error err = {0};
     pthread_mutex_lock(&p->lock);
     cc_cam_finish(&p->cam);
     free(p->fmap);
     p->fmap = NULL;
-    if (cc_cam_init(&p->cam, m, &err) && cc_engine_tap_count(e) == 0)
-        cc_error_set(&err, "model \"%s\": the engine keeps no feature map", m->name);
+    if (cc_cam_init(&p->cam, cc_engine_model(e), &err) && cc_engine_tap_count(e) == 0)
+        cc_error_set(&err, "the engine keeps no feature map");
     else if (!err.msg[0] && p->cam.h * p->cam.w > CC_RESULT_CAM_MAX)
         cc_error_set(&err, "its feature map is %d x %d, more than the %d values a result holds",
                      p->cam.w, p->cam.h, CC_RESULT_CAM_MAX);

@@ -58,15 +58,12 @@ static int pooled_from(const struct cc_model *m, int t)
 bool cc_cam_init(struct cc_cam *cam, const struct cc_model *m, struct cc_error *err)
 {
     *cam = (struct cc_cam){.feature_map = -1};
-    struct cc_error why = {0};
-    if (!cc_classifier_find(m, &cam->cls, &why))
-        return cc_error_set(err, "model \"%s\" has no class activation map: %s", m->name, why.msg);
+    if (!cc_classifier_find(m, &cam->cls, err))
+        return false;
     int f = pooled_from(m, cam->cls.features);
     if (f < 0 || m->tensors[f].shape[1] != cam->cls.n_features)
-        return cc_error_set(err,
-                            "model \"%s\" has no class activation map: its classifier does not "
-                            "read the global average pooling of a feature map",
-                            m->name);
+        return cc_error_set(err, "its classifier does not read the global average pooling of a "
+                                 "feature map");
     const struct cc_tensor *w = &m->tensors[m->nodes[cam->cls.linear].inputs[1]];
     cam->feature_map = f;
     cam->channels = cam->cls.n_features;

@@ -12,7 +12,7 @@
  * (struct cc_engine_options.tap); this module finds F and W in a model and computes the map:
  *
  *     struct cc_cam cam;
- *     if (!cc_cam_init(&cam, model, &err)) ... // "no class activation map for this model (...)"
+ *     if (!cc_cam_init(&cam, model, &err)) ... // err: why not
  *     opts.tap = cc_cam_tap(&cam, model);      // then cc_engine_create_from_model(...)
  *     cc_engine_run(e, in, scores, &err);
  *     cc_engine_tap_read(e, fmap, &err);       // cam.channels * cam.h * cam.w values
@@ -49,9 +49,11 @@ struct cc_cam {
     float *weight;      // (classes x channels) W as f32, i8 weights dequantized; owned
 };
 
-/* Finds F and W in finalized model m. False with err naming why there is no map ("model "x"
- * has no class activation map: ...") when the classifier does not read a global average pooling
- * of a 4-D feature map; cam is then empty (cc_cam_finish accepts it). */
+/* Finds F and W in finalized model m. False with err saying why there is no map ("its
+ * classifier does not read the global average pooling of a feature map", or
+ * cc_classifier_find's reason: the callers name the model and what needed the map) when the
+ * classifier does not read a global average pooling of a 4-D feature map; cam is then empty
+ * (cc_cam_finish accepts it). */
 bool cc_cam_init(struct cc_cam *cam, const struct cc_model *m, struct cc_error *err);
 
 /* The name of F, for struct cc_engine_options.tap; owned by m. */
