@@ -67,6 +67,7 @@ struct app {
     struct cc_gpio_out *gpio; // --gpio: requested before the model loads, driven by the first
                               // camera's report, set low and released in app_finish
     struct cc_overlay *overlay;
+    bool cam_said;                   // the window's h has said on stderr that the model has no map
     struct cc_recorder *recorder;    // --output; cc_recorder_add on the inference thread
     struct cc_still *still;          // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it

@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "bundle.h"
+#include "cam.h"
 #include "model_reload.h"
 
 /* Loads the bundle: a file that is not a usable bundle is a bad argument (exit 2). */
@@ -29,7 +30,7 @@ int cc_app_open_engine(struct app *a)
 {
     struct cc_error err = {0};
     struct cc_engine_options opt = cc_run_models_options(&a->cli);
-    a->engine = cc_engine_create_from_model(a->model, &opt, &err);
+    a->engine = cc_cam_engine_create(a->model, &opt, &err); // the map for `h` (cam.h)
     a->model = NULL; // owned by the engine, also on failure
     if (!a->engine) {
         fprintf(stderr, "camclass: %s\n", err.msg);

@@ -30,6 +30,7 @@
 #include "thumbnail.h"
 #include "train_int8.h"
 #include "train_report.h"
+#include "wrong_maps.h"
 
 static const char usage[] =
     "usage: camclass-train DIR --base MODEL.ccm -o OUT.ccm [options]\n"
@@ -56,7 +57,8 @@ static const char usage[] =
     "  --int8           write OUT as an int8 bundle: calibrated on the training images, weights\n"
     "                   and activations in int8 (the CPU backend computes in int8); the report\n"
     "                   gives its held-out accuracy on the CPU backend beside the f32 head's\n"
-    "  --report FILE    write the report as JSON to FILE\n"
+    "  --report FILE    write the report as JSON to FILE, with the wrong held-out pictures\n"
+    "                   and the class activation map of each wrong answer\n"
     "  --no-cache       compute every feature vector again (default: kept between runs in\n"
     "                   $XDG_CACHE_HOME/camclass/train, so adding pictures computes theirs)\n"
     "  --force          replace OUT if it exists\n"
@@ -360,15 +362,18 @@ static const struct cc_model *head_model(const struct train_args *a, const struc
     return cc_engine_model(*e8);
 }
 
-/* m written to a->out with the report as its "training" record, and the report to --report. */
+/* m written to a->out with the report as its "training" record, and the report to --report
+ * with the wrong held-out pictures' maps (wm). */
 static bool write_bundle(const struct train_args *a, const struct cc_model *m,
-                         const struct cc_train_report *rep, struct cc_error *err)
+                         const struct cc_train_report *rep, const struct cc_wrong_maps_in *wm,
+                         struct cc_error *err)
 {
     cJSON *json = cc_train_report_json(rep);
     char *text = json ? cJSON_PrintUnformatted(json) : NULL;
     struct cc_bundle_write_options wo = {.training_json = text, .overwrite = a->force};
     bool ok = text ? cc_bundle_write(m, a->out, &wo, err)
                    : cc_error_set(err, "out of memory for the training record");
+    ok = ok && (!a->report || cc_wrong_maps_add(json, wm, err)); // the file's, not the bundle's
     if (ok && a->report) {
         FILE *f = fopen(a->report, "w");
         char *pretty = cJSON_Print(json);
@@ -434,7 +439,8 @@ static int train(const struct train_args *a, const struct cc_model *base,
         ok ? head_model(a, base, g, w, b, &rep, pred, &f32, &e8, &q, &err) : NULL;
     if (m)
         cc_train_report_print(&rep, stdout);
-    ok = m && write_bundle(a, m, &rep, &err);
+    struct cc_wrong_maps_in wm = {base, g, &a->opts, d, r.yh, pred, prob, r.held.n, w};
+    ok = m && write_bundle(a, m, &rep, &wm, &err);
     if (ok)
         printf("wrote %s (%d classes%s)\n", a->out, k, a->int8 ? ", int8" : "");
     else

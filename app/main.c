@@ -36,6 +36,7 @@
 #include "app.h"
 #include "assets.h"
 #include "bundle.h"
+#include "cam.h"
 #include "cameras.h"
 #include "engine_turns.h"
 #include "capture.h"
@@ -171,6 +172,20 @@ static void frame_out(void *ctx, const struct cc_result *r, const struct cc_fram
         cc_series_add(&a->record_ms, (double)(cc_now_ns() - t) / 1e6);
 }
 
+/* h: asks the first camera's pipeline for class activation maps, or stops asking; a model
+ * without one says so once, on stderr and on the window. */
+static void show_cam(struct app *a)
+{
+    struct cc_error err = {0};
+    bool on = cc_overlay_cam_shown(a->overlay);
+    if (cc_pipeline_want_cam(a->cam[0].pipeline, on, &err) || !on)
+        return;
+    cc_overlay_notice(a->overlay, err.msg);
+    if (!a->cam_said)
+        fprintf(stderr, "camclass: %s\n", err.msg);
+    a->cam_said = true;
+}
+
 static void print_profile(struct app *a)
 {
     struct cc_pipeline_profile pr = cc_pipeline_get_profile(a->cam[0].pipeline);
@@ -272,6 +287,8 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
                 quit = true;
             else if (ev == CC_OVERLAY_LABEL)
                 collect_key(a, cc_overlay_label_key(a->overlay), &frame);
+            else if (ev == CC_OVERLAY_CAM)
+                show_cam(a);
             else if (ev == CC_OVERLAY_SCREENSHOT || ev == CC_OVERLAY_ERROR)
                 fprintf(stderr, "camclass: %s\n", msg.msg);
         }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "cam.h"
 #include "file_hash.h"
 
 enum cc_model_reload_status cc_model_reload(struct cc_pipeline *p, const char *path,
@@ -21,7 +22,7 @@ enum cc_model_reload_status cc_model_reload(struct cc_pipeline *p, const char *p
         cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
         return CC_MODEL_RELOAD_BAD;
     }
-    struct cc_engine *engine = cc_engine_create_from_model(m, opt, &e); // takes m
+    struct cc_engine *engine = cc_cam_engine_create(m, opt, &e); // takes m
     if (!engine) {
         cc_error_set(err, "model reload: %s; the old model goes on", e.msg);
         return CC_MODEL_RELOAD_BAD;

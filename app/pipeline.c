@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cam.h"
 #include "frame_slot.h"
 #include "health.h"
 #include "preprocess.h"
@@ -63,6 +64,13 @@ struct cc_pipeline {
     struct cc_health *health;  // cfg.camera_health: the source's health checks; inference thread
     uint8_t *luma;             // (luma_cap) the tensor as luma for them; inference thread
     size_t luma_cap;
+    // The class activation map of the engine in use (cam.h): cam.weight NULL when it has none,
+    // cam_why then says why; fmap (its tap's count) the tapped feature map. Written by
+    // use_engine (create, or the inference thread), read by the inference thread and, under
+    // lock, by cc_pipeline_want_cam (cam_why, and whether there is one).
+    struct cc_cam cam;
+    float *fmap;
+    struct cc_error cam_why;
 
     // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
     // for writing by cc_pipeline_swap: the old model is not freed under a reader. Writers are
@@ -95,6 +103,8 @@ struct cc_pipeline {
     struct request *req_head, *req_tail;     // cc_pipeline_classify's queue
     bool requests_closed;                    // the inference thread has ended: refuse requests
     struct swap *swap;                       // cc_pipeline_swap's waiting swap, or NULL
+    bool want_cam;                           // results carry their map (cc_pipeline_want_cam)
+    int64_t want_cam_until_ns;               // and until then (cc_pipeline_want_cam_until)
     pthread_cond_t req_done;                 // signalled when a request is done
 };
 
@@ -171,6 +181,29 @@ static bool input_size(const struct cc_engine *e, int *w, int *h, struct cc_erro
     return true;
 }
 
+/* The class activation map of e's model, when e taps its feature map; else cam_why says why
+ * not. Under lock (cc_pipeline_want_cam reads them). */
+static void use_cam(struct cc_pipeline *p, struct cc_engine *e)
+{
+    struct cc_error err = {0};
+    pthread_mutex_lock(&p->lock);
+    cc_cam_finish(&p->cam);
+    free(p->fmap);
+    p->fmap = NULL;
+    if (cc_cam_init(&p->cam, cc_engine_model(e), &err) && cc_engine_tap_count(e) == 0)
+        cc_error_set(&err, "the engine keeps no feature map");
+    else if (!err.msg[0] && p->cam.h * p->cam.w > CC_RESULT_CAM_MAX)
+        cc_error_set(&err, "its feature map is %d x %d, more than the %d values a result holds",
+                     p->cam.w, p->cam.h, CC_RESULT_CAM_MAX);
+    else if (!err.msg[0] && !(p->fmap = malloc(cc_engine_tap_count(e) * sizeof(float))))
+        cc_error_set(&err, "out of memory for the feature map");
+    if (err.msg[0]) {
+        cc_cam_finish(&p->cam);
+        p->cam_why = err;
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* Makes e the engine in use: its input and output buffers (sized by its input and classes; the
  * old ones are kept on failure, e is then not used). Create, or the inference thread. */
 static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_error *err)
@@ -191,6 +224,7 @@ static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_err
     p->in_w = w, p->in_h = h;
     p->engine = e;
     p->model = cc_engine_model(e);
+    use_cam(p, e);
     return true;
 }
 
@@ -202,6 +236,57 @@ static bool slot_fresh(void *ctx)
         return false;
     struct cc_frame_slot_stats st = cc_frame_slot_get_stats(p->slot);
     return st.put > st.taken + st.dropped;
+}
+
+/* Sets the window's wish (on: 0 or 1) or the timed one's (until_ns: >= 0); false with err when
+ * the model has no map. */
+static bool ask_cam(struct cc_pipeline *p, int on, int64_t until_ns, struct cc_error *err)
+{
+    pthread_mutex_lock(&p->lock);
+    bool have = p->cam.weight != NULL;
+    if (on >= 0)
+        p->want_cam = on;
+    if (until_ns > p->want_cam_until_ns)
+        p->want_cam_until_ns = until_ns;
+    if (!have)
+        cc_error_set(err, "no class activation map for this model (%s)", p->cam_why.msg);
+    pthread_mutex_unlock(&p->lock);
+    return have;
+}
+
+bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err)
+{
+    return ask_cam(p, on, -1, err);
+}
+
+bool cc_pipeline_want_cam_until(struct cc_pipeline *p, int64_t until_ns, struct cc_error *err)
+{
+    return ask_cam(p, -1, until_ns, err);
+}
+
+/* r's class activation map of its answer, when asked for and there is one (inference thread;
+ * the engine has just run on frame f, preprocessed by spec). */
+static void fill_cam(struct cc_pipeline *p, struct cc_result *r, const struct cc_frame *f,
+                     const struct cc_input_spec *spec)
+{
+    pthread_mutex_lock(&p->lock);
+    bool want = (p->want_cam || cc_now_ns() < p->want_cam_until_ns) && p->cam.weight;
+    pthread_mutex_unlock(&p->lock);
+    const struct cc_cam *cam = &p->cam;
+    struct cc_error err = {0};
+    struct cc_preprocess_geometry g;
+    if (!want || r->n_top < 1 || cam->h * cam->w > CC_RESULT_CAM_MAX ||
+        !cc_preprocess_geometry(f->width, f->height, spec, p->in_w, p->in_h, &g, NULL) ||
+        !cc_engine_tap_read(p->engine, p->fmap, &err))
+        return;
+    cc_cam_compute(cam, p->fmap, r->top[0].index, r->cam.v);
+    r->cam.w = cam->w, r->cam.h = cam->h, r->cam.index = r->top[0].index;
+    // The output window of the (virtual) resized ROI, back in frame pixels, as fractions.
+    double sx = (double)g.src.w / g.resized_w, sy = (double)g.src.h / g.resized_h;
+    r->cam.area[0] = (float)((g.src.x + g.crop_x * sx) / f->width);
+    r->cam.area[1] = (float)((g.src.y + g.crop_y * sy) / f->height);
+    r->cam.area[2] = (float)(g.out_w * sx / f->width);
+    r->cam.area[3] = (float)(g.out_h * sy / f->height);
 }
 
 struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, struct cc_error *err)
@@ -256,6 +341,8 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
     cc_orient_finish(&p->orient);
     cc_health_destroy(p->health);
     free(p->luma);
+    cc_cam_finish(&p->cam);
+    free(p->fmap);
     free(p->input);
     free(p->scores);
     free(p->top);
@@ -391,6 +478,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .roi = spec.roi,
     };
     fill_top(p, p->cfg.top_k, p->top, r);
+    fill_cam(p, r, f, &spec);
     update_fps(p, t_run, r);
     return true;
 }

@@ -147,6 +147,17 @@ bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc
 const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p);
 void cc_pipeline_release_model(struct cc_pipeline *p);
 
+/* Any thread: whether results carry a class activation map of their answer (result.h
+ * cc_result_cam) from now on; off by default, and nothing is computed while off. True when
+ * the model in use has one (its engine was created with cc_cam_tap as its tap, cam.h), else
+ * false with err saying why ("no class activation map for this model (...)"). After a swap
+ * the new model's map follows, when it has one. */
+bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err);
+
+/* The same for a while: results carry their map until until_ns (cc_now_ns's clock) as well
+ * (GET /latest?cam=1 asks so at each request; it adds to the window's h, never turns it off). */
+bool cc_pipeline_want_cam_until(struct cc_pipeline *p, int64_t until_ns, struct cc_error *err);
+
 /* The engine in use: cfg.engine until a swap. The controlling thread, before start or after
  * stop (the one to destroy at the end). */
 struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p);

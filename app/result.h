@@ -34,6 +34,18 @@ struct cc_result_health {
     float similarity; // the thumbnail's correlation with the reference; 1 before one
 };
 
+/* A class activation map of the answer (engine/cam.h), when it was asked for
+ * (cc_pipeline_want_cam): where in the picture the top class's score came from. */
+enum { CC_RESULT_CAM_MAX = 32 * 32 }; // values; a larger feature map gets no map
+struct cc_result_cam {
+    int w, h;                   // 0: no map in this result
+    int index;                  // the class it is for: top[0].index
+    float v[CC_RESULT_CAM_MAX]; // (h * w) row-major over the picture classified, 0..1: least
+                                // to most
+    float area[4]; // x, y, w, h of the picture classified (the ROI's crop, and the model's
+                   // center crop of it) as fractions of the frame's width and height
+};
+
 struct cc_result {
     uint64_t seq;         // source frame sequence number
     const char *file;     // image inputs: the file the frame came from (its name in the
@@ -56,6 +68,7 @@ struct cc_result {
     struct cc_result_health health;
     struct cc_roi roi; // the region of interest the frame was cropped to (--roi, else the
                        // model's: it follows a reload); CC_ROI_NONE: the whole frame
+    struct cc_result_cam cam; // w 0 unless asked for (cc_pipeline_want_cam) and the model has one
 };
 
 /* Room for a result's labels, where a copy of it is kept. */

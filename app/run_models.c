@@ -8,6 +8,7 @@
 
 #include "assets.h"
 #include "bundle.h"
+#include "cam.h"
 
 #define IMAGENET_MODEL "models/mobilenet_v2-imagenet.ccm"
 #define SELFTEST_MODEL "models/selftest.ccm"
@@ -85,7 +86,7 @@ static int load_engine(const struct cc_cli *top, const char *path, struct cc_eng
         return EXIT_USAGE;
     }
     struct cc_engine_options opt = cc_run_models_options(top);
-    if (!(*out = cc_engine_create_from_model(m, &opt, &err))) { // takes m, also on failure
+    if (!(*out = cc_cam_engine_create(m, &opt, &err))) { // takes m, also on failure
         fprintf(stderr, "camclass: %s\n", err.msg);
         return 1;
     }

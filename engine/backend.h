@@ -25,9 +25,18 @@ struct cc_backend_ops {
 
     const char *(*device_name)(void *state);
 
+    /* The tap's values after the last run (cc_engine_tap_read): count f32 values in NCHW order
+     * into out. Called only when create was given a tap (cc_backend_tap() >= 0) and a run
+     * succeeded. */
+    void (*tap_read)(void *state, float *out);
+
     /* Frees state; accepts NULL. */
     void (*destroy)(void *state);
 };
+
+/* The tensor index of opts->tap in model, or -1 when there is none (cc_engine_create_from_model
+ * has checked that it names an activation). */
+int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts);
 
 extern const struct cc_backend_ops cc_xnn_backend; // "cpu": XNNPACK (xnn_backend.c)
 extern const struct cc_backend_ops cc_ref_backend; // "ref": plain C ops (ref_backend.c)

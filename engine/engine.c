@@ -19,6 +19,9 @@ struct cc_engine {
     struct cc_engine_options cpu_opts; // what the CPU backend is then created with: the
                                        // caller's options, cpu_cache pointing to the copy below
     char *cpu_cache;                   // owned copy of opts->cpu_cache (NULL when it was)
+    char *tap;                         // owned copy of opts->tap (NULL when it was)
+    size_t tap_count;                  // its f32 values; 0 without a tap
+    bool ran;                          // a run succeeded: the tap holds values
 };
 
 struct cc_engine_options cc_engine_options_default(void)
@@ -38,7 +41,31 @@ struct cc_engine_options cc_engine_options_default(void)
         .cpu_fallback = false,
         .vk_fault = NULL,
         .poison = false,
+        .tap = NULL,
     };
+}
+
+int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts)
+{
+    return opts && opts->tap ? cc_model_find_tensor(model, opts->tap) : -1;
+}
+
+/* Checks opts->tap against the model and keeps a copy of its name for the fallback's options. */
+static bool take_tap(struct cc_engine *e, const struct cc_engine_options *opts,
+                     struct cc_error *err)
+{
+    if (!opts->tap)
+        return true;
+    int t = cc_backend_tap(e->model, opts);
+    if (t < 0 || e->model->tensors[t].producer < 0)
+        return cc_error_set(err,
+                            "engine: tap \"%s\" is not a tensor that a node of model \"%s\" "
+                            "writes; name an activation",
+                            opts->tap, e->model->name);
+    if (!(e->cpu_opts.tap = e->tap = strdup(opts->tap)))
+        return cc_error_set(err, "engine: out of memory");
+    e->tap_count = (size_t)e->model->tensors[t].count;
+    return true;
 }
 
 /* The backends a user can name; ops NULL for auto, which chooses among the others. */
@@ -115,6 +142,10 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
         cc_error_set(err, "engine: out of memory");
         return NULL;
     }
+    if (!take_tap(e, opts, err)) {
+        cc_engine_destroy(e);
+        return NULL;
+    }
     e->input_count = (size_t)model->tensors[model->input.tensor].count;
     e->output_count = (size_t)model->tensors[model->output.tensor].count;
 
@@ -139,8 +170,9 @@ bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struc
     if (!e || !input || !output)
         return cc_error_set(err, "engine: run needs an engine, an input and an output buffer");
     struct cc_error run_err = {0};
+    e->ran = false;
     if (e->ops->run(e->state, input, output, &run_err))
-        return true;
+        return e->ran = true;
     if (e->ops != &cc_vulkan_backend || !e->fallback)
         return cc_error_set(err, "%s", run_err.msg);
     /* Device lost or out of memory mid-run: the CPU backend takes over in this process. It
@@ -156,7 +188,22 @@ bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struc
     e->ops->destroy(e->state);
     e->ops = &cc_xnn_backend;
     e->state = cpu;
-    return e->ops->run(e->state, input, output, err);
+    return e->ran = e->ops->run(e->state, input, output, err);
+}
+
+size_t cc_engine_tap_count(const struct cc_engine *e)
+{
+    return e->tap_count;
+}
+
+bool cc_engine_tap_read(struct cc_engine *e, float *out, struct cc_error *err)
+{
+    if (!e->tap)
+        return cc_error_set(err, "engine: no tap was asked for (cc_engine_options.tap)");
+    if (!e->ran)
+        return cc_error_set(err, "engine: tap \"%s\" has no values before a run succeeds", e->tap);
+    e->ops->tap_read(e->state, out);
+    return true;
 }
 
 const struct cc_model *cc_engine_model(const struct cc_engine *e)
@@ -254,5 +301,6 @@ void cc_engine_destroy(struct cc_engine *e)
         e->ops->destroy(e->state);
     cc_model_destroy(e->model);
     free(e->cpu_cache);
+    free(e->tap);
     free(e);
 }

@@ -71,6 +71,11 @@ struct cc_engine_options {
                  // pattern (f32 signalling NaN, int8 -128) before every run and timing run, so
                  // that a result that reads memory it did not write is wrong on any host
                  // (poison.h); for tests and camclass-bench --poison; costs a pass over the arena
+    const char *tap; // the name of an activation tensor of the model (one a node writes) to keep
+                     // after every run for cc_engine_tap_read, e.g. the last feature map a class
+                     // activation map is made of (cam.h); NULL = none. Costs its memory (not
+                     // reused by later layers) and, on a Vulkan device without memory shared with
+                     // the host, a copy of it per run; copied at create
 };
 
 struct cc_engine_options cc_engine_options_default(void);
@@ -117,6 +122,14 @@ size_t cc_engine_input_count(const struct cc_engine *e);
 size_t cc_engine_output_count(const struct cc_engine *e);
 const char *cc_engine_backend_name(const struct cc_engine *e); // "vulkan", "cpu" or "ref"
 const char *cc_engine_device_name(const struct cc_engine *e);  // e.g. "llvmpipe (LLVM 15...)"
+
+/* The tap (cc_engine_options.tap): how many values it has (0 without one), and its values of
+ * the last run into out (room for cc_engine_tap_count()), f32 in the model's NCHW order as the
+ * reference backend computes them: a tensor the CPU backend keeps as int8 is dequantized, a
+ * Vulkan one read back. False with err when the engine has no tap or has not run yet. After a
+ * fallback to the CPU backend (cc_engine_run) the tap is the CPU backend's. */
+size_t cc_engine_tap_count(const struct cc_engine *e);
+bool cc_engine_tap_read(struct cc_engine *e, float *out, struct cc_error *err);
 
 /* Top-k of n scores, highest first, ties by lower index. Returns the number written
  * (min(k, n)). */

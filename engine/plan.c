@@ -135,7 +135,7 @@ static void touch(struct planner *p, int n, int t, bool write)
 }
 
 // Step 2: live ranges from the nodes' reads and writes.
-static void live_ranges(struct planner *p)
+static void live_ranges(struct planner *p, int keep)
 {
     const struct cc_model *m = p->m;
     for (int n = 0; n < m->n_nodes; n++) {
@@ -145,13 +145,15 @@ static void live_ranges(struct planner *p)
         for (int o = 0; o < node->n_outputs; o++)
             touch(p, n, node->outputs[o], true);
     }
-    // The graph input and output (and whatever aliases them) are live the whole time.
-    int pinned[2] = {m->input.tensor, m->output.tensor};
-    for (int i = 0; i < 2; i++) {
+    // The graph input and output (and whatever aliases them) are live the whole time; the kept
+    // tensor from its producer to the end.
+    int pinned[3] = {m->input.tensor, m->output.tensor, keep};
+    for (int i = 0; i < 3; i++) {
         int t = pinned[i];
         if (t >= 0 && t < m->n_tensors && p->root[t] >= 0) {
             struct group *g = &p->groups[p->group_of[p->root[t]]];
-            g->first = -1;
+            if (i < 2)
+                g->first = -1;
             g->last = m->n_nodes;
         }
     }
@@ -189,6 +191,12 @@ static void place_groups(struct planner *p, size_t align, struct cc_plan *plan)
 bool cc_plan_init(struct cc_plan *plan, const struct cc_model *m, size_t align,
                   struct cc_error *err)
 {
+    return cc_plan_init_keep(plan, m, align, -1, err);
+}
+
+bool cc_plan_init_keep(struct cc_plan *plan, const struct cc_model *m, size_t align, int keep,
+                       struct cc_error *err)
+{
     memset(plan, 0, sizeof(*plan));
     if (align == 0 || (align & (align - 1)) != 0)
         return cc_error_set(err, "plan: alignment %zu is not a power of two", align);
@@ -205,7 +213,7 @@ bool cc_plan_init(struct cc_plan *plan, const struct cc_model *m, size_t align,
     bool ok = p.root && p.group_of && p.groups && p.used && plan->offset;
     if (ok) {
         make_groups(&p, align);
-        live_ranges(&p);
+        live_ranges(&p, keep);
         place_groups(&p, align, plan);
     } else {
         cc_error_set(err, "plan: out of memory for %d tensors", m->n_tensors);

@@ -3,7 +3,7 @@
  * Every activation tensor (no constant data) gets an offset in one arena; tensors whose
  * lifetimes (first producer .. last consumer, in node order) do not overlap share memory.
  * The graph input and the output tensor are never shared with anything, so they can be
- * written/read between runs.
+ * written/read between runs; so is a kept tensor (cc_plan_init_keep: the engine's tap).
  */
 #ifndef CC_PLAN_H
 #define CC_PLAN_H
@@ -23,6 +23,10 @@ struct cc_plan {
  * Reshape/flatten outputs alias their input (same offset). */
 bool cc_plan_init(struct cc_plan *plan, const struct cc_model *model, size_t align,
                   struct cc_error *err);
+/* The same, with tensor keep (-1: none) live for the whole run like the output, so that it
+ * can be read after a run (struct cc_engine_options.tap). */
+bool cc_plan_init_keep(struct cc_plan *plan, const struct cc_model *model, size_t align, int keep,
+                       struct cc_error *err);
 void cc_plan_finish(struct cc_plan *plan);
 
 #endif

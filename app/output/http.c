@@ -37,6 +37,7 @@
 #include "metrics.h"
 #include "mjpeg.h"
 #include "predict.h"
+#include "latest.h"
 #include "samples.h"
 #include "clock.h"
 
@@ -64,9 +65,7 @@ struct cc_http {
     // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
     // every-frame mode whose sink keeps the line (inference thread), read by connections.
     struct cc_detlog *latest_log; // inference thread only; NULL with no source
-    pthread_mutex_t latest_lock;  // guards latest
-    char *latest;                 // the newest line (malloc'd), NULL before the first
-    size_t latest_cap;
+    struct cc_latest *latest;     // the newest line and its map; locks itself
     struct cc_mjpeg *mjpeg; // GET /stream's pictures; NULL without a source
     char *page;             // GET /: the page's bytes (malloc'd); NULL: none
     size_t page_size;
@@ -177,7 +176,28 @@ static enum MHD_Result send_snapshot(struct cc_http *h, const struct request *rq
     return send_bytes(h, rq, c, 200, jpeg, size, "image/jpeg", NULL, NULL);
 }
 
-/* GET /latest: the newest frame's log object; 404 without a source, 503 before the first. */
+/* GET /latest?cam=1: results carry maps for CAM_ASK_NS after each such request, and one waits
+ * at most CAM_WAIT_NS for a newest line that has its map. */
+enum { CAM_WAIT_MS = 3000 };
+#define CAM_ASK_NS (10 * (int64_t)1000000000)
+
+/* The newest line with its map (latest.h), waiting for one; NULL with *why (a status) when
+ * the model has none (400, err), or none came in time (503), or out of memory (500). */
+static char *latest_with_cam(struct cc_http *h, int *why, struct cc_error *err)
+{
+    int64_t now = cc_now_ns();
+    if (!cc_pipeline_want_cam_until(h->cfg.pipeline, now + CAM_ASK_NS, err)) {
+        *why = 400;
+        return NULL;
+    }
+    bool late;
+    char *line = cc_latest_line_with_cam(h->latest, now + (int64_t)CAM_WAIT_MS * 1000000, &late);
+    *why = late ? 503 : 500;
+    return line;
+}
+
+/* GET /latest: the newest frame's log object (with ?cam=1 its class activation map); 404 without
+ * a source, 503 before the first. */
 static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
                                    struct MHD_Connection *c)
 {
@@ -186,10 +206,24 @@ static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
                           "no camera or input: this camclass classifies requests only (start it "
                           "with --camera or --input for /latest)",
                           NULL, NULL);
-    pthread_mutex_lock(&h->latest_lock);
-    char *line = h->latest ? strdup(h->latest) : NULL;
-    bool none = !h->latest;
-    pthread_mutex_unlock(&h->latest_lock);
+    const char *cam = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cam");
+    if (cam && strcmp(cam, "1") == 0) {
+        struct cc_error err = {0};
+        int why;
+        char *line = latest_with_cam(h, &why, &err);
+        if (line)
+            return send_json(c, 200, line, NULL, NULL);
+        if (why == 400)
+            return send_error(c, 400, err.msg, NULL, NULL);
+        if (why == 503)
+            return send_error(c, 503,
+                              "no frame with its class activation map came in 3 s; "
+                              "try again in a moment",
+                              MHD_HTTP_HEADER_RETRY_AFTER, "1");
+        return send_json(c, 500, NULL, NULL, NULL);
+    }
+    bool none;
+    char *line = cc_latest_line(h->latest, &none);
     if (none)
         return send_error(c, 503, "no frame classified yet; try again in a moment",
                           MHD_HTTP_HEADER_RETRY_AFTER, "1");
@@ -605,43 +639,24 @@ static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
     return true;
 }
 
-/* Inference thread (the latest detlog's sink): keeps the newest "frame" line. */
-static bool keep_latest(void *ctx, const char *event, const char *line, size_t len)
-{
-    struct cc_http *h = ctx;
-    if (strcmp(event, "frame") != 0)
-        return true;
-    pthread_mutex_lock(&h->latest_lock);
-    bool ok = true;
-    if (len + 2 > h->latest_cap) {
-        char *p = realloc(h->latest, len + 2);
-        if (p)
-            h->latest = p, h->latest_cap = len + 2;
-        ok = p != NULL;
-    }
-    if (ok) {
-        memcpy(h->latest, line, len);
-        memcpy(h->latest + len, "\n", 2);
-    }
-    pthread_mutex_unlock(&h->latest_lock);
-    return ok;
-}
-
 void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
 {
     cc_metrics_frame(h->metrics, r);
     if (h->mjpeg)
         cc_mjpeg_offer(h->mjpeg, r, f);
     struct cc_error err = {0};
-    if (h->latest_log)
-        cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
+    if (!h->latest_log)
+        return;
+    cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
+    cc_latest_keep_cam(h->latest, &r->cam);  // the map of the line just kept, if any
 }
 
 void cc_http_model(struct cc_http *h, const struct cc_model *m)
 {
     cc_metrics_set_model(h->metrics, m->name);
     struct cc_error err = {0};
-    if (h->latest_log) // its "model" line goes nowhere (keep_latest keeps frames); the name stays
+    if (h->latest_log) // its "model" line goes nowhere (cc_latest_keep keeps frames); the name
+                       // stays
         cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels, m->n_labels,
                         &err);
 }
@@ -700,20 +715,24 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     h->cfg = *cfg;
     h->fd = -1;
-    pthread_mutex_init(&h->latest_lock, NULL);
     if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend))) {
         cc_error_set(err, "out of memory starting the HTTP service");
         goto error;
     }
     if (cfg->source) {
+        h->latest = cc_latest_create();
         struct cc_detlog_config lc = {
             .mode = CC_DETLOG_EVERY_FRAME,
             .source = cfg->source,
             .model = cfg->model->name,
             .backend = cfg->backend,
-            .sink = keep_latest,
-            .sink_ctx = h,
+            .sink = cc_latest_keep,
+            .sink_ctx = h->latest,
         };
+        if (!h->latest) {
+            cc_error_set(err, "out of memory starting the HTTP service");
+            goto error;
+        }
         if (!(h->latest_log = cc_detlog_create(&lc, err)))
             goto error;
     }
@@ -833,7 +852,6 @@ void cc_http_destroy(struct cc_http *h)
     free(h->page);
     cc_metrics_destroy(h->metrics);
     cc_decode_budget_destroy(h->decodes);
-    free(h->latest);
-    pthread_mutex_destroy(&h->latest_lock);
+    cc_latest_destroy(h->latest);
     free(h);
 }

@@ -25,6 +25,7 @@ struct cc_overlay {
     Uint64 notice_until; // SDL_GetTicks64 ms
     bool paused;
     int label_key;     // the digit of the last CC_OVERLAY_LABEL
+    bool cam_shown;    // h: the class activation map is to be shown
     SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
 };
 
@@ -339,6 +340,9 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
                 return ov->paused ? CC_OVERLAY_PAUSED : CC_OVERLAY_RESUMED;
             case SDLK_s:
                 return screenshot(ov, msg);
+            case SDLK_h:
+                ov->cam_shown = !ov->cam_shown;
+                return CC_OVERLAY_CAM;
             case SDLK_1:
             case SDLK_2:
             case SDLK_3:
@@ -356,6 +360,11 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
         }
     }
     return CC_OVERLAY_NONE;
+}
+
+bool cc_overlay_cam_shown(const struct cc_overlay *ov)
+{
+    return ov->cam_shown;
 }
 
 int cc_overlay_label_key(const struct cc_overlay *ov)

@@ -7,8 +7,9 @@
  * its renderer, its events and screenshots.
  *
  * Keys (cc_overlay_poll): q or Esc quit, f toggles fullscreen, p pauses (the window keeps
- * showing the paused frame and result), s saves a PNG screenshot, 1-9 are handed to the caller
- * (--collect saves the frame under that key's class); closing the window quits.
+ * showing the paused frame and result), s saves a PNG screenshot, h shows or hides the class
+ * activation map (the caller asks the pipeline for it: cc_overlay_cam_shown), 1-9 are handed to
+ * the caller (--collect saves the frame under that key's class); closing the window quits.
  *
  * Threads: SDL wants its window on the main thread. Every function here must be called from
  * the main thread; the overlay keeps no locks and starts no threads.
@@ -60,6 +61,7 @@ enum cc_overlay_event {
     CC_OVERLAY_SCREENSHOT, // s: saved; msg says where, in one line
     CC_OVERLAY_ERROR,      // s failed; msg says why, in one line
     CC_OVERLAY_LABEL,      // a digit key 1-9: cc_overlay_label_key says which
+    CC_OVERLAY_CAM,        // h: the map is to be shown or hidden (cc_overlay_cam_shown)
 };
 
 /* Handles pending window events (keys above, resize, fullscreen) until one the caller must
@@ -67,6 +69,10 @@ enum cc_overlay_event {
  * main-loop iteration: while ((ev = cc_overlay_poll(ov, &msg)) != CC_OVERLAY_NONE) ...
  * msg (may be NULL) receives the line for SCREENSHOT and ERROR. */
 enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg);
+
+/* Whether the class activation map is to be shown: h toggles it (off at first). The overlay
+ * draws the map of every result that carries one (cc_result.cam). */
+bool cc_overlay_cam_shown(const struct cc_overlay *ov);
 
 /* The digit (1..9) of the last CC_OVERLAY_LABEL. */
 int cc_overlay_label_key(const struct cc_overlay *ov);

@@ -28,9 +28,9 @@ static const SDL_Color DIM = {160, 164, 172, 255};
 #define DEFAULT_TOP_K 5
 #define LABEL_MAX 96
 
-#define HELP_1 "q quit  f fullscreen  p pause  s screenshot"
-#define HELP_2A "q quit  f fullscreen"
-#define HELP_2B "p pause  s screenshot"
+#define HELP_1 "q quit  f fullscreen  p pause  s screenshot  h heat-map"
+#define HELP_2A "q quit  f fullscreen  p pause"
+#define HELP_2B "s screenshot  h heat-map"
 
 /* ---------------------------------------------------------------------------------------- */
 /* State                                                                                    */
@@ -362,12 +362,28 @@ static void roi_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout
     L->roi = (struct cc_overlay_rect){x0, y0, x1 - x0 > 1 ? x1 - x0 : 1, y1 - y0 > 1 ? y1 - y0 : 1};
 }
 
+/* L->cam: where the result's map goes (draw_cam). */
+static void cam_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
+{
+    const struct cc_result_cam *cam = &ov->result.cam;
+    L->cam = (struct cc_overlay_rect){0};
+    if (!ov->have_result || !ov->frame_tex || cam->w <= 0 || cam->h <= 0)
+        return;
+    const struct cc_overlay_rect *f = &L->frame;
+    int x0 = f->x + (int)lroundf(cam->area[0] * (float)f->w);
+    int y0 = f->y + (int)lroundf(cam->area[1] * (float)f->h);
+    int x1 = f->x + (int)lroundf((cam->area[0] + cam->area[2]) * (float)f->w);
+    int y1 = f->y + (int)lroundf((cam->area[1] + cam->area[3]) * (float)f->h);
+    L->cam = (struct cc_overlay_rect){x0, y0, x1 - x0, y1 - y0};
+}
+
 void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_layout *out)
 {
     int w = 0, h = 0;
     SDL_GetRendererOutputSize(ov->renderer, &w, &h);
     layout_compute(ov, w, h, fitting_px(ov, w, h), out);
     roi_place(ov, out);
+    cam_place(ov, out);
     snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
     snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
     if (ov->have_result && ov->result.n_top > 0)
@@ -469,6 +485,31 @@ static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
     fill(ov->renderer, ROI_LINE, r->x + r->w - tw, r->y, tw, r->h);
 }
 
+/* The result's class activation map (cc_result.cam), translucent over the picture it was
+ * computed on (its area: the ROI's rectangle, else the frame, as the model cropped it), one cell per map value: cold blue where the
+ * answer's class found little, warm red where it found most. L->cam says where (w = 0: none). */
+static void draw_cam(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
+{
+    const struct cc_result_cam *cam = &ov->result.cam;
+    cam_place(ov, L);
+    const struct cc_overlay_rect *r = &L->cam;
+    if (r->w <= 0)
+        return;
+    SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_BLEND);
+    for (int y = 0; y < cam->h; y++)
+        for (int x = 0; x < cam->w; x++) {
+            float v = cam->v[y * cam->w + x];
+            v = v < 0 ? 0 : v > 1 ? 1 : v;
+            int x0 = r->x + x * r->w / cam->w, x1 = r->x + (x + 1) * r->w / cam->w;
+            int y0 = r->y + y * r->h / cam->h, y1 = r->y + (y + 1) * r->h / cam->h;
+            SDL_SetRenderDrawColor(ov->renderer, (Uint8)(255 * v), (Uint8)(96 * (1 - v)),
+                                   (Uint8)(255 * (1 - v)), (Uint8)(64 + 96 * v));
+            SDL_Rect d = {x0, y0, x1 - x0, y1 - y0};
+            SDL_RenderFillRect(ov->renderer, &d);
+        }
+    SDL_SetRenderDrawBlendMode(ov->renderer, SDL_BLENDMODE_NONE);
+}
+
 /* Sizes every part is drawn with: the body font's px, line heights, padding; the panel's
  * text column. */
 struct metrics {
@@ -494,6 +535,7 @@ static void draw_frame_area(struct cc_overlay_draw *ov, struct cc_overlay_layout
         SDL_Rect d = {layout->frame.x, layout->frame.y, layout->frame.w, layout->frame.h};
         SDL_RenderCopy(ov->renderer, ov->frame_tex, NULL, &d);
         draw_roi(ov, layout);
+        draw_cam(ov, layout);
     } else {
         text_set(ov, T_NOFRAME, FONT_BODY, DIM, area->w, "waiting for the first frame\u2026");
         struct text *t = &ov->text[T_NOFRAME];

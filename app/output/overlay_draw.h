@@ -78,6 +78,9 @@ struct cc_overlay_layout {
                                                      // roi field: the crop classified) on the
                                                      // frame; w = 0: none (no ROI or frame)
     uint8_t roi_rgb[3];                              // colour of the ROI's outline
+    struct cc_overlay_rect cam;                      // where the result's class activation
+                                                     // map was drawn (its area of the frame;
+                                                     // w = 0: none)
     struct cc_overlay_rect collect;                  // --collect's keys and counts, above it
     uint8_t bar_rgb[3];                              // colour of the filled bar
     uint8_t track_rgb[3];                            // colour of the empty track

@@ -3,29 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cam.h"
 #include "head_graph.h"
 
 bool cc_head_graph_find(const struct cc_model *base, struct cc_head_graph *g, struct cc_error *err)
 {
+    struct cc_classifier c;
+    struct cc_error why = {0};
     *g = (struct cc_head_graph){.classifier = -1, .softmax = -1, .features = -1};
-    int out = base->output.tensor, producer = base->tensors[out].producer;
-    if (producer >= 0 && base->nodes[producer].op == CC_OP_SOFTMAX) {
-        g->softmax = producer;
-        producer = base->tensors[base->nodes[producer].inputs[0]].producer;
-    }
-    if (producer < 0 || base->nodes[producer].op != CC_OP_LINEAR)
+    if (!cc_classifier_find(base, &c, &why))
         return cc_error_set(err,
-                            "model \"%s\" is not a classifier base: its output is not computed "
-                            "by a linear node (or a softmax after one); give a bundle whose "
+                            "model \"%s\" is not a classifier base: %s; give a bundle whose "
                             "graph ends in global pooling and a linear classifier",
-                            base->name);
-    const struct cc_tensor *x = &base->tensors[base->nodes[producer].inputs[0]];
-    if (x->ndim != 2 || x->shape[0] != 1)
-        return cc_error_set(err, "model \"%s\": its classifier reads a tensor \"%s\" that is not "
-                                 "a feature vector [1, C]", base->name, x->name);
-    g->classifier = producer;
-    g->features = base->nodes[producer].inputs[0];
-    g->n_features = (int)x->shape[1];
+                            base->name, why.msg);
+    *g = (struct cc_head_graph){c.linear, c.softmax, c.features, c.n_features};
     return true;
 }
 

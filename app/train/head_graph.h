@@ -2,8 +2,8 @@
  *
  * A classifier base ends in a linear node (its "classifier") whose output is the model's output,
  * or feeds a softmax that is: what every torchvision classifier and every bundle camclass-train
- * writes looks like. The classifier's input is the backbone's feature vector ([1, C]: the
- * global pooling's output, flattened).
+ * writes looks like (found by engine/cam.h's cc_classifier_find). The classifier's input is the
+ * backbone's feature vector ([1, C]: the global pooling's output, flattened).
  *
  *   cc_head_graph_find(base, &g, &err)      which node is the classifier, what it reads
  *   cc_head_graph_backbone(base, &g, &err)  a model computing the feature vector only

@@ -80,6 +80,7 @@ struct ref_state {
     struct pool pool;
     bool pool_started;
     bool poison; // poison the arena and the scratch before every run (poison.h)
+    int tap;     // the tapped tensor (kept by the plan), -1 for none
     struct worker_arg args[CC_CPU_MAX_THREADS];
 };
 
@@ -206,7 +207,8 @@ static void *ref_create(const struct cc_model *m, const struct cc_engine_options
     }
     s->model = m;
     s->poison = opts && opts->poison;
-    if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
+    s->tap = cc_backend_tap(m, opts);
+    if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
         goto error;
 
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
@@ -320,6 +322,12 @@ static int ref_layer_timings(void *p, const struct cc_layer_timing **out)
     return s->n_timings;
 }
 
+static void ref_tap_read(void *p, float *out)
+{
+    struct ref_state *s = p;
+    memcpy(out, s->data[s->tap], (size_t)s->model->tensors[s->tap].count * sizeof(float));
+}
+
 static const char *ref_device_name(void *p)
 {
     return ((struct ref_state *)p)->device_name;
@@ -331,5 +339,6 @@ const struct cc_backend_ops cc_ref_backend = {
     .run = ref_run,
     .layer_timings = ref_layer_timings,
     .device_name = ref_device_name,
+    .tap_read = ref_tap_read,
     .destroy = ref_destroy,
 };

@@ -142,6 +142,8 @@ struct xnn_state {
     int n_fused;                   // steps that are a fused block
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
+    int tap;            // the tapped tensor (kept by the plan), -1 for none
+    float *tap_f32;     // (its count) an int8 tap dequantized, NHWC; owned; NULL otherwise
     char device_name[160];
 };
 
@@ -407,6 +409,7 @@ static void xnn_destroy(void *p)
     free(s->nchw_tmp);
     free(s->scratch);
     free(s->patches);
+    free(s->tap_f32);
     free(s->steps);
     free(s->timings);
     free(s->arena);
@@ -862,7 +865,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err))
         goto error;
-    if (!cc_plan_init(&s->plan, m, ARENA_ALIGN, err))
+    s->tap = cc_backend_tap(m, opts);
+    if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
         goto error;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
@@ -884,6 +888,11 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     }
     if (!place_tensors(s, err))
         goto error;
+    if (s->tap >= 0 && !values(s, s->tap, STORE_F32) &&
+        !(s->tap_f32 = malloc((size_t)m->tensors[s->tap].count * sizeof(float)))) {
+        cc_error_set(err, "cpu backend: out of memory for tap \"%s\"", m->tensors[s->tap].name);
+        goto error;
+    }
     if (!build_steps_remembered(s, opts, threads, err))
         goto error;
     bool only_stems;
@@ -993,6 +1002,23 @@ static int xnn_layer_timings(void *p, const struct cc_layer_timing **out)
     return s->n_timings;
 }
 
+/* The tap in NCHW f32: an f32 tensor moved out of NHWC, an int8 one dequantized with its
+ * activation quantization first (here, on demand: nothing is added to the runs). */
+static void xnn_tap_read(void *p, float *out)
+{
+    struct xnn_state *s = p;
+    const struct cc_tensor *t = &s->model->tensors[s->tap];
+    const struct place *pl = &s->places[s->tap];
+    const float *f32 = values(s, s->tap, STORE_F32);
+    if (!f32) {
+        const int8_t *q = pl->data;
+        for (int64_t i = 0; i < t->count; i++)
+            s->tap_f32[i] = t->act_quant.scale * (float)(q[i] - t->act_quant.zero_point);
+        f32 = s->tap_f32;
+    }
+    move(t, f32, out, false, sizeof(float));
+}
+
 static const char *xnn_device_name(void *p)
 {
     return ((struct xnn_state *)p)->device_name;
@@ -1004,5 +1030,6 @@ const struct cc_backend_ops cc_xnn_backend = {
     .run = xnn_run,
     .layer_timings = xnn_layer_timings,
     .device_name = xnn_device_name,
+    .tap_read = xnn_tap_read,
     .destroy = xnn_destroy,
 };

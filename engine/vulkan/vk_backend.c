@@ -268,8 +268,10 @@ static bool record_steps(struct cc_vk_state *s, VkBufferCopy *ranges, struct cc_
     VkCommandBuffer cmd = s->cmds[seg];
     if (!s->shared) {
         barrier(cmd, XFER | CS, WRITES, XFER, VK_ACCESS_TRANSFER_READ_BIT);
-        VkBufferCopy c = {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes};
-        vkCmdCopyBuffer(cmd, s->arena.buffer, s->staging_out.buffer, 1, &c);
+        VkBufferCopy c[2] = {
+            {.srcOffset = s->out_off, .dstOffset = 0, .size = s->out_bytes},
+            {.srcOffset = s->tap_off, .dstOffset = s->out_bytes, .size = s->tap_bytes}};
+        vkCmdCopyBuffer(cmd, s->arena.buffer, s->staging_out.buffer, s->tap_bytes ? 2 : 1, c);
         barrier(cmd, XFER, VK_ACCESS_TRANSFER_WRITE_BIT, HOST, VK_ACCESS_HOST_READ_BIT);
     } else {
         barrier(cmd, XFER | CS, WRITES, HOST, VK_ACCESS_HOST_READ_BIT);
@@ -333,7 +335,8 @@ static bool open_device(struct cc_vk_state *s, const struct cc_engine_options *o
     w->align_floats = (size_t)s->align / sizeof(float);
     if (!(s->kernels = cc_kernels_create(s->vk, opts->pipeline_cache, opts->notices, err)))
         return false;
-    if (!cc_plan_init(&s->plan, s->model, (size_t)s->align, err))
+    s->tap = cc_backend_tap(s->model, opts);
+    if (!cc_plan_init_keep(&s->plan, s->model, (size_t)s->align, s->tap, err))
         return false;
     s->plan_ok = true;
     return true;
@@ -417,12 +420,16 @@ static bool create_buffers(struct cc_vk_state *s, const struct cc_engine_options
     s->in_bytes = (size_t)model->tensors[model->input.tensor].count * sizeof(float);
     s->out_off = s->plan.offset[model->output.tensor];
     s->out_bytes = (size_t)model->tensors[model->output.tensor].count * sizeof(float);
+    if (s->tap >= 0) {
+        s->tap_off = s->plan.offset[s->tap];
+        s->tap_bytes = (size_t)model->tensors[s->tap].count * sizeof(float);
+    }
     s->shared = s->arena.map && !opts->vk_staging;
     return s->shared ||
            (cc_vk_buffer_init(s->vk, &s->staging_in, s->in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                               CC_VK_MEM_STAGING, err) &&
-            cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes, XFER_DST, CC_VK_MEM_STAGING,
-                              err));
+            cc_vk_buffer_init(s->vk, &s->staging_out, s->out_bytes + s->tap_bytes, XFER_DST,
+                              CC_VK_MEM_STAGING, err));
 }
 
 /* Descriptor pool: one set per dispatch (at most 4 texel bindings: x, w, bias, scales). */
@@ -601,6 +608,16 @@ static bool vk_run(void *state, const float *input, float *output, struct cc_err
     return true;
 }
 
+/* The tap where the last run left it: in the arena, or in staging_out after the output. */
+static void vk_tap_read(void *state, float *out)
+{
+    struct cc_vk_state *s = state;
+    if (s->shared)
+        memcpy(out, (const char *)s->arena.map + s->tap_off, s->tap_bytes);
+    else
+        memcpy(out, (const char *)s->staging_out.map + s->out_bytes, s->tap_bytes);
+}
+
 static int vk_layer_timings(void *state, const struct cc_layer_timing **out)
 {
     struct cc_vk_state *s = state;
@@ -667,5 +684,6 @@ const struct cc_backend_ops cc_vulkan_backend = {
     .run = vk_run,
     .layer_timings = vk_layer_timings,
     .device_name = vk_device_name,
+    .tap_read = vk_tap_read,
     .destroy = vk_destroy,
 };

@@ -60,6 +60,8 @@ struct cc_vk_state {
     struct cc_vk_buffer staging_in;              // devices without UMA: input copied from here
     struct cc_vk_buffer staging_out;             // devices without UMA: output copied to here
     size_t in_off, in_bytes, out_off, out_bytes; // in the arena
+    int tap;                                     // the tapped tensor (kept by the plan), or -1
+    size_t tap_off, tap_bytes; // in the arena; !shared: copied to staging_out after the output
 
     struct cc_vk_pipeline *pipelines; // (n_pipelines)
     int n_pipelines;

@@ -3,15 +3,19 @@
  * only (once the source ended: the last frame's, once; nothing queued behind it), with
  * keep_frames the frame it was computed from; on_result sees every result in order; an
  * on_result that returns false ends the run CLOSED with that result still published; a
- * request (cc_pipeline_classify) reaches neither on_result nor the mailbox. No check depends
+ * request (cc_pipeline_classify) reaches neither on_result nor the mailbox; results carry a
+ * class activation map when, and only when, asked for. No check depends
  * on timing: each waits for a state, bounded only against a hang.
  *
  *   test_pipeline MODEL IMAGES_DIR */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
+#include "cam.h"
 #include "pipeline.h"
 #include "testutil.h"
 
@@ -22,6 +26,9 @@ struct seen {
     uint64_t last; // the seq of the newest
     bool in_order; // every seq one more than the one before
     int close_at;  // on_result returns false for this result (counting from 1); 0 = never
+    int n_cam;     // results that carried a class activation map
+    bool cam_ok;   // each map was for the top class, 7 x 7, in 0..1 with 0 and 1 in it, over
+                   // the whole frame
 };
 
 static bool on_result(void *ctx, const struct cc_result *r, const struct cc_frame *f)
@@ -31,6 +38,16 @@ static bool on_result(void *ctx, const struct cc_result *r, const struct cc_fram
     if (s->n > 0 && r->seq != s->last + 1)
         s->in_order = false;
     s->last = r->seq;
+    if (r->cam.w > 0) {
+        float lo = 1, hi = 0;
+        for (int i = 0; i < r->cam.w * r->cam.h; i++)
+            lo = r->cam.v[i] < lo ? r->cam.v[i] : lo, hi = r->cam.v[i] > hi ? r->cam.v[i] : hi;
+        s->cam_ok &=
+            r->cam.w == 7 && r->cam.h == 7 && r->cam.index == r->top[0].index && lo == 0 && hi == 1 &&
+                     r->cam.area[0] == 0 && r->cam.area[1] == 0 && fabsf(r->cam.area[2] - 1) < 1e-6f &&
+                     fabsf(r->cam.area[3] - 1) < 1e-6f; // squash, no ROI: the whole frame
+        s->n_cam++;
+    }
     return ++s->n != s->close_at;
 }
 
@@ -41,7 +58,7 @@ static struct cc_pipeline *start(struct cc_engine *e, const char *images, struct
     *src = cc_source_file_open(images, false, &err);
     if (!CHECKF(*src != NULL, "open %s: %s", images, err.msg))
         return NULL;
-    *s = (struct seen){.in_order = true, .close_at = s->close_at};
+    *s = (struct seen){.in_order = true, .close_at = s->close_at, .cam_ok = true};
     struct cc_pipeline_config cfg = {.engine = e,
                                      .file = *src,
                                      .top_k = 3,
@@ -131,6 +148,46 @@ static void closed_by_output(struct cc_engine *e, const char *images)
     cc_source_file_destroy(src);
 }
 
+/* Class activation maps (cc_pipeline_want_cam): none unless asked; asked, every result carries
+ * its top class's; an engine that keeps no feature map says why, in one line. */
+static void cam_when_asked(const char *model, const char *images, int n_images)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = cc_bundle_load(model, &err);
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_REF;
+    struct cc_engine *e = m ? cc_cam_engine_create(m, &opt, &err) : NULL;
+    if (!CHECKF(e != NULL, "engine with its map on %s: %s", model, err.msg))
+        return;
+    for (int asked = 0; asked < 2; asked++) {
+        struct seen s = {0};
+        struct cc_source_file *src;
+        struct cc_pipeline *p = start(e, images, &s, &src);
+        if (!p)
+            continue;
+        CHECKF(cc_pipeline_want_cam(p, asked, &err), "want_cam: %s", err.msg);
+        wait_end(p);
+        // The request may race the first frame: all but that one when asked.
+        CHECKF(asked ? s.n_cam >= n_images - 1 && s.cam_ok : s.n_cam == 0,
+               "asked %d: %d of %d results carried a map (right: %d)", asked, s.n_cam, s.n,
+               s.cam_ok);
+        cc_pipeline_destroy(p);
+        cc_source_file_destroy(src);
+    }
+    cc_engine_destroy(e);
+    m = cc_bundle_load(model, &err);
+    e = m ? cc_engine_create_from_model(m, &opt, &err) : NULL; // no tap
+    struct cc_pipeline_config cfg = {.engine = e, .top_k = 1};
+    struct cc_pipeline *p = e ? cc_pipeline_create(&cfg, &err) : NULL;
+    if (CHECKF(p != NULL, "pipeline without a map: %s", err.msg))
+        CHECKF(!cc_pipeline_want_cam(p, true, &err) &&
+                   strstr(err.msg, "no class activation map for this model (") &&
+                   !strchr(err.msg, '\n'),
+               "without a tap: %s", err.msg);
+    cc_pipeline_destroy(p);
+    cc_engine_destroy(e);
+}
+
 /* The PNG files in dir: the frames the file source gives. */
 static int count_images(const char *dir)
 {
@@ -163,5 +220,6 @@ int main(int argc, char **argv)
     to_the_end(e, argv[2], n_images);
     closed_by_output(e, argv[2]);
     cc_engine_destroy(e);
+    cam_when_asked(argv[1], argv[2], n_images);
     return tu_exit_code();
 }

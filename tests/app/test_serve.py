@@ -31,12 +31,16 @@
   parsed by prometheus_client (Prometheus' own parser): requests by path and status, the
   /predict latency histogram, frames, results, the frame latency histogram, stage times,
   model, backend, uptime;
+- GET /latest?cam=1: the newest frame object with its class activation map ("cam": the top
+  class's index and label, 7 x 7 values in 0..1 spanning 0 to 1, the area [0, 0, 1, 1]); no
+  "cam" without it, with cam=0 or with an unknown parameter; a model without global pooling
+  before its classifier: 400 with one line;
 - stop: SIGTERM halfway through a /predict body: the rest is still read and the request
   answered (200, top 5), then exit 0;
 - GET /stream: 3 viewers at once read 5 parts each of the multipart/x-mixed-replace stream, each
   part a JPEG that PIL decodes at 640x360; 404 without a source; GET / is the HTML page.
 
-    test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR
+    test_serve.py CAMCLASS SELFTEST_MODEL SAMPLES_DIR NO_CAM_MODEL
 
 Every process is bounded in time and killed at the end.
 """
@@ -63,7 +67,7 @@ from checks import bound, check, env_headless, host_command, summary, wait_exit 
 import serve_client  # noqa: E402
 from serve_client import read_stream  # noqa: E402
 
-EXE, MODEL, SAMPLES = sys.argv[1:4]
+EXE, MODEL, SAMPLES, NO_CAM_MODEL = sys.argv[1:5]
 FRAMES = os.path.join(SAMPLES, "selftest")
 BASE = host_command(EXE) + ["--headless", "--model", MODEL, "--backend", "cpu"]
 TOL = 1e-5  # the log writes scores to 6 decimals; the same computation otherwise
@@ -762,6 +766,41 @@ def test_stop_in_flight():
     check(rc == 0, "then exit 0 (%d)" % rc)
 
 
+def test_latest_cam():
+    """GET /latest?cam=1 on a looped input: the map of the newest frame's answer."""
+    s = Server(["--input", FRAMES, "--loop", "--fps", "20", "--serve", "0"])
+    if not check(s.port is not None, "--input with --serve: serving"):
+        s.stop()
+        return
+    st, _, plain = s.request("GET", "/latest")
+    for _ in range(100):  # the first frame (bounded)
+        if st == 200:
+            break
+        time.sleep(0.1)
+        st, _, plain = s.request("GET", "/latest")
+    st, _, o = s.request("GET", "/latest?cam=1")
+    cam = o.get("cam") if st == 200 and isinstance(o, dict) else None
+    top = o["top"][0] if cam else {}
+    vals = cam.get("values", []) if cam else []
+    check(cam is not None and cam.get("w") == 7 and cam.get("h") == 7 and len(vals) == 49 and
+          all(0 <= v <= 1 for v in vals) and min(vals) == 0 and max(vals) == 1 and
+          cam.get("index") == top.get("index") and cam.get("label") == top.get("label") and
+          cam.get("area") == [0, 0, 1, 1] and o.get("event") == "frame",
+          "/latest?cam=1: the frame with its top class's 7x7 map (%d %s)" % (st, str(o)[:300]))
+    for q in ("", "?cam=0", "?camera=1"):
+        st, _, o = s.request("GET", "/latest" + q)
+        check(st == 200 and o.get("event") == "frame" and "cam" not in o,
+              "/latest%s: the frame object, no map (%d %s)" % (q, st, str(o)[:120]))
+    s.stop()
+    s = serve_client.Server(host_command(EXE) + [
+        "--headless", "--model", NO_CAM_MODEL, "--backend", "cpu", "--input", FRAMES, "--loop",
+        "--fps", "20", "--serve", "0"])
+    st, _, o = s.request("GET", "/latest?cam=1") if s.port else (0, None, None)
+    s.stop()
+    check(is_error(400, o, 400) and "no class activation map for this model (" in o["error"] and
+          "\n" not in o["error"], "a model without a map: 400 with one line (%d %s)" % (st, o))
+
+
 t0 = time.time()
 test_bad_settings()
 test_requests_only()
@@ -771,6 +810,7 @@ test_hosts()
 test_framing()
 test_decodes()
 test_shared_with_frames()
+test_latest_cam()
 test_stop_in_flight()
 print("%.1f s" % (time.time() - t0))
 sys.exit(summary())

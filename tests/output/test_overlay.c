@@ -411,6 +411,54 @@ static void test_roi_outline(const struct cc_frame *frame)
     free(px);
 }
 
+/* A result's class activation map (cc_result.cam), 2 x 2 with the top-right cell hot, over the
+ * middle half of the frame (its area: the part the model classified) in the offscreen picture:
+ * each cell's pixels are the frame's blended with the map's
+ * colour (red, alpha 160, where 1; blue, alpha 64, where 0); nothing without a map. */
+static void test_cam_heatmap(const struct cc_frame *frame)
+{
+    int w = 800, h = 480;
+    uint8_t *px[2] = {malloc((size_t)w * h * 3), malloc((size_t)w * h * 3)};
+    struct cc_overlay_layout L[2];
+    for (int i = 0; px[0] && px[1] && i < 2; i++) {
+        struct cc_overlay_config cfg = {.model_name = "m", .top_k = 5};
+        struct cc_error err = {{0}};
+        struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
+        struct cc_result r = ovt_crafted_result(30.0);
+        if (i == 1)
+            r.cam = (struct cc_result_cam){.w = 2, .h = 2, .v = {0, 1, 0, 0}, .area = {0.25f, 0, 0.5f, 1}};
+        CHECKF(o && cc_overlay_render(o, frame, &r, px[i], w * 3, &err), "cam %d: %s", i, err.msg);
+        if (o)
+            cc_overlay_offscreen_layout(o, &L[i]);
+        cc_overlay_offscreen_destroy(o);
+    }
+    if (px[0] && px[1]) {
+        const struct cc_overlay_rect *f = &L[1].frame;
+        int x0 = f->x + (int)lroundf(0.25f * (float)f->w), x1 = f->x + (int)lroundf(0.75f * (float)f->w);
+        CHECK(L[0].cam.w == 0);
+        CHECKF(L[1].cam.x == x0 && L[1].cam.y == f->y && L[1].cam.w == x1 - x0 && L[1].cam.h == f->h,
+               "map drawn at %d,%d %dx%d, not over the middle half of the frame", L[1].cam.x,
+               L[1].cam.y, L[1].cam.w, L[1].cam.h);
+        f = &L[1].cam;
+        struct cc_image im[2] = {{.pixels = px[0], .width = w, .height = h, .channels = 3},
+                                 {.pixels = px[1], .width = w, .height = h, .channels = 3}};
+        // The centres of the top-right (hot) and top-left (cold) cells.
+        int xs[2] = {f->x + 3 * f->w / 4, f->x + f->w / 4}, y = f->y + f->h / 4;
+        const uint8_t colour[2][4] = {{255, 0, 0, 160}, {0, 96, 255, 64}};
+        for (int c = 0; c < 2; c++) {
+            const uint8_t *was = ovt_px(&im[0], xs[c], y), *is = ovt_px(&im[1], xs[c], y);
+            uint8_t want[3];
+            for (int k = 0; k < 3; k++)
+                want[k] =
+                    (uint8_t)((colour[c][k] * colour[c][3] + was[k] * (255 - colour[c][3])) / 255);
+            CHECKF(ovt_near(is, want, 6), "cell %d: %d,%d,%d, expected %d,%d,%d", c, is[0], is[1],
+                   is[2], want[0], want[1], want[2]);
+        }
+    }
+    free(px[0]);
+    free(px[1]);
+}
+
 /* The default window size: 1280 × 720 shrunk to the display, aspect kept; opened so. */
 /* After a model reload the window names the new model and lays out rows for its classes. */
 static void test_set_model(const struct cc_frame *frame)
@@ -531,6 +579,7 @@ int main(int argc, char **argv)
         test_no_key_hints(800, 480, &frame);
         test_set_model(&frame);
         test_roi_outline(&frame);
+        test_cam_heatmap(&frame);
         test_picture(640, 480, &frame, true);
         test_picture(1280, 720, &frame, true);
         test_picture(800, 480, &frame, true); // the Pi touchscreen

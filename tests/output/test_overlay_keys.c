@@ -242,6 +242,12 @@ void ovt_test_keys_and_formats(const struct cc_frame *bars, const char *outdir,
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_LABEL && cc_overlay_label_key(ov) == 9);
     ovt_push_key(SDLK_0);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_NONE);
+    // h: the class activation map on, then off again (the caller asks the pipeline for it).
+    CHECK(!cc_overlay_cam_shown(ov));
+    ovt_push_key(SDLK_h);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_CAM && cc_overlay_cam_shown(ov));
+    ovt_push_key(SDLK_h);
+    CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_CAM && !cc_overlay_cam_shown(ov));
     cc_overlay_set_collect(ov, "1 open: 3   2 closed: 0");
     cc_overlay_notice(ov, "saved open/x.jpg");
     CHECK(cc_overlay_present(ov, NULL, NULL, &err));

@@ -7,7 +7,10 @@
   something.
 - The bundle written loads in camclass (a folder of images, headless: the log's top label) and
   camclass-bench; its manifest's "training" record names the base, its SHA-256 and the classes;
-  --report writes the same JSON.
+  --report writes the same JSON, plus "wrong": per class the held-out images the head got wrong
+  (the confusion matrix's off-diagonal counts), each with the 7x7 class activation map of its
+  wrong answer, which is the map camclass itself gives for that image with the trained bundle
+  (GET /latest?cam=1).
 - Near-duplicates: noisy copies of one picture are named, in one class and across two; the
   drawn scenes have none.
 - The feature cache: a second run computes nothing, an edited picture computes its views only,
@@ -26,11 +29,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "app"))
 from checks import check, host_command, summary  # noqa: E402
+from serve_client import Server  # noqa: E402
 
 TRAIN, CAMCLASS, BENCH, SELFTEST, MOBILENET = sys.argv[1:6]
 FLOOR = 0.6      # held-out accuracy of the drawn classes (4 classes: chance is 0.25)
@@ -86,7 +92,8 @@ def check_bundle(out, rep, base, data):
     with open(base, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     classes = sorted(os.listdir(data))
-    check(t.get("base", {}).get("sha256") == sha and t == rep,
+    in_bundle = {k: v for k, v in rep.items() if k not in ("wrong", "wrong_maps")}
+    check(t.get("base", {}).get("sha256") == sha and t == in_bundle,
           f"the bundle's training record names the base's sha256 and equals --report ({t!r:.200})")
     check([c["name"] for c in t.get("classes", [])] == classes and
           m["output"]["classes"] == len(classes), f"classes {classes} in the bundle")
@@ -119,6 +126,51 @@ def check_bundle(out, rep, base, data):
     r = run(BENCH, out, "--backend", "cpu", "--runs", "2", "--input",
             os.path.join(pick, sorted(os.listdir(pick))[0]))
     check(r.returncode == 0, f"camclass-bench runs it: exit {r.returncode} {r.stderr[-200:]!r}")
+
+
+def map_of(bundle, image):
+    """camclass's map for one image with bundle: GET /latest?cam=1's "cam" (None if none)."""
+    with tempfile.TemporaryDirectory() as one:
+        shutil.copy(image, one)
+        s = Server(host_command(CAMCLASS) + ["--headless", "--model", bundle, "--backend", "cpu",
+                                             "--input", one, "--loop", "--fps", "10", "--serve",
+                                             "0"])
+        got = None
+        for _ in range(50 if s.port else 0):
+            st, _, o = s.request("GET", "/latest?cam=1")
+            if st == 200:
+                got = o.get("cam")
+                break
+            time.sleep(0.2)
+        s.stop()
+    return got
+
+
+def check_wrong(out, rep, name, cross):
+    """--report's "wrong" (wrong_maps.h); cross: the first map against camclass's own."""
+    classes = [c["name"] for c in rep["classes"]]
+    wrong, conf = rep.get("wrong", {}), rep["confusion"]
+    entries = [(c, e) for c in classes for e in wrong.get(c, [])]
+    check(list(wrong) == classes and
+          all(len(wrong[c]) == sum(conf[i]) - conf[i][i] for i, c in enumerate(classes)),
+          f"{name}: the report's wrong images per class are the confusion's off-diagonal")
+
+    def good(c, e):
+        v = e.get("cam", {}).get("values", [])
+        return (e["answer"] != c and e["answer"] in classes and
+                os.path.basename(os.path.dirname(e["file"])) == c and e["cam"]["w"] == 7 and
+                e["cam"]["h"] == 7 and len(v) == 49 and min(v) == 0 and max(v) == 1)
+    bad = [e for c, e in entries if not good(c, e)]
+    check(not bad, f"{name}: each wrong image with a 7x7 map of its answer in 0..1 ({bad[:1]})")
+    if not cross or not check(entries, f"{name}: some held-out images are wrong"):
+        return
+    c, e = entries[0]
+    got = map_of(out, e["file"])
+    diff = max((abs(a - b) for a, b in zip(got["values"], e["cam"]["values"])), default=9) \
+        if got else 9
+    check(got and got["label"] == e["answer"] and len(got["values"]) == 49 and diff <= 2e-3,
+          f"{name}: the report's map of {e['file']} is camclass's (max diff {diff:.2g}; "
+          f"{str(got)[:120]})")
 
 
 def computed(r):
@@ -271,8 +323,10 @@ def main():
             check(rep.get("near_duplicates") == [],
                   f"{name}: no near-duplicates among drawn scenes: {rep.get('near_duplicates')}")
             check_bundle(out, rep, base, data)
-            _, srep = trained(tmp, shuffled, base, name + "-shuffled")
+            check_wrong(out, rep, name, False)
+            sout, srep = trained(tmp, shuffled, base, name + "-shuffled")
             if srep:
+                check_wrong(sout, srep, name + "-shuffled", True)
                 print(f"{name}, labels shuffled: {srep['held_out_accuracy']:.3f}")
                 check(srep["held_out_accuracy"] <= SHUFFLED,
                       f"{name}, labels shuffled: accuracy {srep['held_out_accuracy']:.3f} <= "
