@@ -66,7 +66,9 @@ struct cc_http {
     // every-frame mode whose sink keeps the line (inference thread), read by connections.
     struct cc_detlog *latest_log; // inference thread only; NULL with no source
     struct cc_latest *latest;     // the newest line and its map; locks itself
-    struct cc_mjpeg *mjpeg; // GET /stream's pictures; NULL without a source
+    // GET /stream's pictures: [STREAM_PANEL] as the window draws them, [STREAM_FRAME] the frame
+    // alone (?panel=0); each draws only while it has viewers. NULL without a source.
+    struct cc_mjpeg *mjpeg[2];
     char *page;             // GET /: the page's bytes (malloc'd); NULL: none
     size_t page_size;
     atomic_bool stopping; // cc_http_stop began: /stream readers end
@@ -240,9 +242,12 @@ static char *memdup(const char *p, size_t n)
     return d;
 }
 
+enum { STREAM_PANEL, STREAM_FRAME };
+
 /* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
 struct viewer {
     struct cc_http *h;
+    struct cc_mjpeg *m;   // the pictures it watches (one of h->mjpeg)
     struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
     uint64_t seen;        // the mjpeg generation sent last
     char head[128];
@@ -261,7 +266,7 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
     while (!v->jpeg) {
         if (atomic_load(&h->stopping))
             return MHD_CONTENT_READER_END_OF_STREAM;
-        if ((v->jpeg = cc_mjpeg_next(h->mjpeg, &v->seen, 250))) {
+        if ((v->jpeg = cc_mjpeg_next(v->m, &v->seen, 250))) {
             v->head_len = (size_t)snprintf(v->head, sizeof(v->head),
                                            "--" STREAM_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
                                            "Content-Length: %zu\r\n\r\n",
@@ -287,7 +292,7 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
         n += k, v->off += k;
     }
     if (v->off == total) {
-        cc_jpeg_release(h->mjpeg, v->jpeg);
+        cc_jpeg_release(v->m, v->jpeg);
         v->jpeg = NULL;
     }
     return (ssize_t)n;
@@ -296,16 +301,23 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
 static void end_stream(void *cls)
 {
     struct viewer *v = cls;
-    cc_jpeg_release(v->h->mjpeg, v->jpeg);
-    cc_mjpeg_viewer(v->h->mjpeg, false);
+    cc_jpeg_release(v->m, v->jpeg);
+    cc_mjpeg_viewer(v->m, false);
     free(v);
 }
 
-/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless. */
+/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless; with
+ * ?panel=0 the frame alone. */
 static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
                                    struct MHD_Connection *c)
 {
-    if (!h->mjpeg)
+    const char *panel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "panel");
+    if (panel && strcmp(panel, "0") != 0 && strcmp(panel, "1") != 0)
+        return send_error(c, 400,
+                          "?panel= takes 0 (the frame alone) or 1 (the frame and the results "
+                          "panel, the default)",
+                          NULL, NULL);
+    if (!h->mjpeg[STREAM_PANEL])
         return send_error(c, 404,
                           "no camera or input: this camclass classifies requests only (start it "
                           "with --camera or --input for /stream)",
@@ -314,7 +326,8 @@ static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
     if (!v)
         return send_json(c, 500, NULL, NULL, NULL);
     v->h = h;
-    cc_mjpeg_viewer(h->mjpeg, true);
+    v->m = h->mjpeg[panel && !strcmp(panel, "0") ? STREAM_FRAME : STREAM_PANEL];
+    cc_mjpeg_viewer(v->m, true);
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
     if (!r) {
@@ -642,8 +655,9 @@ static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
 void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
 {
     cc_metrics_frame(h->metrics, r);
-    if (h->mjpeg)
-        cc_mjpeg_offer(h->mjpeg, r, f);
+    for (int i = 0; i < 2; i++)
+        if (h->mjpeg[i])
+            cc_mjpeg_offer(h->mjpeg[i], r, f);
     struct cc_error err = {0};
     if (!h->latest_log)
         return;
@@ -702,6 +716,18 @@ bool cc_http_allowed(const char *serve, struct cc_error *err)
                         serve, la.v6 ? "IPv6" : "IPv4", strerror(errno));
 }
 
+/* GET /stream's two pictures: the window's, and the frame alone. */
+static bool start_streams(struct cc_http *h, const struct cc_overlay_config *oc,
+                          struct cc_error *err)
+{
+    struct cc_overlay_config bare = *oc;
+    bare.frame_only = true;
+    return (h->mjpeg[STREAM_PANEL] = cc_mjpeg_create(oc, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
+                                                     CC_HTTP_STREAM_FPS, err)) &&
+           (h->mjpeg[STREAM_FRAME] = cc_mjpeg_create(&bare, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
+                                                     CC_HTTP_STREAM_FPS, err));
+}
+
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
 {
     const struct cc_cli *cli = cfg->cli;
@@ -736,9 +762,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         if (!(h->latest_log = cc_detlog_create(&lc, err)))
             goto error;
     }
-    if (cfg->source && cfg->overlay &&
-        !(h->mjpeg = cc_mjpeg_create(cfg->overlay, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
-                                     CC_HTTP_STREAM_FPS, err)))
+    if (cfg->source && cfg->overlay && !start_streams(h, cfg->overlay, err))
         goto error;
     char page[4096];
     if (cc_asset_find("www/index.html", page, sizeof(page), NULL) && !read_page(h, page, err))
@@ -820,8 +844,9 @@ void cc_http_stop(struct cc_http *h)
     if (!h)
         return;
     atomic_store(&h->stopping, true); // /stream readers end within 250 ms
-    if (h->mjpeg)
-        cc_mjpeg_stop(h->mjpeg);
+    for (int i = 0; i < 2; i++)
+        if (h->mjpeg[i])
+            cc_mjpeg_stop(h->mjpeg[i]);
     if (h->daemon) {
         // MHD_stop_daemon shuts every connection's socket down, answered or not. So first no
         // new connections (the listening socket comes back to us), then the requests in flight
@@ -848,7 +873,8 @@ void cc_http_destroy(struct cc_http *h)
         return;
     cc_http_stop(h);
     cc_detlog_destroy(h->latest_log);
-    cc_mjpeg_destroy(h->mjpeg);
+    cc_mjpeg_destroy(h->mjpeg[STREAM_PANEL]);
+    cc_mjpeg_destroy(h->mjpeg[STREAM_FRAME]);
     free(h->page);
     cc_metrics_destroy(h->metrics);
     cc_decode_budget_destroy(h->decodes);

@@ -73,7 +73,8 @@ struct cc_overlay_draw {
     char *font_path;
     TTF_Font *font[FONT_COUNT];
     int font_px;    // body size the fonts were opened at; 0 = none open
-    bool key_hints; // draw the key help (cfg.key_hints)
+    bool key_hints;  // draw the key help (cfg.key_hints)
+    bool frame_only; // no panel (cfg.frame_only)
     int help_lines; // 0 without key hints, 1, or 2 when they do not fit the panel's width (set
                     // by draw)
     char *model, *backend, *device, *source_label;
@@ -151,6 +152,7 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
     }
     ov->renderer = renderer;
     ov->key_hints = cfg->key_hints;
+    ov->frame_only = cfg->frame_only;
     ov->help_lines = cfg->key_hints ? 1 : 0;
     ov->top_k_cfg = cfg->top_k > 0 ? cfg->top_k : DEFAULT_TOP_K;
     if (ov->top_k_cfg > CC_RESULT_MAX_TOP)
@@ -282,7 +284,7 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
 
     int pad = px * 3 / 4;
     int line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
-    int panel_w = panel_width(w, px);
+    int panel_w = ov->frame_only ? 0 : panel_width(w, px);
     L->header = (struct cc_overlay_rect){w - panel_w + pad, pad, panel_w - 2 * pad,
                                          title_line + 2 * small_line};
     L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
@@ -685,6 +687,8 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     fill(rn, BACKGROUND, 0, 0, w, h);
     fill(rn, PANEL, layout.panel.x, layout.panel.y, layout.panel.w, layout.panel.h);
     draw_frame_area(ov, &layout, &m);
+    if (ov->frame_only)
+        return true;
     draw_header(ov, &m);
     draw_rows(ov, &layout, &m);
     draw_stats(ov, &layout, &m);

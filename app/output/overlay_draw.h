@@ -52,6 +52,8 @@ struct cc_overlay_config {
     bool key_hints;             // draw the key hints ("q quit  f fullscreen ..."); the window
                                 // turns it on (cc_overlay_create); --output and /stream leave
                                 // it off: no key works there
+    bool frame_only;            // the frame alone, letterboxed over the whole picture: no panel
+                                // (GET /stream?panel=0, where the page shows the results)
 };
 
 /* Where things are drawn for an output size, in output pixels (for tests and for callers that

@@ -56,13 +56,13 @@ class Server:
         return r.status, dict(r.getheaders()), obj
 
 
-def read_stream(port, parts, out):
-    """GET /stream: the first `parts` parts appended to out as (Content-Type, bytes), or an
-    error string when the answer or a part is not what a multipart/x-mixed-replace viewer
-    expects."""
+def read_stream(port, parts, out, path="/stream"):
+    """GET path (/stream, /stream?panel=0): the first `parts` parts appended to out as
+    (Content-Type, bytes), or an error string when the answer or a part is not what a
+    multipart/x-mixed-replace viewer expects."""
     try:
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        c.request("GET", "/stream")
+        c.request("GET", path)
         r = c.getresponse()
         ctype = r.getheader("Content-Type", "")
         if r.status != 200 or not ctype.startswith("multipart/x-mixed-replace; boundary="):

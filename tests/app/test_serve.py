@@ -630,6 +630,36 @@ def test_hosts():
     s.stop()
 
 
+def panel_share(jpeg):
+    """The share of the picture's right 28 % (where the panel goes) in the panel's colour."""
+    im = Image.open(BytesIO(jpeg)).convert("RGB")
+    w, h = im.size
+    right = list(im.crop((int(w * 0.72), 0, w, h)).getdata())
+    return sum(1 for p in right if all(abs(a - b) <= 6 for a, b in zip(p, (32, 34, 40)))) / len(
+        right)
+
+
+def frame_only(port, panel_parts):
+    """GET /stream?panel=0: 640x360 JPEGs of the frame alone (no panel where /stream has it);
+    ?panel=2 is 400 with one line."""
+    bare = []
+    read_stream(port, 2, bare, "/stream?panel=0")
+    ok = len(bare) == 2 and not any(isinstance(p, str) for p in bare)
+    sizes = [Image.open(BytesIO(p[1])).size for p in bare] if ok else bare
+    check(ok and sizes == [(640, 360)] * 2, "/stream?panel=0: two 640x360 JPEGs (%s)" % sizes)
+    if ok and panel_parts and not isinstance(panel_parts[0], str):
+        with_panel, without = panel_share(panel_parts[0][1]), panel_share(bare[0][1])
+        check(with_panel > 0.5 and without < 0.2,
+              "the panel's colour fills %.2f of /stream's right side and %.2f of ?panel=0's"
+              % (with_panel, without))
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/stream?panel=2")
+    r = c.getresponse()
+    body = r.read().decode(errors="replace")
+    check(r.status == 400 and "?panel=" in body, "?panel=2: %d %s" % (r.status, body[:120]))
+    c.close()
+
+
 def test_shared_with_frames():
     """4 clients send requests back to back beside a looped input at 1000 fps (a frame always
     waits) until 20 frames and 10 requests were classified (at most 60 s): the inference thread
@@ -689,6 +719,7 @@ def test_shared_with_frames():
             check(len(pics) == 5 and all(p == ("image/jpeg", "JPEG", (640, 360)) for p in pics),
                   "/stream viewer %d: 5 parts, each a 640x360 JPEG that decodes (%s)"
                   % (i, pics[:2]))
+        frame_only(s.port, views[0])
         # At most 10 a second: about 0.5 s; the bound is for a stalled stream, with room for a
         # loaded machine drawing and encoding three viewers' pictures.
         check(t_view < bound(10),

@@ -327,10 +327,11 @@ def shows_stream(shot, state, jpeg):
 
 
 def stream_jpeg(port):
+    """A picture of what the page's <img> shows: the frame alone (GET /stream?panel=0)."""
     parts = []
-    read_stream(port, 1, parts)
+    read_stream(port, 1, parts, "/stream?panel=0")
     if len(parts) != 1 or isinstance(parts[0], str):
-        return None, "GET /stream: %s" % parts
+        return None, "GET /stream?panel=0: %s" % parts
     im = Image.open(BytesIO(parts[0][1]))
     im.load()
     return im, "%dx%d" % im.size
