@@ -122,7 +122,7 @@ static const char usage[] =
     "Input (default: /dev/video0 when it opens, else the bundled sample clip)\n"
     "  --camera DEV|N      V4L2 camera, e.g. /dev/video0, or its index: 0 is /dev/video0\n"
     "                      (see --list-cameras)\n"
-    "  --input PATH|URL    an image (PNG, JPEG, WebP, BMP), a directory of images, a .y4m or\n"
+    "  --input PATH|URL    an image (PNG, JPEG, WebP, BMP, TIFF), a directory of images, a .y4m or\n"
     "                      other video file (mp4, mkv, webm, avi, ...), - for Y4M on standard\n"
     "                      input, or a stream: rtsp://, http(s)://, udp://, rtp://, tcp://\n"
     "                      (read like a camera, reconnected); also the first bare argument\n"

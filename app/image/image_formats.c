@@ -1,5 +1,6 @@
 /* camclass — the image formats camclass reads, as one table (see image_formats.h): PNG and JPEG
- * (decode.c), WebP (libwebp) and BMP (SDL2's SDL_LoadBMP_RW). */
+ * (decode.c), WebP (libwebp), BMP (SDL2's SDL_LoadBMP_RW), GIF and TIFF (libavcodec:
+ * decode_av.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <webp/decode.h>
 
 #include "decode.h"
+#include "decode_av.h"
 #include "image_formats.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -120,6 +122,8 @@ static const struct format {
     {"JPEG", cc_is_jpeg, {".jpg", ".jpeg"}, cc_decode_jpeg},
     {"WebP", is_webp, {".webp"}, decode_webp},
     {"BMP", is_bmp, {".bmp"}, decode_bmp},
+    {"GIF", cc_is_gif, {".gif"}, cc_decode_gif},
+    {"TIFF", cc_is_tiff, {".tif", ".tiff"}, cc_decode_tiff},
 };
 
 static const struct format *format_of(const uint8_t *data, size_t size)
@@ -168,5 +172,9 @@ bool cc_image_declared(const uint8_t *data, size_t size, long long *w, long long
         bmp_declared(data, w, h);
         return true;
     }
+    if (cc_is_gif(data, size))
+        return cc_gif_declared(data, size, w, h);
+    if (cc_is_tiff(data, size))
+        return cc_tiff_declared(data, size, w, h);
     return cc_png_declared(data, size, w, h);
 }

@@ -147,7 +147,10 @@ static bool open_stream(struct cc_source_file *src, const struct stat *st, struc
     if (n == 9)
         n += fread(magic + n, 1, sizeof(magic) - n, f);
     fclose(f);
-    bool image = cc_image_format((const uint8_t *)magic, n) != NULL;
+    // A GIF named alone plays through FFmpeg as a video (every frame of an animation); in a
+    // directory, like any picture, it is its first frame.
+    const char *format = cc_image_format((const uint8_t *)magic, n);
+    bool image = format && strcmp(format, "GIF") != 0;
     if (!image && regular) { // a video file (mp4, mkv, webm, avi, ...), or not one
         struct cc_av_options o = {.url = false};
         if (cc_av_open(path, &o, &src->av, err) != CC_AV_OK)

@@ -1,4 +1,4 @@
-/* camclass — file sources: images (PNG, JPEG, WebP, BMP), directories of them, Y4M video,
+/* camclass — file sources: images (PNG, JPEG, WebP, BMP, GIF, TIFF), directories of them, Y4M video,
  * compressed video files; and live network streams.
  *
  * A source is opened on a path:

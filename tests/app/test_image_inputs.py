@@ -2,10 +2,12 @@
 """camclass's image inputs as a newcomer and a hostile client send them (#24 sections 2 and 3),
 each through every door: --input FILE, --input DIR and POST /predict (suite app).
 
-- formats: a CMYK JPEG (PIL writes Adobe-inverted inks), WebP (lossless and lossy) and BMP
-  (24-bit and 8-bit palette) made with PIL from a sample frame classify like that frame's
-  PNG: the lossless ones with the same scores (same pixels), the others with the same top-1;
-  named alone, in a directory, and posted (raw and as a form);
+- formats: a CMYK JPEG (PIL writes Adobe-inverted inks), WebP (lossless and lossy), BMP
+  (24-bit and 8-bit palette), TIFF (plain and LZW) and GIF (palette; through libavcodec) made
+  with PIL from a sample frame classify like that frame's PNG: the lossless ones with the same
+  scores (same pixels), the others with the same top-1; named alone, in a directory, and posted
+  (raw and as a form); a GIF named alone plays as a video (an animation: a result per frame),
+  a TIFF declaring 70000x70000 is refused by its header;
 - a directory with a truncated PNG and a "JPEG" that is text among good files: one warning line
   each, the other files classified under their own names, the summary counts 2 skipped, exit 0;
   a directory where nothing decodes: exit non-zero, naming it;
@@ -75,13 +77,16 @@ def make_images(d):
     save("rgb24.bmp", src, "BMP", True)
     pal = src.convert("P", palette=Image.ADAPTIVE, colors=256)
     save("palette.bmp", pal, "BMP", False)
+    save("plain.tif", src, "TIFF", True)
+    save("lzw.tif", src, "TIFF", True, compression="tiff_lzw")
+    save("palette.gif", pal, "GIF", False)
     return out
 
 
 def test_formats(d, images, ref):
     """Each format named alone equals the reference (exact: same scores; else same top-1)."""
     for name, (_, exact) in images.items():
-        if name == "ref.png":
+        if name == "ref.png" or name.endswith(".gif"):  # a GIF alone is a video: test_gif
             continue
         rc, err, tops = classify(os.path.join(d, name))
         top = tops.get(name)
@@ -98,6 +103,37 @@ def test_formats(d, images, ref):
           "cmyk.jpg: the colours PIL gives it (%s vs %s)"
           % (a.get("cmyk.jpg", [None])[:1], b.get("cmyk_as_rgb.png", [None])[:1]))
     os.unlink(cmyk_rgb)
+
+
+def test_gif_and_tiff_alone(d):
+    """An animated GIF named alone plays as a video (FFmpeg), a result per frame; a TIFF that
+    declares 70000x70000 is one line naming the limit, before anything is decoded."""
+    frames = [Image.new("RGB", (64, 48), (40 * i, 200 - 40 * i, 90)) for i in range(5)]
+    gif = os.path.join(d, "anim.gif")
+    frames[0].save(gif, save_all=True, append_images=frames[1:], duration=100, loop=0)
+    out = subprocess.run(BASE + ["--input", gif, "--log", "-"], capture_output=True,
+                         env=env_headless(), timeout=bound(90))
+    n = sum(1 for line in out.stdout.decode().splitlines() if '"event":"frame"' in line)
+    check(out.returncode == 0 and n == 5, "anim.gif alone: 5 results, one per frame (rc %d, %d)"
+          % (out.returncode, n))
+    os.unlink(gif)
+    big = os.path.join(d, "big.tif")
+    Image.new("RGB", (8, 8)).save(big, "TIFF")
+    with open(big, "r+b") as f:  # ImageWidth and ImageLength as LONGs of 70000
+        data = bytearray(f.read())
+        ifd = int.from_bytes(data[4:8], "little")
+        for i in range(int.from_bytes(data[ifd:ifd + 2], "little")):
+            e = ifd + 2 + 12 * i
+            if int.from_bytes(data[e:e + 2], "little") in (256, 257):
+                data[e + 2:e + 4] = (4).to_bytes(2, "little")
+                data[e + 8:e + 12] = (70000).to_bytes(4, "little")
+        f.seek(0)
+        f.write(data)
+    rc, err, tops = classify(big)
+    lines = [l for l in err.splitlines() if "big.tif" in l]
+    check(rc != 0 and not tops and lines and "70000x70000" in lines[0],
+          "a TIFF declaring 70000x70000: refused by its header (rc %d, %s)" % (rc, lines[:1]))
+    os.unlink(big)
 
 
 def test_directory(d, images, ref):
@@ -171,7 +207,7 @@ def test_predict(images, ref):
         ok = same_top(top, ref) if exact else top and top[0]["index"] == ref[0]["index"]
         check(ok, "POST /predict %s: as the PNG from --input (%d %s)" % (name, st, str(o)[:120]))
     # curl --data-binary @x.jpg sends application/x-www-form-urlencoded: sniffed.
-    for name in ("ref.png", "cmyk.jpg", "lossless.webp", "rgb24.bmp"):
+    for name in ("ref.png", "cmyk.jpg", "lossless.webp", "rgb24.bmp", "lzw.tif", "palette.gif"):
         st, o = raw_post(s.port, b"application/x-www-form-urlencoded", images[name][0])
         check(st == 200 and o and o["top"][0]["index"] == ref[0]["index"],
               "%s as curl --data-binary sends it: 200 (%d %s)" % (name, st, str(o)[:120]))
@@ -217,6 +253,7 @@ with tempfile.TemporaryDirectory() as d:
     reference = tops.get("ref.png")
     if check(reference, "the reference PNG classifies"):
         test_formats(d, imgs, reference)
+        test_gif_and_tiff_alone(d)
         test_predict(imgs, reference)
         test_directory(d, imgs, reference)
 sys.exit(summary())
