@@ -88,7 +88,7 @@ if [ "${1:-}" = "--ci" ]; then
         tests/input/test_sources tests/output/test_detlog \
         tests/app/test_cli tests/output/test_mqtt_parse tests/output/test_notify \
         tests/output/test_recorder tests/output/test_http_request tests/output/test_http_deadline \
-        app/camclass tools/mobilenet_v2_random.ccm
+        app/camclass tools/mobilenet_v2_random.ccm tests/engine/small_net.ccm
       asan_env
       exec meson test -C build-asan --no-rebuild --print-errorlogs --num-processes 2 \
         --timeout-multiplier 2 model plan cpu_ops kernels-cpu bundle frame_slot capture_choice \

@@ -117,10 +117,9 @@ log=$(mktemp)
 meson test -C build-arm64 --print-errorlogs --num-processes 2 --timeout-multiplier 10 "$@" \
   2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-ok=$(awk '/^Ok:/{print $2}' "$log"); fail=$(awk '/^Fail:/{print $2}' "$log")
-to=$(awk '/^Timeout:/{print $2}' "$log"); up=$(awk '/^Unexpected Pass:/{print $3}' "$log")
-sk=$(awk '/^Skipped:/{print $2}' "$log")
+. tools/test_summary.sh
+test_summary "$log" count_skipped # a test that could not run here (meson: SKIP) fails
 rm -f "$log"
-echo "${ok:-0} passed, $(( ${fail:-0} + ${to:-0} + ${up:-0} + ${sk:-0} )) failed"
-[ "${sk:-0}" -eq 0 ] || rc=1  # a test that could not run here (meson: SKIP) fails
+echo "$ok passed, $failed failed"
+[ "$skipped" -eq 0 ] || rc=1
 exit "$rc"

@@ -7,8 +7,8 @@ tools/setup.sh test || exit 1
 log=$(mktemp)
 meson test -C build --print-errorlogs --num-processes 2 "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-ok=$(awk '/^Ok:/{print $2}' "$log"); fail=$(awk '/^Fail:/{print $2}' "$log")
-to=$(awk '/^Timeout:/{print $2}' "$log"); up=$(awk '/^Unexpected Pass:/{print $3}' "$log")
+. tools/test_summary.sh
+test_summary "$log"
 rm -f "$log"
-echo "${ok:-0} passed, $(( ${fail:-0} + ${to:-0} + ${up:-0} )) failed"
+echo "$ok passed, $failed failed"
 exit "$rc"
