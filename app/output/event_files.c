@@ -1,5 +1,5 @@
 /* camclass — the files saved on detection events (see event_files.h). */
-#include "event_files.h" // _GNU_SOURCE (meson) gives renameat2 and RENAME_NOREPLACE
+#include "event_files.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "file_once.h"
 
 #define STAMP_LEN 20 // "20261127T045454.123Z"
 #define MAX_SUFFIX 1000
@@ -130,20 +132,6 @@ int cc_event_folder_temp(struct cc_event_folder *f, char *tmp, size_t tmp_size,
     return fd;
 }
 
-/* Gives tmp the name final unless final exists: 0, or EEXIST, or another errno. */
-static int name_once(const char *tmp, const char *final)
-{
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-        return errno;
-    // A file system without RENAME_NOREPLACE: link() fails on an existing name, too.
-    if (link(tmp, final) != 0)
-        return errno;
-    unlink(tmp);
-    return 0;
-}
-
 bool cc_event_folder_publish(struct cc_event_folder *f, const char *tmp, char *path,
                              size_t path_size, struct cc_error *err)
 {
@@ -153,7 +141,7 @@ bool cc_event_folder_publish(struct cc_event_folder *f, const char *tmp, char *p
     snprintf(stem, sizeof(stem), "%.*s", (int)(strlen(want) - dir_len - ext_len), want + dir_len);
     for (int k = 1; k < MAX_SUFFIX; k++) {
         candidate(f, stem, k, path, path_size);
-        int e = name_once(tmp, path);
+        int e = cc_file_name_once(tmp, path);
         if (e == 0) {
             if (k > 1 && f->notice) {
                 char line[2 * CC_EVENT_PATH_MAX + 100];
@@ -174,23 +162,6 @@ bool cc_event_folder_publish(struct cc_event_folder *f, const char *tmp, char *p
                         f->flag, MAX_SUFFIX, want);
 }
 
-/* Writes all n bytes to fd and flushes them to the disk: false with errno set. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = EIO;
-            return false;
-        }
-        p += k, n -= (size_t)k;
-    }
-    return fsync(fd) == 0;
-}
-
 bool cc_event_folder_save(struct cc_event_folder *f, const uint8_t *bytes, size_t n, char *path,
                           size_t path_size, struct cc_error *err)
 {
@@ -198,7 +169,7 @@ bool cc_event_folder_save(struct cc_event_folder *f, const uint8_t *bytes, size_
     int fd = cc_event_folder_temp(f, tmp, sizeof(tmp), err);
     if (fd < 0)
         return false;
-    bool ok = write_all(fd, bytes, n);
+    bool ok = cc_file_write_synced(fd, bytes, n);
     int e = errno;
     if (close(fd) != 0 && ok)
         ok = false, e = errno;

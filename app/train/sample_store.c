@@ -1,5 +1,5 @@
 /* camclass — the collected pictures, written safely into an ImageFolder (see sample_store.h). */
-#include "sample_store.h" // _GNU_SOURCE (meson) gives renameat2 and RENAME_NOREPLACE
+#include "sample_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 
 #include "dataset.h"
 #include "decode.h"
+#include "file_once.h"
 #include "frame_rgb.h"
 #include "jpeg_encode.h"
 
@@ -193,37 +194,6 @@ void cc_sample_store_keys_line(struct cc_sample_store *s, char *line, size_t siz
  * Saving: a temporary file, fsync, a new name that replaces nothing
  */
 
-/* Writes all n bytes to fd and flushes them to the disk: false with errno set. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            if (k == 0)
-                errno = EIO;
-            return false;
-        }
-        p += k, n -= (size_t)k;
-    }
-    return fsync(fd) == 0;
-}
-
-/* Gives tmp the name final unless final exists: 0, or EEXIST, or another errno. */
-static int name_once(const char *tmp, const char *final)
-{
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
-        return 0;
-    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-        return errno;
-    // A file system without RENAME_NOREPLACE: link() fails on an existing name, too.
-    if (link(tmp, final) != 0)
-        return errno;
-    unlink(tmp);
-    return 0;
-}
-
 /* Names tmp (in sub) YYYYmmdd-HHMMSS-N.jpg with the first free N from the store's sequence. */
 static bool give_name(struct cc_sample_store *s, const char *sub, const char *tmp, char *file,
                       size_t file_size, struct cc_error *err)
@@ -240,7 +210,7 @@ static bool give_name(struct cc_sample_store *s, const char *sub, const char *tm
         char name[CC_SAMPLE_STORE_FILE_MAX], path[4300];
         snprintf(name, sizeof(name), "%s-%lu.jpg", stamp, seq);
         snprintf(path, sizeof(path), "%s/%s", sub, name);
-        int e = name_once(tmp, path);
+        int e = cc_file_name_once(tmp, path);
         if (e == 0) {
             snprintf(file, file_size, "%s", name);
             return true;
@@ -286,7 +256,7 @@ enum cc_sample_status cc_sample_store_save_jpeg(struct cc_sample_store *s, const
         cc_error_set(err, "cannot write a picture in %s: %s", sub, strerror(errno));
         return CC_SAMPLE_WRITE_FAILED;
     }
-    bool ok = fchmod(fd, 0644) == 0 && write_all(fd, jpeg, size);
+    bool ok = fchmod(fd, 0644) == 0 && cc_file_write_synced(fd, jpeg, size);
     int e = errno;
     if (close(fd) != 0 && ok)
         ok = false, e = errno;
