@@ -224,8 +224,8 @@ def test_files(camclass, model, tmp):
         ("trunc.mp4", 2, "a damaged or truncated mov,mp4"),
         ("trunc.webm", 1, "its header announces (truncated?)"),
         ("audio.mp4", 2, "no video stream (1 stream: 1 audio"),
-        ("text.mp4", 2, "not an image (PNG, JPEG, WebP or BMP), Y4M or video file that libavformat reads"),
-        ("empty.mkv", 2, "not an image (PNG, JPEG, WebP or BMP), Y4M or video file that libavformat reads"),
+        ("text.mp4", 2, "not an image (PNG, JPEG, WebP, BMP, GIF or TIFF), Y4M or video file that libavformat reads"),
+        ("empty.mkv", 2, "not an image (PNG, JPEG, WebP, BMP, GIF or TIFF), Y4M or video file that libavformat reads"),
         ("vvc.mkv", 2, "the video's codec is unknown to libavcodec"),
     ]
     # A complete two-segment HLS playlist of local files (ffmpeg -f hls) plays to its end.
