@@ -569,6 +569,19 @@ static int input_reads(const struct xnn_state *s, bool *only_stems)
     return reads;
 }
 
+/* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
+static void release_step(struct xnn_state *s, int n)
+{
+    struct step *st = &s->steps[n];
+    s->n_blis -= st->kind == STEP_BLIS;
+    cc_xnn_work_finish(&st->work);
+    free(st->gemm);
+    free(st->gemm_weights);
+    st->gemm = NULL;
+    st->gemm_weights = NULL;
+    st->kind = STEP_SKIP;
+}
+
 /* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
  * n's is the run's last operator, see build_steps), where
  * the stem applies to n and reads the f32 graph input: always with CAMCLASS_CPU_STEM on (or a
@@ -613,12 +626,7 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
         st->stem = NULL;
         return true;
     }
-    s->n_blis -= st->kind == STEP_BLIS;
-    cc_xnn_work_finish(&st->work);
-    free(st->gemm);
-    free(st->gemm_weights);
-    st->gemm = NULL;
-    st->gemm_weights = NULL;
+    release_step(s, n);
     st->kind = STEP_STEM;
     s->n_stem++;
     return true;
@@ -669,19 +677,6 @@ static int choice_index(const struct xnn_state *s, int n)
     for (int k = 0; k < n; k++)
         i += blis_can_run(s->model, &s->model->nodes[k], &s->steps[k]);
     return i;
-}
-
-/* Frees node n's operators (or GEMM): a fused block computes it now. */
-static void release_step(struct xnn_state *s, int n)
-{
-    struct step *st = &s->steps[n];
-    s->n_blis -= st->kind == STEP_BLIS;
-    cc_xnn_work_finish(&st->work);
-    free(st->gemm);
-    free(st->gemm_weights);
-    st->gemm = NULL;
-    st->gemm_weights = NULL;
-    st->kind = STEP_SKIP;
 }
 
 /* Makes the block whose project conv is node p (fused_block.h, cc_fused_block_match) one
