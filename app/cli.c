@@ -112,7 +112,19 @@ static const struct opt opts[] = {
 };
 #undef F
 enum { N_OPTS = sizeof(opts) / sizeof(opts[0]) };
-_Static_assert(N_OPTS <= 64, "set_on_command_line is a 64-bit mask");
+_Static_assert((int)N_OPTS <= (int)CC_CLI_MAX_OPTS, "raise CC_CLI_MAX_OPTS in cli.h");
+
+static bool was_set(const struct cc_cli *cli, const struct opt *o)
+{
+    size_t i = (size_t)(o - opts);
+    return cli->set_on_command_line[i / 64] >> (i % 64) & 1;
+}
+
+static void mark_set(struct cc_cli *cli, const struct opt *o)
+{
+    size_t i = (size_t)(o - opts);
+    cli->set_on_command_line[i / 64] |= (uint64_t)1 << (i % 64);
+}
 
 static const char usage[] =
     "usage: camclass [options] [INPUT [OUTPUT]]\n"
@@ -534,14 +546,14 @@ static bool positional(struct cc_cli *cli, const char *arg, int n, struct cc_err
                             "output (camclass IN [OUT]); options start with -- (see --help)",
                             arg);
     const struct opt *o = find_opt(names[n], strlen(names[n]));
-    if (cli->set_on_command_line >> (o - opts) & 1)
+    if (was_set(cli, o))
         return cc_error_set(err, "\"%s\": the %s is given twice (as --%s and as an argument)", arg,
                             names[n], names[n]);
     char where[32];
     snprintf(where, sizeof(where), "the %s argument", names[n]);
     if (!set_value(cli, o, arg, where, err))
         return false;
-    cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    mark_set(cli, o);
     return true;
 }
 
@@ -585,14 +597,14 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
             cc_error_set(err, "%s needs a value (see --help)", where);
             return CC_CLI_ERROR;
         }
-        if ((cli->set_on_command_line >> (o - opts) & 1) &&
+        if (was_set(cli, o) &&
             (!strcmp(o->name, "input") || !strcmp(o->name, "output"))) {
             cc_error_set(err, "%s is given twice (once as an argument?); give it once", where);
             return CC_CLI_ERROR;
         }
         if (!set_value(cli, o, val, where, err))
             return CC_CLI_ERROR;
-        cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+        mark_set(cli, o);
     }
     if (cli->camera && cli->input) {
         cc_error_set(err, "--camera and --input exclude each other; give one source");
@@ -613,7 +625,7 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
 static bool given(const struct cc_cli *cli, const char *name)
 {
     const struct opt *o = find_opt(name, strlen(name));
-    return o && (cli->set_on_command_line >> (o - opts) & 1);
+    return o && was_set(cli, o);
 }
 
 /* A repeatable option's key: an array of strings, applied (replacing) unless skip. */
@@ -676,7 +688,7 @@ bool cc_cli_set_json(struct cc_cli *cli, const char *key, const struct cJSON *it
         return cc_error_set(err, "%s: not an option", where);
     if (!apply_json(cli, o, item, false, where, err))
         return false;
-    cli->set_on_command_line |= (uint64_t)1 << (o - opts);
+    mark_set(cli, o);
     return true;
 }
 
@@ -747,7 +759,7 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
                               name, key);
             goto done;
         }
-        bool skip = (cli->set_on_command_line >> (o - opts) & 1) ||
+        bool skip = was_set(cli, o) ||
                     (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
                                       o->offset == offsetof(struct cc_cli, input)));
         if (!apply_json(cli, o, item, skip, where, err)) {

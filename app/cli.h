@@ -45,6 +45,8 @@
 #endif
 
 enum { CC_CLI_TOP_K_DEFAULT = 5, CC_CLI_ON_EVENT_TIMEOUT_S = 30, CC_CLI_LIST_MAX = 32 };
+// The option table may grow to this many entries (a multiple of 64: the given-options bitset).
+enum { CC_CLI_MAX_OPTS = 128 };
 
 /* A repeatable option's values, in order (the command line's, else the config's array). */
 struct cc_cli_list {
@@ -129,7 +131,8 @@ struct cc_cli {
     int rotation;
     bool hflip, vflip;
 
-    uint64_t set_on_command_line; // private: bit i = option i of the table was given
+    // private: bit i = option i of the table was given
+    uint64_t set_on_command_line[CC_CLI_MAX_OPTS / 64];
 };
 
 enum cc_cli_status {
