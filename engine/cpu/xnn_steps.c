@@ -1,0 +1,425 @@
+/* camclass — building the CPU backend's steps and choosing each layer's way (xnn_steps.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_file.h"
+#include "clock.h"
+#include "cpu_info.h"
+#include "xnn_steps.h"
+
+/* An earlier such convolution with the same input and weight shapes and attributes
+ * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
+ * measured choice instead of timing again, which matters where timing is slow (a Pi, an
+ * emulator). -1 when there is none. */
+static int same_shape_before(const struct xnn_state *s, int n)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    for (int k = 0; k < n; k++) {
+        const struct cc_node *other = &m->nodes[k];
+        if (!cc_xnn_blis_can_run(m, other, &s->steps[k]))
+            continue;
+        const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
+        const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
+        if (!memcmp(x->shape, x2->shape, sizeof(x->shape)) &&
+            !memcmp(w->shape, w2->shape, sizeof(w->shape)) &&
+            !memcmp(&node->attrs.conv, &other->attrs.conv, sizeof(node->attrs.conv)))
+            return k;
+    }
+    return -1;
+}
+
+/* The least time of runs runs of step st. probe: an NCHW input for a stem step, or (others)
+ * the input to transpose into the graph input's place first, in the timed time (NULL: none). */
+static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
+                       const float *probe, int runs)
+{
+    const struct cc_model *m = s->model;
+    double best = INFINITY;
+    for (int i = 0; i < runs; i++) {
+        cc_xnn_state_poison(s);
+        double t0 = cc_now_ms();
+        if (probe && st->kind != STEP_STEM)
+            cc_xnn_state_move(&m->tensors[m->input.tensor], probe, s->places[m->input.tensor].data,
+                              true, sizeof(float));
+        if (st->kind == STEP_BLIS)
+            cc_blis_conv_run(st->gemm, s->pool);
+        else if (st->kind == STEP_STEM)
+            cc_stem_conv_run(st->stem, probe, s->pool);
+        else if (st->kind == STEP_FUSED)
+            cc_fused_block_run(&st->fused->b, st->fused->x, st->fused->y, s->pool);
+        else
+            cc_xnn_work_run(&st->work, s->pool, node, NULL);
+        double t = cc_now_ms() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* For an f32 one-group convolution whose XNNPACK operator is built: prepares the BLIS way too
+ * and keeps whichever opts->cpu_pointwise says, or (measure) the faster of the two on this
+ * machine, timed here on the arena (min of 2 runs after one warm-up each; a layer of a shape
+ * already measured takes that choice). */
+static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                        struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    enum cc_cpu_pointwise how = opts ? opts->cpu_pointwise : CC_CPU_POINTWISE_MEASURE;
+    if (!cc_xnn_blis_can_run(m, node, st) || how == CC_CPU_POINTWISE_XNNPACK)
+        return true;
+    s->n_gemm++;
+    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    const struct cc_tensor *y = &m->tensors[node->outputs[0]];
+    int o = (int)w->shape[0], c = (int)x->shape[1], kh = (int)w->shape[2], kw = (int)w->shape[3];
+    bool pointwise = cc_blis_conv_is_pointwise(m, node);
+    const float *weights = w->data;
+    if (!weights || !pointwise) { // dequantized (i8 weights in an f32 node) and/or repacked;
+                                  // padded: BLIS too reads past a small weight matrix (valgrind:
+                                  // 4 bytes past a 1x2 one)
+        size_t bytes = cc_xnn_padded((size_t)w->count * sizeof(float));
+        float *f32 = malloc(bytes);
+        st->gemm_weights = f32 && !pointwise ? malloc(bytes) : f32;
+        if (!f32 || !st->gemm_weights) {
+            if (f32 != st->gemm_weights)
+                free(f32);
+            return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+        }
+        cc_tensor_dequantize(w, f32);
+        if (!pointwise) {
+            cc_blis_conv_pack_weights(f32, o, c, kh, kw, st->gemm_weights);
+            free(f32);
+        }
+        weights = st->gemm_weights;
+    }
+    if (!(st->gemm = malloc(sizeof(*st->gemm))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    *st->gemm = (struct cc_blis_conv){
+        .x = cc_xnn_state_values(s, node->inputs[0], STORE_F32),
+        .w = weights,
+        .bias = node->n_inputs > 2 ? m->tensors[node->inputs[2]].data : NULL,
+        .y = s->places[node->outputs[0]].data,
+        .h = (int)x->shape[2],
+        .wd = (int)x->shape[3],
+        .c = c,
+        .ho = (int)y->shape[2],
+        .wo = (int)y->shape[3],
+        .n = o,
+        .kh = kh,
+        .kw = kw,
+        .attrs = node->attrs.conv,
+        .act = node->act,
+        .split = cc_blis_conv_split(m, node, cc_xnn_pool_threads(s)),
+        .patches = pointwise ? NULL : s->patches,
+    };
+    bool blis = how == CC_CPU_POINTWISE_BLIS;
+    int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
+    // A remembered stem ('s') or fused block ('f') switched off: this layer is measured again.
+    bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
+    char was = s->remembered ? s->remembered[s->n_gemm - 1] : 0;
+    if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
+        !(fused_off && was == 'f')) {
+        blis = s->remembered[s->n_gemm - 1] == 'b';
+    } else if (twin >= 0) {
+        blis = s->steps[twin].kind == STEP_BLIS;
+    } else if (how == CC_CPU_POINTWISE_MEASURE) {
+        struct step xnn = {.kind = STEP_XNN, .work = st->work},
+                    gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
+        min_time(s, node, &xnn, NULL, 1);
+        min_time(s, node, &gemm, NULL, 1);
+        blis = min_time(s, node, &gemm, NULL, 2) < min_time(s, node, &xnn, NULL, 2);
+    }
+    if (blis) {
+        cc_xnn_work_finish(&st->work);
+        st->kind = STEP_BLIS;
+        s->n_blis++;
+    } else {
+        free(st->gemm);
+        free(st->gemm_weights);
+        st->gemm = NULL;
+        st->gemm_weights = NULL;
+    }
+    return true;
+}
+
+/* Activation reads of the graph input: how many (only_stems: whether all are direct stems). */
+int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems)
+{
+    const struct cc_model *m = s->model;
+    int reads = 0;
+    *only_stems = true;
+    for (int n = 0; n < m->n_nodes; n++)
+        for (int i = 0; i < m->nodes[n].n_inputs; i++)
+            if (m->nodes[n].inputs[i] == m->input.tensor &&
+                cc_xnn_state_reads_activation(&m->nodes[n], i)) {
+                reads++;
+                *only_stems &= s->steps[n].kind == STEP_STEM;
+            }
+    return reads;
+}
+
+/* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
+static void release_step(struct xnn_state *s, int n)
+{
+    struct step *st = &s->steps[n];
+    s->n_blis -= st->kind == STEP_BLIS;
+    cc_xnn_work_finish(&st->work);
+    free(st->gemm);
+    free(st->gemm_weights);
+    st->gemm = NULL;
+    st->gemm_weights = NULL;
+    st->kind = STEP_SKIP;
+}
+
+/* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
+ * n's is the run's last operator, see build_steps), where
+ * the stem applies to n and reads the f32 graph input: always with CAMCLASS_CPU_STEM on (or a
+ * kernel family); where the cache remembers it ('s'); else (measured, as choose_gemm does: not
+ * with a forced cpu_pointwise) where it is faster than that step plus the transpose of the
+ * input that it saves when n is the input's only reader, min of 3 runs after a warm-up each. */
+static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                        bool yield, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    int in = m->input.tensor;
+    bool forced = s->stem_mode.kind == CC_STEM_ON, only_stems;
+    bool measure = s->stem_mode.kind == CC_STEM_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    if ((!forced && !measure) || st->int8 || node->inputs[0] != in ||
+        s->places[in].type != STORE_F32 || !cc_stem_conv_applies(m, node))
+        return true;
+    if (!(st->stem = calloc(1, sizeof(*st->stem))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_stem_conv_init(st->stem, m, node, s->stem_mode.isa, s->places[node->outputs[0]].data,
+                           yield, err))
+        return false; // st->stem: freed by xnn_destroy
+    bool keep = forced;
+    if (!forced && s->remembered) {
+        keep = s->remembered[s->n_gemm - 1] == 's';
+    } else if (!forced) {
+        float *probe = calloc((size_t)m->tensors[in].count, sizeof(float));
+        if (!probe)
+            return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+        const float *moved = cc_xnn_steps_input_reads(s, &only_stems) == 1 ? probe : NULL;
+        struct step stem = {.kind = STEP_STEM, .stem = st->stem};
+        min_time(s, node, st, moved, 1);
+        min_time(s, node, &stem, probe, 1);
+        keep = min_time(s, node, &stem, probe, 3) < min_time(s, node, st, moved, 3);
+        free(probe);
+    }
+    if (!keep) {
+        cc_stem_conv_finish(st->stem);
+        free(st->stem);
+        st->stem = NULL;
+        return true;
+    }
+    release_step(s, n);
+    st->kind = STEP_STEM;
+    s->n_stem++;
+    return true;
+}
+
+/* Whether no operator runs after node n's (its output's conversion included): n's is then the
+ * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
+static bool runs_last(const struct xnn_state *s, int n)
+{
+    const struct cc_model *m = s->model;
+    for (int k = n; k < m->n_nodes; k++)
+        if ((k > n && cc_xnn_op_row(m->nodes[k].op)->build) ||
+            s->places[m->nodes[k].outputs[0]].want_other)
+            return false;
+    return true;
+}
+
+/* Whether f's nodes run as f32 XNNPACK or BLIS steps and its input and output do not overlap
+ * (the planner may give the output the memory of an input that dies inside the block). */
+static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f)
+{
+    const struct cc_model *m = s->model;
+    for (int k = f->first; k <= f->last; k++)
+        if (s->steps[k].int8 || (s->steps[k].kind != STEP_XNN && s->steps[k].kind != STEP_BLIS))
+            return false;
+    const struct place *x = &s->places[f->x], *y = &s->places[f->y];
+    const char *xb = x->data, *yb = y->data;
+    size_t xn = m->tensors[f->x].count * sizeof(float), yn = m->tensors[f->y].count * sizeof(float);
+    return x->type == STORE_F32 && y->type == STORE_F32 && (xb + xn <= yb || yb + yn <= xb);
+}
+
+/* The least time of f's steps (fused: the fused step instead), runs runs each. */
+static double block_time(struct xnn_state *s, const struct cc_fused_match *f,
+                         const struct step *fused, int runs)
+{
+    if (fused)
+        return min_time(s, &s->model->nodes[f->last], fused, NULL, runs);
+    double sum = 0;
+    for (int k = f->first; k <= f->last; k++)
+        sum += min_time(s, &s->model->nodes[k], &s->steps[k], NULL, runs);
+    return sum;
+}
+
+/* Node n's index among the convolutions that have a character in the layer-choice cache. */
+static int choice_index(const struct xnn_state *s, int n)
+{
+    int i = 0;
+    for (int k = 0; k < n; k++)
+        i += cc_xnn_blis_can_run(s->model, &s->model->nodes[k], &s->steps[k]);
+    return i;
+}
+
+/* Makes the block whose project conv is node p (fused_block.h, cc_fused_block_match) one
+ * fused step at its last node, the others skipped, where it applies: always with
+ * CAMCLASS_CPU_FUSED=on; where the cache remembers it ('f' for p); else (measured, not with a
+ * forced cpu_pointwise) where it is faster than its steps, min of 3 runs after a warm-up. */
+static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_options *opts,
+                         struct cc_error *err)
+{
+    bool forced = s->fused_mode == CC_FUSED_ON;
+    bool measure = s->fused_mode == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_fused_match f;
+    if ((!forced && !measure) || !cc_fused_block_match(s->model, p, &f))
+        return true;
+    struct fused_step *fs = fusable(s, &f) ? calloc(1, sizeof(*fs)) : NULL;
+    if (fs &&
+        !cc_fused_block_init(&fs->b, &f.d, cc_stem_isa_best(), (int)cc_xnn_pool_threads(s), err)) {
+        free(fs);
+        cc_fused_match_free(&f);
+        return false;
+    }
+    cc_fused_match_free(&f);
+    if (!fs)
+        return true;
+    fs->x = s->places[f.x].data;
+    fs->y = s->places[f.y].data;
+    fs->b.yield = runs_last(s, f.last);
+    struct step st = {.kind = STEP_FUSED, .fused = fs};
+    bool keep = forced;
+    if (!forced && s->remembered) {
+        keep = s->remembered[choice_index(s, p)] == 'f';
+    } else if (!forced) {
+        block_time(s, &f, NULL, 1);
+        block_time(s, &f, &st, 1);
+        keep = block_time(s, &f, &st, 3) < block_time(s, &f, NULL, 3);
+    }
+    if (!keep) {
+        cc_fused_block_finish(&fs->b);
+        free(fs);
+        return true;
+    }
+    for (int k = f.first; k <= f.last; k++)
+        release_step(s, k);
+    s->steps[f.last] = st;
+    s->n_fused++;
+    return true;
+}
+
+/* Creates every node's operator (and the conversions after it) in run order; the last
+ * operator of a run gets XNN_FLAG_YIELD_WORKERS. */
+static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opts,
+                        struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    int in = m->input.tensor;
+    // Which operator runs last: a node's own, or the conversion of its output after it.
+    int last = -1;
+    bool last_is_convert = false;
+    for (int n = 0; n < m->n_nodes; n++) {
+        if (cc_xnn_op_row(m->nodes[n].op)->build)
+            last = n, last_is_convert = false;
+        if (s->places[m->nodes[n].outputs[0]].want_other)
+            last = n, last_is_convert = true;
+    }
+    if (s->places[in].want_other &&
+        !cc_xnn_state_make_other(s, in, last < 0 ? XNN_FLAG_YIELD_WORKERS : 0, err))
+        return false;
+    for (int n = 0; n < m->n_nodes; n++) {
+        const struct cc_node *node = &m->nodes[n];
+        const struct cc_xnn_op_row *row = cc_xnn_op_row(node->op);
+        struct step *st = &s->steps[n];
+        enum store want = st->int8 ? STORE_QS8 : STORE_F32;
+        if (row->layout) {
+            st->kind = cc_xnn_state_reshape_moves(s, node) ? STEP_RELAYOUT : STEP_ALIAS;
+        } else {
+            struct cc_xnn_build b = {
+                .model = m,
+                .node = node,
+                .int8 = st->int8,
+                .out = s->places[node->outputs[0]].data,
+                .scratch = s->scratch,
+                .pool = s->pool,
+                .flags = n == last && !last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0,
+                .err = err,
+            };
+            for (int i = 0; i < node->n_inputs; i++)
+                b.in[i] = cc_xnn_state_values(s, node->inputs[i], want);
+            st->kind = STEP_XNN;
+            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
+                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
+                return false;
+            if (st->kind == STEP_BLIS) // as the XNNPACK operator it replaces would have
+                st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
+        }
+        int out = node->outputs[0];
+        uint32_t flags = n == last && last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0;
+        if (s->places[out].want_other && !cc_xnn_state_make_other(s, out, flags, err))
+            return false;
+    }
+    return true;
+}
+
+#define CHOICES_NAME "cpu-layer-choices.txt"
+// 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv
+#define CHOICES_HEADER "camclass cpu layer choices 4\n"
+
+/* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
+ * by the model hash, thread count and CPU: a later start with the same key times nothing (that
+ * matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file that does
+ * not parse, or whose line does not fit the model, is measured again and rewritten; one that
+ * cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
+ * set, the file is read but not written: a benchmark switching the stem leaves the other
+ * layers' choices as the cache has them and the cache as it was. */
+bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
+                        struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    bool measure = !opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE;
+    const char *cfg = opts ? opts->cpu_cache : NULL;
+    char *path = !measure ? NULL
+                 : cfg    ? (cfg[0] ? strdup(cfg) : NULL)
+                          : cc_cache_file_default(CHOICES_NAME);
+    char *old = path ? cc_cache_lines_read(path, CHOICES_HEADER) : NULL;
+    char key[320], cpu[160], got[512] = "";
+    cc_cpu_describe(cpu, sizeof(cpu), threads, "");
+    snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
+    int count = 0;
+    for (int n = 0; n < m->n_nodes; n++)
+        count += cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]);
+    if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
+        strspn(got, "bxsf") == strlen(got))
+        s->remembered = got;
+    bool ok = build_steps(s, opts, err);
+    for (int n = 0; ok && n < m->n_nodes; n++)
+        ok = choose_fused(s, n, opts, err);
+    if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
+        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE) {
+        int i = 0;
+        for (int n = 0; n < m->n_nodes; n++)
+            if (cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]))
+                got[i++] = s->steps[n].kind == STEP_BLIS                                     ? 'b'
+                           : s->steps[n].kind == STEP_STEM                                   ? 's'
+                           : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
+                                                                                             : 'x';
+        got[i] = '\0';
+        struct cc_error ignored = {0};
+        cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);
+    }
+    s->remembered = NULL;
+    free(old);
+    free(path);
+    return ok;
+}
