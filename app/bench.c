@@ -102,7 +102,7 @@ static int parse_choice(const char *arg, const char *val, struct bench_args *a)
     if (strcmp(arg, "--backend") == 0) {
         ok = cc_backend_kind_parse(val, &a->opts.backend);
     } else if (strcmp(arg, "--vk-profile") == 0) {
-        ok = cc_vk_profile_known(val, &known);
+        ok = cc_engine_vk_profile_known(val, &known);
         a->opts.vk_profile = val;
     } else {
         return 0;
@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 
     struct cc_error err = {0};
     if (a.list_devices) {
-        int n = cc_vulkan_list_devices(stdout, &err);
+        int n = cc_engine_list_devices(stdout, &err);
         if (n < 0) {
             fprintf(stderr, "camclass-bench: %s\n", err.msg);
             return 1;

@@ -611,7 +611,7 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
         return CC_CLI_ERROR;
     }
     struct cc_error why = {0};
-    if (cli->vk_fault && !cc_vk_fault_valid(cli->vk_fault, &why)) {
+    if (cli->vk_fault && !cc_engine_vk_fault_valid(cli->vk_fault, &why)) {
         cc_error_set(err, "--vk-fault: %s", why.msg);
         return CC_CLI_ERROR;
     }

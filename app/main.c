@@ -902,7 +902,7 @@ int main(int argc, char **argv)
     if ((rc = cc_app_cameras_setup(&a, config)))
         goto out;
     if (a.cli.list_devices || a.cli.list_cameras) {
-        if (a.cli.list_devices && cc_vulkan_list_devices(stdout, &err) < 0) {
+        if (a.cli.list_devices && cc_engine_list_devices(stdout, &err) < 0) {
             fprintf(stderr, "camclass: %s\n", err.msg);
             rc = 1;
         }

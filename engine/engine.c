@@ -9,6 +9,8 @@
 #include "ref_ops.h"
 #include "engine.h"
 #include "vk_context.h"
+#include "vk_fault.h"
+#include "vk_profile.h"
 
 struct cc_engine {
     struct cc_model *model;            // owned
@@ -303,4 +305,21 @@ void cc_engine_destroy(struct cc_engine *e)
     free(e->cpu_cache);
     free(e->tap);
     free(e);
+}
+
+/* The Vulkan helpers app/ needs, forwarded so that the vulkan/ files depend on their own headers
+ * only (engine.h is the public set). */
+bool cc_engine_vk_fault_valid(const char *spec, struct cc_error *err)
+{
+    return cc_vk_fault_valid(spec, err);
+}
+
+bool cc_engine_vk_profile_known(const char *name, const char **known)
+{
+    return cc_vk_profile_known(name, known);
+}
+
+int cc_engine_list_devices(FILE *out, struct cc_error *err)
+{
+    return cc_vk_list_devices(out, err);
 }

@@ -84,11 +84,11 @@ struct cc_engine_options cc_engine_options_default(void);
 bool cc_backend_kind_parse(const char *s, enum cc_backend_kind *out);
 
 /* Whether spec is a valid cc_engine_options.vk_fault; false with err naming it otherwise. */
-bool cc_vk_fault_valid(const char *spec, struct cc_error *err);
+bool cc_engine_vk_fault_valid(const char *spec, struct cc_error *err);
 
 /* Whether name is a Vulkan limits profile (cc_engine_options.vk_profile); *known: the known
  * names, comma-separated, for messages. */
-bool cc_vk_profile_known(const char *name, const char **known);
+bool cc_engine_vk_profile_known(const char *name, const char **known);
 
 /* Loads a bundle and prepares it on the requested backend. opts->notices must stay open while
  * the engine lives when a fallback may write to it (auto, cpu_fallback). With CC_BACKEND_AUTO, when
@@ -157,7 +157,7 @@ int cc_engine_slowest_layers(const struct cc_engine *e, struct cc_layer_timing *
 
 /* Lists the Vulkan devices (index, type, name, API version) on out, one per line. Returns the
  * number of devices, or -1 with err set when Vulkan itself cannot be loaded. */
-int cc_vulkan_list_devices(FILE *out, struct cc_error *err);
+int cc_engine_list_devices(FILE *out, struct cc_error *err);
 
 /* Frees everything; accepts NULL. */
 void cc_engine_destroy(struct cc_engine *e);

@@ -5,7 +5,6 @@
 
 #include <vulkan/vulkan.h>
 
-#include "engine.h"
 #include "vk_context.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -166,7 +165,7 @@ static int find_compute_queue(VkPhysicalDevice phys)
     return best;
 }
 
-int cc_vulkan_list_devices(FILE *out, struct cc_error *err)
+int cc_vk_list_devices(FILE *out, struct cc_error *err)
 {
     VkInstance inst = VK_NULL_HANDLE;
     if (!create_instance(&inst, err))

@@ -72,6 +72,10 @@ struct cc_vk *cc_vk_create(int device_index, struct cc_error *err);
  * contexts. */
 void cc_vk_destroy(struct cc_vk *vk);
 
+/* Lists the Vulkan devices (index, type, name, API version) on out, one per line: their number,
+ * or -1 with err when Vulkan cannot be loaded (engine.h's cc_engine_list_devices). */
+int cc_vk_list_devices(FILE *out, struct cc_error *err);
+
 /* The name of the device cc_vk_create(device_index) would choose, found with a Vulkan
  * instance only (no device, no pipelines): backend auto looks up its remembered choice with
  * it before paying for a Vulkan backend. False with err set as cc_vk_create would. */

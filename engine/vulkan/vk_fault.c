@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
 #include "vk_fault.h"
 
 bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_error *err)

@@ -29,4 +29,8 @@ struct cc_vk_fault {
  * (naming the spec and the forms) when it is none of these. */
 bool cc_vk_fault_parse(const char *spec, struct cc_vk_fault *out, struct cc_error *err);
 
+/* Whether spec parses (cc_vk_fault_parse without the result): engine.h's cc_engine_vk_fault_valid.
+ */
+bool cc_vk_fault_valid(const char *spec, struct cc_error *err);
+
 #endif

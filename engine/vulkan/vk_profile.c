@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine.h"
 #include "vk_profile.h"
 
 struct profile {

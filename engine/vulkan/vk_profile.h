@@ -24,6 +24,8 @@
  * known ones). */
 bool cc_vk_profile_apply(struct cc_vk *vk, const char *name, struct cc_error *err);
 
-/* cc_vk_profile_known (engine.h) is defined in vk_profile.c. */
+/* Whether name is a profile; *known: the known names, comma-separated, for messages (engine.h's
+ * cc_engine_vk_profile_known). */
+bool cc_vk_profile_known(const char *name, const char **known);
 
 #endif

@@ -227,11 +227,11 @@ int main(int argc, char **argv)
     const char *bad[] = {"alloc", "alloc:", "alloc:0", "lost:-1", "lost:2x", "melt:1", ":3"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err.msg[0] = '\0';
-        CHECKF(!cc_vk_fault_valid(bad[i], &err) && strstr(err.msg, bad[i]) &&
+        CHECKF(!cc_engine_vk_fault_valid(bad[i], &err) && strstr(err.msg, bad[i]) &&
                    strstr(err.msg, "alloc:N, oom:N or lost:N"),
                "spec \"%s\": \"%s\"", bad[i], err.msg);
     }
-    CHECK(cc_vk_fault_valid(NULL, &err) && cc_vk_fault_valid("oom:12", &err));
+    CHECK(cc_engine_vk_fault_valid(NULL, &err) && cc_engine_vk_fault_valid("oom:12", &err));
 
     // The CPU-only engine's output: what a run after the switch must give.
     struct cc_engine_options opt = options(&fx, CC_BACKEND_CPU, NULL, NULL);

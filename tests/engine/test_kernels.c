@@ -947,7 +947,7 @@ static void test_device_and_cache(void)
     struct cc_error err = {0};
     struct kcase k = CONV(3, 4, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true, ACT_NONE);
 
-    int n = cc_vulkan_list_devices(stdout, &err);
+    int n = cc_engine_list_devices(stdout, &err);
     CHECKF(n >= 1, "no Vulkan device (%s); install mesa-vulkan-drivers", err.msg);
 
     struct cc_engine_options opt = cc_engine_options_default();
@@ -1006,7 +1006,7 @@ int main(int argc, char **argv)
     mode.profile = argc > 1 + mode.cpu_only ? argv[1 + mode.cpu_only] : NULL;
     const char *known = NULL;
     if (argc > 2 || (mode.cpu_only && mode.profile) ||
-        (mode.profile && !cc_vk_profile_known(mode.profile, &known))) {
+        (mode.profile && !cc_engine_vk_profile_known(mode.profile, &known))) {
         fprintf(stderr,
                 "usage: %s [PROFILE | --cpu]  (PROFILE: Vulkan held to a device's limits: %s; "
                 "--cpu: the CPU backends only)\n",
