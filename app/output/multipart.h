@@ -10,7 +10,7 @@
  *
  * libmicrohttpd's post processor took everything after "boundary=" as the boundary
  * ("XyZ; charset=utf-8"), found only the lower-case parameter name, and blamed a form without
- * its closing delimiter on the image (#24 section 2).
+ * its closing delimiter on the image.
  *
  * Threads: none kept; pure functions of what they are given.
  */

@@ -1,4 +1,4 @@
-/* camclass — the CPU backend's fused inverted-residual block (issue 26 §1), fp32, NHWC
+/* camclass — the CPU backend's fused inverted-residual block, fp32, NHWC
  * (internal to engine/): mobilenet_v2's expand 1x1 conv (+ clamp) -> depthwise 3x3, stride 1
  * or 2, padding 1 (+ clamp) -> project 1x1 (+ clamp, usually none) (+ the residual input when
  * stride 1 and in == out channels), in one pass over bands of output rows.

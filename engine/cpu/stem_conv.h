@@ -5,7 +5,7 @@
  *
  * Why: XNNPACK runs this layer as an indirect GEMM with K = 27 on an NHWC copy of the input,
  * which the backend first transposes from the caller's NCHW order in a scalar pass of its
- * own: 1.84 ms, 7.5 % of a mobilenet_v2 run at ~6 GFLOP/s on a Zen 3 core (issue 26). Here
+ * own: 1.84 ms, 7.5 % of a mobilenet_v2 run at ~6 GFLOP/s on a Zen 3 core. Here
  * every output pixel reads its 27 inputs from the three planes where they are and multiplies
  * them by the weights packed as 27 rows of output channels, so a block of 4 pixels x 32
  * channels stays in registers for all 27 taps; there is no transposed copy and no indirection
