@@ -1,6 +1,7 @@
 """What the tests of camclass --serve share (test_serve.py, test_serve_browser.py): a camclass
 started with --serve whose port is read from its "serving on" line, one HTTP request to it, and
-the parts of GET /stream read as a viewer reads them.
+the parts of GET /stream read as a viewer reads them, and one raw request as a hostile client
+writes it (raw_answer; test_image_inputs.py posts its pictures with it too).
 
     sys.path.insert(0, <the tests/app folder>)
     from serve_client import Server, read_stream
@@ -8,6 +9,7 @@ the parts of GET /stream read as a viewer reads them.
 import http.client
 import json
 import re
+import socket
 import subprocess
 import tempfile
 import time
@@ -87,3 +89,30 @@ def read_stream(port, parts, out, path="/stream"):
         c.close()
     except (OSError, ValueError, KeyError) as e:
         out.append("error %s" % e)
+
+
+def raw_answer(port, request, timeout=10):
+    """One raw request (as a hostile client writes it) on its own connection: (status or 0, the
+    JSON body or None, the whole answer until close)."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=bound(timeout))
+    c.sendall(request)
+    answer, end = b"", time.time() + bound(timeout)
+    try:  # until close, at most timeout s and 64 KB (an endless /stream answered by mistake)
+        while len(answer) < 65536 and time.time() < end:
+            got = c.recv(65536)
+            if not got:
+                break
+            answer += got
+    except OSError as e:
+        answer += b" (%s)" % str(e).encode()
+    c.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        status = 0
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        obj = None
+    return status, obj, answer

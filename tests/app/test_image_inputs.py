@@ -21,7 +21,6 @@ each through every door: --input FILE, --input DIR and POST /predict (suite app)
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -167,25 +166,9 @@ def test_directory(d, images, ref):
 
 def raw_post(port, ctype, body):
     """POST /predict as a raw client writes it: (status, JSON body or None)."""
-    c = socket.create_connection(("127.0.0.1", port), timeout=bound(30))
-    c.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-              b"Content-Type: %s\r\nContent-Length: %d\r\n\r\n" % (ctype, len(body)) + body)
-    answer = b""
-    while True:
-        got = c.recv(65536)
-        if not got:
-            break
-        answer += got
-    c.close()
-    head, _, payload = answer.partition(b"\r\n\r\n")
-    try:
-        status = int(head.split(b" ", 2)[1])
-    except (IndexError, ValueError):
-        status = 0
-    try:
-        obj = json.loads(payload)
-    except ValueError:
-        obj = None
+    status, obj, _ = serve_client.raw_answer(
+        port, b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        b"Content-Type: %s\r\nContent-Length: %d\r\n\r\n" % (ctype, len(body)) + body, 30)
     return status, obj
 
 

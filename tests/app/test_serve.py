@@ -65,7 +65,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import bound, check, env_headless, host_command, summary, wait_exit  # noqa: E402
 import serve_client  # noqa: E402
-from serve_client import read_stream  # noqa: E402
+from serve_client import raw_answer, read_stream  # noqa: E402
 
 EXE, MODEL, SAMPLES, NO_CAM_MODEL = sys.argv[1:5]
 FRAMES = os.path.join(SAMPLES, "selftest")
@@ -456,33 +456,6 @@ def test_config():
                   "serve-token from the config: /healthz %d, /metrics without it %d, with it %d"
                   % (st, st2, st3))
         s.stop()
-
-
-def raw_answer(port, request, timeout=10):
-    """One raw request (as a hostile client writes it) on its own connection: (status or 0, the
-    JSON body or None, the whole answer until close)."""
-    c = socket.create_connection(("127.0.0.1", port), timeout=bound(timeout))
-    c.sendall(request)
-    answer, end = b"", time.time() + bound(timeout)
-    try:  # until close, at most timeout s and 64 KB (an endless /stream answered by mistake)
-        while len(answer) < 65536 and time.time() < end:
-            got = c.recv(65536)
-            if not got:
-                break
-            answer += got
-    except OSError as e:
-        answer += b" (%s)" % str(e).encode()
-    c.close()
-    head, _, body = answer.partition(b"\r\n\r\n")
-    try:
-        status = int(head.split(b" ", 2)[1])
-    except (IndexError, ValueError):
-        status = 0
-    try:
-        obj = json.loads(body)
-    except ValueError:
-        obj = None
-    return status, obj, answer
 
 
 def test_framing():
