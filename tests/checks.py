@@ -134,13 +134,18 @@ def terminate(p, sig, timeout):
             p.communicate()
 
 
-def run(exe, args, timeout=120, env_extra=None):
+def run_process(exe, args, timeout=120, env_extra=None):
     """Runs the program exe of this build (host_command) with args to its end, without a display
-    or systemd (env_headless, updated with env_extra); (exit status, stdout, stderr) as text."""
+    or systemd (env_headless, updated with env_extra); the subprocess.CompletedProcess, as text."""
     env = env_headless()
     env.update(env_extra or {})
-    p = subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def run(exe, args, timeout=120, env_extra=None):
+    """run_process's (exit status, stdout, stderr)."""
+    p = run_process(exe, args, timeout, env_extra)
     return p.returncode, p.stdout, p.stderr
 
 

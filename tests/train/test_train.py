@@ -35,7 +35,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "app"))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, run_process, summary  # noqa: E402
 from serve_client import Server  # noqa: E402
 
 TRAIN, CAMCLASS, BENCH, SELFTEST, MOBILENET = sys.argv[1:6]
@@ -48,11 +48,7 @@ FIRST_CACHE = CACHE[0]
 
 
 def run(exe, *args):
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env["XDG_CACHE_HOME"] = CACHE[0]
-    return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
-                          timeout=600, env=env)
+    return run_process(exe, args, 600, {"XDG_CACHE_HOME": CACHE[0]})
 
 
 def make(path, *extra):

@@ -31,7 +31,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, run_process, summary  # noqa: E402
 
 TRAIN, CAMCLASS, BENCH, SELFTEST, MOBILENET, PYDIR = sys.argv[1:7]
 sys.path.insert(0, PYDIR)
@@ -44,11 +44,7 @@ CACHE = tempfile.mkdtemp(prefix="camclass-train-int8-cache-")
 
 
 def run(exe, *args):
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env["XDG_CACHE_HOME"] = CACHE
-    return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
-                          timeout=600, env=env)
+    return run_process(exe, args, 600, {"XDG_CACHE_HOME": CACHE})
 
 
 def manifest(path):

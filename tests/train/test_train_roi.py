@@ -19,13 +19,11 @@ and beat the whole frame by MARGIN (measured on this machine: 0.92 against 0.67 
 
     test_train_roi.py CAMCLASS_TRAIN CAMCLASS SELFTEST_CCM
 """
-import io
 import json
 import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -35,7 +33,7 @@ from PIL import Image, ImageDraw
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "app"))
-from checks import check, host_command, summary  # noqa: E402
+from checks import check, host_command, run_process, summary  # noqa: E402
 from serve_client import Server  # noqa: E402
 
 TRAIN, CAMCLASS, SELFTEST = sys.argv[1:4]
@@ -71,11 +69,7 @@ def make(path, per_class, seed):
 
 
 def run(exe, *args):
-    env = dict(os.environ)
-    env.pop("DISPLAY", None)
-    env["XDG_CACHE_HOME"] = CACHE
-    return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
-                          timeout=600, env=env)
+    return run_process(exe, args, 600, {"XDG_CACHE_HOME": CACHE})
 
 
 def train(data, out, *extra):
