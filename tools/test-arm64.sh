@@ -99,10 +99,10 @@ if [ "${1:-}" = "--ci" ]; then
   shift
   e=tests/engine
   ninja -C build-arm64 $e/test_network $e/test_plan $e/test_model $e/test_cpu_ops \
-    $e/small_net.ccm $e/network-small-input.bin tests/input/test_frame_slot \
+    $e/test_fused_block $e/small_net.ccm $e/network-small-input.bin tests/input/test_frame_slot \
     tests/input/test_capture_choice tests/input/test_sources tests/app/test_cli \
     app/camclass tools/mobilenet_v2_random.ccm || exit 1
-  set -- --no-rebuild plan model cpu_ops frame_slot capture_choice sources cli \
+  set -- --no-rebuild plan model cpu_ops fused-block frame_slot capture_choice sources cli \
     network-small-cpu network-small-cpu-3-threads network-small-vulkan network-small-vulkan-pi4 \
     headless_status "$@"
 else

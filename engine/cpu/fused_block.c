@@ -65,6 +65,9 @@ static const struct cc_fused_kernels kernels[CC_STEM_ISA_COUNT] = {
     [CC_STEM_AVX2] = {cc_fused_gemm_avx2, cc_fused_dw_avx2},
     [CC_STEM_AVX512] = {cc_fused_gemm_avx512, cc_fused_dw_avx512},
 #endif
+#if defined(__aarch64__)
+    [CC_STEM_NEON] = {cc_fused_gemm_neon, cc_fused_dw_neon},
+#endif
 };
 
 /* ------------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@
  * channels rounded up to 32 (the widest kernel's block: 2 AVX-512 vectors).
  *
  * Kernels (enum cc_stem_isa, the stem's families): AVX-512 and AVX2+FMA (x86-64, chosen at
- * run time) and portable C; all are one source, fused_block_kern.h, instantiated with the
- * vector width (fused_block.c, fused_block_x86.c).
+ * run time), NEON (AArch64) and portable C; all are one source, fused_block_kern.h,
+ * instantiated with the vector width (fused_block.c, fused_block_x86.c, fused_block_arm.c).
  */
 #ifndef CC_FUSED_BLOCK_H
 #define CC_FUSED_BLOCK_H
@@ -162,5 +162,8 @@ void cc_fused_gemm_avx512(const struct cc_fused_gemm *g);
 void cc_fused_dw_avx512(const struct cc_fused_dw *d);
 void cc_fused_gemm_avx2(const struct cc_fused_gemm *g);
 void cc_fused_dw_avx2(const struct cc_fused_dw *d);
+/* And AArch64's (fused_block_arm.c). */
+void cc_fused_gemm_neon(const struct cc_fused_gemm *g);
+void cc_fused_dw_neon(const struct cc_fused_dw *d);
 
 #endif

@@ -1,6 +1,6 @@
 /* camclass — the CPU backend's direct stem (see stem_conv.h): the mode switch, the packing,
- * the row driver and the portable C kernel. The x86-64 kernels are in
- * stem_conv_x86.c. */
+ * the row driver and the portable C kernel. The x86-64 kernels are in stem_conv_x86.c, the
+ * AArch64 one in stem_conv_arm.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +46,11 @@ static const struct {
     [CC_STEM_AVX2] = {"avx2", NULL, NULL},
     [CC_STEM_AVX512] = {"avx512", NULL, NULL},
 #endif
+#if defined(__aarch64__)
+    [CC_STEM_NEON] = {"neon", cc_stem_conv_row_neon, host_any}, // ASIMD is part of AArch64
+#else
+    [CC_STEM_NEON] = {"neon", NULL, NULL},
+#endif
 };
 
 const char *cc_stem_isa_name(enum cc_stem_isa isa)
@@ -88,7 +93,7 @@ bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_
     }
     return cc_error_set(err,
                         "CAMCLASS_CPU_STEM=\"%s\" is not a stem mode: use measure (the default), "
-                        "off, on, or a kernel family (avx512, avx2, c)",
+                        "off, on, or a kernel family (avx512, avx2, neon, c)",
                         value);
 }
 

@@ -14,7 +14,8 @@
  * benchmarks and tests (cc_stem_mode_parse).
  *
  * Kernels (struct cc_stem_conv.isa): AVX-512 and AVX2+FMA (intrinsics, x86-64, chosen at run
- * time from what the CPU has), and portable C that compilers vectorise (every other CPU). All
+ * time from what the CPU has), NEON (AArch64: stem_conv_arm.c), and portable C that compilers
+ * vectorise (every other CPU). All
  * split the output rows over the backend's pthreadpool, one row per task.
  */
 #ifndef CC_STEM_CONV_H
@@ -27,13 +28,14 @@
 #include "error.h"
 #include "model.h"
 
-/* The kernel families, worst to best. */
-enum cc_stem_isa { CC_STEM_C, CC_STEM_AVX2, CC_STEM_AVX512, CC_STEM_ISA_COUNT };
+/* The kernel families, worst to best of those a CPU runs (x86-64: c, avx2, avx512; AArch64: c,
+ * neon). */
+enum cc_stem_isa { CC_STEM_C, CC_STEM_AVX2, CC_STEM_AVX512, CC_STEM_NEON, CC_STEM_ISA_COUNT };
 
 /* What CAMCLASS_CPU_STEM asks for: unset or "measure" (default: the stem where it measures
  * faster, remembered in the layer-choice cache), "off" (never: the layer runs as before), "on"
  * (always where it applies, with the host's best kernels) or a kernel family "avx512",
- * "avx2", "c" (always, with those kernels). */
+ * "avx2", "neon", "c" (always, with those kernels). */
 struct cc_stem_mode {
     enum { CC_STEM_MEASURE, CC_STEM_OFF, CC_STEM_ON } kind;
     enum cc_stem_isa isa; // CC_STEM_ON: the kernels; else the host's best
@@ -48,7 +50,7 @@ bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_
 bool cc_stem_isa_runs(enum cc_stem_isa isa);
 enum cc_stem_isa cc_stem_isa_best(void);
 
-/* "avx512", "avx2", "c". */
+/* "avx512", "avx2", "neon", "c". */
 const char *cc_stem_isa_name(enum cc_stem_isa isa);
 
 /* Whether node (of m) is a convolution the stem computes: f32 weights or i8 ones (dequantized
@@ -93,9 +95,10 @@ struct cc_stem_row {
     int ox0, ox1;          // the interior pixels [ox0, ox1): their 3 columns are all inside
 };
 
-/* Every pixel and channel of row r (the x86-64 kernels): the interior ones in blocks, the
- * others one by one with their columns checked. */
+/* Every pixel and channel of row r (the x86-64 and AArch64 kernels): the interior ones in blocks,
+ * the others one by one with their columns checked. */
 void cc_stem_conv_row_avx512(const struct cc_stem_conv *p, const struct cc_stem_row *r);
 void cc_stem_conv_row_avx2(const struct cc_stem_conv *p, const struct cc_stem_row *r);
+void cc_stem_conv_row_neon(const struct cc_stem_conv *p, const struct cc_stem_row *r);
 
 #endif
