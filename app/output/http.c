@@ -27,65 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <microhttpd.h>
 
 #include "assets.h"
-#include "detlog.h"
-#include "http_deadline.h"
-#include "http_request.h"
-#include "metrics.h"
-#include "mjpeg.h"
-#include "predict.h"
-#include "latest.h"
-#include "samples.h"
 #include "clock.h"
-
-/* ------------------------------------------------------------------------------------------
- * The daemon
- */
-
-struct cc_http {
-    struct cc_http_config cfg; // cli: the caller's, outlives the service
-    char token[CC_HTTP_MAX_TOKEN + 1];
-    bool auth;
-    struct cc_http_hosts hosts; // the Host names and Origins answered without the token
-    size_t max_body;
-    int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
-    struct cc_http_deadline *deadline; // and the headers this long after the connection opened
-                                       // or its previous request was answered (the same)
-    struct cc_predict_config predict;
-    struct cc_samples_config samples; // /samples; store NULL without --collect (404)
-    struct cc_decode_budget *decodes; // /predict's decodes at once and their memory
-    struct MHD_Daemon *daemon;
-    int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
-            // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
-    char url[96];
-    struct cc_metrics *metrics; // locks itself
-    // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
-    // every-frame mode whose sink keeps the line (inference thread), read by connections.
-    struct cc_detlog *latest_log; // inference thread only; NULL with no source
-    struct cc_latest *latest;     // the newest line and its map; locks itself
-    // GET /stream's pictures: [STREAM_PANEL] as the window draws them, [STREAM_FRAME] the frame
-    // alone (?panel=0); each draws only while it has viewers. NULL without a source.
-    struct cc_mjpeg *mjpeg[2];
-    char *page;             // GET /: the page's bytes (malloc'd); NULL: none
-    size_t page_size;
-    atomic_bool stopping; // cc_http_stop began: /stream readers end
-    atomic_int in_flight; // requests from their first call to their end (on_completed)
-};
-
-/* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
-struct request {
-    bool started;             // the first call has been answered (headers seen)
-    struct cc_http_body body; // the body (raw, or a form: its boundary), its limit
-    int k;
-    struct cc_roi roi; // ?roi= of POST /predict, when roi_given
-    bool roi_given;
-    enum cc_metrics_endpoint endpoint;
-    int64_t head_ns; // when the headers were in (the body's deadline counts from here)
-    int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
-};
+#include "http_service.h"
 
 /* Any thread: libmicrohttpd's own error lines, one each on stderr (the journal). */
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -100,260 +46,6 @@ static void on_log(void *cls, const char *fmt, va_list ap)
         fprintf(stderr, "camclass: http: %s\n", line);
 }
 
-/* Queues status with a body of size bytes of type (taken: freed by libmicrohttpd; NULL: out of
- * memory) and counts it for /metrics. */
-static enum MHD_Result send_bytes(struct cc_http *h, const struct request *rq,
-                                  struct MHD_Connection *c, int status, void *body, size_t size,
-                                  const char *type, const char *header, const char *value)
-{
-    char *json = body;
-    if (!json) {
-        status = 500;
-        type = "application/json";
-        json = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
-        if (!json)
-            return MHD_NO;
-        size = strlen(json);
-    }
-    cc_metrics_request(h->metrics, rq->endpoint, status,
-                       rq->endpoint == CC_METRICS_PREDICT && status == 200
-                           ? (double)(cc_now_ns() - rq->body_ns) / 1e9
-                           : -1);
-    struct MHD_Response *r = MHD_create_response_from_buffer(size, json, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(json);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (header)
-        MHD_add_response_header(r, header, value);
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* send_bytes with a text body (its length from strlen). */
-static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
-                                 struct MHD_Connection *c, int status, char *text, const char *type,
-                                 const char *header, const char *value)
-{
-    return send_bytes(h, rq, c, status, text, text ? strlen(text) : 0, type, header, value);
-}
-
-#define send_json(c, status, json, header, value)                                                  \
-    send_body(h, rq, c, status, json, "application/json", header, value)
-
-static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c, int status, const char *msg,
-                                   const char *header, const char *value)
-{
-    struct cc_predict_answer a = cc_predict_error(status, msg);
-    return send_json(c, a.status, a.json, header, value);
-}
-#define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
-
-/* GET /snapshots/<camera>/latest.jpg: the newest snapshot of that camera (snapshot.h), from
- * memory: no part of the URL reaches the file system. 404 for any other path, a camera without
- * snapshots, and before the first. */
-static enum MHD_Result send_snapshot(struct cc_http *h, const struct request *rq,
-                                     struct MHD_Connection *c, const char *url)
-{
-    const char *cam = url + strlen(CC_HTTP_SNAPSHOTS);
-    const char *slash = strchr(cam, '/');
-    char name[CC_HTTP_CAMERA_MAX + 1];
-    size_t n = slash ? (size_t)(slash - cam) : 0;
-    size_t size = 0;
-    uint8_t *jpeg = NULL;
-    if (slash && n < sizeof(name) && strcmp(slash, "/latest.jpg") == 0 && h->cfg.snapshot_latest) {
-        memcpy(name, cam, n);
-        name[n] = '\0';
-        jpeg = h->cfg.snapshot_latest(h->cfg.snapshot_ctx, name, &size);
-    }
-    if (!jpeg)
-        return send_error(c, 404,
-                          "no such snapshot: GET /snapshots/<camera>/latest.jpg answers once "
-                          "camclass, started with --snapshot-dir, has saved one for that camera",
-                          NULL, NULL);
-    return send_bytes(h, rq, c, 200, jpeg, size, "image/jpeg", NULL, NULL);
-}
-
-/* GET /latest?cam=1: results carry maps for CAM_ASK_NS after each such request, and one waits
- * at most CAM_WAIT_NS for a newest line that has its map. */
-enum { CAM_WAIT_MS = 3000 };
-#define CAM_ASK_NS (10 * (int64_t)1000000000)
-
-/* The newest line with its map (latest.h), waiting for one; NULL with *why (a status) when
- * the model has none (400, err), or none came in time (503), or out of memory (500). */
-static char *latest_with_cam(struct cc_http *h, int *why, struct cc_error *err)
-{
-    int64_t now = cc_now_ns();
-    if (!cc_pipeline_want_cam_until(h->cfg.pipeline, now + CAM_ASK_NS, err)) {
-        *why = 400;
-        return NULL;
-    }
-    bool late;
-    char *line = cc_latest_line_with_cam(h->latest, now + (int64_t)CAM_WAIT_MS * 1000000, &late);
-    *why = late ? 503 : 500;
-    return line;
-}
-
-/* GET /latest: the newest frame's log object (with ?cam=1 its class activation map); 404 without
- * a source, 503 before the first. */
-static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c)
-{
-    if (!h->latest_log)
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /latest)",
-                          NULL, NULL);
-    const char *cam = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cam");
-    if (cam && strcmp(cam, "1") == 0) {
-        struct cc_error err = {0};
-        int why;
-        char *line = latest_with_cam(h, &why, &err);
-        if (line)
-            return send_json(c, 200, line, NULL, NULL);
-        if (why == 400)
-            return send_error(c, 400, err.msg, NULL, NULL);
-        if (why == 503)
-            return send_error(c, 503,
-                              "no frame with its class activation map came in 3 s; "
-                              "try again in a moment",
-                              MHD_HTTP_HEADER_RETRY_AFTER, "1");
-        return send_json(c, 500, NULL, NULL, NULL);
-    }
-    bool none;
-    char *line = cc_latest_line(h->latest, &none);
-    if (none)
-        return send_error(c, 503, "no frame classified yet; try again in a moment",
-                          MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    return send_json(c, 200, line, NULL, NULL);
-}
-
-static char *memdup(const char *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-enum { STREAM_PANEL, STREAM_FRAME };
-
-/* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
-struct viewer {
-    struct cc_http *h;
-    struct cc_mjpeg *m;   // the pictures it watches (one of h->mjpeg)
-    struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
-    uint64_t seen;        // the mjpeg generation sent last
-    char head[128];
-    size_t head_len, off; // off: bytes of the part sent so far
-};
-
-#define STREAM_BOUNDARY "camclassframe"
-
-/* libmicrohttpd's content reader for /stream, on the connection's own thread: blocks until the
- * next picture (a thread per connection may), then hands out the part piece by piece. */
-static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    struct viewer *v = cls;
-    struct cc_http *h = v->h;
-    while (!v->jpeg) {
-        if (atomic_load(&h->stopping))
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        if ((v->jpeg = cc_mjpeg_next(v->m, &v->seen, 250))) {
-            v->head_len = (size_t)snprintf(v->head, sizeof(v->head),
-                                           "--" STREAM_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
-                                           "Content-Length: %zu\r\n\r\n",
-                                           v->jpeg->size);
-            v->off = 0;
-        }
-    }
-    size_t total = v->head_len + v->jpeg->size + 2, n = 0;
-    while (n < max && v->off < total) {
-        size_t k;
-        if (v->off < v->head_len) {
-            k = v->head_len - v->off < max - n ? v->head_len - v->off : max - n;
-            memcpy(buf + n, v->head + v->off, k);
-        } else if (v->off < v->head_len + v->jpeg->size) {
-            size_t o = v->off - v->head_len;
-            k = v->jpeg->size - o < max - n ? v->jpeg->size - o : max - n;
-            memcpy(buf + n, v->jpeg->data + o, k);
-        } else {
-            size_t o = v->off - v->head_len - v->jpeg->size;
-            k = 2 - o < max - n ? 2 - o : max - n;
-            memcpy(buf + n, "\r\n" + o, k);
-        }
-        n += k, v->off += k;
-    }
-    if (v->off == total) {
-        cc_jpeg_release(v->m, v->jpeg);
-        v->jpeg = NULL;
-    }
-    return (ssize_t)n;
-}
-
-static void end_stream(void *cls)
-{
-    struct viewer *v = cls;
-    cc_jpeg_release(v->m, v->jpeg);
-    cc_mjpeg_viewer(v->m, false);
-    free(v);
-}
-
-/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless; with
- * ?panel=0 the frame alone. */
-static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c)
-{
-    const char *panel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "panel");
-    if (panel && strcmp(panel, "0") != 0 && strcmp(panel, "1") != 0)
-        return send_error(c, 400,
-                          "?panel= takes 0 (the frame alone) or 1 (the frame and the results "
-                          "panel, the default)",
-                          NULL, NULL);
-    if (!h->mjpeg[STREAM_PANEL])
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /stream)",
-                          NULL, NULL);
-    struct viewer *v = calloc(1, sizeof(*v));
-    if (!v)
-        return send_json(c, 500, NULL, NULL, NULL);
-    v->h = h;
-    v->m = h->mjpeg[panel && !strcmp(panel, "0") ? STREAM_FRAME : STREAM_PANEL];
-    cc_mjpeg_viewer(v->m, true);
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
-    if (!r) {
-        end_stream(v);
-        return MHD_NO;
-    }
-    cc_metrics_request(h->metrics, rq->endpoint, 200, -1);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            "multipart/x-mixed-replace; boundary=" STREAM_BOUNDARY);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* GET /metrics: the Prometheus text exposition (metrics.h). */
-static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
-                                    struct MHD_Connection *c)
-{
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(h->cfg.pipeline);
-    char *text = cc_metrics_render(h->metrics, &t);
-    if (!text)
-        return send_json(c, 500, NULL, NULL, NULL);
-    return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
-}
-
 /* libmicrohttpd's header iterator: each header line to the framing check. */
 static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                  const char *value)
@@ -363,85 +55,11 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-/* POST /model: switches to the bundle at path (cfg.load_model) and answers. */
-static enum MHD_Result load_and_answer(struct cc_http *h, const struct request *rq,
-                                       struct MHD_Connection *c, const char *path)
-{
-    char msg[1024] = "";
-    struct cc_http_loaded out = {0};
-    int status = h->cfg.load_model
-                     ? h->cfg.load_model(h->cfg.load_ctx, path, &out, msg, sizeof(msg))
-                     : (snprintf(msg, sizeof(msg), "this camclass cannot reload its model"), 503);
-    if (status != 200)
-        return send_error(c, status, msg, NULL, NULL);
-    cJSON *o = cJSON_CreateObject();
-    bool ok = o && cJSON_AddStringToObject(o, "model", out.name) &&
-              cJSON_AddNumberToObject(o, "classes", out.classes) &&
-              (!out.sha256[0] || cJSON_AddStringToObject(o, "sha256", out.sha256));
-    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    char *body = text ? malloc(strlen(text) + 2) : NULL;
-    if (body)
-        sprintf(body, "%s\n", text);
-    cJSON_free(text);
-    return send_json(c, body ? 200 : 500, body, NULL, NULL);
-}
-
-/* POST /model's headers: ?path=NAME is answered now (the body is dropped), else the body (the
- * bundle's bytes) is read first. */
-static enum MHD_Result model_head(struct cc_http *h, struct request *rq, struct MHD_Connection *c,
-                                  bool *answered)
-{
-    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
-    if (!name) {
-        cc_http_body_init(&rq->body, h->max_body);
-        *answered = false;
-        return MHD_YES;
-    }
-    char rel[CC_HTTP_MODEL_NAME_MAX + 16], path[4096], msg[512];
-    int status = cc_http_model_name(name, rel, sizeof(rel), msg, sizeof(msg));
-    if (status)
-        return send_error(c, status, msg, NULL, NULL);
-    if (!cc_asset_find(rel, path, sizeof(path), NULL)) {
-        char where[CC_ASSET_WHERE_SIZE];
-        cc_asset_where(where, sizeof(where));
-        snprintf(msg, sizeof(msg), "no bundle %.128s in the model folders (%.300s)", name, where);
-        return send_error(c, 404, msg, NULL, NULL);
-    }
-    return load_and_answer(h, rq, c, path);
-}
-
-/* POST /model's body is in: the bundle's bytes go to a temporary file, loaded from there. */
-static enum MHD_Result model_body(struct cc_http *h, struct request *rq, struct MHD_Connection *c)
-{
-    char msg[200];
-    int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
-    if (status)
-        return send_error(c, status, msg, NULL, NULL);
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/camclass-model-XXXXXX", dir && dir[0] ? dir : "/tmp");
-    int fd = mkstemp(path);
-    bool ok = fd >= 0 && write(fd, rq->body.data, rq->body.size) == (ssize_t)rq->body.size;
-    int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (!ok) {
-        if (fd >= 0)
-            unlink(path);
-        snprintf(msg, sizeof(msg), "cannot keep the bundle in %.100s: %s", path, strerror(e));
-        return send_error(c, 500, msg, NULL, NULL);
-    }
-    enum MHD_Result r = load_and_answer(h, rq, c, path);
-    unlink(path);
-    return r;
-}
-
 /* The first call of a request: the body's framing, who asks (Host, Origin), routing,
  * authentication, limits that the headers show (http_request.h decides). Returns MHD_YES to go
  * on reading the body (a POST /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, struct request *rq,
+                                  const char *method, const char *version, struct cc_http_req *rq,
                                   bool *answered)
 {
     *answered = true;
@@ -472,21 +90,21 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     case CC_METRICS_HEALTHZ:
         return send_json(c, 200, strdup("{\"status\":\"ok\"}\n"), NULL, NULL);
     case CC_METRICS_LATEST:
-        return send_latest(h, rq, c);
+        return cc_http_send_latest(h, rq, c);
     case CC_METRICS_STREAM:
-        return send_stream(h, rq, c);
+        return cc_http_send_stream(h, rq, c);
     case CC_METRICS_PAGE:
         if (!h->page)
             return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
                               NULL);
-        return send_body(h, rq, c, 200, memdup(h->page, h->page_size), "text/html; charset=utf-8",
-                         NULL, NULL);
+        return cc_http_send_body(h, rq, c, 200, cc_http_memdup(h->page, h->page_size),
+                                 "text/html; charset=utf-8", NULL, NULL);
     case CC_METRICS_METRICS:
-        return send_metrics(h, rq, c);
+        return cc_http_send_metrics(h, rq, c);
     case CC_METRICS_SNAPSHOTS:
-        return send_snapshot(h, rq, c, url);
+        return cc_http_send_snapshot(h, rq, c, url);
     case CC_METRICS_MODEL:
-        return model_head(h, rq, c, answered);
+        return cc_http_model_head(h, rq, c, answered);
     case CC_METRICS_SAMPLES:
         if (!h->samples.store)
             return send_error(c, 404,
@@ -569,7 +187,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_data_size, void **con_cls)
 {
     struct cc_http *h = cls;
-    struct request *rq = *con_cls;
+    struct cc_http_req *rq = *con_cls;
     if (!rq) {
         if (!(rq = calloc(1, sizeof(*rq))))
             return MHD_NO;
@@ -605,7 +223,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     rq->body_ns = cc_now_ns();
     char msg[200];
     if (rq->endpoint == CC_METRICS_MODEL)
-        return model_body(h, rq, c);
+        return cc_http_model_body(h, rq, c);
     int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
@@ -628,7 +246,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     struct cc_http *h = cls;
     cc_http_deadline_end(h->deadline, watch_of(c));
-    struct request *rq = *con_cls;
+    struct cc_http_req *rq = *con_cls;
     if (!rq)
         return;
     atomic_fetch_sub(&h->in_flight, 1);
