@@ -67,6 +67,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         method, url, h->auth ? h->token : NULL,
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     rq->endpoint = route.endpoint;
+    rq->camera = route.camera;
+    rq->camera_len = route.camera_len;
     char msg[320];
     // An ambiguous body is refused first, and its connection closed: what a proxy in front
     // took for its body would be read here as the next request (request smuggling).
@@ -101,6 +103,10 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
                                  "text/html; charset=utf-8", NULL, NULL);
     case CC_METRICS_METRICS:
         return cc_http_send_metrics(h, rq, c);
+    case CC_METRICS_CAMERA:
+        return cc_http_send_reference(h, rq, c);
+    case CC_METRICS_CAMERAS:
+        return cc_http_send_cameras(h, rq, c);
     case CC_METRICS_SNAPSHOTS:
         return cc_http_send_snapshot(h, rq, c, url);
     case CC_METRICS_MODEL:
@@ -270,27 +276,19 @@ static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
     return true;
 }
 
-void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
+void cc_http_result(struct cc_http *h, int i, const struct cc_result *r, const struct cc_frame *f)
 {
-    cc_metrics_frame(h->metrics, r);
-    for (int i = 0; i < 2; i++)
-        if (h->mjpeg[i])
-            cc_mjpeg_offer(h->mjpeg[i], r, f);
-    struct cc_error err = {0};
-    if (!h->latest_log)
-        return;
-    cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
-    cc_latest_keep_cam(h->latest, &r->cam);  // the map of the line just kept, if any
+    cc_metrics_frame(h->metrics, i, r);
+    if (i >= 0 && i < h->n_feeds)
+        cc_http_feed_result(&h->feeds[i], r, f);
 }
 
-void cc_http_model(struct cc_http *h, const struct cc_model *m)
+void cc_http_model(struct cc_http *h, int i, const struct cc_model *m)
 {
-    cc_metrics_set_model(h->metrics, m->name);
-    struct cc_error err = {0};
-    if (h->latest_log) // its "model" line goes nowhere (cc_latest_keep keeps frames); the name
-                       // stays
-        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels, m->n_labels,
-                        &err);
+    if (i == 0)
+        cc_metrics_set_model(h->metrics, m->name);
+    if (i >= 0 && i < h->n_feeds)
+        cc_http_feed_model(&h->feeds[i], m);
 }
 
 /* Binds fd (then closes it) to see that the port is free: another listener is a settings
@@ -334,16 +332,26 @@ bool cc_http_allowed(const char *serve, struct cc_error *err)
                         serve, la.v6 ? "IPv6" : "IPv4", strerror(errno));
 }
 
-/* GET /stream's two pictures: the window's, and the frame alone. */
-static bool start_streams(struct cc_http *h, const struct cc_overlay_config *oc,
-                          struct cc_error *err)
+/* Each camera's feed (http_feed.h). */
+static bool start_feeds(struct cc_http *h, const struct cc_http_config *cfg, struct cc_error *err)
 {
-    struct cc_overlay_config bare = *oc;
-    bare.frame_only = true;
-    return (h->mjpeg[STREAM_PANEL] = cc_mjpeg_create(oc, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
-                                                     CC_HTTP_STREAM_FPS, err)) &&
-           (h->mjpeg[STREAM_FRAME] = cc_mjpeg_create(&bare, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
-                                                     CC_HTTP_STREAM_FPS, err));
+    if (cfg->n_cameras < 0 || cfg->n_cameras > CC_HTTP_CAMERAS_MAX)
+        return cc_error_set(err, "--serve: %d cameras; at most %d", cfg->n_cameras,
+                            CC_HTTP_CAMERAS_MAX);
+    if (!cfg->n_cameras)
+        return true;
+    if (!(h->feeds = calloc((size_t)cfg->n_cameras, sizeof(*h->feeds))))
+        return cc_error_set(err, "out of memory starting the HTTP service");
+    for (int i = 0; i < cfg->n_cameras; i++) {
+        const struct cc_http_camera *c = &cfg->cameras[i];
+        struct cc_http_feed_config fc = {c->name,      c->source,   c->model,
+                                         cfg->backend, cfg->overlay, c->pipeline,
+                                         cfg->n_cameras > 1};
+        h->n_feeds = i + 1; // destroy finishes it, built or half-built
+        if (!cc_http_feed_init(&h->feeds[i], &fc, err))
+            return false;
+    }
+    return true;
 }
 
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
@@ -359,28 +367,15 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     h->cfg = *cfg;
     h->fd = -1;
-    if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend))) {
+    const char *names[CC_HTTP_CAMERAS_MAX];
+    for (int i = 0; i < cfg->n_cameras && i < CC_HTTP_CAMERAS_MAX; i++)
+        names[i] = cfg->cameras[i].name;
+    if (!(h->metrics =
+              cc_metrics_create(cfg->model->name, cfg->backend, names, cfg->n_cameras))) {
         cc_error_set(err, "out of memory starting the HTTP service");
         goto error;
     }
-    if (cfg->source) {
-        h->latest = cc_latest_create();
-        struct cc_detlog_config lc = {
-            .mode = CC_DETLOG_EVERY_FRAME,
-            .source = cfg->source,
-            .model = cfg->model->name,
-            .backend = cfg->backend,
-            .sink = cc_latest_keep,
-            .sink_ctx = h->latest,
-        };
-        if (!h->latest) {
-            cc_error_set(err, "out of memory starting the HTTP service");
-            goto error;
-        }
-        if (!(h->latest_log = cc_detlog_create(&lc, err)))
-            goto error;
-    }
-    if (cfg->source && cfg->overlay && !start_streams(h, cfg->overlay, err))
+    if (!start_feeds(h, cfg, err))
         goto error;
     char page[4096];
     if (cc_asset_find("www/index.html", page, sizeof(page), NULL) && !read_page(h, page, err))
@@ -398,7 +393,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         goto error;
     h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
     h->samples =
-        (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->source != NULL};
+        (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->n_cameras > 0};
 
     // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
     char host[INET6_ADDRSTRLEN] = "";
@@ -462,9 +457,8 @@ void cc_http_stop(struct cc_http *h)
     if (!h)
         return;
     atomic_store(&h->stopping, true); // /stream readers end within 250 ms
-    for (int i = 0; i < 2; i++)
-        if (h->mjpeg[i])
-            cc_mjpeg_stop(h->mjpeg[i]);
+    for (int i = 0; i < h->n_feeds; i++)
+        cc_http_feed_stop(&h->feeds[i]);
     if (h->daemon) {
         // MHD_stop_daemon shuts every connection's socket down, answered or not. So first no
         // new connections (the listening socket comes back to us), then the requests in flight
@@ -490,12 +484,11 @@ void cc_http_destroy(struct cc_http *h)
     if (!h)
         return;
     cc_http_stop(h);
-    cc_detlog_destroy(h->latest_log);
-    cc_mjpeg_destroy(h->mjpeg[STREAM_PANEL]);
-    cc_mjpeg_destroy(h->mjpeg[STREAM_FRAME]);
+    for (int i = 0; i < h->n_feeds; i++)
+        cc_http_feed_finish(&h->feeds[i]);
+    free(h->feeds);
     free(h->page);
     cc_metrics_destroy(h->metrics);
     cc_decode_budget_destroy(h->decodes);
-    cc_latest_destroy(h->latest);
     free(h);
 }

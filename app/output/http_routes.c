@@ -42,36 +42,64 @@ enum MHD_Result cc_http_send_snapshot(struct cc_http *h, const struct cc_http_re
 enum { CAM_WAIT_MS = 3000 };
 #define CAM_ASK_NS (10 * (int64_t)1000000000)
 
-/* The newest line with its map (latest.h), waiting for one; NULL with *why (a status) when
- * the model has none (400, err), or none came in time (503), or out of memory (500). */
-static char *latest_with_cam(struct cc_http *h, int *why, struct cc_error *err)
+/* The camera a request names (rq->camera; none: the first), or NULL after answering 404: no
+ * camera at all (route: the path for the message), or none of that name (the names listed). */
+static struct cc_http_feed *feed_of(struct cc_http *h, const struct cc_http_req *rq,
+                                    struct MHD_Connection *c, const char *route,
+                                    enum MHD_Result *ret)
+{
+    char msg[160 + CC_HTTP_CAMERAS_MAX * (CC_HTTP_FEED_NAME_MAX + 2)];
+    if (!h->n_feeds) {
+        snprintf(msg, sizeof(msg),
+                 "no camera or input: this camclass classifies requests only (start it with "
+                 "--camera or --input for %s)",
+                 route);
+        *ret = send_error(c, 404, msg, NULL, NULL);
+        return NULL;
+    }
+    if (!rq->camera)
+        return &h->feeds[0];
+    for (int i = 0; i < h->n_feeds; i++) // exact bytes: a name is never a path here
+        if (strlen(h->feeds[i].name) == rq->camera_len &&
+            memcmp(h->feeds[i].name, rq->camera, rq->camera_len) == 0)
+            return &h->feeds[i];
+    int n = snprintf(msg, sizeof(msg), "no such camera; this camclass's cameras are:");
+    for (int i = 0; i < h->n_feeds; i++)
+        n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%s %s", i ? "," : "", h->feeds[i].name);
+    *ret = send_error(c, 404, msg, NULL, NULL);
+    return NULL;
+}
+
+/* The newest line of feed f with its map (latest.h), waiting for one; NULL with *why (a
+ * status) when the model has none (400, err), or none came in time (503), or out of memory
+ * (500). */
+static char *latest_with_cam(struct cc_http_feed *f, int *why, struct cc_error *err)
 {
     int64_t now = cc_now_ns();
-    if (!cc_pipeline_want_cam_until(h->cfg.pipeline, now + CAM_ASK_NS, err)) {
+    if (!cc_pipeline_want_cam_until(f->pipeline, now + CAM_ASK_NS, err)) {
         *why = 400;
         return NULL;
     }
     bool late;
-    char *line = cc_latest_line_with_cam(h->latest, now + (int64_t)CAM_WAIT_MS * 1000000, &late);
+    char *line = cc_latest_line_with_cam(f->latest, now + (int64_t)CAM_WAIT_MS * 1000000, &late);
     *why = late ? 503 : 500;
     return line;
 }
 
-/* GET /latest: the newest frame's log object (with ?cam=1 its class activation map); 404 without
- * a source, 503 before the first. */
+/* GET /latest[/<camera>]: the newest frame's log object (with ?cam=1 its class activation map);
+ * 404 without a source or for an unknown camera, 503 before the first. */
 enum MHD_Result cc_http_send_latest(struct cc_http *h, const struct cc_http_req *rq,
                                     struct MHD_Connection *c)
 {
-    if (!h->latest_log)
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /latest)",
-                          NULL, NULL);
+    enum MHD_Result ret;
+    struct cc_http_feed *f = feed_of(h, rq, c, "/latest", &ret);
+    if (!f)
+        return ret;
     const char *cam = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cam");
     if (cam && strcmp(cam, "1") == 0) {
         struct cc_error err = {0};
         int why;
-        char *line = latest_with_cam(h, &why, &err);
+        char *line = latest_with_cam(f, &why, &err);
         if (line)
             return send_json(c, 200, line, NULL, NULL);
         if (why == 400)
@@ -84,7 +112,7 @@ enum MHD_Result cc_http_send_latest(struct cc_http *h, const struct cc_http_req 
         return send_json(c, 500, NULL, NULL, NULL);
     }
     bool none;
-    char *line = cc_latest_line(h->latest, &none);
+    char *line = cc_latest_line(f->latest, &none);
     if (none)
         return send_error(c, 503, "no frame classified yet; try again in a moment",
                           MHD_HTTP_HEADER_RETRY_AFTER, "1");
@@ -94,7 +122,7 @@ enum MHD_Result cc_http_send_latest(struct cc_http *h, const struct cc_http_req 
 /* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
 struct viewer {
     struct cc_http *h;
-    struct cc_mjpeg *m;   // the pictures it watches (one of h->mjpeg)
+    struct cc_mjpeg *m;   // the pictures it watches (one of a feed's mjpeg)
     struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
     uint64_t seen;        // the mjpeg generation sent last
     char head[128];
@@ -153,8 +181,8 @@ static void end_stream(void *cls)
     free(v);
 }
 
-/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless; with
- * ?panel=0 the frame alone. */
+/* GET /stream[/<camera>]: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless;
+ * with ?panel=0 the frame alone. */
 enum MHD_Result cc_http_send_stream(struct cc_http *h, const struct cc_http_req *rq,
                                     struct MHD_Connection *c)
 {
@@ -164,16 +192,17 @@ enum MHD_Result cc_http_send_stream(struct cc_http *h, const struct cc_http_req 
                           "?panel= takes 0 (the frame alone) or 1 (the frame and the results "
                           "panel, the default)",
                           NULL, NULL);
-    if (!h->mjpeg[STREAM_PANEL])
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /stream)",
-                          NULL, NULL);
+    enum MHD_Result ret;
+    struct cc_http_feed *f = feed_of(h, rq, c, "/stream", &ret);
+    if (!f)
+        return ret;
+    if (!f->mjpeg[CC_HTTP_STREAM_PANEL])
+        return send_error(c, 404, "this camclass draws no /stream pictures", NULL, NULL);
     struct viewer *v = calloc(1, sizeof(*v));
     if (!v)
         return send_json(c, 500, NULL, NULL, NULL);
     v->h = h;
-    v->m = h->mjpeg[panel && !strcmp(panel, "0") ? STREAM_FRAME : STREAM_PANEL];
+    v->m = f->mjpeg[panel && !strcmp(panel, "0") ? CC_HTTP_STREAM_FRAME : CC_HTTP_STREAM_PANEL];
     cc_mjpeg_viewer(v->m, true);
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
@@ -185,17 +214,68 @@ enum MHD_Result cc_http_send_stream(struct cc_http *h, const struct cc_http_req 
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             "multipart/x-mixed-replace; boundary=" STREAM_BOUNDARY);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* text (cJSON's, freed; NULL: none) as a malloc'd line ending in '\n'; NULL when out of
+ * memory. */
+static char *json_line(char *text)
+{
+    char *body = text ? malloc(strlen(text) + 2) : NULL;
+    if (body)
+        sprintf(body, "%s\n", text);
+    cJSON_free(text);
+    return body;
+}
+
+/* POST /camera/<camera>/reference: the camera's health checks take a new reference picture
+ * (image/health.h's moved condition); 409 when the camera runs no health checks. */
+enum MHD_Result cc_http_send_reference(struct cc_http *h, const struct cc_http_req *rq,
+                                       struct MHD_Connection *c)
+{
+    enum MHD_Result ret;
+    struct cc_http_feed *f = feed_of(h, rq, c, "/camera/<camera>/reference", &ret);
+    if (!f)
+        return ret;
+    if (!cc_pipeline_reset_health_reference(f->pipeline))
+        return send_error(c, 409,
+                          "this camera runs no health checks, so it has no reference; start "
+                          "camclass with --camera-health on",
+                          NULL, NULL);
+    cJSON *o = cJSON_CreateObject();
+    bool ok = o && cJSON_AddStringToObject(o, "camera", f->name) &&
+              cJSON_AddStringToObject(o, "reference", "reset");
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return send_json(c, text ? 200 : 500, json_line(text), NULL, NULL);
+}
+
+enum MHD_Result cc_http_send_cameras(struct cc_http *h, const struct cc_http_req *rq,
+                                     struct MHD_Connection *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *list = o ? cJSON_AddArrayToObject(o, "cameras") : NULL;
+    bool ok = list != NULL;
+    for (int i = 0; i < h->n_feeds && ok; i++) {
+        cJSON *name = cJSON_CreateString(h->feeds[i].name);
+        ok = name && cJSON_AddItemToArray(list, name);
+    }
+    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return send_json(c, 200, json_line(text), NULL, NULL);
 }
 
 /* GET /metrics: the Prometheus text exposition (metrics.h). */
 enum MHD_Result cc_http_send_metrics(struct cc_http *h, const struct cc_http_req *rq,
                                      struct MHD_Connection *c)
 {
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(h->cfg.pipeline);
-    char *text = cc_metrics_render(h->metrics, &t);
+    struct cc_pipeline_totals t[CC_HTTP_CAMERAS_MAX];
+    t[0] = cc_pipeline_get_totals(h->cfg.pipeline); // requests only: no camera
+    for (int i = 0; i < h->n_feeds; i++)
+        t[i] = cc_pipeline_get_totals(h->feeds[i].pipeline);
+    char *text = cc_metrics_render(h->metrics, t);
     if (!text)
         return send_json(c, 500, NULL, NULL, NULL);
     return cc_http_send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL,
@@ -219,10 +299,7 @@ static enum MHD_Result load_and_answer(struct cc_http *h, const struct cc_http_r
               (!out.sha256[0] || cJSON_AddStringToObject(o, "sha256", out.sha256));
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
-    char *body = text ? malloc(strlen(text) + 2) : NULL;
-    if (body)
-        sprintf(body, "%s\n", text);
-    cJSON_free(text);
+    char *body = json_line(text);
     return send_json(c, body ? 200 : 500, body, NULL, NULL);
 }
 

@@ -1,7 +1,8 @@
 /* camclass — the HTTP service's own state, shared by the modules that make it up (see http.h
  * for the service): http.c (the daemon, its connections, and each request's dispatch),
  * http_reply.c (answers, counted for /metrics) and http_routes.c (GET /latest, /stream,
- * /metrics, /snapshots and POST /model). Not for other modules: libmicrohttpd's types appear
+ * /metrics, /snapshots, POST /camera/<camera>/reference and POST /model); each camera's state
+ * is http_feed.c's. Not for other modules: libmicrohttpd's types appear
  * here, and nowhere outside app/output/http*.c.
  */
 #ifndef CC_HTTP_SERVICE_H
@@ -15,17 +16,13 @@
 #include <microhttpd.h>
 
 #include "decode_budget.h"
-#include "detlog.h"
 #include "http.h"
 #include "http_deadline.h"
+#include "http_feed.h"
 #include "http_request.h"
-#include "latest.h"
 #include "metrics.h"
-#include "mjpeg.h"
 #include "predict.h"
 #include "samples.h"
-
-enum { STREAM_PANEL, STREAM_FRAME }; // GET /stream's two pictures (cc_http.mjpeg)
 
 struct cc_http {
     struct cc_http_config cfg; // cli: the caller's, outlives the service
@@ -44,13 +41,11 @@ struct cc_http {
             // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
     char url[96];
     struct cc_metrics *metrics; // locks itself
-    // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
-    // every-frame mode whose sink keeps the line (inference thread), read by connections.
-    struct cc_detlog *latest_log; // inference thread only; NULL with no source
-    struct cc_latest *latest;     // the newest line and its map; locks itself
-    // GET /stream's pictures: [STREAM_PANEL] as the window draws them, [STREAM_FRAME] the frame
-    // alone (?panel=0); each draws only while it has viewers. NULL without a source.
-    struct cc_mjpeg *mjpeg[2];
+    // Each camera's /latest and /stream (http_feed.h; n_feeds: the config's n_cameras, [0] the
+    // first camera's). Made by start, fed by each camera's inference thread, read by
+    // connections, freed by destroy.
+    struct cc_http_feed *feeds;
+    int n_feeds;
     char *page; // GET /: the page's bytes (malloc'd); NULL: none
     size_t page_size;
     atomic_bool stopping; // cc_http_stop began: /stream readers end
@@ -65,6 +60,8 @@ struct cc_http_req {
     struct cc_roi roi; // ?roi= of POST /predict, when roi_given
     bool roi_given;
     enum cc_metrics_endpoint endpoint;
+    const char *camera; // the camera the path names (/latest/<camera>, ...; in the URL, not
+    size_t camera_len;  // '\0'-ended: camera_len bytes); NULL: none named
     int64_t head_ns; // when the headers were in (the body's deadline counts from here)
     int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
 };
@@ -114,6 +111,14 @@ enum MHD_Result cc_http_send_latest(struct cc_http *h, const struct cc_http_req 
 /* GET /stream (?panel=0: the frame alone). */
 enum MHD_Result cc_http_send_stream(struct cc_http *h, const struct cc_http_req *rq,
                                     struct MHD_Connection *c);
+
+/* GET /cameras: {"cameras": [names]}, in the config's order (the page's list). */
+enum MHD_Result cc_http_send_cameras(struct cc_http *h, const struct cc_http_req *rq,
+                                     struct MHD_Connection *c);
+
+/* POST /camera/<camera>/reference. */
+enum MHD_Result cc_http_send_reference(struct cc_http *h, const struct cc_http_req *rq,
+                                       struct MHD_Connection *c);
 
 /* GET /metrics. */
 enum MHD_Result cc_http_send_metrics(struct cc_http *h, const struct cc_http_req *rq,
