@@ -55,6 +55,34 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
+/* The headers of a POST /predict (or /samples with a body): ?k=, ?roi=, the body's length and
+ * type; MHD_YES with *answered false to read the body when they are acceptable. */
+static enum MHD_Result predict_head(struct cc_http *h, struct MHD_Connection *c,
+                                    struct cc_http_req *rq, bool *answered)
+{
+    char msg[320];
+    enum cc_http_body_kind kind;
+    int status = cc_http_predict_head(
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
+        h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
+    if (status)
+        return send_error(c, status, msg, NULL, NULL);
+    const char *roi = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roi");
+    if (roi && !(rq->roi_given = cc_predict_roi_arg(roi, &rq->roi, msg, sizeof(msg))))
+        return send_error(c, 400, msg, NULL, NULL);
+    cc_http_body_init(&rq->body, h->max_body);
+    if (kind == CC_HTTP_BODY_MULTIPART &&
+        (status = cc_http_body_form(
+             &rq->body,
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), msg,
+             sizeof(msg))))
+        return send_error(c, status, msg, NULL, NULL);
+    *answered = false;
+    return MHD_YES;
+}
+
 /* The first call of a request: the body's framing, who asks (Host, Origin), routing,
  * authentication, limits that the headers show (http_request.h decides). Returns MHD_YES to go
  * on reading the body (a POST /predict that is acceptable so far). */
@@ -129,26 +157,7 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     default: // POST /predict
         break;
     }
-    enum cc_http_body_kind kind;
-    status = cc_http_predict_head(
-        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
-        h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
-    if (status)
-        return send_error(c, status, msg, NULL, NULL);
-    const char *roi = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roi");
-    if (roi && !(rq->roi_given = cc_predict_roi_arg(roi, &rq->roi, msg, sizeof(msg))))
-        return send_error(c, 400, msg, NULL, NULL);
-    cc_http_body_init(&rq->body, h->max_body);
-    if (kind == CC_HTTP_BODY_MULTIPART &&
-        (status = cc_http_body_form(
-             &rq->body,
-             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), msg,
-             sizeof(msg))))
-        return send_error(c, status, msg, NULL, NULL);
-    *answered = false;
-    return MHD_YES;
+    return predict_head(h, c, rq, answered);
 }
 
 /* A connection's watch for the headers' deadline (http_deadline.h), kept as its socket context;
@@ -344,13 +353,49 @@ static bool start_feeds(struct cc_http *h, const struct cc_http_config *cfg, str
         return cc_error_set(err, "out of memory starting the HTTP service");
     for (int i = 0; i < cfg->n_cameras; i++) {
         const struct cc_http_camera *c = &cfg->cameras[i];
-        struct cc_http_feed_config fc = {c->name,      c->source,   c->model,
-                                         cfg->backend, cfg->overlay, c->pipeline,
-                                         cfg->n_cameras > 1};
+        struct cc_http_feed_config fc = {
+            .name = c->name,
+            .source = c->source,
+            .model = c->model,
+            .backend = cfg->backend,
+            .overlay = cfg->overlay,
+            .pipeline = c->pipeline,
+            .named = cfg->n_cameras > 1,
+        };
         h->n_feeds = i + 1; // destroy finishes it, built or half-built
         if (!cc_http_feed_init(&h->feeds[i], &fc, err))
             return false;
     }
+    return true;
+}
+
+/* Our own listening socket at la (h->fd) and h->url: a bind error is said with its errno, and
+ * PORT 0 gets a port. */
+static bool open_listener(struct cc_http *h, const struct cc_http_listen *la, const char *serve,
+                          struct cc_error *err)
+{
+    char host[INET6_ADDRSTRLEN] = "";
+    if (la->v6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&la->sa)->sin6_addr, host,
+                  sizeof(host));
+    else
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)&la->sa)->sin_addr, host, sizeof(host));
+    int one = 1;
+    if ((h->fd = socket(la->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(h->fd, (const struct sockaddr *)&la->sa, la->len) != 0 || listen(h->fd, 64) != 0)
+        return cc_error_set(
+            err, "--serve %s: cannot listen on %s: %s%s", serve, host, strerror(errno),
+            errno == EADDRINUSE      ? " (another program uses the port; choose another)"
+            : errno == EACCES        ? " (ports below 1024 need privileges; choose another)"
+            : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
+                                     : "");
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    getsockname(h->fd, (struct sockaddr *)&bound, &blen);
+    unsigned port = ntohs(la->v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                 : ((struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->url, sizeof(h->url), la->v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
     return true;
 }
 
@@ -395,31 +440,8 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     h->samples =
         (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->n_cameras > 0};
 
-    // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
-    char host[INET6_ADDRSTRLEN] = "";
-    if (la.v6)
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la.sa)->sin6_addr, host, sizeof(host));
-    else
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&la.sa)->sin_addr, host, sizeof(host));
-    int one = 1;
-    if ((h->fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-        setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(h->fd, (struct sockaddr *)&la.sa, la.len) != 0 || listen(h->fd, 64) != 0) {
-        cc_error_set(err, "--serve %s: cannot listen on %s: %s%s", cli->serve, host,
-                     strerror(errno),
-                     errno == EADDRINUSE ? " (another program uses the port; choose another)"
-                     : errno == EACCES   ? " (ports below 1024 need privileges; choose another)"
-                     : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
-                                              : "");
+    if (!open_listener(h, &la, cli->serve, err))
         goto error;
-    }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    getsockname(h->fd, (struct sockaddr *)&bound, &blen);
-    unsigned port = ntohs(la.v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                : ((struct sockaddr_in *)&bound)->sin_port);
-    snprintf(h->url, sizeof(h->url), la.v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
-
     unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
     h->body_limit_ns = (int64_t)CC_HTTP_BODY_TIMEOUTS * timeout * 1000000000;
     if (!(h->deadline = cc_http_deadline_create(h->body_limit_ns, on_expire, h, err)))
