@@ -617,15 +617,17 @@ static double file_rate(const struct cam *c, bool headless)
     return fps > 0 ? fps : 2;
 }
 
-/* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the camera's newest
- * snapshot when camera is this camclass's camera name. */
+/* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the newest snapshot of
+ * the camera of that name (compared exactly), if any. */
 static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
 {
     struct app *a = ctx;
-    struct cc_snapshot *s = cc_report_snapshot(a->cam[0].report);
-    if (!s || strcmp(camera, cc_snapshot_camera(s)) != 0)
-        return NULL;
-    return cc_snapshot_latest(s, size);
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cc_snapshot *s = cc_report_snapshot(a->cam[i].report);
+        if (s && strcmp(camera, cc_snapshot_camera(s)) == 0)
+            return cc_snapshot_latest(s, size);
+    }
+    return NULL;
 }
 
 /* Camera c's pipeline, not started. The window, --output, --collect and --serve's /latest and

@@ -10,6 +10,8 @@
   unknown camera is 404 with one line naming the known ones (also for /stream); POST
   /camera/<camera>/reference: 409 without health checks, 405 for GET, 404 for an unknown
   camera and for /camera/<camera>/other, 403 for a browser's cross-origin POST.
+- snapshots: two cameras with --snapshot-dir: GET /snapshots/<camera>/latest.jpg is each
+  camera's own snapshot (a JPEG; they differ), an unknown camera 404.
 - reference: two cameras with --camera-health on play a clip whose scene changes after 3 s
   (the health checks' "moved" condition starts on both), with --serve-token: POST
   /camera/<camera>/reference without the token or with a wrong one is 401; with it, 200 and
@@ -121,6 +123,45 @@ def check_unknown(s):
         err = (obj or {}).get("error", "")
         check(st == 404 and "\n" not in err and all(n in err for n, _, _ in PICTURES),
               "%s %s: %d %r, want 404 naming the cameras" % (method, path, st, err))
+
+
+def test_snapshots(root):
+    """GET /snapshots/<camera>/latest.jpg: each camera's own (a JPEG, different pictures); a
+    snapshot folder's name has no spaces, so the cameras are the two without."""
+    snaps = os.path.join(root, "snapshots")
+    os.makedirs(snaps)
+    cams = PICTURES[1:]
+    config = write_config(root, {"cameras": [
+        {"name": n, "input": os.path.join(SAMPLES, "selftest", p), "loop": True, "fps": 10}
+        for n, p, _ in cams]})
+    s = Server(BASE + ["--config", config, "--log", os.devnull, "--threshold", "0.5",
+                       "--snapshot-dir", snaps])
+    try:
+        if check(s.port, "serving: %s" % s.stderr()[-400:]):
+            check_snapshots(s, cams)
+    finally:
+        s.stop()
+
+
+def check_snapshots(s, cams):
+    got = {}
+    for name, _, _ in cams:
+        path = "/snapshots/%s/latest.jpg" % path_of(name)
+
+        def saved():
+            c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
+            c.request("GET", path)
+            r = c.getresponse()
+            got[name] = (r.status, r.getheader("Content-Type"), r.read())
+            c.close()
+            return got[name][0] == 200
+        wait_until(saved, 60, path)
+        st, ctype, data = got[name]
+        check(st == 200 and ctype == "image/jpeg" and data[:2] == b"\xff\xd8",
+              "%s: %d %s" % (path, st, ctype))
+    check(len({d for _, _, d in got.values()}) == len(cams), "each camera's snapshot differs")
+    st, _, _ = s.request("GET", "/snapshots/nobody/latest.jpg")
+    check(st == 404, "/snapshots/nobody/latest.jpg: %d" % st)
 
 
 def check_metrics(s, names):
@@ -260,4 +301,5 @@ def test_one(root):
 
 
 sys.exit(in_tmpdir("camclass-serve-cameras-",
-                   {"routes": test_routes, "reference": test_reference, "one": test_one}[PART]))
+                   {"routes": test_routes, "reference": test_reference, "one": test_one,
+                    "snapshots": test_snapshots}[PART]))
