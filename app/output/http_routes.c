@@ -64,7 +64,7 @@ static struct cc_http_feed *feed_of(struct cc_http *h, const struct cc_http_req 
             memcmp(h->feeds[i].name, rq->camera, rq->camera_len) == 0)
             return &h->feeds[i];
     int n = snprintf(msg, sizeof(msg), "no such camera; this camclass's cameras are:");
-    for (int i = 0; i < h->n_feeds; i++)
+    for (int i = 0; i < h->n_feeds && n > 0 && (size_t)n < sizeof(msg); i++) // room for all
         n += snprintf(msg + n, sizeof(msg) - (size_t)n, "%s %s", i ? "," : "", h->feeds[i].name);
     *ret = send_error(c, 404, msg, NULL, NULL);
     return NULL;
