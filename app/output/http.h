@@ -1,7 +1,9 @@
-/* camclass — the HTTP service (--serve): GET /healthz and POST /predict, through GNU
- * libmicrohttpd. This module owns that library: its types and headers stay in http.c, its
- * errors (MHD_NO, errno) are said here once. What it decides from a request's strings (route,
- * token, ?k=, Content-Type, the body's limit) is http_request.c's, which has no library.
+/* camclass — the HTTP service (--serve): POST /predict, each camera's GET /latest/<camera> and
+ * /stream/<camera>, /metrics, the page and the rest (docs/SERVE.md), through GNU libmicrohttpd.
+ * This module and its parts (http_service.h: http.c, http_reply.c, http_routes.c) own that
+ * library: its types and headers stay in them, its errors (MHD_NO, errno) are said there once.
+ * What it decides from a request's strings (route, token, ?k=, Content-Type, the body's limit)
+ * is http_request.c's, which has no library; each camera's state is http_feed.c's.
  *
  *   cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, &err) // exit 2
  *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
