@@ -141,7 +141,7 @@ static void log_model(void *ctx, const struct cc_model *m)
     cc_report_model(a->cam[0].report, m->name, a->reload_sha, (const char *const *)m->labels,
                     m->n_labels);
     if (a->http)
-        cc_http_model(a->http, m);
+        cc_http_model(a->http, (int)((struct cam *)ctx - a->cam), m);
 }
 
 // Any thread: one line from the log or the MQTT connection.
@@ -157,9 +157,12 @@ static void report_notice(void *ctx, const char *line)
  * goes on; exit 1 at the end. */
 static void frame_out(void *ctx, const struct cc_result *r, const struct cc_frame *f)
 {
-    struct app *a = ((struct cam *)ctx)->app;
+    struct cam *c = ctx;
+    struct app *a = c->app;
     if (a->http) // --serve: /latest, /metrics, /stream (set before the pipeline starts)
-        cc_http_result(a->http, r, f);
+        cc_http_result(a->http, (int)(c - a->cam), r, f);
+    if (c != &a->cam[0]) // --output follows the first camera
+        return;
     if (a->still && !cc_still_keep(a->still, r, f))
         fprintf(stderr, "camclass: --output: out of memory keeping the picture\n");
     if (!a->recorder)
@@ -614,15 +617,17 @@ static double file_rate(const struct cam *c, bool headless)
     return fps > 0 ? fps : 2;
 }
 
-/* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the camera's newest
- * snapshot when camera is this camclass's camera name. */
+/* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the newest snapshot of
+ * the camera of that name (compared exactly), if any. */
 static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
 {
     struct app *a = ctx;
-    struct cc_snapshot *s = cc_report_snapshot(a->cam[0].report);
-    if (!s || strcmp(camera, cc_snapshot_camera(s)) != 0)
-        return NULL;
-    return cc_snapshot_latest(s, size);
+    for (int i = 0; i < a->n_cams; i++) {
+        struct cc_snapshot *s = cc_report_snapshot(a->cam[i].report);
+        if (s && strcmp(camera, cc_snapshot_camera(s)) == 0)
+            return cc_snapshot_latest(s, size);
+    }
+    return NULL;
 }
 
 /* Camera c's pipeline, not started. The window, --output, --collect and --serve's /latest and
@@ -646,7 +651,7 @@ static int create_pipeline(struct app *a, struct cam *c, bool headless)
         .keep_frames = first && (a->overlay != NULL || a->samples != NULL), // shown; saved
         .profile = cli->profile,
         .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
-        .on_frame = first && (a->recorder || a->still || cli->serve) ? frame_out : NULL,
+        .on_frame = (first && (a->recorder || a->still)) || cli->serve ? frame_out : NULL,
         .on_model = first ? log_model : NULL, // the log, MQTT and --serve's /latest, /metrics
         .ctx = c,
     };
@@ -657,17 +662,32 @@ static int create_pipeline(struct app *a, struct cam *c, bool headless)
     return 0;
 }
 
-/* The HTTP service (--serve), beside the first camera's pipeline. */
+/* The HTTP service (--serve): /predict beside the first camera's pipeline, /latest and /stream
+ * per camera (each named as its snapshots are: the config's name, else one made from the
+ * input's). */
 static int start_http(struct app *a, const struct cc_overlay_config *oc)
 {
     const struct cam *c = &a->cam[0];
     struct cc_error err = {0};
+    struct cc_http_camera cams[CC_CAMERAS_MAX];
+    char names[CC_CAMERAS_MAX][CC_EVENT_CAMERA_MAX + 1];
+    bool sources = c->src.camera || c->src.file;
+    for (int i = 0; i < a->n_cams && sources; i++) {
+        const struct cam *ci = &a->cam[i];
+        if (ci->name)
+            snprintf(names[i], sizeof(names[i]), "%s", ci->name);
+        else
+            cc_event_folder_camera_name(ci->src.name, names[i], sizeof(names[i]));
+        cams[i] = (struct cc_http_camera){names[i], ci->src.name,
+                                          cc_engine_model(ci->engine)->name, ci->pipeline};
+    }
     struct cc_http_config hc = {
         .cli = &a->cli,
         .pipeline = c->pipeline,
         .model = cc_engine_model(c->engine),
         .backend = cc_engine_backend_name(c->engine),
-        .source = c->src.camera || c->src.file ? c->src.name : NULL,
+        .cameras = cams,
+        .n_cameras = sources ? a->n_cams : 0,
         .overlay = oc,
         .load_model = cc_app_http_load_model,
         .load_ctx = a,

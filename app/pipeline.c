@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ struct cc_pipeline {
     bool held; // cfg.turns: it holds its place in the round (hold_turn); inference thread
     struct cc_orienter orient; // cfg.orient applied to each frame taken; inference thread
     struct cc_health *health;  // cfg.camera_health: the source's health checks; inference thread
+    atomic_bool new_reference; // set by any thread (cc_pipeline_reset_health_reference), taken
+                               // by the inference thread, the health checks' only user
     uint8_t *luma;             // (luma_cap) the tensor as luma for them; inference thread
     size_t luma_cap;
     // The class activation map of the engine in use (cam.h): cam.weight NULL when it has none,
@@ -495,6 +498,8 @@ static void check_health(struct cc_pipeline *p, const struct cc_frame *f, struct
         p->luma = l, p->luma_cap = n;
     }
     const struct cc_input_spec *in = &p->model->input;
+    if (atomic_exchange(&p->new_reference, false))
+        cc_health_reset_reference(p->health);
     cc_health_luma_from_tensor(p->input, p->in_w, p->in_h, in->mean, in->std,
                                in->color == CC_COLOR_BGR, p->luma);
     struct cc_health_event ev[CC_HEALTH_COUNT];
@@ -510,6 +515,14 @@ static void check_health(struct cc_pipeline *p, const struct cc_frame *f, struct
     };
     for (int k = 0; k < CC_HEALTH_COUNT; k++)
         h->active |= cc_health_active(p->health, k) ? 1u << k : 0;
+}
+
+bool cc_pipeline_reset_health_reference(struct cc_pipeline *p)
+{
+    if (!p->health)
+        return false;
+    atomic_store(&p->new_reference, true); // the next frame's checks take it (check_health)
+    return true;
 }
 
 static void publish(struct cc_pipeline *p, const struct cc_result *r, const struct cc_frame *f)

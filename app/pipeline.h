@@ -158,6 +158,12 @@ bool cc_pipeline_want_cam(struct cc_pipeline *p, bool on, struct cc_error *err);
  * (GET /latest?cam=1 asks so at each request; it adds to the window's h, never turns it off). */
 bool cc_pipeline_want_cam_until(struct cc_pipeline *p, int64_t until_ns, struct cc_error *err);
 
+/* Any thread: the camera health checks (cfg.camera_health) forget their reference picture with
+ * the next frame and take a new one once the picture has been healthy for their hold time
+ * (image/health.h). The request is a flag the inference thread takes; the checks stay that
+ * thread's alone. False when the pipeline runs no health checks. */
+bool cc_pipeline_reset_health_reference(struct cc_pipeline *p);
+
 /* The engine in use: cfg.engine until a swap. The controlling thread, before start or after
  * stop (the one to destroy at the end). */
 struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p);

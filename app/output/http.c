@@ -27,65 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <microhttpd.h>
 
 #include "assets.h"
-#include "detlog.h"
-#include "http_deadline.h"
-#include "http_request.h"
-#include "metrics.h"
-#include "mjpeg.h"
-#include "predict.h"
-#include "latest.h"
-#include "samples.h"
 #include "clock.h"
-
-/* ------------------------------------------------------------------------------------------
- * The daemon
- */
-
-struct cc_http {
-    struct cc_http_config cfg; // cli: the caller's, outlives the service
-    char token[CC_HTTP_MAX_TOKEN + 1];
-    bool auth;
-    struct cc_http_hosts hosts; // the Host names and Origins answered without the token
-    size_t max_body;
-    int64_t body_limit_ns; // a body must be in this long after the headers (6 x --serve-timeout)
-    struct cc_http_deadline *deadline; // and the headers this long after the connection opened
-                                       // or its previous request was answered (the same)
-    struct cc_predict_config predict;
-    struct cc_samples_config samples; // /samples; store NULL without --collect (404)
-    struct cc_decode_budget *decodes; // /predict's decodes at once and their memory
-    struct MHD_Daemon *daemon;
-    int fd; // the listening socket: ours until the daemon starts, libmicrohttpd's while it runs
-            // (MHD_stop_daemon would close it), ours again once MHD_quiesce_daemon hands it back
-    char url[96];
-    struct cc_metrics *metrics; // locks itself
-    // GET /latest: the detection log's "frame" object of the newest result, made by a detlog in
-    // every-frame mode whose sink keeps the line (inference thread), read by connections.
-    struct cc_detlog *latest_log; // inference thread only; NULL with no source
-    struct cc_latest *latest;     // the newest line and its map; locks itself
-    // GET /stream's pictures: [STREAM_PANEL] as the window draws them, [STREAM_FRAME] the frame
-    // alone (?panel=0); each draws only while it has viewers. NULL without a source.
-    struct cc_mjpeg *mjpeg[2];
-    char *page;             // GET /: the page's bytes (malloc'd); NULL: none
-    size_t page_size;
-    atomic_bool stopping; // cc_http_stop began: /stream readers end
-    atomic_int in_flight; // requests from their first call to their end (on_completed)
-};
-
-/* One request, from its first call to MHD_OPTION_NOTIFY_COMPLETED; its connection's thread. */
-struct request {
-    bool started;             // the first call has been answered (headers seen)
-    struct cc_http_body body; // the body (raw, or a form: its boundary), its limit
-    int k;
-    struct cc_roi roi; // ?roi= of POST /predict, when roi_given
-    bool roi_given;
-    enum cc_metrics_endpoint endpoint;
-    int64_t head_ns; // when the headers were in (the body's deadline counts from here)
-    int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
-};
+#include "http_service.h"
 
 /* Any thread: libmicrohttpd's own error lines, one each on stderr (the journal). */
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -100,260 +46,6 @@ static void on_log(void *cls, const char *fmt, va_list ap)
         fprintf(stderr, "camclass: http: %s\n", line);
 }
 
-/* Queues status with a body of size bytes of type (taken: freed by libmicrohttpd; NULL: out of
- * memory) and counts it for /metrics. */
-static enum MHD_Result send_bytes(struct cc_http *h, const struct request *rq,
-                                  struct MHD_Connection *c, int status, void *body, size_t size,
-                                  const char *type, const char *header, const char *value)
-{
-    char *json = body;
-    if (!json) {
-        status = 500;
-        type = "application/json";
-        json = strdup("{\"error\":\"out of memory\",\"status\":500}\n");
-        if (!json)
-            return MHD_NO;
-        size = strlen(json);
-    }
-    cc_metrics_request(h->metrics, rq->endpoint, status,
-                       rq->endpoint == CC_METRICS_PREDICT && status == 200
-                           ? (double)(cc_now_ns() - rq->body_ns) / 1e9
-                           : -1);
-    struct MHD_Response *r = MHD_create_response_from_buffer(size, json, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(json);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    if (header)
-        MHD_add_response_header(r, header, value);
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* send_bytes with a text body (its length from strlen). */
-static enum MHD_Result send_body(struct cc_http *h, const struct request *rq,
-                                 struct MHD_Connection *c, int status, char *text, const char *type,
-                                 const char *header, const char *value)
-{
-    return send_bytes(h, rq, c, status, text, text ? strlen(text) : 0, type, header, value);
-}
-
-#define send_json(c, status, json, header, value)                                                  \
-    send_body(h, rq, c, status, json, "application/json", header, value)
-
-static enum MHD_Result send_error_(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c, int status, const char *msg,
-                                   const char *header, const char *value)
-{
-    struct cc_predict_answer a = cc_predict_error(status, msg);
-    return send_json(c, a.status, a.json, header, value);
-}
-#define send_error(c, status, msg, header, value) send_error_(h, rq, c, status, msg, header, value)
-
-/* GET /snapshots/<camera>/latest.jpg: the newest snapshot of that camera (snapshot.h), from
- * memory: no part of the URL reaches the file system. 404 for any other path, a camera without
- * snapshots, and before the first. */
-static enum MHD_Result send_snapshot(struct cc_http *h, const struct request *rq,
-                                     struct MHD_Connection *c, const char *url)
-{
-    const char *cam = url + strlen(CC_HTTP_SNAPSHOTS);
-    const char *slash = strchr(cam, '/');
-    char name[CC_HTTP_CAMERA_MAX + 1];
-    size_t n = slash ? (size_t)(slash - cam) : 0;
-    size_t size = 0;
-    uint8_t *jpeg = NULL;
-    if (slash && n < sizeof(name) && strcmp(slash, "/latest.jpg") == 0 && h->cfg.snapshot_latest) {
-        memcpy(name, cam, n);
-        name[n] = '\0';
-        jpeg = h->cfg.snapshot_latest(h->cfg.snapshot_ctx, name, &size);
-    }
-    if (!jpeg)
-        return send_error(c, 404,
-                          "no such snapshot: GET /snapshots/<camera>/latest.jpg answers once "
-                          "camclass, started with --snapshot-dir, has saved one for that camera",
-                          NULL, NULL);
-    return send_bytes(h, rq, c, 200, jpeg, size, "image/jpeg", NULL, NULL);
-}
-
-/* GET /latest?cam=1: results carry maps for CAM_ASK_NS after each such request, and one waits
- * at most CAM_WAIT_NS for a newest line that has its map. */
-enum { CAM_WAIT_MS = 3000 };
-#define CAM_ASK_NS (10 * (int64_t)1000000000)
-
-/* The newest line with its map (latest.h), waiting for one; NULL with *why (a status) when
- * the model has none (400, err), or none came in time (503), or out of memory (500). */
-static char *latest_with_cam(struct cc_http *h, int *why, struct cc_error *err)
-{
-    int64_t now = cc_now_ns();
-    if (!cc_pipeline_want_cam_until(h->cfg.pipeline, now + CAM_ASK_NS, err)) {
-        *why = 400;
-        return NULL;
-    }
-    bool late;
-    char *line = cc_latest_line_with_cam(h->latest, now + (int64_t)CAM_WAIT_MS * 1000000, &late);
-    *why = late ? 503 : 500;
-    return line;
-}
-
-/* GET /latest: the newest frame's log object (with ?cam=1 its class activation map); 404 without
- * a source, 503 before the first. */
-static enum MHD_Result send_latest(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c)
-{
-    if (!h->latest_log)
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /latest)",
-                          NULL, NULL);
-    const char *cam = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cam");
-    if (cam && strcmp(cam, "1") == 0) {
-        struct cc_error err = {0};
-        int why;
-        char *line = latest_with_cam(h, &why, &err);
-        if (line)
-            return send_json(c, 200, line, NULL, NULL);
-        if (why == 400)
-            return send_error(c, 400, err.msg, NULL, NULL);
-        if (why == 503)
-            return send_error(c, 503,
-                              "no frame with its class activation map came in 3 s; "
-                              "try again in a moment",
-                              MHD_HTTP_HEADER_RETRY_AFTER, "1");
-        return send_json(c, 500, NULL, NULL, NULL);
-    }
-    bool none;
-    char *line = cc_latest_line(h->latest, &none);
-    if (none)
-        return send_error(c, 503, "no frame classified yet; try again in a moment",
-                          MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    return send_json(c, 200, line, NULL, NULL);
-}
-
-static char *memdup(const char *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
-
-enum { STREAM_PANEL, STREAM_FRAME };
-
-/* One /stream viewer: the part being sent (its header, the shared JPEG, "\r\n"). */
-struct viewer {
-    struct cc_http *h;
-    struct cc_mjpeg *m;   // the pictures it watches (one of h->mjpeg)
-    struct cc_jpeg *jpeg; // the picture being sent (a reference), NULL between parts
-    uint64_t seen;        // the mjpeg generation sent last
-    char head[128];
-    size_t head_len, off; // off: bytes of the part sent so far
-};
-
-#define STREAM_BOUNDARY "camclassframe"
-
-/* libmicrohttpd's content reader for /stream, on the connection's own thread: blocks until the
- * next picture (a thread per connection may), then hands out the part piece by piece. */
-static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    struct viewer *v = cls;
-    struct cc_http *h = v->h;
-    while (!v->jpeg) {
-        if (atomic_load(&h->stopping))
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        if ((v->jpeg = cc_mjpeg_next(v->m, &v->seen, 250))) {
-            v->head_len = (size_t)snprintf(v->head, sizeof(v->head),
-                                           "--" STREAM_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
-                                           "Content-Length: %zu\r\n\r\n",
-                                           v->jpeg->size);
-            v->off = 0;
-        }
-    }
-    size_t total = v->head_len + v->jpeg->size + 2, n = 0;
-    while (n < max && v->off < total) {
-        size_t k;
-        if (v->off < v->head_len) {
-            k = v->head_len - v->off < max - n ? v->head_len - v->off : max - n;
-            memcpy(buf + n, v->head + v->off, k);
-        } else if (v->off < v->head_len + v->jpeg->size) {
-            size_t o = v->off - v->head_len;
-            k = v->jpeg->size - o < max - n ? v->jpeg->size - o : max - n;
-            memcpy(buf + n, v->jpeg->data + o, k);
-        } else {
-            size_t o = v->off - v->head_len - v->jpeg->size;
-            k = 2 - o < max - n ? 2 - o : max - n;
-            memcpy(buf + n, "\r\n" + o, k);
-        }
-        n += k, v->off += k;
-    }
-    if (v->off == total) {
-        cc_jpeg_release(v->m, v->jpeg);
-        v->jpeg = NULL;
-    }
-    return (ssize_t)n;
-}
-
-static void end_stream(void *cls)
-{
-    struct viewer *v = cls;
-    cc_jpeg_release(v->m, v->jpeg);
-    cc_mjpeg_viewer(v->m, false);
-    free(v);
-}
-
-/* GET /stream: multipart/x-mixed-replace of the annotated frames (mjpeg.h), endless; with
- * ?panel=0 the frame alone. */
-static enum MHD_Result send_stream(struct cc_http *h, const struct request *rq,
-                                   struct MHD_Connection *c)
-{
-    const char *panel = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "panel");
-    if (panel && strcmp(panel, "0") != 0 && strcmp(panel, "1") != 0)
-        return send_error(c, 400,
-                          "?panel= takes 0 (the frame alone) or 1 (the frame and the results "
-                          "panel, the default)",
-                          NULL, NULL);
-    if (!h->mjpeg[STREAM_PANEL])
-        return send_error(c, 404,
-                          "no camera or input: this camclass classifies requests only (start it "
-                          "with --camera or --input for /stream)",
-                          NULL, NULL);
-    struct viewer *v = calloc(1, sizeof(*v));
-    if (!v)
-        return send_json(c, 500, NULL, NULL, NULL);
-    v->h = h;
-    v->m = h->mjpeg[panel && !strcmp(panel, "0") ? STREAM_FRAME : STREAM_PANEL];
-    cc_mjpeg_viewer(v->m, true);
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
-    if (!r) {
-        end_stream(v);
-        return MHD_NO;
-    }
-    cc_metrics_request(h->metrics, rq->endpoint, 200, -1);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            "multipart/x-mixed-replace; boundary=" STREAM_BOUNDARY);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* GET /metrics: the Prometheus text exposition (metrics.h). */
-static enum MHD_Result send_metrics(struct cc_http *h, const struct request *rq,
-                                    struct MHD_Connection *c)
-{
-    struct cc_pipeline_totals t = cc_pipeline_get_totals(h->cfg.pipeline);
-    char *text = cc_metrics_render(h->metrics, &t);
-    if (!text)
-        return send_json(c, 500, NULL, NULL, NULL);
-    return send_body(h, rq, c, 200, text, "text/plain; version=0.0.4; charset=utf-8", NULL, NULL);
-}
-
 /* libmicrohttpd's header iterator: each header line to the framing check. */
 static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                  const char *value)
@@ -363,85 +55,39 @@ static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-/* POST /model: switches to the bundle at path (cfg.load_model) and answers. */
-static enum MHD_Result load_and_answer(struct cc_http *h, const struct request *rq,
-                                       struct MHD_Connection *c, const char *path)
+/* The headers of a POST /predict (or /samples with a body): ?k=, ?roi=, the body's length and
+ * type; MHD_YES with *answered false to read the body when they are acceptable. */
+static enum MHD_Result predict_head(struct cc_http *h, struct MHD_Connection *c,
+                                    struct cc_http_req *rq, bool *answered)
 {
-    char msg[1024] = "";
-    struct cc_http_loaded out = {0};
-    int status = h->cfg.load_model
-                     ? h->cfg.load_model(h->cfg.load_ctx, path, &out, msg, sizeof(msg))
-                     : (snprintf(msg, sizeof(msg), "this camclass cannot reload its model"), 503);
-    if (status != 200)
-        return send_error(c, status, msg, NULL, NULL);
-    cJSON *o = cJSON_CreateObject();
-    bool ok = o && cJSON_AddStringToObject(o, "model", out.name) &&
-              cJSON_AddNumberToObject(o, "classes", out.classes) &&
-              (!out.sha256[0] || cJSON_AddStringToObject(o, "sha256", out.sha256));
-    char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    char *body = text ? malloc(strlen(text) + 2) : NULL;
-    if (body)
-        sprintf(body, "%s\n", text);
-    cJSON_free(text);
-    return send_json(c, body ? 200 : 500, body, NULL, NULL);
-}
-
-/* POST /model's headers: ?path=NAME is answered now (the body is dropped), else the body (the
- * bundle's bytes) is read first. */
-static enum MHD_Result model_head(struct cc_http *h, struct request *rq, struct MHD_Connection *c,
-                                  bool *answered)
-{
-    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
-    if (!name) {
-        cc_http_body_init(&rq->body, h->max_body);
-        *answered = false;
-        return MHD_YES;
-    }
-    char rel[CC_HTTP_MODEL_NAME_MAX + 16], path[4096], msg[512];
-    int status = cc_http_model_name(name, rel, sizeof(rel), msg, sizeof(msg));
+    char msg[320];
+    enum cc_http_body_kind kind;
+    int status = cc_http_predict_head(
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
+        h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
-    if (!cc_asset_find(rel, path, sizeof(path), NULL)) {
-        char where[CC_ASSET_WHERE_SIZE];
-        cc_asset_where(where, sizeof(where));
-        snprintf(msg, sizeof(msg), "no bundle %.128s in the model folders (%.300s)", name, where);
-        return send_error(c, 404, msg, NULL, NULL);
-    }
-    return load_and_answer(h, rq, c, path);
-}
-
-/* POST /model's body is in: the bundle's bytes go to a temporary file, loaded from there. */
-static enum MHD_Result model_body(struct cc_http *h, struct request *rq, struct MHD_Connection *c)
-{
-    char msg[200];
-    int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
-    if (status)
+    const char *roi = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roi");
+    if (roi && !(rq->roi_given = cc_predict_roi_arg(roi, &rq->roi, msg, sizeof(msg))))
+        return send_error(c, 400, msg, NULL, NULL);
+    cc_http_body_init(&rq->body, h->max_body);
+    if (kind == CC_HTTP_BODY_MULTIPART &&
+        (status = cc_http_body_form(
+             &rq->body,
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), msg,
+             sizeof(msg))))
         return send_error(c, status, msg, NULL, NULL);
-    const char *dir = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/camclass-model-XXXXXX", dir && dir[0] ? dir : "/tmp");
-    int fd = mkstemp(path);
-    bool ok = fd >= 0 && write(fd, rq->body.data, rq->body.size) == (ssize_t)rq->body.size;
-    int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (!ok) {
-        if (fd >= 0)
-            unlink(path);
-        snprintf(msg, sizeof(msg), "cannot keep the bundle in %.100s: %s", path, strerror(e));
-        return send_error(c, 500, msg, NULL, NULL);
-    }
-    enum MHD_Result r = load_and_answer(h, rq, c, path);
-    unlink(path);
-    return r;
+    *answered = false;
+    return MHD_YES;
 }
 
 /* The first call of a request: the body's framing, who asks (Host, Origin), routing,
  * authentication, limits that the headers show (http_request.h decides). Returns MHD_YES to go
  * on reading the body (a POST /predict that is acceptable so far). */
 static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version, struct request *rq,
+                                  const char *method, const char *version, struct cc_http_req *rq,
                                   bool *answered)
 {
     *answered = true;
@@ -449,6 +95,8 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
         method, url, h->auth ? h->token : NULL,
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
     rq->endpoint = route.endpoint;
+    rq->camera = route.camera;
+    rq->camera_len = route.camera_len;
     char msg[320];
     // An ambiguous body is refused first, and its connection closed: what a proxy in front
     // took for its body would be read here as the next request (request smuggling).
@@ -472,21 +120,25 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     case CC_METRICS_HEALTHZ:
         return send_json(c, 200, strdup("{\"status\":\"ok\"}\n"), NULL, NULL);
     case CC_METRICS_LATEST:
-        return send_latest(h, rq, c);
+        return cc_http_send_latest(h, rq, c);
     case CC_METRICS_STREAM:
-        return send_stream(h, rq, c);
+        return cc_http_send_stream(h, rq, c);
     case CC_METRICS_PAGE:
         if (!h->page)
             return send_error(c, 404, "the page (www/index.html) was not found at start", NULL,
                               NULL);
-        return send_body(h, rq, c, 200, memdup(h->page, h->page_size), "text/html; charset=utf-8",
-                         NULL, NULL);
+        return cc_http_send_body(h, rq, c, 200, cc_http_memdup(h->page, h->page_size),
+                                 "text/html; charset=utf-8", NULL, NULL);
     case CC_METRICS_METRICS:
-        return send_metrics(h, rq, c);
+        return cc_http_send_metrics(h, rq, c);
+    case CC_METRICS_CAMERA:
+        return cc_http_send_reference(h, rq, c);
+    case CC_METRICS_CAMERAS:
+        return cc_http_send_cameras(h, rq, c);
     case CC_METRICS_SNAPSHOTS:
-        return send_snapshot(h, rq, c, url);
+        return cc_http_send_snapshot(h, rq, c, url);
     case CC_METRICS_MODEL:
-        return model_head(h, rq, c, answered);
+        return cc_http_model_head(h, rq, c, answered);
     case CC_METRICS_SAMPLES:
         if (!h->samples.store)
             return send_error(c, 404,
@@ -505,26 +157,7 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
     default: // POST /predict
         break;
     }
-    enum cc_http_body_kind kind;
-    status = cc_http_predict_head(
-        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "k"),
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), h->max_body,
-        h->cfg.cli->top_k, &rq->k, &kind, msg, sizeof(msg));
-    if (status)
-        return send_error(c, status, msg, NULL, NULL);
-    const char *roi = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roi");
-    if (roi && !(rq->roi_given = cc_predict_roi_arg(roi, &rq->roi, msg, sizeof(msg))))
-        return send_error(c, 400, msg, NULL, NULL);
-    cc_http_body_init(&rq->body, h->max_body);
-    if (kind == CC_HTTP_BODY_MULTIPART &&
-        (status = cc_http_body_form(
-             &rq->body,
-             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), msg,
-             sizeof(msg))))
-        return send_error(c, status, msg, NULL, NULL);
-    *answered = false;
-    return MHD_YES;
+    return predict_head(h, c, rq, answered);
 }
 
 /* A connection's watch for the headers' deadline (http_deadline.h), kept as its socket context;
@@ -569,7 +202,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_data_size, void **con_cls)
 {
     struct cc_http *h = cls;
-    struct request *rq = *con_cls;
+    struct cc_http_req *rq = *con_cls;
     if (!rq) {
         if (!(rq = calloc(1, sizeof(*rq))))
             return MHD_NO;
@@ -605,7 +238,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     rq->body_ns = cc_now_ns();
     char msg[200];
     if (rq->endpoint == CC_METRICS_MODEL)
-        return model_body(h, rq, c);
+        return cc_http_model_body(h, rq, c);
     int status = cc_http_body_end(&rq->body, msg, sizeof(msg));
     if (status)
         return send_error(c, status, msg, NULL, NULL);
@@ -628,7 +261,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     struct cc_http *h = cls;
     cc_http_deadline_end(h->deadline, watch_of(c));
-    struct request *rq = *con_cls;
+    struct cc_http_req *rq = *con_cls;
     if (!rq)
         return;
     atomic_fetch_sub(&h->in_flight, 1);
@@ -652,27 +285,19 @@ static bool read_page(struct cc_http *h, const char *path, struct cc_error *err)
     return true;
 }
 
-void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f)
+void cc_http_result(struct cc_http *h, int i, const struct cc_result *r, const struct cc_frame *f)
 {
-    cc_metrics_frame(h->metrics, r);
-    for (int i = 0; i < 2; i++)
-        if (h->mjpeg[i])
-            cc_mjpeg_offer(h->mjpeg[i], r, f);
-    struct cc_error err = {0};
-    if (!h->latest_log)
-        return;
-    cc_detlog_write(h->latest_log, r, &err); // the sink fails only when out of memory
-    cc_latest_keep_cam(h->latest, &r->cam);  // the map of the line just kept, if any
+    cc_metrics_frame(h->metrics, i, r);
+    if (i >= 0 && i < h->n_feeds)
+        cc_http_feed_result(&h->feeds[i], r, f);
 }
 
-void cc_http_model(struct cc_http *h, const struct cc_model *m)
+void cc_http_model(struct cc_http *h, int i, const struct cc_model *m)
 {
-    cc_metrics_set_model(h->metrics, m->name);
-    struct cc_error err = {0};
-    if (h->latest_log) // its "model" line goes nowhere (cc_latest_keep keeps frames); the name
-                       // stays
-        cc_detlog_model(h->latest_log, m->name, NULL, (const char *const *)m->labels, m->n_labels,
-                        &err);
+    if (i == 0)
+        cc_metrics_set_model(h->metrics, m->name);
+    if (i >= 0 && i < h->n_feeds)
+        cc_http_feed_model(&h->feeds[i], m);
 }
 
 /* Binds fd (then closes it) to see that the port is free: another listener is a settings
@@ -716,16 +341,62 @@ bool cc_http_allowed(const char *serve, struct cc_error *err)
                         serve, la.v6 ? "IPv6" : "IPv4", strerror(errno));
 }
 
-/* GET /stream's two pictures: the window's, and the frame alone. */
-static bool start_streams(struct cc_http *h, const struct cc_overlay_config *oc,
+/* Each camera's feed (http_feed.h). */
+static bool start_feeds(struct cc_http *h, const struct cc_http_config *cfg, struct cc_error *err)
+{
+    if (cfg->n_cameras < 0 || cfg->n_cameras > CC_HTTP_CAMERAS_MAX)
+        return cc_error_set(err, "--serve: %d cameras; at most %d", cfg->n_cameras,
+                            CC_HTTP_CAMERAS_MAX);
+    if (!cfg->n_cameras)
+        return true;
+    if (!(h->feeds = calloc((size_t)cfg->n_cameras, sizeof(*h->feeds))))
+        return cc_error_set(err, "out of memory starting the HTTP service");
+    for (int i = 0; i < cfg->n_cameras; i++) {
+        const struct cc_http_camera *c = &cfg->cameras[i];
+        struct cc_http_feed_config fc = {
+            .name = c->name,
+            .source = c->source,
+            .model = c->model,
+            .backend = cfg->backend,
+            .overlay = cfg->overlay,
+            .pipeline = c->pipeline,
+            .named = cfg->n_cameras > 1,
+        };
+        h->n_feeds = i + 1; // destroy finishes it, built or half-built
+        if (!cc_http_feed_init(&h->feeds[i], &fc, err))
+            return false;
+    }
+    return true;
+}
+
+/* Our own listening socket at la (h->fd) and h->url: a bind error is said with its errno, and
+ * PORT 0 gets a port. */
+static bool open_listener(struct cc_http *h, const struct cc_http_listen *la, const char *serve,
                           struct cc_error *err)
 {
-    struct cc_overlay_config bare = *oc;
-    bare.frame_only = true;
-    return (h->mjpeg[STREAM_PANEL] = cc_mjpeg_create(oc, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
-                                                     CC_HTTP_STREAM_FPS, err)) &&
-           (h->mjpeg[STREAM_FRAME] = cc_mjpeg_create(&bare, CC_HTTP_STREAM_W, CC_HTTP_STREAM_H,
-                                                     CC_HTTP_STREAM_FPS, err));
+    char host[INET6_ADDRSTRLEN] = "";
+    if (la->v6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&la->sa)->sin6_addr, host,
+                  sizeof(host));
+    else
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)&la->sa)->sin_addr, host, sizeof(host));
+    int one = 1;
+    if ((h->fd = socket(la->v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(h->fd, (const struct sockaddr *)&la->sa, la->len) != 0 || listen(h->fd, 64) != 0)
+        return cc_error_set(
+            err, "--serve %s: cannot listen on %s: %s%s", serve, host, strerror(errno),
+            errno == EADDRINUSE      ? " (another program uses the port; choose another)"
+            : errno == EACCES        ? " (ports below 1024 need privileges; choose another)"
+            : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
+                                     : "");
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof(bound);
+    getsockname(h->fd, (struct sockaddr *)&bound, &blen);
+    unsigned port = ntohs(la->v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                 : ((struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->url, sizeof(h->url), la->v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
+    return true;
 }
 
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err)
@@ -741,28 +412,15 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     }
     h->cfg = *cfg;
     h->fd = -1;
-    if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend))) {
+    const char *names[CC_HTTP_CAMERAS_MAX];
+    for (int i = 0; i < cfg->n_cameras && i < CC_HTTP_CAMERAS_MAX; i++)
+        names[i] = cfg->cameras[i].name;
+    if (!(h->metrics =
+              cc_metrics_create(cfg->model->name, cfg->backend, names, cfg->n_cameras))) {
         cc_error_set(err, "out of memory starting the HTTP service");
         goto error;
     }
-    if (cfg->source) {
-        h->latest = cc_latest_create();
-        struct cc_detlog_config lc = {
-            .mode = CC_DETLOG_EVERY_FRAME,
-            .source = cfg->source,
-            .model = cfg->model->name,
-            .backend = cfg->backend,
-            .sink = cc_latest_keep,
-            .sink_ctx = h->latest,
-        };
-        if (!h->latest) {
-            cc_error_set(err, "out of memory starting the HTTP service");
-            goto error;
-        }
-        if (!(h->latest_log = cc_detlog_create(&lc, err)))
-            goto error;
-    }
-    if (cfg->source && cfg->overlay && !start_streams(h, cfg->overlay, err))
+    if (!start_feeds(h, cfg, err))
         goto error;
     char page[4096];
     if (cc_asset_find("www/index.html", page, sizeof(page), NULL) && !read_page(h, page, err))
@@ -780,33 +438,10 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
         goto error;
     h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
     h->samples =
-        (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->source != NULL};
+        (struct cc_samples_config){cfg->samples, cfg->pipeline, h->decodes, cfg->n_cameras > 0};
 
-    // Our own listening socket: a bind error is said with its errno, and PORT 0 gets a port.
-    char host[INET6_ADDRSTRLEN] = "";
-    if (la.v6)
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&la.sa)->sin6_addr, host, sizeof(host));
-    else
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&la.sa)->sin_addr, host, sizeof(host));
-    int one = 1;
-    if ((h->fd = socket(la.v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-        setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(h->fd, (struct sockaddr *)&la.sa, la.len) != 0 || listen(h->fd, 64) != 0) {
-        cc_error_set(err, "--serve %s: cannot listen on %s: %s%s", cli->serve, host,
-                     strerror(errno),
-                     errno == EADDRINUSE ? " (another program uses the port; choose another)"
-                     : errno == EACCES   ? " (ports below 1024 need privileges; choose another)"
-                     : errno == EADDRNOTAVAIL ? " (not an address of this machine)"
-                                              : "");
+    if (!open_listener(h, &la, cli->serve, err))
         goto error;
-    }
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof(bound);
-    getsockname(h->fd, (struct sockaddr *)&bound, &blen);
-    unsigned port = ntohs(la.v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                                : ((struct sockaddr_in *)&bound)->sin_port);
-    snprintf(h->url, sizeof(h->url), la.v6 ? "http://[%s]:%u" : "http://%s:%u", host, port);
-
     unsigned timeout = (unsigned)(cli->serve_timeout > 0 ? cli->serve_timeout : CC_HTTP_TIMEOUT_S);
     h->body_limit_ns = (int64_t)CC_HTTP_BODY_TIMEOUTS * timeout * 1000000000;
     if (!(h->deadline = cc_http_deadline_create(h->body_limit_ns, on_expire, h, err)))
@@ -844,9 +479,8 @@ void cc_http_stop(struct cc_http *h)
     if (!h)
         return;
     atomic_store(&h->stopping, true); // /stream readers end within 250 ms
-    for (int i = 0; i < 2; i++)
-        if (h->mjpeg[i])
-            cc_mjpeg_stop(h->mjpeg[i]);
+    for (int i = 0; i < h->n_feeds; i++)
+        cc_http_feed_stop(&h->feeds[i]);
     if (h->daemon) {
         // MHD_stop_daemon shuts every connection's socket down, answered or not. So first no
         // new connections (the listening socket comes back to us), then the requests in flight
@@ -872,12 +506,11 @@ void cc_http_destroy(struct cc_http *h)
     if (!h)
         return;
     cc_http_stop(h);
-    cc_detlog_destroy(h->latest_log);
-    cc_mjpeg_destroy(h->mjpeg[STREAM_PANEL]);
-    cc_mjpeg_destroy(h->mjpeg[STREAM_FRAME]);
+    for (int i = 0; i < h->n_feeds; i++)
+        cc_http_feed_finish(&h->feeds[i]);
+    free(h->feeds);
     free(h->page);
     cc_metrics_destroy(h->metrics);
     cc_decode_budget_destroy(h->decodes);
-    cc_latest_destroy(h->latest);
     free(h);
 }

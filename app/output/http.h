@@ -1,11 +1,13 @@
-/* camclass — the HTTP service (--serve): GET /healthz and POST /predict, through GNU
- * libmicrohttpd. This module owns that library: its types and headers stay in http.c, its
- * errors (MHD_NO, errno) are said here once. What it decides from a request's strings (route,
- * token, ?k=, Content-Type, the body's limit) is http_request.c's, which has no library.
+/* camclass — the HTTP service (--serve): POST /predict, each camera's GET /latest/<camera> and
+ * /stream/<camera>, /metrics, the page and the rest (docs/SERVE.md), through GNU libmicrohttpd.
+ * This module and its parts (http_service.h: http.c, http_reply.c, http_routes.c) own that
+ * library: its types and headers stay in them, its errors (MHD_NO, errno) are said there once.
+ * What it decides from a request's strings (route, token, ?k=, Content-Type, the body's limit)
+ * is http_request.c's, which has no library; each camera's state is http_feed.c's.
  *
  *   cc_http_check(cli->serve, cli->serve_token, cli->serve_allow, &err) // exit 2
  *   struct cc_http *h = cc_http_start(&cfg, &err);          // before the pipeline starts
- *   inference thread, per frame result: cc_http_result(h, r);  // GET /latest, /metrics
+ *   camera i's inference thread, per result: cc_http_result(h, i, r, f); // /latest, /metrics
  *   ...                                                     // requests run on their own threads
  *   cc_http_stop(h);                                        // before the pipeline stops
  *   cc_http_destroy(h);                                     // after it stopped
@@ -42,6 +44,7 @@ enum {
                                   // closed: 60 s by default (http_deadline.h for the headers)
     CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
     CC_HTTP_CAMERA_MAX = 64,      // bytes of a camera's name in /snapshots/<camera>/latest.jpg
+    CC_HTTP_CAMERAS_MAX = 16,     // cameras of one service (cameras.h's CC_CAMERAS_MAX)
     CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
     CC_HTTP_STREAM_FPS = 10,  // at most this many /stream pictures a second
@@ -60,6 +63,16 @@ struct cc_http_loaded {
     int classes;
 };
 
+/* One camera of the service. */
+struct cc_http_camera {
+    const char *name;             // in the routes: compared exactly with the URL's (after its
+                                  // %-decoding), never used as a path; one safe path component
+    const char *source;           // the camera or input, as the detection log names it
+    const char *model;            // its model's name at the start
+    struct cc_pipeline *pipeline; // its frames' pipeline (health reference, class activation
+                                  // maps); not owned
+};
+
 struct cc_http_config {
     const struct cc_cli *cli;     // --serve (checked by cc_http_check), --serve-token,
                                   // --serve-allow-host,
@@ -68,8 +81,11 @@ struct cc_http_config {
     struct cc_pipeline *pipeline; // where /predict's tensors are classified; not owned
     const struct cc_model *model; // the engine's model at the start (names); read by start only
     const char *backend;          // the engine's backend at start (static)
-    const char *source;           // the camera or input, as the detection log names it; NULL:
-                                  // none (requests only: /latest and /stream are 404)
+    // The cameras (n_cameras, 0..CC_HTTP_CAMERAS_MAX; the config's order): GET /latest/<name>,
+    // /stream/<name>, POST /camera/<name>/reference; /latest and /stream alone are the first's.
+    // None: requests only (/latest and /stream are 404). Read by start only.
+    const struct cc_http_camera *cameras;
+    int n_cameras;
     const struct cc_overlay_config *overlay; // what GET /stream's pictures show
     // POST /model: loads the bundle at path beside the running model and switches to it (on
     // a connection's thread; may take seconds). Returns the HTTP status: 200 with *out filled,
@@ -101,13 +117,15 @@ bool cc_http_allowed(const char *serve, struct cc_error *err);
  * machine's) or a thread cannot start: a runtime failure (exit 1). */
 struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error *err);
 
-/* Inference thread: a frame's result and the frame, for GET /latest (as the detection log's
- * "frame" object), /metrics and /stream (drawn only while someone watches). */
-void cc_http_result(struct cc_http *h, const struct cc_result *r, const struct cc_frame *f);
+/* Camera i's inference thread (i: its index in cfg.cameras): a frame's result and the frame,
+ * for GET /latest (as the detection log's "frame" object), /metrics and /stream (drawn only
+ * while someone watches). */
+void cc_http_result(struct cc_http *h, int i, const struct cc_result *r, const struct cc_frame *f);
 
-/* Inference thread, after a model reload (pipeline.h on_model): /latest and /metrics name the
- * new model from then on. (/predict reads the pipeline's model in use itself.) */
-void cc_http_model(struct cc_http *h, const struct cc_model *m);
+/* Camera i's inference thread, after a model reload (pipeline.h on_model): its /latest names
+ * the new model from then on, and /metrics' camclass_info the first camera's. (/predict reads
+ * the pipeline's model in use itself.) */
+void cc_http_model(struct cc_http *h, int i, const struct cc_model *m);
 
 /* "http://127.0.0.1:8080" — the address and the port really bound (for a PORT of 0). */
 const char *cc_http_url(const struct cc_http *h);

@@ -299,6 +299,39 @@ static struct cc_http_route refuse(struct cc_http_route r, int status, const cha
     return r;
 }
 
+/* The camera a path names, when it is /latest/<camera>, /stream/<camera> or
+ * /camera/<camera>/reference (anything else under /camera/: no endpoint, 404). */
+static void route_camera(const char *path, struct cc_http_route *r)
+{
+    static const struct {
+        const char *prefix;
+        enum cc_metrics_endpoint e;
+    } per_camera[] = {
+        {"/latest/", CC_METRICS_LATEST},
+        {"/stream/", CC_METRICS_STREAM},
+        {CC_HTTP_CAMERA, CC_METRICS_CAMERA},
+    };
+    for (size_t i = 0; i < sizeof(per_camera) / sizeof(per_camera[0]); i++) {
+        size_t n = strlen(per_camera[i].prefix);
+        if (strncmp(path, per_camera[i].prefix, n) != 0)
+            continue;
+        const char *name = path + n;
+        size_t len = strlen(name);
+        if (per_camera[i].e == CC_METRICS_CAMERA) {
+            size_t suffix = strlen(CC_HTTP_REFERENCE);
+            if (len < suffix || strcmp(name + len - suffix, CC_HTTP_REFERENCE) != 0) {
+                r->endpoint = CC_METRICS_OTHER;
+                return;
+            }
+            len -= suffix;
+        }
+        r->endpoint = per_camera[i].e;
+        r->camera = name;
+        r->camera_len = len;
+        return;
+    }
+}
+
 struct cc_http_route cc_http_route(const char *method, const char *path, const char *token,
                                    const char *authorization)
 {
@@ -307,12 +340,13 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     bool post = strcmp(method, "POST") == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
         "/predict", "/latest", "/metrics", "/healthz",        "/stream",
-        "/",        "/model",  "/samples", CC_HTTP_SNAPSHOTS, ""};
+        "/",        "/model",  "/samples", CC_HTTP_SNAPSHOTS, CC_HTTP_CAMERA, "/cameras", ""};
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(path, paths[e]) == 0)
             r.endpoint = (enum cc_metrics_endpoint)e;
     if (strncmp(path, CC_HTTP_SNAPSHOTS, strlen(CC_HTTP_SNAPSHOTS)) == 0) // the rest: http.c
         r.endpoint = CC_METRICS_SNAPSHOTS;
+    route_camera(path, &r);
     if (r.endpoint == CC_METRICS_HEALTHZ)
         return get ? r : refuse(r, 405, "/healthz answers GET only", "Allow", "GET, HEAD");
     // The token before the path: without it, nothing tells which paths exist.
@@ -329,13 +363,18 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     }
     if (r.endpoint == CC_METRICS_OTHER)
         return refuse(r, 404,
-                      "no such path; camclass answers POST /predict, POST /model, GET /, "
-                      "/stream, /latest, /metrics, /healthz, (--collect) /samples and "
+                      "no such path; camclass answers POST /predict, POST /model, "
+                      "POST /camera/<camera>/reference, GET /, /cameras, /stream[/<camera>], "
+                      "/latest[/<camera>], /metrics, /healthz, (--collect) /samples and "
                       "(--snapshot-dir) /snapshots/<camera>/latest.jpg",
                       NULL, NULL);
     if (r.endpoint == CC_METRICS_MODEL)
         return post ? r
                     : refuse(r, 405, "/model takes POST with a bundle, or ?path=NAME", "Allow",
+                             "POST");
+    if (r.endpoint == CC_METRICS_CAMERA)
+        return post ? r
+                    : refuse(r, 405, "/camera/<camera>/reference takes POST (no body)", "Allow",
                              "POST");
     if (r.endpoint == CC_METRICS_SAMPLES)
         return get || post ? r

@@ -107,6 +107,8 @@ int cc_http_framing_check(const struct cc_http_framing *f, char *msg, size_t msg
 
 /* What the method and path of a request ask for, before its body. */
 #define CC_HTTP_SNAPSHOTS "/snapshots/" // a path prefix: GET /snapshots/<camera>/latest.jpg
+#define CC_HTTP_CAMERA "/camera/"       // a path prefix: POST /camera/<camera>/reference
+#define CC_HTTP_REFERENCE "/reference"
 
 struct cc_http_route {
     enum cc_metrics_endpoint endpoint; // the path (CC_METRICS_OTHER: none of ours)
@@ -115,10 +117,16 @@ struct cc_http_route {
     const char *msg;    // the refusal's error line (static)
     const char *header; // an extra header of the refusal (Allow, WWW-Authenticate) or NULL
     const char *value;
+    const char *camera; // the camera named by /latest/<camera>, /stream/<camera> and
+    size_t camera_len;  // /camera/<camera>/reference: camera_len bytes of path (not
+                        // '\0'-ended; possibly none); NULL: the path names none
 };
 
 /* Routes method ("GET", "HEAD", "POST", …) and path (without the query) as the service does:
- * GET /healthz needs no token; POST /model (a model reload) is routed as POST /predict; every
+ * /latest/<camera> and /stream/<camera> are /latest's and /stream's endpoints with a camera;
+ * POST /camera/<camera>/reference is CC_METRICS_CAMERA (the camera's name is not checked here:
+ * the caller compares it with its cameras'); GET /healthz needs no token; POST /model (a model
+ * reload) is routed as POST /predict; every
  * other path needs token (NULL: none) in authorization
  * (the header's value, NULL: absent) before it is told apart from an unknown one. */
 struct cc_http_route cc_http_route(const char *method, const char *path, const char *token,

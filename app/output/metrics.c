@@ -16,8 +16,8 @@ static const double bounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 enum { N_BOUNDS = sizeof(bounds) / sizeof(bounds[0]) };
 
 static const char *const endpoint_names[CC_METRICS_ENDPOINTS] = {
-    "/predict", "/latest", "/metrics", "/healthz",   "/stream",
-    "/",        "/model",  "/samples", "/snapshots", "other"};
+    "/predict", "/latest",  "/metrics",   "/healthz", "/stream",  "/",
+    "/model",   "/samples", "/snapshots", "/camera",  "/cameras", "other"};
 // The statuses counted apart; anything else counts as the last row's "other".
 static const int statuses[] = {200, 201, 400, 401, 403, 404, 405, 408, 409,
                                413, 415, 421, 422, 500, 501, 503, 507};
@@ -29,19 +29,30 @@ struct histogram {
     double sum;
 };
 
+// One camera's per-result figures.
+struct camera {
+    char *label; // ("camera=\"<name>\"", escaped), malloc'd; NULL: one camera, no label
+    struct histogram frame_latency;
+    double stage_sum[3]; // dequeue, preprocess, inference, seconds
+    uint64_t stage_count;
+    struct cc_result_health health; // of the newest frame whose health was checked
+};
+
 struct cc_metrics {
     pthread_mutex_t lock; // guards everything below
     char *model;
     const char *backend; // of the newest frame or request; static (result.h)
     int64_t start_ns;
-    struct histogram frame_latency, predict_latency;
-    double stage_sum[3]; // dequeue, preprocess, inference, seconds
-    uint64_t stage_count;
+    struct camera cam[CC_METRICS_CAMERAS_MAX]; // (n_cams)
+    int n_cams;
+    struct histogram predict_latency;
     uint64_t requests[CC_METRICS_ENDPOINTS][N_STATUSES + 1];
-    struct cc_result_health health; // of the newest frame whose health was checked
 };
 
-struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
+static char *camera_label(const char *name);
+
+struct cc_metrics *cc_metrics_create(const char *model, const char *backend,
+                                     const char *const *cameras, int n)
 {
     struct cc_metrics *m = calloc(1, sizeof(*m));
     if (!m || !(m->model = strdup(model ? model : ""))) {
@@ -51,6 +62,12 @@ struct cc_metrics *cc_metrics_create(const char *model, const char *backend)
     pthread_mutex_init(&m->lock, NULL);
     m->start_ns = cc_now_ns();
     m->backend = backend;
+    m->n_cams = n < 1 ? 1 : n > CC_METRICS_CAMERAS_MAX ? CC_METRICS_CAMERAS_MAX : n;
+    for (int i = 0; i < m->n_cams && m->n_cams > 1; i++)
+        if (!(m->cam[i].label = camera_label(cameras[i]))) {
+            cc_metrics_destroy(m);
+            return NULL;
+        }
     return m;
 }
 
@@ -70,6 +87,8 @@ void cc_metrics_destroy(struct cc_metrics *m)
     if (!m)
         return;
     pthread_mutex_destroy(&m->lock);
+    for (int i = 0; i < m->n_cams; i++)
+        free(m->cam[i].label);
     free(m->model);
     free(m);
 }
@@ -85,18 +104,21 @@ static void observe(struct histogram *h, double s)
     h->sum += s;
 }
 
-void cc_metrics_frame(struct cc_metrics *m, const struct cc_result *r)
+void cc_metrics_frame(struct cc_metrics *m, int i, const struct cc_result *r)
 {
+    if (i < 0 || i >= m->n_cams)
+        return;
+    struct camera *c = &m->cam[i];
     pthread_mutex_lock(&m->lock);
-    observe(&m->frame_latency, r->latency_ms > 0 ? r->latency_ms / 1e3 : 0);
-    m->stage_sum[0] += r->dequeue_ms / 1e3;
-    m->stage_sum[1] += r->preprocess_ms / 1e3;
-    m->stage_sum[2] += r->inference_ms / 1e3;
-    m->stage_count++;
+    observe(&c->frame_latency, r->latency_ms > 0 ? r->latency_ms / 1e3 : 0);
+    c->stage_sum[0] += r->dequeue_ms / 1e3;
+    c->stage_sum[1] += r->preprocess_ms / 1e3;
+    c->stage_sum[2] += r->inference_ms / 1e3;
+    c->stage_count++;
     if (r->backend)
         m->backend = r->backend;
     if (r->health.checked)
-        m->health = r->health;
+        c->health = r->health;
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -161,29 +183,132 @@ static void put_label(struct text *t, const char *v)
     }
 }
 
+/* camera="<name>" with the name escaped, malloc'd; NULL when out of memory. */
+static char *camera_label(const char *name)
+{
+    struct text t = {malloc(64), 0, 64, true};
+    if (!t.s)
+        return NULL;
+    put(&t, "camera=\"");
+    put_label(&t, name ? name : "");
+    put(&t, "\"");
+    if (!t.ok)
+        free(t.s);
+    return t.ok ? t.s : NULL;
+}
+
+/* A sample's label set: {camera="x",more} or {more}, {camera="x"}, or nothing (label and more
+ * NULL). */
+static void put_labels(struct text *t, const char *label, const char *more)
+{
+    if (label || more)
+        put(t, "{%s%s%s}", label ? label : "", label && more ? "," : "", more ? more : "");
+}
+
+/* A histogram's samples (its HELP and TYPE are the caller's). */
+static void put_buckets(struct text *t, const char *name, const char *label,
+                        const struct histogram *h)
+{
+    uint64_t cum = 0;
+    char le[32];
+    for (int i = 0; i < N_BOUNDS; i++) {
+        cum += h->le[i];
+        snprintf(le, sizeof(le), "le=\"%g\"", bounds[i]);
+        put(t, "%s_bucket", name);
+        put_labels(t, label, le);
+        put(t, " %llu\n", (unsigned long long)cum);
+    }
+    put(t, "%s_bucket", name);
+    put_labels(t, label, "le=\"+Inf\"");
+    put(t, " %llu\n%s_sum", (unsigned long long)h->count, name);
+    put_labels(t, label, NULL);
+    put(t, " %.6f\n%s_count", h->sum, name);
+    put_labels(t, label, NULL);
+    put(t, " %llu\n", (unsigned long long)h->count);
+}
+
 static void put_histogram(struct text *t, const char *name, const char *help,
                           const struct histogram *h)
 {
     put(t, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    uint64_t cum = 0;
-    for (int i = 0; i < N_BOUNDS; i++) {
-        cum += h->le[i];
-        put(t, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
-    }
-    put(t, "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n%s_count %llu\n", name,
-        (unsigned long long)h->count, name, h->sum, name, (unsigned long long)h->count);
+    put_buckets(t, name, NULL, h);
 }
 
-// The camera health conditions (image/health.h), when the checks run: 1 while one is on.
-static void put_health(struct text *t, const struct cc_result_health *h)
+// The camera health conditions (image/health.h) of the cameras whose checks run: 1 while one is
+// on.
+static void put_health(struct text *t, const struct cc_metrics *m)
 {
-    if (!h->checked)
-        return;
-    put(t, "# HELP camclass_camera_condition A camera health condition is on (1) or off (0).\n"
-           "# TYPE camclass_camera_condition gauge\n");
-    for (int k = 0; k < CC_HEALTH_COUNT; k++)
-        put(t, "camclass_camera_condition{condition=\"%s\"} %d\n", cc_health_kind_name(k),
-            (h->active >> k) & 1);
+    bool any = false;
+    for (int i = 0; i < m->n_cams; i++) {
+        const struct cc_result_health *h = &m->cam[i].health;
+        if (!h->checked)
+            continue;
+        if (!any)
+            put(t, "# HELP camclass_camera_condition A camera health condition is on (1) or off "
+                   "(0).\n# TYPE camclass_camera_condition gauge\n");
+        any = true;
+        for (int k = 0; k < CC_HEALTH_COUNT; k++) {
+            char cond[48];
+            snprintf(cond, sizeof(cond), "condition=\"%s\"", cc_health_kind_name(k));
+            put(t, "camclass_camera_condition");
+            put_labels(t, m->cam[i].label, cond);
+            put(t, " %d\n", (h->active >> k) & 1);
+        }
+    }
+}
+
+// The per-camera counters: each camera's pipeline totals, and its results seen here.
+static void put_counters(struct text *t, const struct cc_metrics *m,
+                         const struct cc_pipeline_totals *tot)
+{
+    static const struct {
+        const char *name, *help;
+    } counters[] = {
+        {"camclass_frames", "Frames the camera or file source delivered."},
+        {"camclass_frames_dropped", "Frames replaced by a newer one before inference took them."},
+        {"camclass_results", "Frames classified."},
+        {"camclass_bad_frames", "Frames preprocessing rejected."},
+    };
+    for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++) {
+        put(t, "# HELP %s_total %s\n# TYPE %s_total counter\n", counters[k].name, counters[k].help,
+            counters[k].name);
+        for (int i = 0; i < m->n_cams; i++) {
+            // results: the frames this module saw classified, not the pipeline's own count
+            // (tot->results): counted under the lock with the latency histogram and the stage
+            // times, so that one scrape's results_total equals their counts (the pipeline
+            // counts a result just before handing it here; a scrape in between saw one more,
+            // issue #12's ASan run).
+            uint64_t v[] = {tot[i].frames, tot[i].dropped, m->cam[i].stage_count,
+                            tot[i].bad_frames};
+            put(t, "%s_total", counters[k].name);
+            put_labels(t, m->cam[i].label, NULL);
+            put(t, " %llu\n", (unsigned long long)v[k]);
+        }
+    }
+}
+
+// Each camera's frame latency and stage times.
+static void put_frame_times(struct text *t, const struct cc_metrics *m)
+{
+    const char *name = "camclass_frame_latency_seconds";
+    put(t, "# HELP %s Frame timestamp to result, per classified frame.\n# TYPE %s histogram\n",
+        name, name);
+    for (int i = 0; i < m->n_cams; i++)
+        put_buckets(t, name, m->cam[i].label, &m->cam[i].frame_latency);
+    put(t, "# HELP camclass_frame_stage_seconds Time of each stage of the classified frames.\n"
+           "# TYPE camclass_frame_stage_seconds summary\n");
+    const char *stages[] = {"dequeue", "preprocess", "inference"};
+    for (int i = 0; i < m->n_cams; i++)
+        for (int s = 0; s < 3; s++) {
+            const struct camera *c = &m->cam[i];
+            char stage[32];
+            snprintf(stage, sizeof(stage), "stage=\"%s\"", stages[s]);
+            put(t, "camclass_frame_stage_seconds_sum");
+            put_labels(t, c->label, stage);
+            put(t, " %.6f\ncamclass_frame_stage_seconds_count", c->stage_sum[s]);
+            put_labels(t, c->label, stage);
+            put(t, " %llu\n", (unsigned long long)c->stage_count);
+        }
 }
 
 char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *tot)
@@ -202,35 +327,9 @@ char *cc_metrics_render(struct cc_metrics *m, const struct cc_pipeline_totals *t
         "# HELP camclass_uptime_seconds Seconds since the service started.\n"
         "# TYPE camclass_uptime_seconds gauge\ncamclass_uptime_seconds %.3f\n",
         (double)(cc_now_ns() - m->start_ns) / 1e9);
-    const struct {
-        const char *name, *help;
-        uint64_t v;
-    } counters[] = {
-        {"camclass_frames", "Frames the camera or file source delivered.", tot->frames},
-        {"camclass_frames_dropped", "Frames replaced by a newer one before inference took them.",
-         tot->dropped},
-        // The frames this module saw classified, not the pipeline's own count (tot->results):
-        // counted under the lock with the latency histogram and the stage times, so that one
-        // scrape's results_total equals their counts (the pipeline counts a result just
-        // before handing it here; a scrape in between saw one more, issue #12's ASan run).
-        {"camclass_results", "Frames classified.", m->stage_count},
-        {"camclass_bad_frames", "Frames preprocessing rejected.", tot->bad_frames},
-    };
-    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-        put(&t, "# HELP %s_total %s\n# TYPE %s_total counter\n%s_total %llu\n", counters[i].name,
-            counters[i].help, counters[i].name, counters[i].name,
-            (unsigned long long)counters[i].v);
-    put_histogram(&t, "camclass_frame_latency_seconds",
-                  "Frame timestamp to result, per classified frame.", &m->frame_latency);
-    put(&t, "# HELP camclass_frame_stage_seconds Time of each stage of the classified frames.\n"
-            "# TYPE camclass_frame_stage_seconds summary\n");
-    const char *stages[] = {"dequeue", "preprocess", "inference"};
-    for (int i = 0; i < 3; i++)
-        put(&t,
-            "camclass_frame_stage_seconds_sum{stage=\"%s\"} %.6f\n"
-            "camclass_frame_stage_seconds_count{stage=\"%s\"} %llu\n",
-            stages[i], m->stage_sum[i], stages[i], (unsigned long long)m->stage_count);
-    put_health(&t, &m->health);
+    put_counters(&t, m, tot);
+    put_frame_times(&t, m);
+    put_health(&t, m);
     put_histogram(&t, "camclass_predict_latency_seconds",
                   "POST /predict: whole body received to answer, per classified image.",
                   &m->predict_latency);

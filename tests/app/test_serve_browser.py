@@ -21,6 +21,9 @@ its script has shown a /latest result. Then:
   --classes order, a click saves the camera's frame into DIR/<class>/ (the browser's own
   same-origin POST, with its Origin and Sec-Fetch-Site) and the button's count follows, a new
   class typed into the field gets its folder, an unsafe one shows the refusal and makes nothing;
+- (d) several cameras: a selector lists them; choosing the second shows its
+  /stream/<camera> picture (the bar colours, against that route's JPEG) and
+  /latest/<camera>'s labels;
 - Chromium ends when told (Browser.close), else its process group is killed, and no process of
   its session is left, nor its crash handler (which leaves the session: it is found by the
   profile folder in its command line).
@@ -326,12 +329,12 @@ def shows_stream(shot, state, jpeg):
                 % (diff, MAX_MEAN_DIFF, " ".join("%.3f" % s for s in shares), BAR_SHARE))
 
 
-def stream_jpeg(port):
+def stream_jpeg(port, path="/stream?panel=0"):
     """A picture of what the page's <img> shows: the frame alone (GET /stream?panel=0)."""
     parts = []
-    read_stream(port, 1, parts, "/stream?panel=0")
+    read_stream(port, 1, parts, path)
     if len(parts) != 1 or isinstance(parts[0], str):
-        return None, "GET /stream?panel=0: %s" % parts
+        return None, "GET %s: %s" % (path, parts)
     im = Image.open(BytesIO(parts[0][1]))
     im.load()
     return im, "%dx%d" % im.size
@@ -426,6 +429,57 @@ def test_page(exe):
             s.stop()
 
 
+def test_cameras_page(exe):
+    """(d) several cameras: the selector lists them (the first, a red picture, shown first);
+    choosing the second (the bars) shows its /stream/<camera> picture and /latest/<camera>'s
+    labels."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as profile:
+        config = os.path.join(d, "cameras.json")
+        with open(config, "w") as f:
+            json.dump({"cameras": [
+                {"name": "red one", "input": os.path.join(SAMPLES, "selftest", "018-red.png")},
+                {"name": "bars", "input": PICTURE}]}, f)
+        s = Server(host_command(EXE) + ["--headless", "--model", MODEL, "--backend", "cpu",
+                                        "--config", config, "--loop", "--fps", "5",
+                                        "--serve", "0", "--log", os.devnull])
+        if not check(s.port is not None, "two cameras --serve: serving (%s)" % s.stderr()[-300:]):
+            s.stop()
+            return
+        b = Chromium(exe, profile)
+        try:
+            page = Page(b)
+            page.send("Page.navigate", {"url": "http://127.0.0.1:%d/" % s.port})
+            names = page.wait('(p => p && !p.hidden && p.options.length === 2 && '
+                              '[...p.options].map(o => o.value))(document.getElementById('
+                              '"camera"))', PAGE_S)
+            check(names == ["red one", "bars"], "(d) the selector lists the cameras: %s" % names)
+            page.eval('(p => { p.value = "bars"; p.dispatchEvent(new Event("change")); })'
+                      '(document.getElementById("camera"))')
+            st = page.wait('(s => s && s.natural > 0 && s.rows > 0 && s.status.includes("bars")'
+                           ' && s)(%s)' % STATE, PAGE_S)
+            if not check(st, "(d) the bars camera's picture and result (%s)" % page.eval(STATE)):
+                return
+            page.wait(PAINTED, PAGE_S)
+            shot = page.screenshot()
+            dom = page.eval("document.documentElement.outerHTML")
+            jpeg, what = stream_jpeg(s.port, "/stream/bars?panel=0")
+            code, _, latest = s.request("GET", "/latest/bars")
+            if not check(jpeg is not None and code == 200, "(d) /stream/bars, /latest/bars: "
+                         "%s %d" % (what, code)):
+                return
+            ok, what = shows_stream(shot, st, jpeg)
+            check(ok, "(d) the <img> shows /stream/bars: %s" % what, verbose=True)
+            table = TopTable()
+            table.feed(dom)
+            check(same_labels(table, latest), "(d) the page's top-k %s are /latest/bars' %s"
+                  % (table.rows, [(c["label"], c["score"]) for c in latest["top"]]))
+        except RuntimeError as e:
+            check(False, "Chromium: %s (its stderr: %s)" % (e, b.stderr()[-600:]))
+        finally:
+            check(b.close(), "no Chromium process is left")
+            s.stop()
+
+
 BUTTONS = """[...document.querySelectorAll("#classes button")].map(b => b.textContent)"""
 
 
@@ -483,5 +537,6 @@ if check(chromium, "chromium is not installed: apt-get install --no-install-reco
          "chromium (tools/setup.sh test installs it)"):
     test_page(chromium)
     test_collect_page(chromium)
+    test_cameras_page(chromium)
 print("%.1f s" % (time.time() - t0))
 sys.exit(summary())

@@ -260,6 +260,44 @@ static void routes(void)
            r.msg);
 }
 
+/* The camera a path names: want NULL for none. */
+static void camera_is(const char *method, const char *path, enum cc_metrics_endpoint e, int status,
+                      const char *want)
+{
+    struct cc_http_route r = cc_http_route(method, path, NULL, NULL);
+    bool ok = r.endpoint == e && r.status == status &&
+              (want ? r.camera && r.camera_len == strlen(want) &&
+                          !memcmp(r.camera, want, r.camera_len) &&
+                          r.camera >= path && r.camera + r.camera_len <= path + strlen(path)
+                    : !r.camera);
+    CHECKF(ok, "%s %s: endpoint %d status %d camera %.*s (want %d %d %s)", method, path,
+           r.endpoint, r.status, r.camera ? (int)r.camera_len : 1, r.camera ? r.camera : "-", e,
+           status, want ? want : "-");
+}
+
+/* /latest/<camera>, /stream/<camera>, POST /camera/<camera>/reference (#23). */
+static void camera_routes(void)
+{
+    camera_is("GET", "/latest", CC_METRICS_LATEST, 0, NULL);
+    camera_is("GET", "/latest/yard", CC_METRICS_LATEST, 0, "yard");
+    camera_is("GET", "/latest/front door", CC_METRICS_LATEST, 0, "front door");
+    camera_is("GET", "/latest/", CC_METRICS_LATEST, 0, ""); // no camera has that name: 404
+    camera_is("GET", "/latest/a/b", CC_METRICS_LATEST, 0, "a/b");
+    camera_is("GET", "/stream/yard", CC_METRICS_STREAM, 0, "yard");
+    camera_is("POST", "/stream/yard", CC_METRICS_STREAM, 405, "yard");
+    camera_is("POST", "/camera/yard/reference", CC_METRICS_CAMERA, 0, "yard");
+    camera_is("POST", "/camera/a/reference/reference", CC_METRICS_CAMERA, 0, "a/reference");
+    camera_is("POST", "/camera//reference", CC_METRICS_CAMERA, 0, "");
+    camera_is("GET", "/camera/yard/reference", CC_METRICS_CAMERA, 405, "yard");
+    camera_is("POST", "/camera/yard", CC_METRICS_OTHER, 404, NULL);
+    camera_is("POST", "/camera/yard/other", CC_METRICS_OTHER, 404, NULL);
+    camera_is("POST", "/camera/reference", CC_METRICS_OTHER, 404, NULL);
+    camera_is("POST", "/camera/", CC_METRICS_OTHER, 404, NULL);
+    camera_is("GET", "/latestyard", CC_METRICS_OTHER, 404, NULL);
+    camera_is("GET", "/cameras", CC_METRICS_CAMERAS, 0, NULL);
+    camera_is("POST", "/cameras", CC_METRICS_CAMERAS, 405, NULL);
+}
+
 static void head_is(const char *k, const char *len, const char *type, int status, int want_k,
                     enum cc_http_body_kind want_kind, const char *want_msg)
 {
@@ -466,6 +504,7 @@ int main(void)
     framings();
     tokens();
     routes();
+    camera_routes();
     predict_heads();
     bodies();
     boundaries();

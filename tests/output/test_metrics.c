@@ -111,13 +111,13 @@ static struct cc_result result_ms(double latency_ms, const char *backend)
 /* Frames at 3, 10 (on a bound: le is inclusive), 30 ms and 20 s (past every bound). */
 static void histograms_and_counters(void)
 {
-    struct cc_metrics *m = cc_metrics_create("selftest", "cpu");
+    struct cc_metrics *m = cc_metrics_create("selftest", "cpu", NULL, 1);
     if (!CHECK(m != NULL))
         return;
     const double ms[] = {3, 10, 30, 20000};
     for (int i = 0; i < 4; i++) {
         struct cc_result r = result_ms(ms[i], i == 3 ? "vulkan" : NULL);
-        cc_metrics_frame(m, &r);
+        cc_metrics_frame(m, 0, &r);
     }
     cc_metrics_request(m, CC_METRICS_PREDICT, 200, 0.02);
     cc_metrics_request(m, CC_METRICS_PREDICT, 200, -1); // refused before the body: no latency
@@ -170,7 +170,7 @@ static void histograms_and_counters(void)
  * reload's name replaces it. */
 static void label_escapes(void)
 {
-    struct cc_metrics *m = cc_metrics_create("my \"best\" c:\\models\nv2", "cpu");
+    struct cc_metrics *m = cc_metrics_create("my \"best\" c:\\models\nv2", "cpu", NULL, 1);
     if (!CHECK(m != NULL))
         return;
     struct cc_pipeline_totals t = {0};
@@ -196,7 +196,7 @@ static void every_row(void)
 {
     static const int codes[] = {200, 400, 401, 403, 404, 405, 408, 413,
                                 415, 421, 422, 500, 501, 503, 302, 599};
-    struct cc_metrics *m = cc_metrics_create("selftest", "cpu");
+    struct cc_metrics *m = cc_metrics_create("selftest", "cpu", NULL, 1);
     if (!CHECK(m != NULL))
         return;
     for (int e = 0; e < CC_METRICS_ENDPOINTS; e++)
