@@ -189,7 +189,8 @@ static void test_event_keys(void)
     cc_cli_finish(&cli);
 }
 
-/* The three-camera example of docs/FLEET.md (docs/config-cameras.json): read as camclass would. */
+/* The three-camera example of docs/FLEET.md (systemd/config-cameras.json): read as camclass
+ * would. */
 static void test_example(const char *path)
 {
     struct cc_cli cli;
