@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The events of several cameras in one camclass (#23; suite app), one test per part. Three
+"""The events of several cameras in one camclass (suite app), one test per part. Three
 cameras of a config loop a picture each (blue, red, a thick cross; one camera's name has a space):
 
 - mqtt: against mosquitto on loopback: one connection for the process (the broker sees one
