@@ -7,9 +7,10 @@ cameras of a config loop a picture each (blue, red, a thick cross; one camera's 
   camera; each camera's log lines arrive once, in order, on camclass/<id>/<camera>/<event>,
   carrying its camera and its picture's label; Home Assistant gets a retained discovery config
   per camera (homeassistant/sensor/camclass_<id>_<camera>/config, the space as '_') and the
-  binary sensors of the camera that asks ("ha-binary"), with HA's field names and types (sensor.mqtt,
-  binary_sensor.mqtt, the device block), a unique_id, device and state topic per camera, the
-  node's status as availability, whose templates rendered with Jinja2 give each camera's label;
+  binary sensors of the camera that asks ("ha-binary"), with HA's field names and types
+  (sensor.mqtt, binary_sensor.mqtt, the device block), a unique_id, device and state topic per
+  camera, the node's status as availability, whose templates rendered with Jinja2 give each
+  camera's label;
   two cameras whose names would be one HA object id are exit 2, one line.
 - webhook: the top-level --webhook gets the events of two cameras, each naming its camera with
   its picture's label; the third camera's own "webhook" gets its events only.
