@@ -41,6 +41,8 @@ struct cam {
                                    // the camera's own keys; never cc_cli_finish'ed
     struct cc_source_choice src;   // the camera, stream or file source; owned
     struct cc_report *report;      // the detection log and MQTT; owned
+    struct cc_gpio_out *gpio;      // its "gpio" (--gpio): requested before the model loads,
+                                   // driven by its report, low and released in app_finish
     struct cc_pipeline *pipeline;  // owned
     struct cc_engine *engine;      // the engine of its model (app->models), not owned
     struct cc_engine_turns *turns; // shared with the cameras of the same model; NULL: alone
@@ -64,8 +66,8 @@ struct app {
     char model_path[PATH_MAX];
     struct cc_model *model;   // loaded, until the engine takes it
     struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
-    struct cc_gpio_out *gpio; // --gpio: requested before the model loads, driven by the first
-                              // camera's report, set low and released in app_finish
+    struct cc_mqtt *mqtt;     // --mqtt: the one broker connection, every camera's report
+                              // borrows it; flushed after their finish (app_events.c)
     struct cc_overlay *overlay;
     bool cam_said;                   // the window's h has said on stderr that the model has no map
     struct cc_recorder *recorder;    // --output; cc_recorder_add on the inference thread
@@ -118,6 +120,34 @@ int cc_app_cameras_status(struct app *a, bool recorded);
 
 /* Camera c's summary line on stderr ("camera NAME: " first with several). */
 void cc_app_camera_summary(const struct cam *c);
+
+/* ------------------------------------------------------------------------------------------
+ * The events' receivers of the cameras (app_events.c)
+ */
+
+/* In cc_app_cameras_setup: each camera's own "webhook", "on-event" and "ha-binary" checked as
+ * the flags are; with --mqtt, camera names that are not UTF-8 or would be one Home Assistant
+ * object id; two cameras on one GPIO line. 0, or exit 2 after one line naming the camera(s). */
+int cc_app_events_check(const struct app *a, const char *config);
+
+/* Before the model loads: each camera's GPIO lines ("gpio", else --gpio) requested, low. 0, or
+ * exit 2 after one line (a bad spec, a missing chip or line, a busy line). */
+int cc_app_events_open_gpio(struct app *a);
+
+/* After the engines opened: a camera's gpio label its model does not have, said once. */
+void cc_app_events_warn_gpio(const struct app *a);
+
+/* --mqtt: the process's connection (mqtt.h), before the cameras' reports; its notices through
+ * notice (ctx: the app). 0, or exit 2 after one line. */
+int cc_app_events_open_mqtt(struct app *a, void (*notice)(void *ctx, const char *line));
+
+/* After every camera's report finished: up to CC_REPORT_MQTT_FLUSH_MS for the last events,
+ * then "offline" and the connection closed. */
+void cc_app_events_flush(struct app *a);
+
+/* At the end (after the reports are destroyed): the connection if still open, every camera's
+ * GPIO lines low and released. */
+void cc_app_events_close(struct app *a);
 
 /* ------------------------------------------------------------------------------------------
  * The first model and its reloads (app_reload.c)

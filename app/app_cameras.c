@@ -22,18 +22,9 @@ int cc_app_cameras_setup(struct app *a, const char *config)
         c->name = a->cameras.from_config ? a->cameras.cam[i].name : NULL;
         cc_cameras_view(&a->cameras, i, &a->cli, &c->cli);
     }
-    const char *one = a->cli.mqtt         ? "--mqtt"
-                      : a->cli.webhook    ? "--webhook"
-                      : a->cli.on_event   ? "--on-event"
-                      : a->cli.gpio.count ? "--gpio"
-                                          : NULL;
-    if (a->n_cams > 1 && one) {
-        fprintf(stderr,
-                "camclass: %s with several cameras is not possible yet; run one camclass per "
-                "camera for it\n",
-                one);
-        return CC_APP_EXIT_USAGE;
-    }
+    int rc = cc_app_events_check(a, config ? config : "");
+    if (rc)
+        return rc;
     if (a->cameras.from_config && a->cli.selftest) {
         fprintf(stderr, "camclass: --selftest checks the model on its sample, not the config's "
                         "\"cameras\"; give --config without them\n");

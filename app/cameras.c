@@ -14,10 +14,18 @@ static const char *const camera_keys[] = {
     "vflip", "roi",    "model", "threshold", "log-mode", NULL,
 };
 
+// The receivers of the camera's events (app_events.c).
+static const char *const event_keys[] = {
+    "webhook", "on-event", "on-event-timeout", "ha-binary", "gpio", "gpio-active-low", NULL,
+};
+
 static bool camera_key(const char *key)
 {
     for (int i = 0; camera_keys[i]; i++)
         if (strcmp(camera_keys[i], key) == 0)
+            return true;
+    for (int i = 0; event_keys[i]; i++)
+        if (strcmp(event_keys[i], key) == 0)
             return true;
     return false;
 }
@@ -115,6 +123,23 @@ bool cc_cameras_read(const struct cc_cli *cli, const char *config, struct cc_cam
     return ok;
 }
 
+/* The camera's own events' receivers in place of the top-level ones. */
+static void view_events(const struct cc_cli *own, struct cc_cli *view)
+{
+    if (own->webhook)
+        view->webhook = own->webhook;
+    if (own->on_event)
+        view->on_event = own->on_event;
+    if (cc_cli_given(own, "on-event-timeout"))
+        view->on_event_timeout = own->on_event_timeout;
+    if (own->ha_binary)
+        view->ha_binary = own->ha_binary;
+    if (own->gpio.count)
+        view->gpio = own->gpio;
+    if (cc_cli_given(own, "gpio-active-low"))
+        view->gpio_active_low = own->gpio_active_low;
+}
+
 void cc_cameras_view(const struct cc_cameras *c, int i, const struct cc_cli *top,
                      struct cc_cli *view)
 {
@@ -144,6 +169,7 @@ void cc_cameras_view(const struct cc_cameras *c, int i, const struct cc_cli *top
         view->threshold = own->threshold;
     if (own->log_mode)
         view->log_mode = own->log_mode;
+    view_events(own, view);
 }
 
 void cc_cameras_finish(struct cc_cameras *c)

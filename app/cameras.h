@@ -29,7 +29,8 @@ enum {
 
 // The keys a camera may give besides "name", as the flags of the same names.
 #define CC_CAMERA_KEYS                                                                             \
-    "input, camera, loop, size, fps, rotation, hflip, vflip, roi, model, threshold, log-mode"
+    "input, camera, loop, size, fps, rotation, hflip, vflip, roi, model, threshold, log-mode, "    \
+    "webhook, on-event, on-event-timeout, ha-binary, gpio, gpio-active-low"
 
 struct cc_camera {
     char name[CC_CAMERA_NAME_MAX + 1]; // config: as given; command line: "" (the source names it)

@@ -516,21 +516,6 @@ static bool open_window(struct app *a, struct cc_overlay_config *oc, char *shots
     return false;
 }
 
-/* A --gpio label the model does not have: its line would never go high; said once. */
-static void warn_gpio_labels(const struct app *a)
-{
-    const struct cc_model *m = cc_engine_model(a->engine);
-    struct cc_gpio_spec spec;
-    const char *label =
-        cc_gpio_out_unknown_label((const char *const *)a->cli.gpio.items, a->cli.gpio.count,
-                                  (const char *const *)m->labels, m->n_labels, &spec);
-    if (label)
-        fprintf(stderr,
-                "camclass: --gpio: \"%s\" is not one of the %d labels of model %s; its line "
-                "stays low (labels are case-sensitive)\n",
-                label, m->n_labels, m->name);
-}
-
 /* Camera c's detection log (headless always; with a window only when --log is given; several
  * cameras write their lines into the same one, each line whole, named by "camera"), MQTT and
  * the events' receivers. */
@@ -566,7 +551,8 @@ static int open_report(struct app *a, struct cam *c, const struct cc_overlay_con
         .model = cc_engine_model(c->engine)->name,
         .backend = cc_engine_backend_name(c->engine),
         .reopen = a->n_cams > 1 ? &c->reopen : &reopen_flag,
-        .gpio = c == &a->cam[0] ? a->gpio : NULL, // one camera (app_cameras.c)
+        .gpio = c->gpio,
+        .mqtt = a->mqtt, // one connection for every camera
         .notice = report_notice,
         .snapshot = &snap,
         .clip = &clip,
@@ -593,11 +579,11 @@ static int open_report(struct app *a, struct cam *c, const struct cc_overlay_con
 /* Every camera's report, and the --output recording (of the first camera). */
 static int open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless)
 {
-    int rc = 0;
+    int rc = cc_app_events_open_mqtt(a, report_notice);
     for (int i = 0; i < a->n_cams && !rc; i++)
         rc = open_report(a, &a->cam[i], oc, headless);
     if (!rc)
-        warn_gpio_labels(a);
+        cc_app_events_warn_gpio(a);
     return rc ? rc : a->cli.output ? open_recorder(a, oc) : 0;
 }
 
@@ -778,6 +764,7 @@ static int finish_run(struct app *a, enum cc_pipeline_state state, uint64_t seen
         cc_report_finish(a->cam[i].report);
         cc_app_camera_summary(&a->cam[i]);
     }
+    cc_app_events_flush(a); // the cameras' last events
     if (a->cli.profile)
         print_profile(a);
     bool recorded = finish_recording(a);
@@ -853,7 +840,7 @@ static void app_finish(struct app *a)
         cc_capture_destroy(a->cam[i].src.camera);
         cc_source_file_destroy(a->cam[i].src.file);
     }
-    cc_gpio_out_destroy(a->gpio);     // after the reports, which drive it: low, then released
+    cc_app_events_close(a);           // after the reports: MQTT, GPIO lines low and released
     cc_engine_destroy(a->engine);     // models[0]'s, or the one a reload put in its place
     cc_run_models_finish(&a->models); // the others
     cc_model_destroy(a->model);
@@ -861,26 +848,6 @@ static void app_finish(struct app *a)
     cc_series_free(&a->present_ms);
     cc_series_free(&a->record_ms);
     cc_cli_finish(&a->cli);
-}
-
-/* --gpio: the lines requested (low) now, before the model loads, so that a missing or busy
- * line is one line and exit 2 at once. */
-static int open_gpio(struct app *a)
-{
-    if (a->cli.gpio.count == 0)
-        return 0;
-    struct cc_error err = {0};
-    struct cc_gpio_out_config gc = {
-        .specs = (const char *const *)a->cli.gpio.items,
-        .n_specs = a->cli.gpio.count,
-        .active_low = a->cli.gpio_active_low,
-        .consumer = "camclass",
-    };
-    if (!(a->gpio = cc_gpio_out_create(&gc, &err))) {
-        fprintf(stderr, "camclass: %s\n", err.msg);
-        return EXIT_USAGE;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -959,7 +926,7 @@ int main(int argc, char **argv)
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;
     }
-    if (!(rc = open_gpio(&a)) && !(rc = cc_app_load_model(&a)))
+    if (!(rc = cc_app_events_open_gpio(&a)) && !(rc = cc_app_load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);

@@ -47,15 +47,13 @@ bool cc_ha_check(const char *prefix, const char *binary, struct cc_error *err)
     return true;
 }
 
-// The object id of a label: camclass_<id>_<slug>, the slug its A-Za-z0-9 with every other run
-// of bytes as one '_', and the label's index (two labels may slug alike).
-static void object_id(const char *id, const char *label, size_t len, int index, char *out,
-                      size_t size)
+// Appends to out (holding n bytes of size) the A-Za-z0-9 of a label (len bytes), lowered,
+// with every other run of bytes as one '_'; returns the new length.
+static int append_slug(char *out, int n, size_t size, const char *text, size_t len)
 {
-    int n = snprintf(out, size, "camclass_%s_", id);
     bool gap = false;
     for (size_t i = 0; i < len && n + 2 < (int)size; i++) {
-        char c = label[i];
+        char c = text[i];
         if (isalnum((unsigned char)c)) {
             out[n++] = (char)tolower((unsigned char)c);
             gap = false;
@@ -64,10 +62,43 @@ static void object_id(const char *id, const char *label, size_t len, int index, 
             gap = true;
         }
     }
+    out[n] = '\0';
+    return n;
+}
+
+// Appends text as an object id may hold it: each byte other than A-Za-z0-9 _ - as '_' (a
+// device id's '.', a camera name's space or UTF-8).
+static int append_id(char *out, int n, size_t size, const char *text)
+{
+    for (; *text && n + 1 < (int)size; text++)
+        out[n++] = isalnum((unsigned char)*text) || *text == '_' || *text == '-' ? *text : '_';
+    out[n] = '\0';
+    return n;
+}
+
+void cc_ha_object_id(const char *device_id, const char *camera, char *out, size_t size)
+{
+    int n = append_id(out, snprintf(out, size, "camclass_"), size, device_id);
+    if (camera)
+        append_id(out, append_id(out, n, size, "_"), size, camera);
+}
+
+void cc_ha_topic(const struct cc_ha_config *cfg, const char *leaf, char *out, size_t size)
+{
+    snprintf(out, size, "camclass/%s/%s%s%s", cfg->device_id, cfg->camera ? cfg->camera : "",
+             cfg->camera ? "/" : "", leaf);
+}
+
+// The object id of a label: the sensor's, '_', the label's slug (its A-Za-z0-9 lowered) and
+// the label's index (two labels may slug alike).
+static void object_id(const struct cc_ha_config *cfg, const char *label, size_t len, int index,
+                      char *out, size_t size)
+{
+    cc_ha_object_id(cfg->device_id, cfg->camera, out, size);
+    int n = (int)strlen(out);
+    n += snprintf(out + n, size - (size_t)n, "_");
+    n = append_slug(out, n, size, label, len);
     snprintf(out + n, size - (size_t)n, "%d", index);
-    for (char *p = out; *p; p++) // the device id may hold '.', which object ids may not
-        if (*p == '.')
-            *p = '_';
 }
 
 // What every config of this device shares: availability and the device block.
@@ -75,7 +106,7 @@ static cJSON *config_begin(const struct cc_ha_config *cfg, const char *name, con
 {
     cJSON *o = cJSON_CreateObject(), *dev = o ? cJSON_AddObjectToObject(o, "device") : NULL;
     cJSON *ids = dev ? cJSON_AddArrayToObject(dev, "identifiers") : NULL;
-    char text[160], *model = cc_utf8_clean_dup(cfg->model);
+    char text[CC_HA_TOPIC_MAX], *model = cc_utf8_clean_dup(cfg->model);
     if (!ids || !model) {
         free(model);
         cJSON_Delete(o);
@@ -83,15 +114,18 @@ static cJSON *config_begin(const struct cc_ha_config *cfg, const char *name, con
     }
     cJSON_AddStringToObject(o, "name", name);
     cJSON_AddStringToObject(o, "unique_id", uid);
-    snprintf(text, sizeof(text), "camclass/%s/state", cfg->device_id);
+    cc_ha_topic(cfg, "state", text, sizeof(text));
     cJSON_AddStringToObject(o, "state_topic", text);
+    // the node's status (one connection, one last will for every camera)
     snprintf(text, sizeof(text), "camclass/%s/status", cfg->device_id);
     cJSON_AddStringToObject(o, "availability_topic", text);
     cJSON_AddStringToObject(o, "payload_available", "online");
     cJSON_AddStringToObject(o, "payload_not_available", "offline");
-    snprintf(text, sizeof(text), "camclass_%s", cfg->device_id);
+    snprintf(text, sizeof(text), "camclass_%s%s%s", cfg->device_id, cfg->camera ? "_" : "",
+             cfg->camera ? cfg->camera : ""); // one device a camera
     cJSON_AddItemToArray(ids, cJSON_CreateString(text));
-    snprintf(text, sizeof(text), "camclass %s", cfg->device_id);
+    snprintf(text, sizeof(text), "camclass %s%s%s", cfg->device_id, cfg->camera ? " " : "",
+             cfg->camera ? cfg->camera : "");
     cJSON_AddStringToObject(dev, "name", text);
     cJSON_AddStringToObject(dev, "manufacturer", "camclass");
     cJSON_AddStringToObject(dev, "model", model);
@@ -115,16 +149,13 @@ static bool send(const struct cc_ha_config *cfg, const char *component, const ch
 bool cc_ha_configs(const struct cc_ha_config *cfg,
                    bool (*emit)(void *ctx, const char *topic, const char *payload), void *ctx)
 {
-    char object[200], name[LABEL_MAX + 32];
-    snprintf(object, sizeof(object), "camclass_%s", cfg->device_id);
-    for (char *p = object; *p; p++)
-        if (*p == '.')
-            *p = '_';
+    char object[CC_HA_OBJECT_MAX], name[LABEL_MAX + 32];
+    cc_ha_object_id(cfg->device_id, cfg->camera, object, sizeof(object));
     cJSON *o = config_begin(cfg, "Detected", object);
     if (o) {
         cJSON_AddStringToObject(o, "value_template", "{{ value_json.label }}");
-        char topic[160];
-        snprintf(topic, sizeof(topic), "camclass/%s/state", cfg->device_id);
+        char topic[CC_HA_TOPIC_MAX];
+        cc_ha_topic(cfg, "state", topic, sizeof(topic));
         cJSON_AddStringToObject(o, "json_attributes_topic", topic);
         cJSON_AddStringToObject(o, "icon", "mdi:cctv");
     }
@@ -133,7 +164,7 @@ bool cc_ha_configs(const struct cc_ha_config *cfg,
     int index = 0;
     for (const char *p = cfg->binary; p && *p; index++) {
         size_t len = strcspn(p, ",");
-        object_id(cfg->device_id, p, len, index, object, sizeof(object));
+        object_id(cfg, p, len, index, object, sizeof(object));
         snprintf(name, sizeof(name), "%.*s", (int)len, p);
         o = config_begin(cfg, name, object);
         char tmpl[sizeof(name) + 64];

@@ -26,6 +26,7 @@
 #define MQTT_AUTH_MAX 4096
 #define MQTT_SILENT_S 5 // a broker silent this long since start or a loss is reported
 #define MQTT_SYSTEM_CA_DIR "/etc/ssl/certs"
+#define RETAINED_TOPIC_MAX 256 // bytes of a retained message's topic, with its zero
 
 /* ---------------------------------------------------------------------------------------------
  * URL, device id, auth file
@@ -192,15 +193,15 @@ bool cc_mqtt_read_auth(const char *path, char *user, char *pass, struct cc_error
  */
 
 struct mqtt_event {
-    char topic[128]; // camclass/<id>/<event>
+    char topic[256]; // camclass/<id>/<event> (event: [<camera>/]<name>)
     char *payload;   // (len) bytes, owned
     size_t len;
 };
 
 // A retained message: the latest value of a topic, sent again on every connect.
 struct mqtt_retained {
-    char topic[256]; // absolute
-    char *payload;   // (len) bytes, owned
+    char topic[RETAINED_TOPIC_MAX]; // absolute
+    char *payload;                  // (len) bytes, owned
     size_t len;
 };
 
@@ -228,8 +229,8 @@ struct cc_mqtt {
                              // left unacknowledged; the queue waits for that, to keep the order
     int64_t outage_since_ns;
     uint64_t queued, sent, dropped;
-    struct mqtt_retained retained[CC_MQTT_RETAINED_MAX]; // (n_retained) cc_mqtt_retain's
-    int n_retained;
+    struct mqtt_retained *retained; // (n_retained of cap_retained) cc_mqtt_retain's; grown up
+    int n_retained, cap_retained;   // to CC_MQTT_RETAINED_MAX
     uint64_t status_sent;           // "online"/"offline" and retained messages handed over
     atomic_uint_fast64_t delivered; // PUBACKs of events and status messages
     atomic_bool lib_error_said;     // an error libmosquitto logged was passed on (once a
@@ -633,10 +634,25 @@ bool cc_mqtt_publish(struct cc_mqtt *m, const char *event, const char *json, siz
     return true;
 }
 
+// Room for one more retained topic, up to CC_MQTT_RETAINED_MAX. Called locked.
+static bool grow_retained_locked(struct cc_mqtt *m)
+{
+    if (m->cap_retained == CC_MQTT_RETAINED_MAX)
+        return false;
+    int cap = m->cap_retained ? m->cap_retained * 2 : 16;
+    cap = cap > CC_MQTT_RETAINED_MAX ? CC_MQTT_RETAINED_MAX : cap;
+    struct mqtt_retained *r = realloc(m->retained, (size_t)cap * sizeof(*r));
+    if (!r)
+        return false;
+    m->retained = r;
+    m->cap_retained = cap;
+    return true;
+}
+
 bool cc_mqtt_retain(struct cc_mqtt *m, const char *topic, const char *payload, size_t len)
 {
     char *copy = malloc(len ? len : 1);
-    if (!copy || strlen(topic) >= sizeof(m->retained[0].topic)) {
+    if (!copy || strlen(topic) >= RETAINED_TOPIC_MAX) {
         free(copy);
         return false;
     }
@@ -645,7 +661,7 @@ bool cc_mqtt_retain(struct cc_mqtt *m, const char *topic, const char *payload, s
     int i = 0;
     while (i < m->n_retained && strcmp(m->retained[i].topic, topic) != 0)
         i++;
-    if (i == CC_MQTT_RETAINED_MAX) {
+    if (i == m->cap_retained && !grow_retained_locked(m)) {
         pthread_mutex_unlock(&m->lock);
         free(copy);
         return false;
@@ -653,6 +669,7 @@ bool cc_mqtt_retain(struct cc_mqtt *m, const char *topic, const char *payload, s
     struct mqtt_retained *r = &m->retained[i];
     if (i == m->n_retained) {
         snprintf(r->topic, sizeof(r->topic), "%s", topic);
+        r->payload = NULL; // realloc's memory
         m->n_retained++;
     }
     free(r->payload);
@@ -731,6 +748,7 @@ void cc_mqtt_destroy(struct cc_mqtt *m, int timeout_ms)
         free(m->queue[i].payload);
     for (int i = 0; i < m->n_retained; i++)
         free(m->retained[i].payload);
+    free(m->retained);
     free(m->queue);
     pthread_cond_destroy(&m->wake);
     pthread_mutex_destroy(&m->lock);

@@ -10,6 +10,9 @@
  *                                                                  sends "offline" (the last
  *                                                                  will) if camclass vanishes
  *
+ * With the config's "cameras" one connection serves them all: each camera's events and state
+ * go to camclass/<device-id>/<camera>/..., the status topic stays the node's.
+ *
  * The connection is kept by libmosquitto's own network thread (mosquitto_loop_start):
  * connecting never blocks the caller (even the first attempt, whose name lookup is a blocking
  * getaddrinfo, runs on a thread of this module; destroy waits for a lookup under way), a broker
@@ -38,7 +41,9 @@
 
 #include "error.h"
 
-enum { CC_MQTT_QUEUE_DEFAULT = 1000, CC_MQTT_RETAINED_MAX = 64 };
+// CC_MQTT_RETAINED_MAX: Home Assistant's configs and state of 16 cameras with 32 binary sensors
+// each, and then some
+enum { CC_MQTT_QUEUE_DEFAULT = 1000, CC_MQTT_RETAINED_MAX = 16 * (2 + 32) + 32 };
 
 struct cc_mqtt_config {
     const char *url;       // mqtt://HOST[:PORT] (default port 1883) or mqtts://HOST[:PORT] (8883);
@@ -85,8 +90,10 @@ struct cc_mqtt;
  * cannot be reached is not an error (see above): notice says so. */
 struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error *err);
 
-/* Queues one event (event: "detection", "clear", "stats", "summary"; json: the object, len
- * bytes) for camclass/<device-id>/<event> and returns at once. False only when out of memory. */
+/* Queues one event (event: "detection", "clear", "stats", "summary", or "<camera>/detection"
+ * and so on for a camera of several; json: the object, len bytes) for
+ * camclass/<device-id>/<event> and returns at once. False only when out of memory. The queue
+ * (queue_max) is the connection's: several cameras share it. */
 bool cc_mqtt_publish(struct cc_mqtt *m, const char *event, const char *json, size_t len);
 
 /* Sets the retained value of topic (absolute, < 256 bytes; e.g. a Home Assistant discovery

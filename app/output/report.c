@@ -22,7 +22,7 @@ enum { SINK_MQTT, SINK_WEBHOOK, N_SINKS }; // where detections-mode events go be
 
 struct cc_report {
     struct cc_detlog *log;             // --log; NULL: none
-    struct cc_mqtt *mqtt;              // --mqtt: the broker connection ...
+    struct cc_mqtt *mqtt;              // --mqtt: the process's broker connection (borrowed) ...
     struct cc_detlog *sinks[N_SINKS];  // detections-mode events for MQTT and the webhook;
                                        // NULL where not asked for
     struct cc_detector *events;        // --on-event, HA: the detections they act on ...
@@ -30,6 +30,8 @@ struct cc_report {
     struct cc_gpio_out *gpio;          // ... the GPIO lines that follow them (borrowed) ...
     bool ha;                           // ... the Home Assistant state published (--mqtt)
     char device_id[65];                // the MQTT topic level
+    char *camera;                      // the config's camera name (topics, notices); NULL: the
+                                       // command line's one camera; owned
     char *model;                       // the model's name, for HA's device block; owned
     const struct cc_cli *cli;          // --ha-prefix, --ha-binary
     struct cc_webhook *webhook;        // --webhook: the receiver of sinks[SINK_WEBHOOK]
@@ -47,6 +49,26 @@ static void say(struct cc_report *rep, const char *line)
 {
     if (rep->notice)
         rep->notice(rep->notice_ctx, line);
+}
+
+/* Any thread: a line of the webhook's or the program's, which of several cameras says. */
+static void camera_notice(void *ctx, const char *line)
+{
+    struct cc_report *rep = ctx;
+    char text[1200];
+    snprintf(text, sizeof(text), "camera %s: %s", rep->camera, line);
+    say(rep, text);
+}
+
+/* The notice for the receivers of this camera's events: named by camera when it has a name. */
+static void (*camera_notice_fn(struct cc_report *rep))(void *, const char *)
+{
+    return rep->camera ? camera_notice : rep->notice;
+}
+
+static void *camera_notice_ctx(struct cc_report *rep)
+{
+    return rep->camera ? (void *)rep : rep->notice_ctx;
 }
 
 static struct cc_mqtt_config mqtt_config(const struct cc_cli *cli)
@@ -67,9 +89,9 @@ static bool create_on_event(struct cc_report *rep, const struct cc_report_config
     struct cc_event_command_config ec = {
         .program = cli->on_event,
         .timeout_s = cli->on_event_timeout > 0 ? cli->on_event_timeout : CC_CLI_ON_EVENT_TIMEOUT_S,
-        .camera = cfg->source,
-        .notice = cfg->notice,
-        .notice_ctx = cfg->notice_ctx,
+        .camera = cfg->camera ? cfg->camera : cfg->source, // CAMCLASS_CAMERA
+        .notice = camera_notice_fn(rep),
+        .notice_ctx = camera_notice_ctx(rep),
     };
     return (rep->on_event = cc_event_command_create(&ec, err)) != NULL;
 }
@@ -103,16 +125,39 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
     return !cli->on_event || c;
 }
 
+struct cc_mqtt *cc_report_open_mqtt(const struct cc_cli *cli, void (*notice)(void *, const char *),
+                                    void *notice_ctx, struct cc_error *err)
+{
+    struct cc_mqtt_config mc = mqtt_config(cli);
+    mc.notice = notice;
+    mc.notice_ctx = notice_ctx;
+    return cc_mqtt_create(&mc, err);
+}
+
 static bool retain(void *ctx, const char *topic, const char *payload)
 {
     return cc_mqtt_retain(ctx, topic, payload, strlen(payload));
 }
 
-/* camclass/<id>/state: label NULL for none. */
+/* The Home Assistant settings of this camera. */
+static struct cc_ha_config ha_config(const struct cc_report *rep)
+{
+    return (struct cc_ha_config){
+        .prefix = ha_prefix(rep->cli),
+        .device_id = rep->device_id,
+        .camera = rep->camera,
+        .model = rep->model,
+        .version = CAMCLASS_VERSION,
+        .binary = rep->cli->ha_binary,
+    };
+}
+
+/* camclass/<id>[/<camera>]/state: label NULL for none. */
 static void ha_state(struct cc_report *rep, const char *label, double score)
 {
-    char topic[128], *text = cc_ha_state(label, score, rep->model);
-    snprintf(topic, sizeof(topic), "camclass/%s/state", rep->device_id);
+    char topic[CC_HA_TOPIC_MAX], *text = cc_ha_state(label, score, rep->model);
+    struct cc_ha_config hc = ha_config(rep);
+    cc_ha_topic(&hc, "state", topic, sizeof(topic));
     if (!text || !retain(rep->mqtt, topic, text))
         say(rep, "mqtt: out of memory for the Home Assistant state; it is not published");
     free(text);
@@ -122,16 +167,10 @@ static void ha_state(struct cc_report *rep, const char *label, double score)
  * state "none". */
 static void ha_announce(struct cc_report *rep)
 {
-    struct cc_ha_config hc = {
-        .prefix = ha_prefix(rep->cli),
-        .device_id = rep->device_id,
-        .model = rep->model,
-        .version = CAMCLASS_VERSION,
-        .binary = rep->cli->ha_binary,
-    };
+    struct cc_ha_config hc = ha_config(rep);
     if (!cc_ha_configs(&hc, retain, rep->mqtt))
         say(rep, "mqtt: the Home Assistant discovery configs were not all published (out of "
-                 "memory, or more than 64 retained topics)");
+                 "memory, or too many retained topics)");
     ha_state(rep, NULL, 0);
 }
 
@@ -229,9 +268,15 @@ static bool log_as_text(const struct cc_cli *cli, const char *log_path)
     return to_terminal(log_path);
 }
 
+// camclass/<id>/<event>, or camclass/<id>/<camera>/<event> for a camera of the config's.
 static bool mqtt_sink(void *ctx, const char *event, const char *line, size_t len)
 {
-    return cc_mqtt_publish(ctx, event, line, len);
+    struct cc_report *rep = ctx;
+    if (!rep->camera)
+        return cc_mqtt_publish(rep->mqtt, event, line, len);
+    char topic[CC_HA_TOPIC_MAX];
+    snprintf(topic, sizeof(topic), "%s/%s", rep->camera, event);
+    return cc_mqtt_publish(rep->mqtt, topic, line, len);
 }
 
 // Every event but the minute's stats, which are for a log or a dashboard.
@@ -260,8 +305,8 @@ static bool create_webhook(struct cc_report *rep, const struct cc_report_config 
 {
     struct cc_webhook_config wc = {
         .url = cfg->cli->webhook,
-        .notice = cfg->notice,
-        .notice_ctx = cfg->notice_ctx,
+        .notice = camera_notice_fn(rep),
+        .notice_ctx = camera_notice_ctx(rep),
     };
     return (rep->webhook = cc_webhook_create(&wc, err)) &&
            (rep->sinks[SINK_WEBHOOK] = sink_log(dc, webhook_sink, rep->webhook, err));
@@ -311,6 +356,10 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
     rep->reopen = cfg->reopen;
     rep->notice = cfg->notice;
     rep->notice_ctx = cfg->notice_ctx;
+    if (cfg->camera && !(rep->camera = strdup(cfg->camera))) {
+        cc_error_set(err, "out of memory");
+        goto error;
+    }
     if (cfg->log_path) {
         dc.path = cfg->log_path;
         dc.text = log_as_text(cfg->cli, cfg->log_path);
@@ -318,19 +367,12 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         if (!(rep->log = cc_detlog_create(&dc, err)))
             goto error;
     }
-    if (cfg->cli->mqtt) {
-        struct cc_mqtt_config mc = mqtt_config(cfg->cli);
-        mc.notice = cfg->notice;
-        mc.notice_ctx = cfg->notice_ctx;
-        if (!(rep->mqtt = cc_mqtt_create(&mc, err)))
-            goto error;
-        if (!(rep->sinks[SINK_MQTT] = sink_log(dc, mqtt_sink, rep->mqtt, err)))
-            goto error;
-    }
+    if ((rep->mqtt = cfg->mqtt) && !(rep->sinks[SINK_MQTT] = sink_log(dc, mqtt_sink, rep, err)))
+        goto error;
     if (cfg->cli->webhook && !create_webhook(rep, cfg, dc, err))
         goto error;
     rep->cli = cfg->cli;
-    rep->ha = ha_on(cfg->cli);
+    rep->ha = rep->mqtt && ha_on(cfg->cli);
     rep->gpio = cfg->gpio;
     bool snapshots = cfg->snapshot && cfg->snapshot->dir, clips = cfg->clip && cfg->clip->dir;
     struct cc_detector_config det = {dc.threshold, dc.hysteresis, 0.3};
@@ -460,8 +502,6 @@ void cc_report_finish(struct cc_report *rep)
     for (int i = 0; i < N_SINKS; i++) // the summary, published
         if (rep->sinks[i])
             cc_detlog_finish(rep->sinks[i], &err);
-    cc_mqtt_destroy(rep->mqtt, CC_REPORT_MQTT_FLUSH_MS);
-    rep->mqtt = NULL;
     cc_webhook_destroy(rep->webhook, CC_REPORT_MQTT_FLUSH_MS);
     rep->webhook = NULL;
     cc_snapshot_finish(rep->snapshot);       // the last pictures written, their programs started
@@ -477,12 +517,12 @@ void cc_report_destroy(struct cc_report *rep)
     cc_detlog_destroy(rep->log);
     for (int i = 0; i < N_SINKS; i++)
         cc_detlog_destroy(rep->sinks[i]);
-    cc_mqtt_destroy(rep->mqtt, 0);
     cc_webhook_destroy(rep->webhook, 0);
     cc_snapshot_destroy(rep->snapshot); // before the program it runs
     cc_clip_destroy(rep->clip);
     cc_event_command_destroy(rep->on_event);
     cc_detector_destroy(rep->events);
     free(rep->model);
+    free(rep->camera);
     free(rep);
 }

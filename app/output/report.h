@@ -5,9 +5,11 @@
  * command line; and the GPIO lines that follow the detections (--gpio, gpio_out.h), which
  * main opens.
  *
- *   struct cc_report *rep = cc_report_create(&cfg, &err);   // NULL: print err, exit 2
+ *   struct cc_mqtt *m = cc_report_open_mqtt(&cli, ...);     // --mqtt: one for the process
+ *   struct cc_report *rep = cc_report_create(&cfg, &err);   // a camera's; NULL: print err, exit 2
  *   inference thread, per result:  if (!cc_report_result(rep, r)) end the run (log reader gone)
- *   after the pipeline stopped:    cc_report_finish(rep);   // summary lines, MQTT flushed
+ *   after the pipeline stopped:    cc_report_finish(rep);   // summary lines (published)
+ *   then, every camera's finished: cc_mqtt_destroy(m, CC_REPORT_MQTT_FLUSH_MS); // flushed
  *   cc_report_destroy(rep);
  *
  * The log follows --log-mode/--threshold; MQTT always gets detections mode with --threshold
@@ -41,9 +43,13 @@ struct cc_report_config {
                               // --device-id
     const char *log_path;     // the detection log: a file, "-" (stdout), or NULL for none
     const char *source, *model, *backend; // written on every line
-    const char *camera; // the camera's name (several cameras): every log line's "camera"; NULL
-                        // for one camera (lines as before)
-    atomic_int *reopen;                   // set by SIGHUP: the log is reopened before the next line
+    const char *camera;   // the config's camera name: every log line's "camera", its MQTT topics
+                          // camclass/<id>/<camera>/..., Home Assistant's device, CAMCLASS_CAMERA,
+                          // the webhook's and program's notices; NULL for the command line's one
+                          // camera (lines and topics as before)
+    struct cc_mqtt *mqtt; // --mqtt: the process's connection (cc_report_open_mqtt), shared by
+                          // the cameras; borrowed, it outlives the report; NULL: none
+    atomic_int *reopen;   // set by SIGHUP: the log is reopened before the next line
     struct cc_gpio_out *gpio; // --gpio: the lines the detections drive (gpio_out.h); borrowed,
                               // it outlives the report; NULL: none
     const struct cc_snapshot_config *snapshot; // --snapshot-dir (NULL or dir NULL: none)
@@ -57,6 +63,12 @@ struct cc_report_config {
 
 struct cc_report;
 struct cc_gpio_out;
+struct cc_mqtt;
+
+/* --mqtt: the process's broker connection (mqtt.h) from cli's settings, its connection notices
+ * through notice. NULL with err on a bad setting (a usage error). */
+struct cc_mqtt *cc_report_open_mqtt(const struct cc_cli *cli, void (*notice)(void *, const char *),
+                                    void *notice_ctx, struct cc_error *err);
 
 /* Checks the --mqtt settings (URL, device id, auth and CA files), the --on-event program and
  * the --snapshot-dir/--clip-dir folders before anything else is opened, so that a bad one is
@@ -88,8 +100,9 @@ struct cc_snapshot *cc_report_snapshot(struct cc_report *rep);
 void cc_report_model(struct cc_report *rep, const char *name, const char *sha256,
                      const char *const *labels, int n_labels);
 
-/* The summary lines (the log's, and MQTT's "summary" event), then up to
- * CC_REPORT_MQTT_FLUSH_MS for the broker to acknowledge the last events; "offline". */
+/* The summary lines (the log's, and MQTT's "summary" event, queued on the shared connection,
+ * which its owner flushes after every camera's finish), the webhook's last events (up to
+ * CC_REPORT_MQTT_FLUSH_MS), the last snapshots, clip and program. */
 void cc_report_finish(struct cc_report *rep);
 
 /* Frees everything (finishing nothing); accepts NULL. */

@@ -6,8 +6,8 @@
   turned run differs from the unturned one on those images (so the comparison can fail);
   --rotation 45 and "rotation": "90" in a config exit 2 with one line.
 - config: bad "cameras" entries (an unknown key, an unsafe or repeated name, no source, a bad
-  rotation) and --mqtt with several cameras exit 2 with one line naming the camera and key,
-  before any model loads.
+  rotation, a camera's own "webhook" that is not http(s)) exit 2 with one line naming the
+  camera and key, before any model loads.
 - run: six cameras in one process: three looping the same Y4M clip (one turned 90 degrees, one
   mirrored) on the run's model, one looping it on a model of its own (the int8 self-test
   bundle: a second engine), a Y4M pipe on standard input that ends after 20 frames, and a
@@ -134,10 +134,13 @@ def test_config(root):
         check(rc == 2 and len(lines) == 1 and all(x in err for x in says),
               "%s: exit %d, want 2 and one line with %s: %r" % (entry, rc, says, err))
         check(" on cpu " not in err, "%s: a model was loaded before the check" % entry)
-    config = write_config(root, {"cameras": [good, {"name": "two", "input": clip}]})
-    rc, objs, err = run(["--config", config, "--mqtt", "mqtt://127.0.0.1:1"])
-    check(rc == 2 and len(err.strip().splitlines()) == 1 and "--mqtt" in err,
-          "--mqtt with two cameras: exit %d, want 2 and one line: %r" % (rc, err))
+    # A camera's own event receiver is checked as its flag is (test_cameras_events.py runs them).
+    config = write_config(root, {"cameras": [good, {"name": "two", "input": clip,
+                                                    "webhook": "ftp://127.0.0.1/x"}]})
+    rc, objs, err = run(["--config", config])
+    check(rc == 2 and len(err.strip().splitlines()) == 1 and 'camera "two"' in err and
+          "--webhook" in err and " on cpu " not in err,
+          "a camera's bad \"webhook\": exit %d, want 2 and one line: %r" % (rc, err))
 
 
 def frame_tops(objs):

@@ -160,10 +160,57 @@ static void test_bad(void)
     cc_cli_finish(&cli);
 }
 
-int main(void)
+/* The events' receivers: a camera's own replace the top level's, the others inherit them. */
+static void test_event_keys(void)
+{
+    struct cc_cli cli, v;
+    struct cc_cameras c;
+    struct cc_error err;
+    const char *text =
+        "{\"webhook\": \"http://h/all\", \"on-event\": \"/bin/true\", \"gpio\": [\"a=c:1\"],"
+        " \"ha-binary\": \"a\", \"cameras\": ["
+        "{\"name\": \"one\", \"input\": \"a.png\"},"
+        "{\"name\": \"two\", \"input\": \"b.png\", \"webhook\": \"http://h/two\","
+        " \"on-event\": \"/bin/false\", \"on-event-timeout\": 3, \"ha-binary\": \"x,y\","
+        " \"gpio\": [\"x=c:2\", \"y=c:3\"], \"gpio-active-low\": true}]}";
+    CHECKF(read_text(&cli, NULL, text, &c, &err), "%s", err.msg);
+    CHECK(c.n == 2);
+    if (c.n != 2)
+        return;
+    cc_cameras_view(&c, 0, &cli, &v);
+    CHECK(strcmp(v.webhook, "http://h/all") == 0 && strcmp(v.on_event, "/bin/true") == 0);
+    CHECK(v.gpio.count == 1 && strcmp(v.gpio.items[0], "a=c:1") == 0 && !v.gpio_active_low);
+    CHECK(strcmp(v.ha_binary, "a") == 0 && v.on_event_timeout == cli.on_event_timeout);
+    cc_cameras_view(&c, 1, &cli, &v);
+    CHECK(strcmp(v.webhook, "http://h/two") == 0 && strcmp(v.on_event, "/bin/false") == 0);
+    CHECK(v.gpio.count == 2 && strcmp(v.gpio.items[1], "y=c:3") == 0 && v.gpio_active_low);
+    CHECK(strcmp(v.ha_binary, "x,y") == 0 && v.on_event_timeout == 3);
+    cc_cameras_finish(&c);
+    cc_cli_finish(&cli);
+}
+
+/* The three-camera example of docs/FLEET.md (systemd/config-cameras.json): read as camclass
+ * would. */
+static void test_example(const char *path)
+{
+    struct cc_cli cli;
+    struct cc_cameras c;
+    struct cc_error err = {0};
+    cc_cli_init(&cli);
+    CHECKF(cc_cli_load_config(&cli, path, &err) && cc_cameras_read(&cli, path, &c, &err), "%s",
+           err.msg);
+    CHECK(c.n == 3 && c.from_config && strcmp(c.cam[2].name, "back gate") == 0);
+    cc_cameras_finish(&c);
+    cc_cli_finish(&cli);
+}
+
+int main(int argc, char **argv)
 {
     test_three_cameras();
     test_one_camera();
     test_bad();
+    test_event_keys();
+    if (argc > 1)
+        test_example(argv[1]);
     return tu_exit_code();
 }
