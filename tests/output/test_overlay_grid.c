@@ -1,7 +1,8 @@
 /* camclass — the overlay test, the grid of cameras (part of test_overlay; see test_overlay.c
  * and overlay_checks.h).
  *
- * Three cameras of distinct solid colours in a 640 x 480 window (SDL's offscreen driver): each
+ * Three cameras of distinct solid colours in a 640 x 480 window and in the least one, 480 x 320
+ * (SDL's offscreen driver): each
  * tile (2 x 2, the fourth cell empty) shows its camera's colour over its frame and no other
  * camera's, with its caption (name, top label and score); a stopped camera's caption says why on
  * red; a click lands on the tile under it, Esc, Tab and 0 come to the caller; enlarging shows the
@@ -14,6 +15,7 @@
 
 #include <SDL.h>
 
+#include "grid.h"
 #include "overlay.h"
 #include "overlay_checks.h"
 #include "testutil.h"
@@ -64,11 +66,13 @@ static void push_click(int x, int y)
  * camera's colour; the caption names the camera and its label. */
 static void check_tiles(struct cc_overlay *ov, const struct cc_image *im)
 {
+    int w = im->width, h = im->height;
     for (int i = 0; i < 3; i++) {
         struct cc_overlay_layout L;
         struct cc_overlay_rect tile;
         cc_overlay_tile_layout(ov, i, &L, &tile);
-        CHECKF(tile.w > 300 && tile.h > 200, "tile %d is %dx%d", i, tile.w, tile.h);
+        CHECKF(tile.w >= w / 2 - CC_GRID_GAP && tile.h >= h / 2 - CC_GRID_GAP, "tile %d is %dx%d",
+               i, tile.w, tile.h);
         struct cc_overlay_rect f = {tile.x + L.frame.x, tile.y + L.frame.y, L.frame.w, L.frame.h};
         int area = f.w * f.h, own = count_near(im, f, COLOURS[i]);
         CHECKF(area > 0 && own > area * 9 / 10, "tile %d: %d of %d frame pixels its colour", i, own,
@@ -86,7 +90,7 @@ static void check_tiles(struct cc_overlay *ov, const struct cc_image *im)
                "tile %d: no caption band", i);
     }
     // The fourth cell is empty: the letterbox colour only.
-    struct cc_overlay_rect empty = {330, 250, 300, 220};
+    struct cc_overlay_rect empty = {w / 2 + 1, h / 2 + 1, w / 2 - 1, h / 2 - 1};
     const uint8_t bg[3] = {16, 16, 18};
     CHECKF(ovt_count_not(im, empty, bg) == 0, "the empty cell is drawn on");
 }
@@ -101,7 +105,7 @@ static void check_events(struct cc_overlay *ov)
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_CLICK && cc_overlay_clicked_tile(ov) == 1);
     push_click(t1.x - 1, t1.y + 5); // the gap between tiles 0 and 1
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_CLICK && cc_overlay_clicked_tile(ov) == -1);
-    push_click(500, 400); // the empty cell
+    push_click(t1.x + t1.w / 2, t1.y + t1.h + t1.h / 2); // the empty cell, under tile 1
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_CLICK && cc_overlay_clicked_tile(ov) == -1);
     ovt_push_key(SDLK_ESCAPE);
     CHECK(cc_overlay_poll(ov, &msg) == CC_OVERLAY_BACK);
@@ -120,8 +124,8 @@ static void check_enlarged(struct cc_overlay *ov, const struct cc_image *im)
     struct cc_overlay_layout L;
     cc_overlay_layout(ov, &L);
     int area = L.frame.w * L.frame.h, own = count_near(im, L.frame, COLOURS[1]);
-    CHECKF(L.frame.w > 300 && own > area * 9 / 10, "enlarged: %d of %d frame pixels green", own,
-           area);
+    CHECKF(L.frame.w > L.width / 2 && own > area * 9 / 10, "enlarged: %d of %d frame pixels green",
+           own, area);
     struct cc_overlay_rect all = {0, 0, L.width, L.height};
     CHECKF(count_near(im, all, COLOURS[0]) == 0 && count_near(im, all, COLOURS[2]) == 0,
            "enlarged: another camera's colour shows");
@@ -147,10 +151,9 @@ static void check_no_grid(void)
     cc_overlay_destroy(ov);
 }
 
-void ovt_test_grid(const char *outdir)
+static void test_grid_at(int w, int h, const char *outdir)
 {
-    check_no_grid();
-    struct cc_overlay *ov = ovt_open_overlay(640, 480, NULL, true);
+    struct cc_overlay *ov = ovt_open_overlay(w, h, NULL, true);
     if (!ov)
         return;
     struct cc_error err = {{0}};
@@ -166,7 +169,7 @@ void ovt_test_grid(const char *outdir)
         CHECKF(cc_overlay_tile_update(ov, i, &f[i], &r, &err), "tile %d: %s", i, err.msg);
     }
     CHECK(cc_overlay_present(ov, NULL, NULL, &err));
-    snprintf(path, sizeof(path), "%s/overlay-grid.png", outdir);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-grid.png", outdir, w, h);
     if (ovt_save_and_load(ov, path, &im))
         check_tiles(ov, &im);
     check_events(ov);
@@ -174,7 +177,7 @@ void ovt_test_grid(const char *outdir)
     // A stopped camera: why, on red, in its caption; the others unchanged.
     cc_overlay_tile_stopped(ov, 2, "the stream ended");
     CHECK(cc_overlay_present(ov, NULL, NULL, &err));
-    snprintf(path, sizeof(path), "%s/overlay-grid-stopped.png", outdir);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-grid-stopped.png", outdir, w, h);
     if (ovt_save_and_load(ov, path, &im)) {
         struct cc_overlay_layout L;
         struct cc_overlay_rect t;
@@ -191,12 +194,12 @@ void ovt_test_grid(const char *outdir)
     struct cc_result r1 = result_of(1);
     CHECK(cc_overlay_set_source(ov, "yard"));
     CHECK(cc_overlay_present(ov, &f[1], &r1, &err));
-    snprintf(path, sizeof(path), "%s/overlay-grid-enlarged.png", outdir);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-grid-enlarged.png", outdir, w, h);
     if (ovt_save_and_load(ov, path, &im))
         check_enlarged(ov, &im);
     cc_overlay_show_grid(ov, true);
     CHECK(cc_overlay_present(ov, NULL, NULL, &err));
-    snprintf(path, sizeof(path), "%s/overlay-grid-back.png", outdir);
+    snprintf(path, sizeof(path), "%s/overlay-%dx%d-grid-back.png", outdir, w, h);
     if (ovt_save_and_load(ov, path, &im)) {
         struct cc_overlay_layout L;
         struct cc_overlay_rect t;
@@ -209,4 +212,11 @@ out:
     for (int i = 0; i < 3; i++)
         free(f[i].data);
     cc_overlay_destroy(ov);
+}
+
+void ovt_test_grid(const char *outdir)
+{
+    check_no_grid();
+    test_grid_at(640, 480, outdir);
+    test_grid_at(480, 320, outdir); // the least window
 }
