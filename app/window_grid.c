@@ -78,6 +78,15 @@ static void show_cam(struct grid_loop *g)
     }
 }
 
+/* The enlarged camera's name on the panel's fps line, with "(stopped)" once it has. */
+static void name_source(struct app *a, const struct cam *c)
+{
+    char label[CC_CAMERA_NAME_MAX + 16];
+    snprintf(label, sizeof(label), "%s%s", c->name,
+             c->state == CC_PIPELINE_RUNNING ? "" : " (stopped)");
+    cc_overlay_set_source(a->overlay, label);
+}
+
 /* Enlarges camera i (-1: back to the grid): the panel takes its model, name, frame and result. */
 static void show(struct grid_loop *g, int i)
 {
@@ -91,7 +100,7 @@ static void show(struct grid_loop *g, int i)
     const struct cc_model *m = cc_pipeline_hold_model(c->pipeline);
     if (cc_overlay_set_model(a->overlay, m->name, m->output.classes)) // drops the old result
         g->panel_model = m;
-    cc_overlay_set_source(a->overlay, c->name);
+    name_source(a, c);
     struct cc_error err = {0};
     // The result's labels are read only while its model is the one held (a reload frees it).
     // While paused these are the camera's paused picture and result: shown all the same.
@@ -127,7 +136,7 @@ static bool handle(struct grid_loop *g, enum cc_overlay_event ev)
         cc_window_collect_key(a, value, &g->cam[g->shown].frame);
         break;
     case CC_GRID_NOTHING:
-        if (in == CC_GRID_DIGIT) {
+        if (in == CC_GRID_DIGIT && value > 0) {
             snprintf(text, sizeof(text), "no camera %d (1 to %d)", value, a->n_cams);
             cc_overlay_notice(ov, text);
         }
@@ -189,6 +198,8 @@ static bool take_camera(struct grid_loop *g, int i)
     if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING) {
         cc_app_camera_ended(c, st);
         cc_overlay_tile_stopped(a->overlay, i, stop_reason(c));
+        if (i == g->shown)
+            name_source(a, c);
     }
     return fresh;
 }
