@@ -294,7 +294,8 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
                                          title_line + 2 * small_line};
     L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
     L->frame_area = (struct cc_overlay_rect){0, 0, w - panel_w, h};
-    if (ov->caption[0] && h > 2 * (line + pad / 2)) { // a grid tile: the caption, the frame under it
+    // A grid tile (high enough): the caption at the top, the frame under it.
+    if (ov->caption[0] && h > 2 * (line + pad / 2)) {
         L->caption = (struct cc_overlay_rect){0, 0, w - panel_w, line + pad / 2};
         L->frame_area.y = L->caption.h;
         L->frame_area.h -= L->caption.h;

@@ -141,8 +141,8 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *d, struct cc_error *err);
 void cc_overlay_draw_set_area(struct cc_overlay_draw *d, const struct cc_overlay_rect *area);
 
 /* Makes the picture a grid tile's (with cfg.frame_only: the frame over the whole area): a
- * caption band at the top, the frame under it, with name and the result's top label and score, or, when
- * stopped is given, "name · stopped: STOPPED" on red. name NULL or "": no caption. Copied. */
+ * caption band at the top, the frame under it, with name and the result's top label and score,
+ * or, when stopped is given, "name · stopped: STOPPED" on red. name NULL or "": no caption. */
 void cc_overlay_draw_set_caption(struct cc_overlay_draw *d, const char *name, const char *stopped);
 
 /* The source's name on the fps line from now on (cc_overlay_config.source_label; NULL:
