@@ -113,8 +113,15 @@ int cc_app_cameras_open_engines(struct app *a);
  * signal; each camera's end is said when it comes. The watchdog is fed while results come. */
 enum cc_pipeline_state cc_app_cameras_loop(struct app *a);
 
+/* Main: camera c's pipeline has ended (state st): c->state, and one line; the others go on. */
+void cc_app_camera_ended(struct cam *c, enum cc_pipeline_state st);
+
+/* Main, each round of a loop of several cameras: SIGHUP reopens every camera's log (a reload is
+ * refused). */
+void cc_app_cameras_sighup(struct app *a);
+
 /* Several cameras, at the end (their pipelines stopped): says the ends the loop did not see (a
- * window's loop watches the first camera only); 2 when a camera's settings did not fit its
+ * stop signal or q left it first); 2 when a camera's settings did not fit its
  * frames, 1 when a camera failed or the recording did (recorded false), else 0. */
 int cc_app_cameras_status(struct app *a, bool recorded);
 

@@ -65,8 +65,7 @@ int cc_app_cameras_open_engines(struct app *a)
     return 0;
 }
 
-/* Main: camera c's pipeline has ended (state st): one line, the others go on. */
-static void camera_ended(struct cam *c, enum cc_pipeline_state st)
+void cc_app_camera_ended(struct cam *c, enum cc_pipeline_state st)
 {
     c->state = st;
     if (st == CC_PIPELINE_FAILED)
@@ -76,8 +75,7 @@ static void camera_ended(struct cam *c, enum cc_pipeline_state st)
         fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
 }
 
-/* Main, each round of loop_cameras: SIGHUP reopens every camera's log (a reload is refused). */
-static void pass_sighup(struct app *a)
+void cc_app_cameras_sighup(struct app *a)
 {
     if (atomic_exchange(a->reopen_flag, 0))
         for (int i = 0; i < a->n_cams; i++)
@@ -93,7 +91,7 @@ enum cc_pipeline_state cc_app_cameras_loop(struct app *a)
     int64_t last_ping = 0;
     bool ready = false;
     for (int running = a->n_cams; running > 0 && !atomic_load(a->stop_flag);) {
-        pass_sighup(a);
+        cc_app_cameras_sighup(a);
         struct cam *w = &a->cam[0];
         for (int i = 0; i < a->n_cams && w->state != CC_PIPELINE_RUNNING; i++)
             w = &a->cam[i];
@@ -107,7 +105,7 @@ enum cc_pipeline_state cc_app_cameras_loop(struct app *a)
             cc_pipeline_latest(c->pipeline, &c->seen, &r, NULL);
             total += c->seen;
             if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
-                camera_ended(c, st);
+                cc_app_camera_ended(c, st);
             running += c->state == CC_PIPELINE_RUNNING;
         }
         if (total && !ready) {
@@ -130,10 +128,10 @@ int cc_app_cameras_status(struct app *a, bool recorded)
     int rc = recorded ? 0 : 1;
     for (int i = 0; i < a->n_cams; i++) {
         struct cam *c = &a->cam[i];
-        // With a window the loop watched the first camera only: the others' ends are said here.
+        // The ends the loop did not see (it was left at q or a stop signal) are said here.
         enum cc_pipeline_state st = cc_pipeline_wait(c->pipeline, UINT64_MAX, 0);
         if (c->state == CC_PIPELINE_RUNNING && st != CC_PIPELINE_RUNNING)
-            camera_ended(c, st);
+            cc_app_camera_ended(c, st);
     }
     for (int i = 0; i < a->n_cams; i++)
         if (a->cam[i].state == CC_PIPELINE_FAILED)

@@ -61,6 +61,7 @@
 #include "event_files.h"
 #include "status_line.h"
 #include "clock.h"
+#include "window_grid.h"
 
 #ifndef CAMCLASS_VERSION
 #define CAMCLASS_VERSION "unknown"
@@ -221,36 +222,6 @@ static void print_profile(struct app *a)
                 m->nodes[t[j].node].name);
 }
 
-/* A key 1..9 in the window: with --collect, frame (the newest; while paused, the one shown)
- * saved under that key's class, said on the window (and on stderr when it fails). */
-static void collect_key(struct app *a, int key, const struct cc_frame *frame)
-{
-    char label[80], file[CC_SAMPLE_STORE_FILE_MAX], text[200];
-    struct cc_error err = {0};
-    if (!a->samples) {
-        cc_overlay_notice(a->overlay, "keys 1-9 label pictures with --collect DIR");
-        return;
-    }
-    if (!cc_sample_store_key_class(a->samples, key, label, sizeof(label))) {
-        snprintf(text, sizeof(text), "key %d has no class (--classes A,B,... or DIR/<class>/)",
-                 key);
-        cc_overlay_notice(a->overlay, text);
-        return;
-    }
-    if (!frame->size) {
-        cc_overlay_notice(a->overlay, "no frame yet to save");
-        return;
-    }
-    if (cc_sample_store_save_frame(a->samples, label, frame, file, sizeof(file), &err) !=
-        CC_SAMPLE_SAVED) {
-        fprintf(stderr, "camclass: --collect: %s\n", err.msg);
-        snprintf(text, sizeof(text), "not saved: %.150s", err.msg);
-    } else {
-        snprintf(text, sizeof(text), "saved %.64s/%.60s", label, file);
-    }
-    cc_overlay_notice(a->overlay, text); // the counts line follows at the next present
-}
-
 /* The main loop with a window: present the newest result until q/Esc or a signal. */
 /* The model the window shows: after a reload (SIGHUP, POST /model) the pipeline runs another. */
 struct shown_model {
@@ -289,7 +260,7 @@ static enum cc_pipeline_state loop_window(struct app *a, uint64_t *seen)
             if (ev == CC_OVERLAY_QUIT)
                 quit = true;
             else if (ev == CC_OVERLAY_LABEL)
-                collect_key(a, cc_overlay_label_key(a->overlay), &frame);
+                cc_window_collect_key(a, cc_overlay_label_key(a->overlay), &frame);
             else if (ev == CC_OVERLAY_CAM)
                 show_cam(a);
             else if (ev == CC_OVERLAY_SCREENSHOT || ev == CC_OVERLAY_ERROR)
@@ -616,8 +587,8 @@ static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
     return NULL;
 }
 
-/* Camera c's pipeline, not started. The window, --output, --collect and --serve's /latest and
- * /stream follow the first camera. */
+/* Camera c's pipeline, not started. --output, POST /samples and --serve's /latest and /stream
+ * follow the first camera; the window shows every camera (window_grid.h). */
 static int create_pipeline(struct app *a, struct cam *c, bool headless)
 {
     const struct cc_cli *cli = &c->cli;
@@ -634,7 +605,7 @@ static int create_pipeline(struct app *a, struct cam *c, bool headless)
         .camera_health = camera_health(c),
         .orient = {.rotation = cli->rotation, .hflip = cli->hflip, .vflip = cli->vflip},
         .roi = cli->roi_set ? &cli->roi : NULL,
-        .keep_frames = first && (a->overlay != NULL || a->samples != NULL), // shown; saved
+        .keep_frames = a->overlay != NULL || (first && a->samples != NULL), // shown; saved
         .profile = cli->profile,
         .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
         .on_frame = (first && (a->recorder || a->still)) || cli->serve ? frame_out : NULL,
@@ -817,9 +788,10 @@ static int run(struct app *a)
     // A SIGHUP during the start (the model load, a FIFO waiting for its writer) only reopens
     // the log: the model just loaded is the one to run.
     atomic_store(&reload_flag, 0);
-    enum cc_pipeline_state state = a->overlay      ? loop_window(a, &seen)
-                                   : a->n_cams > 1 ? cc_app_cameras_loop(a)
-                                                   : loop_headless(a, &seen, &last);
+    enum cc_pipeline_state state = a->overlay && a->n_cams > 1 ? cc_window_grid_loop(a)
+                                   : a->overlay                ? loop_window(a, &seen)
+                                   : a->n_cams > 1             ? cc_app_cameras_loop(a)
+                                                               : loop_headless(a, &seen, &last);
     return finish_run(a, state, seen, &last);
 }
 

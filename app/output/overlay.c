@@ -10,6 +10,7 @@
 #include <png.h>
 
 #include "overlay.h"
+#include "overlay_grid.h"
 
 #define DEFAULT_W 1280
 #define DEFAULT_H 720
@@ -27,6 +28,11 @@ struct cc_overlay {
     int label_key;     // the digit of the last CC_OVERLAY_LABEL
     bool cam_shown;    // h: the class activation map is to be shown
     SDL_Rect windowed; // the window's place and size before f made it fullscreen; w 0: none
+
+    char *font_path;              // the config's (NULL: the default), for the grid's tiles
+    struct cc_overlay_grid *grid; // several cameras (cc_overlay_open_grid); NULL: one
+    bool grid_shown;              // draw the grid, not the one picture
+    int clicked;                  // the grid's tile under the last CC_OVERLAY_CLICK; -1: none
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -69,7 +75,8 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         return NULL;
     }
     ov->shot_dir = strdup(cfg->screenshot_dir ? cfg->screenshot_dir : ".");
-    if (!ov->shot_dir) {
+    ov->font_path = cfg->font_path ? strdup(cfg->font_path) : NULL;
+    if (!ov->shot_dir || (cfg->font_path && !ov->font_path)) {
         cc_error_set(err, "overlay: out of memory");
         goto error;
     }
@@ -142,6 +149,7 @@ void cc_overlay_destroy(struct cc_overlay *ov)
 {
     if (!ov)
         return;
+    cc_overlay_grid_destroy(ov->grid); // its textures belong to the renderer too
     cc_overlay_draw_destroy(ov->draw); // its textures belong to the renderer
     if (ov->renderer)
         SDL_DestroyRenderer(ov->renderer);
@@ -150,6 +158,7 @@ void cc_overlay_destroy(struct cc_overlay *ov)
     if (ov->sdl_video)
         SDL_QuitSubSystem(SDL_INIT_VIDEO);
     free(ov->shot_dir);
+    free(ov->font_path);
     free(ov);
 }
 
@@ -162,6 +171,10 @@ static bool draw(struct cc_overlay *ov, struct cc_error *err)
 {
     if (ov->notice[0] && SDL_GetTicks64() >= ov->notice_until)
         ov->notice[0] = '\0';
+    if (ov->grid && ov->grid_shown) {
+        cc_overlay_grid_set_states(ov->grid, ov->paused, ov->notice);
+        return cc_overlay_grid_draw(ov->grid, err);
+    }
     cc_overlay_draw_set_notice(ov->draw, ov->notice);
     cc_overlay_draw_set_paused(ov->draw, ov->paused);
     return cc_overlay_draw_picture(ov->draw, err);
@@ -179,6 +192,14 @@ bool cc_overlay_present(struct cc_overlay *ov, const struct cc_frame *frame,
         return false;
     SDL_RenderPresent(ov->renderer);
     return ok;
+}
+
+bool cc_overlay_set_picture(struct cc_overlay *ov, const struct cc_frame *frame,
+                            const struct cc_result *r, struct cc_error *err)
+{
+    if (r)
+        cc_overlay_draw_set_result(ov->draw, r);
+    return !frame || cc_overlay_draw_set_frame(ov->draw, frame, err);
 }
 
 void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out)
@@ -306,6 +327,20 @@ static void set_fullscreen(struct cc_overlay *ov, bool on)
     }
 }
 
+/* A click at window point (x, y): the grid's tile under it, in output pixels (HiDPI). */
+static enum cc_overlay_event click(struct cc_overlay *ov, int x, int y)
+{
+    int w, h, ww, wh;
+    ov->clicked = -1;
+    if (ov->grid_shown && SDL_GetRendererOutputSize(ov->renderer, &w, &h) == 0) {
+        SDL_GetWindowSize(ov->window, &ww, &wh);
+        if (ww > 0 && wh > 0)
+            ov->clicked = cc_grid_hit(w, h, cc_overlay_grid_count(ov->grid),
+                                      (int)((long long)x * w / ww), (int)((long long)y * h / wh));
+    }
+    return CC_OVERLAY_CLICK;
+}
+
 enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *msg)
 {
     SDL_Event e;
@@ -326,12 +361,25 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
                     SDL_RenderPresent(ov->renderer);
                 continue;
             }
+            // A tap on a touchscreen comes as a left click too (SDL's and X's emulation).
+            if (e.type == SDL_MOUSEBUTTONUP && e.button.button == SDL_BUTTON_LEFT && ov->grid)
+                return click(ov, e.button.x, e.button.y);
             if (e.type != SDL_KEYDOWN || e.key.repeat)
                 continue;
             switch (e.key.keysym.sym) {
             case SDLK_q:
-            case SDLK_ESCAPE:
                 return CC_OVERLAY_QUIT;
+            case SDLK_ESCAPE:
+                return ov->grid ? CC_OVERLAY_BACK : CC_OVERLAY_QUIT;
+            case SDLK_TAB:
+                if (ov->grid)
+                    return CC_OVERLAY_TAB;
+                break;
+            case SDLK_0:
+                if (!ov->grid)
+                    break;
+                ov->label_key = 0;
+                return CC_OVERLAY_LABEL;
             case SDLK_f:
                 set_fullscreen(ov, !(SDL_GetWindowFlags(ov->window) & SDL_WINDOW_FULLSCREEN));
                 break;
@@ -399,4 +447,58 @@ const char *cc_overlay_renderer_name(const struct cc_overlay *ov)
     if (SDL_GetRendererInfo(ov->renderer, &info) != 0)
         return "unknown";
     return info.name; // a static string in SDL
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Several cameras: the grid                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+bool cc_overlay_open_grid(struct cc_overlay *ov, int n, const char *const *names,
+                          struct cc_error *err)
+{
+    struct cc_overlay_config tc = {.font_path = ov->font_path};
+    cc_overlay_grid_destroy(ov->grid);
+    ov->grid = cc_overlay_grid_create(ov->renderer, &tc, n, names, err);
+    ov->grid_shown = ov->grid != NULL;
+    ov->clicked = -1;
+    return ov->grid != NULL;
+}
+
+bool cc_overlay_tile_update(struct cc_overlay *ov, int i, const struct cc_frame *frame,
+                            const struct cc_result *r, struct cc_error *err)
+{
+    if (!ov->grid || ov->paused)
+        return true; // while paused the grid shows what it showed
+    return cc_overlay_grid_set(ov->grid, i, frame, r, err);
+}
+
+void cc_overlay_tile_stopped(struct cc_overlay *ov, int i, const char *why)
+{
+    if (ov->grid)
+        cc_overlay_grid_stopped(ov->grid, i, why);
+}
+
+void cc_overlay_show_grid(struct cc_overlay *ov, bool on)
+{
+    ov->grid_shown = on && ov->grid;
+}
+
+int cc_overlay_clicked_tile(const struct cc_overlay *ov)
+{
+    return ov->clicked;
+}
+
+bool cc_overlay_set_source(struct cc_overlay *ov, const char *label)
+{
+    return cc_overlay_draw_set_source(ov->draw, label);
+}
+
+void cc_overlay_tile_layout(const struct cc_overlay *ov, int i, struct cc_overlay_layout *out,
+                            struct cc_overlay_rect *tile)
+{
+    struct cc_grid_rect t = {0, 0, 0, 0};
+    *out = (struct cc_overlay_layout){0};
+    if (ov->grid)
+        cc_overlay_grid_layout(ov->grid, i, out, &t);
+    *tile = (struct cc_overlay_rect){t.x, t.y, t.w, t.h};
 }

@@ -10,6 +10,8 @@
  * showing the paused frame and result), s saves a PNG screenshot, h shows or hides the class
  * activation map (the caller asks the pipeline for it: cc_overlay_cam_shown), 1-9 are handed to
  * the caller (--collect saves the frame under that key's class); closing the window quits.
+ * With a grid of cameras (cc_overlay_open_grid) Esc, 0, Tab and left clicks (taps) are
+ * handed to the caller too (window_grid.h decides what they do: grid.h's cc_grid_step).
  *
  * Threads: SDL wants its window on the main thread. Every function here must be called from
  * the main thread; the overlay keeps no locks and starts no threads.
@@ -53,6 +55,12 @@ void cc_overlay_destroy(struct cc_overlay *ov);
 bool cc_overlay_present(struct cc_overlay *ov, const struct cc_frame *frame,
                         const struct cc_result *r, struct cc_error *err);
 
+/* The picture present draws from now on, also while paused (several cameras: the camera
+ * enlarged changed); drawn at the next present. frame, r: as present's. False with err for a
+ * malformed frame (the previous one stays). */
+bool cc_overlay_set_picture(struct cc_overlay *ov, const struct cc_frame *frame,
+                            const struct cc_result *r, struct cc_error *err);
+
 enum cc_overlay_event {
     CC_OVERLAY_NONE,       // no event is left that the caller must act on
     CC_OVERLAY_QUIT,       // q, Esc, or the window was closed
@@ -62,6 +70,11 @@ enum cc_overlay_event {
     CC_OVERLAY_ERROR,      // s failed; msg says why, in one line
     CC_OVERLAY_LABEL,      // a digit key 1-9: cc_overlay_label_key says which
     CC_OVERLAY_CAM,        // h: the map is to be shown or hidden (cc_overlay_cam_shown)
+    // Only with a grid (cc_overlay_open_grid); without one Esc is QUIT, the others nothing:
+    CC_OVERLAY_BACK,  // Esc
+    CC_OVERLAY_TAB,   // Tab
+    CC_OVERLAY_CLICK, // a left click (a tap): cc_overlay_clicked_tile says on which tile
+    // (and CC_OVERLAY_LABEL for the digit 0 too)
 };
 
 /* Handles pending window events (keys above, resize, fullscreen) until one the caller must
@@ -74,7 +87,7 @@ enum cc_overlay_event cc_overlay_poll(struct cc_overlay *ov, struct cc_error *ms
  * draws the map of every result that carries one (cc_result.cam). */
 bool cc_overlay_cam_shown(const struct cc_overlay *ov);
 
-/* The digit (1..9) of the last CC_OVERLAY_LABEL. */
+/* The digit (1..9; 0 with a grid) of the last CC_OVERLAY_LABEL. */
 int cc_overlay_label_key(const struct cc_overlay *ov);
 
 /* Shows text over the frame's foot for CC_OVERLAY_NOTICE_MS, as "saved NAME" after s. */
@@ -110,5 +123,35 @@ bool cc_overlay_save_png(struct cc_overlay *ov, const char *path, struct cc_erro
 
 /* The layout for the window's current size, and the texts as last drawn (overlay_draw.h). */
 void cc_overlay_layout(const struct cc_overlay *ov, struct cc_overlay_layout *out);
+
+/* Several cameras: a grid of n tiles (grid.h; 1..CC_GRID_MAX), tile i captioned names[i]
+ * (overlay_grid.h), shown from now on. False with err when n is out of range or the tiles'
+ * fonts cannot be opened. */
+bool cc_overlay_open_grid(struct cc_overlay *ov, int n, const char *const *names,
+                          struct cc_error *err);
+
+/* Shows the grid (true), or the one picture that present draws (false: a camera enlarged). */
+void cc_overlay_show_grid(struct cc_overlay *ov, bool on);
+
+/* Tile i's newest frame and result (NULL: keep; ignored while paused), shown at the next present
+ * that shows the grid. False with err for a malformed frame (the tile keeps its previous one). */
+bool cc_overlay_tile_update(struct cc_overlay *ov, int i, const struct cc_frame *frame,
+                            const struct cc_result *r, struct cc_error *err);
+
+/* Tile i's camera has stopped: why (one line) shows in its caption on red. */
+void cc_overlay_tile_stopped(struct cc_overlay *ov, int i, const char *why);
+
+/* The tile under the last CC_OVERLAY_CLICK while the grid was shown (grid.h's cc_grid_hit in
+ * output pixels); -1: none (a gap, an empty cell, or a camera was enlarged). */
+int cc_overlay_clicked_tile(const struct cc_overlay *ov);
+
+/* The source named on the panel's fps line from now on (an enlarged camera's). False when out
+ * of memory. */
+bool cc_overlay_set_source(struct cc_overlay *ov, const char *label);
+
+/* Tile i's layout as last drawn, in the tile's own coordinates, and the tile's rectangle in the
+ * window's output (empty without a grid). */
+void cc_overlay_tile_layout(const struct cc_overlay *ov, int i, struct cc_overlay_layout *out,
+                            struct cc_overlay_rect *tile);
 
 #endif

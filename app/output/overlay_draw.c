@@ -53,6 +53,7 @@ enum {
     T_PAUSED,
     T_NOTICE,
     T_COLLECT,
+    T_CAPTION,
     T_LABEL0,
     T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
     T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
@@ -91,6 +92,10 @@ struct cc_overlay_draw {
     bool paused;       // draw the PAUSED badge
     char notice[160];  // "saved NAME" over the frame's foot; "" = none
     char collect[160]; // --collect's keys and counts above the notice; "" = none
+    char caption[CC_OVERLAY_CAPTION_MAX]; // a grid tile's camera name; "" = not a tile
+    char stopped[160];                    // why the tile's camera stopped; "" = running
+    bool area_set;                        // draw into area, not the whole output
+    struct cc_overlay_rect area;          // (output pixels) where, when area_set
 
     struct text text[T_COUNT];
 };
@@ -289,6 +294,12 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
                                          title_line + 2 * small_line};
     L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
     L->frame_area = (struct cc_overlay_rect){0, 0, w - panel_w, h};
+    // A grid tile (high enough): the caption at the top, the frame under it.
+    if (ov->caption[0] && h > 2 * (line + pad / 2)) {
+        L->caption = (struct cc_overlay_rect){0, 0, w - panel_w, line + pad / 2};
+        L->frame_area.y = L->caption.h;
+        L->frame_area.h -= L->caption.h;
+    }
 
     // Letterbox: the largest frame_w : frame_h rectangle in frame_area, centred.
     const struct cc_overlay_rect *a = &L->frame_area;
@@ -333,6 +344,8 @@ static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int p
 static int fitting_px(const struct cc_overlay_draw *ov, int w, int h)
 {
     int want = ov->top_k, px = body_px(w, h);
+    if (ov->caption[0] && ov->frame_only)
+        return px; // a grid tile has no rows
     if (ov->have_result && ov->result.n_top < want)
         want = ov->result.n_top;
     for (; px > FONT_MIN_PX; px--) {
@@ -379,10 +392,20 @@ static void cam_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout
     L->cam = (struct cc_overlay_rect){x0, y0, x1 - x0, y1 - y0};
 }
 
+/* The size drawn for: the area (a grid's tile), else the renderer's output. */
+static int output_size(const struct cc_overlay_draw *ov, int *w, int *h)
+{
+    if (ov->area_set) {
+        *w = ov->area.w, *h = ov->area.h;
+        return 0;
+    }
+    return SDL_GetRendererOutputSize(ov->renderer, w, h);
+}
+
 void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_layout *out)
 {
     int w = 0, h = 0;
-    SDL_GetRendererOutputSize(ov->renderer, &w, &h);
+    output_size(ov, &w, &h);
     layout_compute(ov, w, h, fitting_px(ov, w, h), out);
     roi_place(ov, out);
     cam_place(ov, out);
@@ -394,6 +417,8 @@ void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_
         snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
     if (ov->collect[0])
         snprintf(out->collect_text, sizeof(out->collect_text), "%s", ov->text[T_COLLECT].str);
+    if (ov->caption[0])
+        snprintf(out->caption_text, sizeof(out->caption_text), "%s", ov->text[T_CAPTION].str);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -544,11 +569,11 @@ static void draw_frame_area(struct cc_overlay_draw *ov, struct cc_overlay_layout
         text_draw(ov, T_NOFRAME, area->x + (area->w - t->w) / 2, area->y, area->h, false);
     }
     if (ov->paused) {
+        int y = area->y + m->pad;
         text_set(ov, T_PAUSED, FONT_TITLE, TEXT, area->w, "PAUSED");
         struct text *t = &ov->text[T_PAUSED];
-        fill(ov->renderer, PAUSED_BG, area->x + m->pad, area->y + m->pad, t->w + 2 * m->pad,
-             m->title_line);
-        text_draw(ov, T_PAUSED, area->x + 2 * m->pad, area->y + m->pad, m->title_line, false);
+        fill(ov->renderer, PAUSED_BG, area->x + m->pad, y, t->w + 2 * m->pad, m->title_line);
+        text_draw(ov, T_PAUSED, area->x + 2 * m->pad, y, m->title_line, false);
     }
 }
 
@@ -668,12 +693,33 @@ static void draw_notices(struct cc_overlay_draw *ov, const struct cc_overlay_lay
     }
 }
 
-bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
+// A grid tile's caption above the frame: the camera's name and its top label with the
+// score, or why the camera stopped (on red).
+static void draw_caption(struct cc_overlay_draw *ov, const struct cc_overlay_layout *layout,
+                         const struct metrics *m)
+{
+    const struct cc_overlay_rect *at = &layout->caption;
+    const struct cc_result *r = ov->have_result ? &ov->result : NULL;
+    char buf[CC_OVERLAY_CAPTION_MAX + LABEL_MAX + 200];
+    if (!ov->caption[0] || at->h <= 0) // not a tile, or one too small for it
+        return;
+    if (ov->stopped[0])
+        snprintf(buf, sizeof(buf), "%s \u00b7 stopped: %s", ov->caption, ov->stopped);
+    else if (r && r->n_top > 0)
+        snprintf(buf, sizeof(buf), "%s \u00b7 %s%s %.1f%%", ov->caption,
+                 r->unknown ? "unknown \u00b7 " : "", r->top[0].label,
+                 100.0 * (r->top[0].score < 0.f ? 0.f : r->top[0].score));
+    else
+        snprintf(buf, sizeof(buf), "%s \u00b7 waiting\u2026", ov->caption);
+    text_set(ov, T_CAPTION, FONT_BODY, TEXT, at->w - 2 * m->pad, buf);
+    fill(ov->renderer, ov->stopped[0] ? PAUSED_BG : PANEL, at->x, at->y, at->w, at->h);
+    text_draw(ov, T_CAPTION, at->x + m->pad, at->y, at->h, false);
+}
+
+/* The picture for an output of w x h, drawn from (0, 0) (the viewport is set by the caller). */
+static bool draw_all(struct cc_overlay_draw *ov, int w, int h, struct cc_error *err)
 {
     SDL_Renderer *rn = ov->renderer;
-    int w, h;
-    if (SDL_GetRendererOutputSize(rn, &w, &h) != 0)
-        return cc_error_set(err, "overlay: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
     int px = fitting_px(ov, w, h);
     if (!fonts_open(ov, px, err))
         return false;
@@ -687,14 +733,33 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
     fill(rn, BACKGROUND, 0, 0, w, h);
     fill(rn, PANEL, layout.panel.x, layout.panel.y, layout.panel.w, layout.panel.h);
     draw_frame_area(ov, &layout, &m);
-    if (ov->frame_only)
-        return true;
-    draw_header(ov, &m);
-    draw_rows(ov, &layout, &m);
-    draw_stats(ov, &layout, &m);
-    draw_help(ov, &m);
-    draw_notices(ov, &layout, &m);
+    draw_caption(ov, &layout, &m);
+    if (!ov->frame_only) {
+        draw_header(ov, &m);
+        draw_rows(ov, &layout, &m);
+        draw_stats(ov, &layout, &m);
+        draw_help(ov, &m);
+    }
+    if (!ov->frame_only || ov->caption[0]) // a tile shows the window's notices; a stream none
+        draw_notices(ov, &layout, &m);
     return true;
+}
+
+bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
+{
+    SDL_Renderer *rn = ov->renderer;
+    int w, h;
+    if (output_size(ov, &w, &h) != 0)
+        return cc_error_set(err, "overlay: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
+    if (!ov->area_set)
+        return draw_all(ov, w, h, err);
+    // A tile: drawn from its corner and clipped to it (SDL's viewport does both).
+    SDL_Rect v = {ov->area.x, ov->area.y, ov->area.w, ov->area.h};
+    if (SDL_RenderSetViewport(rn, &v) != 0)
+        return cc_error_set(err, "overlay: SDL_RenderSetViewport failed: %s", SDL_GetError());
+    bool ok = draw_all(ov, w, h, err);
+    SDL_RenderSetViewport(rn, NULL);
+    return ok;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -750,4 +815,27 @@ void cc_overlay_draw_set_notice(struct cc_overlay_draw *ov, const char *notice)
 void cc_overlay_draw_set_collect(struct cc_overlay_draw *ov, const char *line)
 {
     snprintf(ov->collect, sizeof(ov->collect), "%s", line ? line : "");
+}
+
+void cc_overlay_draw_set_area(struct cc_overlay_draw *ov, const struct cc_overlay_rect *area)
+{
+    ov->area_set = area != NULL;
+    if (area)
+        ov->area = *area;
+}
+
+void cc_overlay_draw_set_caption(struct cc_overlay_draw *ov, const char *name, const char *stopped)
+{
+    snprintf(ov->caption, sizeof(ov->caption), "%s", name ? name : "");
+    snprintf(ov->stopped, sizeof(ov->stopped), "%s", stopped ? stopped : "");
+}
+
+bool cc_overlay_draw_set_source(struct cc_overlay_draw *ov, const char *label)
+{
+    char *copy = strdup(label ? label : "camera");
+    if (!copy)
+        return false;
+    free(ov->source_label);
+    ov->source_label = copy;
+    return true;
 }

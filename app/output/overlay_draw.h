@@ -29,6 +29,8 @@
 #include "result.h"
 
 // Debian's fonts-dejavu-core; used when cc_overlay_config.font_path is NULL.
+#define CC_OVERLAY_CAPTION_MAX 80 // bytes of a grid tile's name (cameras.h: 64)
+
 #define CC_OVERLAY_DEFAULT_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
 /* What the overlay shows, and (the fields marked "window") how its window opens. */
@@ -84,6 +86,8 @@ struct cc_overlay_layout {
                                                      // map was drawn (its area of the frame;
                                                      // w = 0: none)
     struct cc_overlay_rect collect;                  // --collect's keys and counts, above it
+    struct cc_overlay_rect caption;                  // a grid tile's caption band, above the
+                                                     // frame area (h = 0: not a tile)
     uint8_t bar_rgb[3];                              // colour of the filled bar
     uint8_t track_rgb[3];                            // colour of the empty track
     uint8_t background_rgb[3];                       // letterbox bands
@@ -92,6 +96,7 @@ struct cc_overlay_layout {
     // notice and the collect line ("" when none shows), the first label row ("unknown · …"
     // for an unknown answer).
     char title[160], source_line[160], notice_text[160], collect_text[160], first_label[160];
+    char caption_text[160]; // a grid tile's caption as drawn ("door · cat 87.0%")
 };
 
 struct cc_overlay_draw;
@@ -130,6 +135,19 @@ void cc_overlay_draw_set_collect(struct cc_overlay_draw *d, const char *line);
 /* Draws the whole picture for the renderer's current output size (not shown on a window
  * until SDL_RenderPresent). False with err when SDL cannot tell the size or the font fails. */
 bool cc_overlay_draw_picture(struct cc_overlay_draw *d, struct cc_error *err);
+
+/* Draw into area (output pixels; a grid's tile: overlay_grid.h) from now on, as if the output
+ * were that size, clipped to it; NULL: the whole output again. */
+void cc_overlay_draw_set_area(struct cc_overlay_draw *d, const struct cc_overlay_rect *area);
+
+/* Makes the picture a grid tile's (with cfg.frame_only: the frame over the whole area): a
+ * caption band at the top, the frame under it, with name and the result's top label and score,
+ * or, when stopped is given, "name · stopped: STOPPED" on red. name NULL or "": no caption. */
+void cc_overlay_draw_set_caption(struct cc_overlay_draw *d, const char *name, const char *stopped);
+
+/* The source's name on the fps line from now on (cc_overlay_config.source_label; NULL:
+ * "camera"). False when out of memory (nothing changes). */
+bool cc_overlay_draw_set_source(struct cc_overlay_draw *d, const char *label);
 
 /* The layout for the renderer's current output size, and the texts as last drawn. */
 void cc_overlay_draw_layout(const struct cc_overlay_draw *d, struct cc_overlay_layout *out);

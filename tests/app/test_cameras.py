@@ -17,8 +17,9 @@
   line each and the other cameras go on (each adds 100 results after both), the three looping
   cameras got min/max >= 0.8 of the results (count-based), a summary line per camera, exit 1
   after SIGTERM (a camera failed).
-- window: two cameras with a window (SDL's offscreen driver), the second a truncated clip: the
-  window follows the first camera to its --frames, the second's failure is one line, exit 1.
+- window: three cameras with a window (SDL's offscreen driver: the grid), the first a truncated
+  clip: its failure is one line and the grid goes on with the others to their --frames (each
+  logs 20 results), a summary line per camera, exit 1.
 
     test_cameras.py PART CAMCLASS SELFTEST_MODEL SAMPLES_DIR
 """
@@ -258,10 +259,14 @@ def test_window(root):
     broken = os.path.join(root, "broken.y4m")
     with open(broken, "wb") as f:
         f.write(head + frames[0] + frames[1][:len(frames[1]) // 2])
+    log = os.path.join(root, "log.jsonl")
+    # The broken camera first: with one camera the window's loop ended with it, the grid goes on
+    # with the others until their --frames.
     config = write_config(root, {
-        "log": os.path.join(root, "log.jsonl"), "frames": 20,
-        "cameras": [{"name": "first", "input": clip, "loop": True, "fps": 20},
-                    {"name": "broken", "input": broken}]})
+        "log": log, "log-format": "json", "frames": 20,
+        "cameras": [{"name": "broken", "input": broken},
+                    {"name": "first", "input": clip, "loop": True, "fps": 20},
+                    {"name": "second", "input": clip, "loop": True, "fps": 20, "hflip": True}]})
     env = env_headless()
     env["SDL_VIDEODRIVER"] = "offscreen"
     out = subprocess.run(host_command(EXE) + ["--model", MODEL, "--backend", "cpu", "--config",
@@ -272,6 +277,15 @@ def test_window(root):
           % (out.returncode, err[-400:]))
     check(err.count("camera broken stopped:") == 1 and "truncated" in err,
           "window: the broken camera's failure is not one line: %r" % err[-400:])
+    frames_of = {}
+    for line in lines_of(log):
+        o = json.loads(line)
+        if o.get("event") == "frame":
+            frames_of[o.get("camera")] = frames_of.get(o.get("camera"), 0) + 1
+    check(frames_of.get("first") == 20 and frames_of.get("second") == 20,
+          "window: the other cameras went on to their --frames 20: %s" % frames_of)
+    check(err.count(" classified, ") == 3, "window: not a summary line per camera: %r"
+          % err[-600:])
 
 
 PARTS = {"rotation": test_rotation, "config": test_config, "run": test_run,

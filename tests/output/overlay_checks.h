@@ -76,4 +76,8 @@ void ovt_check_layout(const struct cc_image *im, const struct cc_overlay_layout 
 void ovt_test_keys_and_formats(const struct cc_frame *bars, const char *outdir,
                                const char *sample_jpg);
 
+/* test_overlay_grid.c: several cameras' grid: each tile its camera's picture and caption, a
+ * stopped camera's, clicks and keys, one camera enlarged and back. */
+void ovt_test_grid(const char *outdir);
+
 #endif

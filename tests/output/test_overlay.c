@@ -590,6 +590,7 @@ int main(int argc, char **argv)
         // driver has it, else software): screenshots read back from a GPU renderer.
         test_picture(800, 600, &frame, false);
         ovt_test_keys_and_formats(&frame, outdir, sample_jpg);
+        ovt_test_grid(outdir);
         printf("pictures in %s/overlay-640x480.png, %s/overlay-1280x720.png\n", outdir, outdir);
     }
     free(frame.data);
