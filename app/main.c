@@ -635,8 +635,8 @@ static int start_http(struct app *a, const struct cc_overlay_config *oc)
             snprintf(names[i], sizeof(names[i]), "%s", ci->name);
         else
             cc_event_folder_camera_name(ci->src.name, names[i], sizeof(names[i]));
-        cams[i] = (struct cc_http_camera){names[i], ci->src.name,
-                                          cc_engine_model(ci->engine)->name, ci->pipeline};
+        cams[i] = (struct cc_http_camera){names[i], ci->src.name, cc_engine_model(ci->engine)->name,
+                                          ci->pipeline};
     }
     struct cc_http_config hc = {
         .cli = &a->cli,
@@ -889,13 +889,9 @@ int main(int argc, char **argv)
             rc = EXIT_USAGE; // the sample cannot be read (docs/CLI.md, "--selftest")
             goto out;
         }
-        struct cc_engine_options opt = cc_engine_options_default();
-        opt.backend = a.cli.backend;
-        opt.device_index = a.cli.device;
-        opt.cpu_threads = a.cli.threads;
-        opt.labels_path = a.cli.labels;
-        opt.notices = stderr;
-        rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
+        struct cc_engine_options opt = cc_run_models_options(&a.cli);
+        rc = cc_selftest_run(a.model_path, a.cli.labels, dir ? dir : sample, &opt, a.cli.threshold,
+                             stdout);
         goto out;
     }
     if (!(rc = cc_app_events_open_gpio(&a)) && !(rc = cc_app_load_model(&a)))

@@ -379,7 +379,7 @@ static int verdict(const struct tally *t, double minimum, const char *model_name
     return 0;
 }
 
-int cc_selftest_run(const char *model_path, const char *sample_path,
+int cc_selftest_run(const char *model_path, const char *labels_path, const char *sample_path,
                     const struct cc_engine_options *opts, double min_top1, FILE *out)
 {
     struct cc_error err = {0};
@@ -390,7 +390,7 @@ int cc_selftest_run(const char *model_path, const char *sample_path,
     int rc = EXIT_USAGE;
 
     struct cc_model *m = cc_bundle_load(model_path, &err);
-    if (!m)
+    if (!m || (labels_path && !cc_bundle_replace_labels(m, labels_path, &err)))
         goto fail;
     rc = EXIT_BELOW;
     if (!(e = cc_engine_create_from_model(m, opts, &err)))

@@ -25,7 +25,8 @@
 
 #include "engine.h"
 
-int cc_selftest_run(const char *model_path, const char *sample,
+/* labels_path: --labels, a file whose lines replace the bundle's labels; NULL: the bundle's. */
+int cc_selftest_run(const char *model_path, const char *labels_path, const char *sample,
                     const struct cc_engine_options *opts, double min_top1, FILE *out);
 
 #endif

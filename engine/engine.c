@@ -106,10 +106,6 @@ struct cc_engine *cc_engine_create(const char *bundle_path, const struct cc_engi
     struct cc_model *model = cc_bundle_load(bundle_path, err);
     if (!model)
         return NULL;
-    if (opts && opts->labels_path && !cc_bundle_replace_labels(model, opts->labels_path, err)) {
-        cc_model_destroy(model);
-        return NULL;
-    }
     return cc_engine_create_from_model(model, opts, err);
 }
 

@@ -54,10 +54,9 @@ struct cc_engine_options {
     enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 one-group convs (default: measure)
     const char *cpu_cache;               // the CPU backend's measured BLIS/XNNPACK choices; NULL =
                            // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
-    const char *auto_cache;  // backend auto's remembered choices; NULL =
-                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
-    const char *labels_path; // a text file whose lines replace the bundle's labels (count
-                             // checked; cc_engine_create only); NULL = the bundle's own
+    const char *auto_cache; // backend auto's remembered choices; NULL =
+                            // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
+
     bool vk_staging; // Vulkan: copy through host staging buffers even where device memory is
                      // host-visible, as on a discrete GPU (tests run that path on any device)
     const char *vk_profile; // Vulkan: clamp the device's limits to a named device's ("pi4":

@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import check, summary  # noqa: E402
@@ -92,6 +93,22 @@ def main():
                                                              (i, slug, "png" if i % 2 == 0 else "jpg")))
     rc, out, err = selftest(["--threshold", "1"], folder=named)
     check(rc == 0 and "total 6/6" in out, "names: rc %d: %s%s" % (rc, out, err))
+
+    # --labels renames the model's classes for the self-test too: the truth in the old names is
+    # then none of the model's (exit 1); a file of the wrong length is a bad argument (exit 2).
+    with zipfile.ZipFile(model) as z:
+        names = z.read("labels.txt").decode().splitlines()
+    renamed = os.path.join(tmp, "renamed.txt")
+    with open(renamed, "w") as f:
+        f.write("".join("renamed-%d\n" % i for i in range(len(names))))
+    rc, out, err = selftest(["--threshold", "1", "--labels", renamed])
+    check(rc == 1 and "6 frames not counted: their labels are not the model's" in out,
+          "--labels: the self-test reads the renamed classes: rc %d: %s%s" % (rc, out, err))
+    with open(renamed, "w") as f:
+        f.write("only-one\n")
+    rc, out, err = selftest(["--threshold", "1", "--labels", renamed])
+    check(rc == 2 and renamed in err and len(err.strip().splitlines()) == 1,
+          "--labels of the wrong length: rc %d: %s" % (rc, err))
 
     # Unusable samples and models: 2.
     rc, out, err = selftest(folder=os.path.join(tmp, "missing"))
