@@ -4,13 +4,15 @@
 //
 //   node tools/bench_ort.js MODEL.onnx [--threads 2] [--runs 50] [--warmup 3]
 //        [--input IN.f32] [--save-output OUT.f32] [--reference REF.f32] [--profile]
+//        [--trace FILE]
 //
 // The input is camclass-bench's: the same fixed random values (its xorshift64* generator), or
 // --input, a raw little-endian float32 NCHW tensor of the model's input size, so that
 // `camclass-bench --save-output` and --reference compare the two engines on one input:
 // "reference" prints both top-1 classes and the largest |difference| of the outputs.
 // --profile runs ONNX Runtime's profiler over the timed runs and prints the time per op type
-// and the 10 slowest nodes, as `camclass-bench --profile` does.
+// and the 10 slowest nodes, as `camclass-bench --profile` does; --trace FILE keeps that
+// profile (ONNX Runtime's Chrome trace of every run, the first and warm-up ones included).
 //
 // Sessions use graph optimization level "all", sequential execution, intraOpNumThreads =
 // --threads and ONNX Runtime's default spinning thread pool. onnxruntime-node is looked up in
@@ -22,7 +24,7 @@ const os = require('os');
 const path = require('path');
 
 const USAGE = 'usage: bench_ort.js MODEL.onnx [--threads N] [--runs N] [--warmup N] ' +
-  '[--input IN.f32] [--save-output OUT.f32] [--reference REF.f32] [--profile]';
+  '[--input IN.f32] [--save-output OUT.f32] [--reference REF.f32] [--profile] [--trace FILE]';
 const TOP_NODES = 10;
 
 function fail(msg, status) {
@@ -32,9 +34,10 @@ function fail(msg, status) {
 
 function parseArgs(args) {
   const opt = {threads: 2, runs: 50, warmup: 3, input: null, saveOutput: null,
-    reference: null, profile: false, model: null};
+    reference: null, profile: false, trace: null, model: null};
   const numbers = {'--threads': ['threads', 1], '--runs': ['runs', 1], '--warmup': ['warmup', 0]};
-  const files = {'--input': 'input', '--save-output': 'saveOutput', '--reference': 'reference'};
+  const files = {'--input': 'input', '--save-output': 'saveOutput', '--reference': 'reference',
+    '--trace': 'trace'};
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === '--help' || a === '-h') {
@@ -57,6 +60,7 @@ function parseArgs(args) {
     }
   }
   if (!opt.model) fail(`no model given\n${USAGE}`, 2);
+  if (opt.trace) opt.profile = true;
   return opt;
 }
 
@@ -141,12 +145,17 @@ function printTimes(loadMs, firstMs, times) {
 }
 
 // The profile ONNX Runtime wrote into dir (a Chrome trace of every run since the session was
-// created: it profiles from creation on); the directory is removed.
-function readProfile(dir) {
+// created: it profiles from creation on), copied to keep (a path or null); dir is removed.
+function readProfile(dir, keep) {
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
   try {
     if (files.length !== 1) throw new Error(`${files.length} profile files in ${dir}`);
-    return JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+    const file = path.join(dir, files[0]);
+    if (keep) {
+      fs.copyFileSync(file, keep);
+      console.log(`trace       ${keep}`);
+    }
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
   } finally {
     fs.rmSync(dir, {recursive: true, force: true});
   }
@@ -240,7 +249,7 @@ async function main() {
   if (opt.profile) {
     session.endProfiling();
     const mean = times.reduce((a, b) => a + b, 0) / times.length;
-    printProfile(readProfile(profileDir), opt.runs, mean);
+    printProfile(readProfile(profileDir, opt.trace), opt.runs, mean);
   }
 }
 

@@ -6,10 +6,12 @@ Bad flags and a missing runtime exit 2 with one line; its fixed input is camclas
 (an identity model hands it back, and camclass-bench's output on it as --input equals its
 output on its own input); a Conv/Relu/GlobalAveragePool/Gemm model's output equals numpy's,
 --reference reports the largest difference and a changed top-1, --profile prints per-op and
-slowest-node tables of the timed runs; a wrong-sized --input exits 2.
+slowest-node tables of the timed runs, --trace keeps ONNX Runtime's profile; a wrong-sized
+--input exits 2.
 
     test_bench_ort.py BENCH_ORT.js CAMCLASS_BENCH SELFTEST.ccm
 """
+import json
 import os
 import re
 import shutil
@@ -128,7 +130,7 @@ with tempfile.TemporaryDirectory() as tmp:
     os.mkdir(p("tmp"))  # its TMPDIR: where the profile goes, and must not stay
     r = ort(p("small.onnx"), "--threads", "1", "--runs", "4", "--warmup", "1", "--input",
             p("x.f32"), "--save-output", p("got.f32"), "--reference", p("want.f32"), "--profile",
-            env=dict(os.environ, TMPDIR=p("tmp")))
+            "--trace", p("trace.json"), env=dict(os.environ, TMPDIR=p("tmp")))
     check(r.returncode == 0, f"small net: exit {r.returncode}, {r.stderr!r}")
     got = np.fromfile(p("got.f32"), dtype="<f4")
     err = np.abs(got - want).max() / np.abs(want).max()
@@ -142,6 +144,12 @@ with tempfile.TemporaryDirectory() as tmp:
         check(any(line.startswith(key) for line in r.stdout.splitlines()), f"no '{key}' in:\n{r.stdout}")
     check(re.search(r"^  Conv\s+\d", r.stdout, re.M) and re.search(r"^  Gemm\s+\d", r.stdout, re.M),
           f"no Conv/Gemm rows in the profile:\n{r.stdout}")
+    with open(p("trace.json")) as f:
+        events = json.load(f)
+    runs = [e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"]
+    kernels = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    check(len(runs) == 1 + 1 + 4 and len(kernels) >= len(runs),
+          f"--trace: {len(runs)} runs (want 6: first, warm-up, 4 timed), {len(kernels)} kernels")
     left = [f for f in os.listdir(p("tmp")) if f.startswith("bench_ort-")]
     check(not left, f"--profile left its profile behind: {left}")
 
