@@ -17,7 +17,8 @@ import statistics
 import sys
 import zipfile
 
-BLOCK = re.compile(r"features\.(\d+)")
+# features.2.conv... (camclass, ORT from a float export), features/2/conv... (ORT, QDQ export)
+BLOCK = re.compile(r"features[./](\d+)")
 
 
 def block_of(name):
