@@ -17,7 +17,7 @@
 // Sessions use graph optimization level "all", sequential execution, intraOpNumThreads =
 // --threads and ONNX Runtime's default spinning thread pool. onnxruntime-node is looked up in
 // $CAMCLASS_ORT_DIR, else ${XDG_CACHE_HOME:-~/.cache}/camclass/ort (`tools/setup.sh ort`).
-// Exit status: 0 ok, 1 a failure (model, run), 2 bad command line or input, ORT missing.
+// Exit status: 0 ok, 1 a failure (a run), 2 bad command line, model or input, ORT missing.
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -207,6 +207,7 @@ async function main() {
   const profileDir = opt.profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench_ort-')) : null;
   if (profileDir) process.on('exit', () => fs.rmSync(profileDir, {recursive: true, force: true}));
   const t0 = performance.now();
+  // A model that does not load is a bad argument (exit 2), as camclass-bench says of a bundle.
   const session = await ort.InferenceSession.create(opt.model, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
@@ -215,7 +216,7 @@ async function main() {
     interOpNumThreads: 1,
     enableProfiling: opt.profile,
     profileFilePrefix: profileDir ? path.join(profileDir, 'profile') : undefined,
-  });
+  }).catch((e) => fail(`cannot load ${opt.model}: ${String(e.message || e).split('\n')[0]}`, 2));
   const loadMs = performance.now() - t0;
   const name = session.inputNames[0];
   const meta = session.inputMetadata ? session.inputMetadata[0] : null;

@@ -2,9 +2,9 @@
 """tools/bench_ort.js, ONNX Runtime's side of tools/perf_compare.sh. Skipped (77) where node or
 onnxruntime-node (tools/setup.sh ort) is missing: nothing but that comparison needs them.
 
-Bad flags and a missing runtime exit 2 with one line; its fixed input is camclass-bench's
-(an identity model hands it back, and camclass-bench's output on it as --input equals its
-output on its own input); a Conv/Relu/GlobalAveragePool/Gemm model's output equals numpy's,
+Bad flags, a model that does not load and a missing runtime exit 2 with one line; its fixed
+input is camclass-bench's (an identity model hands it back, and camclass-bench's output on it
+as --input equals its output on its own input); a Conv/Relu/GlobalAveragePool/Gemm model's output equals numpy's,
 --reference reports the largest difference and a changed top-1, --profile prints per-op and
 slowest-node tables of the timed runs, --trace keeps ONNX Runtime's profile; a wrong-sized
 --input exits 2.
@@ -101,6 +101,10 @@ with tempfile.TemporaryDirectory() as tmp:
     for bad in (["--runs", "0", p("id.onnx")], ["--bogus", p("id.onnx")], [],
                 [p("id.onnx"), p("id.onnx")], [p("id.onnx"), "--input"]):
         one_line_exit2(ort(*bad), bad, [])
+    with open(p("junk.onnx"), "wb") as f:
+        f.write(b"not a model")
+    for model in (p("missing.onnx"), p("junk.onnx")):
+        one_line_exit2(ort(model, "--runs", "1"), model, ["cannot load", model])
     env = dict(os.environ, CAMCLASS_ORT_DIR=p("none"))
     one_line_exit2(ort(p("id.onnx"), env=env), "no runtime", ["not installed", "tools/setup.sh ort"])
 
