@@ -70,9 +70,6 @@ def export_onnx(name, variant, size, seed, out):
     if quant:
         torch.manual_seed(seed)
         quantize(model, variant[len("quant-"):], size)
-    elif variant != "jit":
-        raise SystemExit("bench_torch: --export-onnx writes the fp32 model (--variant jit) or a "
-                         "quantized one (quant-ENGINE), not %s" % variant)
     torch.onnx.export(model, torch.zeros(1, 3, size, size), out, opset_version=13,
                       input_names=["input"], output_names=["logits"])
 
@@ -110,6 +107,9 @@ def main():
     args = ap.parse_args()
     if args.threads < 1 or args.runs < 1 or args.warmup < 0:
         ap.error("--threads and --runs must be >= 1, --warmup >= 0")
+    if args.export_onnx and args.variant == "mobile":
+        ap.error("--export-onnx writes the fp32 model (--variant jit) or a quantized one "
+                 "(quant-ENGINE), not mobile")
     if not hasattr(torchvision.models, args.model):
         print(f"bench_torch: torchvision has no model {args.model}", file=sys.stderr)
         return 2
