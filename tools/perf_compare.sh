@@ -7,11 +7,20 @@
 #   tools/perf_compare.sh [BUILD_DIR] [ROUNDS] [RUNS_PER_ROUND]
 #
 # Engines: camclass cpu (XNNPACK) fp32 and int8 (build/tools/mobilenet_v2_random{,_int8}.ccm:
-# seeded random weights; the int8 bundle has int8 activations too), camclass vulkan fp32 and
-# int8 (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
+# seeded random weights; the int8 bundle has int8 activations too), each also with
+# CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), camclass vulkan fp32 and int8
+# (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
 # and ONNX Runtime's CPU provider (npm onnxruntime-node, tools/bench_ort.js) on the same
-# torchvision model exported to ONNX. Weights do not change the speed.
+# mobilenet_v2 exported to ONNX: fp32 with the weights of mobilenet_v2_random.ccm, and int8
+# (PyTorch's qnnpack quantization of it written as QDQ, which ONNX Runtime runs as QLinearConv).
+# Weights do not change the speed. ONNX Runtime rows appear once `tools/setup.sh ort` has
+# installed it (npm, into ~/.cache/camclass/ort); before the rounds, the ONNX Runtime models
+# are run once on camclass-bench's input and their top-1 and max |difference| from camclass
+# cpu fp32's output printed: the fp32 one must be the same model.
+#
+# PERF_ENGINES=REGEX (grep -E, on the names below) runs only the engines it matches, e.g.
+# PERF_ENGINES='camclass cpu|ONNX' tools/perf_compare.sh build 5 30.
 #
 # Thread pools: every engine keeps its default wait policy, which spins between operators
 # (OpenMP's OMP_WAIT_POLICY default for PyTorch, ONNX Runtime's allow_spinning, pthreadpool's
@@ -30,23 +39,32 @@ int8="$build/tools/mobilenet_v2_random_int8.ccm"
 [ -x "$bench" ] || { echo "perf_compare: $bench not built; run tools/setup.sh first" >&2; exit 2; }
 py=/usr/bin/python3
 
-onnx="${XDG_CACHE_HOME:-$HOME/.cache}/camclass/perf/mobilenet_v2.onnx"
-have_ort=yes
-if [ ! -d tools/ort/node_modules/onnxruntime-node ]; then
-  echo "perf_compare: installing onnxruntime-node into tools/ort (npm)" >&2
-  (cd tools/ort && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund >/dev/null 2>&1) ||
-    { echo "perf_compare: npm install of onnxruntime-node failed; ONNX Runtime rows skipped" >&2; have_ort=no; }
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/camclass"
+onnx="$cache/perf/mobilenet_v2_seed1.onnx"
+onnx_int8="$cache/perf/mobilenet_v2_seed1_int8_qnnpack.onnx"
+have_ort=yes have_ort_int8=yes
+if [ ! -d "${CAMCLASS_ORT_DIR:-$cache/ort}/node_modules/onnxruntime-node" ]; then
+  echo "perf_compare: ONNX Runtime rows skipped: onnxruntime-node is not installed (tools/setup.sh ort)" >&2
+  have_ort=no have_ort_int8=no
 fi
-if [ ! -s "$onnx" ]; then
-  mkdir -p "$(dirname "$onnx")"
-  $py tools/bench_torch.py --export-onnx "$onnx" >/dev/null 2>&1 ||
-    { echo "perf_compare: exporting mobilenet_v2 to ONNX failed; ONNX Runtime rows skipped" >&2; have_ort=no; }
+export_onnx() { # OUT [bench_torch.py options]: once, into the cache
+  [ -s "$1" ] && return
+  mkdir -p "$(dirname "$1")"
+  $py tools/bench_torch.py --export-onnx "$1.tmp" "${@:2}" >/dev/null 2>&1 && mv "$1.tmp" "$1"
+}
+if [ "$have_ort" = yes ]; then
+  export_onnx "$onnx" ||
+    { echo "perf_compare: exporting mobilenet_v2 to ONNX failed; ONNX Runtime rows skipped" >&2; have_ort=no have_ort_int8=no; }
+  export_onnx "$onnx_int8" --variant quant-qnnpack ||
+    { echo "perf_compare: exporting the quantized mobilenet_v2 to ONNX failed; ONNX Runtime int8 row skipped" >&2; have_ort_int8=no; }
 fi
 
 # name|command (THREADS is replaced); "-" in the name's threads field: run once per round.
 engines=(
   "camclass cpu fp32|$bench $fp32 --backend cpu --threads THREADS --runs $runs"
+  "camclass cpu fp32, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $fp32 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8|$bench $int8 --backend cpu --threads THREADS --runs $runs"
+  "camclass cpu int8, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass vulkan fp32 (lavapipe)|$bench $fp32 --backend vulkan --runs $runs"
   "camclass vulkan int8 (lavapipe)|$bench $int8 --backend vulkan --runs $runs"
   "PyTorch jit (optimize_for_inference)|$py tools/bench_torch.py --variant jit --threads THREADS --runs $runs"
@@ -55,8 +73,28 @@ engines=(
   "PyTorch quantized, onednn|$py tools/bench_torch.py --variant quant-onednn --threads THREADS --runs $runs"
 )
 [ "$have_ort" = yes ] &&
-  engines+=("ONNX Runtime 1.30 (CPU)|node tools/bench_ort.js $onnx --threads THREADS --runs $runs")
+  engines+=("ONNX Runtime 1.30 (CPU) fp32|node tools/bench_ort.js $onnx --threads THREADS --runs $runs")
+[ "$have_ort_int8" = yes ] &&
+  engines+=("ONNX Runtime 1.30 (CPU) int8 QDQ|node tools/bench_ort.js $onnx_int8 --threads THREADS --runs $runs")
+if [ -n "${PERF_ENGINES:-}" ]; then
+  kept=()
+  for e in "${engines[@]}"; do grep -qE -- "$PERF_ENGINES" <<<"${e%%|*}" && kept+=("$e"); done
+  [ ${#kept[@]} -gt 0 ] || { echo "perf_compare: PERF_ENGINES='$PERF_ENGINES' matches no engine" >&2; exit 2; }
+  engines=("${kept[@]}")
+fi
 
+if [ "$have_ort" = yes ]; then # the same model? ONNX Runtime's outputs against camclass's
+  ref=$(mktemp)
+  trap 'rm -f "$ref"' EXIT
+  if $bench "$fp32" --backend cpu --threads 1 --runs 1 --warmup 0 --save-output "$ref" >/dev/null; then
+    models=("$onnx")
+    [ "$have_ort_int8" = no ] || models+=("$onnx_int8")
+    for m in "${models[@]}"; do
+      echo "perf_compare: $(basename "$m") vs camclass cpu fp32: $(node tools/bench_ort.js "$m" --threads 1 \
+        --runs 1 --warmup 0 --reference "$ref" | sed -n 's/^reference *[^:]*: //p')"
+    done
+  fi
+fi
 echo "perf_compare: $rounds rounds x $runs runs, threads 1 and 2; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-default (spinning)}; $(nproc) CPUs"
 declare -A got # "engine index,threads" -> space-separated round medians
 for ((r = 1; r <= rounds; r++)); do
@@ -89,22 +127,23 @@ for i in "${!engines[@]}"; do
     [ -n "${got[$i,$t]:-}" ] && m[$i,$t]=$(med ${got[$i,$t]}) || m[$i,$t]="–"
   done
 done
-ref_of() { # the 2-thread median of the engine whose name starts with $1, else "–"
+ref_of() { # the THREADS ($2) median of the engine named $1 exactly, else "–"
   for i in "${!engines[@]}"; do
-    [[ ${engines[$i]} == "$1"* ]] && { echo "${m[$i,2]}"; return; }
+    [ "${engines[$i]%%|*}" = "$1" ] && { echo "${m[$i,$2]}"; return; }
   done
   echo "–"
 }
-jit=$(ref_of "PyTorch jit")
-ort=$(ref_of "ONNX Runtime")
+jit=$(ref_of "PyTorch jit (optimize_for_inference)" 2)
+ort1=$(ref_of "ONNX Runtime 1.30 (CPU) fp32" 1)
+ort2=$(ref_of "ONNX Runtime 1.30 (CPU) fp32" 2)
 echo
-echo "| engine | 1 thread | 2 threads | ÷ PyTorch jit (2 thr) | ÷ ONNX Runtime (2 thr) |"
-echo "|---|---|---|---|---|"
+echo "| engine | 1 thread | 2 threads | ÷ PyTorch jit (2 thr) | ÷ ONNX Runtime fp32 (1 thr) | ÷ ONNX Runtime fp32 (2 thr) |"
+echo "|---|---|---|---|---|---|"
 for i in "${!engines[@]}"; do
-  awk -v n="${engines[$i]%%|*}" -v a="${m[$i,1]}" -v b="${m[$i,2]}" -v j="$jit" -v o="$ort" '
+  awk -v n="${engines[$i]%%|*}" -v a="${m[$i,1]}" -v b="${m[$i,2]}" -v j="$jit" -v o1="$ort1" -v o2="$ort2" '
     function ms(x) { return (x ~ /^[0-9.]+$/) ? sprintf("%.2f ms", x) : x }
     function ratio(x, y) { return (x ~ /^[0-9.]+$/ && y ~ /^[0-9.]+$/) ? sprintf("%.2f", x / y) : "–" }
-    BEGIN { printf "| %s | %s | %s | %s | %s |\n", n, ms(a), ms(b), ratio(b, j), ratio(b, o) }'
+    BEGIN { printf "| %s | %s | %s | %s | %s | %s |\n", n, ms(a), ms(b), ratio(b, j), ratio(a, o1), ratio(b, o2) }'
 done
 echo
 echo "(median of $rounds round medians, $runs runs each; vulkan rows ignore threads and sit in the 2-thread column)"

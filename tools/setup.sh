@@ -9,6 +9,11 @@
 #   tools/setup.sh --packages-only
 #                         only the packages of `test` (tools/test-arm64.sh: its tests are driven
 #                         by the native python3-torch etc., its build is ./build-arm64)
+#   tools/setup.sh ort    only ONNX Runtime for tools/perf_compare.sh's comparison: npm's
+#                         onnxruntime-node (the version pinned in tools/ort/package.json; its
+#                         package carries the CPU libonnxruntime for linux x64/arm64) into
+#                         ${XDG_CACHE_HOME:-~/.cache}/camclass/ort, outside the source tree.
+#                         Needs Node.js 16+ and npm; nothing else (CI, the build) needs them.
 #
 # Everything it prints (apt-get, meson, ninja) goes to stderr, so that stdout stays camclass's
 # own (`tools/run.sh --headless --log - | jq .`). Needs root (or sudo) for apt-get.
@@ -21,7 +26,15 @@ packages_only=false
 case $mode in
 run | test) ;;
 --packages-only) mode=test packages_only=true ;;
-*) echo "usage: tools/setup.sh [run|test|--packages-only]" ; exit 2 ;;
+ort)
+  # --ignore-scripts: the package's postinstall only fetches GPU (CUDA/TensorRT) libraries.
+  command -v npm >/dev/null || { echo "tools/setup.sh ort: npm is not installed; install Node.js 16+ with npm (Debian: apt-get install npm)"; exit 2; }
+  dir="${XDG_CACHE_HOME:-$HOME/.cache}/camclass/ort"
+  mkdir -p "$dir" && cp tools/ort/package.json "$dir/package.json"
+  echo "camclass setup: installing onnxruntime-node into $dir (npm)"
+  (cd "$dir" && npm install --ignore-scripts --no-audit --no-fund)
+  exit ;;
+*) echo "usage: tools/setup.sh [run|test|--packages-only|ort]" ; exit 2 ;;
 esac
 
 # --- Run: building and running camclass and its tools --------------------------------------
