@@ -134,13 +134,15 @@ static bool log_result(void *ctx, const struct cc_result *r, const struct cc_fra
     return more && !(c->cli.frames && ++c->results >= (uint64_t)c->cli.frames);
 }
 
-/* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
+/* A camera's inference thread, after a reload's swap: its "model" line (log and MQTT); the
+ * model's sha256 is written under reload_lock before the swap (app.h). */
 static void log_model(void *ctx, const struct cc_model *m)
 {
-    struct app *a = ((struct cam *)ctx)->app;
-    cc_report_model(a->cam[0].report, m->name, a->reload_sha, (const char *const *)m->labels,
-                    m->n_labels);
-    if (a->http)
+    const struct cam *c = ctx;
+    struct app *a = c->app;
+    cc_report_model(c->report, m->name, a->models.m[c->model].sha256,
+                    (const char *const *)m->labels, m->n_labels);
+    if (a->http && c == &a->cam[0])
         cc_http_model(a->http, m);
 }
 
@@ -647,7 +649,7 @@ static int create_pipeline(struct app *a, struct cam *c, bool headless)
         .profile = cli->profile,
         .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
         .on_frame = first && (a->recorder || a->still || cli->serve) ? frame_out : NULL,
-        .on_model = first ? log_model : NULL, // the log, MQTT and --serve's /latest, /metrics
+        .on_model = log_model, // the log, MQTT and (first) --serve's /latest, /metrics
         .ctx = c,
     };
     if (!(c->pipeline = cc_pipeline_create(&pc, &err))) {
@@ -818,9 +820,7 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
-    app_stop(a);            // after an early return of run too
-    if (a->cam[0].pipeline) // the engine in use after reloads (the first one otherwise)
-        a->engine = cc_pipeline_engine(a->cam[0].pipeline);
+    app_stop(a); // after an early return of run too
     for (int i = 0; i < a->n_cams; i++)
         cc_pipeline_destroy(a->cam[i].pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
@@ -833,9 +833,10 @@ static void app_finish(struct app *a)
         cc_capture_destroy(a->cam[i].src.camera);
         cc_source_file_destroy(a->cam[i].src.file);
     }
-    cc_gpio_out_destroy(a->gpio);     // after the reports, which drive it: low, then released
-    cc_engine_destroy(a->engine);     // models[0]'s, or the one a reload put in its place
-    cc_run_models_finish(&a->models); // the others
+    cc_gpio_out_destroy(a->gpio); // after the reports, which drive it: low, then released
+    if (!a->models.n)
+        cc_engine_destroy(a->engine); // an early return: models has not taken it
+    cc_run_models_finish(&a->models); // every engine, the ones reloads put in place included
     cc_model_destroy(a->model);
     cc_cameras_finish(&a->cameras);
     cc_series_free(&a->present_ms);
