@@ -18,6 +18,7 @@
 #include "file_hash.h"
 #include "gpio_out.h"
 #include "http.h"
+#include "model_set.h"
 #include "overlay.h"
 #include "pipeline.h"
 #include "recorder.h"
@@ -77,6 +78,8 @@ struct app {
     struct cc_recorder *recorder;    // --output; cc_recorder_add on the inference thread
     struct cc_still *still;          // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
+    struct cc_model_set *model_set;  // --mqtt-model-token: stopped beside http, freed after the
+                                     // reports (their MQTT client offers to it)
     struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
                                      // itself); destroyed after the HTTP service
     struct cc_series present_ms;
@@ -144,6 +147,10 @@ void cc_app_reload_model(struct app *a);
 /* Main thread, with a window: a SIGHUP's reload on a thread of its own (loading may take
  * seconds); a SIGHUP while one runs waits for it. */
 void cc_app_reload_beside(struct app *a);
+
+/* --mqtt-model-token: the model/set worker (model_set.h) whose loads are POST /model's; 2 after
+ * one line for a token file that does not do or no --mqtt. */
+int cc_app_model_set_open(struct app *a);
 
 /* Joins the window's reload thread, if any. */
 void cc_app_reload_join(struct app *a);

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
@@ -134,6 +135,42 @@ int cc_app_http_load_model(void *ctx, const char *path, struct cc_http_loaded *o
     enum cc_model_reload_status st = reload_from(a, 0, path, out, &none, &err);
     snprintf(msg, msg_size, "%s", err.msg);
     return st == CC_MODEL_RELOADED ? 200 : none ? 409 : st == CC_MODEL_RELOAD_BAD ? 422 : 503;
+}
+
+/* model_set.h's sha: the top-level model's bundle running now. */
+static void top_sha(void *ctx, char sha[CC_SHA256_HEX])
+{
+    struct app *a = ctx;
+    pthread_mutex_lock(&a->reload_lock);
+    snprintf(sha, CC_SHA256_HEX, "%s", a->models.n ? a->models.m[0].sha256 : "");
+    pthread_mutex_unlock(&a->reload_lock);
+}
+
+int cc_app_model_set_open(struct app *a)
+{
+    if (!a->cli.mqtt_model_token)
+        return 0;
+    struct cc_error err = {0};
+    char token[512];
+    if (!a->cli.mqtt)
+        cc_error_set(&err, "--mqtt-model-token takes effect with --mqtt only; give --mqtt URL");
+    else if (cc_model_set_read_token(a->cli.mqtt_model_token, token, sizeof(token), &err)) {
+        const char *dir = getenv("TMPDIR");
+        struct cc_model_set_config mc = {
+            .token = token,
+            .device_id = a->cli.device_id,
+            .dir = dir && dir[0] ? dir : "/tmp",
+            .load = cc_app_http_load_model,
+            .sha = top_sha,
+            .ctx = a,
+        };
+        a->model_set = cc_model_set_create(&mc, &err);
+        memset(token, 0, sizeof(token));
+    }
+    if (a->model_set)
+        return 0;
+    fprintf(stderr, "camclass: %s\n", err.msg);
+    return CC_APP_EXIT_USAGE;
 }
 
 static void *reload_main(void *arg)

@@ -567,6 +567,8 @@ static int open_report(struct app *a, struct cam *c, const struct cc_overlay_con
         .reopen = a->n_cams > 1 ? &c->reopen : &reopen_flag,
         .gpio = c == &a->cam[0] ? a->gpio : NULL, // one camera (app_cameras.c)
         .notice = report_notice,
+        .model_set = c == &a->cam[0] && a->model_set ? cc_model_set_offer : NULL,
+        .model_set_ctx = a->model_set,
         .snapshot = &snap,
         .clip = &clip,
         .frame_rate = recording_rate(c),
@@ -711,6 +713,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
+    cc_model_set_stop(a->model_set);                     // its loads are POST /model's
     for (int i = 0; i < a->n_cams && a->n_cams > 1; i++) // all at once: no camera runs longer
         if (a->cam[i].pipeline)
             cc_pipeline_ask_stop(a->cam[i].pipeline);
@@ -833,7 +836,8 @@ static void app_finish(struct app *a)
         cc_capture_destroy(a->cam[i].src.camera);
         cc_source_file_destroy(a->cam[i].src.file);
     }
-    cc_gpio_out_destroy(a->gpio); // after the reports, which drive it: low, then released
+    cc_gpio_out_destroy(a->gpio);       // after the reports, which drive it: low, then released
+    cc_model_set_destroy(a->model_set); // after the reports' MQTT client, which offers to it
     if (!a->models.n)
         cc_engine_destroy(a->engine); // an early return: models has not taken it
     cc_run_models_finish(&a->models); // every engine, the ones reloads put in place included
@@ -940,7 +944,7 @@ int main(int argc, char **argv)
         rc = cc_selftest_run(a.model_path, dir ? dir : sample, &opt, a.cli.threshold, stdout);
         goto out;
     }
-    if (!(rc = open_gpio(&a)) && !(rc = cc_app_load_model(&a)))
+    if (!(rc = open_gpio(&a)) && !(rc = cc_app_model_set_open(&a)) && !(rc = cc_app_load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);

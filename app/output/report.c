@@ -322,6 +322,8 @@ struct cc_report *cc_report_create(const struct cc_report_config *cfg, struct cc
         struct cc_mqtt_config mc = mqtt_config(cfg->cli);
         mc.notice = cfg->notice;
         mc.notice_ctx = cfg->notice_ctx;
+        mc.on_model_set = cfg->model_set;
+        mc.model_set_ctx = cfg->model_set_ctx;
         if (!(rep->mqtt = cc_mqtt_create(&mc, err)))
             goto error;
         if (!(rep->sinks[SINK_MQTT] = sink_log(dc, mqtt_sink, rep->mqtt, err)))

@@ -36,6 +36,8 @@ enum {
     CC_REPORT_MQTT_FLUSH_MS = 3000, // at the end, how long the last events may take to arrive
 };
 
+struct cc_mqtt; // mqtt.h
+
 struct cc_report_config {
     const struct cc_cli *cli; // --log-mode, --threshold, --mqtt, --mqtt-ca, --mqtt-auth,
                               // --device-id
@@ -53,6 +55,9 @@ struct cc_report_config {
     double frame_rate; // clips: > 0, a file's frame i is at i / frame_rate s; 0: capture times
     void (*notice)(void *ctx, const char *line); // one line, thread-safe (any thread)
     void *notice_ctx;
+    // --mqtt: the handler of the retained model/set message (mqtt.h on_model_set); NULL: none
+    void (*model_set)(void *ctx, struct cc_mqtt *m, const void *payload, size_t len);
+    void *model_set_ctx;
 };
 
 struct cc_report;

@@ -26,7 +26,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import (bound, check, env_headless, free_port, host_command, in_tmpdir,  # noqa: E402
+from checks import (check, env_headless, free_port, host_command, in_tmpdir,  # noqa: E402
                     lines_of, wait_exit, wait_until)
 
 EXE, MODEL, SAMPLES = sys.argv[1:4]
