@@ -30,7 +30,8 @@
   a and b each log one "model" line naming B and its sha256 and then B's labels, c logs none
   and goes on with A's ("unchanged" said for its file); c's file replaced by a broken bundle and
   SIGHUP: one stderr line says why, c goes on with A; POST /model (A's bytes) with --serve: 200,
-  a and b switch back to A (a second "model" line each), c untouched. Every camera's result
+  a and b switch back to A (a second "model" line each), c untouched; with every camera on a
+  model of its own, POST /model is 409. Every camera's result
   count grows after each step, seq contiguous per camera, a summary per camera, exit 0 (the
   engines freed once: the first camera on a model of its own was a double free at the end).
 """
@@ -447,6 +448,20 @@ def part_cameras(tmp):
         check(seqs == list(range(len(seqs))), "cameras: %s's seq contiguous from 0" % cam)
     summaries = sorted(o.get("camera") for o in objs if o.get("event") == "summary")
     check(summaries == cams + ["d"], "cameras: one summary per camera: %r" % summaries)
+    # Every camera on a model of its own: POST /model has no camera to switch.
+    with open(own, "wb") as g:
+        g.write(a_bytes)
+    with open(config, "w") as f:
+        json.dump({"cameras": [{"name": "c", "input": SELFTEST, "loop": True, "model": own}]}, f)
+    s = Server(host_command(CAMCLASS) + [
+        "--headless", "--backend", "cpu", "--threads", "1", "--model", MODEL, "--config",
+        config, "--serve", "127.0.0.1:0"])
+    if check(s.port is not None, "cameras: no port (own models): %s" % s.stderr()[-300:]):
+        st, _, o = s.request("POST", "/model", a_bytes,
+                             {"Content-Type": "application/octet-stream"})
+        check(st == 409 and o and "top-level model" in o.get("error", ""),
+              "cameras: POST /model with no camera on the top-level model: 409: %d %r" % (st, o))
+    check(s.stop() == 0, "cameras: exit 0 after SIGTERM (own models)")
 
 
 def part_window(tmp):
