@@ -805,6 +805,7 @@ static int run(struct app *a)
     log_roi(cli, cc_engine_model(a->engine));
     if ((rc = start_pipeline(a, &oc, headless)))
         return rc;
+    cc_model_set_ready(a->model_set); // a retained model/set waited for the cameras
 
     uint64_t seen = 0;
     struct cc_result last = {0};

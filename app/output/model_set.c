@@ -24,9 +24,10 @@ struct cc_model_set {
     pthread_t thread;
     bool started;
     pthread_mutex_t lock;
-    pthread_cond_t wake; // an offer, or stop
+    pthread_cond_t wake; // an offer, ready, or stop
     // Under lock:
     bool stop;
+    bool ready;    // the cameras run: a load can switch them (cc_model_set_ready)
     char *pending; // (pending_len) the newest payload not yet handled; owned
     size_t pending_len;
     struct cc_mqtt *mqtt; // the client it came on: where the status goes
@@ -243,7 +244,7 @@ static void *worker_main(void *arg)
     struct cc_model_set *s = arg;
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        while (!s->stop && !s->pending)
+        while (!s->stop && !(s->ready && s->pending))
             pthread_cond_wait(&s->wake, &s->lock);
         char *payload = s->stop ? NULL : s->pending;
         size_t len = s->pending_len;
@@ -344,6 +345,16 @@ struct cc_model_set *cc_model_set_create(const struct cc_model_set_config *cfg,
     }
     s->started = true;
     return s;
+}
+
+void cc_model_set_ready(struct cc_model_set *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->ready = true;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->lock);
 }
 
 void cc_model_set_stop(struct cc_model_set *s)

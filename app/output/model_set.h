@@ -17,7 +17,8 @@
  *
  * Threads: cc_model_set_offer runs on libmosquitto's thread (mqtt.h on_model_set): it only copies
  * the payload (the newest one waits; one arriving while another is handled replaces it) and
- * wakes this module's worker thread, which fetches, checks, loads and publishes. stop joins the
+ * wakes this module's worker thread, which fetches, checks, loads and publishes once the
+ * cameras run (cc_model_set_ready). stop joins the
  * worker (before the pipelines and the MQTT client go); destroy after the client is destroyed
  * (its thread may still offer until then). Library state: curl_global_init once (pthread_once).
  */
@@ -59,6 +60,11 @@ struct cc_model_set *cc_model_set_create(const struct cc_model_set_config *cfg,
 
 /* libmosquitto's thread: a model/set message arrived on m (mqtt.h on_model_set; ctx: s). */
 void cc_model_set_offer(void *s, struct cc_mqtt *m, const void *payload, size_t len);
+
+/* The cameras run (main, once their pipelines started): a message that came before (the
+ * retained one comes at the first connect, while the run is starting) is handled from now on.
+ * Accepts NULL. */
+void cc_model_set_ready(struct cc_model_set *s);
 
 /* Ends the worker (a fetch under way is aborted) and joins it; offers are ignored from then. */
 void cc_model_set_stop(struct cc_model_set *s);

@@ -11,7 +11,8 @@ against a real mosquitto broker and a local http.server:
   changes (no "model" line, frames go on with A's labels); then B (the int8 model relabeled)
   with its sha256: {"ok": true, "model": B}, one "model" line in the log naming B and its
   sha256, frames after it with B's labels; the same message again: "already running", no second
-  "model" line. Exit 0 on SIGTERM.
+  "model" line. Exit 0 on SIGTERM. A node started while the retained message names B loads B
+  once its camera runs (the message comes at the first connect, before the pipelines exist).
 
     test_model_set.py CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR
 """
@@ -71,6 +72,32 @@ def test_settings(tmp):
               "settings %r: exit %d, want 2 and one line naming %s: %r" % (extra, rc, says, err))
 
 
+def start_node(broker, token, log, err_path):
+    """camclass on the looped sample with model A, --mqtt and the token file."""
+    with open(err_path, "w") as err_file:
+        return subprocess.Popen(host_command(EXE) + [
+            "--headless", "--backend", "cpu", "--threads", "1", "--model", MODEL, "--input",
+            os.path.join(SAMPLES, "selftest"), "--loop", "--log", log, "--mqtt",
+            "mqtt://127.0.0.1:%d" % broker.port, "--device-id", DEVICE,
+            "--mqtt-model-token", token], stdout=subprocess.DEVNULL, stderr=err_file,
+            env=env_headless())
+
+
+def test_boot(tmp, broker, b_sha):
+    """A node started while the retained model/set names B: B is loaded once the camera runs."""
+    log, err_path = os.path.join(tmp, "boot.jsonl"), os.path.join(tmp, "boot-stderr.txt")
+    p = start_node(broker, os.path.join(tmp, "token"), log, err_path)
+    try:
+        wait_until(lambda: any(o.get("event") == "model" for o in objects(log)), 90,
+                   "the model line of the retained B at the start")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        rc = wait_exit(p, 30)
+    models = [o for o in objects(log) if o.get("event") == "model"]
+    check(rc == 0 and len(models) == 1 and models[0].get("sha256") == b_sha,
+          "boot: exit %d, one model line naming B: %r" % (rc, models))
+
+
 def test_run(tmp, broker):
     www = os.path.join(tmp, "www")
     os.makedirs(www)
@@ -92,13 +119,7 @@ def test_run(tmp, broker):
     sub = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-t",
                             STATUS], stdout=open(sub_out, "w"), stderr=subprocess.DEVNULL)
     log, err_path = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr.txt")
-    with open(err_path, "w") as err_file:
-        p = subprocess.Popen(host_command(EXE) + [
-            "--headless", "--backend", "cpu", "--threads", "1", "--model", MODEL, "--input",
-            os.path.join(SAMPLES, "selftest"), "--loop", "--log", log, "--mqtt",
-            "mqtt://127.0.0.1:%d" % broker.port, "--device-id", DEVICE,
-            "--mqtt-model-token", token], stdout=subprocess.DEVNULL, stderr=err_file,
-            env=env_headless())
+    p = start_node(broker, token, log, err_path)
     url = "http://127.0.0.1:%d/" % http_port
 
     def statuses():
@@ -163,6 +184,14 @@ def test_run(tmp, broker):
                  for t in o["top"]}
         check(before and before <= set(a_labels), "frames before B carry A's labels")
         check(after and after <= set(b_labels), "frames after B carry B's labels")
+    http = subprocess.Popen(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
+                             "--directory", www, str(http_port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        test_boot(tmp, broker, b_sha)
+    finally:
+        http.kill()
+        http.wait()
 
 
 def main():
