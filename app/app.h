@@ -18,6 +18,7 @@
 #include "file_hash.h"
 #include "gpio_out.h"
 #include "http.h"
+#include "model_set.h"
 #include "overlay.h"
 #include "pipeline.h"
 #include "recorder.h"
@@ -44,9 +45,12 @@ struct cam {
     struct cc_gpio_out *gpio;      // its "gpio" (--gpio): requested before the model loads,
                                    // driven by its report, low and released in app_finish
     struct cc_pipeline *pipeline;  // owned
-    struct cc_engine *engine;      // the engine of its model (app->models), not owned
+    struct cc_engine *engine;      // the engine of its model at the start (app->models), not
+                                   // owned; a reload replaces it (the pipeline has the one in use)
+    int model;                     // its model's index in app->models
     struct cc_engine_turns *turns; // shared with the cameras of the same model; NULL: alone
     atomic_int reopen;             // several cameras: main passes each SIGHUP on to every log
+                                   // (and reloads the changed models: app_reload.c)
     uint64_t results;              // results seen by log_result (its inference thread's)
     uint64_t seen;                 // main: the newest result it has seen
     enum cc_pipeline_state state;  // main: RUNNING until it saw the pipeline end
@@ -61,11 +65,14 @@ struct app {
     struct cc_cameras cameras; // what the config's "cameras" (or the command line) asked for
     struct cam cam[CC_CAMERAS_MAX];
     int n_cams;
-    struct cc_run_models models; // one engine per model; [0]: model_path's (reloads replace
-                                 // it: app.engine)
+    struct cc_run_models models; // one engine per model, each owned; [0]: model_path's, the
+                                 // top-level one (reloads replace them: model_reload.h)
     char model_path[PATH_MAX];
+    char model_sha[CC_SHA256_HEX]; // model_path's sha256 when loaded, for models[0]
+
     struct cc_model *model;   // loaded, until the engine takes it
-    struct cc_engine *engine; // the first engine; the pipeline has the one in use (reloads)
+    struct cc_engine *engine; // the first engine: owned until models takes it (its [0]); for
+                              // the start only (a reload frees it)
     struct cc_mqtt *mqtt;     // --mqtt: the one broker connection, every camera's report
                               // borrows it; flushed after their finish (app_events.c)
     struct cc_overlay *overlay;
@@ -73,6 +80,8 @@ struct app {
     struct cc_recorder *recorder;    // --output; cc_recorder_add on the inference thread
     struct cc_still *still;          // --output PICTURE.jpg instead; cc_still_keep there too
     struct cc_http *http;            // --serve; stopped before the pipeline, destroyed after it
+    struct cc_model_set *model_set;  // --mqtt-model-token: stopped beside http, freed after the
+                                     // reports (their MQTT client offers to it)
     struct cc_sample_store *samples; // --collect; the window's keys and POST /samples (locks
                                      // itself); destroyed after the HTTP service
     struct cc_series present_ms;
@@ -80,11 +89,11 @@ struct app {
                                   // the recorder (written by that thread, read after the join)
     struct cc_status_line status; // headless on a terminal: the self-overwriting stderr line
     int64_t start_ns;             // when the pipeline started (the status line's ETA)
-    // One reload at a time (main's SIGHUP, or a POST /model on a connection's thread); guards
-    // reload_sha: the reloaded bundle's sha256, written before cc_pipeline_swap, read by
-    // on_model on the inference thread during it (the swap's lock orders the two).
+    // One reload at a time (main's SIGHUP, a window's reload thread, or a POST /model on a
+    // connection's thread); guards what a reload writes in models (each model's engine, kept and
+    // sha256: the reloaded bundle's, written before cc_pipeline_swap and read by on_model on
+    // the inference threads during it, the swap's lock ordering the two).
     pthread_mutex_t reload_lock;
-    char reload_sha[CC_SHA256_HEX];
     // With a window, a SIGHUP's reload runs on a thread of its own (loading may take seconds,
     // and main must keep drawing): reloading is set by main, cleared by that thread; main joins
     // it before the next one and in app_stop.
@@ -167,18 +176,24 @@ int cc_app_load_model(struct app *a);
 /* a->engine from a->model on the chosen backend (a device failure: exit 1). */
 int cc_app_open_engine(struct app *a);
 
-/* Main, after a SIGHUP: --model again, unless its file is the bundle running (same sha256);
- * a bundle that fails leaves the old one running (one line says why). */
+/* Main, after a SIGHUP: every model file the cameras run again, unless it is the bundle
+ * running (same sha256); each changed one is swapped in for every camera that runs it; a bundle
+ * that fails leaves the old one running (one line says why). */
 void cc_app_reload_model(struct app *a);
 
 /* Main thread, with a window: a SIGHUP's reload on a thread of its own (loading may take
  * seconds); a SIGHUP while one runs waits for it. */
 void cc_app_reload_beside(struct app *a);
 
+/* --mqtt-model-token: the model/set worker (model_set.h) whose loads are POST /model's; 2 after
+ * one line for a token file that does not do or no --mqtt. */
+int cc_app_model_set_open(struct app *a);
+
 /* Joins the window's reload thread, if any. */
 void cc_app_reload_join(struct app *a);
 
-/* A connection's thread: POST /model (http.h load_model; ctx is the app). */
+/* A connection's thread: POST /model (http.h load_model; ctx is the app): the top-level model
+ * replaced for the cameras that run it (409 when none does). */
 int cc_app_http_load_model(void *ctx, const char *path, struct cc_http_loaded *out, char *msg,
                            size_t msg_size);
 

@@ -49,7 +49,7 @@ int cc_app_cameras_open_sources(struct app *a)
 int cc_app_cameras_open_engines(struct app *a)
 {
     int rc = 0, of[CC_CAMERAS_MAX];
-    cc_run_models_first(&a->models, a->model_path, a->engine);
+    cc_run_models_first(&a->models, a->model_path, a->model_sha, a->engine);
     for (int i = 0; i < a->n_cams; i++)
         if ((rc = cc_run_models_add(&a->models, &a->cli, &a->cam[i].cli, a->cam[i].name, &of[i])))
             return rc;
@@ -61,6 +61,7 @@ int cc_app_cameras_open_engines(struct app *a)
     for (int i = 0; i < a->n_cams; i++) {
         a->cam[i].engine = a->models.m[of[i]].engine;
         a->cam[i].turns = a->models.m[of[i]].turns;
+        a->cam[i].model = of[i];
     }
     return 0;
 }
@@ -75,14 +76,15 @@ void cc_app_camera_ended(struct cam *c, enum cc_pipeline_state st)
         fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
 }
 
+/* Main, each round of loop_cameras (and the window grid's): SIGHUP reopens every camera's log
+ * and reloads the model files that changed (app_reload.c). */
 void cc_app_cameras_sighup(struct app *a)
 {
     if (atomic_exchange(a->reopen_flag, 0))
         for (int i = 0; i < a->n_cams; i++)
             atomic_store(&a->cam[i].reopen, 1);
     if (atomic_exchange(a->reload_flag, 0))
-        fprintf(stderr, "camclass: SIGHUP: logs reopened; a model reload is not possible with "
-                        "several cameras yet (restart camclass)\n");
+        cc_app_reload_model(a);
 }
 
 enum cc_pipeline_state cc_app_cameras_loop(struct app *a)

@@ -169,7 +169,10 @@ void cc_app_events_warn_gpio(const struct app *a)
 int cc_app_events_open_mqtt(struct app *a, void (*notice)(void *ctx, const char *line))
 {
     struct cc_error err = {0};
-    if (a->cli.mqtt && !(a->mqtt = cc_report_open_mqtt(&a->cli, notice, a, &err))) {
+    void (*model_set)(void *, struct cc_mqtt *, const void *, size_t) =
+        a->model_set ? cc_model_set_offer : NULL; // --mqtt-model-token
+    if (a->cli.mqtt &&
+        !(a->mqtt = cc_report_open_mqtt(&a->cli, notice, a, model_set, a->model_set, &err))) {
         fprintf(stderr, "camclass: %s\n", err.msg);
         return CC_APP_EXIT_USAGE;
     }

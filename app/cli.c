@@ -80,6 +80,7 @@ static const struct opt opts[] = {
     {"mqtt", OPT_STRING, F(mqtt), 0, 0, 0, false},
     {"mqtt-ca", OPT_STRING, F(mqtt_ca), 0, 0, 0, false},
     {"mqtt-auth", OPT_STRING, F(mqtt_auth), 0, 0, 0, false},
+    {"mqtt-model-token", OPT_STRING, F(mqtt_model_token), 0, 0, 0, false},
     {"device-id", OPT_STRING, F(device_id), 0, 0, 0, false},
     {"on-event", OPT_STRING, F(on_event), 0, 0, 0, false},
     {"on-event-timeout", OPT_NUMBER, F(on_event_timeout), 0, 0.1, 86400, false},
@@ -196,6 +197,9 @@ static const char usage[] =
     "                      camclass/<device-id>/ (SERVE.md, below)\n"
     "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
     "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
+    "  --mqtt-model-token FILE  with --mqtt, load the bundles the retained message\n"
+    "                      camclass/<device-id>/model/set names when its token is this\n"
+    "                      file's first line (FLEET.md); default: off\n"
     "  --device-id ID      the topic level for this camera (default: the host name)\n"
     "  --ha-discovery on|off  with --mqtt, announce this camclass to Home Assistant\n"
     "                      (retained discovery configs; default on)\n"

@@ -87,6 +87,8 @@ struct cc_cli {
     char *mqtt;               // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
     char *mqtt_ca;            // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
     char *mqtt_auth;          // --mqtt-auth FILE: user and password, one per line; NULL: none
+    char *mqtt_model_token;   // --mqtt-model-token FILE: the model/set message's secret on its
+                              // first line (model_set.h); NULL: that is off
     char *device_id;          // --device-id ID: the MQTT topic level; NULL: the host name
     char *on_event;           // --on-event PROGRAM: run on detection start/end (event_command.h)
     double on_event_timeout;  // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S

@@ -135,14 +135,16 @@ static bool log_result(void *ctx, const struct cc_result *r, const struct cc_fra
     return more && !(c->cli.frames && ++c->results >= (uint64_t)c->cli.frames);
 }
 
-/* Inference thread, after a reload's swap: the "model" line (log and MQTT). */
+/* A camera's inference thread, after a reload's swap: its "model" line (log and MQTT); the
+ * model's sha256 is written under reload_lock before the swap (app.h). */
 static void log_model(void *ctx, const struct cc_model *m)
 {
-    struct app *a = ((struct cam *)ctx)->app;
-    cc_report_model(a->cam[0].report, m->name, a->reload_sha, (const char *const *)m->labels,
-                    m->n_labels);
+    const struct cam *c = ctx;
+    struct app *a = c->app;
+    cc_report_model(c->report, m->name, a->models.m[c->model].sha256,
+                    (const char *const *)m->labels, m->n_labels);
     if (a->http)
-        cc_http_model(a->http, (int)((struct cam *)ctx - a->cam), m);
+        cc_http_model(a->http, (int)(c - a->cam), m);
 }
 
 // Any thread: one line from the log or the MQTT connection.
@@ -609,7 +611,7 @@ static int create_pipeline(struct app *a, struct cam *c, bool headless)
         .profile = cli->profile,
         .on_result = cc_report_active(c->report) || cli->frames ? log_result : NULL,
         .on_frame = (first && (a->recorder || a->still)) || cli->serve ? frame_out : NULL,
-        .on_model = first ? log_model : NULL, // the log, MQTT and --serve's /latest, /metrics
+        .on_model = log_model, // the log, MQTT and --serve's /latest, /metrics
         .ctx = c,
     };
     if (!(c->pipeline = cc_pipeline_create(&pc, &err))) {
@@ -686,6 +688,7 @@ static int start_pipeline(struct app *a, const struct cc_overlay_config *oc, boo
 static void app_stop(struct app *a)
 {
     cc_http_stop(a->http);
+    cc_model_set_stop(a->model_set);                     // its loads are POST /model's
     for (int i = 0; i < a->n_cams && a->n_cams > 1; i++) // all at once: no camera runs longer
         if (a->cam[i].pipeline)
             cc_pipeline_ask_stop(a->cam[i].pipeline);
@@ -778,6 +781,7 @@ static int run(struct app *a)
     log_roi(cli, cc_engine_model(a->engine));
     if ((rc = start_pipeline(a, &oc, headless)))
         return rc;
+    cc_model_set_ready(a->model_set); // a retained model/set waited for the cameras
 
     uint64_t seen = 0;
     struct cc_result last = {0};
@@ -797,9 +801,7 @@ static int run(struct app *a)
 
 static void app_finish(struct app *a)
 {
-    app_stop(a);            // after an early return of run too
-    if (a->cam[0].pipeline) // the engine in use after reloads (the first one otherwise)
-        a->engine = cc_pipeline_engine(a->cam[0].pipeline);
+    app_stop(a); // after an early return of run too
     for (int i = 0; i < a->n_cams; i++)
         cc_pipeline_destroy(a->cam[i].pipeline);
     cc_http_destroy(a->http); // after it: the inference thread hands it results
@@ -812,9 +814,11 @@ static void app_finish(struct app *a)
         cc_capture_destroy(a->cam[i].src.camera);
         cc_source_file_destroy(a->cam[i].src.file);
     }
-    cc_app_events_close(a);           // after the reports: MQTT, GPIO lines low and released
-    cc_engine_destroy(a->engine);     // models[0]'s, or the one a reload put in its place
-    cc_run_models_finish(&a->models); // the others
+    cc_app_events_close(a);             // after the reports: MQTT, GPIO lines low and released
+    cc_model_set_destroy(a->model_set); // after the MQTT client, which offers to it
+    if (!a->models.n)
+        cc_engine_destroy(a->engine); // an early return: models has not taken it
+    cc_run_models_finish(&a->models); // every engine, the ones reloads put in place included
     cc_model_destroy(a->model);
     cc_cameras_finish(&a->cameras);
     cc_series_free(&a->present_ms);
@@ -894,7 +898,8 @@ int main(int argc, char **argv)
                              stdout);
         goto out;
     }
-    if (!(rc = cc_app_events_open_gpio(&a)) && !(rc = cc_app_load_model(&a)))
+    if (!(rc = cc_app_events_open_gpio(&a)) && !(rc = cc_app_model_set_open(&a)) &&
+        !(rc = cc_app_load_model(&a)))
         rc = run(&a);
 out:
     app_finish(&a);

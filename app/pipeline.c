@@ -634,8 +634,25 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
     return true;
 }
 
-/* Inference thread, between two frames: switches to the waiting swap's engine, if any. The
- * mailbox's labels pointed into the old model, which the swapper frees: they are blanked. */
+/* Makes e the engine in use (use_engine) and blanks the mailbox's labels: they pointed into the
+ * old model, which the swapper frees. The inference thread (take_swap), or the swapper once that
+ * thread has ended (cc_pipeline_swap); on_model only on the inference thread. */
+static bool switch_engine(struct cc_pipeline *p, struct cc_engine *e, bool on_model,
+                          struct cc_error *err)
+{
+    bool ok = use_engine(p, e, err);
+    if (ok && on_model && p->cfg.on_model)
+        p->cfg.on_model(p->cfg.ctx, p->model);
+    pthread_mutex_lock(&p->lock);
+    if (ok)
+        for (int i = 0; i < p->latest.n_top; i++)
+            p->latest.top[i].label = "";
+    pthread_mutex_unlock(&p->lock);
+    return ok;
+}
+
+/* Inference thread, between two frames (it holds no turn of a shared engine here): switches to
+ * the waiting swap's engine, if any. */
 static void take_swap(struct cc_pipeline *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -646,13 +663,8 @@ static void take_swap(struct cc_pipeline *p)
         return;
     struct cc_engine *old = p->engine;
     struct cc_error err = {0};
-    bool ok = use_engine(p, sw->engine, &err);
-    if (ok && p->cfg.on_model)
-        p->cfg.on_model(p->cfg.ctx, p->model);
+    bool ok = switch_engine(p, sw->engine, true, &err);
     pthread_mutex_lock(&p->lock);
-    if (ok)
-        for (int i = 0; i < p->latest.n_top; i++)
-            p->latest.top[i].label = "";
     sw->ok = ok;
     sw->old = ok ? old : NULL;
     sw->err = err;
@@ -664,12 +676,18 @@ static void take_swap(struct cc_pipeline *p)
 bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
                       struct cc_error *err)
 {
-    if (p->cfg.turns) // the other pipelines would keep the engine this swap frees
-        return cc_error_set(err, "a model reload is not possible while several cameras share "
-                                 "the engine; restart camclass");
     struct swap sw = {.engine = engine};
     pthread_rwlock_wrlock(&p->model_lock); // requests using the old model finish first
     pthread_mutex_lock(&p->lock);
+    if (p->requests_closed) { // the inference thread has ended (its input ended, or it failed):
+        pthread_mutex_unlock(&p->lock); // nothing runs the engine, switch here
+        struct cc_engine *was = p->engine;
+        bool ok = switch_engine(p, engine, false, err);
+        pthread_rwlock_unlock(&p->model_lock);
+        if (ok)
+            *old = was;
+        return ok;
+    }
     if (p->requests_closed || p->stop || !p->thread_running || p->swap) {
         bool busy = p->swap != NULL;
         pthread_mutex_unlock(&p->lock);

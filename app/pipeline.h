@@ -53,8 +53,9 @@ struct cc_pipeline;
 struct cc_pipeline_config {
     struct cc_engine *engine;      // not owned
     struct cc_engine_turns *turns; // the engine is shared with other pipelines (several
-                                   // cameras): each run waits for its turn (engine_turns.h); no
-                                   // swap then. NULL: this pipeline's alone. Not owned
+                                   // cameras): each run waits for its turn (engine_turns.h); a
+                                   // swap then swaps them all (cc_pipeline_swap). NULL: this
+                                   // pipeline's alone. Not owned
     struct cc_capture *camera;     // the source: a camera (opened, not started) ...
     struct cc_source_file *file;   // ... or a file source (opened, not started), or neither
                                    // (requests only: cc_pipeline_classify); not owned
@@ -135,9 +136,15 @@ bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, 
  * between two frames (its input size and class count may differ) and calls on_model; then
  * *old gets the engine it replaces, which the caller owns from then on and frees. Results
  * already handed out keep label pointers into the old model: the mailbox's are blanked, and a
- * copy queued to another thread keeps its own (cc_result_keep_labels, result.h). False with err
- * (engine stays the caller's) when another swap waits, the pipeline is stopping, or the model's
- * input is not [1, 3, H, W]. */
+ * copy queued to another thread keeps its own (cc_result_keep_labels, result.h). A pipeline
+ * whose inference thread has ended (its input ended, or it failed) switches on the caller's
+ * thread, without on_model. False with err (engine stays the caller's) when another swap waits,
+ * the pipeline is stopping, or the model's input is not [1, 3, H, W].
+ * A shared engine (cfg.turns): the caller swaps every pipeline that runs it, one after the
+ * other, to the same new engine, and frees the old one only when all have switched (a refused
+ * pipeline may still run it). Meanwhile some run the old engine and some the new: each engine
+ * still has one thread at a time, as every run of every lane takes its turn (engine_turns.h),
+ * whichever engine it runs; and a pipeline switches between two frames, holding no turn. */
 bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
                       struct cc_error *err);
 

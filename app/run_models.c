@@ -67,10 +67,12 @@ struct cc_engine_options cc_run_models_options(const struct cc_cli *cli)
     return opt;
 }
 
-void cc_run_models_first(struct cc_run_models *ms, const char *path, struct cc_engine *engine)
+void cc_run_models_first(struct cc_run_models *ms, const char *path, const char *sha256,
+                         struct cc_engine *engine)
 {
     *ms = (struct cc_run_models){.n = 1};
     snprintf(ms->m[0].path, sizeof(ms->m[0].path), "%s", path);
+    snprintf(ms->m[0].sha256, sizeof(ms->m[0].sha256), "%s", sha256);
     ms->m[0].engine = engine;
 }
 
@@ -111,6 +113,8 @@ int cc_run_models_add(struct cc_run_models *ms, const struct cc_cli *top, const 
             snprintf(rm->path, sizeof(rm->path), "%s", path);
             if ((rc = load_engine(top, path, &rm->engine)))
                 return rc;
+            if (!cc_sha256_file(path, rm->sha256, &err)) // as loaded a moment ago
+                rm->sha256[0] = '\0';
             ms->n++;
         }
     }
@@ -130,8 +134,8 @@ bool cc_run_models_share(struct cc_run_models *ms, struct cc_error *err)
 void cc_run_models_finish(struct cc_run_models *ms)
 {
     for (int i = 0; i < ms->n; i++) {
-        if (i > 0)
-            cc_engine_destroy(ms->m[i].engine);
+        cc_engine_destroy(ms->m[i].engine);
+        cc_engine_destroy(ms->m[i].kept);
         cc_engine_turns_destroy(ms->m[i].turns);
     }
     *ms = (struct cc_run_models){0};

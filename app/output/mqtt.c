@@ -210,6 +210,7 @@ struct cc_mqtt {
     struct cc_mqtt_address addr;
     char id[65];
     char status_topic[128];
+    char set_topic[128]; // camclass/<id>/model/set (cfg.on_model_set)
     struct mosquitto *mosq;
     bool loop_started;    // libmosquitto's network thread runs (reconnects by itself)
     pthread_t supervisor; // see supervisor_main
@@ -314,6 +315,14 @@ static void cancel_restore(int old)
     pthread_setcancelstate(old, NULL);
 }
 
+static void on_message(struct mosquitto *mosq, void *obj, const struct mosquitto_message *msg)
+{
+    (void)mosq;
+    struct cc_mqtt *m = obj;
+    if (m->cfg.on_model_set && msg->topic && strcmp(msg->topic, m->set_topic) == 0)
+        m->cfg.on_model_set(m->cfg.model_set_ctx, m, msg->payload, (size_t)msg->payloadlen);
+}
+
 static void on_connect(struct mosquitto *mosq, void *obj, int rc)
 {
     (void)mosq;
@@ -358,6 +367,8 @@ static void on_connect(struct mosquitto *mosq, void *obj, int rc)
         notice(m, "mqtt: publishing %s failed: %s", m->status_topic, mosquitto_strerror(prc));
     for (int i = 0; i < m->n_retained; i++) // a broker restarted without persistence lost them
         send_retained_locked(m, &m->retained[i]);
+    if (m->cfg.on_model_set) // the retained model/set comes at once (model_set.h)
+        mosquitto_subscribe(m->mosq, NULL, m->set_topic, 1);
     drain_locked(m);
     pthread_mutex_unlock(&m->lock);
     cancel_restore(cs);
@@ -553,6 +564,7 @@ struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error
     m->addr = addr;
     memcpy(m->id, id, sizeof(id));
     snprintf(m->status_topic, sizeof(m->status_topic), "camclass/%s/status", m->id);
+    snprintf(m->set_topic, sizeof(m->set_topic), "camclass/%s/model/set", m->id);
     m->queue_max = cfg->queue_max ? cfg->queue_max : CC_MQTT_QUEUE_DEFAULT;
     m->queue = calloc((size_t)m->queue_max, sizeof(*m->queue));
     char client_id[80];
@@ -593,6 +605,7 @@ struct cc_mqtt *cc_mqtt_create(const struct cc_mqtt_config *cfg, struct cc_error
     mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
     mosquitto_publish_callback_set(m->mosq, on_publish);
     mosquitto_log_callback_set(m->mosq, on_log);
+    mosquitto_message_callback_set(m->mosq, on_message);
 
     if (!start(m, &rc)) {
         what = "starting the connection's thread";

@@ -45,6 +45,8 @@
 // each, and then some
 enum { CC_MQTT_QUEUE_DEFAULT = 1000, CC_MQTT_RETAINED_MAX = 16 * (2 + 32) + 32 };
 
+struct cc_mqtt;
+
 struct cc_mqtt_config {
     const char *url;       // mqtt://HOST[:PORT] (default port 1883) or mqtts://HOST[:PORT] (8883);
                            // HOST may be [IPv6]
@@ -56,6 +58,11 @@ struct cc_mqtt_config {
     // One line (no "camclass: " prefix, no '\n') about the connection: lost, back, refused.
     void (*notice)(void *ctx, const char *line);
     void *notice_ctx;
+    // The retained camclass/<device-id>/model/set message (model_set.h), subscribed to (QoS 1) on
+    // every connect when set: called with its payload on libmosquitto's thread (must not block;
+    // payload valid during the call). NULL: not subscribed.
+    void (*on_model_set)(void *ctx, struct cc_mqtt *m, const void *payload, size_t len);
+    void *model_set_ctx;
 };
 
 /* The broker address in a URL: tls for mqtts, host without brackets, port. False with err

@@ -126,11 +126,16 @@ bool cc_report_check(const struct cc_cli *cli, struct cc_error *err)
 }
 
 struct cc_mqtt *cc_report_open_mqtt(const struct cc_cli *cli, void (*notice)(void *, const char *),
-                                    void *notice_ctx, struct cc_error *err)
+                                    void *notice_ctx,
+                                    void (*model_set)(void *ctx, struct cc_mqtt *m,
+                                                      const void *payload, size_t len),
+                                    void *model_set_ctx, struct cc_error *err)
 {
     struct cc_mqtt_config mc = mqtt_config(cli);
     mc.notice = notice;
     mc.notice_ctx = notice_ctx;
+    mc.on_model_set = model_set;
+    mc.model_set_ctx = model_set_ctx;
     return cc_mqtt_create(&mc, err);
 }
 

@@ -38,6 +38,8 @@ enum {
     CC_REPORT_MQTT_FLUSH_MS = 3000, // at the end, how long the last events may take to arrive
 };
 
+struct cc_mqtt; // mqtt.h
+
 struct cc_report_config {
     const struct cc_cli *cli; // --log-mode, --threshold, --mqtt, --mqtt-ca, --mqtt-auth,
                               // --device-id
@@ -66,9 +68,13 @@ struct cc_gpio_out;
 struct cc_mqtt;
 
 /* --mqtt: the process's broker connection (mqtt.h) from cli's settings, its connection notices
- * through notice. NULL with err on a bad setting (a usage error). */
+ * through notice, the retained model/set message to model_set (mqtt.h on_model_set; NULL: not
+ * subscribed). NULL with err on a bad setting (a usage error). */
 struct cc_mqtt *cc_report_open_mqtt(const struct cc_cli *cli, void (*notice)(void *, const char *),
-                                    void *notice_ctx, struct cc_error *err);
+                                    void *notice_ctx,
+                                    void (*model_set)(void *ctx, struct cc_mqtt *m,
+                                                      const void *payload, size_t len),
+                                    void *model_set_ctx, struct cc_error *err);
 
 /* Checks the --mqtt settings (URL, device id, auth and CA files), the --on-event program and
  * the --snapshot-dir/--clip-dir folders before anything else is opened, so that a bad one is

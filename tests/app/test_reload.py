@@ -24,6 +24,16 @@
   smoothed per-class state of the old classes is forgotten), and camclass goes on to exit 0.
 - corrupt: the --model file overwritten by a bundle that does not load, then SIGHUP: exactly
   one stderr line says why, no "model" line, frames go on with A's labels and contiguous seq.
+- cameras: four cameras in one process (config "cameras"), "a" and "b" on the top-level
+  --model (one shared engine), "c" (the first) on a model file of its own, "d" on the top-level
+  model with a clip that ends first (its pipeline switched on SIGHUP's thread). --model replaced by B and SIGHUP:
+  a and b each log one "model" line naming B and its sha256 and then B's labels, c logs none
+  and goes on with A's ("unchanged" said for its file); c's file replaced by a broken bundle and
+  SIGHUP: one stderr line says why, c goes on with A; POST /model (A's bytes) with --serve: 200,
+  a and b switch back to A (a second "model" line each), c untouched; with every camera on a
+  model of its own, POST /model is 409. Every camera's result
+  count grows after each step, seq contiguous per camera, a summary per camera, exit 0 (the
+  engines freed once: the first camera on a model of its own was a double free at the end).
 """
 import hashlib
 import json
@@ -329,6 +339,131 @@ def part_classes(tmp):
           labels_in(latest) <= set(b_labels), "classes: /latest names B: %d %r" % (st, latest))
 
 
+def tolerant_lines(path):
+    """The log's complete JSON lines (a line being written, or a torn one, left out)."""
+    out = []
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return out
+    for x in text.splitlines():
+        try:
+            out.append(json.loads(x))
+        except ValueError:
+            pass
+    return out
+
+
+def per_camera(objs, event):
+    out = {}
+    for o in objs:
+        if o.get("event") == event:
+            out.setdefault(o.get("camera"), []).append(o)
+    return out
+
+
+def part_cameras(tmp):
+    model, a_name, a_labels = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
+    a_bytes = open(MODEL, "rb").read()
+    a_sha = hashlib.sha256(a_bytes).hexdigest()
+    b_sha = hashlib.sha256(open(b, "rb").read()).hexdigest()
+    own = os.path.join(tmp, "c.ccm")
+    with open(own, "wb") as g:
+        g.write(a_bytes)
+    log, config = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "config.json")
+    cams = ["a", "b", "c"]
+    with open(config, "w") as f:
+        json.dump({"log": log, "log-format": "json", "cameras": [
+            {"name": "c", "input": SELFTEST, "loop": True, "model": own},
+            {"name": "a", "input": SELFTEST, "loop": True},
+            {"name": "b", "input": SELFTEST, "loop": True},
+            {"name": "d", "input": os.path.join(SAMPLES, "moving_128x96.y4m")}]}, f)
+    s = Server(host_command(CAMCLASS) + [
+        "--headless", "--backend", "cpu", "--threads", "1", "--model", model, "--config",
+        config, "--serve", "127.0.0.1:0"])
+    if not check(s.port is not None, "cameras: no port: %s" % s.stderr()[-300:]):
+        s.stop()
+        return
+
+    def counts():
+        got = per_camera(tolerant_lines(log), "frame")
+        return {c: len(got.get(c, [])) for c in cams}
+
+    def all_grow(what, n=10):
+        at = counts()
+        return wait_until(lambda: all(counts()[c] >= at[c] + n for c in cams), 90,
+                          "%d more frames of every camera %s" % (n, what))
+
+    def models_of(cam):
+        return per_camera(tolerant_lines(log), "model").get(cam, [])
+
+    all_grow("with A")
+    wait_until(lambda: "camera d: its input ended" in s.stderr(), 60, "d's end")
+    os.replace(b, model)
+    s.p.send_signal(signal.SIGHUP)
+    wait_until(lambda: models_of("a") and models_of("b"), 90, "a's and b's model lines")
+    wait_until(lambda: "c.ccm unchanged" in s.stderr(), 60, "c's model said unchanged")
+    all_grow("after the SIGHUP")
+    with open(own, "wb") as f:
+        f.write(b"PK\x03\x04 not a bundle any more")
+    s.p.send_signal(signal.SIGHUP)
+    wait_until(lambda: "model reload:" in s.stderr(), 60, "the broken bundle's line")
+    all_grow("after the broken bundle")
+    st, _, o = s.request("POST", "/model", a_bytes, {"Content-Type": "application/octet-stream"})
+    check(st == 200 and o and o.get("model") == a_name and o.get("sha256") == a_sha,
+          "cameras: POST /model: 200 naming A: %d %r" % (st, o))
+    wait_until(lambda: len(models_of("a")) == 2 and len(models_of("b")) == 2, 60,
+               "a's and b's second model lines")
+    all_grow("after POST /model")
+    rc = s.stop()
+    err = s.stderr()
+    check(rc == 0, "cameras: exit %d after SIGTERM, want 0: %s" % (rc, err[-500:]))
+    objs = tolerant_lines(log)
+    models = per_camera(objs, "model")
+    for cam in ("a", "b"):
+        got = [(m.get("model"), m.get("sha256"), m.get("labels")) for m in models.get(cam, [])]
+        check(got == [(b_name, b_sha, b_labels), (a_name, a_sha, a_labels)],
+              "cameras: %s's model lines name B then A: %r" % (cam, [g[:2] for g in got]))
+        i = [k for k, o in enumerate(objs) if o.get("camera") == cam and
+             o.get("event") == "model"]
+        if len(i) == 2:
+            mine = [o for o in objs[i[0] + 1:i[1]] if o.get("camera") == cam]
+            check(frames(mine) and top_labels(mine) <= set(b_labels),
+                  "cameras: %s's frames between its model lines carry B's labels: %r"
+                  % (cam, sorted(top_labels(mine))[:5]))
+            mine = [o for o in objs[i[1] + 1:] if o.get("camera") == cam]
+            check(frames(mine) and top_labels(mine) <= set(a_labels),
+                  "cameras: %s's frames after POST /model carry A's labels" % cam)
+    check(not models.get("c"), "cameras: c logs no model line: %r" % models.get("c"))
+    mine = [o for o in objs if o.get("camera") == "c"]
+    check(top_labels(mine) <= set(a_labels), "cameras: every frame of c carries A's labels")
+    said = [x for x in err.splitlines() if "model reload:" in x]
+    check(len(said) == 1 and "old model goes on" in said[0] and "c.ccm" in said[0],
+          "cameras: one stderr line says why c's bundle failed: %r" % said)
+    check("reloaded from %s (cameras a, b, d)" % model in err,
+          "cameras: stderr says a and b reloaded: %r" % err[-600:])
+    for cam in cams:
+        seqs = [f["seq"] for f in frames(o for o in objs if o.get("camera") == cam)]
+        check(seqs == list(range(len(seqs))), "cameras: %s's seq contiguous from 0" % cam)
+    summaries = sorted(o.get("camera") for o in objs if o.get("event") == "summary")
+    check(summaries == cams + ["d"], "cameras: one summary per camera: %r" % summaries)
+    # Every camera on a model of its own: POST /model has no camera to switch.
+    with open(own, "wb") as g:
+        g.write(a_bytes)
+    with open(config, "w") as f:
+        json.dump({"cameras": [{"name": "c", "input": SELFTEST, "loop": True, "model": own}]}, f)
+    s = Server(host_command(CAMCLASS) + [
+        "--headless", "--backend", "cpu", "--threads", "1", "--model", MODEL, "--config",
+        config, "--serve", "127.0.0.1:0"])
+    if check(s.port is not None, "cameras: no port (own models): %s" % s.stderr()[-300:]):
+        st, _, o = s.request("POST", "/model", a_bytes,
+                             {"Content-Type": "application/octet-stream"})
+        check(st == 409 and o and "top-level model" in o.get("error", ""),
+              "cameras: POST /model with no camera on the top-level model: 409: %d %r" % (st, o))
+    check(s.stop() == 0, "cameras: exit 0 after SIGTERM (own models)")
+
+
 def part_window(tmp):
     """With a window (SDL's offscreen driver, asked for by name): SIGHUP reloads too, on a thread
     beside the drawing one; one model line naming B, frames after it with B's labels."""
@@ -356,7 +491,7 @@ def part_window(tmp):
           "window: frames after the reload carry B's labels")
 
 
-PARTS = {"sighup": part_sighup, "window": part_window, "serve": part_serve, "post": part_post, "classes": part_classes,
+PARTS = {"cameras": part_cameras, "sighup": part_sighup, "window": part_window, "serve": part_serve, "post": part_post, "classes": part_classes,
          "corrupt": part_corrupt}
 
 if __name__ == "__main__":
