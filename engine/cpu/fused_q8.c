@@ -8,6 +8,10 @@
 #include "fused_q8.h"
 #include "xnn_build.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 enum { PACK = 32 }; // channel padding: the widest kernel's block (AVX-512: 2 x 16)
 
 /* ------------------------------------------------------------------------------------------
@@ -73,6 +77,14 @@ static bool host_avx2(void)
     return __builtin_cpu_supports("avx2");
 }
 
+/* AVX-VNNI: CPUID leaf 7 subleaf 1, EAX bit 4 (by hand: not every compiler's
+ * __builtin_cpu_supports knows it); AVX2 says the OS keeps the 256-bit state. */
+static bool host_avxvnni(void)
+{
+    unsigned a, b, c, d;
+    return host_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+}
+
 static bool host_vnni(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -88,6 +100,7 @@ static const struct {
     [CC_FQ8_C] = {"c", host_c, {cc_fq8_gemm_c, cc_fq8_dw_c}},
 #if defined(__x86_64__)
     [CC_FQ8_AVX2] = {"avx2", host_avx2, {cc_fq8_gemm_avx2, cc_fq8_dw_avx2}},
+    [CC_FQ8_AVXVNNI] = {"avxvnni", host_avxvnni, {cc_fq8_gemm_avxvnni, cc_fq8_dw_avxvnni}},
     [CC_FQ8_AVX512VNNI] = {"avx512vnni", host_vnni, {cc_fq8_gemm_avx512vnni, cc_fq8_dw_avx512vnni}},
 #endif
 };

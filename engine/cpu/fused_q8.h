@@ -21,8 +21,9 @@
  * the zero point. Depthwise weights (9, c_pad) int32. *_pad: channels rounded up to 32.
  *
  * Kernels (struct cc_fq8_kernels): AVX-512 VNNI (vpdpbusd: 4 products a lane per
- * instruction; needs AVX512F/BW/VNNI), AVX2 (vpmaddwd on the even and odd bytes) and portable
- * C; chosen by cc_fq8_isa_best.
+ * instruction; needs AVX512F/BW/VNNI), AVX-VNNI (the same on 256-bit vectors: Alder Lake and
+ * later, Zen 5), AVX2 (vpmaddwd on the even and odd bytes) and portable C; chosen by
+ * cc_fq8_isa_best (the last of those the host runs).
  */
 #ifndef CC_FUSED_Q8_H
 #define CC_FUSED_Q8_H
@@ -81,7 +82,7 @@ struct cc_fq8_kernels {
     void (*dw)(const struct cc_fq8_dw *d);
 };
 
-enum cc_fq8_isa { CC_FQ8_C, CC_FQ8_AVX2, CC_FQ8_AVX512VNNI, CC_FQ8_ISA_COUNT };
+enum cc_fq8_isa { CC_FQ8_C, CC_FQ8_AVX2, CC_FQ8_AVXVNNI, CC_FQ8_AVX512VNNI, CC_FQ8_ISA_COUNT };
 
 /* Whether this build and CPU run isa's kernels; the best that does; its name. */
 bool cc_fq8_isa_runs(enum cc_fq8_isa isa);
@@ -103,8 +104,8 @@ struct cc_fq8_block {
     bool yield; // as struct cc_fused_block's
 };
 
-/* Whether d is a block this code runs (fused_block.h's shapes; 3 x 3 depthwise weights, the
- * requantization scales XNNPACK accepts); false with one line in err. */
+/* Whether d is a block this code runs (fused_block.h's shapes, weights and scales given,
+ * positive activation scales); false with one line in err. */
 bool cc_fq8_check(const struct cc_fq8_desc *d, struct cc_error *err);
 
 /* Packs d for isa's kernels with scratch for bands bands; false with err (not a block, a
@@ -130,5 +131,7 @@ void cc_fq8_gemm_avx512vnni(const struct cc_fq8_gemm *g);
 void cc_fq8_dw_avx512vnni(const struct cc_fq8_dw *d);
 void cc_fq8_gemm_avx2(const struct cc_fq8_gemm *g);
 void cc_fq8_dw_avx2(const struct cc_fq8_dw *d);
+void cc_fq8_gemm_avxvnni(const struct cc_fq8_gemm *g);
+void cc_fq8_dw_avxvnni(const struct cc_fq8_dw *d);
 
 #endif

@@ -3,8 +3,8 @@
  * summed into each int32 lane; 6 pixels x 2 vectors = 12 of 32 registers hold accumulators)
  * and AVX2 (8 lanes; no byte dot product without saturation (vpmaddubsw saturates at int16),
  * so the even and odd bytes are widened to int16 and summed with vpmaddwd: 4 pixels x 2
- * vectors), built with function target attributes and called only where the CPU has them
- * (fused_q8.c). */
+ * vectors) and AVX-VNNI (AVX2's layout and widths, vpdpbusd on 256-bit vectors), built with
+ * function target attributes and called only where the CPU has them (fused_q8.c). */
 #include <immintrin.h>
 
 #include "fused_q8.h"
@@ -74,29 +74,21 @@ __attribute__((target("avx2"))) static inline void fq_avx2_storeb(int8_t *p, __m
 
 #define FQ_SFX avx2
 #define FQ_TARGET __attribute__((target("avx2")))
-#define FQ_VI __m256i
-#define FQ_VF __m256
-#define FQ_N 8
-#define FQ_PX 4
 #define FQ_W struct fq_avx2_pair
 #define FQ_WLOAD(p) fq_avx2_w(p)
 #define FQ_A struct fq_avx2_pair
 #define FQ_ABCAST(u) fq_avx2_a(u)
 #define FQ_DOT(acc, a, w) fq_avx2_dot((acc), (a), (w))
-#define FQ_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define FQ_SET1I(x) _mm256_set1_epi32(x)
-#define FQ_ADDI(a, b) _mm256_add_epi32((a), (b))
-#define FQ_MULLOI(a, b) _mm256_mullo_epi32((a), (b))
-#define FQ_MINI(a, b) _mm256_min_epi32((a), (b))
-#define FQ_MAXI(a, b) _mm256_max_epi32((a), (b))
-#define FQ_SRA(v, n) _mm256_sra_epi32((v), _mm_cvtsi32_si128(n))
-#define FQ_LOADF(p) _mm256_loadu_ps(p)
-#define FQ_SET1F(x) _mm256_set1_ps(x)
-#define FQ_MULF(a, b) _mm256_mul_ps((a), (b))
-#define FQ_MINF(a, b) _mm256_min_ps((a), (b))
-#define FQ_MAXF(a, b) _mm256_max_ps((a), (b))
-#define FQ_CVTF(v) _mm256_cvtepi32_ps(v)
-#define FQ_CVTI(v) _mm256_cvtps_epi32(v)
-#define FQ_LOADB(p) _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(p)))
-#define FQ_STOREB(p, v) fq_avx2_storeb((p), (v))
+#include "fused_q8_ymm.h"
+#include "fused_q8_kern.h"
+
+/* AVX-VNNI (the VEX-encoded vpdpbusd of Alder Lake and Zen 5 on 256-bit vectors). */
+#define FQ_SFX avxvnni
+#define FQ_TARGET __attribute__((target("avx2,avxvnni")))
+#define FQ_W __m256i
+#define FQ_WLOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define FQ_A __m256i
+#define FQ_ABCAST(u) _mm256_set1_epi32((int)(u))
+#define FQ_DOT(acc, a, w) _mm256_dpbusd_avx_epi32((acc), (a), (w))
+#include "fused_q8_ymm.h"
 #include "fused_q8_kern.h"
