@@ -74,7 +74,7 @@ static void xnn_destroy(void *p)
             cc_stem_conv_finish(s->steps[n].stem);
         free(s->steps[n].stem);
         if (s->steps[n].fused)
-            cc_fused_block_finish(&s->steps[n].fused->b);
+            cc_xnn_fused_step_finish(s->steps[n].fused);
         free(s->steps[n].fused);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
@@ -169,7 +169,9 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
                  cc_stem_isa_name(s->stem_mode.isa));
     if (s->n_fused)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d fused blocks (%s)",
-                 s->n_fused, cc_stem_isa_name(cc_stem_isa_best()));
+                 s->n_fused,
+                 s->n_int8 ? cc_fq8_isa_name(cc_fq8_isa_best())
+                           : cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
@@ -210,7 +212,7 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         cc_stem_conv_run(st->stem, s->input, s->pool);
         break;
     case STEP_FUSED:
-        cc_fused_block_run(&st->fused->b, st->fused->x, st->fused->y, s->pool);
+        cc_xnn_fused_step_run(st->fused, s->pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:

@@ -257,8 +257,7 @@ size_t cc_xnn_scratch_floats(const struct cc_model *m, const struct cc_node *n)
  * Quantization helpers
  */
 
-/* v as int8 in quantization q, saturated; an infinite v is the open end of the range. */
-static int8_t quantize_bound(float v, struct cc_act_quant q)
+int8_t cc_xnn_quantize_bound(float v, struct cc_act_quant q)
 {
     float r = nearbyintf(v / q.scale) + (float)q.zero_point;
     return r <= -128.0f ? INT8_MIN : r >= 127.0f ? INT8_MAX : (int8_t)r;
@@ -268,8 +267,8 @@ static int8_t quantize_bound(float v, struct cc_act_quant q)
 static void act_bounds(const struct cc_xnn_build *b, int8_t *lo, int8_t *hi)
 {
     struct cc_act_quant q = OUTPUT(b)->act_quant;
-    *lo = quantize_bound(b->node->act.min, q);
-    *hi = quantize_bound(b->node->act.max, q);
+    *lo = cc_xnn_quantize_bound(b->node->act.min, q);
+    *hi = cc_xnn_quantize_bound(b->node->act.max, q);
 }
 
 static bool same_quant(const struct cc_tensor *a, const struct cc_tensor *b)
@@ -362,15 +361,20 @@ static int32_t *bias_i32(const struct cc_xnn_build *b, bool *ok)
     if (b->node->n_inputs < 3)
         return NULL;
     const struct cc_tensor *bias = TENSOR(b, 2), *w = TENSOR(b, 1);
-    float in_scale = TENSOR(b, 0)->act_quant.scale;
     int32_t *q = malloc((size_t)bias->count * sizeof(int32_t));
     if (!(*ok = q != NULL))
         return NULL;
-    for (int64_t o = 0; o < bias->count; o++) {
-        double v = nearbyint((double)bias->data[o] / ((double)in_scale * w->scales[o]));
+    cc_xnn_bias_i32(bias->data, bias->count, TENSOR(b, 0)->act_quant.scale, w->scales, q);
+    return q;
+}
+
+void cc_xnn_bias_i32(const float *bias, int64_t n, float in_scale, const float *w_scales,
+                     int32_t *q)
+{
+    for (int64_t o = 0; o < n; o++) {
+        double v = nearbyint((double)bias[o] / ((double)in_scale * w_scales[o]));
         q[o] = v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
     }
-    return q;
 }
 
 static const float *bias_f32(const struct cc_xnn_build *b)

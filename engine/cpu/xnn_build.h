@@ -72,6 +72,14 @@ const struct cc_xnn_op_row *cc_xnn_op_row(enum cc_op op);
  * stored as int8 here (reshape/flatten follow their input). */
 bool cc_xnn_runs_int8(const struct cc_model *m, const struct cc_node *n, bool in_int8);
 
+/* v as int8 in quantization q, saturated; an infinite v is the open end of the range. */
+int8_t cc_xnn_quantize_bound(float v, struct cc_act_quant q);
+
+/* n f32 biases as int32 at in_scale * w_scales[o], rounded half to even, saturated: what the
+ * int8 convolutions get (also the int8 fused block's, fused_q8.c). */
+void cc_xnn_bias_i32(const float *bias, int64_t n, float in_scale, const float *w_scales,
+                     int32_t *q);
+
 /* Floats of scratch memory node n's build needs in b->scratch (0: none). */
 size_t cc_xnn_scratch_floats(const struct cc_model *m, const struct cc_node *n);
 

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "blis_conv.h"
 #include "fused_block.h"
+#include "fused_q8.h"
 #include "plan.h"
 #include "stem_conv.h"
 #include "xnn_build.h"
@@ -59,12 +60,29 @@ enum step_kind {
     STEP_SKIP,     // a node that a block's STEP_FUSED computes
 };
 
-/* A fused block's step: the block and its input and output in the arena (not owned). */
+/* A fused block's step: the block (f32: b; int8: q) and its input and output in the arena
+ * (not owned). */
 struct fused_step {
-    struct cc_fused_block b;
-    const float *x;
-    float *y;
+    bool int8;
+    struct cc_fused_block b; // !int8: owned (cc_fused_block_finish); else zeroed
+    struct cc_fq8_block q;   // int8: owned (cc_fq8_finish); else zeroed
+    const void *x;
+    void *y;
 };
+
+static inline void cc_xnn_fused_step_run(const struct fused_step *f, pthreadpool_t pool)
+{
+    if (f->int8)
+        cc_fq8_run(&f->q, f->x, f->y, pool);
+    else
+        cc_fused_block_run(&f->b, f->x, f->y, pool);
+}
+
+static inline void cc_xnn_fused_step_finish(struct fused_step *f)
+{
+    cc_fused_block_finish(&f->b);
+    cc_fq8_finish(&f->q);
+}
 
 struct step {
     enum step_kind kind;

@@ -8,6 +8,22 @@
 #include "cpu_info.h"
 #include "xnn_steps.h"
 
+/* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
+ * BLIS, the stem or a fused block may run) or int8 (which a fused block may run). */
+static bool has_choice(const struct cc_node *n)
+{
+    return n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1;
+}
+
+/* Node n's index among the convolutions that have a character in the layer-choice cache. */
+static int choice_index(const struct xnn_state *s, int n)
+{
+    int i = 0;
+    for (int k = 0; k < n; k++)
+        i += has_choice(&s->model->nodes[k]);
+    return i;
+}
+
 /* An earlier such convolution with the same input and weight shapes and attributes
  * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
  * measured choice instead of timing again, which matters where timing is slow (a Pi, an
@@ -49,7 +65,7 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
         else if (st->kind == STEP_STEM)
             cc_stem_conv_run(st->stem, probe, s->pool);
         else if (st->kind == STEP_FUSED)
-            cc_fused_block_run(&st->fused->b, st->fused->x, st->fused->y, s->pool);
+            cc_xnn_fused_step_run(st->fused, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -119,10 +135,10 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
     // A remembered stem ('s') or fused block ('f') switched off: this layer is measured again.
     bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
-    char was = s->remembered ? s->remembered[s->n_gemm - 1] : 0;
+    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
         !(fused_off && was == 'f')) {
-        blis = s->remembered[s->n_gemm - 1] == 'b';
+        blis = was == 'b';
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
@@ -200,7 +216,7 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
         return false; // st->stem: freed by xnn_destroy
     bool keep = forced;
     if (!forced && s->remembered) {
-        keep = s->remembered[s->n_gemm - 1] == 's';
+        keep = s->remembered[choice_index(s, n)] == 's';
     } else if (!forced) {
         float *probe = calloc((size_t)m->tensors[in].count, sizeof(float));
         if (!probe)
@@ -236,18 +252,53 @@ static bool runs_last(const struct xnn_state *s, int n)
     return true;
 }
 
-/* Whether f's nodes run as f32 XNNPACK or BLIS steps and its input and output do not overlap
- * (the planner may give the output the memory of an input that dies inside the block). */
-static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f)
+/* Whether f's nodes all run as f32 XNNPACK or BLIS steps (*int8 false), or all as int8
+ * XNNPACK steps (*int8 true), with the block's tensors in that type, and its input and output
+ * do not overlap (the planner may give the output the memory of an input that dies inside the
+ * block). */
+static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f, bool *int8)
 {
     const struct cc_model *m = s->model;
+    *int8 = s->steps[f->first].int8;
     for (int k = f->first; k <= f->last; k++)
-        if (s->steps[k].int8 || (s->steps[k].kind != STEP_XNN && s->steps[k].kind != STEP_BLIS))
+        if (s->steps[k].int8 != *int8 ||
+            (s->steps[k].kind != STEP_XNN && (*int8 || s->steps[k].kind != STEP_BLIS)))
             return false;
+    enum store type = *int8 ? STORE_QS8 : STORE_F32;
     const struct place *x = &s->places[f->x], *y = &s->places[f->y];
     const char *xb = x->data, *yb = y->data;
-    size_t xn = m->tensors[f->x].count * sizeof(float), yn = m->tensors[f->y].count * sizeof(float);
-    return x->type == STORE_F32 && y->type == STORE_F32 && (xb + xn <= yb || yb + yn <= xb);
+    size_t xn = m->tensors[f->x].count * cc_xnn_elem_size(type);
+    size_t yn = m->tensors[f->y].count * cc_xnn_elem_size(type);
+    return x->type == type && y->type == type && (xb + xn <= yb || yb + yn <= xb);
+}
+
+/* f's fused step (int8: from the model's int8 weights and quantizations), or NULL: not one
+ * (then err is untouched) or an error (then false in *ok, err set). */
+static struct fused_step *fused_step_new(struct xnn_state *s, struct cc_fused_match *f, bool *ok,
+                                         struct cc_error *err)
+{
+    bool int8;
+    struct cc_fq8_desc q;
+    *ok = true;
+    if (!fusable(s, f, &int8) || (int8 && !cc_fq8_from_match(s->model, f, &q)))
+        return NULL;
+    struct fused_step *fs = calloc(1, sizeof(*fs));
+    int bands = (int)cc_xnn_pool_threads(s);
+    if (!fs) {
+        *ok = cc_error_set(err, "cpu backend: out of memory for a fused block");
+        return NULL;
+    }
+    fs->int8 = int8;
+    *ok = int8 ? cc_fq8_init(&fs->q, &q, cc_fq8_isa_best(), bands, err)
+               : cc_fused_block_init(&fs->b, &f->d, cc_stem_isa_best(), bands, err);
+    if (!*ok) {
+        free(fs);
+        return NULL;
+    }
+    fs->x = s->places[f->x].data;
+    fs->y = s->places[f->y].data;
+    fs->b.yield = fs->q.yield = runs_last(s, f->last);
+    return fs;
 }
 
 /* The least time of f's steps (fused: the fused step instead), runs runs each. */
@@ -260,15 +311,6 @@ static double block_time(struct xnn_state *s, const struct cc_fused_match *f,
     for (int k = f->first; k <= f->last; k++)
         sum += min_time(s, &s->model->nodes[k], &s->steps[k], NULL, runs);
     return sum;
-}
-
-/* Node n's index among the convolutions that have a character in the layer-choice cache. */
-static int choice_index(const struct xnn_state *s, int n)
-{
-    int i = 0;
-    for (int k = 0; k < n; k++)
-        i += cc_xnn_blis_can_run(s->model, &s->model->nodes[k], &s->steps[k]);
-    return i;
 }
 
 /* Makes the block whose project conv is node p (fused_block.h, cc_fused_block_match) one
@@ -284,19 +326,11 @@ static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_opti
     struct cc_fused_match f;
     if ((!forced && !measure) || !cc_fused_block_match(s->model, p, &f))
         return true;
-    struct fused_step *fs = fusable(s, &f) ? calloc(1, sizeof(*fs)) : NULL;
-    if (fs &&
-        !cc_fused_block_init(&fs->b, &f.d, cc_stem_isa_best(), (int)cc_xnn_pool_threads(s), err)) {
-        free(fs);
-        cc_fused_match_free(&f);
-        return false;
-    }
+    bool ok;
+    struct fused_step *fs = fused_step_new(s, &f, &ok, err);
     cc_fused_match_free(&f);
     if (!fs)
-        return true;
-    fs->x = s->places[f.x].data;
-    fs->y = s->places[f.y].data;
-    fs->b.yield = runs_last(s, f.last);
+        return ok;
     struct step st = {.kind = STEP_FUSED, .fused = fs};
     bool keep = forced;
     if (!forced && s->remembered) {
@@ -307,7 +341,7 @@ static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_opti
         keep = block_time(s, &f, &st, 3) < block_time(s, &f, NULL, 3);
     }
     if (!keep) {
-        cc_fused_block_finish(&fs->b);
+        cc_xnn_fused_step_finish(fs);
         free(fs);
         return true;
     }
@@ -373,8 +407,9 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 #define CHOICES_NAME "cpu-layer-choices.txt"
-// 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv
-#define CHOICES_HEADER "camclass cpu layer choices 4\n"
+// 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv;
+// 5: int8 one-group convs too ('x' or 'f': the int8 fused block)
+#define CHOICES_HEADER "camclass cpu layer choices 5\n"
 
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count and CPU: a later start with the same key times nothing (that
@@ -398,7 +433,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
     int count = 0;
     for (int n = 0; n < m->n_nodes; n++)
-        count += cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]);
+        count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
         strspn(got, "bxsf") == strlen(got))
         s->remembered = got;
@@ -409,7 +444,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
         s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
-            if (cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]))
+            if (has_choice(&m->nodes[n]))
                 got[i++] = s->steps[n].kind == STEP_BLIS                                     ? 'b'
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'

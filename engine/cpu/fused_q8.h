@@ -1,0 +1,137 @@
+/* camclass — the CPU backend's fused inverted-residual block in int8 (issue 26 §3; internal
+ * to engine/): fused_block.h's block (expand 1x1 -> depthwise 3x3 -> project 1x1 (+ add))
+ * over bands of output rows with a ring of 3 expanded rows, for an int8 model's block whose
+ * nodes the backend would run in int8 on XNNPACK's QC8/QS8 operators, computing what they
+ * compute, exactly:
+ *   - each conv: acc = bias_q + sum (x - zx) * w (int32; bias_q = round-half-even(bias /
+ *     (sx * sw[o])), as xnn_build.c gives XNNPACK), then XNNPACK's "fp32" requantization:
+ *     y = clamp(round-half-even((float)acc * s[o]) + zy) with s[o] = sx * sw[o] / sy in f32
+ *     (XNNPACK's formula and order), the clamp the node's activation quantized;
+ *   - the add: XNNPACK's QS8 add: multipliers lrintf((sa / sy) * 2^shift) with shift from
+ *     the larger ratio's exponent (20 multiplier bits), y = ((bias + rounding + a * ma + b *
+ *     mb) >> shift) + zy, clamped.
+ * So a fused block's output equals the per-layer path's, value for value (tests/engine:
+ * fused-q8 against a plain C composition of those formulas, exact; mobilenet_v2-int8 fused
+ * against unfused).
+ *
+ * Layout: int8 NHWC activations; the ring's and the depthwise row's padding hold the
+ * depthwise input's zero point (the value of 0). 1x1 weights are packed for dot products of
+ * 4 input channels: (k4, n_pad, 4) bytes, group g's 4 weights of output o at (g * n_pad + o)
+ * * 4; the input is read as unsigned (x + 128), the 128 * sum(w) folded into the bias with
+ * the zero point. Depthwise weights (9, c_pad) int32. *_pad: channels rounded up to 32.
+ *
+ * Kernels (struct cc_fq8_kernels): AVX-512 VNNI (vpdpbusd: 4 products a lane per
+ * instruction; needs AVX512F/BW/VNNI), AVX-VNNI (the same on 256-bit vectors: Alder Lake and
+ * later, Zen 5), AVX2 (vpmaddwd on the even and odd bytes) and portable C; chosen by
+ * cc_fq8_isa_best (the last of those the host runs).
+ */
+#ifndef CC_FUSED_Q8_H
+#define CC_FUSED_Q8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pthreadpool.h>
+
+#include "error.h"
+#include "fused_block.h"
+#include "model.h"
+
+/* One int8 block: shapes as fused_block.h's desc; weights and quantizations of the model. */
+struct cc_fq8_desc {
+    int h, w, cin, cexp, cout, stride;
+    bool expand, residual;
+    const int8_t *we, *wd, *wp;   // (cexp, cin), (cexp, 9), (cout, cexp); we NULL: !expand
+    const float *swe, *swd, *swp; // their per-output-channel scales
+    const float *be, *bd, *bp;    // f32 biases or NULL
+    struct cc_act_quant qx, qe, qd, qp, qy; // input, expand, depthwise, project, add outputs
+    int8_t lo[4], hi[4]; // the clamps of expand, depthwise, project and add, quantized
+};
+
+/* A 1x1 GEMM as the kernels see it: m pixels, pixel p's k int8 inputs at a + p * lda, its
+ * n_store outputs at c + p * ldc; with res, XNNPACK's add of res + p * ldc after. */
+struct cc_fq8_gemm {
+    const int8_t *a;
+    size_t lda;
+    const int8_t *w;     // (k4, n_pad, 4)
+    const int32_t *bias; // (n_pad), zero points folded in
+    const float *scale;  // (n_pad)
+    int m, k, n, n_pad, n_store;
+    int8_t *c;
+    size_t ldc;
+    float lo, hi; // the clamp less the zero point
+    int32_t zp;
+    const int8_t *res; // NULL: no add
+    int32_t add_a, add_b, add_bias, add_shift, add_zp, add_lo, add_hi;
+};
+
+/* One depthwise row (fused_block.h's struct cc_fused_dw, int8). */
+struct cc_fq8_dw {
+    const int8_t *rows[3];
+    const int32_t *w, *bias; // (9, c_pad), (c_pad)
+    const float *scale;      // (c_pad)
+    int c, c_pad, wo, stride;
+    int8_t *y; // (wo, c_pad)
+    float lo, hi;
+    int32_t zp;
+};
+
+struct cc_fq8_kernels {
+    void (*gemm)(const struct cc_fq8_gemm *g);
+    void (*dw)(const struct cc_fq8_dw *d);
+};
+
+enum cc_fq8_isa { CC_FQ8_C, CC_FQ8_AVX2, CC_FQ8_AVXVNNI, CC_FQ8_AVX512VNNI, CC_FQ8_ISA_COUNT };
+
+/* Whether this build and CPU run isa's kernels; the best that does; its name. */
+bool cc_fq8_isa_runs(enum cc_fq8_isa isa);
+enum cc_fq8_isa cc_fq8_isa_best(void);
+const char *cc_fq8_isa_name(enum cc_fq8_isa isa);
+
+struct cc_fq8_block {
+    struct cc_fq8_desc d; // shapes and quantizations (weight pointers NULL)
+    int ho, wo, cexp_pad, cout_pad;
+    int8_t *we, *wp;                           // packed 1x1 weights; owned
+    int32_t *wd, *be, *bd, *bp;                // depthwise weights, biases with zero points; owned
+    float *se, *sd, *sp;                       // requantization scales; owned
+    int32_t add_a, add_b, add_bias, add_shift; // the add's (residual only)
+    int bands;
+    size_t scratch_bytes; // a band's: ring of 3 rows, the zero-point row, the depthwise row
+    int8_t *scratch;      // (bands, scratch_bytes); owned
+    enum cc_fq8_isa isa;
+    struct cc_fq8_kernels k;
+    bool yield; // as struct cc_fused_block's
+};
+
+/* Whether d is a block this code runs (fused_block.h's shapes, weights and scales given,
+ * positive activation scales); false with one line in err. */
+bool cc_fq8_check(const struct cc_fq8_desc *d, struct cc_error *err);
+
+/* Packs d for isa's kernels with scratch for bands bands; false with err (not a block, a
+ * kernel family this host lacks, out of memory). Finish with cc_fq8_finish. */
+bool cc_fq8_init(struct cc_fq8_block *b, const struct cc_fq8_desc *d, enum cc_fq8_isa isa,
+                 int bands, struct cc_error *err);
+void cc_fq8_finish(struct cc_fq8_block *b); // accepts a zeroed or half-built b
+
+/* Output rows [r0, r1) of y (ho, wo, cout) from x (h, w, cin), int8 NHWC, with scratch band. */
+void cc_fq8_band(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, int r0, int r1,
+                 int band);
+
+/* The whole block on pool (NULL: the calling thread), one band per task; x, y apart. */
+void cc_fq8_run(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, pthreadpool_t pool);
+
+/* The int8 block of match f in m (cc_fused_block_match: nodes f->first .. f->last), where
+ * every tensor of it is quantized and its weights i8; d points into m. False when not. */
+bool cc_fq8_from_match(const struct cc_model *m, const struct cc_fused_match *f,
+                       struct cc_fq8_desc *d);
+
+/* The x86-64 kernels (fused_q8_x86.c). */
+void cc_fq8_gemm_avx512vnni(const struct cc_fq8_gemm *g);
+void cc_fq8_dw_avx512vnni(const struct cc_fq8_dw *d);
+void cc_fq8_gemm_avx2(const struct cc_fq8_gemm *g);
+void cc_fq8_dw_avx2(const struct cc_fq8_dw *d);
+void cc_fq8_gemm_avxvnni(const struct cc_fq8_gemm *g);
+void cc_fq8_dw_avxvnni(const struct cc_fq8_dw *d);
+
+#endif

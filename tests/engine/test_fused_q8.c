@@ -1,0 +1,270 @@
+/* camclass — the int8 fused inverted-residual block (engine/cpu/fused_q8.h) against a plain
+ * composition, written here, of what XNNPACK's QC8 convolutions and QS8 add compute (layer by
+ * layer, NHWC, int8 tensors between the layers; fused_q8.h's formulas: int32 sums of
+ * (x - zero point) x weight plus the bias rounded to int32, requantized by (float)acc *
+ * (sx * sw / sy) in f32 rounded half to even, clamped; the add's 20-bit multipliers and shift).
+ *
+ * Blocks: expand ratios 1 and 6, strides 1 and 2, residual or not, odd channel counts (3, 5,
+ * 17, 33, ...: the 4-input groups' tails), sizes 1 to 57 and one 112x112, random int8
+ * weights, scales, zero points and clamps; every kernel family the host runs (portable C,
+ * AVX2, AVX-512 VNNI), 1 to 4 threads (as many bands), the output poisoned with two different
+ * values (a value left unwritten fails one of them). Tolerance: none (exact).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fused_q8.h"
+#include "testutil.h"
+
+/* A random block and its buffers (owned: free_block). */
+struct block {
+    struct cc_fq8_desc d;
+    int8_t *w[3]; // we, wd, wp
+    float *f[6];  // swe, swd, swp, be, bd, bp
+};
+
+static int8_t *random_i8(struct tu_rng *r, size_t n)
+{
+    int8_t *p = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (int8_t)tu_rng_range(r, -128, 127);
+    return p;
+}
+
+static float *random_floats(struct tu_rng *r, size_t n, float lo, float hi)
+{
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    tu_rng_fill(r, p, n, lo, hi);
+    return p;
+}
+
+/* An output quantization for sums of k products of int8 (x - z) and weights at scales sx, sw:
+ * about 100 steps for a typical sum, so the requantization neither saturates nor vanishes. */
+static struct cc_act_quant out_quant(struct tu_rng *r, float sx, float sw, int k)
+{
+    float typical = 70.0f * 70.0f * sqrtf((float)k) * sx * sw;
+    return (struct cc_act_quant){typical / tu_rng_uniform(r, 40, 120), tu_rng_range(r, -20, 20)};
+}
+
+/* Clamps: half the time ReLU-like (the zero point up), else none, and a top now and then. */
+static void random_clamp(struct tu_rng *r, struct cc_act_quant q, int8_t *lo, int8_t *hi)
+{
+    *lo = tu_rng_range(r, 0, 1) ? (int8_t)q.zero_point : INT8_MIN;
+    *hi = tu_rng_range(r, 0, 2) ? INT8_MAX : (int8_t)tu_rng_range(r, q.zero_point + 1, 127);
+}
+
+static void make_block(struct block *b, struct tu_rng *r, int size, int cin, int t, int cout,
+                       int stride)
+{
+    int cexp = cin * t, w = size > 2 ? size + tu_rng_range(r, -1, 1) : size;
+    memset(b, 0, sizeof(*b));
+    b->d = (struct cc_fq8_desc){
+        .h = size,
+        .w = w,
+        .cin = cin,
+        .cexp = cexp,
+        .cout = cout,
+        .stride = stride,
+        .expand = t != 1,
+        .residual = stride == 1 && cin == cout,
+        .qx = {tu_rng_uniform(r, 0.01f, 0.05f), tu_rng_range(r, -30, 30)},
+    };
+    struct cc_fq8_desc *d = &b->d;
+    b->w[0] = d->expand ? random_i8(r, (size_t)cexp * cin) : NULL;
+    b->w[1] = random_i8(r, (size_t)cexp * 9);
+    b->w[2] = random_i8(r, (size_t)cout * cexp);
+    b->f[0] = random_floats(r, (size_t)cexp, 0.002f, 0.02f);
+    b->f[1] = random_floats(r, (size_t)cexp, 0.002f, 0.02f);
+    b->f[2] = random_floats(r, (size_t)cout, 0.002f, 0.02f);
+    b->f[3] = random_floats(r, (size_t)cexp, -0.5f, 0.5f);
+    b->f[4] = random_floats(r, (size_t)cexp, -0.5f, 0.5f);
+    b->f[5] = tu_rng_range(r, 0, 3) ? random_floats(r, (size_t)cout, -0.5f, 0.5f) : NULL;
+    d->we = b->w[0], d->wd = b->w[1], d->wp = b->w[2];
+    d->swe = d->expand ? b->f[0] : NULL, d->swd = b->f[1], d->swp = b->f[2];
+    d->be = d->expand ? b->f[3] : NULL, d->bd = b->f[4], d->bp = b->f[5];
+    d->qe = d->expand ? out_quant(r, d->qx.scale, 0.01f, cin) : d->qx;
+    d->qd = out_quant(r, d->qe.scale, 0.01f, 9);
+    d->qp = out_quant(r, d->qd.scale, 0.01f, cexp);
+    d->qy = (struct cc_act_quant){fmaxf(d->qp.scale, d->qx.scale) * tu_rng_uniform(r, 0.8f, 2),
+                                  tu_rng_range(r, -20, 20)};
+    struct cc_act_quant qs[4] = {d->qe, d->qd, d->qp, d->qy};
+    for (int i = 0; i < 4; i++)
+        random_clamp(r, qs[i], &d->lo[i], &d->hi[i]);
+    d->lo[2] = d->lo[3] = INT8_MIN; // project and add: no clamp, as in mobilenet_v2
+    d->hi[2] = d->hi[3] = INT8_MAX;
+}
+
+static void free_block(struct block *b)
+{
+    for (int i = 0; i < 3; i++)
+        free(b->w[i]);
+    for (int i = 0; i < 6; i++)
+        free(b->f[i]);
+}
+
+/* One conv output value: bias (f32) rounded to int32 at sx * sw, plus acc, requantized. */
+static int8_t requantize(int64_t acc, const float *bias, float sx, float sw, struct cc_act_quant y,
+                         int8_t lo, int8_t hi)
+{
+    if (bias)
+        acc += (int64_t)nearbyint((double)*bias / ((double)sx * sw));
+    float s = sx * sw;
+    s = s / y.scale;
+    float v = nearbyintf((float)(int32_t)acc * s) + (float)y.zero_point;
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* y (h, w, o) = 1x1 conv of x (h, w, c) quantized qx into qy. */
+static void conv1x1(const int8_t *x, size_t pixels, int c, int o, const int8_t *w, const float *sw,
+                    const float *b, struct cc_act_quant qx, struct cc_act_quant qy, int8_t lo,
+                    int8_t hi, int8_t *y)
+{
+    for (size_t p = 0; p < pixels; p++)
+        for (int oc = 0; oc < o; oc++) {
+            int64_t acc = 0;
+            for (int k = 0; k < c; k++)
+                acc += (x[p * c + k] - qx.zero_point) * w[(size_t)oc * c + k];
+            y[p * o + oc] = requantize(acc, b ? b + oc : NULL, qx.scale, sw[oc], qy, lo, hi);
+        }
+}
+
+/* The block's depthwise 3x3 (padding 1: zero in real terms) of e (h, w, c) into dw (ho, wo, c). */
+static void depthwise(const struct cc_fq8_desc *d, const int8_t *e, int ho, int wo, int8_t *dw)
+{
+    struct cc_act_quant qe = d->qe;
+    for (int oy = 0; oy < ho; oy++)
+        for (int ox = 0; ox < wo; ox++)
+            for (int c = 0; c < d->cexp; c++) {
+                int64_t acc = 0;
+                for (int t = 0; t < 9; t++) {
+                    int iy = oy * d->stride - 1 + t / 3, ix = ox * d->stride - 1 + t % 3;
+                    if (iy >= 0 && iy < d->h && ix >= 0 && ix < d->w)
+                        acc += (e[((size_t)iy * d->w + ix) * d->cexp + c] - qe.zero_point) *
+                               d->wd[(size_t)c * 9 + t];
+                }
+                dw[((size_t)oy * wo + ox) * d->cexp + c] =
+                    requantize(acc, d->bd + c, qe.scale, d->swd[c], d->qd, d->lo[1], d->hi[1]);
+            }
+}
+
+/* XNNPACK's QS8 add of a (quantized qa) and b (qb) into qy, as its init and kernels do it. */
+static int8_t add(int a, int b, struct cc_act_quant qa, struct cc_act_quant qb,
+                  struct cc_act_quant qy, int8_t lo, int8_t hi)
+{
+    float sa = qa.scale / qy.scale, sb = qb.scale / qy.scale;
+    int shift = 20 - ilogbf(fmaxf(sa, sb));
+    int64_t ma = lrintf(ldexpf(sa, shift)), mb = lrintf(ldexpf(sb, shift));
+    int64_t acc = (a - qa.zero_point) * ma + (b - qb.zero_point) * mb + ((int64_t)1 << (shift - 1));
+    int64_t v = (acc >> shift) + qy.zero_point; // arithmetic: floor
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+static void reference(const struct cc_fq8_desc *d, const int8_t *x, int8_t *y, int ho, int wo)
+{
+    size_t in = (size_t)d->h * d->w, out = (size_t)ho * wo;
+    int8_t *e = malloc(in * d->cexp), *dw = malloc(out * d->cexp);
+    if (d->expand)
+        conv1x1(x, in, d->cin, d->cexp, d->we, d->swe, d->be, d->qx, d->qe, d->lo[0], d->hi[0], e);
+    else
+        memcpy(e, x, in * d->cin);
+    depthwise(d, e, ho, wo, dw);
+    conv1x1(dw, out, d->cexp, d->cout, d->wp, d->swp, d->bp, d->qd, d->qp, d->lo[2], d->hi[2], y);
+    for (size_t i = 0; d->residual && i < out * d->cout; i++)
+        y[i] = add(y[i], x[i], d->qp, d->qx, d->qy, d->lo[3], d->hi[3]);
+    free(e), free(dw);
+}
+
+/* The fused block b with isa's kernels on 1 to 4 threads against the reference. */
+static void check_block(const struct block *b, struct tu_rng *r, enum cc_fq8_isa isa)
+{
+    const struct cc_fq8_desc *d = &b->d;
+    int ho = (d->h - 1) / d->stride + 1, wo = (d->w - 1) / d->stride + 1;
+    size_t n_in = (size_t)d->h * d->w * d->cin, n_out = (size_t)ho * wo * d->cout;
+    int8_t *x = random_i8(r, n_in), *want = malloc(n_out), *got = malloc(n_out);
+    reference(d, x, want, ho, wo);
+    for (int threads = 1; threads <= 4; threads++) {
+        struct cc_fq8_block fb;
+        struct cc_error err = {0};
+        if (!CHECKF(cc_fq8_init(&fb, d, isa, threads, &err), "init: %s", err.msg))
+            break;
+        pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+        for (int poison = 0; poison < 2; poison++) {
+            memset(got, poison ? 0x55 : 0xaa, n_out);
+            cc_fq8_run(&fb, x, got, pool);
+            size_t bad = 0, first = 0;
+            for (size_t i = n_out; i-- > 0;)
+                if (got[i] != want[i])
+                    bad++, first = i;
+            CHECKF(!bad,
+                   "%s, %d thread(s): %dx%d %d -> %d -> %d stride %d%s: %zu of %zu values differ, "
+                   "first at pixel %zu channel %zu (got %d, want %d)",
+                   cc_fq8_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout, d->stride,
+                   d->residual ? " residual" : "", bad, n_out, first / d->cout, first % d->cout,
+                   got[first], want[first]);
+        }
+        pthreadpool_destroy(pool);
+        cc_fq8_finish(&fb);
+    }
+    free(x), free(want), free(got);
+}
+
+/* Blocks every family the host runs must compute: [size, cin, t, cout, stride]. */
+static const int fixed[][5] = {
+    {112, 32, 1, 16, 1}, // mobilenet_v2's first block
+    {13, 16, 6, 24, 2},  {14, 24, 6, 24, 1}, {9, 24, 6, 32, 2}, {7, 3, 6, 3, 1},
+    {1, 17, 6, 17, 1},   {1, 24, 1, 24, 2},  {2, 3, 1, 17, 1},  {57, 17, 6, 24, 2},
+    {7, 160, 6, 160, 1}, // mobilenet_v2's widest (960 expanded channels)
+};
+
+static void check_bad_desc(void)
+{
+    struct block b;
+    struct tu_rng r;
+    tu_rng_seed(&r, 1);
+    make_block(&b, &r, 8, 16, 6, 24, 1);
+    b.d.residual = true; // 16 -> 24: no residual can be added
+    struct cc_fq8_block fb;
+    struct cc_error err = {0};
+    CHECK(!cc_fq8_init(&fb, &b.d, CC_FQ8_C, 1, &err));
+    CHECKF(strstr(err.msg, "residual") != NULL, "error: %s", err.msg);
+    b.d.residual = false;
+    b.d.qd.scale = 0;
+    CHECK(!cc_fq8_init(&fb, &b.d, CC_FQ8_C, 1, &err));
+    CHECKF(strstr(err.msg, "scale") != NULL, "error: %s", err.msg);
+    free_block(&b);
+}
+
+int main(void)
+{
+    struct tu_rng r;
+    tu_rng_seed(&r, 2026);
+    check_bad_desc();
+    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
+        if (!cc_fq8_isa_runs((enum cc_fq8_isa)isa)) {
+            printf("# %s: not on this CPU or build\n", cc_fq8_isa_name((enum cc_fq8_isa)isa));
+            continue;
+        }
+        int cases = 0;
+        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
+            struct block b;
+            make_block(&b, &r, fixed[i][0], fixed[i][1], fixed[i][2], fixed[i][3], fixed[i][4]);
+            check_block(&b, &r, (enum cc_fq8_isa)isa);
+            free_block(&b);
+        }
+        static const int channels[] = {3, 5, 8, 16, 17, 24, 33};
+        for (int i = 0; i < 24; i++, cases++) {
+            struct block b;
+            int cin = channels[tu_rng_range(&r, 0, 6)], cout = channels[tu_rng_range(&r, 0, 6)];
+            int stride = tu_rng_range(&r, 1, 2);
+            cout = stride == 1 && tu_rng_range(&r, 0, 1) ? cin : cout; // residual half the time
+            make_block(&b, &r, tu_rng_range(&r, 1, 57), cin, tu_rng_range(&r, 0, 1) ? 6 : 1, cout,
+                       stride);
+            check_block(&b, &r, (enum cc_fq8_isa)isa);
+            free_block(&b);
+        }
+        printf("# %s: %d blocks x 1-4 threads\n", cc_fq8_isa_name((enum cc_fq8_isa)isa), cases);
+    }
+    return tu_exit_code();
+}

@@ -1,0 +1,128 @@
+/* camclass — the int8 fused blocks in a whole network:
+ *
+ *     test_network_q8_fused INT8_BUNDLE
+ *
+ * INT8_BUNDLE (the build's random mobilenet_v2 with int8 weights and activations) on the CPU
+ * backend layer by layer (CAMCLASS_CPU_FUSED=off: XNNPACK's QC8/QS8 operators) and with every
+ * inverted-residual block fused (=on: engine/cpu/fused_q8.h), 1 and 2 threads, memory
+ * poisoned before every run, on two random inputs. Passes when the fused engine says it runs
+ * all 17 blocks fused in int8 and its outputs equal the unfused ones exactly: the fused
+ * block computes XNNPACK's int8 arithmetic value for value, so no error may accumulate over
+ * the 17 blocks. Also: a layer-choice cache written for the int8 model (measured) has one
+ * letter per one-group conv, 'x' or 'f', and a forged all-'f' line is obeyed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "testutil.h"
+
+enum { BLOCKS = 17 }; // mobilenet_v2's inverted-residual blocks
+
+static struct cc_engine *create(const char *bundle, const char *fused, int threads,
+                                const char *cache)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options o = cc_engine_options_default();
+    o.backend = CC_BACKEND_CPU;
+    o.cpu_threads = threads;
+    o.cpu_cache = cache;
+    o.poison = true;
+    setenv("CAMCLASS_CPU_FUSED", fused, 1);
+    struct cc_engine *e = cc_engine_create(bundle, &o, &err);
+    CHECKF(e != NULL, "cpu engine, fused %s, %d thread(s): %s", fused, threads, err.msg);
+    return e;
+}
+
+/* Output of e on input seed (count values uniform in [-2, 2]); malloc'd, NULL on failure. */
+static float *run(struct cc_engine *e, uint64_t seed)
+{
+    struct cc_error err = {0};
+    size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
+    float *in = malloc(n_in * sizeof(float)), *out = malloc(n_out * sizeof(float));
+    struct tu_rng r;
+    tu_rng_seed(&r, seed);
+    tu_rng_fill(&r, in, n_in, -2.0f, 2.0f);
+    bool ok = CHECKF(cc_engine_run(e, in, out, &err), "run: %s", err.msg);
+    free(in);
+    if (!ok)
+        free(out);
+    return ok ? out : NULL;
+}
+
+static void compare(const char *bundle, int threads)
+{
+    struct cc_engine *layers = create(bundle, "off", threads, "");
+    struct cc_engine *fused = create(bundle, "on", threads, "");
+    if (!layers || !fused)
+        goto done;
+    const char *name = cc_engine_device_name(fused);
+    char want[64];
+    snprintf(want, sizeof(want), ", %d fused blocks (", BLOCKS);
+    printf("%d thread(s): %s\n", threads, name);
+    CHECKF(strstr(name, want) && strstr(name, "int8"), "not all blocks fused in int8: %s", name);
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        float *a = run(layers, seed), *b = run(fused, seed);
+        size_t n = cc_engine_output_count(fused), worst = 0;
+        if (a && b) {
+            double diff = tu_max_abs_diff(a, b, n, &worst);
+            printf("  input %d: max |fused - layers| = %g (of max %g)\n", (int)seed, diff,
+                   tu_max_abs(a, n));
+            CHECKF(diff == 0, "%d thread(s), input %d: fused %g, layers %g at output %zu", threads,
+                   (int)seed, b[worst], a[worst], worst);
+        }
+        free(a), free(b);
+    }
+done:
+    cc_engine_destroy(layers);
+    cc_engine_destroy(fused);
+}
+
+/* The measured choices of the int8 model are cached, and a forged line is obeyed. */
+static void check_cache(const char *bundle)
+{
+    char dir[] = "/tmp/camclass-q8-XXXXXX", path[300];
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return;
+    snprintf(path, sizeof(path), "%s/choices.txt", dir);
+    cc_engine_destroy(create(bundle, "measure", 1, path));
+    FILE *f = fopen(path, "r");
+    char text[4096] = "";
+    size_t len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    text[len] = 0;
+    if (f)
+        fclose(f);
+    char *tab = strrchr(text, '\t');
+    int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
+    CHECKF(tab && n == 35 && (int)strspn(tab + 1, "xf") == n, "int8 choices: %s", text);
+    if (tab) {
+        memset(tab + 1, 'f', (size_t)n);
+        f = fopen(path, "w");
+        if (CHECK(f != NULL)) {
+            fputs(text, f);
+            fclose(f);
+        }
+        struct cc_engine *e = create(bundle, "measure", 1, path);
+        char want[64];
+        snprintf(want, sizeof(want), ", %d fused blocks (", BLOCKS);
+        CHECKF(e && strstr(cc_engine_device_name(e), want), "all-'f' line obeyed: %s",
+               e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s INT8_BUNDLE\n", argv[0]);
+        return 2;
+    }
+    compare(argv[1], 1);
+    compare(argv[1], 2);
+    check_cache(argv[1]);
+    return tu_exit_code();
+}
