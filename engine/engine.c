@@ -9,7 +9,6 @@
 #include "ref_ops.h"
 #include "engine.h"
 #include "vk_context.h"
-#include "vk_fault.h"
 #include "vk_profile.h"
 
 struct cc_engine {
@@ -25,27 +24,6 @@ struct cc_engine {
     size_t tap_count;                  // its f32 values; 0 without a tap
     bool ran;                          // a run succeeded: the tap holds values
 };
-
-struct cc_engine_options cc_engine_options_default(void)
-{
-    return (struct cc_engine_options){
-        .backend = CC_BACKEND_AUTO,
-        .device_index = -1,
-        .profile = false,
-        .pipeline_cache = NULL,
-        .notices = NULL,
-        .cpu_threads = 0,
-        .cpu_pointwise = CC_CPU_POINTWISE_MEASURE,
-        .cpu_cache = NULL,
-        .auto_cache = NULL,
-        .vk_staging = false,
-        .vk_profile = NULL,
-        .cpu_fallback = false,
-        .vk_fault = NULL,
-        .poison = false,
-        .tap = NULL,
-    };
-}
 
 int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts)
 {
@@ -305,11 +283,6 @@ void cc_engine_destroy(struct cc_engine *e)
 
 /* The Vulkan helpers app/ needs, forwarded so that the vulkan/ files depend on their own headers
  * only (engine.h is the public set). */
-bool cc_engine_vk_fault_valid(const char *spec, struct cc_error *err)
-{
-    return cc_vk_fault_valid(spec, err);
-}
-
 bool cc_engine_vk_profile_known(const char *name, const char **known)
 {
     return cc_vk_profile_known(name, known);

@@ -1,5 +1,6 @@
 """A mosquitto broker on a loopback port for the tests that need one (test_mqtt.py,
-test_model_set.py).
+test_model_set.py,
+test_cameras_events.py).
 
     sys.path.insert(0, <the tests/app folder>)
     from mqtt_broker import Broker

@@ -25,9 +25,7 @@ cameras of a config loop a picture each (blue, red, a thick cross; one camera's 
 """
 import json
 import os
-import pwd
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -36,6 +34,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import (bound, check, env_headless, free_port, host_command, in_tmpdir,  # noqa: E402
                     lines_of, terminate, wait_for)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mqtt_broker  # noqa: E402
 
 PART, EXE, MODEL, SAMPLES = sys.argv[1:5]
 PICTURES = {"door": "004-blue.png", "yard": "018-red.png", "back gate": "008-thick-cross.png"}
@@ -117,25 +117,13 @@ def one_line_exit_2(root, config, args, says, what):
 # mqtt
 
 
-class Broker:
-    """mosquitto on 127.0.0.1:port, its log (connections) in root."""
+class Broker(mqtt_broker.Broker):
+    """mqtt_broker's mosquitto on a free port, its log (connections) in root, started; with the
+    subscribers this test reads."""
 
     def __init__(self, root):
-        self.port = free_port()
-        self.conf, self.log = os.path.join(root, "mosquitto.conf"), os.path.join(root, "broker.log")
-        with open(self.conf, "w") as f:
-            f.write("listener %d 127.0.0.1\nallow_anonymous true\nuser %s\n"
-                    % (self.port, pwd.getpwuid(os.getuid()).pw_name))
-        self.p = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=open(self.log, "w"),
-                                  stderr=subprocess.STDOUT)
-        check(wait_for(self.accepts, 10), "mosquitto does not listen")
-
-    def accepts(self):
-        try:
-            socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-            return True
-        except OSError:
-            return False
+        super().__init__(root, free_port())
+        self.start()
 
     def sub(self, topic, out, args=()):
         """mosquitto_sub on topic, "TOPIC<TAB>PAYLOAD" lines into out (topics may hold spaces)."""
@@ -148,11 +136,6 @@ class Broker:
         p = self.sub(topic, out, ["--retained-only", "-W", "2"])
         p.wait(bound(30))
         return dict(ln.split("\t", 1) for ln in lines_of(out) if "\t" in ln)
-
-    def stop(self):
-        self.p.terminate()
-        self.p.wait(10)
-
 
 def check_ha_config(topic, c, camera):
     """A discovery config against the field names and types of Home Assistant's MQTT discovery
