@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "model.h"
 #include "testutil.h"
 
 #define TOL 1e-4 // of max(1, the largest |logit|)
@@ -58,7 +59,8 @@ static void check_batch(struct cc_engine *e, const char *what, int n, struct tu_
                         double *seen)
 {
     size_t in_count = cc_engine_input_count(e), out_count = cc_engine_output_count(e);
-    float *in[CC_ENGINE_BATCH_MAX], *want[CC_ENGINE_BATCH_MAX], *got[CC_ENGINE_BATCH_MAX];
+    float *in[CC_ENGINE_BATCH_MAX] = {0}, *want[CC_ENGINE_BATCH_MAX] = {0};
+    float *got[CC_ENGINE_BATCH_MAX] = {0};
     struct cc_error err = {0};
     for (int i = 0; i < n; i++) {
         in[i] = malloc(in_count * sizeof(float));
@@ -121,6 +123,57 @@ static void check_bundle(const char *arg)
     }
 }
 
+/* A model no bundle reaches: [1,3,9,9] -> avg_pool2d 3x3 stride 2, padding 1 counted
+ * (count_include_pad: the CPU backend's C pooling loop, xnn_build_zoo.c) -> flatten. NULL with
+ * err on failure. */
+static struct cc_model *pool_loop_model(struct cc_error *err)
+{
+    struct cc_model *m = cc_model_new("pool-loop");
+    int64_t si[4] = {1, 3, 9, 9}, sp[4] = {1, 3, 5, 5}, so[2] = {1, 75};
+    int x = cc_model_add_tensor(m, "input", CC_DTYPE_F32, 4, si, NULL, err);
+    int t = cc_model_add_tensor(m, "pooled", CC_DTYPE_F32, 4, sp, NULL, err);
+    int y = cc_model_add_tensor(m, "output", CC_DTYPE_F32, 2, so, NULL, err);
+    union cc_attrs a = {.pool = {.kernel = {3, 3},
+                                 .stride = {2, 2},
+                                 .pad = {1, 1, 1, 1},
+                                 .count_include_pad = 1}};
+    cc_model_add_node(m, CC_OP_AVG_POOL2D, "pool", 1, &x, 1, &t, &a, cc_act_none(), err);
+    cc_model_add_node(m, CC_OP_FLATTEN, "flatten", 1, &t, 1, &y, NULL, cc_act_none(), err);
+    m->input.tensor = x;
+    for (int c = 0; c < 3; c++)
+        m->input.std[c] = 1.0f;
+    m->output.tensor = y;
+    m->output.kind = CC_OUTPUT_LOGITS;
+    if (!cc_model_finalize(m, err)) {
+        cc_model_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void check_pool_loop(void)
+{
+    struct cc_error err = {0};
+    struct cc_model *m = pool_loop_model(&err);
+    if (!CHECKF(m, "pool-loop model: %s", err.msg))
+        return;
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_CPU;
+    opt.cpu_threads = 2;
+    opt.cpu_cache = "";
+    opt.poison = true;
+    struct cc_engine *e = cc_engine_create_from_model(m, &opt, &err);
+    if (!CHECKF(e, "pool-loop engine: %s", err.msg))
+        return;
+    struct tu_rng rng;
+    tu_rng_seed(&rng, 24);
+    double seen = 0;
+    CHECK(cc_engine_can_batch(e));
+    check_batch(e, "pool-loop, 2 threads, batch of 3", 3, &rng, &seen);
+    printf("pool-loop model, 2 threads: largest difference %.2g of the scale\n", seen);
+    cc_engine_destroy(e);
+}
+
 /* Batch sizes out of range and missing buffers: false, one line. */
 static void check_refusals(const char *arg)
 {
@@ -151,6 +204,7 @@ int main(int argc, char **argv)
         return 2;
     }
     check_refusals(argv[1]);
+    check_pool_loop();
     for (int i = 1; i < argc; i++)
         check_bundle(argv[i]);
     return tu_exit_code();
