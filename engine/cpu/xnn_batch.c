@@ -41,8 +41,7 @@ bool cc_xnn_batch_possible(const struct cc_model *m, struct cc_error *err)
     return true;
 }
 
-bool cc_xnn_batch_model(const struct cc_model *m, int n, struct cc_model *out,
-                        struct cc_error *err)
+bool cc_xnn_batch_model(const struct cc_model *m, int n, struct cc_model *out, struct cc_error *err)
 {
     *out = (struct cc_model){0};
     if (n < 1)

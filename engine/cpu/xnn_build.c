@@ -392,8 +392,13 @@ struct conv_geom {
 
 static struct conv_geom linear_geom(size_t batch)
 {
-    return (struct conv_geom){.k = {1, 1}, .stride = {1, 1}, .dil = {1, 1}, .groups = 1,
-                              .height = 1, .width = 1, .batch = batch};
+    return (struct conv_geom){.k = {1, 1},
+                              .stride = {1, 1},
+                              .dil = {1, 1},
+                              .groups = 1,
+                              .height = 1,
+                              .width = 1,
+                              .batch = batch};
 }
 
 /* A QC8 convolution (int8 weights with per-output-channel scales). */
@@ -426,8 +431,8 @@ static bool build_qc8(const struct cc_xnn_build *b, struct cc_xnn_work *work,
     free(bias);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_qc8", rc) &&
            cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_qc8",
-                        xnn_setup_convolution2d_nhwc_qc8(*op, g->batch, g->height, g->width, b->in[0],
-                                                         b->out, b->pool));
+                        xnn_setup_convolution2d_nhwc_qc8(*op, g->batch, g->height, g->width,
+                                                         b->in[0], b->out, b->pool));
 }
 
 /* An f32 convolution (i8 weights dequantized), then the activation if it is not a clamp. */
@@ -450,8 +455,8 @@ static bool build_f32_conv(const struct cc_xnn_build *b, struct cc_xnn_work *wor
     free(tmp);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_f32", rc) &&
            cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_f32",
-                        xnn_setup_convolution2d_nhwc_f32(*op, g->batch, g->height, g->width, b->in[0],
-                                                         b->out, b->pool)) &&
+                        xnn_setup_convolution2d_nhwc_f32(*op, g->batch, g->height, g->width,
+                                                         b->in[0], b->out, b->pool)) &&
            cc_xnn_act(b, work, b->out, b->out, (size_t)OUTPUT(b)->count);
 }
 
@@ -533,9 +538,9 @@ static bool build_global_avg_pool(const struct cc_xnn_build *b, struct cc_xnn_wo
                             xnn_create_global_average_pooling_nwc_qs8(
                                 c, c, c, (int8_t)qx.zero_point, qx.scale, (int8_t)qy.zero_point,
                                 qy.scale, INT8_MIN, INT8_MAX, b->flags, op)) &&
-               cc_xnn_check(
-                   b, "xnn_setup_global_average_pooling_nwc_qs8",
-                   xnn_setup_global_average_pooling_nwc_qs8(*op, batch, hw, b->in[0], b->out, b->pool));
+               cc_xnn_check(b, "xnn_setup_global_average_pooling_nwc_qs8",
+                            xnn_setup_global_average_pooling_nwc_qs8(*op, batch, hw, b->in[0],
+                                                                     b->out, b->pool));
     }
     return cc_xnn_check(b, "xnn_create_global_average_pooling_nwc_f32",
                         xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY,

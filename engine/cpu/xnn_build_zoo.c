@@ -42,8 +42,8 @@ static size_t pixels(const struct cc_tensor *t)
 
 /* The arguments of the C pooling loop. */
 struct pool_loop {
-    const float *x; // (n, h, w, c) NHWC; not owned
-    float *y;       // (n, ho, wo, c) NHWC; not owned
+    const float *x;      // (n, h, w, c) NHWC; not owned
+    float *y;            // (n, ho, wo, c) NHWC; not owned
     int c, h, w, ho, wo; // n: the batch (1 but in a batch state), rows of all images / ho
     struct cc_pool_attrs a;
     bool max;

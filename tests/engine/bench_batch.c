@@ -134,8 +134,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_batch: %s\n", err.msg);
             return 1;
         }
-        printf("%s, %d thread%s, %d rounds of %d runs, single runs on %s, medians (%s):\n",
-               argv[k], threads, threads > 1 ? "s" : "", rounds, RUNS,
+        printf("%s, %d thread%s, %d rounds of %d runs, single runs on %s, medians (%s):\n", argv[k],
+               threads, threads > 1 ? "s" : "", rounds, RUNS,
                xnnpack_only ? "XNNPACK alone" : "the measured best per layer",
                cc_engine_can_batch(e) ? "one batch" : "the model runs one image at a time");
         bool ok = bench_n(e, 2, rounds, &err) && bench_n(e, 4, rounds, &err);

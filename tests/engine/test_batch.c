@@ -26,8 +26,8 @@
 
 /* Whether every row of got equals its row of want (n rows of count) within TOL; *seen: the
  * largest difference so far, over the scale. */
-static bool rows_match(const char *what, int n, size_t count, float *const *want,
-                       float *const *got, double *seen)
+static bool rows_match(const char *what, int n, size_t count, float *const *want, float *const *got,
+                       double *seen)
 {
     bool ok = true;
     for (int i = 0; i < n; i++) {
@@ -36,8 +36,7 @@ static bool rows_match(const char *what, int n, size_t count, float *const *want
         double d = tu_max_abs_diff(got[i], want[i], count, &worst);
         *seen = fmax(*seen, d / scale);
         ok &= CHECKF(d <= TOL * scale, "%s: row %d differs by %g at %zu (%g vs %g), tolerance %g",
-                     what, i, d, worst, (double)got[i][worst], (double)want[i][worst],
-                     TOL * scale);
+                     what, i, d, worst, (double)got[i][worst], (double)want[i][worst], TOL * scale);
     }
     return ok;
 }
@@ -49,8 +48,7 @@ static void rows_distinct(const char *what, int n, size_t count, float *const *w
         for (int j = i + 1; j < n; j++) {
             double scale = fmax(1.0, tu_max_abs(want[i], count));
             CHECKF(tu_max_abs_diff(want[i], want[j], count, NULL) > TOL * scale,
-                   "%s: rows %d and %d are equal; the inputs do not tell rows apart", what, i,
-                   j);
+                   "%s: rows %d and %d are equal; the inputs do not tell rows apart", what, i, j);
         }
 }
 
@@ -79,8 +77,8 @@ static void check_batch(struct cc_engine *e, const char *what, int n, struct tu_
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < out_count; k++)
             got[i][k] = NAN;
-    if (CHECKF(cc_engine_run_batch(e, n, (const float *const *)in, got, &err), "%s again: %s",
-               what, err.msg))
+    if (CHECKF(cc_engine_run_batch(e, n, (const float *const *)in, got, &err), "%s again: %s", what,
+               err.msg))
         rows_match(what, n, out_count, want, got, seen);
     for (int i = 0; i < n; i++) {
         free(in[i]);
@@ -117,8 +115,8 @@ static void check_bundle(const char *arg)
             snprintf(what, sizeof(what), "%s, %d threads, batch of %d", path, threads, sizes[k]);
             check_batch(e, what, sizes[k], &rng, &seen);
         }
-        printf("%s, %d threads: %s, largest difference %.2g of the logits' scale\n", path,
-               threads, batched ? "one batch" : "one image at a time", seen);
+        printf("%s, %d threads: %s, largest difference %.2g of the logits' scale\n", path, threads,
+               batched ? "one batch" : "one image at a time", seen);
         cc_engine_destroy(e);
     }
 }
@@ -133,10 +131,8 @@ static struct cc_model *pool_loop_model(struct cc_error *err)
     int x = cc_model_add_tensor(m, "input", CC_DTYPE_F32, 4, si, NULL, err);
     int t = cc_model_add_tensor(m, "pooled", CC_DTYPE_F32, 4, sp, NULL, err);
     int y = cc_model_add_tensor(m, "output", CC_DTYPE_F32, 2, so, NULL, err);
-    union cc_attrs a = {.pool = {.kernel = {3, 3},
-                                 .stride = {2, 2},
-                                 .pad = {1, 1, 1, 1},
-                                 .count_include_pad = 1}};
+    union cc_attrs a = {
+        .pool = {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}, .count_include_pad = 1}};
     cc_model_add_node(m, CC_OP_AVG_POOL2D, "pool", 1, &x, 1, &t, &a, cc_act_none(), err);
     cc_model_add_node(m, CC_OP_FLATTEN, "flatten", 1, &t, 1, &y, NULL, cc_act_none(), err);
     m->input.tensor = x;
