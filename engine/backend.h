@@ -20,6 +20,14 @@ struct cc_backend_ops {
     /* input: the model's input tensor (count f32); output: the model's output tensor. */
     bool (*run)(void *state, const float *input, float *output, struct cc_error *err);
 
+    /* Whether run_batch can run this model (cc_engine_can_batch); NULL: it cannot. */
+    bool (*can_batch)(void *state);
+
+    /* n inputs into n outputs as one batch (cc_engine_run_batch), 2 <= n <=
+     * CC_ENGINE_BATCH_MAX, where can_batch says so; false with err when it fails. */
+    bool (*run_batch)(void *state, int n, const float *const *inputs, float *const *outputs,
+                      struct cc_error *err);
+
     /* Timings of the last run, one per node, owned by state. Returns the count (0 if none). */
     int (*layer_timings)(void *state, const struct cc_layer_timing **out);
 

@@ -167,6 +167,32 @@ bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struc
     return e->ran = e->ops->run(e->state, input, output, err);
 }
 
+bool cc_engine_can_batch(const struct cc_engine *e)
+{
+    return !e->tap && e->ops->can_batch && e->ops->run_batch && e->ops->can_batch(e->state);
+}
+
+bool cc_engine_run_batch(struct cc_engine *e, int n, const float *const *inputs,
+                         float *const *outputs, struct cc_error *err)
+{
+    if (!e || !inputs || !outputs || n < 1 || n > CC_ENGINE_BATCH_MAX)
+        return cc_error_set(err,
+                            "engine: a batch run needs an engine and 1 to %d inputs and outputs "
+                            "(got %d)",
+                            CC_ENGINE_BATCH_MAX, n);
+    for (int i = 0; i < n; i++)
+        if (!inputs[i] || !outputs[i])
+            return cc_error_set(err, "engine: batch image %d has no input or output buffer", i);
+    if (n == 1 || !cc_engine_can_batch(e)) {
+        for (int i = 0; i < n; i++)
+            if (!cc_engine_run(e, inputs[i], outputs[i], err))
+                return false;
+        return true;
+    }
+    e->ran = false; // the tap (none here) is of single runs only
+    return e->ops->run_batch(e->state, n, inputs, outputs, err);
+}
+
 size_t cc_engine_tap_count(const struct cc_engine *e)
 {
     return e->tap_count;

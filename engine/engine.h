@@ -116,6 +116,25 @@ struct cc_engine *cc_engine_create_from_model(struct cc_model *model,
  * its VkResult. */
 bool cc_engine_run(struct cc_engine *e, const float *input, float *output, struct cc_error *err);
 
+/* The most images cc_engine_run_batch takes at once. */
+enum { CC_ENGINE_BATCH_MAX = 8 };
+
+/* Runs the model on n inputs (1..CC_ENGINE_BATCH_MAX; each as cc_engine_run's input) into n
+ * outputs (each as cc_engine_run's output); the results are those of n cc_engine_run calls,
+ * within float rounding (the CPU backend may take other kernels for a batch). The CPU backend
+ * runs them as one batch: XNNPACK's operators set up for n images, made at the first run of
+ * that n (their own copy of the packed weights and an n-image activation arena: memory) and
+ * kept. The other backends, an engine with a tap, and a model the CPU backend cannot batch
+ * (a constant read as an activation) run them one after the other, as cc_engine_run. Whether
+ * a batch is faster per image than single runs depends on the model and the host: measure
+ * with bench_batch (docs/PERFORMANCE.md). False with err as cc_engine_run. */
+bool cc_engine_run_batch(struct cc_engine *e, int n, const float *const *inputs,
+                         float *const *outputs, struct cc_error *err);
+
+/* Whether cc_engine_run_batch runs a batch as one (the CPU backend, a model it can batch, no
+ * tap); false: it runs the images one after the other. */
+bool cc_engine_can_batch(const struct cc_engine *e);
+
 const struct cc_model *cc_engine_model(const struct cc_engine *e);
 size_t cc_engine_input_count(const struct cc_engine *e);
 size_t cc_engine_output_count(const struct cc_engine *e);

@@ -54,6 +54,7 @@
 
 #include "clock.h"
 #include "cpu_info.h"
+#include "xnn_batch.h"
 #include "xnn_state.h"
 #include "xnn_steps.h"
 
@@ -85,6 +86,11 @@ static void xnn_destroy(void *p)
             free(pl->data);
         free(pl->other);
     }
+    for (int n = 0; s->batches && n <= CC_ENGINE_BATCH_MAX; n++) {
+        xnn_destroy(s->batches[n].s);
+        cc_xnn_batch_model_finish(&s->batches[n].model);
+    }
+    free(s->batches);
     if (s->pool)
         pthreadpool_destroy(s->pool);
     free(s->places);
@@ -174,6 +180,12 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
                            : cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
+    // A batch state runs XNNPACK's operators alone on as many threads, writes no cache.
+    s->batch_opts = (struct cc_engine_options){.backend = CC_BACKEND_CPU,
+                                               .cpu_threads = threads,
+                                               .cpu_pointwise = CC_CPU_POINTWISE_XNNPACK,
+                                               .cpu_cache = "",
+                                               .poison = s->poison};
     cc_cpu_describe(s->device_name, sizeof(s->device_name),
                     s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, extra);
     return s;
@@ -232,16 +244,12 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
            run_operator(s->places[y].convert, s, "xnn_run_operator (convert)", node, err);
 }
 
-static bool xnn_run(void *p, const float *input, float *output, struct cc_error *err)
+/* Runs s's steps on the input already stored (or, input_direct, at s->input): quantizing it
+ * first where a reader wants it int8, timing every node. */
+static bool run_steps(struct xnn_state *s, struct cc_error *err)
 {
-    struct xnn_state *s = p;
     const struct cc_model *m = s->model;
-    const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
     struct place *in = &s->places[m->input.tensor];
-    cc_xnn_state_poison(s);
-    s->input = input;
-    if (!s->input_direct)
-        cc_xnn_state_move(in_t, input, in->data, true, sizeof(float));
     if (in->convert) {
         enum xnn_status rc = xnn_run_operator(in->convert, s->pool);
         if (rc != xnn_status_success)
@@ -255,9 +263,72 @@ static bool xnn_run(void *p, const float *input, float *output, struct cc_error 
             return false;
         s->timings[s->n_timings++] = (struct cc_layer_timing){n, cc_now_ms() - t0};
     }
+    return true;
+}
+
+static bool xnn_run(void *p, const float *input, float *output, struct cc_error *err)
+{
+    struct xnn_state *s = p;
+    const struct cc_model *m = s->model;
+    cc_xnn_state_poison(s);
+    s->input = input;
+    if (!s->input_direct)
+        cc_xnn_state_move(&m->tensors[m->input.tensor], input, s->places[m->input.tensor].data,
+                          true, sizeof(float));
+    if (!run_steps(s, err))
+        return false;
     cc_xnn_state_move(&m->tensors[m->output.tensor],
                       cc_xnn_state_values(s, m->output.tensor, STORE_F32), output, false,
                       sizeof(float));
+    return true;
+}
+
+/* The batch state for n images: made at its first use (the model copied with n images per
+ * activation, a state built on it); NULL with err when that fails. */
+static struct xnn_state *batch_state(struct xnn_state *s, int n, struct cc_error *err)
+{
+    if (!s->batches && !(s->batches = calloc(CC_ENGINE_BATCH_MAX + 1, sizeof(*s->batches)))) {
+        cc_error_set(err, "cpu backend: out of memory for a batch of %d", n);
+        return NULL;
+    }
+    struct xnn_batch_slot *slot = &s->batches[n];
+    if (slot->s || !cc_xnn_batch_model(s->model, n, &slot->model, err))
+        return slot->s;
+    if (!(slot->s = xnn_create(&slot->model, &s->batch_opts, err)))
+        cc_xnn_batch_model_finish(&slot->model);
+    return slot->s;
+}
+
+static bool xnn_can_batch(void *p)
+{
+    struct cc_error why = {0};
+    return cc_xnn_batch_possible(((struct xnn_state *)p)->model, &why);
+}
+
+/* n images as one batch: each input moved into its slice of the batch state's input (the
+ * per-image layout is the model's, as in xnn_run), the steps run once, each image's output
+ * moved out of its slice. */
+static bool xnn_run_batch(void *p, int n, const float *const *inputs, float *const *outputs,
+                          struct cc_error *err)
+{
+    struct xnn_state *s = p;
+    const struct cc_model *m = s->model;
+    struct xnn_state *b = batch_state(s, n, err);
+    if (!b)
+        return false;
+    const struct cc_tensor *in_t = &m->tensors[m->input.tensor];
+    const struct cc_tensor *out_t = &m->tensors[m->output.tensor];
+    float *in = b->places[m->input.tensor].data;
+    const float *out = cc_xnn_state_values(b, m->output.tensor, STORE_F32);
+    cc_xnn_state_poison(b);
+    for (int i = 0; i < n; i++)
+        cc_xnn_state_move(in_t, inputs[i], in + (size_t)i * (size_t)in_t->count, true,
+                          sizeof(float));
+    if (!run_steps(b, err))
+        return false;
+    for (int i = 0; i < n; i++)
+        cc_xnn_state_move(out_t, out + (size_t)i * (size_t)out_t->count, outputs[i], false,
+                          sizeof(float));
     return true;
 }
 
@@ -294,6 +365,8 @@ const struct cc_backend_ops cc_xnn_backend = {
     .name = "cpu",
     .create = xnn_create,
     .run = xnn_run,
+    .can_batch = xnn_can_batch,
+    .run_batch = xnn_run_batch,
     .layer_timings = xnn_layer_timings,
     .device_name = xnn_device_name,
     .tap_read = xnn_tap_read,

@@ -391,12 +391,18 @@ static const float *bias_f32(const struct cc_xnn_build *b)
 struct conv_geom {
     uint32_t pad[4], k[2], stride[2], dil[2], groups;
     size_t height, width; // of the input
+    size_t batch;         // images: the input's first dimension (1 but in a batch state)
 };
 
-static struct conv_geom linear_geom(void)
+static struct conv_geom linear_geom(size_t batch)
 {
-    return (struct conv_geom){.k = {1, 1}, .stride = {1, 1}, .dil = {1, 1}, .groups = 1,
-                              .height = 1, .width = 1};
+    return (struct conv_geom){.k = {1, 1},
+                              .stride = {1, 1},
+                              .dil = {1, 1},
+                              .groups = 1,
+                              .height = 1,
+                              .width = 1,
+                              .batch = batch};
 }
 
 /* A QC8 convolution (int8 weights with per-output-channel scales). */
@@ -429,8 +435,8 @@ static bool build_qc8(const struct cc_xnn_build *b, struct cc_xnn_work *work,
     free(bias);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_qc8", rc) &&
            cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_qc8",
-                        xnn_setup_convolution2d_nhwc_qc8(*op, 1, g->height, g->width, b->in[0],
-                                                         b->out, b->pool));
+                        xnn_setup_convolution2d_nhwc_qc8(*op, g->batch, g->height, g->width,
+                                                         b->in[0], b->out, b->pool));
 }
 
 /* An f32 convolution (i8 weights dequantized), then the activation if it is not a clamp. */
@@ -453,8 +459,8 @@ static bool build_f32_conv(const struct cc_xnn_build *b, struct cc_xnn_work *wor
     free(tmp);
     return cc_xnn_check(b, "xnn_create_convolution2d_nhwc_f32", rc) &&
            cc_xnn_check(b, "xnn_setup_convolution2d_nhwc_f32",
-                        xnn_setup_convolution2d_nhwc_f32(*op, 1, g->height, g->width, b->in[0],
-                                                         b->out, b->pool)) &&
+                        xnn_setup_convolution2d_nhwc_f32(*op, g->batch, g->height, g->width,
+                                                         b->in[0], b->out, b->pool)) &&
            cc_xnn_act(b, work, b->out, b->out, (size_t)OUTPUT(b)->count);
 }
 
@@ -472,6 +478,7 @@ static bool build_conv2d(const struct cc_xnn_build *b, struct cc_xnn_work *work)
         .groups = (uint32_t)a->groups,
         .height = (size_t)x->shape[2],
         .width = (size_t)x->shape[3],
+        .batch = (size_t)x->shape[0],
     };
     return b->int8 ? build_qc8(b, work, &g) : build_f32_conv(b, work, &g);
 }
@@ -488,7 +495,7 @@ static bool build_conv2d(const struct cc_xnn_build *b, struct cc_xnn_work *work)
  * weight scale; ours have one per output channel (QC8). */
 static bool build_linear(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 {
-    struct conv_geom g = linear_geom();
+    struct conv_geom g = linear_geom((size_t)TENSOR(b, 0)->shape[0]);
     return b->int8 ? build_qc8(b, work, &g) : build_f32_conv(b, work, &g);
 }
 
@@ -525,6 +532,7 @@ static bool build_global_avg_pool(const struct cc_xnn_build *b, struct cc_xnn_wo
 {
     const struct cc_tensor *x = TENSOR(b, 0);
     size_t c = (size_t)x->shape[1], hw = (size_t)(x->shape[2] * x->shape[3]);
+    size_t batch = (size_t)x->shape[0];
     xnn_operator_t *op = cc_xnn_new_op(b, work);
     if (!op)
         return false;
@@ -534,27 +542,28 @@ static bool build_global_avg_pool(const struct cc_xnn_build *b, struct cc_xnn_wo
                             xnn_create_global_average_pooling_nwc_qs8(
                                 c, c, c, (int8_t)qx.zero_point, qx.scale, (int8_t)qy.zero_point,
                                 qy.scale, INT8_MIN, INT8_MAX, b->flags, op)) &&
-               cc_xnn_check(
-                   b, "xnn_setup_global_average_pooling_nwc_qs8",
-                   xnn_setup_global_average_pooling_nwc_qs8(*op, 1, hw, b->in[0], b->out, b->pool));
+               cc_xnn_check(b, "xnn_setup_global_average_pooling_nwc_qs8",
+                            xnn_setup_global_average_pooling_nwc_qs8(*op, batch, hw, b->in[0],
+                                                                     b->out, b->pool));
     }
     return cc_xnn_check(b, "xnn_create_global_average_pooling_nwc_f32",
                         xnn_create_global_average_pooling_nwc_f32(c, c, c, -INFINITY, INFINITY,
                                                                   b->flags, op)) &&
            cc_xnn_check(
                b, "xnn_setup_global_average_pooling_nwc_f32",
-               xnn_setup_global_average_pooling_nwc_f32(*op, 1, hw, b->in[0], b->out, b->pool));
+               xnn_setup_global_average_pooling_nwc_f32(*op, batch, hw, b->in[0], b->out, b->pool));
 }
 
 static bool build_softmax(const struct cc_xnn_build *b, struct cc_xnn_work *work)
 {
-    size_t c = (size_t)TENSOR(b, 0)->shape[1]; // [1, N] (op_rules.c)
+    size_t c = (size_t)TENSOR(b, 0)->shape[1]; // [1, N] (op_rules.c); [B, N] in a batch state
+    size_t batch = (size_t)TENSOR(b, 0)->shape[0];
     xnn_operator_t *op = cc_xnn_new_op(b, work);
     return op &&
            cc_xnn_check(b, "xnn_create_softmax_nc_f32",
                         xnn_create_softmax_nc_f32(c, c, c, b->flags, op)) &&
            cc_xnn_check(b, "xnn_setup_softmax_nc_f32",
-                        xnn_setup_softmax_nc_f32(*op, 1, b->in[0], b->out, b->pool));
+                        xnn_setup_softmax_nc_f32(*op, batch, b->in[0], b->out, b->pool));
 }
 
 /* The standalone activation: a clamp operator, or the parts of another kind from input to

@@ -42,21 +42,26 @@ static size_t pixels(const struct cc_tensor *t)
 
 /* The arguments of the C pooling loop. */
 struct pool_loop {
-    const float *x; // (h, w, c) NHWC; not owned
-    float *y;       // (ho, wo, c) NHWC; not owned
-    int c, h, w, ho, wo;
+    const float *x;      // (n, h, w, c) NHWC; not owned
+    float *y;            // (n, ho, wo, c) NHWC; not owned
+    int c, h, w, ho, wo; // n: the batch (1 but in a batch state), rows of all images / ho
     struct cc_pool_attrs a;
     bool max;
 };
 
-/* Output rows [oy0, oy0 + rows) of a pool, as cc_cpu_pool2d computes them but over NHWC: the
- * channels of a pixel are the inner loop. */
-static void pool_rows(void *ctx, size_t oy0, size_t rows)
+/* Output rows [r0, r0 + rows) of a pool, counted over the images of the batch (row r is row
+ * r % ho of image r / ho), as cc_cpu_pool2d computes them but over NHWC: the channels of a
+ * pixel are the inner loop. */
+static void pool_rows(void *ctx, size_t r0, size_t rows)
 {
     const struct pool_loop *l = ctx;
     const struct cc_pool_attrs *a = &l->a;
     size_t c = (size_t)l->c;
-    for (int oy = (int)oy0; oy < (int)(oy0 + rows); oy++) {
+    for (size_t r = r0; r < r0 + rows; r++) {
+        size_t img = r / (size_t)l->ho;
+        int oy = (int)(r % (size_t)l->ho);
+        const float *xi = l->x + img * (size_t)l->h * (size_t)l->w * c;
+        float *yi = l->y + img * (size_t)l->ho * (size_t)l->wo * c;
         // The window, clipped to the padded input (what count_include_pad counts), then to the
         // input itself (what is read).
         int hs = oy * a->stride[0] - a->pad[0];
@@ -66,12 +71,12 @@ static void pool_rows(void *ctx, size_t oy0, size_t rows)
             int ws = ox * a->stride[1] - a->pad[1];
             int we = ws + a->kernel[1] < l->w + a->pad[3] ? ws + a->kernel[1] : l->w + a->pad[3];
             int ws0 = ws > 0 ? ws : 0, we0 = we < l->w ? we : l->w;
-            float *y = l->y + ((size_t)oy * (size_t)l->wo + (size_t)ox) * c;
+            float *y = yi + ((size_t)oy * (size_t)l->wo + (size_t)ox) * c;
             for (size_t ch = 0; ch < c; ch++)
                 y[ch] = l->max ? -INFINITY : 0.0f;
             for (int iy = hs0; iy < he0; iy++)
                 for (int ix = ws0; ix < we0; ix++) {
-                    const float *x = l->x + ((size_t)iy * (size_t)l->w + (size_t)ix) * c;
+                    const float *x = xi + ((size_t)iy * (size_t)l->w + (size_t)ix) * c;
                     if (l->max)
                         for (size_t ch = 0; ch < c; ch++)
                             y[ch] = x[ch] > y[ch] ? x[ch] : y[ch];
@@ -105,7 +110,7 @@ static bool pool_as_loop(const struct cc_xnn_build *b, struct cc_xnn_work *w)
             .a = b->node->attrs.pool,
             .max = b->node->op == CC_OP_MAX_POOL2D,
         };
-    return cc_xnn_add_loop(b, w, pool_rows, l, (size_t)y->shape[2], 1, true);
+    return cc_xnn_add_loop(b, w, pool_rows, l, (size_t)(y->shape[0] * y->shape[2]), 1, true);
 }
 
 bool cc_xnn_build_pool2d(const struct cc_xnn_build *b, struct cc_xnn_work *w)
@@ -140,6 +145,7 @@ bool cc_xnn_build_pool2d(const struct cc_xnn_build *b, struct cc_xnn_work *w)
     uint32_t kh = (uint32_t)a->kernel[0], kw = (uint32_t)a->kernel[1];
     uint32_t sh = (uint32_t)a->stride[0], sw = (uint32_t)a->stride[1];
     size_t c = (size_t)x->shape[1], h = (size_t)x->shape[2], wd = (size_t)x->shape[3];
+    size_t batch = (size_t)x->shape[0];
     xnn_operator_t *op = cc_xnn_new_op(b, w);
     if (!op)
         return false;
@@ -150,14 +156,14 @@ bool cc_xnn_build_pool2d(const struct cc_xnn_build *b, struct cc_xnn_work *w)
                                                               INFINITY, b->flags, op)) &&
                cc_xnn_check(
                    b, "xnn_setup_max_pooling2d_nhwc_f32",
-                   xnn_setup_max_pooling2d_nhwc_f32(*op, 1, h, wd, b->in[0], b->out, b->pool));
+                   xnn_setup_max_pooling2d_nhwc_f32(*op, batch, h, wd, b->in[0], b->out, b->pool));
     return cc_xnn_check(b, "xnn_create_average_pooling2d_nhwc_f32",
                         xnn_create_average_pooling2d_nhwc_f32(top, right, bottom, left, kh, kw, sh,
                                                               sw, c, c, c, -INFINITY, INFINITY,
                                                               b->flags, op)) &&
            cc_xnn_check(
                b, "xnn_setup_average_pooling2d_nhwc_f32",
-               xnn_setup_average_pooling2d_nhwc_f32(*op, 1, h, wd, b->in[0], b->out, b->pool));
+               xnn_setup_average_pooling2d_nhwc_f32(*op, batch, h, wd, b->in[0], b->out, b->pool));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -226,15 +232,18 @@ bool cc_xnn_build_mul(const struct cc_xnn_build *b, struct cc_xnn_work *w)
     const struct cc_tensor *x = TENSOR(b, 0), *s = TENSOR(b, 1);
     size_t n = (size_t)x->count;
     // Same shapes: element order does not matter. [1,C,1,1]: one row of C scales broadcast
-    // over the pixels of the NHWC input.
-    size_t dims = 1, x_shape[2] = {n, 1}, s_shape[2] = {n, 1};
+    // over the pixels of the NHWC input; in a batch state ([B,C,H,W] times [B,C,1,1]) each
+    // image's row over its own pixels, a constant [1,C,1,1] over all of them.
+    size_t dims = 1, x_shape[3] = {n, 1, 1}, s_shape[3] = {n, 1, 1};
     if (s->count != x->count) {
-        size_t c = (size_t)x->shape[1];
-        dims = 2;
-        x_shape[0] = n / c;
-        x_shape[1] = c;
-        s_shape[0] = 1;
-        s_shape[1] = c;
+        size_t batch = (size_t)x->shape[0], c = (size_t)x->shape[1];
+        dims = 3;
+        x_shape[0] = batch;
+        x_shape[1] = n / batch / c;
+        x_shape[2] = c;
+        s_shape[0] = (size_t)s->shape[0];
+        s_shape[1] = 1;
+        s_shape[2] = c;
     }
     xnn_operator_t *op = cc_xnn_new_op(b, w);
     return op &&

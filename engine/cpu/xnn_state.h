@@ -122,6 +122,16 @@ struct xnn_state {
     int tap;            // the tapped tensor (kept by the plan), -1 for none
     float *tap_f32;     // (its count) an int8 tap dequantized, NHWC; owned; NULL otherwise
     char device_name[160];
+    struct cc_engine_options batch_opts; // what a batch state is created with (xnn_backend.c)
+    struct xnn_batch_slot *batches;      // (CC_ENGINE_BATCH_MAX + 1) by batch size, made at the
+                                         // first run of that size; owned; NULL until then
+};
+
+/* A batch state (cc_engine_run_batch): the model with n images per activation (xnn_batch.h)
+ * and the state built on it; both owned. Zeroed until made. */
+struct xnn_batch_slot {
+    struct cc_model model;
+    struct xnn_state *s;
 };
 
 /* Threads the backend's pool runs work on (the calling thread included). */
