@@ -1,5 +1,4 @@
 /* camclass — source → slot → inference thread → on_result / mailbox (see pipeline.h). */
-#include "pipeline.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,164 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cam.h"
-#include "frame_slot.h"
-#include "health.h"
-#include "preprocess.h"
 #include "clock.h"
-
-enum {
-    TAKE_TIMEOUT_MS = 200, // how often an idle inference thread looks at the stop flag
-    FPS_WINDOW = 32,       // results over which camera_fps and inference_fps are averaged
-};
-
-/* One cc_pipeline_classify call, on its caller's stack while it waits; queued under the lock. */
-struct request {
-    const float *input; // not owned
-    int top_k;
-    int64_t submit_ns;
-    struct request *next; // the queue, oldest first
-    // Written by the inference thread (or stop) under the lock, then done is set.
-    bool done, ok;
-    struct cc_result result;
-    struct cc_error err;
-};
-
-/* One cc_pipeline_swap call, on its caller's stack while it waits; at most one queued (under the
- * lock), taken by the inference thread between two frames. */
-struct swap {
-    struct cc_engine *engine; // the new engine; the pipeline's once done and ok
-    // Written by the inference thread (or stop) under the lock, then done is set.
-    bool done, ok;
-    struct cc_engine *old; // ok: the engine replaced, now the caller's
-    struct cc_error err;
-};
-
-struct fps_sample {
-    int64_t t_ns;
-    uint64_t put; // frames the source had put by then
-};
-
-struct cc_pipeline {
-    struct cc_pipeline_config cfg;
-    struct cc_frame_slot *slot;
-    // The engine in use (cfg.engine until the first swap) and its model: written only by the
-    // inference thread while it runs (cc_pipeline_swap), read by it; main reads them after stop.
-    struct cc_engine *engine;
-    const struct cc_model *model;
-    int in_w, in_h;           // model input tensor size
-    float *input;             // (3 * in_h * in_w) the preprocessed tensor; inference thread
-    float *scores;            // (classes) the model output, then probabilities; inference thread
-    struct cc_topk *top;      // (top_k) inference thread
-    struct cc_preprocess *pp; // inference thread
-    int lane;                 // cfg.turns: this pipeline's lane at the shared engine
-    bool held; // cfg.turns: it holds its place in the round (hold_turn); inference thread
-    struct cc_orienter orient; // cfg.orient applied to each frame taken; inference thread
-    struct cc_health *health;  // cfg.camera_health: the source's health checks; inference thread
-    atomic_bool new_reference; // set by any thread (cc_pipeline_reset_health_reference), taken
-                               // by the inference thread, the health checks' only user
-    uint8_t *luma;             // (luma_cap) the tensor as luma for them; inference thread
-    size_t luma_cap;
-    // The class activation map of the engine in use (cam.h): cam.weight NULL when it has none,
-    // cam_why then says why; fmap (its tap's count) the tapped feature map. Written by
-    // use_engine (create, or the inference thread), read by the inference thread and, under
-    // lock, by cc_pipeline_want_cam (cam_why, and whether there is one).
-    struct cc_cam cam;
-    float *fmap;
-    struct cc_error cam_why;
-
-    // Held for reading by a request's caller while it uses the model (cc_pipeline_hold_model),
-    // for writing by cc_pipeline_swap: the old model is not freed under a reader. Writers are
-    // preferred, so that a stream of requests cannot hold a reload off for ever.
-    pthread_rwlock_t model_lock;
-
-    pthread_t thread;
-    bool thread_running, source_running;
-    int64_t start_ns, stop_ns;
-
-    // Inference-thread state (no lock: only that thread touches it while running).
-    struct fps_sample fps_ring[FPS_WINDOW];
-    uint64_t fps_n;
-    double latency_sum_ms;
-    struct cc_series s_dequeue, s_preprocess, s_inference, s_latency;
-
-    // Shared: everything below under lock.
-    pthread_mutex_t lock;
-    pthread_cond_t cond; // signalled on a new result and at the end
-    bool stop;           // main asks the inference thread to stop
-    enum cc_pipeline_state state;
-    char error[512];
-    bool usage_error;    // the error is a ROI that does not fit the frames (exit 2)
-    uint64_t generation; // results published so far
-    struct cc_result latest;
-    struct cc_frame latest_frame; // data owned here (keep_frames)
-    uint64_t results, bad_frames;
-    double mean_latency_ms;
-    int64_t first_result_ns, last_result_ns; // result_ns of the first and the newest result
-    struct request *req_head, *req_tail;     // cc_pipeline_classify's queue
-    bool requests_closed;                    // the inference thread has ended: refuse requests
-    struct swap *swap;                       // cc_pipeline_swap's waiting swap, or NULL
-    bool want_cam;                           // results carry their map (cc_pipeline_want_cam)
-    int64_t want_cam_until_ns;               // and until then (cc_pipeline_want_cam_until)
-    pthread_cond_t req_done;                 // signalled when a request is done
-};
-
-static double ms_between(int64_t a, int64_t b)
-{
-    return (double)(b - a) / 1e6;
-}
-
-/* ------------------------------------------------------------------------------------------
- * Series (profile)
- */
-
-bool cc_series_add(struct cc_series *s, double v)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        double *p = realloc(s->v, cap * sizeof(double));
-        if (!p)
-            return false;
-        s->v = p, s->cap = cap;
-    }
-    s->v[s->n++] = v;
-    return true;
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return a < b ? -1 : a > b;
-}
-
-double cc_series_percentile(const struct cc_series *s, double p)
-{
-    if (!s->n)
-        return 0;
-    double *c = malloc(s->n * sizeof(double));
-    if (!c)
-        return 0;
-    memcpy(c, s->v, s->n * sizeof(double));
-    qsort(c, s->n, sizeof(double), cmp_double);
-    size_t rank = (size_t)(p / 100.0 * (double)s->n + 0.999999);
-    double v = c[rank < 1 ? 0 : (rank > s->n ? s->n - 1 : rank - 1)];
-    free(c);
-    return v;
-}
-
-double cc_series_mean(const struct cc_series *s)
-{
-    double sum = 0;
-    for (size_t i = 0; i < s->n; i++)
-        sum += s->v[i];
-    return s->n ? sum / (double)s->n : 0;
-}
-
-void cc_series_free(struct cc_series *s)
-{
-    free(s->v);
-    *s = (struct cc_series){0};
-}
+#include "pipeline_internal.h"
 
 /* ------------------------------------------------------------------------------------------
  * Create / destroy
@@ -209,7 +52,7 @@ static void use_cam(struct cc_pipeline *p, struct cc_engine *e)
 
 /* Makes e the engine in use: its input and output buffers (sized by its input and classes; the
  * old ones are kept on failure, e is then not used). Create, or the inference thread. */
-static bool use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_error *err)
+bool cc_pipeline_use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_error *err)
 {
     int w = 0, h = 0;
     if (!input_size(e, &w, &h, err))
@@ -321,7 +164,7 @@ struct cc_pipeline *cc_pipeline_create(const struct cc_pipeline_config *cfg, str
         goto error;
     }
     p->top = malloc((size_t)cfg->top_k * sizeof(struct cc_topk));
-    if (!p->top || !use_engine(p, cfg->engine, err))
+    if (!p->top || !cc_pipeline_use_engine(p, cfg->engine, err))
         goto error;
     if (!(p->pp = cc_preprocess_create(err)) || !(p->slot = cc_frame_slot_create(1, err)))
         goto error;
@@ -366,7 +209,7 @@ void cc_pipeline_destroy(struct cc_pipeline *p)
  */
 
 /* Ends the stream from the inference thread: state and message, and wakes main. */
-static void finish_stream(struct cc_pipeline *p, enum cc_pipeline_state state, const char *msg)
+void cc_pipeline_finish_stream(struct cc_pipeline *p, enum cc_pipeline_state state, const char *msg)
 {
     pthread_mutex_lock(&p->lock);
     if (p->state == CC_PIPELINE_RUNNING) {
@@ -397,7 +240,7 @@ static void update_fps(struct cc_pipeline *p, int64_t t, struct cc_result *r)
 /* r's top k classes from p->scores (the engine's output; softmax applied here to logits), with
  * their labels, and whether the answer is "unknown" (below the threshold in force). tmp: k
  * entries of scratch. Inference thread. */
-static void fill_top(struct cc_pipeline *p, int k, struct cc_topk *tmp, struct cc_result *r)
+void cc_pipeline_fill_top(struct cc_pipeline *p, int k, struct cc_topk *tmp, struct cc_result *r)
 {
     int classes = p->model->output.classes;
     if (p->model->output.kind == CC_OUTPUT_LOGITS)
@@ -436,7 +279,7 @@ static void drop_turn(struct cc_pipeline *p)
 
 /* The engine on input into p->scores, in this pipeline's turn when it shares the engine (the
  * wait for the turn counts as inference time). Inference thread. */
-static bool run_engine(struct cc_pipeline *p, const float *input, struct cc_error *err)
+bool cc_pipeline_run_engine(struct cc_pipeline *p, const float *input, struct cc_error *err)
 {
     if (!p->cfg.turns)
         return cc_engine_run(p->engine, input, p->scores, err);
@@ -465,7 +308,7 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         return false;
     }
     int64_t t_pp = cc_now_ns();
-    if (!run_engine(p, p->input, err))
+    if (!cc_pipeline_run_engine(p, p->input, err))
         return false;
     int64_t t_run = cc_now_ns();
     *r = (struct cc_result){
@@ -474,13 +317,13 @@ static bool classify(struct cc_pipeline *p, const struct cc_frame *f, int64_t t_
         .file = p->cfg.file ? cc_source_file_frame_name(p->cfg.file, f->sequence) : NULL,
         .capture_ns = f->timestamp_ns,
         .result_ns = t_run,
-        .latency_ms = ms_between(f->timestamp_ns, t_run),
-        .dequeue_ms = ms_between(f->timestamp_ns, t_take),
-        .preprocess_ms = ms_between(t_take, t_pp),
-        .inference_ms = ms_between(t_pp, t_run),
+        .latency_ms = cc_pipeline_ms_between(f->timestamp_ns, t_run),
+        .dequeue_ms = cc_pipeline_ms_between(f->timestamp_ns, t_take),
+        .preprocess_ms = cc_pipeline_ms_between(t_take, t_pp),
+        .inference_ms = cc_pipeline_ms_between(t_pp, t_run),
         .roi = spec.roi,
     };
-    fill_top(p, p->cfg.top_k, p->top, r);
+    cc_pipeline_fill_top(p, p->cfg.top_k, p->top, r);
     fill_cam(p, r, f, &spec);
     update_fps(p, t_run, r);
     return true;
@@ -542,190 +385,6 @@ static void publish(struct cc_pipeline *p, const struct cc_result *r, const stru
     pthread_mutex_unlock(&p->lock);
 }
 
-/* ------------------------------------------------------------------------------------------
- * Requests from other threads (cc_pipeline_classify)
- */
-
-/* Inference thread: runs the oldest waiting request, if any. Returns whether more wait. An
- * engine failure fails the request and, as for a frame, the pipeline. */
-static bool serve_request(struct cc_pipeline *p)
-{
-    pthread_mutex_lock(&p->lock);
-    struct request *q = p->req_head;
-    if (q && !(p->req_head = q->next))
-        p->req_tail = NULL;
-    pthread_mutex_unlock(&p->lock);
-    if (!q)
-        return false;
-    struct cc_error err = {0};
-    int64_t t0 = cc_now_ns();
-    bool ok = run_engine(p, q->input, &err);
-    int64_t t1 = cc_now_ns();
-    struct cc_result r = {
-        .backend = cc_engine_backend_name(p->engine),
-        .capture_ns = q->submit_ns,
-        .result_ns = t1,
-        .latency_ms = ms_between(q->submit_ns, t1),
-        .dequeue_ms = ms_between(q->submit_ns, t0),
-        .inference_ms = ms_between(t0, t1),
-    };
-    if (ok) {
-        struct cc_topk top[CC_RESULT_MAX_TOP];
-        fill_top(p, q->top_k, top, &r);
-    }
-    pthread_mutex_lock(&p->lock);
-    q->result = r;
-    q->ok = ok;
-    q->err = err;
-    q->done = true;
-    bool more = p->req_head != NULL;
-    pthread_cond_broadcast(&p->req_done);
-    pthread_mutex_unlock(&p->lock);
-    if (!ok)
-        finish_stream(p, CC_PIPELINE_FAILED, err.msg);
-    return more;
-}
-
-/* Fails every waiting request with msg and refuses new ones (the inference thread has ended). */
-static void close_requests(struct cc_pipeline *p, const char *msg)
-{
-    pthread_mutex_lock(&p->lock);
-    p->requests_closed = true;
-    if (p->swap) { // the new engine stays its caller's
-        cc_error_set(&p->swap->err, "%s", msg);
-        p->swap->done = true;
-        p->swap = NULL;
-    }
-    for (struct request *q = p->req_head; q; q = q->next) {
-        cc_error_set(&q->err, "%s", msg);
-        q->done = true;
-    }
-    p->req_head = p->req_tail = NULL;
-    pthread_cond_broadcast(&p->req_done);
-    pthread_mutex_unlock(&p->lock);
-}
-
-bool cc_pipeline_classify(struct cc_pipeline *p, const float *input, int top_k, struct cc_result *r,
-                          struct cc_error *err)
-{
-    if (top_k < 1 || top_k > CC_RESULT_MAX_TOP)
-        return cc_error_set(err, "top-k %d is not in 1..%d", top_k, CC_RESULT_MAX_TOP);
-    struct request q = {.input = input, .top_k = top_k, .submit_ns = cc_now_ns()};
-    pthread_mutex_lock(&p->lock);
-    if (p->requests_closed || p->stop || !p->thread_running) {
-        const char *why = p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping";
-        pthread_mutex_unlock(&p->lock);
-        return cc_error_set(err, "%s", why);
-    }
-    if (p->req_tail)
-        p->req_tail->next = &q;
-    else
-        p->req_head = &q;
-    p->req_tail = &q;
-    pthread_mutex_unlock(&p->lock);
-    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
-    pthread_mutex_lock(&p->lock);
-    while (!q.done)
-        pthread_cond_wait(&p->req_done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
-    if (!q.ok)
-        return cc_error_set(err, "%s", q.err.msg);
-    *r = q.result;
-    return true;
-}
-
-/* Makes e the engine in use (use_engine) and blanks the mailbox's labels: they pointed into the
- * old model, which the swapper frees. The inference thread (take_swap), or the swapper once that
- * thread has ended (cc_pipeline_swap); on_model only on the inference thread. */
-static bool switch_engine(struct cc_pipeline *p, struct cc_engine *e, bool on_model,
-                          struct cc_error *err)
-{
-    bool ok = use_engine(p, e, err);
-    if (ok && on_model && p->cfg.on_model)
-        p->cfg.on_model(p->cfg.ctx, p->model);
-    pthread_mutex_lock(&p->lock);
-    if (ok)
-        for (int i = 0; i < p->latest.n_top; i++)
-            p->latest.top[i].label = "";
-    pthread_mutex_unlock(&p->lock);
-    return ok;
-}
-
-/* Inference thread, between two frames (it holds no turn of a shared engine here): switches to
- * the waiting swap's engine, if any. */
-static void take_swap(struct cc_pipeline *p)
-{
-    pthread_mutex_lock(&p->lock);
-    struct swap *sw = p->swap;
-    p->swap = NULL;
-    pthread_mutex_unlock(&p->lock);
-    if (!sw)
-        return;
-    struct cc_engine *old = p->engine;
-    struct cc_error err = {0};
-    bool ok = switch_engine(p, sw->engine, true, &err);
-    pthread_mutex_lock(&p->lock);
-    sw->ok = ok;
-    sw->old = ok ? old : NULL;
-    sw->err = err;
-    sw->done = true;
-    pthread_cond_broadcast(&p->req_done);
-    pthread_mutex_unlock(&p->lock);
-}
-
-bool cc_pipeline_swap(struct cc_pipeline *p, struct cc_engine *engine, struct cc_engine **old,
-                      struct cc_error *err)
-{
-    struct swap sw = {.engine = engine};
-    pthread_rwlock_wrlock(&p->model_lock); // requests using the old model finish first
-    pthread_mutex_lock(&p->lock);
-    if (p->requests_closed) { // the inference thread has ended (its input ended, or it failed):
-        pthread_mutex_unlock(&p->lock); // nothing runs the engine, switch here
-        struct cc_engine *was = p->engine;
-        bool ok = switch_engine(p, engine, false, err);
-        pthread_rwlock_unlock(&p->model_lock);
-        if (ok)
-            *old = was;
-        return ok;
-    }
-    if (p->requests_closed || p->stop || !p->thread_running || p->swap) {
-        bool busy = p->swap != NULL;
-        pthread_mutex_unlock(&p->lock);
-        pthread_rwlock_unlock(&p->model_lock);
-        return cc_error_set(err, "%s",
-                            busy ? "another model is being switched to; try again"
-                                 : "camclass is stopping");
-    }
-    p->swap = &sw;
-    pthread_mutex_unlock(&p->lock);
-    cc_frame_slot_kick(p->slot); // an idle inference thread waits in take
-    pthread_mutex_lock(&p->lock);
-    while (!sw.done)
-        pthread_cond_wait(&p->req_done, &p->lock);
-    pthread_mutex_unlock(&p->lock);
-    pthread_rwlock_unlock(&p->model_lock);
-    if (!sw.ok)
-        return cc_error_set(err, "%s", sw.err.msg);
-    *old = sw.old;
-    return true;
-}
-
-const struct cc_model *cc_pipeline_hold_model(struct cc_pipeline *p)
-{
-    pthread_rwlock_rdlock(&p->model_lock);
-    return p->model; // written only under the write lock while the thread runs
-}
-
-void cc_pipeline_release_model(struct cc_pipeline *p)
-{
-    pthread_rwlock_unlock(&p->model_lock);
-}
-
-struct cc_engine *cc_pipeline_engine(struct cc_pipeline *p)
-{
-    return p->engine;
-}
-
 static void *inference_main(void *arg)
 {
     struct cc_pipeline *p = arg;
@@ -736,10 +395,10 @@ static void *inference_main(void *arg)
         if (stop)
             break;
 
-        take_swap(p);
+        cc_pipeline_take_swap(p);
         // Fair sharing of the engine: one waiting request, then one frame (when one waits);
         // with more requests waiting the take below only looks, it does not wait.
-        bool more_requests = serve_request(p);
+        bool more_requests = cc_pipeline_serve_request(p);
         pthread_mutex_lock(&p->lock);
         bool failed = p->state == CC_PIPELINE_FAILED;
         pthread_mutex_unlock(&p->lock);
@@ -758,8 +417,8 @@ static void *inference_main(void *arg)
             stop = p->stop;
             pthread_mutex_unlock(&p->lock);
             if (!stop)
-                finish_stream(p, err.msg[0] ? CC_PIPELINE_FAILED : CC_PIPELINE_ENDED,
-                              err.msg[0] ? err.msg : NULL);
+                cc_pipeline_finish_stream(p, err.msg[0] ? CC_PIPELINE_FAILED : CC_PIPELINE_ENDED,
+                                          err.msg[0] ? err.msg : NULL);
             break;
         }
         int64_t t_take = cc_now_ns();
@@ -778,7 +437,7 @@ static void *inference_main(void *arg)
                     fprintf(stderr, "camclass: skipping a bad frame: %s\n", err.msg);
                 continue;
             }
-            finish_stream(p, CC_PIPELINE_FAILED, err.msg);
+            cc_pipeline_finish_stream(p, CC_PIPELINE_FAILED, err.msg);
             break;
         }
         if (p->health)
@@ -795,7 +454,7 @@ static void *inference_main(void *arg)
         publish(p, &r, g);
         cc_frame_slot_release(p->slot, f);
         if (!more) {
-            finish_stream(p, CC_PIPELINE_CLOSED, NULL);
+            cc_pipeline_finish_stream(p, CC_PIPELINE_CLOSED, NULL);
             break;
         }
     }
@@ -804,7 +463,7 @@ static void *inference_main(void *arg)
     snprintf(why, sizeof(why), "%s",
              p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
     pthread_mutex_unlock(&p->lock);
-    close_requests(p, why);
+    cc_pipeline_close_requests(p, why);
     if (p->cfg.turns) // the others' round no longer waits for this camera
         cc_engine_turns_leave(p->cfg.turns, p->lane);
     return NULL;

@@ -46,6 +46,7 @@
 #include "frame.h"
 #include "orient.h"
 #include "result.h"
+#include "series.h"
 #include "source_file.h"
 
 struct cc_pipeline;
@@ -203,16 +204,7 @@ struct cc_pipeline_totals {
 };
 struct cc_pipeline_totals cc_pipeline_get_totals(struct cc_pipeline *p);
 
-/* Stage times kept with profile on; values in ms. One series per stage. */
-struct cc_series {
-    double *v; // (n) values, owned
-    size_t n, cap;
-};
-bool cc_series_add(struct cc_series *s, double v);
-double cc_series_percentile(const struct cc_series *s, double p); // nearest rank; sorts a copy
-double cc_series_mean(const struct cc_series *s);
-void cc_series_free(struct cc_series *s);
-
+/* Stage times kept with profile on; values in ms (series.h). One series per stage. */
 struct cc_pipeline_profile {
     const struct cc_series *dequeue, *preprocess, *inference, *latency; // valid until destroy
 };
