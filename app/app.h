@@ -166,6 +166,26 @@ void cc_app_events_flush(struct app *a);
 void cc_app_events_close(struct app *a);
 
 /* ------------------------------------------------------------------------------------------
+ * The outputs (app_outputs.c): each 0 or the exit status after one line on stderr
+ */
+
+/* --collect DIR [--classes A,B]: the sample store, before the model loads (exit 2 when DIR or
+ * a class name will not do). */
+int cc_app_open_collect(struct app *a);
+
+/* The window (oc: its settings; shots: size bytes for the screenshot folder it names): without
+ * a display one line says so and the run goes on headless. True when headless. */
+bool cc_app_open_window(struct app *a, struct cc_overlay_config *oc, char *shots, size_t size);
+
+/* Every camera's report (the detection log, MQTT through the run's one connection, snapshots,
+ * clips, the event receivers) and the --output recording or picture (of the first camera). */
+int cc_app_open_outputs(struct app *a, const struct cc_overlay_config *oc, bool headless);
+
+/* --serve, once the pipelines exist: /predict beside the first camera's pipeline, /latest and
+ * /stream per camera (exit 1 when the address cannot be bound). */
+int cc_app_start_http(struct app *a, const struct cc_overlay_config *oc);
+
+/* ------------------------------------------------------------------------------------------
  * The first model and its reloads (app_reload.c)
  */
 
