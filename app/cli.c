@@ -127,143 +127,6 @@ static void mark_set(struct cc_cli *cli, const struct opt *o)
     cli->set_on_command_line[i / 64] |= (uint64_t)1 << (i % 64);
 }
 
-static const char usage[] =
-    "usage: camclass [options] [INPUT [OUTPUT]]\n"
-    "Classifies camera or file frames with a camclass model: a live window with the top labels,\n"
-    "or, with --headless, a JSON-lines detection log.\n"
-    "\n"
-    "Input (default: /dev/video0 when it opens, else the bundled sample clip)\n"
-    "  --camera DEV|N      V4L2 camera, e.g. /dev/video0, or its index: 0 is /dev/video0\n"
-    "                      (see --list-cameras)\n"
-    "  --input PATH|URL    an image (PNG, JPEG, WebP, BMP, TIFF), a directory of images, a .y4m or\n"
-    "                      other video file (mp4, mkv, webm, avi, ...), - for Y4M on standard\n"
-    "                      input, or a stream: rtsp://, http(s)://, udp://, rtp://, tcp://\n"
-    "                      (read like a camera, reconnected); also the first bare argument\n"
-    "                      (camclass photo.jpg), the second being --output\n"
-    "  --loop              start a file input again at its end\n"
-    "  --size WxH          camera size to ask for (default 640x480)\n"
-    "  --fps N             camera rate to ask for; for files, frames per second to play\n"
-    "                      (default: headless, every frame as fast as inference goes; in a\n"
-    "                      window, a video's own rate, images 2 a second)\n"
-    "Model\n"
-    "  --model BUNDLE      model bundle (.ccm); default: models/mobilenet_v2-imagenet.ccm\n"
-    "                      (camclass-fetch-imagenet installs it), else models/selftest.ccm,\n"
-    "                      looked for in $CAMCLASS_DATADIR, $XDG_DATA_HOME/camclass\n"
-    "                      (~/.local/share/camclass), <camclass's folder>/../share/camclass,\n"
-    "                      the source tree's assets/ (a build-tree camclass), then\n"
-    "                      " CAMCLASS_DATADIR "\n"
-    "  --labels FILE       class names, one per line, in place of the bundle's own (the\n"
-    "                      count must equal the model's classes)\n"
-    "  --backend B         auto (default: the faster of cpu and vulkan, measured once),\n"
-    "                      vulkan, cpu (XNNPACK) or ref (plain C reference)\n"
-    "  --device N          Vulkan device index (see --list-devices); default: the best one\n"
-    "  --threads N         CPU backend threads (default: online CPUs - 1, 1 to 4)\n"
-    "  --top-k K           labels per result, 1 to 16 (default 5)\n"
-    "  --frames N          stop after N results\n"
-    "  --roi X,Y,W,H       classify only this part of each frame: fractions (0.5,0.25,0.5,0.5)\n"
-    "                      or pixels (320,120,200,200px); none: the whole frame. Default:\n"
-    "                      the bundle's own ROI (camclass-train stores one), else none;\n"
-    "                      in the frame as --rotation/--hflip/--vflip turned it\n"
-    "  --rotation DEG      turn each frame clockwise by 0, 90, 180 or 270 degrees (how the\n"
-    "                      camera is mounted) before anything else sees it\n"
-    "  --hflip, --vflip    mirror each frame left-right / top-bottom (before --rotation)\n"
-    "Output\n"
-    "  --headless          no window; results go to the log\n"
-    "  --window WxH        window size (default 1280x720, shrunk to fit the screen)\n"
-    "  --fullscreen        start fullscreen (f toggles)\n"
-    "  --screenshot-dir DIR\n"
-    "                      where the s key saves screenshots; default: the XDG pictures\n"
-    "                      directory ($XDG_PICTURES_DIR, else ~/.config/user-dirs.dirs, else\n"
-    "                      ~/Pictures if it exists), else the working directory\n"
-    "  --collect DIR       collect labelled pictures into DIR/<class>/ (camclass-train's\n"
-    "                      folder): keys 1-9 save the frame under the class of that key;\n"
-    "                      with --serve, POST /samples?label=NAME (README, SERVE.md)\n"
-    "  --classes A,B,...   the classes of keys 1-9, in order (default: DIR's folders)\n"
-    "  --output FILE       record the annotated video (as the window shows it) to FILE.mp4\n"
-    "                      or FILE.mkv, at the --window size (default 1280x720); also headless;\n"
-    "                      FILE.jpg: the last result's annotated picture\n"
-    "  --log FILE|-        write the detection log (JSON lines) to FILE, or - for stdout\n"
-    "                      (--headless without --log logs to stdout)\n"
-    "  --log-mode M        every (a line per frame) or detections (a line when the top label\n"
-    "                      changes or its score crosses --threshold, plus periodic stats)\n"
-    "  --log-format F      json (JSON lines, LOG_FORMAT.md) or text (a short line each, for\n"
-    "                      people); default: text when the log is a terminal, else json\n"
-    "  --threshold P       score threshold 0..1 for detections mode\n"
-    "  --unknown-threshold P  the answer is \"unknown\" when the top score is below P\n"
-    "                      (0 < P < 1; 0: never); default: the model's own (camclass-train\n"
-    "                      stores one), else never\n"
-    "  --mqtt URL          publish detection events (detections mode, with --threshold) to an\n"
-    "                      MQTT broker, mqtt://HOST[:PORT] or mqtts://HOST[:PORT], under\n"
-    "                      camclass/<device-id>/ (SERVE.md, below)\n"
-    "  --mqtt-ca FILE      CA certificates (PEM) for mqtts:// (default: the system's)\n"
-    "  --mqtt-auth FILE    broker user on the first line, password on the second\n"
-    "  --mqtt-model-token FILE  with --mqtt, load the bundles the retained message\n"
-    "                      camclass/<device-id>/model/set names when its token is this\n"
-    "                      file's first line (FLEET.md); default: off\n"
-    "  --device-id ID      the topic level for this camera (default: the host name)\n"
-    "  --ha-discovery on|off  with --mqtt, announce this camclass to Home Assistant\n"
-    "                      (retained discovery configs; default on)\n"
-    "  --ha-prefix P       Home Assistant's discovery prefix (default homeassistant)\n"
-    "  --ha-binary L[,L..] a Home Assistant binary sensor per label: on while detected\n"
-    "  --webhook URL       POST each detection event (JSON, as the log's) to URL, retried\n"
-    "                      with back-off while it is away (EVENTS.md)\n"
-    "  --gpio LABEL=CHIP:LINE  drive a GPIO line high while LABEL is detected (detections\n"
-    "                      mode, with --threshold), low otherwise: cat=gpiochip0:17; CHIP a\n"
-    "                      name, /dev path or label, LINE a number or name; repeatable\n"
-    "  --gpio-active-low   the --gpio lines are active low: low while detected\n"
-    "  --on-event PROGRAM  run PROGRAM (no shell, no arguments) when a detection starts or\n"
-    "                      ends (detections mode, with --threshold); the event is in its\n"
-    "                      environment: CAMCLASS_EVENT, _LABEL, _SCORE, ... (EVENTS.md)\n"
-    "  --on-event-timeout S  stop a PROGRAM still running after S seconds (default 30)\n"
-    "  --snapshot-dir DIR  on each detection start, the annotated frame as a JPEG\n"
-    "                      DIR/<camera>/<UTC time>-<label>.jpg (EVENTS.md)\n"
-    "  --snapshot-max-mb N keep DIR/<camera>'s snapshots under N MB, oldest deleted first\n"
-    "                      (default 100)\n"
-    "  --clip-dir DIR      on each detection start, an mp4 of the annotated video from\n"
-    "                      --clip-before S (default 5) before to --clip-after S (default\n"
-    "                      10) after it, as DIR/<camera>/<UTC time>-<label>.mp4; a start\n"
-    "                      during a clip extends it (EVENTS.md)\n"
-    "  --clip-max-mb N     keep DIR/<camera>'s clips under N MB (default 1000)\n"
-    "  --camera-health M   auto (default: cameras and streams), on or off: log covered, dark,\n"
-    "                      blurred, frozen and moved cameras (EVENTS.md)\n"
-    "  --serve [ADDR:]PORT answer HTTP on ADDR (default 127.0.0.1): POST /predict, GET /,\n"
-    "                      /stream, /latest, /metrics, /healthz (--snapshot-dir: also\n"
-    "                      /snapshots/<camera>/latest.jpg); without --camera/--input\n"
-    "                      only requests (SERVE.md, below)\n"
-    "  --serve-token TOKEN the Bearer token every request but /healthz must carry; needed\n"
-    "                      to --serve on an address other than loopback\n"
-    "  --serve-allow-host NAME[,NAME...]\n"
-    "                      without a token, answer these Host names too (a reverse proxy's\n"
-    "                      name); by default only localhost, 127.0.0.1, [::1] and the --serve\n"
-    "                      address (421 otherwise: DNS rebinding)\n"
-    "  --serve-timeout S   close a connection idle for S seconds, or whose request headers\n"
-    "                      or body take more than 6 x S seconds (default 10)\n"
-    "  --serve-max-body MB largest request body in MB (default 16; 413 beyond)\n"
-    "  --profile           per-stage times and the slowest layers at exit\n"
-    "Other\n"
-    "  --config FILE       JSON config; keys are the long option names (\"top-k\": 3);\n"
-    "                      the command line wins. Without it an installed camclass (run\n"
-    "                      from " CAMCLASS_BINDIR ") reads\n"
-    "                      " CAMCLASS_CONFIG_FILE " when it exists\n"
-    "  --selftest          classify the sample clip with the model and check its accuracy\n"
-    "  --list-devices      list the Vulkan devices and exit\n"
-    "  --list-cameras      list the V4L2 cameras with their formats and exit\n"
-    "  --version           print the version and exit\n"
-    "  --help              this text\n"
-    "  --vk-fault KIND:N   tests only: inject a Vulkan fault (alloc:N, oom:N, lost:N; see\n"
-    "                      RELIABILITY.md, below)\n"
-    "Exit status: 0 ok (also after SIGINT/SIGTERM), 1 a failure while running or a camera that\n"
-    "does not open, 2 a bad command line or config, or an unreadable model/input/config/log, or "
-    "an\n"
-    "--output that cannot be written.\n"
-    "More in camclass(1); SERVE.md, RELIABILITY.md and the other guides are installed "
-    "in\n" CAMCLASS_DOCDIR "/docs (docs/ in the source tree).\n";
-
-void cc_cli_usage(FILE *out)
-{
-    fputs(usage, out);
-}
-
 void cc_cli_init(struct cc_cli *cli)
 {
     *cli = (struct cc_cli){
@@ -454,88 +317,6 @@ static bool set_value(struct cc_cli *cli, const struct opt *o, const char *val, 
 }
 
 /* ------------------------------------------------------------------------------------------
- * The screenshot directory
- */
-
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return path && *path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* XDG_PICTURES_DIR="..." of a user-dirs.dirs file (a shell fragment: only the form that
- * xdg-user-dirs-update writes, a double-quoted value with $HOME as its only variable) into out;
- * false when the file or the line is not there. */
-static bool user_dirs_pictures(const char *file, const char *home, char *out, size_t size)
-{
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    while (fgets(line, sizeof(line), f)) {
-        const char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (strncmp(p, "XDG_PICTURES_DIR=\"", 18) != 0)
-            continue;
-        p += 18;
-        const char *end = strchr(p, '"');
-        if (!end)
-            continue;
-        int n = (int)(end - p);
-        if (strncmp(p, "$HOME", 5) == 0 && (n == 5 || p[5] == '/'))
-            snprintf(out, size, "%s%.*s", home ? home : "", n - 5, p + 5);
-        else if (p[0] == '/')
-            snprintf(out, size, "%.*s", n, p);
-        else
-            continue; // relative paths are not valid there (user-dirs.dirs(5))
-        found = true; // the last assignment wins, as in the shell
-    }
-    fclose(f);
-    return found;
-}
-
-/* True when a and b name the same directory ("/home/u" and "/home/u/"). */
-static bool same_dir(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-const char *cc_cli_pictures_dir(const char *xdg_pictures, const char *config_home, const char *home,
-                                char *out, size_t size)
-{
-    if (is_dir(xdg_pictures)) {
-        snprintf(out, size, "%s", xdg_pictures);
-        return "XDG_PICTURES_DIR";
-    }
-    char file[4096], dir[4096];
-    if (config_home && *config_home)
-        snprintf(file, sizeof(file), "%s/user-dirs.dirs", config_home);
-    else
-        snprintf(file, sizeof(file), "%s/.config/user-dirs.dirs", home ? home : "");
-    if ((config_home && *config_home) || (home && *home)) {
-        // An entry of $HOME itself disables the directory (user-dirs.dirs(5)).
-        if (user_dirs_pictures(file, home, dir, sizeof(dir)) && is_dir(dir) &&
-            !same_dir(dir, home)) {
-            snprintf(out, size, "%s", dir);
-            return "user-dirs.dirs";
-        }
-    }
-    if (home && *home) {
-        snprintf(dir, sizeof(dir), "%s/Pictures", home);
-        if (is_dir(dir)) {
-            snprintf(out, size, "%s", dir);
-            return "~/Pictures";
-        }
-    }
-    snprintf(out, size, ".");
-    return "the working directory";
-}
-
-/* ------------------------------------------------------------------------------------------
  * Command line
  */
 
@@ -601,8 +382,7 @@ enum cc_cli_status cc_cli_parse(struct cc_cli *cli, int argc, char **argv, struc
             cc_error_set(err, "%s needs a value (see --help)", where);
             return CC_CLI_ERROR;
         }
-        if (was_set(cli, o) &&
-            (!strcmp(o->name, "input") || !strcmp(o->name, "output"))) {
+        if (was_set(cli, o) && (!strcmp(o->name, "input") || !strcmp(o->name, "output"))) {
             cc_error_set(err, "%s is given twice (once as an argument?); give it once", where);
             return CC_CLI_ERROR;
         }
@@ -763,9 +543,9 @@ bool cc_cli_apply_config_text(struct cc_cli *cli, const char *text, const char *
                               name, key);
             goto done;
         }
-        bool skip = was_set(cli, o) ||
-                    (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
-                                      o->offset == offsetof(struct cc_cli, input)));
+        bool skip =
+            was_set(cli, o) || (source_given && (o->offset == offsetof(struct cc_cli, camera) ||
+                                                 o->offset == offsetof(struct cc_cli, input)));
         if (!apply_json(cli, o, item, skip, where, err)) {
             ok = false;
             goto done;
