@@ -125,9 +125,10 @@ enum cc_pipeline_state cc_app_cameras_loop(struct app *a);
 /* Main: camera c's pipeline has ended (state st): c->state, and one line; the others go on. */
 void cc_app_camera_ended(struct cam *c, enum cc_pipeline_state st);
 
-/* Main, each round of a loop of several cameras: SIGHUP reopens every camera's log (a reload is
- * refused). */
-void cc_app_cameras_sighup(struct app *a);
+/* Main, each round of a loop of several cameras: SIGHUP reopens every camera's log and reloads
+ * the model files that changed (app_reload.c): here, or (beside: the window's grid, which must
+ * keep drawing) on a thread of its own, as cc_app_reload_beside. */
+void cc_app_cameras_sighup(struct app *a, bool beside);
 
 /* Several cameras, at the end (their pipelines stopped): says the ends the loop did not see (a
  * stop signal or q left it first); 2 when a camera's settings did not fit its

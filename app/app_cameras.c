@@ -76,14 +76,14 @@ void cc_app_camera_ended(struct cam *c, enum cc_pipeline_state st)
         fprintf(stderr, "camclass: camera %s: its input ended\n", c->name);
 }
 
-/* Main, each round of loop_cameras (and the window grid's): SIGHUP reopens every camera's log
- * and reloads the model files that changed (app_reload.c). */
-void cc_app_cameras_sighup(struct app *a)
+void cc_app_cameras_sighup(struct app *a, bool beside)
 {
     if (atomic_exchange(a->reopen_flag, 0))
         for (int i = 0; i < a->n_cams; i++)
             atomic_store(&a->cam[i].reopen, 1);
-    if (atomic_exchange(a->reload_flag, 0))
+    if (beside)
+        cc_app_reload_beside(a);
+    else if (atomic_exchange(a->reload_flag, 0))
         cc_app_reload_model(a);
 }
 
@@ -93,7 +93,7 @@ enum cc_pipeline_state cc_app_cameras_loop(struct app *a)
     int64_t last_ping = 0;
     bool ready = false;
     for (int running = a->n_cams; running > 0 && !atomic_load(a->stop_flag);) {
-        cc_app_cameras_sighup(a);
+        cc_app_cameras_sighup(a, false);
         struct cam *w = &a->cam[0];
         for (int i = 0; i < a->n_cams && w->state != CC_PIPELINE_RUNNING; i++)
             w = &a->cam[i];

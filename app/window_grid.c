@@ -275,7 +275,7 @@ enum cc_pipeline_state cc_window_grid_loop(struct app *a)
     bool ready = false;
     open_grid(g);
     while (!atomic_load(a->stop_flag)) {
-        cc_app_cameras_sighup(a);
+        cc_app_cameras_sighup(a, true); // the reload on a thread: the grid keeps drawing
         wait_a_little(g);
         if (!poll_events(g))
             break;

@@ -491,8 +491,47 @@ def part_window(tmp):
           "window: frames after the reload carry B's labels")
 
 
-PARTS = {"cameras": part_cameras, "sighup": part_sighup, "window": part_window, "serve": part_serve, "post": part_post, "classes": part_classes,
-         "corrupt": part_corrupt}
+def part_window_cameras(tmp):
+    """The window's grid of two cameras (SDL's offscreen driver): SIGHUP reloads them beside the
+    drawing thread; each camera logs one model line naming B, and its frames after it carry B's
+    labels."""
+    model, _, _ = model_a(tmp)
+    b, b_name, b_labels = model_b(tmp)
+    log, err, config = (os.path.join(tmp, n) for n in ("log.jsonl", "stderr", "config.json"))
+    cams = ["a", "b"]
+    with open(config, "w") as f:
+        json.dump({"log": log, "cameras": [{"name": c, "input": SELFTEST, "loop": True}
+                                           for c in cams]}, f)
+    env = dict(os.environ, SDL_VIDEODRIVER="offscreen")
+    p = start(CAMCLASS, ["--backend", "cpu", "--threads", "1", "--model", model, "--config",
+                         config, "--fps", "30"], err, env=env)
+
+    def counts():
+        got = per_camera(tolerant_lines(log), "frame")
+        return {c: len(got.get(c, [])) for c in cams}
+
+    wait_until(lambda: min(counts().values()) >= 5, 60, "5 frames of each camera in the grid")
+    os.replace(b, model)
+    p.send_signal(signal.SIGHUP)
+    wait_until(lambda: all(per_camera(tolerant_lines(log), "model").get(c) for c in cams), 60,
+               "each camera's model line")
+    at = counts()
+    wait_until(lambda: all(counts()[c] >= at[c] + 5 for c in cams), 60, "5 frames each with B")
+    stop(p, "window cameras")
+    objs = tolerant_lines(log)
+    for cam in cams:
+        mine = [o for o in objs if o.get("camera") == cam]
+        models = [o for o in mine if o.get("event") == "model"]
+        check(len(models) == 1 and models[0].get("model") == b_name,
+              "window cameras: %s: one model line, B's: %r" % (cam, models))
+        after = mine[mine.index(models[0]) + 1:] if models else []
+        check(frames(after) and top_labels(after) <= set(b_labels),
+              "window cameras: %s's frames after its model line carry B's labels" % cam)
+
+
+PARTS = {"cameras": part_cameras, "sighup": part_sighup, "window": part_window,
+         "window_cameras": part_window_cameras, "serve": part_serve, "post": part_post,
+         "classes": part_classes, "corrupt": part_corrupt}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
