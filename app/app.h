@@ -135,6 +135,11 @@ void cc_app_cameras_sighup(struct app *a, bool beside);
  * frames, 1 when a camera failed or the recording did (recorded false), else 0. */
 int cc_app_cameras_status(struct app *a, bool recorded);
 
+/* Camera c's folder name under --snapshot-dir and --clip-dir (event_files.h): its config name
+ * with the bytes other than A-Z a-z 0-9 _ - . made '_' ("back gate" -> back_gate), else one made
+ * from its input (/dev/video0 -> video0). */
+void cc_app_camera_folder(const struct cam *c, char *out, size_t size);
+
 /* Camera c's summary line on stderr ("camera NAME: " first with several). */
 void cc_app_camera_summary(const struct cam *c);
 

@@ -6,7 +6,37 @@
 
 #include "app.h"
 #include "clock.h"
+#include "event_files.h"
 #include "notify.h"
+
+void cc_app_camera_folder(const struct cam *c, char *out, size_t size)
+{
+    if (c->name)
+        cc_event_folder_safe_label(c->name, out, size);
+    else
+        cc_event_folder_camera_name(c->src.name, out, size);
+}
+
+/* Two cameras whose snapshots or clips would share a folder ("back gate" and "back_gate" are
+ * both back_gate): exit 2, one line naming both. */
+static int check_folders(const struct app *a, const char *config)
+{
+    char f[CC_CAMERAS_MAX][CC_EVENT_CAMERA_MAX + 1];
+    for (int i = 0; i < a->n_cams && a->cameras.from_config; i++) {
+        const struct cc_cli *ci = &a->cam[i].cli;
+        cc_app_camera_folder(&a->cam[i], f[i], sizeof(f[i]));
+        for (int k = 0; k < i && (ci->snapshot_dir || ci->clip_dir); k++)
+            if (strcmp(f[k], f[i]) == 0 && (a->cam[k].cli.snapshot_dir || a->cam[k].cli.clip_dir)) {
+                fprintf(stderr,
+                        "camclass: config %s: cameras \"%s\" and \"%s\" would both keep their "
+                        "snapshots and clips in the folder %s (names differing only in "
+                        "characters other than A-Z a-z 0-9 _ - .); rename one\n",
+                        config, a->cam[k].name, a->cam[i].name, f[i]);
+                return CC_APP_EXIT_USAGE;
+            }
+    }
+    return 0;
+}
 
 int cc_app_cameras_setup(struct app *a, const char *config)
 {
@@ -23,7 +53,7 @@ int cc_app_cameras_setup(struct app *a, const char *config)
         cc_cameras_view(&a->cameras, i, &a->cli, &c->cli);
     }
     int rc = cc_app_events_check(a, config ? config : "");
-    if (rc)
+    if (rc || (rc = check_folders(a, config ? config : "")))
         return rc;
     if (a->cameras.from_config && a->cli.selftest) {
         fprintf(stderr, "camclass: --selftest checks the model on its sample, not the config's "

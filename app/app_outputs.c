@@ -138,10 +138,7 @@ static int open_report(struct app *a, struct cam *c, const struct cc_overlay_con
     const struct cc_cli *cli = &c->cli;
     struct cc_error err = {0};
     char camera[CC_EVENT_CAMERA_MAX + 1];
-    if (c->name) // the config's safe name; else one made from the input's
-        snprintf(camera, sizeof(camera), "%s", c->name);
-    else
-        cc_event_folder_camera_name(c->src.name, camera, sizeof(camera));
+    cc_app_camera_folder(c, camera, sizeof(camera));
     struct cc_snapshot_config snap = {
         .dir = cli->snapshot_dir,
         .max_mb = cli->snapshot_mb > 0 ? cli->snapshot_mb : CC_SNAPSHOT_DEFAULT_MB,
@@ -201,13 +198,14 @@ int cc_app_open_outputs(struct app *a, const struct cc_overlay_config *oc, bool 
 }
 
 /* A connection's thread: GET /snapshots/<camera>/latest.jpg (http.h), the newest snapshot of
- * the camera of that name (compared exactly), if any. */
+ * the camera of that name or folder name (compared exactly), if any. */
 static uint8_t *snapshot_latest(void *ctx, const char *camera, size_t *size)
 {
     struct app *a = ctx;
     for (int i = 0; i < a->n_cams; i++) {
         struct cc_snapshot *s = cc_report_snapshot(a->cam[i].report);
-        if (s && strcmp(camera, cc_snapshot_camera(s)) == 0)
+        const char *name = a->cam[i].name;
+        if (s && (strcmp(camera, cc_snapshot_camera(s)) == 0 || (name && !strcmp(camera, name))))
             return cc_snapshot_latest(s, size);
     }
     return NULL;

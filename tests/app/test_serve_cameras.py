@@ -126,11 +126,20 @@ def check_unknown(s):
 
 
 def test_snapshots(root):
-    """GET /snapshots/<camera>/latest.jpg: each camera's own (a JPEG, different pictures); a
-    snapshot folder's name has no spaces, so the cameras are the two without."""
+    """GET /snapshots/<camera>/latest.jpg: each camera's own (a JPEG, different pictures), by its
+    name and by its folder's ("front door" keeps its files in front_door); two cameras whose
+    folders would be one are refused (exit 2, one line naming both)."""
     snaps = os.path.join(root, "snapshots")
     os.makedirs(snaps)
-    cams = PICTURES[1:]
+    clash = write_config(root, {"cameras": [
+        {"name": n, "input": os.path.join(SAMPLES, "selftest", PICTURES[0][1])}
+        for n in ("front door", "front_door")]})
+    r = subprocess.run(BASE + ["--config", clash, "--snapshot-dir", snaps], capture_output=True,
+                       text=True, timeout=120)
+    rc, err = r.returncode, r.stderr
+    check(rc == 2 and len(err.strip().splitlines()) == 1 and "front_door" in err and
+          "rename one" in err, "two cameras in one snapshot folder: exit %d, %r" % (rc, err))
+    cams = PICTURES
     config = write_config(root, {"cameras": [
         {"name": n, "input": os.path.join(SAMPLES, "selftest", p), "loop": True, "fps": 10}
         for n, p, _ in cams]})
@@ -138,12 +147,12 @@ def test_snapshots(root):
                        "--snapshot-dir", snaps])
     try:
         if check(s.port, "serving: %s" % s.stderr()[-400:]):
-            check_snapshots(s, cams)
+            check_snapshots(s, cams, snaps)
     finally:
         s.stop()
 
 
-def check_snapshots(s, cams):
+def check_snapshots(s, cams, snaps):
     got = {}
     for name, _, _ in cams:
         path = "/snapshots/%s/latest.jpg" % path_of(name)
@@ -160,6 +169,10 @@ def check_snapshots(s, cams):
         check(st == 200 and ctype == "image/jpeg" and data[:2] == b"\xff\xd8",
               "%s: %d %s" % (path, st, ctype))
     check(len({d for _, _, d in got.values()}) == len(cams), "each camera's snapshot differs")
+    check(os.path.isdir(os.path.join(snaps, "front_door")),
+          "front door's snapshots in front_door: %r" % sorted(os.listdir(snaps)))
+    st, _, _ = s.request("GET", "/snapshots/front_door/latest.jpg")
+    check(st == 200, "/snapshots/front_door/latest.jpg (the folder's name): %d" % st)
     st, _, _ = s.request("GET", "/snapshots/nobody/latest.jpg")
     check(st == 404, "/snapshots/nobody/latest.jpg: %d" % st)
 
