@@ -13,6 +13,7 @@ import the named packages.
 
     from checks import check, summary   (tests/ is on PYTHONPATH: tests/meson.build)
 """
+import json
 import os
 import shlex
 import shutil
@@ -164,6 +165,26 @@ def lines_of(path):
             return f.read().splitlines()
     except FileNotFoundError:
         return []
+
+
+def json_objects(path):
+    """The JSON lines of a log at path that parse (a line being written, or a torn one, left
+    out); [] while there is no such file."""
+    out = []
+    for line in lines_of(path):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+def write_json_config(root, obj):
+    """obj as a new config file in root (config-N.json); its path."""
+    path = os.path.join(root, "config-%d.json" % len(os.listdir(root)))
+    with open(path, "w") as f:
+        json.dump(obj, f)
+    return path
 
 
 def relabeled(src, dst):

@@ -28,13 +28,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import (bound, check, env_headless, host_command, in_tmpdir, lines_of,  # noqa: E402
-                    wait_until)
+                    wait_until, write_json_config)
 
 PART, EXE, MODEL, SAMPLES = sys.argv[1:5]
 BASE = host_command(EXE) + ["--headless", "--model", MODEL, "--backend", "cpu"]
@@ -111,13 +110,6 @@ def test_rotation(root):
           "config \"rotation\": \"90\": exit %d, want 2 and one line: %r" % (rc, err))
 
 
-def write_config(root, obj):
-    path = os.path.join(root, "config-%d.json" % len(os.listdir(root)))
-    with open(path, "w") as f:
-        json.dump(obj, f)
-    return path
-
-
 def test_config(root):
     clip = os.path.join(SAMPLES, "moving_128x96.y4m")
     good = {"name": "ok", "input": clip}
@@ -129,14 +121,14 @@ def test_config(root):
         ({"name": "yard", "input": clip, "rotation": 45}, ['camera "yard"', '"rotation"']),
     ]
     for entry, says in bad:
-        config = write_config(root, {"cameras": [good, entry]})
+        config = write_json_config(root, {"cameras": [good, entry]})
         rc, objs, err = run(["--config", config])
         lines = err.strip().splitlines()
         check(rc == 2 and len(lines) == 1 and all(x in err for x in says),
               "%s: exit %d, want 2 and one line with %s: %r" % (entry, rc, says, err))
         check(" on cpu " not in err, "%s: a model was loaded before the check" % entry)
     # A camera's own event receiver is checked as its flag is (test_cameras_events.py runs them).
-    config = write_config(root, {"cameras": [good, {"name": "two", "input": clip,
+    config = write_json_config(root, {"cameras": [good, {"name": "two", "input": clip,
                                                     "webhook": "ftp://127.0.0.1/x"}]})
     rc, objs, err = run(["--config", config])
     check(rc == 2 and len(err.strip().splitlines()) == 1 and 'camera "two"' in err and
@@ -179,7 +171,7 @@ def test_run(root):
              "broken": [], "int8": ["--model", int8]}
     refs = {name: reference(clip, t) for name, t in turns.items()}
     log = os.path.join(root, "log.jsonl")
-    config = write_config(root, {
+    config = write_json_config(root, {
         "headless": True, "log": log, "log-format": "json",
         "cameras": [
             {"name": "left", "input": clip, "loop": True},
@@ -262,7 +254,7 @@ def test_window(root):
     log = os.path.join(root, "log.jsonl")
     # The broken camera first: with one camera the window's loop ended with it, the grid goes on
     # with the others until their --frames.
-    config = write_config(root, {
+    config = write_json_config(root, {
         "log": log, "log-format": "json", "frames": 20,
         "cameras": [{"name": "broken", "input": broken},
                     {"name": "first", "input": clip, "loop": True, "fps": 20},

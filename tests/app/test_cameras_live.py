@@ -27,7 +27,7 @@ import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import (check, env_headless, free_port, host_command, in_tmpdir,  # noqa: E402
-                    lines_of, wait_exit, wait_until)
+                    json_objects, wait_exit, wait_until)
 
 EXE, MODEL, SAMPLES = sys.argv[1:4]
 CAMS = ["clip", "images", "pipe", "rtsp"]
@@ -72,20 +72,9 @@ class FifoWriter(threading.Thread):
         self.done.set()
 
 
-def log_objects(log):
-    """The log's complete JSON lines (one being written left out)."""
-    out = []
-    for line in lines_of(log):
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out
-
-
 def counts(log):
     c = dict.fromkeys(CAMS, 0)
-    for o in log_objects(log):
+    for o in json_objects(log):
         if o.get("event") == "frame" and o.get("camera") in c:
             c[o["camera"]] += 1
     return c
@@ -144,7 +133,7 @@ def test(root):
         server.wait()
     err = stderr_text()
     check(rc == 0, "exit %d after SIGTERM, want 0: %s" % (rc, err[-500:]))
-    objs = log_objects(log)
+    objs = json_objects(log)
     check(objs and all(o.get("camera") in CAMS for o in objs),
           "every log line names one of the cameras")
     summaries = {o.get("camera"): o for o in objs if o.get("event") == "summary"}

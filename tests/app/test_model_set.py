@@ -27,8 +27,8 @@ import tempfile
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import (check, env_headless, free_port, host_command, lines_of, relabeled,  # noqa: E402
-                    run, summary, wait_exit, wait_until)
+from checks import (check, env_headless, free_port, host_command, json_objects,  # noqa: E402
+                    lines_of, relabeled, run, summary, wait_exit, wait_until)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mqtt_broker import Broker  # noqa: E402
 
@@ -44,16 +44,6 @@ def sha(path):
 def labels_of(path):
     with zipfile.ZipFile(path) as z:
         return [x for x in z.read("labels.txt").decode().splitlines() if x]
-
-
-def objects(path):
-    out = []
-    for line in lines_of(path):
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            pass
-    return out
 
 
 def test_settings(tmp):
@@ -88,12 +78,12 @@ def test_boot(tmp, broker, b_sha):
     log, err_path = os.path.join(tmp, "boot.jsonl"), os.path.join(tmp, "boot-stderr.txt")
     p = start_node(broker, os.path.join(tmp, "token"), log, err_path)
     try:
-        wait_until(lambda: any(o.get("event") == "model" for o in objects(log)), 90,
+        wait_until(lambda: any(o.get("event") == "model" for o in json_objects(log)), 90,
                    "the model line of the retained B at the start")
     finally:
         p.send_signal(signal.SIGTERM)
         rc = wait_exit(p, 30)
-    models = [o for o in objects(log) if o.get("event") == "model"]
+    models = [o for o in json_objects(log) if o.get("event") == "model"]
     check(rc == 0 and len(models) == 1 and models[0].get("sha256") == b_sha,
           "boot: exit %d, one model line naming B: %r" % (rc, models))
 
@@ -134,7 +124,7 @@ def test_run(tmp, broker):
         return got[-1] if len(got) > n else {}
 
     def frames():
-        return [o for o in objects(log) if o.get("event") == "frame"]
+        return [o for o in json_objects(log) if o.get("event") == "frame"]
 
     try:
         wait_until(lambda: len(frames()) >= 5, 60, "5 frames with A")
@@ -151,7 +141,7 @@ def test_run(tmp, broker):
             st = ask(what, msg)
             check(st.get("ok") is False and says in st.get("error", ""),
                   "%s: {ok: false} with an error naming %r: %r" % (what, says, st))
-        check(not any(o.get("event") == "model" for o in objects(log)),
+        check(not any(o.get("event") == "model" for o in json_objects(log)),
               "no model line after the refused messages")
         st = ask("B", good)
         check(st.get("ok") is True and st.get("model") and st.get("sha256") == b_sha,
@@ -172,7 +162,7 @@ def test_run(tmp, broker):
     said = [x for x in err.splitlines() if "model/set" in x]
     check(len(said) == len(refused) + 2, "one stderr line per message: %r" % said)
     print("\n".join(said))
-    objs = objects(log)
+    objs = json_objects(log)
     models = [i for i, o in enumerate(objs) if o.get("event") == "model"]
     check(len(models) == 1 and objs[models[0]].get("sha256") == b_sha and
           objs[models[0]].get("labels") == b_labels,

@@ -46,7 +46,8 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from checks import check, host_command, relabeled, start, stop, summary, wait_until  # noqa: E402
+from checks import (check, host_command, json_objects, relabeled, start, stop, summary,  # noqa: E402
+                    wait_until)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_client import Server  # noqa: E402
 
@@ -339,21 +340,6 @@ def part_classes(tmp):
           labels_in(latest) <= set(b_labels), "classes: /latest names B: %d %r" % (st, latest))
 
 
-def tolerant_lines(path):
-    """The log's complete JSON lines (a line being written, or a torn one, left out)."""
-    out = []
-    try:
-        text = open(path, errors="replace").read()
-    except OSError:
-        return out
-    for x in text.splitlines():
-        try:
-            out.append(json.loads(x))
-        except ValueError:
-            pass
-    return out
-
-
 def per_camera(objs, event):
     out = {}
     for o in objs:
@@ -387,7 +373,7 @@ def part_cameras(tmp):
         return
 
     def counts():
-        got = per_camera(tolerant_lines(log), "frame")
+        got = per_camera(json_objects(log), "frame")
         return {c: len(got.get(c, [])) for c in cams}
 
     def all_grow(what, n=10):
@@ -396,7 +382,7 @@ def part_cameras(tmp):
                           "%d more frames of every camera %s" % (n, what))
 
     def models_of(cam):
-        return per_camera(tolerant_lines(log), "model").get(cam, [])
+        return per_camera(json_objects(log), "model").get(cam, [])
 
     all_grow("with A")
     wait_until(lambda: "camera d: its input ended" in s.stderr(), 60, "d's end")
@@ -419,7 +405,7 @@ def part_cameras(tmp):
     rc = s.stop()
     err = s.stderr()
     check(rc == 0, "cameras: exit %d after SIGTERM, want 0: %s" % (rc, err[-500:]))
-    objs = tolerant_lines(log)
+    objs = json_objects(log)
     models = per_camera(objs, "model")
     for cam in ("a", "b"):
         got = [(m.get("model"), m.get("sha256"), m.get("labels")) for m in models.get(cam, [])]
@@ -507,18 +493,18 @@ def part_window_cameras(tmp):
                          config, "--fps", "30"], err, env=env)
 
     def counts():
-        got = per_camera(tolerant_lines(log), "frame")
+        got = per_camera(json_objects(log), "frame")
         return {c: len(got.get(c, [])) for c in cams}
 
     wait_until(lambda: min(counts().values()) >= 5, 60, "5 frames of each camera in the grid")
     os.replace(b, model)
     p.send_signal(signal.SIGHUP)
-    wait_until(lambda: all(per_camera(tolerant_lines(log), "model").get(c) for c in cams), 60,
+    wait_until(lambda: all(per_camera(json_objects(log), "model").get(c) for c in cams), 60,
                "each camera's model line")
     at = counts()
     wait_until(lambda: all(counts()[c] >= at[c] + 5 for c in cams), 60, "5 frames each with B")
     stop(p, "window cameras")
-    objs = tolerant_lines(log)
+    objs = json_objects(log)
     for cam in cams:
         mine = [o for o in objs if o.get("camera") == cam]
         models = [o for o in mine if o.get("event") == "model"]

@@ -37,7 +37,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check, host_command, in_tmpdir, wait_until  # noqa: E402
+from checks import check, host_command, in_tmpdir, wait_until, write_json_config  # noqa: E402
 from serve_client import Server, read_stream  # noqa: E402
 
 PART, EXE, MODEL, SAMPLES = sys.argv[1:5]
@@ -49,13 +49,6 @@ PICTURES = [("front door", "004-blue.png", 2), ("yard", "018-red.png", 0),
 PER_RESULT = ["camclass_results_total", "camclass_frames_total", "camclass_frames_dropped_total",
               "camclass_bad_frames_total", "camclass_frame_latency_seconds_count",
               "camclass_frame_latency_seconds_sum", "camclass_frame_stage_seconds_sum"]
-
-
-def write_config(root, obj):
-    path = os.path.join(root, "config-%d.json" % len(os.listdir(root)))
-    with open(path, "w") as f:
-        json.dump(obj, f)
-    return path
 
 
 def path_of(name):
@@ -131,7 +124,7 @@ def test_snapshots(root):
     folders would be one are refused (exit 2, one line naming both)."""
     snaps = os.path.join(root, "snapshots")
     os.makedirs(snaps)
-    clash = write_config(root, {"cameras": [
+    clash = write_json_config(root, {"cameras": [
         {"name": n, "input": os.path.join(SAMPLES, "selftest", PICTURES[0][1])}
         for n in ("front door", "front_door")]})
     r = subprocess.run(BASE + ["--config", clash, "--snapshot-dir", snaps], capture_output=True,
@@ -140,7 +133,7 @@ def test_snapshots(root):
     check(rc == 2 and len(err.strip().splitlines()) == 1 and "front_door" in err and
           "rename one" in err, "two cameras in one snapshot folder: exit %d, %r" % (rc, err))
     cams = PICTURES
-    config = write_config(root, {"cameras": [
+    config = write_json_config(root, {"cameras": [
         {"name": n, "input": os.path.join(SAMPLES, "selftest", p), "loop": True, "fps": 10}
         for n, p, _ in cams]})
     s = Server(BASE + ["--config", config, "--log", os.devnull, "--threshold", "0.5",
@@ -193,7 +186,7 @@ def check_metrics(s, names):
 
 def test_routes(root):
     want = labels_of()
-    config = write_config(root, {"cameras": [
+    config = write_json_config(root, {"cameras": [
         {"name": n, "input": os.path.join(SAMPLES, "selftest", p), "loop": True, "fps": 10}
         for n, p, _ in PICTURES]})
     s = Server(BASE + ["--config", config, "--log", os.devnull])
@@ -262,7 +255,7 @@ def moved(s, name):
 def test_reference(root):
     clip = os.path.join(root, "clip.y4m")
     write_clip(clip, 60)
-    config = write_config(root, {"cameras": [{"name": "a", "input": clip},
+    config = write_json_config(root, {"cameras": [{"name": "a", "input": clip},
                                              {"name": "b", "input": clip}]})
     log = open(os.path.join(root, "log.jsonl"), "w")
     s = Server(BASE + ["--config", config, "--fps", str(FPS), "--camera-health", "on",
