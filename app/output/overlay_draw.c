@@ -9,96 +9,7 @@
 #include <SDL.h>
 #include <SDL_ttf.h>
 
-#include "frame_rgb.h"
-#include "overlay_draw.h"
-
-/* ---------------------------------------------------------------------------------------- */
-/* Look                                                                                     */
-/* ---------------------------------------------------------------------------------------- */
-
-static const uint8_t BACKGROUND[3] = {16, 16, 18}; // letterbox bands
-static const uint8_t PANEL[3] = {32, 34, 40};
-static const uint8_t TRACK[3] = {58, 62, 72};
-static const uint8_t BAR[3] = {64, 170, 255};
-static const uint8_t PAUSED_BG[3] = {190, 40, 40};
-static const uint8_t ROI_LINE[3] = {255, 208, 0}; // the ROI's outline on the frame
-static const SDL_Color TEXT = {235, 235, 235, 255};
-static const SDL_Color DIM = {160, 164, 172, 255};
-
-#define DEFAULT_TOP_K 5
-#define LABEL_MAX 96
-
-#define HELP_1 "q quit  f fullscreen  p pause  s screenshot  h heat-map"
-#define HELP_2A "q quit  f fullscreen  p pause"
-#define HELP_2B "s screenshot  h heat-map"
-
-/* ---------------------------------------------------------------------------------------- */
-/* State                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-enum font_kind { FONT_BODY, FONT_SMALL, FONT_TITLE, FONT_COUNT };
-
-// Text lines, each rendered once into a texture and drawn until its string changes.
-enum {
-    T_TITLE,
-    T_BACKEND,
-    T_DEVICE,
-    T_WAITING,
-    T_NOFRAME,
-    T_CAMERA,
-    T_INFERENCE,
-    T_LATENCY,
-    T_HELP,
-    T_HELP2,
-    T_PAUSED,
-    T_NOTICE,
-    T_COLLECT,
-    T_CAPTION,
-    T_LABEL0,
-    T_SCORE0 = T_LABEL0 + CC_RESULT_MAX_TOP,
-    T_COUNT = T_SCORE0 + CC_RESULT_MAX_TOP,
-};
-
-struct text {
-    char str[160];       // what tex shows, after truncation
-    enum font_kind font; // font it was rendered with
-    int font_px;         // body size when rendered (fonts change with the window)
-    SDL_Color color;
-    SDL_Texture *tex; // NULL for an empty string
-    int w, h;         // tex size in pixels
-};
-
-struct cc_overlay_draw {
-    SDL_Renderer *renderer; // not owned
-    bool ttf;               // TTF_Init succeeded (TTF_Quit in destroy)
-    char *font_path;
-    TTF_Font *font[FONT_COUNT];
-    int font_px;    // body size the fonts were opened at; 0 = none open
-    bool key_hints;  // draw the key help (cfg.key_hints)
-    bool frame_only; // no panel (cfg.frame_only)
-    int help_lines; // 0 without key hints, 1, or 2 when they do not fit the panel's width (set
-                    // by draw)
-    char *model, *backend, *device, *source_label;
-    int top_k;     // rows: the configured top_k, at most the model's classes
-    int top_k_cfg; // the configured top_k (a reloaded model's rows are counted from it)
-
-    SDL_Texture *frame_tex; // (frame_h, frame_w) RGB24, streaming; NULL before the first frame
-    int frame_w, frame_h;
-    struct cc_frame_rgb conv; // the frame's conversion to RGB (MJPEG decoded there)
-
-    bool have_result;
-    struct cc_result result; // newest result; labels point into labels[]
-    char labels[CC_RESULT_MAX_TOP][LABEL_MAX];
-    bool paused;       // draw the PAUSED badge
-    char notice[160];  // "saved NAME" over the frame's foot; "" = none
-    char collect[160]; // --collect's keys and counts above the notice; "" = none
-    char caption[CC_OVERLAY_CAPTION_MAX]; // a grid tile's camera name; "" = not a tile
-    char stopped[160];                    // why the tile's camera stopped; "" = running
-    bool area_set;                        // draw into area, not the whole output
-    struct cc_overlay_rect area;          // (output pixels) where, when area_set
-
-    struct text text[T_COUNT];
-};
+#include "overlay_draw_state.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Create and destroy                                                                       */
@@ -243,185 +154,6 @@ static bool frame_upload(struct cc_overlay_draw *ov, const struct cc_frame *in,
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Layout                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-static int clampi(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-enum { FONT_MIN_PX = 10 }; // fitting_px's floor, as the small font's
-
-/* Body text size for a window: about 1/32 of the height (15 px at 480, 22 px at 720), and
- * 12 px at least (readable on a 480 × 320 screen); fitting_px goes down to FONT_MIN_PX to show
- * every row. */
-static int body_px(int w, int h)
-{
-    int s = h < w ? h : w * 3 / 4;
-    return clampi(s / 32, 12, 40);
-}
-
-/* The panel: 30 % of the width, at least 16 body-text ems (labels stay readable at 640 × 480),
- * at most half. */
-static int panel_width(int w, int px)
-{
-    return clampi(w * 3 / 10, 16 * px, w / 2);
-}
-
-static void set_rgb(uint8_t dst[3], const uint8_t src[3])
-{
-    memcpy(dst, src, 3);
-}
-
-/* Computes the layout for output size w × h with fonts of body size px. Panel, top to bottom:
- * title, backend, device, rows (label line, then bar), ...; at the bottom stats and help. */
-static void layout_compute(const struct cc_overlay_draw *ov, int w, int h, int px,
-                           struct cc_overlay_layout *L)
-{
-    memset(L, 0, sizeof(*L));
-    L->width = w;
-    L->height = h;
-    set_rgb(L->bar_rgb, BAR);
-    set_rgb(L->track_rgb, TRACK);
-    set_rgb(L->background_rgb, BACKGROUND);
-    set_rgb(L->panel_rgb, PANEL);
-
-    int pad = px * 3 / 4;
-    int line = px * 5 / 4, small_line = px, title_line = px * 3 / 2;
-    int panel_w = ov->frame_only ? 0 : panel_width(w, px);
-    L->header = (struct cc_overlay_rect){w - panel_w + pad, pad, panel_w - 2 * pad,
-                                         title_line + 2 * small_line};
-    L->panel = (struct cc_overlay_rect){w - panel_w, 0, panel_w, h};
-    L->frame_area = (struct cc_overlay_rect){0, 0, w - panel_w, h};
-    // A grid tile (high enough): the caption at the top, the frame under it.
-    if (ov->caption[0] && h > 2 * (line + pad / 2)) {
-        L->caption = (struct cc_overlay_rect){0, 0, w - panel_w, line + pad / 2};
-        L->frame_area.y = L->caption.h;
-        L->frame_area.h -= L->caption.h;
-    }
-
-    // Letterbox: the largest frame_w : frame_h rectangle in frame_area, centred.
-    const struct cc_overlay_rect *a = &L->frame_area;
-    if (ov->frame_tex && a->w > 0 && a->h > 0) {
-        int dw, dh;
-        if ((long long)a->w * ov->frame_h <= (long long)a->h * ov->frame_w) {
-            dw = a->w;
-            dh = (int)(((long long)a->w * ov->frame_h * 2 + ov->frame_w) / (2LL * ov->frame_w));
-        } else {
-            dh = a->h;
-            dw = (int)(((long long)a->h * ov->frame_w * 2 + ov->frame_h) / (2LL * ov->frame_h));
-        }
-        L->frame = (struct cc_overlay_rect){a->x + (a->w - dw) / 2, a->y + (a->h - dh) / 2, dw, dh};
-    }
-
-    int x = L->panel.x + pad, inner = panel_w - 2 * pad;
-    int y = pad + title_line + 2 * small_line + pad;
-    int bar_h = clampi(px / 2, 4, 16), row_h = line + bar_h + pad * 2 / 3;
-    L->stats = (struct cc_overlay_rect){
-        x, h - pad - ov->help_lines * small_line - pad / 2 - 3 * line, inner, 3 * line};
-    L->help = (struct cc_overlay_rect){x, h - pad - ov->help_lines * small_line, inner,
-                                       ov->help_lines * small_line};
-    L->notice =
-        (struct cc_overlay_rect){a->x + pad, a->y + a->h - pad - line, a->w - 2 * pad, line};
-    L->collect = L->notice;
-    L->collect.y -= line + pad / 2;
-    int n = ov->top_k;
-    if (ov->have_result && ov->result.n_top < n)
-        n = ov->result.n_top; // a model with fewer classes than top_k: only its classes
-    while (n > 0 && y + n * row_h > L->stats.y - pad)
-        n--; // a small window shows fewer rows rather than drawing them over the stats
-    L->n_rows = n;
-    for (int i = 0; i < n; i++) {
-        L->label[i] = (struct cc_overlay_rect){x, y, inner, line};
-        L->bar[i] = (struct cc_overlay_rect){x, y + line, inner, bar_h};
-        y += row_h;
-    }
-}
-
-/* The body size for w x h: body_px, made smaller (down to FONT_MIN_PX) while the rows the
- * result has do not all fit; only below that are rows left out. */
-static int fitting_px(const struct cc_overlay_draw *ov, int w, int h)
-{
-    int want = ov->top_k, px = body_px(w, h);
-    if (ov->caption[0] && ov->frame_only)
-        return px; // a grid tile has no rows
-    if (ov->have_result && ov->result.n_top < want)
-        want = ov->result.n_top;
-    for (; px > FONT_MIN_PX; px--) {
-        struct cc_overlay_layout L;
-        layout_compute(ov, w, h, px, &L);
-        if (L.n_rows >= want)
-            break;
-    }
-    return px;
-}
-
-/* L->roi and L->roi_rgb: the ROI the result shown was classified on (cc_result.roi, so that
- * it follows --roi, the model's and a reload's), scaled into L->frame (w = 0: none). A pixel
- * ROI outside this frame is not drawn (the pipeline says so, once). */
-static void roi_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
-{
-    struct cc_roi_rect r;
-    const struct cc_roi *roi = &ov->result.roi;
-    L->roi = (struct cc_overlay_rect){0};
-    memcpy(L->roi_rgb, ROI_LINE, 3);
-    if (!ov->have_result || roi->kind == CC_ROI_NONE || !ov->frame_tex || ov->frame_w <= 0 ||
-        ov->frame_h <= 0 || !cc_roi_rect(roi, ov->frame_w, ov->frame_h, &r, NULL))
-        return;
-    const struct cc_overlay_rect *f = &L->frame;
-    int x0 = f->x + (int)((long long)r.x * f->w / ov->frame_w);
-    int y0 = f->y + (int)((long long)r.y * f->h / ov->frame_h);
-    int x1 = f->x + (int)((long long)(r.x + r.w) * f->w / ov->frame_w);
-    int y1 = f->y + (int)((long long)(r.y + r.h) * f->h / ov->frame_h);
-    L->roi = (struct cc_overlay_rect){x0, y0, x1 - x0 > 1 ? x1 - x0 : 1, y1 - y0 > 1 ? y1 - y0 : 1};
-}
-
-/* L->cam: where the result's map goes (draw_cam). */
-static void cam_place(const struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
-{
-    const struct cc_result_cam *cam = &ov->result.cam;
-    L->cam = (struct cc_overlay_rect){0};
-    if (!ov->have_result || !ov->frame_tex || cam->w <= 0 || cam->h <= 0)
-        return;
-    const struct cc_overlay_rect *f = &L->frame;
-    int x0 = f->x + (int)lroundf(cam->area[0] * (float)f->w);
-    int y0 = f->y + (int)lroundf(cam->area[1] * (float)f->h);
-    int x1 = f->x + (int)lroundf((cam->area[0] + cam->area[2]) * (float)f->w);
-    int y1 = f->y + (int)lroundf((cam->area[1] + cam->area[3]) * (float)f->h);
-    L->cam = (struct cc_overlay_rect){x0, y0, x1 - x0, y1 - y0};
-}
-
-/* The size drawn for: the area (a grid's tile), else the renderer's output. */
-static int output_size(const struct cc_overlay_draw *ov, int *w, int *h)
-{
-    if (ov->area_set) {
-        *w = ov->area.w, *h = ov->area.h;
-        return 0;
-    }
-    return SDL_GetRendererOutputSize(ov->renderer, w, h);
-}
-
-void cc_overlay_draw_layout(const struct cc_overlay_draw *ov, struct cc_overlay_layout *out)
-{
-    int w = 0, h = 0;
-    output_size(ov, &w, &h);
-    layout_compute(ov, w, h, fitting_px(ov, w, h), out);
-    roi_place(ov, out);
-    cam_place(ov, out);
-    snprintf(out->title, sizeof(out->title), "%s", ov->text[T_TITLE].str);
-    snprintf(out->source_line, sizeof(out->source_line), "%s", ov->text[T_CAMERA].str);
-    if (ov->have_result && ov->result.n_top > 0)
-        snprintf(out->first_label, sizeof(out->first_label), "%s", ov->text[T_LABEL0].str);
-    if (ov->notice[0])
-        snprintf(out->notice_text, sizeof(out->notice_text), "%s", ov->text[T_NOTICE].str);
-    if (ov->collect[0])
-        snprintf(out->collect_text, sizeof(out->collect_text), "%s", ov->text[T_COLLECT].str);
-    if (ov->caption[0])
-        snprintf(out->caption_text, sizeof(out->caption_text), "%s", ov->text[T_CAPTION].str);
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* Drawing                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -500,7 +232,7 @@ static void fill(SDL_Renderer *r, const uint8_t rgb[3], int x, int y, int w, int
  * ROI's rectangle so that its edge is where the crop is. */
 static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 {
-    roi_place(ov, L);
+    cc_overlay_roi_place(ov, L);
     const struct cc_overlay_rect *r = &L->roi;
     if (r->w <= 0)
         return;
@@ -513,12 +245,13 @@ static void draw_roi(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 }
 
 /* The result's class activation map (cc_result.cam), translucent over the picture it was
- * computed on (its area: the ROI's rectangle, else the frame, as the model cropped it), one cell per map value: cold blue where the
- * answer's class found little, warm red where it found most. L->cam says where (w = 0: none). */
+ * computed on (its area: the ROI's rectangle, else the frame, as the model cropped it), one cell
+ * per map value: cold blue where the answer's class found little, warm red where it found most.
+ * L->cam says where (w = 0: none). */
 static void draw_cam(struct cc_overlay_draw *ov, struct cc_overlay_layout *L)
 {
     const struct cc_result_cam *cam = &ov->result.cam;
-    cam_place(ov, L);
+    cc_overlay_cam_place(ov, L);
     const struct cc_overlay_rect *r = &L->cam;
     if (r->w <= 0)
         return;
@@ -720,15 +453,15 @@ static void draw_caption(struct cc_overlay_draw *ov, const struct cc_overlay_lay
 static bool draw_all(struct cc_overlay_draw *ov, int w, int h, struct cc_error *err)
 {
     SDL_Renderer *rn = ov->renderer;
-    int px = fitting_px(ov, w, h);
+    int px = cc_overlay_fitting_px(ov, w, h);
     if (!fonts_open(ov, px, err))
         return false;
     // The key help on one line when it fits the panel, else on two; none where no key works.
-    int help_w = 0, panel_inner = panel_width(w, px) - 2 * (px * 3 / 4);
+    int help_w = 0, panel_inner = cc_overlay_panel_width(w, px) - 2 * (px * 3 / 4);
     TTF_SizeUTF8(ov->font[FONT_SMALL], HELP_1, &help_w, NULL);
     ov->help_lines = !ov->key_hints ? 0 : help_w <= panel_inner ? 1 : 2;
     struct cc_overlay_layout layout;
-    layout_compute(ov, w, h, px, &layout);
+    cc_overlay_layout_compute(ov, w, h, px, &layout);
     struct metrics m = metrics_of(w, h, px, &layout);
     fill(rn, BACKGROUND, 0, 0, w, h);
     fill(rn, PANEL, layout.panel.x, layout.panel.y, layout.panel.w, layout.panel.h);
@@ -749,7 +482,7 @@ bool cc_overlay_draw_picture(struct cc_overlay_draw *ov, struct cc_error *err)
 {
     SDL_Renderer *rn = ov->renderer;
     int w, h;
-    if (output_size(ov, &w, &h) != 0)
+    if (cc_overlay_output_size(ov, &w, &h) != 0)
         return cc_error_set(err, "overlay: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
     if (!ov->area_set)
         return draw_all(ov, w, h, err);
