@@ -1,6 +1,8 @@
 /* camclass — the pipeline's state (pipeline.h), internal to its two files: pipeline.c (create,
- * the inference thread, start/stop, the mailbox) and pipeline_requests.c (what other threads ask
- * of the inference thread: a classification, an engine swap). See each field for its thread.
+ * the inference thread, start/stop, the mailbox), pipeline_engine.c (the engine in use, run in
+ * its turn) and pipeline_requests.c (what other threads ask of the inference thread: a
+ * classification, an engine swap). pipeline.c calls the other two, pipeline_requests.c calls
+ * pipeline_engine.c, which calls neither. See each field for its thread.
  */
 #ifndef CC_PIPELINE_INTERNAL_H
 #define CC_PIPELINE_INTERNAL_H
@@ -118,12 +120,19 @@ static inline double cc_pipeline_ms_between(int64_t a, int64_t b)
 }
 
 /* ------------------------------------------------------------------------------------------
- * pipeline.c, for the requests
+ * pipeline_engine.c
  */
 
 /* Makes e the engine in use: its input and output buffers (sized by its input and classes; the
  * old ones are kept on failure, e is then not used). Create, or the inference thread. */
 bool cc_pipeline_use_engine(struct cc_pipeline *p, struct cc_engine *e, struct cc_error *err);
+
+/* A shared engine: this pipeline holds a frame, and so its place in the engine's round (the
+ * turn is taken by run_engine, or given up by drop_turn). Inference thread. */
+void cc_pipeline_hold_turn(struct cc_pipeline *p);
+
+/* The frame held did not reach the engine, or has run: the place in the round is given up. */
+void cc_pipeline_drop_turn(struct cc_pipeline *p);
 
 /* The engine on input into p->scores, in this pipeline's turn when it shares the engine (the
  * wait for the turn counts as inference time). Inference thread. */
