@@ -43,8 +43,12 @@ struct cc_backend_ops {
 };
 
 /* The tensor index of opts->tap in model, or -1 when there is none (cc_engine_create_from_model
- * has checked that it names an activation). */
-int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts);
+ * has checked that it names an activation). Inline: the backends call it, and engine.c, which
+ * calls the backends, is not theirs to call. */
+static inline int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts)
+{
+    return opts && opts->tap ? cc_model_find_tensor(model, opts->tap) : -1;
+}
 
 extern const struct cc_backend_ops cc_xnn_backend; // "cpu": XNNPACK (xnn_backend.c)
 extern const struct cc_backend_ops cc_ref_backend; // "ref": plain C ops (ref_backend.c)

@@ -25,11 +25,6 @@ struct cc_engine {
     bool ran;                          // a run succeeded: the tap holds values
 };
 
-int cc_backend_tap(const struct cc_model *model, const struct cc_engine_options *opts)
-{
-    return opts && opts->tap ? cc_model_find_tensor(model, opts->tap) : -1;
-}
-
 /* Checks opts->tap against the model and keeps a copy of its name for the fallback's options. */
 static bool take_tap(struct cc_engine *e, const struct cc_engine_options *opts,
                      struct cc_error *err)

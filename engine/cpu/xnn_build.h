@@ -1,6 +1,7 @@
 /* camclass — the CPU backend's op table: how one node becomes XNNPACK operators (and C loops
  * where XNNPACK has none), internal to xnn_backend.c, xnn_build.c and xnn_build_zoo.c, the files
- * of the XNNPACK module; no other module includes XNNPACK's headers.
+ * of the XNNPACK module (xnn_work.c: the pieces of a node's work); no other module includes
+ * XNNPACK's headers.
  *
  * A node runs in f32, or in int8 (QS8 activations, per-output-channel QC8 weights, int32
  * biases) when the op has an int8 variant and its activation tensors carry a quantization
@@ -96,6 +97,9 @@ bool cc_xnn_failed(const char *call, const struct cc_node *n, enum xnn_status st
 
 /* true when rc is xnn_status_success; else fails with cc_xnn_failed(call, b's node). */
 bool cc_xnn_check(const struct cc_xnn_build *b, const char *call, enum xnn_status rc);
+
+/* Fails b with "out of memory building node ..." (false). */
+bool cc_xnn_no_memory(const struct cc_xnn_build *b);
 
 /* A new, empty operator slot at the end of w (filled by an xnn_create_*), or NULL with b->err
  * set on out of memory. */
