@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass soak: a long headless run with the log rotated in the middle (issue 12 §4).
+"""camclass soak: a long headless run with the log rotated in the middle.
 
     tools/soak.py CAMCLASS MODEL INPUT [--backend B] [--frames N] [--every S]
 

@@ -9,7 +9,7 @@
  * *upload_data_size == 0, when the answer is queued. A multipart body is kept whole (it is
  * bounded by --serve-max-body) and parsed at its end by multipart.c: libmicrohttpd's post
  * processor took "XyZ; charset=utf-8" for the boundary, found only a lower-case "boundary=",
- * and could not say that a form ended before its closing boundary (#24 section 2).
+ * and could not say that a form ended before its closing boundary.
  */
 #include "http.h"
 

@@ -276,8 +276,8 @@ static void put_counters(struct text *t, const struct cc_metrics *m,
             // results: the frames this module saw classified, not the pipeline's own count
             // (tot->results): counted under the lock with the latency histogram and the stage
             // times, so that one scrape's results_total equals their counts (the pipeline
-            // counts a result just before handing it here; a scrape in between saw one more,
-            // issue #12's ASan run).
+            // counts a result just before handing it here; a scrape in between saw one more in
+            // an ASan run).
             uint64_t v[] = {tot[i].frames, tot[i].dropped, m->cam[i].stage_count,
                             tot[i].bad_frames};
             put(t, "%s_total", counters[k].name);

@@ -1,5 +1,5 @@
-/* camclass — the CPU backend's fused inverted-residual block in int8 (issue 26 §3; internal
- * to engine/): fused_block.h's block (expand 1x1 -> depthwise 3x3 -> project 1x1 (+ add))
+/* camclass — the CPU backend's fused inverted-residual block in int8 (internal to
+ * engine/): fused_block.h's block (expand 1x1 -> depthwise 3x3 -> project 1x1 (+ add))
  * over bands of output rows with a ring of 3 expanded rows, for an int8 model's block whose
  * nodes the backend would run in int8 on XNNPACK's QC8/QS8 operators, computing what they
  * compute, exactly:
