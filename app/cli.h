@@ -78,50 +78,50 @@ struct cc_cli {
     int window_h;             // (see window_w)
     bool fullscreen;          // --fullscreen: start fullscreen
     char *shot_dir;           // --screenshot-dir DIR; NULL: cc_cli_pictures_dir
-    char *collect;            // --collect DIR: labelled pictures go to DIR/<class>/ (sample_store.h)
-    char *classes;            // --classes A,B,...: the classes of keys 1-9; NULL: DIR's folders
-    char *log;                // --log FILE|-: detection log (JSON lines); NULL: none
-    char *output;             // --output FILE.mp4|.mkv: annotated video recording; NULL: none
-    char *log_format;         // --log-format json|text; NULL: text when the log is a terminal
-    char *log_mode;           // --log-mode every|detections; NULL: detlog's default
-    char *mqtt;               // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
-    char *mqtt_ca;            // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
-    char *mqtt_auth;          // --mqtt-auth FILE: user and password, one per line; NULL: none
-    char *mqtt_model_token;   // --mqtt-model-token FILE: the model/set message's secret on its
-                              // first line (model_set.h); NULL: that is off
-    char *device_id;          // --device-id ID: the MQTT topic level; NULL: the host name
-    char *on_event;           // --on-event PROGRAM: run on detection start/end (event_command.h)
-    double on_event_timeout;  // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S
-    char *ha_discovery;       // --ha-discovery on|off; NULL: on (with --mqtt)
-    char *ha_prefix;          // --ha-prefix P; NULL: homeassistant
-    char *webhook;       // --webhook URL: detection events POSTed there (webhook.h); NULL: none
-    char *snapshot_dir;  // --snapshot-dir DIR: a JPEG per detection start (snapshot.h); NULL: none
-    double snapshot_mb;  // --snapshot-max-mb N: DIR/<camera>'s cap; 0: CC_SNAPSHOT_DEFAULT_MB
-    char *clip_dir;      // --clip-dir DIR: an mp4 around each detection start (clip.h); NULL: none
-    double clip_before;  // --clip-before S; < 0: CC_CLIP_DEFAULT_BEFORE_S
-    double clip_after;   // --clip-after S; 0: CC_CLIP_DEFAULT_AFTER_S
-    double clip_mb;      // --clip-max-mb N: DIR/<camera>'s cap; 0: CC_CLIP_DEFAULT_MB
-    char *ha_binary;     // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
+    char *collect;           // --collect DIR: labelled pictures go to DIR/<class>/ (sample_store.h)
+    char *classes;           // --classes A,B,...: the classes of keys 1-9; NULL: DIR's folders
+    char *log;               // --log FILE|-: detection log (JSON lines); NULL: none
+    char *output;            // --output FILE.mp4|.mkv: annotated video recording; NULL: none
+    char *log_format;        // --log-format json|text; NULL: text when the log is a terminal
+    char *log_mode;          // --log-mode every|detections; NULL: detlog's default
+    char *mqtt;              // --mqtt URL: publish detection events to a broker (mqtt.h); NULL: no
+    char *mqtt_ca;           // --mqtt-ca FILE: CA certificates for mqtts://; NULL: the system's
+    char *mqtt_auth;         // --mqtt-auth FILE: user and password, one per line; NULL: none
+    char *mqtt_model_token;  // --mqtt-model-token FILE: the model/set message's secret on its
+                             // first line (model_set.h); NULL: that is off
+    char *device_id;         // --device-id ID: the MQTT topic level; NULL: the host name
+    char *on_event;          // --on-event PROGRAM: run on detection start/end (event_command.h)
+    double on_event_timeout; // --on-event-timeout S; 0: CC_CLI_ON_EVENT_TIMEOUT_S
+    char *ha_discovery;      // --ha-discovery on|off; NULL: on (with --mqtt)
+    char *ha_prefix;         // --ha-prefix P; NULL: homeassistant
+    char *webhook;           // --webhook URL: detection events POSTed there (webhook.h); NULL: none
+    char *snapshot_dir; // --snapshot-dir DIR: a JPEG per detection start (snapshot.h); NULL: none
+    double snapshot_mb; // --snapshot-max-mb N: DIR/<camera>'s cap; 0: CC_SNAPSHOT_DEFAULT_MB
+    char *clip_dir;     // --clip-dir DIR: an mp4 around each detection start (clip.h); NULL: none
+    double clip_before; // --clip-before S; < 0: CC_CLIP_DEFAULT_BEFORE_S
+    double clip_after;  // --clip-after S; 0: CC_CLIP_DEFAULT_AFTER_S
+    double clip_mb;     // --clip-max-mb N: DIR/<camera>'s cap; 0: CC_CLIP_DEFAULT_MB
+    char *ha_binary;    // --ha-binary LABEL[,LABEL...]: binary sensors; NULL: none
     struct cc_cli_list gpio; // --gpio LABEL=CHIP:LINE, repeatable: a line high while LABEL is
                              // detected (gpio_out.h); count 0: none
     bool gpio_active_low;    // --gpio-active-low: detected is the low level
-    char *camera_health; // --camera-health auto|on|off; NULL: auto (cameras and streams)
-    char *serve;         // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
-    char *serve_token;   // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
-    char *serve_allow;   // --serve-allow-host NAME[,...]: more Host names answered without a
-                         // token (http_request.h); NULL: none
-    int serve_timeout;   // --serve-timeout S: idle seconds before a connection is closed; 0: 10
-    int serve_body_mb;   // --serve-max-body MB: largest request body; 0: 16
-    char *config;        // --config FILE (command line only)
-    char *cameras;       // the config's "cameras" array as JSON text (config only; cameras.h
-                         // checks it); NULL: none
-    bool profile;        // --profile: per-stage and per-layer times at exit
-    bool selftest;       // --selftest: classify the sample clip, check accuracy
-    bool list_devices;   // --list-devices
-    bool list_cameras;   // --list-cameras
-    bool help;           // --help
-    bool version;        // --version
-    char *vk_fault;      // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
+    char *camera_health;     // --camera-health auto|on|off; NULL: auto (cameras and streams)
+    char *serve;             // --serve [ADDR:]PORT: the HTTP service (http.h); NULL: none
+    char *serve_token; // --serve-token TOKEN: Bearer token the HTTP service asks for; NULL: none
+    char *serve_allow; // --serve-allow-host NAME[,...]: more Host names answered without a
+                       // token (http_request.h); NULL: none
+    int serve_timeout; // --serve-timeout S: idle seconds before a connection is closed; 0: 10
+    int serve_body_mb; // --serve-max-body MB: largest request body; 0: 16
+    char *config;      // --config FILE (command line only)
+    char *cameras;     // the config's "cameras" array as JSON text (config only; cameras.h
+                       // checks it); NULL: none
+    bool profile;      // --profile: per-stage and per-layer times at exit
+    bool selftest;     // --selftest: classify the sample clip, check accuracy
+    bool list_devices; // --list-devices
+    bool list_cameras; // --list-cameras
+    bool help;         // --help
+    bool version;      // --version
+    char *vk_fault;    // --vk-fault KIND:N: tests only, an injected Vulkan fault (engine.h)
 
     // --roi X,Y,W,H (fractions), X,Y,W,Hpx or none: the part of each frame that is classified
     // (roi.h), when roi_set; roi_set false: the bundle's own ROI.

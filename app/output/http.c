@@ -149,12 +149,12 @@ static enum MHD_Result first_call(struct cc_http *h, struct MHD_Connection *c, c
             struct cc_predict_answer a = cc_samples_list(&h->samples);
             return send_json(c, a.status, a.json, NULL, NULL);
         }
-        struct cc_predict_answer a = cc_samples_check_label(
-            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "label"));
+        struct cc_predict_answer a =
+            cc_samples_check_label(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "label"));
         if (a.status) // refused before its body is read
             return send_json(c, a.status, a.json, NULL, NULL);
         break; // its body comes as /predict's
-    default: // POST /predict
+    default:   // POST /predict
         break;
     }
     return predict_head(h, c, rq, answered);
@@ -314,13 +314,19 @@ static bool port_free(int fd, const char *serve, const struct cc_http_listen *la
     if (ok || (e != EADDRINUSE && e != EACCES && e != EADDRNOTAVAIL))
         return true; // anything else: cc_http_start says so
     if (e == EADDRINUSE)
-        return cc_error_set(err, "--serve %s: the port is in use (another camclass, or another "
-                                 "server); pick another PORT, or 0 for a free one", serve);
+        return cc_error_set(err,
+                            "--serve %s: the port is in use (another camclass, or another "
+                            "server); pick another PORT, or 0 for a free one",
+                            serve);
     if (e == EACCES)
-        return cc_error_set(err, "--serve %s: ports below 1024 need privileges; pick a PORT of "
-                                 "1024 or more", serve);
-    return cc_error_set(err, "--serve %s: this machine has no such address; give one of its "
-                             "own (ip addr), or leave ADDR out for 127.0.0.1", serve);
+        return cc_error_set(err,
+                            "--serve %s: ports below 1024 need privileges; pick a PORT of "
+                            "1024 or more",
+                            serve);
+    return cc_error_set(err,
+                        "--serve %s: this machine has no such address; give one of its "
+                        "own (ip addr), or leave ADDR out for 127.0.0.1",
+                        serve);
 }
 
 bool cc_http_allowed(const char *serve, struct cc_error *err)
@@ -376,8 +382,7 @@ static bool open_listener(struct cc_http *h, const struct cc_http_listen *la, co
 {
     char host[INET6_ADDRSTRLEN] = "";
     if (la->v6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&la->sa)->sin6_addr, host,
-                  sizeof(host));
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)&la->sa)->sin6_addr, host, sizeof(host));
     else
         inet_ntop(AF_INET, &((const struct sockaddr_in *)&la->sa)->sin_addr, host, sizeof(host));
     int one = 1;
@@ -415,8 +420,7 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     const char *names[CC_HTTP_CAMERAS_MAX];
     for (int i = 0; i < cfg->n_cameras && i < CC_HTTP_CAMERAS_MAX; i++)
         names[i] = cfg->cameras[i].name;
-    if (!(h->metrics =
-              cc_metrics_create(cfg->model->name, cfg->backend, names, cfg->n_cameras))) {
+    if (!(h->metrics = cc_metrics_create(cfg->model->name, cfg->backend, names, cfg->n_cameras))) {
         cc_error_set(err, "out of memory starting the HTTP service");
         goto error;
     }
@@ -432,9 +436,11 @@ struct cc_http *cc_http_start(const struct cc_http_config *cfg, struct cc_error 
     cc_http_hosts_init(&h->hosts, &la, cli->serve_token, cli->serve_allow);
     h->max_body = (size_t)(cli->serve_body_mb > 0 ? cli->serve_body_mb : CC_HTTP_MAX_BODY_MB) << 20;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (!(h->decodes = cc_decode_budget_create(
-              cpus < 1 ? 1 : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS : (int)cpus,
-              CC_PREDICT_DECODE_UNITS, err)))
+    if (!(h->decodes =
+              cc_decode_budget_create(cpus < 1                         ? 1
+                                      : cpus > CC_HTTP_MAX_CONNECTIONS ? CC_HTTP_MAX_CONNECTIONS
+                                                                       : (int)cpus,
+                                      CC_PREDICT_DECODE_UNITS, err)))
         goto error;
     h->predict = (struct cc_predict_config){cfg->pipeline, h->decodes};
     h->samples =

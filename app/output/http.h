@@ -36,16 +36,16 @@ enum {
     CC_HTTP_CONNECTION_MEMORY_KB = 256, // libmicrohttpd's pool per connection (its default,
                                         // 32 KB, held ~500 query arguments, a 2 KB URL: beyond,
                                         // the connection was dropped unanswered); 8 MB for 32
-    CC_HTTP_TIMEOUT_S = 10,       // default: a connection idle this long (a slow client) is
-                                  // closed; --serve-timeout
-    CC_HTTP_BODY_TIMEOUTS = 6,    // request headers not in 6 x --serve-timeout after the
-                                  // connection opened or its previous answer, or a body not in
-                                  // that long after its headers (a client trickling them) is
-                                  // closed: 60 s by default (http_deadline.h for the headers)
-    CC_HTTP_MAX_TOKEN = 256,      // bytes of --serve-token
-    CC_HTTP_CAMERA_MAX = 64,      // bytes of a camera's name in /snapshots/<camera>/latest.jpg
-    CC_HTTP_CAMERAS_MAX = 16,     // cameras of one service (cameras.h's CC_CAMERAS_MAX)
-    CC_HTTP_STREAM_W = 640,       // GET /stream's picture size
+    CC_HTTP_TIMEOUT_S = 10,             // default: a connection idle this long (a slow client) is
+                                        // closed; --serve-timeout
+    CC_HTTP_BODY_TIMEOUTS = 6,          // request headers not in 6 x --serve-timeout after the
+                               // connection opened or its previous answer, or a body not in
+                               // that long after its headers (a client trickling them) is
+                               // closed: 60 s by default (http_deadline.h for the headers)
+    CC_HTTP_MAX_TOKEN = 256,  // bytes of --serve-token
+    CC_HTTP_CAMERA_MAX = 64,  // bytes of a camera's name in /snapshots/<camera>/latest.jpg
+    CC_HTTP_CAMERAS_MAX = 16, // cameras of one service (cameras.h's CC_CAMERAS_MAX)
+    CC_HTTP_STREAM_W = 640,   // GET /stream's picture size
     CC_HTTP_STREAM_H = 360,
     CC_HTTP_STREAM_FPS = 10,  // at most this many /stream pictures a second
     CC_HTTP_STOP_GRACE_S = 5, // at stop, requests in flight are given this long to be answered

@@ -339,8 +339,8 @@ struct cc_http_route cc_http_route(const char *method, const char *path, const c
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     static const char *const paths[CC_METRICS_ENDPOINTS] = {
-        "/predict", "/latest", "/metrics", "/healthz",        "/stream",
-        "/",        "/model",  "/samples", CC_HTTP_SNAPSHOTS, CC_HTTP_CAMERA, "/cameras", ""};
+        "/predict", "/latest",  "/metrics",        "/healthz",     "/stream",  "/",
+        "/model",   "/samples", CC_HTTP_SNAPSHOTS, CC_HTTP_CAMERA, "/cameras", ""};
     for (int e = 0; e < CC_METRICS_OTHER; e++)
         if (strcmp(path, paths[e]) == 0)
             r.endpoint = (enum cc_metrics_endpoint)e;

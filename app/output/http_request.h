@@ -1,9 +1,9 @@
 /* camclass — the decisions the HTTP service makes from what a client sends, without an HTTP
  * library or the engine: the --serve address, the Bearer token, routing, /predict's ?k=,
  * Content-Length and Content-Type, and the body's accounting (its limit; a form's image field
- * through multipart.h). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has parsed
- * (method, path, header values, body pieces) and sends what they decide; tests/fuzz/fuzz_http.c
- * feeds them hostile input directly.
+ * through multipart.h). http.c (libmicrohttpd's boundary) hands these the strings libmicrohttpd has
+ * parsed (method, path, header values, body pieces) and sends what they decide;
+ * tests/fuzz/fuzz_http.c feeds them hostile input directly.
  *
  *   struct cc_http_route r = cc_http_route(method, path, token, authorization);
  *   if (r.status) send the error r.status, r.msg (+ r.header: r.value);
@@ -49,8 +49,7 @@ bool cc_http_parse_listen(const char *arg, struct cc_http_listen *out, struct cc
  * no ports, no spaces): an address other than loopback needs a token; a token or allowed hosts
  * without --serve are refused. False with err (one line naming the flag and the way out).
  * serve, token and allow NULL: true. */
-bool cc_http_check(const char *serve, const char *token, const char *allow,
-                   struct cc_error *err);
+bool cc_http_check(const char *serve, const char *token, const char *allow, struct cc_error *err);
 
 /* Which Host names a request may give (DNS rebinding: a page whose name the attacker points at
  * 127.0.0.1 reaches the service with its own name as Host), made once at start, read only
@@ -77,8 +76,7 @@ int cc_http_check_host(const struct cc_http_hosts *hs, const char *version, cons
  * (NULL: absent) is other than http://HOST; clients that send neither (curl, scripts) pass.
  * 0 when it may go on; msg: the error line. */
 int cc_http_check_origin(const struct cc_http_hosts *hs, const char *method, const char *host,
-                         const char *origin, const char *fetch_site, char *msg,
-                         size_t msg_size);
+                         const char *origin, const char *fetch_site, char *msg, size_t msg_size);
 
 /* Whether an Authorization header value (NULL: none) is "Bearer TOKEN", compared in constant
  * time (no early exit on the first difference). token NULL: no token needed, true. */
@@ -161,9 +159,9 @@ int cc_http_predict_head(const char *k_arg, const char *content_length, const ch
 struct cc_http_body {
     uint8_t *data; // (size) the body's bytes so far; malloc'd, grown by doubling
     size_t size, cap;
-    size_t max;        // the limit (--serve-max-body): beyond it nothing more is kept
-    bool too_big;      // more than max came: the rest is read and dropped, then 413
-    bool no_memory;    // growing data failed (append returned false)
+    size_t max;     // the limit (--serve-max-body): beyond it nothing more is kept
+    bool too_big;   // more than max came: the rest is read and dropped, then 413
+    bool no_memory; // growing data failed (append returned false)
     char boundary[CC_MULTIPART_BOUNDARY_MAX + 1]; // a multipart form's; "": a raw body
 };
 

@@ -62,8 +62,8 @@ struct cc_http_req {
     enum cc_metrics_endpoint endpoint;
     const char *camera; // the camera the path names (/latest/<camera>, ...; in the URL, not
     size_t camera_len;  // '\0'-ended: camera_len bytes); NULL: none named
-    int64_t head_ns; // when the headers were in (the body's deadline counts from here)
-    int64_t body_ns; // when the whole body was in (POST /predict's latency starts here)
+    int64_t head_ns;    // when the headers were in (the body's deadline counts from here)
+    int64_t body_ns;    // when the whole body was in (POST /predict's latency starts here)
 };
 
 /* ------------------------------------------------------------------------------------------

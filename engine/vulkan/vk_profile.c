@@ -73,8 +73,8 @@ bool cc_vk_profile_apply(struct cc_vk *vk, const char *name, struct cc_error *er
     if (!p)
         return cc_error_set(err, "unknown Vulkan limits profile \"%s\"; known: %s", name, KNOWN);
     VkPhysicalDeviceLimits *l = &vk->props.limits;
-    l->maxComputeWorkGroupInvocations = min_u32(l->maxComputeWorkGroupInvocations,
-                                                p->max_invocations);
+    l->maxComputeWorkGroupInvocations =
+        min_u32(l->maxComputeWorkGroupInvocations, p->max_invocations);
     for (int d = 0; d < 3; d++) {
         l->maxComputeWorkGroupSize[d] = min_u32(l->maxComputeWorkGroupSize[d], p->max_size[d]);
         l->maxComputeWorkGroupCount[d] = min_u32(l->maxComputeWorkGroupCount[d], p->max_count[d]);

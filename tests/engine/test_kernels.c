@@ -408,7 +408,7 @@ static float *run(const struct kcase *k, const char *label, enum cc_backend_kind
         return NULL;
     struct cc_engine_options opt = cc_engine_options_default();
     opt.backend = backend;
-    opt.pipeline_cache = ""; // this test measures kernels, not the cache
+    opt.pipeline_cache = "";   // this test measures kernels, not the cache
     opt.cpu_threads = threads; // 2 by default: the CPU backends split each op across a pool
     opt.poison = true; // what a run did not write is NaN / -128: reading it fails on any host
     opt.cpu_pointwise = pointwise;
@@ -493,15 +493,14 @@ static void describe(const struct kcase *k, char *buf, size_t size)
         break;
     case CC_OP_MAX_POOL2D:
     case CC_OP_AVG_POOL2D:
-        snprintf(buf, size, "%s%s C%d %dx%d k%dx%d s%d,%d pad %d,%d,%d,%d%s%s",
-                 cc_op_name(k->op), k->q8 ? "/q8" : "", k->C, k->H, k->W, k->KH, k->KW,
-                 k->stride[0], k->stride[1], k->pad[0], k->pad[1], k->pad[2], k->pad[3],
-                 k->ceil_mode ? " ceil" : "",
+        snprintf(buf, size, "%s%s C%d %dx%d k%dx%d s%d,%d pad %d,%d,%d,%d%s%s", cc_op_name(k->op),
+                 k->q8 ? "/q8" : "", k->C, k->H, k->W, k->KH, k->KW, k->stride[0], k->stride[1],
+                 k->pad[0], k->pad[1], k->pad[2], k->pad[3], k->ceil_mode ? " ceil" : "",
                  k->op == CC_OP_AVG_POOL2D && !k->count_include_pad ? " exclude-pad" : "");
         break;
     default:
-        snprintf(buf, size, "%s%s %dx%dx%d%s %s", cc_op_name(k->op), k->q8 ? "/q8" : "", k->C,
-                 k->H, k->W, k->bcast ? " by [1,C,1,1]" : "", act_name(k->act));
+        snprintf(buf, size, "%s%s %dx%dx%d%s %s", cc_op_name(k->op), k->q8 ? "/q8" : "", k->C, k->H,
+                 k->W, k->bcast ? " by [1,C,1,1]" : "", act_name(k->act));
         break;
     }
 }
@@ -665,7 +664,7 @@ static const struct kcase cases[] = {
 #define POOL(op, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr, ceil, incl)                              \
     {                                                                                              \
         op, c, h, w, 0, kh, kw, {sh, sw}, {pt, pl, pb, pr}, .ceil_mode = ceil,                     \
-            .count_include_pad = incl                                                              \
+                                                            .count_include_pad = incl              \
     }
 
 static const struct kcase zoo_cases[] = {
@@ -794,7 +793,7 @@ static const struct kcase q8_cases[] = {
  * at 1 and 3 threads (the thread sweep of run_case). */
 #define LINEAR_ODD(k, n, i8_, q8_)                                                                 \
     {                                                                                              \
-        CC_OP_LINEAR, k, 1, 1, .O = n, .bias = true, .act = ACT_NONE, .i8 = i8_, .q8 = q8_        \
+        CC_OP_LINEAR, k, 1, 1, .O = n, .bias = true, .act = ACT_NONE, .i8 = i8_, .q8 = q8_         \
     }
 #define CONV_ODD(c, h, w, o, k, s, g, i8_, q8_)                                                    \
     {                                                                                              \
@@ -803,17 +802,28 @@ static const struct kcase q8_cases[] = {
     }
 
 static const struct kcase odd_cases[] = {
-    LINEAR_ODD(1281, 1000, false, false), LINEAR_ODD(1281, 1000, true, false),
-    LINEAR_ODD(1281, 1000, true, true),   LINEAR_ODD(21, 33, false, false),
-    LINEAR_ODD(21, 33, true, false),      LINEAR_ODD(21, 33, true, true),
-    LINEAR_ODD(1023, 17, false, false),   LINEAR_ODD(1023, 17, true, true),
-    LINEAR_ODD(3, 37, false, false),      LINEAR_ODD(3, 37, true, true),
-    CONV_ODD(7, 3, 5, 13, 1, 1, 1, false, false),   CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, false),
-    CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, true),     CONV_ODD(1281, 1, 3, 35, 1, 1, 1, false, false),
-    CONV_ODD(1281, 1, 3, 35, 1, 1, 1, true, true),  CONV_ODD(17, 9, 7, 19, 3, 1, 1, false, false),
-    CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, false),   CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, true),
-    CONV_ODD(3, 11, 13, 33, 3, 2, 1, false, false), CONV_ODD(3, 11, 13, 33, 3, 2, 1, true, true),
-    CONV_ODD(15, 7, 5, 15, 5, 1, 15, false, false), CONV_ODD(15, 7, 5, 15, 5, 1, 15, true, true),
+    LINEAR_ODD(1281, 1000, false, false),
+    LINEAR_ODD(1281, 1000, true, false),
+    LINEAR_ODD(1281, 1000, true, true),
+    LINEAR_ODD(21, 33, false, false),
+    LINEAR_ODD(21, 33, true, false),
+    LINEAR_ODD(21, 33, true, true),
+    LINEAR_ODD(1023, 17, false, false),
+    LINEAR_ODD(1023, 17, true, true),
+    LINEAR_ODD(3, 37, false, false),
+    LINEAR_ODD(3, 37, true, true),
+    CONV_ODD(7, 3, 5, 13, 1, 1, 1, false, false),
+    CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, false),
+    CONV_ODD(7, 3, 5, 13, 1, 1, 1, true, true),
+    CONV_ODD(1281, 1, 3, 35, 1, 1, 1, false, false),
+    CONV_ODD(1281, 1, 3, 35, 1, 1, 1, true, true),
+    CONV_ODD(17, 9, 7, 19, 3, 1, 1, false, false),
+    CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, false),
+    CONV_ODD(17, 9, 7, 19, 3, 1, 1, true, true),
+    CONV_ODD(3, 11, 13, 33, 3, 2, 1, false, false),
+    CONV_ODD(3, 11, 13, 33, 3, 2, 1, true, true),
+    CONV_ODD(15, 7, 5, 15, 5, 1, 15, false, false),
+    CONV_ODD(15, 7, 5, 15, 5, 1, 15, true, true),
 };
 
 /* The CPU backend's direct stem (stem_conv.h): 3x3 stride 2 from the 3-channel graph input,

@@ -18,7 +18,7 @@ static void listen_ok(const char *arg, bool v6, bool loopback, int port)
     struct cc_http_listen la;
     struct cc_error err = {0};
     bool ok = cc_http_parse_listen(arg, &la, &err);
-    int got = !ok ? -1
+    int got = !ok  ? -1
               : v6 ? ntohs(((struct sockaddr_in6 *)&la.sa)->sin6_port)
                    : ntohs(((struct sockaddr_in *)&la.sa)->sin_port);
     CHECKF(ok && la.v6 == v6 && la.loopback == loopback && got == port &&
@@ -58,8 +58,8 @@ static void settings(void)
     memset(longer, '1', 80);
     strcpy(longer + 80, ":80");
     check_bad(longer, NULL, "the address is too long");
-    static const char *const bad_ports[] = {"+80", "080", " 0", "8080 ", "-1", "65536",
-                                            "127.0.0.1:+80"};
+    static const char *const bad_ports[] = {"+80", "080",   " 0",           "8080 ",
+                                            "-1",  "65536", "127.0.0.1:+80"};
     for (size_t i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++)
         check_bad(bad_ports[i], NULL, "the port must be a number 0..65535");
     check_bad("0.0.0.0:8080", NULL, "give --serve-token");
@@ -106,13 +106,22 @@ static void hosts(void)
     cc_http_hosts_init(&allow, &la, NULL, "cam.example,192.168.1.20,[fe80::1]");
     cc_http_hosts_init(&token, &la, "t", NULL);
     const char *ok[] = {"127.0.0.1:8080", "localhost:8080", "LocalHost:1", "[::1]:8080",
-                        "127.0.0.2:8080", "127.0.0.1", "localhost", "localhost:"};
+                        "127.0.0.2:8080", "127.0.0.1",      "localhost",   "localhost:"};
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         host_is(&hs, "HTTP/1.1", ok[i], 0);
-    const char *bad[] = {"rebind.attacker.example:8080", "localhost.attacker.example", "",
-                         "127.0.0.3:8080", "localhost:80x", "localhost:123456",
-                         "localhost:8080:1", "[::1", "[::2]:8080", "localhost@evil",
-                         "cam.example:8080", "127.0.0.1 :8080", "0x7f.1"};
+    const char *bad[] = {"rebind.attacker.example:8080",
+                         "localhost.attacker.example",
+                         "",
+                         "127.0.0.3:8080",
+                         "localhost:80x",
+                         "localhost:123456",
+                         "localhost:8080:1",
+                         "[::1",
+                         "[::2]:8080",
+                         "localhost@evil",
+                         "cam.example:8080",
+                         "127.0.0.1 :8080",
+                         "0x7f.1"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         host_is(&hs, "HTTP/1.1", bad[i], 421);
         host_is(&token, "HTTP/1.1", bad[i], 0); // the token protects
@@ -133,8 +142,8 @@ static void hosts(void)
     host_is(&hs, "HTTP/1.0", "evil.example", 421);
     // --serve-allow-host: names and addresses, no ports, a comma list; only with --serve.
     CHECK(cc_http_check("8080", NULL, "cam.example,192.168.1.20,[fe80::1],my_host", &err));
-    const char *bad_allow[] = {"cam.example:8080", "", ",cam", "cam,", "cam,,x", "a b",
-                               "[::1]:80", "cam/x", "[::1"};
+    const char *bad_allow[] = {"cam.example:8080", "",      ",cam", "cam,", "cam,,x", "a b",
+                               "[::1]:80",         "cam/x", "[::1"};
     for (size_t i = 0; i < sizeof(bad_allow) / sizeof(bad_allow[0]); i++) {
         struct cc_error e = {0};
         CHECKF(!cc_http_check("8080", NULL, bad_allow[i], &e) &&
@@ -253,8 +262,8 @@ static void routes(void)
     route_is("GET", "/metrics", "t", "Bearer t", CC_METRICS_METRICS, 0, NULL);
     route_is("GET", "/nope", "t", "Bearer t", CC_METRICS_OTHER, 404, NULL);
     struct cc_http_route r = cc_http_route("GET", "/", "t", NULL);
-    CHECKF(!strstr(r.value, "invalid_token") && strstr(r.msg, "needs a token"), "%s / %s",
-           r.value, r.msg);
+    CHECKF(!strstr(r.value, "invalid_token") && strstr(r.msg, "needs a token"), "%s / %s", r.value,
+           r.msg);
     r = cc_http_route("GET", "/", "t", "Bearer u");
     CHECKF(strstr(r.value, "invalid_token") && strstr(r.msg, "is wrong"), "%s / %s", r.value,
            r.msg);
@@ -265,14 +274,14 @@ static void camera_is(const char *method, const char *path, enum cc_metrics_endp
                       const char *want)
 {
     struct cc_http_route r = cc_http_route(method, path, NULL, NULL);
-    bool ok = r.endpoint == e && r.status == status &&
-              (want ? r.camera && r.camera_len == strlen(want) &&
-                          !memcmp(r.camera, want, r.camera_len) &&
-                          r.camera >= path && r.camera + r.camera_len <= path + strlen(path)
-                    : !r.camera);
-    CHECKF(ok, "%s %s: endpoint %d status %d camera %.*s (want %d %d %s)", method, path,
-           r.endpoint, r.status, r.camera ? (int)r.camera_len : 1, r.camera ? r.camera : "-", e,
-           status, want ? want : "-");
+    bool ok =
+        r.endpoint == e && r.status == status &&
+        (want ? r.camera && r.camera_len == strlen(want) && !memcmp(r.camera, want, r.camera_len) &&
+                    r.camera >= path && r.camera + r.camera_len <= path + strlen(path)
+              : !r.camera);
+    CHECKF(ok, "%s %s: endpoint %d status %d camera %.*s (want %d %d %s)", method, path, r.endpoint,
+           r.status, r.camera ? (int)r.camera_len : 1, r.camera ? r.camera : "-", e, status,
+           want ? want : "-");
 }
 
 /* /latest/<camera>, /stream/<camera>, POST /camera/<camera>/reference (#23). */
@@ -307,9 +316,9 @@ static void head_is(const char *k, const char *len, const char *type, int status
     int st = cc_http_predict_head(k, len, type, 16 << 20, 5, &got_k, &kind, msg, sizeof(msg));
     CHECKF(st == status && (status || (got_k == want_k && kind == want_kind)) &&
                (!want_msg || strstr(msg, want_msg)),
-           "?k=%s length %s type %s: status %d k %d kind %d \"%s\" (want %d %d %d %s)",
-           k ? k : "-", len ? len : "-", type ? type : "-", st, got_k, kind, msg, status, want_k,
-           want_kind, want_msg ? want_msg : "-");
+           "?k=%s length %s type %s: status %d k %d kind %d \"%s\" (want %d %d %d %s)", k ? k : "-",
+           len ? len : "-", type ? type : "-", st, got_k, kind, msg, status, want_k, want_kind,
+           want_msg ? want_msg : "-");
 }
 
 static void predict_heads(void)

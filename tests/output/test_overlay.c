@@ -426,7 +426,8 @@ static void test_cam_heatmap(const struct cc_frame *frame)
         struct cc_overlay_offscreen *o = cc_overlay_offscreen_create(&cfg, w, h, &err);
         struct cc_result r = ovt_crafted_result(30.0);
         if (i == 1)
-            r.cam = (struct cc_result_cam){.w = 2, .h = 2, .v = {0, 1, 0, 0}, .area = {0.25f, 0, 0.5f, 1}};
+            r.cam = (struct cc_result_cam){
+                .w = 2, .h = 2, .v = {0, 1, 0, 0}, .area = {0.25f, 0, 0.5f, 1}};
         CHECKF(o && cc_overlay_render(o, frame, &r, px[i], w * 3, &err), "cam %d: %s", i, err.msg);
         if (o)
             cc_overlay_offscreen_layout(o, &L[i]);
@@ -434,9 +435,11 @@ static void test_cam_heatmap(const struct cc_frame *frame)
     }
     if (px[0] && px[1]) {
         const struct cc_overlay_rect *f = &L[1].frame;
-        int x0 = f->x + (int)lroundf(0.25f * (float)f->w), x1 = f->x + (int)lroundf(0.75f * (float)f->w);
+        int x0 = f->x + (int)lroundf(0.25f * (float)f->w),
+            x1 = f->x + (int)lroundf(0.75f * (float)f->w);
         CHECK(L[0].cam.w == 0);
-        CHECKF(L[1].cam.x == x0 && L[1].cam.y == f->y && L[1].cam.w == x1 - x0 && L[1].cam.h == f->h,
+        CHECKF(L[1].cam.x == x0 && L[1].cam.y == f->y && L[1].cam.w == x1 - x0 &&
+                   L[1].cam.h == f->h,
                "map drawn at %d,%d %dx%d, not over the middle half of the frame", L[1].cam.x,
                L[1].cam.y, L[1].cam.w, L[1].cam.h);
         f = &L[1].cam;
