@@ -260,24 +260,74 @@ static void publish(struct cc_pipeline *p, const struct cc_result *r, const stru
     pthread_mutex_unlock(&p->lock);
 }
 
+static bool stop_requested(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    bool stop = p->stop;
+    pthread_mutex_unlock(&p->lock);
+    return stop;
+}
+
+static bool has_failed(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    bool failed = p->state == CC_PIPELINE_FAILED;
+    pthread_mutex_unlock(&p->lock);
+    return failed;
+}
+
+/* A frame the orientation or the preprocessing refused: counted, and told once. */
+static void count_bad_frame(struct cc_pipeline *p, const struct cc_error *err)
+{
+    pthread_mutex_lock(&p->lock);
+    uint64_t n = ++p->bad_frames;
+    pthread_mutex_unlock(&p->lock);
+    if (n == 1)
+        fprintf(stderr, "camclass: skipping a bad frame: %s\n", err->msg);
+}
+
+/* Hands a classified frame (f as taken, g as turned) to the checks, the profile, the caller
+ * and the readers. False when on_result asks to stop. */
+static bool deliver(struct cc_pipeline *p, struct cc_result *r, const struct cc_frame *f,
+                    const struct cc_frame *g)
+{
+    if (p->health)
+        check_health(p, g, r);
+    if (p->cfg.profile) {
+        cc_series_add(&p->s_dequeue, r->dequeue_ms);
+        cc_series_add(&p->s_preprocess, r->preprocess_ms);
+        cc_series_add(&p->s_inference, r->inference_ms);
+        cc_series_add(&p->s_latency, r->latency_ms);
+    }
+    bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, r, f);
+    if (p->cfg.on_frame)
+        p->cfg.on_frame(p->cfg.ctx, r, g);
+    publish(p, r, g);
+    return more;
+}
+
+/* The thread's last acts: waiting requests get the reason, the engine's round lets go. */
+static void leave(struct cc_pipeline *p)
+{
+    pthread_mutex_lock(&p->lock);
+    char why[sizeof(p->error)];
+    snprintf(why, sizeof(why), "%s",
+             p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
+    pthread_mutex_unlock(&p->lock);
+    cc_pipeline_close_requests(p, why);
+    if (p->cfg.turns) // the others' round no longer waits for this camera
+        cc_engine_turns_leave(p->cfg.turns, p->lane);
+}
+
 static void *inference_main(void *arg)
 {
     struct cc_pipeline *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        bool stop = p->stop;
-        pthread_mutex_unlock(&p->lock);
-        if (stop)
-            break;
-
+    while (!stop_requested(p)) {
         cc_pipeline_take_swap(p);
         // Fair sharing of the engine: one waiting request, then one frame (when one waits);
         // with more requests waiting the take below only looks, it does not wait.
         bool more_requests = cc_pipeline_serve_request(p);
-        pthread_mutex_lock(&p->lock);
-        bool failed = p->state == CC_PIPELINE_FAILED;
-        pthread_mutex_unlock(&p->lock);
-        if (failed)
+        if (has_failed(p))
             break;
         struct cc_frame *f = NULL;
         struct cc_error err = {0};
@@ -288,10 +338,7 @@ static void *inference_main(void *arg)
         if (st == CC_SLOT_CLOSED) {
             // Closed by stop (state stays RUNNING until stop sets it), the source's end, or its
             // error.
-            pthread_mutex_lock(&p->lock);
-            stop = p->stop;
-            pthread_mutex_unlock(&p->lock);
-            if (!stop)
+            if (!stop_requested(p))
                 cc_pipeline_finish_stream(p, err.msg[0] ? CC_PIPELINE_FAILED : CC_PIPELINE_ENDED,
                                           err.msg[0] ? err.msg : NULL);
             break;
@@ -305,42 +352,20 @@ static void *inference_main(void *arg)
             cc_pipeline_drop_turn(p); // when the frame did not reach the engine
             cc_frame_slot_release(p->slot, f);
             if (bad) {
-                pthread_mutex_lock(&p->lock);
-                uint64_t n = ++p->bad_frames;
-                pthread_mutex_unlock(&p->lock);
-                if (n == 1)
-                    fprintf(stderr, "camclass: skipping a bad frame: %s\n", err.msg);
+                count_bad_frame(p, &err);
                 continue;
             }
             cc_pipeline_finish_stream(p, CC_PIPELINE_FAILED, err.msg);
             break;
         }
-        if (p->health)
-            check_health(p, g, &r);
-        if (p->cfg.profile) {
-            cc_series_add(&p->s_dequeue, r.dequeue_ms);
-            cc_series_add(&p->s_preprocess, r.preprocess_ms);
-            cc_series_add(&p->s_inference, r.inference_ms);
-            cc_series_add(&p->s_latency, r.latency_ms);
-        }
-        bool more = !p->cfg.on_result || p->cfg.on_result(p->cfg.ctx, &r, f);
-        if (p->cfg.on_frame)
-            p->cfg.on_frame(p->cfg.ctx, &r, g);
-        publish(p, &r, g);
+        bool more = deliver(p, &r, f, g);
         cc_frame_slot_release(p->slot, f);
         if (!more) {
             cc_pipeline_finish_stream(p, CC_PIPELINE_CLOSED, NULL);
             break;
         }
     }
-    pthread_mutex_lock(&p->lock);
-    char why[sizeof(p->error)];
-    snprintf(why, sizeof(why), "%s",
-             p->state == CC_PIPELINE_FAILED ? p->error : "camclass is stopping");
-    pthread_mutex_unlock(&p->lock);
-    cc_pipeline_close_requests(p, why);
-    if (p->cfg.turns) // the others' round no longer waits for this camera
-        cc_engine_turns_leave(p->cfg.turns, p->lane);
+    leave(p);
     return NULL;
 }
 

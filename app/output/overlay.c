@@ -61,6 +61,41 @@ void cc_overlay_fit_size(int avail_w, int avail_h, int *w, int *h)
     }
 }
 
+/* With a stale DISPLAY (no X server answers) SDL falls back to a driver that shows nothing:
+ * a window nobody sees. Only when asked for by name (SDL_VIDEODRIVER, as the tests do) is such
+ * a driver what the user wants. */
+static bool check_video_driver(struct cc_error *err)
+{
+    const char *driver = SDL_GetCurrentVideoDriver();
+    if (env_set("SDL_VIDEODRIVER") || !driver ||
+        (strcmp(driver, "offscreen") != 0 && strcmp(driver, "dummy") != 0))
+        return true;
+    bool x = env_set("DISPLAY");
+    const char *var = x ? "DISPLAY" : "WAYLAND_DISPLAY";
+    cc_error_set(err,
+                 "overlay: no display: nothing answers at %s=%s (SDL fell back to its %s "
+                 "driver, which shows nothing); start the display, fix %s, or use "
+                 "--headless",
+                 var, getenv(var), driver, var);
+    return false;
+}
+
+/* The window's size: the asked one, else one that fits the screen (an 800 × 480
+ * touchscreen): the usable area (without panels), else the desktop mode; left as 1280 × 720
+ * when SDL knows neither. */
+static void window_size(const struct cc_overlay_config *cfg, int *w, int *h)
+{
+    *w = cfg->width > 0 ? cfg->width : DEFAULT_W;
+    *h = cfg->height > 0 ? cfg->height : DEFAULT_H;
+    if (cfg->width > 0 && cfg->height > 0)
+        return;
+    SDL_Rect b = {0};
+    SDL_DisplayMode dm;
+    if (SDL_GetDisplayUsableBounds(0, &b) != 0 && SDL_GetDesktopDisplayMode(0, &dm) == 0)
+        b.w = dm.w, b.h = dm.h;
+    cc_overlay_fit_size(b.w, b.h, w, h);
+}
+
 struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct cc_error *err)
 {
     // Checked before SDL_Init: without a display SDL would probe drivers (and may print).
@@ -80,8 +115,6 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         cc_error_set(err, "overlay: out of memory");
         goto error;
     }
-    int w = cfg->width > 0 ? cfg->width : DEFAULT_W, h = cfg->height > 0 ? cfg->height : DEFAULT_H;
-
     // main owns SIGINT/SIGTERM (the logger finishes its line on them); SDL must not take them.
     SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
     if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) {
@@ -89,30 +122,10 @@ struct cc_overlay *cc_overlay_create(const struct cc_overlay_config *cfg, struct
         goto error;
     }
     ov->sdl_video = true;
-    // With a stale DISPLAY (no X server answers) SDL falls back to a driver that shows nothing:
-    // a window nobody sees. Only when asked for by name (SDL_VIDEODRIVER, as the tests do) is
-    // such a driver what the user wants.
-    const char *driver = SDL_GetCurrentVideoDriver();
-    if (!env_set("SDL_VIDEODRIVER") && driver &&
-        (strcmp(driver, "offscreen") == 0 || strcmp(driver, "dummy") == 0)) {
-        bool x = env_set("DISPLAY");
-        const char *var = x ? "DISPLAY" : "WAYLAND_DISPLAY";
-        cc_error_set(err,
-                     "overlay: no display: nothing answers at %s=%s (SDL fell back to its %s "
-                     "driver, which shows nothing); start the display, fix %s, or use "
-                     "--headless",
-                     var, getenv(var), driver, var);
+    if (!check_video_driver(err))
         goto error;
-    }
-    if (cfg->width <= 0 || cfg->height <= 0) {
-        // The default size must fit the screen (an 800 × 480 touchscreen): the usable area
-        // (without panels), else the desktop mode; left as 1280 × 720 when SDL knows neither.
-        SDL_Rect b = {0};
-        SDL_DisplayMode dm;
-        if (SDL_GetDisplayUsableBounds(0, &b) != 0 && SDL_GetDesktopDisplayMode(0, &dm) == 0)
-            b.w = dm.w, b.h = dm.h;
-        cc_overlay_fit_size(b.w, b.h, &w, &h);
-    }
+    int w, h;
+    window_size(cfg, &w, &h);
     // Hidden until the drawer has its font: a missing font fails before a window flashes up.
     Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | SDL_WINDOW_HIDDEN;
     ov->window = SDL_CreateWindow(cfg->title ? cfg->title : "camclass", SDL_WINDOWPOS_CENTERED,
