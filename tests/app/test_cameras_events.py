@@ -33,7 +33,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from checks import (bound, check, env_headless, free_port, host_command, in_tmpdir,  # noqa: E402
-                    lines_of, terminate, wait_for)
+                    json_objects, lines_of, terminate, wait_for)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mqtt_broker  # noqa: E402
 
@@ -71,11 +71,7 @@ def start(root, config, args=()):
 def detected(log):
     """{camera: label} of the log's detection lines."""
     out = {}
-    for ln in lines_of(log):
-        try:
-            o = json.loads(ln)
-        except ValueError:
-            continue  # a line being written
+    for o in json_objects(log):
         if o.get("event") == "detection":
             out.setdefault(o.get("camera"), o["detection"]["label"])
     return out
