@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fused_block.h"
+#include "fused_ring.h"
 
 enum { PACK = 32 }; // channel padding: the widest kernel's block (AVX-512: 2 x 16)
 
@@ -203,8 +204,11 @@ size_t cc_fused_block_working_set(const struct cc_fused_block *b)
  */
 
 /* Input row iy expanded into the ring row e (columns 1 .. w; column 0 and w + 1 stay zero). */
-static void expand_row(const struct cc_fused_block *b, const float *x, int iy, float *e)
+static void expand_row(const void *block, const void *xv, int iy, void *row)
 {
+    const struct cc_fused_block *b = block;
+    const float *x = xv;
+    float *e = row;
     const struct cc_fused_block_desc *d = &b->d;
     const float *in = x + (size_t)iy * d->w * d->cin;
     if (!d->expand) {
@@ -233,9 +237,12 @@ static void expand_row(const struct cc_fused_block *b, const float *x, int iy, f
 
 /* Output row oy: its depthwise row into dw (rows: the 3 expanded rows it reads), then the
  * project conv (and the residual) into y. */
-static void output_row(const struct cc_fused_block *b, const float *x, float *y, int oy,
-                       const float *const rows[3], float *dw)
+static void output_row(const void *block, const void *xv, void *yv, int oy,
+                       const void *const rows[3], void *dwv)
 {
+    const struct cc_fused_block *b = block;
+    const float *x = xv;
+    float *y = yv, *dw = dwv;
     const struct cc_fused_block_desc *d = &b->d;
     struct cc_fused_dw dd = {
         .rows = {rows[0], rows[1], rows[2]},
@@ -269,52 +276,36 @@ static void output_row(const struct cc_fused_block *b, const float *x, float *y,
     b->k.gemm(&g);
 }
 
+static struct cc_fused_ring ring_of(const struct cc_fused_block *b)
+{
+    return (struct cc_fused_ring){
+        .block = b,
+        .h = b->d.h,
+        .stride = b->d.stride,
+        .ho = b->ho,
+        .bands = b->bands,
+        .row_bytes = ring_row(b) * sizeof(float),
+        .band_bytes = b->scratch_floats * sizeof(float),
+        .scratch = b->scratch,
+        .expand = expand_row,
+        .output = output_row,
+    };
+}
+
 void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *y, int r0, int r1,
                          int band)
 {
-    size_t row = ring_row(b);
-    float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + 3 * row;
-    float *dw = zero + row;
-    // The ring's padding (the zero row, columns 0 and w + 1, channels past cin without an
-    // expand conv) is zero from init, and nothing writes it.
-    int held[3] = {-1, -1, -1}; // the input row in each ring slot
-    for (int oy = r0; oy < r1; oy++) {
-        const float *rows[3];
-        for (int ky = 0; ky < 3; ky++) {
-            int iy = oy * b->d.stride - 1 + ky, slot = iy % 3;
-            if (iy < 0 || iy >= b->d.h) {
-                rows[ky] = zero;
-                continue;
-            }
-            if (held[slot] != iy)
-                expand_row(b, x, iy, ring + slot * row);
-            held[slot] = iy;
-            rows[ky] = ring + slot * row;
-        }
-        output_row(b, x, y, oy, rows, dw);
-    }
-}
-
-struct run {
-    const struct cc_fused_block *b;
-    const float *x;
-    float *y;
-};
-
-static void run_band(void *ctx, size_t band)
-{
-    const struct run *r = ctx;
-    int ho = r->b->ho, n = r->b->bands, i = (int)band;
-    cc_fused_block_band(r->b, r->x, r->y, ho * i / n, ho * (i + 1) / n, i);
+    struct cc_fused_ring r = ring_of(b);
+    cc_fused_ring_band(&r, x, y, r0, r1, band);
 }
 
 void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y,
                         pthreadpool_t pool)
 {
-    struct run r = {b, x, y};
-    pthreadpool_parallelize_1d(pool, run_band, &r, (size_t)b->bands,
-                               PTHREADPOOL_FLAG_DISABLE_DENORMALS |
-                                   (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
+    struct cc_fused_ring r = ring_of(b);
+    cc_fused_ring_run(&r, x, y, pool,
+                      PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+                          (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fused_q8.h"
+#include "fused_ring.h"
 #include "xnn_build.h"
 
 #if defined(__x86_64__)
@@ -300,8 +301,11 @@ void cc_fq8_finish(struct cc_fq8_block *b)
  * Bands (as fused_block.c's, int8)
  */
 
-static void expand_row(const struct cc_fq8_block *b, const int8_t *x, int iy, int8_t *e)
+static void expand_row(const void *block, const void *xv, int iy, void *row)
 {
+    const struct cc_fq8_block *b = block;
+    const int8_t *x = xv;
+    int8_t *e = row;
     const struct cc_fq8_desc *d = &b->d;
     const int8_t *in = x + (size_t)iy * d->w * d->cin;
     if (!d->expand) {
@@ -329,9 +333,12 @@ static void expand_row(const struct cc_fq8_block *b, const int8_t *x, int iy, in
     b->k.gemm(&g);
 }
 
-static void output_row(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, int oy,
-                       const int8_t *const rows[3], int8_t *dw)
+static void output_row(const void *block, const void *xv, void *yv, int oy,
+                       const void *const rows[3], void *dwv)
 {
+    const struct cc_fq8_block *b = block;
+    const int8_t *x = xv;
+    int8_t *y = yv, *dw = dwv;
     const struct cc_fq8_desc *d = &b->d;
     struct cc_fq8_dw dd = {
         .rows = {rows[0], rows[1], rows[2]},
@@ -376,47 +383,32 @@ static void output_row(const struct cc_fq8_block *b, const int8_t *x, int8_t *y,
     b->k.gemm(&g);
 }
 
-void cc_fq8_band(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, int r0, int r1, int band)
+static struct cc_fused_ring ring_of(const struct cc_fq8_block *b)
 {
-    size_t row = ring_row(b);
-    int8_t *ring = b->scratch + (size_t)band * b->scratch_bytes, *zero = ring + 3 * row;
-    int8_t *dw = zero + row;
-    int held[3] = {-1, -1, -1}; // the input row in each ring slot
-    for (int oy = r0; oy < r1; oy++) {
-        const int8_t *rows[3];
-        for (int ky = 0; ky < 3; ky++) {
-            int iy = oy * b->d.stride - 1 + ky, slot = iy % 3;
-            if (iy < 0 || iy >= b->d.h) {
-                rows[ky] = zero;
-                continue;
-            }
-            if (held[slot] != iy)
-                expand_row(b, x, iy, ring + slot * row);
-            held[slot] = iy;
-            rows[ky] = ring + slot * row;
-        }
-        output_row(b, x, y, oy, rows, dw);
-    }
+    return (struct cc_fused_ring){
+        .block = b,
+        .h = b->d.h,
+        .stride = b->d.stride,
+        .ho = b->ho,
+        .bands = b->bands,
+        .row_bytes = ring_row(b),
+        .band_bytes = b->scratch_bytes,
+        .scratch = b->scratch,
+        .expand = expand_row,
+        .output = output_row,
+    };
 }
 
-struct run {
-    const struct cc_fq8_block *b;
-    const int8_t *x;
-    int8_t *y;
-};
-
-static void run_band(void *ctx, size_t band)
+void cc_fq8_band(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, int r0, int r1, int band)
 {
-    const struct run *r = ctx;
-    int ho = r->b->ho, n = r->b->bands, i = (int)band;
-    cc_fq8_band(r->b, r->x, r->y, ho * i / n, ho * (i + 1) / n, i);
+    struct cc_fused_ring r = ring_of(b);
+    cc_fused_ring_band(&r, x, y, r0, r1, band);
 }
 
 void cc_fq8_run(const struct cc_fq8_block *b, const int8_t *x, int8_t *y, pthreadpool_t pool)
 {
-    struct run r = {b, x, y};
-    pthreadpool_parallelize_1d(pool, run_band, &r, (size_t)b->bands,
-                               b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0);
+    struct cc_fused_ring r = ring_of(b);
+    cc_fused_ring_run(&r, x, y, pool, b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0);
 }
 
 /* ------------------------------------------------------------------------------------------
