@@ -1,8 +1,8 @@
 /* camclass — V4L2 controls by name (app/input/capture_ctrl.c) on vivid, in the qemu guest with
  * test_capture.c (its main runs these; suite 'capture'). vivid has a control of every type:
  * int (Brightness, Integer 32 Bits), int64, bool, menu with skipped items (Menu: 1, 3, 4),
- * button, string, read-only. Each value set is read back through a second descriptor of the
- * device (VIDIOC_G_EXT_CTRLS), not through the module; each bad name or value must give one
+ * button, string, bitmask, read-only. Each value set is read back through a second descriptor of
+ * the device (VIDIOC_G_EXT_CTRLS), not through the module; each bad name or value must give one
  * line naming the control and the problem, and leave the value as it was.
  */
 #include <fcntl.h>
@@ -60,6 +60,7 @@ static void restore_defaults(struct cc_capture *cap)
         {"Horizontal Flip", "0"},
         {"Menu", "3"},
         {"Test Pattern", "0"},
+        {"Bitmask", "0x80002000"},
     };
     for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
         struct cc_error err = {""};
@@ -134,6 +135,8 @@ void test_ctrl_set(void)
     expect_set(cap, "Menu", "1", "Menu", 1);
     expect_set(cap, "test-pattern", "100% white", "Test Pattern", 6);
     expect_set(cap, "TEST PATTERN", "0", "Test Pattern", 0);
+    expect_set(cap, "Bitmask", "0x80000000", "Bitmask", 0x80000000);
+    expect_set(cap, "bitmask", "0x402010", "Bitmask", 0x402010);
     // A button takes no value.
     struct cc_error err = {""};
     CHECKF(cc_capture_set_ctrl(cap, "Button", NULL, &err), "Button: %s", err.msg);
@@ -180,6 +183,8 @@ void test_ctrl_errors(void)
                    "control 'Menu' has no item 'Menu Item 2' (--list-controls shows them)");
     expect_refused(cap, "Menu", "2", "Menu", // skipped by the driver
                    "/dev/video0: control 'Menu' = 2 refused (Invalid argument); range 1..4");
+    expect_refused(cap, "Bitmask", "0x1", "Bitmask",
+                   "control 'Bitmask' takes the bits of 0x80402010, not 0x1");
     expect_refused(cap, "String", "abc", "Brightness",
                    "/dev/video0: control 'String' is of a type camclass cannot set");
     expect_refused(cap, "Read-Only Integer 32 Bits", "5", "Read-Only Integer 32 Bits",
@@ -205,6 +210,7 @@ void test_ctrl_list(void)
         return;
     struct cc_error err = {""};
     CHECKF(cc_capture_set_ctrl(cap, "brightness", "77", &err), "%s", err.msg);
+    CHECKF(cc_capture_set_ctrl(cap, "bitmask", "0x80000000", &err), "%s", err.msg);
     CHECKF(cc_capture_set_ctrl(cap, "hue", "-5", &err), "%s", err.msg);
     CHECKF(cc_capture_set_ctrl(cap, "menu", "1", &err), "%s", err.msg);
     char *text = NULL;
@@ -222,6 +228,7 @@ void test_ctrl_list(void)
         expect_listed(text, "      1: Menu Item 1");
         expect_listed(text, "      3: Menu Item 3");
         CHECKF(!strstr(text, "Menu Item 2"), "a skipped menu item is listed");
+        expect_listed(text, "  Bitmask                          bitmask 0x80402010 = 0x80000000");
         expect_listed(text, "Vivid Controls");
         expect_listed(text, "      6: 100% White");
     }
