@@ -119,24 +119,31 @@ void test_ctrl_set(void)
     struct cc_capture *cap = open_camera();
     if (!cap)
         return;
-    // Names as v4l2-ctl and as the driver write them, any case; numbers in C's bases.
-    expect_set(cap, "brightness", "200", "Brightness", 200);
-    expect_set(cap, "Brightness", "0x10", "Brightness", 16);
-    expect_set(cap, "HUE", "-128", "Hue", -128);
-    expect_set(cap, "integer_32_bits", "-2147483648", "Integer 32 Bits", INT32_MIN);
-    expect_set(cap, "Integer-64-Bits", "1099511627776", "Integer 64 Bits", 1099511627776LL);
-    expect_set(cap, "Integer 64 Bits", "-5", "Integer 64 Bits", -5);
-    // Booleans in words; menus by item name (any spelling) or index.
-    expect_set(cap, "boolean", "off", "Boolean", 0);
-    expect_set(cap, "Boolean", "YES", "Boolean", 1);
-    expect_set(cap, "horizontal_flip", "true", "Horizontal Flip", 1);
-    expect_set(cap, "horizontal_flip", "0", "Horizontal Flip", 0);
-    expect_set(cap, "menu", "menu_item_4", "Menu", 4);
-    expect_set(cap, "Menu", "1", "Menu", 1);
-    expect_set(cap, "test-pattern", "100% white", "Test Pattern", 6);
-    expect_set(cap, "TEST PATTERN", "0", "Test Pattern", 0);
-    expect_set(cap, "Bitmask", "0x80000000", "Bitmask", 0x80000000);
-    expect_set(cap, "bitmask", "0x402010", "Bitmask", 0x402010);
+    // Names as v4l2-ctl and as the driver write them, any case; numbers in C's bases; booleans
+    // in words; menus by item name (any spelling) or index: name, value, vivid's name, value.
+    static const struct {
+        const char *name, *value, *exact;
+        int64_t want;
+    } sets[] = {
+        {"brightness", "200", "Brightness", 200},
+        {"Brightness", "0x10", "Brightness", 16},
+        {"HUE", "-128", "Hue", -128},
+        {"integer_32_bits", "-2147483648", "Integer 32 Bits", INT32_MIN},
+        {"Integer-64-Bits", "1099511627776", "Integer 64 Bits", 1099511627776LL},
+        {"Integer 64 Bits", "-5", "Integer 64 Bits", -5},
+        {"boolean", "off", "Boolean", 0},
+        {"Boolean", "YES", "Boolean", 1},
+        {"horizontal_flip", "true", "Horizontal Flip", 1},
+        {"horizontal_flip", "0", "Horizontal Flip", 0},
+        {"menu", "menu_item_4", "Menu", 4},
+        {"Menu", "1", "Menu", 1},
+        {"test-pattern", "100% white", "Test Pattern", 6},
+        {"TEST PATTERN", "0", "Test Pattern", 0},
+        {"Bitmask", "0x80000000", "Bitmask", 0x80000000},
+        {"bitmask", "0x402010", "Bitmask", 0x402010},
+    };
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+        expect_set(cap, sets[i].name, sets[i].value, sets[i].exact, sets[i].want);
     // A button takes no value.
     struct cc_error err = {""};
     CHECKF(cc_capture_set_ctrl(cap, "Button", NULL, &err), "Button: %s", err.msg);
@@ -159,36 +166,34 @@ void test_ctrl_errors(void)
     struct cc_capture *cap = open_camera();
     if (!cap)
         return;
-    expect_refused(cap, "no_such_control", "1", "Brightness",
-                   "/dev/video0 has no control 'no_such_control'; --list-controls shows the names");
-    expect_refused(cap, "User Controls", "1", "Brightness", // a class, not a control
-                   "/dev/video0 has no control 'User Controls'; --list-controls shows the names");
-    expect_refused(cap, "brightness", "256", "Brightness",
-                   "control 'Brightness' takes 0 to 255, not 256");
-    expect_refused(cap, "brightness", "-1", "Brightness",
-                   "control 'Brightness' takes 0 to 255, not -1");
-    expect_refused(cap, "brightness", "bright", "Brightness",
-                   "control 'Brightness' wants a number, not 'bright'");
-    expect_refused(cap, "brightness", "12abc", "Brightness",
-                   "control 'Brightness' wants a number, not '12abc'");
-    expect_refused(cap, "brightness", NULL, "Brightness",
-                   "control 'Brightness' wants a number, not ''");
-    expect_refused(cap, "Integer 32 Bits", "4294967296", "Integer 32 Bits",
-                   "control 'Integer 32 Bits' takes -2147483648 to 2147483647, not 4294967296");
-    expect_refused(cap, "Integer 64 Bits", "99999999999999999999", "Integer 64 Bits",
-                   "control 'Integer 64 Bits' wants a number, not '99999999999999999999'");
-    expect_refused(cap, "Boolean", "maybe", "Boolean",
-                   "control 'Boolean' is on/off; 'maybe' is neither");
-    expect_refused(cap, "Menu", "Menu Item 2", "Menu",
-                   "control 'Menu' has no item 'Menu Item 2' (--list-controls shows them)");
-    expect_refused(cap, "Menu", "2", "Menu", // skipped by the driver
-                   "/dev/video0: control 'Menu' = 2 refused (Invalid argument); range 1..4");
-    expect_refused(cap, "Bitmask", "0x1", "Bitmask",
-                   "control 'Bitmask' takes the bits of 0x80402010, not 0x1");
-    expect_refused(cap, "String", "abc", "Brightness",
-                   "/dev/video0: control 'String' is of a type camclass cannot set");
-    expect_refused(cap, "Read-Only Integer 32 Bits", "5", "Read-Only Integer 32 Bits",
-                   "/dev/video0: control 'Read-Only Integer 32 Bits' is read-only");
+    // name, value, the control that must keep its value, the one line wanted.
+    static const char *const refusals[][4] = {
+        {"no_such_control", "1", "Brightness",
+         "/dev/video0 has no control 'no_such_control'; --list-controls shows the names"},
+        {"User Controls", "1", "Brightness", // a class, not a control
+         "/dev/video0 has no control 'User Controls'; --list-controls shows the names"},
+        {"brightness", "256", "Brightness", "control 'Brightness' takes 0 to 255, not 256"},
+        {"brightness", "-1", "Brightness", "control 'Brightness' takes 0 to 255, not -1"},
+        {"brightness", "bright", "Brightness", "control 'Brightness' wants a number, not 'bright'"},
+        {"brightness", "12abc", "Brightness", "control 'Brightness' wants a number, not '12abc'"},
+        {"brightness", NULL, "Brightness", "control 'Brightness' wants a number, not ''"},
+        {"Integer 32 Bits", "4294967296", "Integer 32 Bits",
+         "control 'Integer 32 Bits' takes -2147483648 to 2147483647, not 4294967296"},
+        {"Integer 64 Bits", "99999999999999999999", "Integer 64 Bits",
+         "control 'Integer 64 Bits' wants a number, not '99999999999999999999'"},
+        {"Boolean", "maybe", "Boolean", "control 'Boolean' is on/off; 'maybe' is neither"},
+        {"Menu", "Menu Item 2", "Menu",
+         "control 'Menu' has no item 'Menu Item 2' (--list-controls shows them)"},
+        {"Menu", "2", "Menu", // skipped by the driver
+         "/dev/video0: control 'Menu' = 2 refused (Invalid argument); range 1..4"},
+        {"Bitmask", "0x1", "Bitmask", "control 'Bitmask' takes the bits of 0x80402010, not 0x1"},
+        {"String", "abc", "Brightness",
+         "/dev/video0: control 'String' is of a type camclass cannot set"},
+        {"Read-Only Integer 32 Bits", "5", "Read-Only Integer 32 Bits",
+         "/dev/video0: control 'Read-Only Integer 32 Bits' is read-only"},
+    };
+    for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+        expect_refused(cap, refusals[i][0], refusals[i][1], refusals[i][2], refusals[i][3]);
     restore_defaults(cap);
     cc_capture_destroy(cap);
 }
