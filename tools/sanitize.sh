@@ -98,19 +98,20 @@ if [ "${1:-}" = "--ci" ]; then
       setup build-tsan thread
       # The threads: the latest-frame slot, the file source's producer, the detection log,
       # camclass's pipeline threads (CPU backend) with a full disk, the network stream's
-      # thread (reconnects, stop while connecting), the recorder's thread and queue (--output
-      # stopped by SIGTERM), SIGHUP storms (the signal flag read by the inference thread),
-      # --serve's headers' deadline thread, and the reference backend's thread pool.
+      # thread (reconnects, stop while connecting: camclass's video_live and the unit test
+      # source_stream), the recorder's thread and queue (--output stopped by SIGTERM), SIGHUP
+      # storms (the signal flag read by the inference thread), --serve's headers' deadline
+      # thread, and the reference backend's thread pool.
       ninja -C build-tsan tests/input/test_frame_slot tests/input/test_sources \
-        tests/output/test_detlog tests/output/test_recorder tests/output/test_http_deadline \
-        app/camclass tests/engine/test_network \
+        tests/input/test_source_stream tests/output/test_detlog tests/output/test_recorder \
+        tests/output/test_http_deadline app/camclass tests/engine/test_network \
         tests/engine/small_net.ccm tests/engine/network-small-input.bin \
         tests/engine/network-small-logits.bin
       tsan_env
       rc=0
       meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
-        --timeout-multiplier 2 frame_slot sources detlog recorder faults_logfull faults_sighup \
-        video_live record_stop http_deadline || rc=1
+        --timeout-multiplier 2 frame_slot sources source_stream detlog recorder faults_logfull \
+        faults_sighup video_live record_stop http_deadline || rc=1
       ref_pool build-tsan || rc=1
       exit "$rc" ;;
     *)
@@ -125,18 +126,20 @@ if [ "${1:-}" = "--tsan" ]; then
   # Only what the threaded tests need (the zoo's exports are not), then those tests: the
   # latest-frame slot, the file source's producer thread, the detection log, camclass's
   # pipeline threads (headless, CPU backend), the network stream's thread with its reconnects
-  # (video_live), the recorder's thread (--output; SDL, FreeType and FFmpeg themselves are not
-  # instrumented), --serve's connection threads, request queue and /stream drawing thread
-  # (libmicrohttpd itself is not instrumented), and the reference backend's thread pool.
+  # (source_stream, video_live), the recorder's thread (--output; SDL, FreeType and FFmpeg
+  # themselves are not instrumented), --serve's connection threads, request queue and /stream
+  # drawing thread (libmicrohttpd itself is not instrumented), and the reference backend's
+  # thread pool.
   ninja -C build-tsan tests/input/test_frame_slot tests/input/test_sources \
-    tests/output/test_detlog app/camclass tools/mobilenet_v2_random.ccm tests/engine/test_network \
+    tests/input/test_source_stream tests/output/test_detlog app/camclass \
+    tools/mobilenet_v2_random.ccm tests/engine/test_network \
     tests/engine/small_net.ccm tests/engine/network-small-input.bin \
     tests/engine/network-small-logits.bin tests/output/test_recorder tests/output/test_http_deadline
   tsan_env
   rc=0
   meson test -C build-tsan --no-rebuild --print-errorlogs --num-processes 2 \
-    --timeout-multiplier 4 frame_slot sources detlog headless video_live recorder record_stop serve \
-    http_deadline "$@" || rc=1
+    --timeout-multiplier 4 frame_slot sources source_stream detlog headless video_live recorder \
+    record_stop serve http_deadline "$@" || rc=1
   ref_pool build-tsan || rc=1
   exit "$rc"
 fi

@@ -161,12 +161,19 @@ static bool parse_value(int fd, const struct v4l2_queryctrl *q, const char *valu
     errno = 0;
     long long x = strtoll(value, &end, 0);
     if (*value && !*end && errno == 0) {
+        // A bitmask's maximum is the mask of its bits (unsigned: 0x80000000 reads negative in
+        // the int32 field); a bit outside it the driver refuses with ERANGE: said here.
+        uint32_t mask = (uint32_t)q->maximum;
+        if (q->type == V4L2_CTRL_TYPE_BITMASK && (x < 0 || x > UINT32_MAX || (x & ~(int64_t)mask)))
+            return cc_error_set(err, "control '%s' takes the bits of 0x%" PRIx32 ", not %s",
+                                (const char *)q->name, mask, value);
         // The driver clamps to its range, but a value past int32 would wrap first (2^32 + 1
         // set 1): said with the range.
-        if (q->type != V4L2_CTRL_TYPE_INTEGER64 && (x < q->minimum || x > q->maximum))
+        if (q->type != V4L2_CTRL_TYPE_INTEGER64 && q->type != V4L2_CTRL_TYPE_BITMASK &&
+            (x < q->minimum || x > q->maximum))
             return cc_error_set(err, "control '%s' takes %lld to %lld, not %s",
-                                (const char *)q->name, (long long)q->minimum,
-                                (long long)q->maximum, value);
+                                (const char *)q->name, (long long)q->minimum, (long long)q->maximum,
+                                value);
         *v = x;
         return true;
     }
@@ -242,9 +249,14 @@ bool cc_capture_list_ctrls(struct cc_capture *cap, FILE *out, struct cc_error *e
             bool has = q.type != V4L2_CTRL_TYPE_BUTTON && q.type <= V4L2_CTRL_TYPE_BITMASK &&
                        q.type != V4L2_CTRL_TYPE_STRING && q.type != V4L2_CTRL_TYPE_INTEGER64 &&
                        cc_v4l2_ioctl(fd, VIDIOC_G_CTRL, &c) == 0;
-            fprintf(out, "  %-32s %-7s %d..%d", (const char *)q.name, type_name(q.type), q.minimum,
-                    q.maximum);
-            if (has)
+            fprintf(out, "  %-32s %-7s ", (const char *)q.name, type_name(q.type));
+            if (q.type == V4L2_CTRL_TYPE_BITMASK) // its maximum is the mask of its bits
+                fprintf(out, "0x%" PRIx32, (uint32_t)q.maximum);
+            else
+                fprintf(out, "%d..%d", q.minimum, q.maximum);
+            if (has && q.type == V4L2_CTRL_TYPE_BITMASK)
+                fprintf(out, " = 0x%" PRIx32, (uint32_t)c.value);
+            else if (has)
                 fprintf(out, " = %d", c.value);
             fputc('\n', out);
             if (q.type == V4L2_CTRL_TYPE_MENU) {

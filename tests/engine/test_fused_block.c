@@ -6,7 +6,8 @@
  * 24, ...), sizes 1 to 57 and one 112x112, random weights and biases; every kernel family the
  * host runs (portable C, AVX2, AVX-512), 1 to 4 threads (as many bands: band edges at odd
  * rows), the output poisoned with NaN first (a pixel left unwritten fails). Tolerance:
- * |fused - ref| <= 1e-4 x max|ref| over the output (the sums differ only in order).
+ * |fused - ref| <= 1e-4 x max|ref| over the output (the sums differ only in order). The shapes
+ * and the loops over families and threads are fused_cases.c's, shared with test_fused_q8.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "fused_block.h"
 #include "ref_ops.h"
+#include "fused_cases.h"
 #include "testutil.h"
 
 /* A random block and its weights (owned: free_block). */
@@ -30,19 +32,11 @@ static float *random_floats(struct tu_rng *r, size_t n, float scale)
     return p;
 }
 
-static void make_block(struct block *b, struct tu_rng *r, int size, int cin, int t, int cout,
-                       int stride)
+static void make_block(struct block *b, struct tu_rng *r, const struct fused_shape *s)
 {
-    int cexp = cin * t, w = size > 2 ? size + tu_rng_range(r, -1, 1) : size; // not always square
+    int cin = s->cin, cexp = s->cexp, cout = s->cout, t = s->t;
     b->d = (struct cc_fused_block_desc){
-        .h = size,
-        .w = w,
-        .cin = cin,
-        .cexp = cexp,
-        .cout = cout,
-        .stride = stride,
-        .expand = t != 1,
-        .residual = stride == 1 && cin == cout,
+        FUSED_DESC_GEOMETRY(s),
         .act_expand = cc_act_relu6(),
         .act_dw = cc_act_relu6(),
         .act_project = cc_act_none(),
@@ -118,58 +112,68 @@ static void reference(const struct cc_fused_block_desc *d, const float *x, float
     free(xc), free(e), free(dw), free(p), free(sum);
 }
 
-/* The fused block b with isa's kernels on 1 to 4 threads against the reference. */
-static void check_block(const struct block *b, struct tu_rng *r, enum cc_stem_isa isa)
-{
-    const struct cc_fused_block_desc *d = &b->d;
-    int ho = (d->h - 1) / d->stride + 1, wo = (d->w - 1) / d->stride + 1;
-    size_t n_in = (size_t)d->h * d->w * d->cin, n_out = (size_t)ho * wo * d->cout;
-    float *x = random_floats(r, n_in, 2.0f), *want = malloc(n_out * sizeof(float));
-    float *got = malloc(n_out * sizeof(float));
-    reference(d, x, want, ho, wo);
-    double tol = 1e-4 * tu_max_abs(want, n_out);
-    for (int threads = 1; threads <= 4; threads++) {
-        struct cc_fused_block fb;
-        struct cc_error err = {0};
-        if (!CHECKF(cc_fused_block_init(&fb, d, isa, threads, &err), "init: %s", err.msg))
-            break;
-        pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
-        for (size_t i = 0; i < n_out; i++)
-            got[i] = NAN;
-        cc_fused_block_run(&fb, x, got, pool);
-        size_t worst = 0;
-        double diff = tu_max_abs_diff(got, want, n_out, &worst);
-        CHECKF(diff <= tol,
-               "%s, %d thread(s): %dx%d %d -> %d -> %d stride %d%s: |diff| %g > %g at pixel %zu "
-               "channel %zu (got %g, want %g)",
-               cc_stem_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout, d->stride,
-               d->residual ? " residual" : "", diff, tol, worst / d->cout, worst % d->cout,
-               got[worst], want[worst]);
-        pthreadpool_destroy(pool);
-        cc_fused_block_finish(&fb);
-    }
-    free(x), free(want), free(got);
-}
+/* ---- the kind for fused_cases.h ---- */
 
-/* Blocks every family the host runs must compute: [size, cin, t, cout, stride]. */
-static const int fixed[][5] = {
-    {112, 32, 1, 16, 1}, // mobilenet_v2's first block
-    {13, 16, 6, 24, 2},  {14, 24, 6, 24, 1}, {9, 24, 6, 32, 2}, {7, 3, 6, 3, 1},
-    {1, 17, 6, 17, 1},   {1, 24, 1, 24, 2},  {2, 3, 1, 17, 1},  {57, 17, 6, 24, 2},
+/* A block with its input, the reference's output and the fused block's (owned: destroy). */
+struct tcase {
+    struct block b;
+    struct cc_fused_block fb; // packed by init
+    float *x, *want, *got;
+    size_t n_out;
+    double tol; // 1e-4 x max|want|
 };
 
-static void check_bad_desc(void)
+static const char *isa(int i, bool *runs)
 {
-    struct block b;
-    struct tu_rng r;
-    tu_rng_seed(&r, 1);
-    make_block(&b, &r, 8, 16, 6, 24, 1);
-    b.d.residual = true; // 16 -> 24: no residual can be added
-    struct cc_fused_block fb;
-    struct cc_error err = {0};
-    CHECK(!cc_fused_block_init(&fb, &b.d, CC_STEM_C, 1, &err));
-    CHECKF(strstr(err.msg, "residual") != NULL, "error: %s", err.msg);
-    free_block(&b);
+    *runs = cc_stem_isa_runs((enum cc_stem_isa)i);
+    return cc_stem_isa_name((enum cc_stem_isa)i);
+}
+
+static void *make(struct tu_rng *r, const struct fused_shape *s, bool **residual)
+{
+    struct tcase *c = calloc(1, sizeof(*c));
+    make_block(&c->b, r, s);
+    c->n_out = s->n_out;
+    c->x = random_floats(r, s->n_in, 2.0f);
+    c->want = malloc(s->n_out * sizeof(float));
+    c->got = malloc(s->n_out * sizeof(float));
+    reference(&c->b.d, c->x, c->want, s->ho, s->wo);
+    c->tol = 1e-4 * tu_max_abs(c->want, s->n_out);
+    *residual = &c->b.d.residual;
+    return c;
+}
+
+static bool init(void *tc, int i, int threads, struct cc_error *err)
+{
+    struct tcase *c = tc;
+    cc_fused_block_finish(&c->fb); // the last thread count's
+    return cc_fused_block_init(&c->fb, &c->b.d, (enum cc_stem_isa)i, threads, err);
+}
+
+static void run(void *tc, int poison, pthreadpool_t pool)
+{
+    struct tcase *c = tc;
+    for (size_t i = 0; i < c->n_out; i++)
+        c->got[i] = NAN; // a pixel left unwritten fails
+    cc_fused_block_run(&c->fb, c->x, c->got, pool);
+}
+
+static bool compare(void *tc, char *why, size_t size)
+{
+    struct tcase *c = tc;
+    size_t worst = 0, cout = (size_t)c->b.d.cout;
+    double diff = tu_max_abs_diff(c->got, c->want, c->n_out, &worst);
+    snprintf(why, size, "|diff| %g > %g at pixel %zu channel %zu (got %g, want %g)", diff, c->tol,
+             worst / cout, worst % cout, c->got[worst], c->want[worst]);
+    return diff <= c->tol;
+}
+
+static void destroy(void *tc)
+{
+    struct tcase *c = tc;
+    cc_fused_block_finish(&c->fb);
+    free_block(&c->b);
+    free(c->x), free(c->want), free(c->got), free(c);
 }
 
 /* CAMCLASS_CPU_FUSED's values (the CPU backend refuses its create with this line). */
@@ -196,32 +200,8 @@ int main(void)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 26);
-    check_bad_desc();
     check_mode();
-    for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++) {
-        if (!cc_stem_isa_runs((enum cc_stem_isa)isa)) {
-            printf("# %s: not on this CPU or build\n", cc_stem_isa_name((enum cc_stem_isa)isa));
-            continue;
-        }
-        int cases = 0;
-        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
-            struct block b;
-            make_block(&b, &r, fixed[i][0], fixed[i][1], fixed[i][2], fixed[i][3], fixed[i][4]);
-            check_block(&b, &r, (enum cc_stem_isa)isa);
-            free_block(&b);
-        }
-        static const int channels[] = {3, 5, 8, 16, 17, 24, 33};
-        for (int i = 0; i < 24; i++, cases++) {
-            struct block b;
-            int cin = channels[tu_rng_range(&r, 0, 6)], cout = channels[tu_rng_range(&r, 0, 6)];
-            int stride = tu_rng_range(&r, 1, 2);
-            cout = stride == 1 && tu_rng_range(&r, 0, 1) ? cin : cout; // residual half the time
-            make_block(&b, &r, tu_rng_range(&r, 1, 57), cin, tu_rng_range(&r, 0, 1) ? 6 : 1, cout,
-                       stride);
-            check_block(&b, &r, (enum cc_stem_isa)isa);
-            free_block(&b);
-        }
-        printf("# %s: %d blocks x 1-4 threads\n", cc_stem_isa_name((enum cc_stem_isa)isa), cases);
-    }
+    struct fused_kind kind = {CC_STEM_ISA_COUNT, isa, 1, make, init, run, compare, destroy};
+    fused_cases_run(&kind, &r);
     return tu_exit_code();
 }

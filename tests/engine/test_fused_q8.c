@@ -8,7 +8,8 @@
  * 17, 33, ...: the 4-input groups' tails), sizes 1 to 57 and one 112x112, random int8
  * weights, scales, zero points and clamps; every kernel family the host runs (portable C,
  * AVX2, AVX-512 VNNI), 1 to 4 threads (as many bands), the output poisoned with two different
- * values (a value left unwritten fails one of them). Tolerance: none (exact).
+ * values (a value left unwritten fails one of them). Tolerance: none (exact). The shapes and
+ * the loops over families and threads are fused_cases.c's, shared with test_fused_block.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "fused_q8.h"
+#include "fused_cases.h"
 #include "testutil.h"
 
 /* A random block and its buffers (owned: free_block). */
@@ -55,20 +57,12 @@ static void random_clamp(struct tu_rng *r, struct cc_act_quant q, int8_t *lo, in
     *hi = tu_rng_range(r, 0, 2) ? INT8_MAX : (int8_t)tu_rng_range(r, q.zero_point + 1, 127);
 }
 
-static void make_block(struct block *b, struct tu_rng *r, int size, int cin, int t, int cout,
-                       int stride)
+static void make_block(struct block *b, struct tu_rng *r, const struct fused_shape *s)
 {
-    int cexp = cin * t, w = size > 2 ? size + tu_rng_range(r, -1, 1) : size;
+    int cin = s->cin, cexp = s->cexp, cout = s->cout;
     memset(b, 0, sizeof(*b));
     b->d = (struct cc_fq8_desc){
-        .h = size,
-        .w = w,
-        .cin = cin,
-        .cexp = cexp,
-        .cout = cout,
-        .stride = stride,
-        .expand = t != 1,
-        .residual = stride == 1 && cin == cout,
+        FUSED_DESC_GEOMETRY(s),
         .qx = {tu_rng_uniform(r, 0.01f, 0.05f), tu_rng_range(r, -30, 30)},
     };
     struct cc_fq8_desc *d = &b->d;
@@ -176,61 +170,83 @@ static void reference(const struct cc_fq8_desc *d, const int8_t *x, int8_t *y, i
     free(e), free(dw);
 }
 
-/* The fused block b with isa's kernels on 1 to 4 threads against the reference. */
-static void check_block(const struct block *b, struct tu_rng *r, enum cc_fq8_isa isa)
-{
-    const struct cc_fq8_desc *d = &b->d;
-    int ho = (d->h - 1) / d->stride + 1, wo = (d->w - 1) / d->stride + 1;
-    size_t n_in = (size_t)d->h * d->w * d->cin, n_out = (size_t)ho * wo * d->cout;
-    int8_t *x = random_i8(r, n_in), *want = malloc(n_out), *got = malloc(n_out);
-    reference(d, x, want, ho, wo);
-    for (int threads = 1; threads <= 4; threads++) {
-        struct cc_fq8_block fb;
-        struct cc_error err = {0};
-        if (!CHECKF(cc_fq8_init(&fb, d, isa, threads, &err), "init: %s", err.msg))
-            break;
-        pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
-        for (int poison = 0; poison < 2; poison++) {
-            memset(got, poison ? 0x55 : 0xaa, n_out);
-            cc_fq8_run(&fb, x, got, pool);
-            size_t bad = 0, first = 0;
-            for (size_t i = n_out; i-- > 0;)
-                if (got[i] != want[i])
-                    bad++, first = i;
-            CHECKF(!bad,
-                   "%s, %d thread(s): %dx%d %d -> %d -> %d stride %d%s: %zu of %zu values differ, "
-                   "first at pixel %zu channel %zu (got %d, want %d)",
-                   cc_fq8_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout, d->stride,
-                   d->residual ? " residual" : "", bad, n_out, first / d->cout, first % d->cout,
-                   got[first], want[first]);
-        }
-        pthreadpool_destroy(pool);
-        cc_fq8_finish(&fb);
-    }
-    free(x), free(want), free(got);
-}
+/* ---- the kind for fused_cases.h ---- */
 
-/* Blocks every family the host runs must compute: [size, cin, t, cout, stride]. */
-static const int fixed[][5] = {
-    {112, 32, 1, 16, 1}, // mobilenet_v2's first block
-    {13, 16, 6, 24, 2},  {14, 24, 6, 24, 1}, {9, 24, 6, 32, 2}, {7, 3, 6, 3, 1},
-    {1, 17, 6, 17, 1},   {1, 24, 1, 24, 2},  {2, 3, 1, 17, 1},  {57, 17, 6, 24, 2},
-    {7, 160, 6, 160, 1}, // mobilenet_v2's widest (960 expanded channels)
+/* A block with its input, the reference's output and the fused block's (owned: destroy). */
+struct tcase {
+    struct block b;
+    struct cc_fq8_block fb; // packed by init
+    int8_t *x, *want, *got;
+    size_t n_out;
 };
 
-static void check_bad_desc(void)
+static const char *isa(int i, bool *runs)
+{
+    *runs = cc_fq8_isa_runs((enum cc_fq8_isa)i);
+    return cc_fq8_isa_name((enum cc_fq8_isa)i);
+}
+
+static void *make(struct tu_rng *r, const struct fused_shape *s, bool **residual)
+{
+    struct tcase *c = calloc(1, sizeof(*c));
+    make_block(&c->b, r, s);
+    c->n_out = s->n_out;
+    c->x = random_i8(r, s->n_in);
+    c->want = malloc(s->n_out);
+    c->got = malloc(s->n_out);
+    reference(&c->b.d, c->x, c->want, s->ho, s->wo);
+    *residual = &c->b.d.residual;
+    return c;
+}
+
+static bool init(void *tc, int i, int threads, struct cc_error *err)
+{
+    struct tcase *c = tc;
+    cc_fq8_finish(&c->fb); // the last thread count's
+    return cc_fq8_init(&c->fb, &c->b.d, (enum cc_fq8_isa)i, threads, err);
+}
+
+/* Two poisons: a value left unwritten fails one of them. */
+static void run(void *tc, int poison, pthreadpool_t pool)
+{
+    struct tcase *c = tc;
+    memset(c->got, poison ? 0x55 : 0xaa, c->n_out);
+    cc_fq8_run(&c->fb, c->x, c->got, pool);
+}
+
+static bool compare(void *tc, char *why, size_t size)
+{
+    struct tcase *c = tc;
+    size_t bad = 0, first = 0, cout = (size_t)c->b.d.cout;
+    for (size_t i = c->n_out; i-- > 0;)
+        if (c->got[i] != c->want[i])
+            bad++, first = i;
+    snprintf(why, size,
+             "%zu of %zu values differ, first at pixel %zu channel %zu (got %d, want %d)", bad,
+             c->n_out, first / cout, first % cout, c->got[first], c->want[first]);
+    return bad == 0;
+}
+
+static void destroy(void *tc)
+{
+    struct tcase *c = tc;
+    cc_fq8_finish(&c->fb);
+    free_block(&c->b);
+    free(c->x), free(c->want), free(c->got), free(c);
+}
+
+/* A zero scale is refused at init, named (the residual refusal: fused_cases.c). */
+static void check_bad_scale(void)
 {
     struct block b;
     struct tu_rng r;
     tu_rng_seed(&r, 1);
-    make_block(&b, &r, 8, 16, 6, 24, 1);
-    b.d.residual = true; // 16 -> 24: no residual can be added
+    make_block(&b, &r,
+               &(struct fused_shape){
+                   .size = 8, .w = 8, .cin = 16, .t = 6, .cexp = 96, .cout = 24, .stride = 1});
+    b.d.qd.scale = 0;
     struct cc_fq8_block fb;
     struct cc_error err = {0};
-    CHECK(!cc_fq8_init(&fb, &b.d, CC_FQ8_C, 1, &err));
-    CHECKF(strstr(err.msg, "residual") != NULL, "error: %s", err.msg);
-    b.d.residual = false;
-    b.d.qd.scale = 0;
     CHECK(!cc_fq8_init(&fb, &b.d, CC_FQ8_C, 1, &err));
     CHECKF(strstr(err.msg, "scale") != NULL, "error: %s", err.msg);
     free_block(&b);
@@ -240,31 +256,8 @@ int main(void)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2026);
-    check_bad_desc();
-    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
-        if (!cc_fq8_isa_runs((enum cc_fq8_isa)isa)) {
-            printf("# %s: not on this CPU or build\n", cc_fq8_isa_name((enum cc_fq8_isa)isa));
-            continue;
-        }
-        int cases = 0;
-        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
-            struct block b;
-            make_block(&b, &r, fixed[i][0], fixed[i][1], fixed[i][2], fixed[i][3], fixed[i][4]);
-            check_block(&b, &r, (enum cc_fq8_isa)isa);
-            free_block(&b);
-        }
-        static const int channels[] = {3, 5, 8, 16, 17, 24, 33};
-        for (int i = 0; i < 24; i++, cases++) {
-            struct block b;
-            int cin = channels[tu_rng_range(&r, 0, 6)], cout = channels[tu_rng_range(&r, 0, 6)];
-            int stride = tu_rng_range(&r, 1, 2);
-            cout = stride == 1 && tu_rng_range(&r, 0, 1) ? cin : cout; // residual half the time
-            make_block(&b, &r, tu_rng_range(&r, 1, 57), cin, tu_rng_range(&r, 0, 1) ? 6 : 1, cout,
-                       stride);
-            check_block(&b, &r, (enum cc_fq8_isa)isa);
-            free_block(&b);
-        }
-        printf("# %s: %d blocks x 1-4 threads\n", cc_fq8_isa_name((enum cc_fq8_isa)isa), cases);
-    }
+    check_bad_scale();
+    struct fused_kind kind = {CC_FQ8_ISA_COUNT, isa, 2, make, init, run, compare, destroy};
+    fused_cases_run(&kind, &r);
     return tu_exit_code();
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "capture_ctrl_tests.h"
 #include "frame_slot.h"
 #include "testutil.h"
 
@@ -634,6 +635,9 @@ static const struct {
     // Order matters: the disconnect tests kill vivid; reopen reloads it, final leaves it dead.
     {"missing_device", test_missing_device},
     {"list", test_list},
+    {"ctrl_set", test_ctrl_set},
+    {"ctrl_errors", test_ctrl_errors},
+    {"ctrl_list", test_ctrl_list},
     {"auto_choice", test_auto_choice},
     {"permission", test_permission},
     {"busy", test_busy},
