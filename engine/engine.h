@@ -53,7 +53,7 @@ struct cc_engine_options {
     int cpu_threads;                     // CPU backend threads; 0 = online CPUs - 1, 1..4
     enum cc_cpu_pointwise cpu_pointwise; // CPU backend's f32 one-group convs (default: measure)
     const char *cpu_cache;               // the CPU backend's measured BLIS/XNNPACK choices; NULL =
-                           // $XDG_CACHE_HOME/camclass/cpu-layer-choices.txt, "" = none
+                           // $XDG_CACHE_HOME/camclass/cpu-layer-choices-<format>.txt, "" = none
     const char *auto_cache; // backend auto's remembered choices; NULL =
                             // $XDG_CACHE_HOME/camclass/backend-choice.txt, "" = none
 

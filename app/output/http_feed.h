@@ -50,13 +50,13 @@ struct cc_http_feed {
     struct cc_detlog *latest_log; // the camera's inference thread only
     struct cc_latest *latest;     // the newest line and its map; locks itself
     // GET /stream's pictures: [CC_HTTP_STREAM_PANEL] as the window draws them,
-    // [CC_HTTP_STREAM_FRAME] the frame alone (?panel=0); each draws only while it has viewers.
-    // NULL without an overlay.
+    // [CC_HTTP_STREAM_FRAME] the frame alone (?panel=0); each makes its drawer at its first
+    // viewer and draws only while it has viewers. NULL without an overlay.
     struct cc_mjpeg *mjpeg[2];
 };
 
-/* A feed for one camera. False with err (out of memory, the overlay's font); f is then
- * half-built: cc_http_feed_finish it. */
+/* A feed for one camera. False with err (out of memory); f is then half-built:
+ * cc_http_feed_finish it. (The overlay's font is opened at a /stream's first viewer.) */
 bool cc_http_feed_init(struct cc_http_feed *f, const struct cc_http_feed_config *cfg,
                        struct cc_error *err);
 

@@ -177,7 +177,7 @@ static void end_stream(void *cls)
 {
     struct viewer *v = cls;
     cc_jpeg_release(v->m, v->jpeg);
-    cc_mjpeg_viewer(v->m, false);
+    cc_mjpeg_viewer_goes(v->m);
     free(v);
 }
 
@@ -203,7 +203,11 @@ enum MHD_Result cc_http_send_stream(struct cc_http *h, const struct cc_http_req 
         return send_json(c, 500, NULL, NULL, NULL);
     v->h = h;
     v->m = f->mjpeg[panel && !strcmp(panel, "0") ? CC_HTTP_STREAM_FRAME : CC_HTTP_STREAM_PANEL];
-    cc_mjpeg_viewer(v->m, true);
+    struct cc_error err = {0};
+    if (!cc_mjpeg_viewer_comes(v->m, &err)) { // the first viewer's drawer (the font, memory)
+        free(v);
+        return send_error(c, 503, err.msg, NULL, NULL);
+    }
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, read_stream, v, end_stream);
     if (!r) {

@@ -14,9 +14,15 @@
 enum { JPEG_QUALITY = 80 };
 
 struct cc_mjpeg {
-    struct cc_overlay_offscreen *overlay; // drawing thread only (after create)
+    // The drawer: made at the first viewer (cc_mjpeg_viewer_comes), under make_lock, before
+    // that viewer counts; then the drawing thread's only (it draws only for viewers). Kept
+    // after the last viewer goes.
+    pthread_mutex_t make_lock;
+    struct cc_overlay_offscreen *overlay;
+    uint8_t *rgb;                // (height, width, 3) the drawn picture
+    struct cc_overlay_config oc; // what the drawer shows; its strings are strs' (owned)
+    char *strs[6];
     int width, height;
-    uint8_t *rgb;            // (height, width, 3) the drawn picture; drawing thread only
     int64_t min_interval_ns; // 1 / max_fps
     int64_t last_offer_ns;   // inference thread only
     pthread_t thread;
@@ -26,8 +32,8 @@ struct cc_mjpeg {
     pthread_cond_t cond;  // a frame waits for the drawing thread, a picture is new, or stop
     bool stop;
     int viewers;
-    bool pending;          // a frame waits in frame/result
-    struct cc_frame frame; // data owned here
+    bool pending;            // a frame waits in frame/result
+    struct cc_frame frame;   // data owned here
     struct cc_result result; // its labels point into labels (a reload frees the model)
     struct cc_result_labels labels;
     struct cc_jpeg *latest; // the newest picture (one reference held here); NULL before one
@@ -99,6 +105,34 @@ static void *draw_main(void *arg)
  * Public
  */
 
+/* m->oc: oc with its strings copied (the caller's may go, e.g. a reloaded model's name, before
+ * the first viewer). False when out of memory. */
+static bool keep_config(struct cc_mjpeg *m, const struct cc_overlay_config *oc)
+{
+    m->oc = *oc;
+    const char **fields[] = {&m->oc.title,        &m->oc.font_path,   &m->oc.model_name,
+                             &m->oc.backend_name, &m->oc.device_name, &m->oc.source_label};
+    bool ok = true;
+    for (int i = 0; i < 6; i++) {
+        if (!*fields[i])
+            continue;
+        ok &= (m->strs[i] = strdup(*fields[i])) != NULL;
+        *fields[i] = m->strs[i];
+    }
+    m->oc.screenshot_dir = NULL; // no window
+    return ok;
+}
+
+/* The drawer and its picture, at the first viewer; false with err. Under make_lock. */
+static bool make_drawer(struct cc_mjpeg *m, struct cc_error *err)
+{
+    if (m->overlay)
+        return true;
+    if (!m->rgb && !(m->rgb = malloc((size_t)m->width * m->height * 3)))
+        return cc_error_set(err, "out of memory for /stream's pictures");
+    return (m->overlay = cc_overlay_offscreen_create(&m->oc, m->width, m->height, err)) != NULL;
+}
+
 struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, int height,
                                  double max_fps, struct cc_error *err)
 {
@@ -108,16 +142,15 @@ struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, 
         return NULL;
     }
     pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->make_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     m->width = width, m->height = height;
     m->min_interval_ns = (int64_t)(1e9 / (max_fps > 0 ? max_fps : 10));
     m->last_offer_ns = cc_now_ns() - m->min_interval_ns;
-    if (!(m->rgb = malloc((size_t)width * height * 3))) {
-        cc_error_set(err, "out of memory for /stream's pictures");
+    if (!keep_config(m, oc)) {
+        cc_error_set(err, "out of memory for /stream");
         goto error;
     }
-    if (!(m->overlay = cc_overlay_offscreen_create(oc, width, height, err)))
-        goto error;
     int e = pthread_create(&m->thread, NULL, draw_main, m);
     if (e) {
         cc_error_set(err, "pthread_create (/stream's drawing thread): %s", strerror(e));
@@ -158,11 +191,32 @@ void cc_mjpeg_offer(struct cc_mjpeg *m, const struct cc_result *r, const struct 
     pthread_mutex_unlock(&m->lock);
 }
 
-void cc_mjpeg_viewer(struct cc_mjpeg *m, bool comes)
+bool cc_mjpeg_viewer_comes(struct cc_mjpeg *m, struct cc_error *err)
+{
+    pthread_mutex_lock(&m->make_lock);
+    bool ok = make_drawer(m, err);
+    pthread_mutex_unlock(&m->make_lock);
+    if (ok) { // the drawer is made before any frame is taken for it
+        pthread_mutex_lock(&m->lock);
+        m->viewers++;
+        pthread_mutex_unlock(&m->lock);
+    }
+    return ok;
+}
+
+void cc_mjpeg_viewer_goes(struct cc_mjpeg *m)
 {
     pthread_mutex_lock(&m->lock);
-    m->viewers += comes ? 1 : -1;
+    m->viewers--;
     pthread_mutex_unlock(&m->lock);
+}
+
+bool cc_mjpeg_drawer_made(struct cc_mjpeg *m)
+{
+    pthread_mutex_lock(&m->make_lock);
+    bool made = m->overlay != NULL;
+    pthread_mutex_unlock(&m->make_lock);
+    return made;
 }
 
 struct cc_jpeg *cc_mjpeg_next(struct cc_mjpeg *m, uint64_t *seen, int timeout_ms)
@@ -229,7 +283,10 @@ void cc_mjpeg_destroy(struct cc_mjpeg *m)
     cc_overlay_offscreen_destroy(m->overlay);
     free(m->frame.data);
     free(m->rgb);
+    for (int i = 0; i < 6; i++)
+        free(m->strs[i]);
     pthread_cond_destroy(&m->cond);
+    pthread_mutex_destroy(&m->make_lock);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }

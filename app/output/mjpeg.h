@@ -4,11 +4,13 @@
  *
  *   struct cc_mjpeg *m = cc_mjpeg_create(&overlay_cfg, 640, 360, 10, &err);  // main thread
  *   inference thread, per result:  cc_mjpeg_offer(m, r, f);     // never waits
- *   a viewer's thread:              struct cc_jpeg *j = cc_mjpeg_next(m, &seen, 500);
+ *   a viewer's thread:              cc_mjpeg_viewer_comes(m, &err);  // false: answer err
+ *                                   struct cc_jpeg *j = cc_mjpeg_next(m, &seen, 500);
  *                                   send j->data, j->size; cc_jpeg_release(j);
  *   cc_mjpeg_destroy(m);            // after the inference thread and every viewer are done
  *
- * Cost to the camera: nothing while nobody watches; else at most max_fps offers a second, each
+ * Cost to the camera: nothing while nobody watches (nor memory for the drawer before the first
+ * viewer: a thread and a copy of the settings); else at most max_fps offers a second, each
  * a copy of the frame into the drawing thread's slot (latest wins: when the drawing thread is
  * behind, the older waiting frame is replaced, never waited for).
  * Threads: its own drawing thread (render + encode); offer from one thread (the inference
@@ -35,7 +37,8 @@ struct cc_jpeg {
 
 struct cc_mjpeg;
 
-/* NULL with err when the overlay cannot be made (its font) or out of memory. */
+/* oc is copied. NULL with err when out of memory or the drawing thread does not start (the
+ * drawer is made at the first viewer: cc_mjpeg_viewer_comes). */
 struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, int height,
                                  double max_fps, struct cc_error *err);
 
@@ -43,8 +46,17 @@ struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, 
  * picture is at least 1/max_fps old. */
 void cc_mjpeg_offer(struct cc_mjpeg *m, const struct cc_result *r, const struct cc_frame *f);
 
-/* A viewer comes (true) or goes (false): offers are taken only while one watches. */
-void cc_mjpeg_viewer(struct cc_mjpeg *m, bool comes);
+/* A viewer comes: offers are taken while one watches. The first one's thread makes the drawer
+ * (the offscreen overlay and its picture: none is made before, which is what /stream costs a
+ * camera nobody watches); false with err when that fails (the font, memory), and the viewer
+ * does not count. */
+bool cc_mjpeg_viewer_comes(struct cc_mjpeg *m, struct cc_error *err);
+
+/* A viewer that came goes. The drawer stays for the next one. */
+void cc_mjpeg_viewer_goes(struct cc_mjpeg *m);
+
+/* Whether the drawer is made (a viewer came), for tests. */
+bool cc_mjpeg_drawer_made(struct cc_mjpeg *m);
 
 /* The newest picture if newer than *seen (updating it), waiting up to timeout_ms; NULL on
  * timeout or once stopped. */

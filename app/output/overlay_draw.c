@@ -1,6 +1,7 @@
 /* camclass — the overlay picture drawn into an SDL renderer (see overlay_draw.h). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,17 @@ static char *dup_or_empty(const char *s)
     return strdup(s ? s : "");
 }
 
-/* Opens the fonts for a body size of px (title 1.2×, bold; small 0.8×). */
-static bool fonts_open(struct cc_overlay_draw *ov, int px, struct cc_error *err)
+/* SDL2_ttf has one FreeType library for the process, and FreeType wants faces opened and closed
+ * (and the library made and freed: TTF_Init, TTF_Quit) on one thread at a time. Every drawer
+ * does those under this lock, so that drawers may be created, resized and destroyed on any
+ * threads at once (a /stream's drawer is made at its first viewer, on the viewer's thread).
+ * The process's only global: it guards the library's own. Drawing needs no lock (each drawer's
+ * faces are its own). */
+static pthread_mutex_t ttf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* fonts_open's work, under ttf_lock. */
+static bool fonts_open_locked(struct cc_overlay_draw *ov, int px, struct cc_error *err)
 {
-    if (ov->font_px == px)
-        return true;
     for (int i = 0; i < FONT_COUNT; i++) {
         if (ov->font[i])
             TTF_CloseFont(ov->font[i]);
@@ -49,6 +56,17 @@ static bool fonts_open(struct cc_overlay_draw *ov, int px, struct cc_error *err)
     TTF_SetFontStyle(ov->font[FONT_TITLE], TTF_STYLE_BOLD);
     ov->font_px = px;
     return true;
+}
+
+/* Opens the fonts for a body size of px (title 1.2×, bold; small 0.8×). */
+static bool fonts_open(struct cc_overlay_draw *ov, int px, struct cc_error *err)
+{
+    if (ov->font_px == px)
+        return true;
+    pthread_mutex_lock(&ttf_lock);
+    bool ok = fonts_open_locked(ov, px, err);
+    pthread_mutex_unlock(&ttf_lock);
+    return ok;
 }
 
 // A 3-class model shows 3 rows, not 2 empty tracks more.
@@ -84,11 +102,13 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
         goto error;
     }
     // The font first: a missing font is said before anything else happens.
-    if (TTF_Init() != 0) {
+    pthread_mutex_lock(&ttf_lock);
+    ov->ttf = TTF_Init() == 0;
+    if (!ov->ttf)
         cc_error_set(err, "overlay: TTF_Init failed: %s", TTF_GetError());
+    pthread_mutex_unlock(&ttf_lock);
+    if (!ov->ttf)
         goto error;
-    }
-    ov->ttf = true;
     if (!fonts_open(ov, 16, err))
         goto error;
     return ov;
@@ -107,11 +127,13 @@ void cc_overlay_draw_destroy(struct cc_overlay_draw *ov)
             SDL_DestroyTexture(ov->text[i].tex);
     if (ov->frame_tex)
         SDL_DestroyTexture(ov->frame_tex);
+    pthread_mutex_lock(&ttf_lock);
     for (int i = 0; i < FONT_COUNT; i++)
         if (ov->font[i])
             TTF_CloseFont(ov->font[i]);
     if (ov->ttf)
         TTF_Quit();
+    pthread_mutex_unlock(&ttf_lock);
     cc_frame_rgb_finish(&ov->conv);
     free(ov->font_path);
     free(ov->model);

@@ -11,10 +11,9 @@
  * happen in create/destroy, and every font is opened and closed here.
  *
  * Threads: a drawer is used by one thread at a time, the one that owns its renderer. Fonts
- * are opened in create and when the output's height changes; FreeType wants face opening
- * and closing on one thread at a time, so a drawer whose output size is fixed (offscreen) is
- * created, and first drawn, on the main thread before it is handed to another thread (see
- * overlay_offscreen.h).
+ * are opened in create and when the output's height changes, and closed in destroy; FreeType
+ * wants that on one thread at a time, so every drawer does it under one lock of this module:
+ * drawers may be created, drawn and destroyed on any threads at once.
  * Ownership: the caller owns the drawer and the renderer, and destroys the drawer first.
  * Frames and results are copied (labels too); the caller may reuse them right after a call.
  */

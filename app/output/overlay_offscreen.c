@@ -48,8 +48,7 @@ struct cc_overlay_offscreen *cc_overlay_offscreen_create(const struct cc_overlay
     SDL_SetRenderDrawBlendMode(o->renderer, SDL_BLENDMODE_NONE); // as the window's renderer
     if (!(o->draw = cc_overlay_draw_create(o->renderer, cfg, err)))
         goto error;
-    // One picture now, on the creating thread: the fonts for this size open here, not on the
-    // thread that renders later (overlay_draw.h).
+    // One picture now: the fonts for this size open here, not at the first render.
     if (!cc_overlay_draw_picture(o->draw, err))
         goto error;
     return o;

@@ -6,8 +6,8 @@
  * as pixels. It needs no display: SDL's software renderer draws into a plain surface, and SDL's
  * video subsystem is not initialized.
  *
- * Threads: create on the main thread (the fonts are opened there, see overlay_draw.h); then one
- * thread at a time may render (e.g. the inference thread); destroy after that thread is done.
+ * Threads: create on any thread (fonts are opened under overlay_draw.h's lock); then one thread
+ * at a time may render (e.g. the inference thread); destroy after that thread is done.
  * Ownership: the caller owns the offscreen overlay; frames and results are copied.
  */
 #ifndef CC_OVERLAY_OFFSCREEN_H

@@ -51,7 +51,8 @@ static void say(struct cc_report *rep, const char *line)
         rep->notice(rep->notice_ctx, line);
 }
 
-/* Any thread: a line of the webhook's or the program's, which of several cameras says. */
+/* Any thread: a line of the webhook's, the program's, the snapshot writer's or the clip
+ * writer's, which of several cameras says. */
 static void camera_notice(void *ctx, const char *line)
 {
     struct cc_report *rep = ctx;
@@ -327,8 +328,8 @@ static bool create_snapshot(struct cc_report *rep, const struct cc_report_config
         .overlay = cfg->overlay,
         .after = cfg->cli->on_event ? after_snapshot : NULL,
         .after_ctx = rep,
-        .notice = cfg->notice,
-        .notice_ctx = cfg->notice_ctx,
+        .notice = camera_notice_fn(rep),
+        .notice_ctx = camera_notice_ctx(rep),
     };
     return (rep->snapshot = cc_snapshot_create(cfg->snapshot, &env, err)) != NULL;
 }
@@ -342,8 +343,8 @@ static bool create_clip(struct cc_report *rep, const struct cc_report_config *cf
         .height = cfg->picture_height & ~1,
         .overlay = cfg->overlay,
         .frame_rate = cfg->frame_rate,
-        .notice = cfg->notice,
-        .notice_ctx = cfg->notice_ctx,
+        .notice = camera_notice_fn(rep),
+        .notice_ctx = camera_notice_ctx(rep),
     };
     return (rep->clip = cc_clip_create(cfg->clip, &env, err)) != NULL;
 }

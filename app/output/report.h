@@ -47,8 +47,8 @@ struct cc_report_config {
     const char *source, *model, *backend; // written on every line
     const char *camera;   // the config's camera name: every log line's "camera", its MQTT topics
                           // camclass/<id>/<camera>/..., Home Assistant's device, CAMCLASS_CAMERA,
-                          // the webhook's and program's notices; NULL for the command line's one
-                          // camera (lines and topics as before)
+                          // the webhook's, program's, snapshots' and clips' notices; NULL for
+                          // the command line's one camera (lines and topics as before)
     struct cc_mqtt *mqtt; // --mqtt: the process's connection (cc_report_open_mqtt), shared by
                           // the cameras; borrowed, it outlives the report; NULL: none
     atomic_int *reopen;   // set by SIGHUP: the log is reopened before the next line

@@ -46,7 +46,10 @@
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
  * run, which is what makes them fast, and the last operator carries XNN_FLAG_YIELD_WORKERS so
  * that they go to sleep at the end of every run: between frames they leave the cores to the
- * capture and preprocessing threads (see docs/PERFORMANCE.md for the measurements).
+ * capture and preprocessing threads (see docs/PERFORMANCE.md for the measurements). On a
+ * crowded machine a run goes on the calling thread alone instead (pool_choice.h: the calling
+ * thread waits for every worker at the end of each loop, and a worker waiting for a core made
+ * runs ten times slower); CAMCLASS_CPU_POOL=always keeps the pool (benchmarks).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -131,9 +134,12 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     }
     s->model = m;
     s->poison = opts && opts->poison;
+    enum cc_pool_mode pool_mode;
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
-        !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err))
+        !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
+        !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err))
         goto error;
+    cc_pool_choice_init(&s->pool_choice, pool_mode);
     s->tap = cc_backend_tap(m, opts);
     if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
         goto error;
@@ -198,7 +204,7 @@ error:
 static bool run_operator(xnn_operator_t op, const struct xnn_state *s, const char *what,
                          const struct cc_node *node, struct cc_error *err)
 {
-    enum xnn_status rc = xnn_run_operator(op, s->pool);
+    enum xnn_status rc = xnn_run_operator(op, s->run_pool);
     return rc == xnn_status_success || cc_xnn_failed(what, node, rc, err);
 }
 
@@ -214,17 +220,17 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     void *out = s->places[y].data;
     switch (st->kind) {
     case STEP_XNN:
-        if (!cc_xnn_work_run(&st->work, s->pool, node, err))
+        if (!cc_xnn_work_run(&st->work, s->run_pool, node, err))
             return false;
         break;
     case STEP_BLIS:
-        cc_blis_conv_run(st->gemm, s->pool);
+        cc_blis_conv_run(st->gemm, s->run_pool);
         break;
     case STEP_STEM:
-        cc_stem_conv_run(st->stem, s->input, s->pool);
+        cc_stem_conv_run(st->stem, s->input, s->run_pool);
         break;
     case STEP_FUSED:
-        cc_xnn_fused_step_run(st->fused, s->pool);
+        cc_xnn_fused_step_run(st->fused, s->run_pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:
@@ -244,14 +250,13 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
            run_operator(s->places[y].convert, s, "xnn_run_operator (convert)", node, err);
 }
 
-/* Runs s's steps on the input already stored (or, input_direct, at s->input): quantizing it
- * first where a reader wants it int8, timing every node. */
-static bool run_steps(struct xnn_state *s, struct cc_error *err)
+/* run_steps on s->run_pool. */
+static bool run_steps_on(struct xnn_state *s, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     struct place *in = &s->places[m->input.tensor];
     if (in->convert) {
-        enum xnn_status rc = xnn_run_operator(in->convert, s->pool);
+        enum xnn_status rc = xnn_run_operator(in->convert, s->run_pool);
         if (rc != xnn_status_success)
             return cc_error_set(err, "cpu backend: quantizing the input failed: %s",
                                 cc_xnn_status_name(rc));
@@ -264,6 +269,18 @@ static bool run_steps(struct xnn_state *s, struct cc_error *err)
         s->timings[s->n_timings++] = (struct cc_layer_timing){n, cc_now_ms() - t0};
     }
     return true;
+}
+
+/* Runs s's steps on the input already stored (or, input_direct, at s->input): quantizing it
+ * first where a reader wants it int8, timing every node; on the pool or on the calling thread
+ * alone, as s->pool_choice says (pool_choice.h). */
+static bool run_steps(struct xnn_state *s, struct cc_error *err)
+{
+    s->run_pool = s->pool && cc_pool_choice_begin(&s->pool_choice) ? s->pool : NULL;
+    bool ok = run_steps_on(s, err);
+    if (s->pool)
+        cc_pool_choice_end(&s->pool_choice);
+    return ok;
 }
 
 static bool xnn_run(void *p, const float *input, float *output, struct cc_error *err)

@@ -16,6 +16,7 @@
 #include "fused_block.h"
 #include "fused_q8.h"
 #include "plan.h"
+#include "pool_choice.h"
 #include "stem_conv.h"
 #include "xnn_build.h"
 
@@ -104,9 +105,13 @@ struct xnn_state {
     float *scratch;       // (scratch_floats): the most a node needs; owned
     float *patches;       // (patch_floats): the most a conv's im2col needs; owned
     size_t nchw_bytes, scratch_floats, patch_floats;
-    bool poison;                     // poison the memory before every run (poison.h)
-    struct step *steps;              // (n_nodes)
-    pthreadpool_t pool;              // NULL when running on one thread; owned
+    bool poison;        // poison the memory before every run (poison.h)
+    struct step *steps; // (n_nodes)
+    pthreadpool_t pool; // NULL when running on one thread; owned
+    // The run in progress's pool: pool, or NULL on the calling thread alone, as pool_choice
+    // (CAMCLASS_CPU_POOL, read at create; the running thread's) says.
+    pthreadpool_t run_pool;
+    struct cc_pool_choice pool_choice;
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
     int n_int8;             // nodes computing in int8 (for the device name)

@@ -406,10 +406,13 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
     return true;
 }
 
-#define CHOICES_NAME "cpu-layer-choices.txt"
-// 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv;
-// 5: int8 one-group convs too ('x' or 'f': the int8 fused block)
-#define CHOICES_HEADER "camclass cpu layer choices 5\n"
+// The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
+// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block). It is in the
+// default file's name as well as its header, so that builds of different formats sharing one
+// cache folder keep a file each instead of rewriting one file at every start.
+#define CHOICES_FORMAT "5"
+#define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
+#define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count and CPU: a later start with the same key times nothing (that

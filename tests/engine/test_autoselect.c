@@ -17,13 +17,17 @@
  * - The CPU backend's 1x1 choices: a first start writes one line with a 'b' (BLIS) or 'x'
  *   (XNNPACK) per f32 1x1 convolution; a line forged to all 'b' or all 'x' is obeyed (the
  *   device name says so); a line of the wrong length is measured again and rewritten; ""
- *   writes nothing.
+ *   writes nothing. With the default file, other formats' files (an older build's
+ *   cpu-layer-choices.txt, a later one's) are left as they are, and a second start does not
+ *   rewrite ours: builds of different formats sharing one cache folder each keep their own.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -185,6 +189,68 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     cc_engine_destroy(e);
 }
 
+/* The file at path as it is: its inode (cc_cache_file_write renames a new one over it) and text. */
+struct file_state {
+    ino_t ino;
+    char *text;
+};
+
+static struct file_state file_state(const char *path)
+{
+    struct stat st;
+    return (struct file_state){stat(path, &st) == 0 ? st.st_ino : 0, read_text(path)};
+}
+
+/* Whether path is still the file that was (not rewritten, not changed). */
+static bool same_file(const char *path, struct file_state was)
+{
+    struct file_state now = file_state(path);
+    bool same = was.ino && now.ino == was.ino && was.text && now.text &&
+                strcmp(was.text, now.text) == 0;
+    free(now.text);
+    return same;
+}
+
+/* $XDG_CACHE_HOME/camclass/ (set to dir) with another format's choices files: the default file
+ * of this build is its own, and neither rewrites the other's. */
+static void test_cpu_choices_formats(const char *bundle, const char *dir)
+{
+    char folder[320], old[400], later[400];
+    snprintf(folder, sizeof(folder), "%s/camclass", dir);
+    snprintf(old, sizeof(old), "%s/cpu-layer-choices.txt", folder);     // builds before this
+    snprintf(later, sizeof(later), "%s/cpu-layer-choices-9.txt", folder); // a later format
+    mkdir(folder, 0755);
+    write_text(old, "camclass cpu layer choices 4\n0123456789abcdef some cpu\tbbxxf\n");
+    write_text(later, "camclass cpu layer choices 9\n0123456789abcdef some cpu\tzz\n");
+    struct file_state was_old = file_state(old), was_later = file_state(later);
+
+    cc_engine_destroy(create_cpu(bundle, NULL)); // measures, writes its own file
+    CHECKF(same_file(old, was_old), "format 4's %s left as it was", old);
+    CHECKF(same_file(later, was_later), "format 9's %s left as it was", later);
+    char ours[600] = "";
+    DIR *d = opendir(folder);
+    for (struct dirent *de; d && (de = readdir(d));)
+        if (strncmp(de->d_name, "cpu-layer-choices-", 18) == 0 && strcmp(de->d_name + 18, "9.txt"))
+            snprintf(ours, sizeof(ours), "%s/%.200s", folder, de->d_name);
+    if (d)
+        closedir(d);
+    struct file_state mine = file_state(ours);
+    CHECKF(ours[0] && mine.text && strncmp(mine.text, "camclass cpu layer choices ", 27) == 0,
+           "this build's own choices file: %s", ours[0] ? ours : "(none)");
+
+    cc_engine_destroy(create_cpu(bundle, NULL)); // remembered: nothing rewritten
+    CHECKF(ours[0] && same_file(ours, mine), "a second start rewrote %s", ours);
+    CHECKF(same_file(old, was_old) && same_file(later, was_later),
+           "the other formats' files left as they were at the second start");
+    free(mine.text);
+    free(was_old.text);
+    free(was_later.text);
+    if (ours[0])
+        unlink(ours);
+    unlink(old);
+    unlink(later);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -299,6 +365,7 @@ int main(int argc, char **argv)
     cc_engine_destroy(e);
 
     test_cpu_choices(bundle, dir);
+    test_cpu_choices_formats(bundle, dir); // XDG_CACHE_HOME is dir (7.)
 
     unlink(xdg_file);
     snprintf(xdg_file, sizeof(xdg_file), "%s/camclass/cpu-layer-choices.txt", dir);

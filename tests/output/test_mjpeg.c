@@ -2,8 +2,10 @@
  * while nobody watches, each picture a whole JPEG of the configured size showing the newest
  * frame offered, a picture handed out once per viewer (never the same one twice), one a viewer
  * still holds intact after newer ones replaced it, nothing after the last viewer went, and
- * nothing at all once stopped. test_serve.py reads the multipart stream of a running camclass;
- * these rules sit below what its viewer sees.
+ * nothing at all once stopped; no drawer made before the first viewer (its memory is what
+ * /stream costs a camera nobody watches), and a font that cannot be read refused to that
+ * viewer. test_serve.py reads the multipart stream of a running camclass; these rules sit below
+ * what its viewer sees.
  *
  * Offers are rate-limited by the clock (max_fps): 1e6 here, so that no check depends on the
  * machine's speed. A "no picture" check waits 300 ms for one that must not come; the positive
@@ -88,6 +90,28 @@ static bool near(const uint8_t c[3], const uint8_t want[3])
     return true;
 }
 
+/* A font that cannot be read: the stream starts (nobody watches yet), its first viewer gets the
+ * font's one line and is not counted (an offer is not drawn), and nothing is made. */
+static void bad_font(void)
+{
+    static const uint8_t green[3] = {20, 230, 20};
+    struct cc_overlay_config oc = {.font_path = "/nonexistent/camclass-font.ttf", .classes = 1};
+    struct cc_error err = {0};
+    struct cc_mjpeg *m = cc_mjpeg_create(&oc, W, H, 1e6, &err);
+    if (!CHECKF(m != NULL, "cc_mjpeg_create with a missing font: %s", err.msg))
+        return;
+    bool came = cc_mjpeg_viewer_comes(m, &err);
+    CHECKF(!came && strstr(err.msg, "/nonexistent/camclass-font.ttf") &&
+               strstr(err.msg, "fonts-dejavu-core") && !cc_mjpeg_drawer_made(m),
+           "a missing font at the first viewer: %s", came ? "(came)" : err.msg);
+    uint64_t seen = 0;
+    offer(m, green, 1);
+    struct cc_jpeg *j = cc_mjpeg_next(m, &seen, NONE_MS);
+    CHECKF(!j && cc_mjpeg_pictures(m) == 0, "the refused viewer does not count");
+    cc_jpeg_release(m, j);
+    cc_mjpeg_destroy(m);
+}
+
 int main(void)
 {
     static const uint8_t red[3] = {230, 20, 20}, blue[3] = {20, 20, 230};
@@ -102,9 +126,11 @@ int main(void)
     struct cc_jpeg *j = cc_mjpeg_next(m, &seen, NONE_MS);
     CHECKF(!j && cc_mjpeg_pictures(m) == 0, "no viewer: nothing drawn (%llu pictures)",
            (unsigned long long)cc_mjpeg_pictures(m));
+    CHECKF(!cc_mjpeg_drawer_made(m), "no viewer yet: no drawer made");
     cc_jpeg_release(m, j);
 
-    cc_mjpeg_viewer(m, true);
+    CHECKF(cc_mjpeg_viewer_comes(m, &err), "the first viewer: %s", err.msg);
+    CHECKF(cc_mjpeg_drawer_made(m), "the first viewer made the drawer");
     offer(m, red, 2);
     struct cc_jpeg *first = cc_mjpeg_next(m, &seen, HANG_MS);
     uint8_t mid[3] = {0};
@@ -133,21 +159,24 @@ int main(void)
     cc_jpeg_release(m, first);
     cc_jpeg_release(m, second);
 
-    // The last viewer goes: offers are no longer drawn.
-    cc_mjpeg_viewer(m, false);
+    // The last viewer goes: offers are no longer drawn (the drawer stays for the next).
+    cc_mjpeg_viewer_goes(m);
     offer(m, red, 4);
     j = cc_mjpeg_next(m, &seen, NONE_MS);
     CHECKF(!j && cc_mjpeg_pictures(m) == 2, "no viewer left: nothing drawn (%llu pictures)",
            (unsigned long long)cc_mjpeg_pictures(m));
     cc_jpeg_release(m, j);
 
+    CHECK(cc_mjpeg_drawer_made(m));
+
     // Stopped: a viewer that has seen nothing yet gets nothing, at once.
-    cc_mjpeg_viewer(m, true);
+    CHECK(cc_mjpeg_viewer_comes(m, &err));
     cc_mjpeg_stop(m);
     uint64_t fresh = 0;
     j = cc_mjpeg_next(m, &fresh, HANG_MS);
     CHECKF(!j, "stopped: next returns nothing");
     cc_jpeg_release(m, j);
     cc_mjpeg_destroy(m);
+    bad_font();
     return tu_exit_code();
 }

@@ -2,7 +2,8 @@
  * --log-mode and --threshold to the log's mode (a bad mode refused naming it), nothing active
  * without a log or MQTT, a SIGHUP's reopen taken before the next line and before the summary
  * (a logrotate rename), a failed reopen said once through notice with the old file kept, a
- * write error said once, and a reader gone from the pipe ending the run without a notice.
+ * write error said once, a reader gone from the pipe ending the run without a notice, and the
+ * snapshot and clip writers' notices naming a config's camera (the command line's one unnamed).
  * The detection log itself is test_detlog's; the end-to-end runs are test_headless's. */
 #include <signal.h>
 #include <stdio.h>
@@ -11,18 +12,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clip.h"
 #include "report.h"
+#include "snapshot.h"
 #include "testutil.h"
 
 struct notices {
     int n;
     char last[512];
+    char first[512];
 };
 
 static void notice(void *ctx, const char *line)
 {
     struct notices *ns = ctx;
-    ns->n++;
+    if (ns->n++ == 0)
+        snprintf(ns->first, sizeof(ns->first), "%s", line);
     snprintf(ns->last, sizeof(ns->last), "%s", line);
 }
 
@@ -222,6 +227,79 @@ static void write_errors(void)
            ns.last);
 }
 
+/* A report of camera (NULL: the command line's) whose snapshots (clips: false) go to a folder
+ * removed after its start: the writer's failure, said through notice. */
+static void folder_gone(const char *dir, const char *camera, bool clips, struct notices *ns)
+{
+    char folder[600], own[700];
+    snprintf(folder, sizeof(folder), "%s/%s-%s", dir, clips ? "clips" : "snaps",
+             camera ? camera : "one");
+    snprintf(own, sizeof(own), "%s/door", folder);
+    if (!CHECKF(mkdir(folder, 0755) == 0, "mkdir %s", folder))
+        return;
+    struct cc_cli cli;
+    cc_cli_init(&cli);
+    cli.threshold = 0.5;
+    struct cc_snapshot_config snap = {.dir = folder, .max_mb = 10, .camera = "door"};
+    struct cc_clip_config clip = {
+        .dir = folder, .before_s = 0, .after_s = 0.1, .max_mb = 10, .camera = "door"};
+    struct cc_overlay_config oc = {0};
+    struct cc_report_config cfg = {.cli = &cli,
+                                   .source = "test",
+                                   .camera = camera,
+                                   .model = "selftest",
+                                   .backend = "cpu",
+                                   .snapshot = clips ? NULL : &snap,
+                                   .clip = clips ? &clip : NULL,
+                                   .picture_width = 64,
+                                   .picture_height = 48,
+                                   .overlay = &oc,
+                                   .frame_rate = 10,
+                                   .notice = notice,
+                                   .notice_ctx = ns};
+    struct cc_error err = {0};
+    struct cc_report *rep = cc_report_create(&cfg, &err);
+    if (CHECKF(rep != NULL, "report with %s: %s", clips ? "clips" : "snapshots", err.msg)) {
+        tu_rmtree(own); // made by create: the writer cannot put its file there
+        uint8_t px[16 * 12 * 3] = {0};
+        for (uint64_t i = 0; i < 4; i++) {
+            struct cc_frame f = {.format = CC_PIX_RGB24,
+                                 .width = 16,
+                                 .height = 12,
+                                 .stride = 16 * 3,
+                                 .data = px,
+                                 .size = sizeof(px),
+                                 .capacity = sizeof(px),
+                                 .sequence = i};
+            struct cc_result r = result(i);
+            cc_report_result(rep, &r, &f);
+        }
+        cc_report_finish(rep); // the writer's queue done
+    }
+    cc_report_destroy(rep);
+    cc_cli_finish(&cli);
+    tu_rmtree(folder);
+}
+
+/* The snapshot and clip writers' notices: "camera NAME: " first for a config's camera (as the
+ * webhook's and the program's), as before for the command line's one. */
+static void writer_notices(const char *dir)
+{
+    for (int clips = 0; clips < 2; clips++) {
+        const char *flag = clips ? "--clip-dir" : "--snapshot-dir";
+        struct notices ns = {0};
+        folder_gone(dir, "door", clips, &ns);
+        CHECKF(ns.n >= 1 && strncmp(ns.first, "camera door: ", 13) == 0 && strstr(ns.first, flag) &&
+                   strncmp(ns.last, "camera door: ", 13) == 0,
+               "%s, camera door: %d notices, first \"%s\", last \"%s\"", flag, ns.n, ns.first,
+               ns.last);
+        ns = (struct notices){0};
+        folder_gone(dir, NULL, clips, &ns);
+        CHECKF(ns.n >= 1 && strncmp(ns.first, flag, strlen(flag)) == 0,
+               "%s, one camera: %d notices, first \"%s\"", flag, ns.n, ns.first);
+    }
+}
+
 int main(void)
 {
     char dir[512];
@@ -230,6 +308,7 @@ int main(void)
     modes(dir);
     reopen(dir);
     write_errors();
+    writer_notices(dir);
     tu_rmtree(dir);
     return tu_exit_code();
 }
