@@ -151,6 +151,10 @@ struct cc_mjpeg *cc_mjpeg_create(const struct cc_overlay_config *oc, int width, 
         cc_error_set(err, "out of memory for /stream");
         goto error;
     }
+    // The drawer comes with the first viewer; its font is checked now, so that a bad one is
+    // said at startup and not to a viewer.
+    if (!cc_overlay_font_check(m->oc.font_path, err))
+        goto error;
     int e = pthread_create(&m->thread, NULL, draw_main, m);
     if (e) {
         cc_error_set(err, "pthread_create (/stream's drawing thread): %s", strerror(e));

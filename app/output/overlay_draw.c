@@ -69,6 +69,25 @@ static bool fonts_open(struct cc_overlay_draw *ov, int px, struct cc_error *err)
     return ok;
 }
 
+bool cc_overlay_font_check(const char *font_path, struct cc_error *err)
+{
+    struct cc_overlay_draw probe = {.font_path =
+                                        (char *)(font_path ? font_path : CC_OVERLAY_DEFAULT_FONT)};
+    pthread_mutex_lock(&ttf_lock);
+    bool ok = TTF_Init() == 0;
+    if (!ok)
+        cc_error_set(err, "overlay: TTF_Init failed: %s", TTF_GetError());
+    else {
+        ok = fonts_open_locked(&probe, 16, err);
+        for (int i = 0; i < FONT_COUNT; i++)
+            if (probe.font[i])
+                TTF_CloseFont(probe.font[i]);
+        TTF_Quit();
+    }
+    pthread_mutex_unlock(&ttf_lock);
+    return ok;
+}
+
 // A 3-class model shows 3 rows, not 2 empty tracks more.
 static int rows_for(int top_k, int classes)
 {

@@ -107,6 +107,11 @@ struct cc_overlay_draw *cc_overlay_draw_create(struct SDL_Renderer *renderer,
                                                const struct cc_overlay_config *cfg,
                                                struct cc_error *err);
 
+/* Whether font_path (NULL: CC_OVERLAY_DEFAULT_FONT) opens as a drawer opens it: false with
+ * the drawer's line in err. For drawers made later (a /stream's, at its first viewer), so
+ * that a bad font is said at startup. Any thread. */
+bool cc_overlay_font_check(const char *font_path, struct cc_error *err);
+
 /* Frees the drawer's textures and fonts (not the renderer); accepts NULL. */
 void cc_overlay_draw_destroy(struct cc_overlay_draw *d);
 

@@ -3,9 +3,9 @@
  * frame offered, a picture handed out once per viewer (never the same one twice), one a viewer
  * still holds intact after newer ones replaced it, nothing after the last viewer went, and
  * nothing at all once stopped; no drawer made before the first viewer (its memory is what
- * /stream costs a camera nobody watches), and a font that cannot be read refused to that
- * viewer. test_serve.py reads the multipart stream of a running camclass; these rules sit below
- * what its viewer sees.
+ * /stream costs a camera nobody watches), a font that cannot be read refused at create,
+ * and one gone since refused to the first viewer. test_serve.py reads the multipart stream of a
+ * running camclass; these rules sit below what its viewer sees.
  *
  * Offers are rate-limited by the clock (max_fps): 1e6 here, so that no check depends on the
  * machine's speed. A "no picture" check waits 300 ms for one that must not come; the positive
@@ -90,20 +90,50 @@ static bool near(const uint8_t c[3], const uint8_t want[3])
     return true;
 }
 
-/* A font that cannot be read: the stream starts (nobody watches yet), its first viewer gets the
- * font's one line and is not counted (an offer is not drawn), and nothing is made. */
+/* A font that cannot be read: refused at create, with the font's one line (a bad --font is
+ * said at startup, not to a viewer). */
 static void bad_font(void)
 {
-    static const uint8_t green[3] = {20, 230, 20};
     struct cc_overlay_config oc = {.font_path = "/nonexistent/camclass-font.ttf", .classes = 1};
     struct cc_error err = {0};
+    memset(err.msg, 0xA5, sizeof(err.msg) - 1);
     struct cc_mjpeg *m = cc_mjpeg_create(&oc, W, H, 1e6, &err);
-    if (!CHECKF(m != NULL, "cc_mjpeg_create with a missing font: %s", err.msg))
+    CHECKF(!m && strstr(err.msg, "/nonexistent/camclass-font.ttf") &&
+               strstr(err.msg, "fonts-dejavu-core"),
+           "cc_mjpeg_create with a missing font: %s", m ? "(made)" : err.msg);
+    cc_mjpeg_destroy(m);
+}
+
+/* A font gone after the start: the stream started, its first viewer gets the font's one line
+ * and is not counted (an offer is not drawn), and nothing is made. */
+static void font_gone(void)
+{
+    static const uint8_t green[3] = {20, 230, 20};
+    char dir[256], font[300];
+    if (!CHECK(tu_tmpdir(dir, sizeof(dir), "mjpeg-font")))
         return;
+    snprintf(font, sizeof(font), "%s/font.ttf", dir);
+    FILE *in = fopen(CC_OVERLAY_DEFAULT_FONT, "rb"), *out = fopen(font, "wb");
+    char buf[65536];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        fwrite(buf, 1, n, out);
+    bool copied = in && out && !ferror(in);
+    if (in)
+        fclose(in);
+    if (out)
+        copied &= fclose(out) == 0;
+    struct cc_overlay_config oc = {.font_path = font, .classes = 1};
+    struct cc_error err = {0};
+    struct cc_mjpeg *m = copied ? cc_mjpeg_create(&oc, W, H, 1e6, &err) : NULL;
+    tu_rmtree(dir);
+    if (!CHECKF(m != NULL, "cc_mjpeg_create with a copied font: %s", err.msg))
+        return;
+    memset(err.msg, 0xA5, sizeof(err.msg) - 1);
     bool came = cc_mjpeg_viewer_comes(m, &err);
-    CHECKF(!came && strstr(err.msg, "/nonexistent/camclass-font.ttf") &&
-               strstr(err.msg, "fonts-dejavu-core") && !cc_mjpeg_drawer_made(m),
-           "a missing font at the first viewer: %s", came ? "(came)" : err.msg);
+    CHECKF(!came && strstr(err.msg, font) && strstr(err.msg, "fonts-dejavu-core") &&
+               !cc_mjpeg_drawer_made(m),
+           "a font gone at the first viewer: %s", came ? "(came)" : err.msg);
     uint64_t seen = 0;
     offer(m, green, 1);
     struct cc_jpeg *j = cc_mjpeg_next(m, &seen, NONE_MS);
@@ -178,5 +208,6 @@ int main(void)
     cc_jpeg_release(m, j);
     cc_mjpeg_destroy(m);
     bad_font();
+    font_gone();
     return tu_exit_code();
 }
