@@ -4,7 +4,11 @@
  *   FQ_VI, FQ_VF, FQ_N  int32 and f32 vectors of FQ_N lanes; FQ_PX: pixels a GEMM block holds
  *   FQ_W, FQ_WLOAD(p)   a vector of FQ_N outputs' 4 weights as the dot product wants them
  *   FQ_A, FQ_ABCAST(u)  4 unsigned input bytes (one uint32) broadcast as the dot product wants
+ *                       (families of signed products, NEON, undo the x + 128: u ^ 0x80808080)
  *   FQ_DOT(acc, a, w)   acc + the 4-byte dot products a . w, per lane
+ *   FQ_ACC, FQ_ACC_INIT(v), FQ_ACC_SUM(acc)  optional: the GEMM's accumulator type when it is
+ *                       not FQ_VI (partial sums that FQ_ACC_SUM reduces to the FQ_N lanes),
+ *                       one from a bias vector; default FQ_VI and no conversion
  *   FQ_LOADI, FQ_SET1I, FQ_ADDI, FQ_MULLOI, FQ_MINI, FQ_MAXI, FQ_SRA(v, n)  int32 lanes
  *   FQ_LOADF, FQ_SET1F, FQ_MULF, FQ_MINF, FQ_MAXF, FQ_CVTF (i -> f), FQ_CVTI (f -> i, to
  *   nearest even)
@@ -32,6 +36,12 @@
 #define FQ_DWPX FQ_NAME(fq_dwpx_)
 
 enum { FQ_DWPX = 4 };
+
+#ifndef FQ_ACC
+#define FQ_ACC FQ_VI
+#define FQ_ACC_INIT(v) (v)
+#define FQ_ACC_SUM(acc) (acc)
+#endif
 
 /* XNNPACK's fp32 requantization (fused_q8.c's requant) of a vector at scale[0 .. FQ_N). */
 FQ_INLINE FQ_VI FQ_REQ(FQ_VI acc, const float *scale, float lo, float hi, int32_t zp)
@@ -69,22 +79,25 @@ FQ_INLINE void FQ_PUT(const struct cc_fq8_gemm *g, int p, int n0, FQ_VI acc)
     memcpy(c, buf, (size_t)left);
 }
 
-/* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). */
+/* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). Byte by byte,
+ * not a memcpy of a variable length: that is a call, and around a call in the k loop the
+ * compiler keeps the accumulators on the stack (seen on AArch64: 6 stores a group). */
 static inline uint32_t FQ_NAME(fq_a4_)(const int8_t *a, int k0, int k)
 {
     uint32_t v = 0;
-    memcpy(&v, a + k0, (size_t)(k - k0 < 4 ? k - k0 : 4));
+    for (int j = 0; j < 4 && k0 + j < k; j++)
+        v |= (uint32_t)(uint8_t)a[k0 + j] << (8 * j);
     return v ^ 0x80808080u;
 }
 
 /* Pixels [p0, p0 + px), outputs [n0, n0 + nv * FQ_N) of g; px and nv constant at each call. */
 FQ_INLINE void FQ_BLOCK(const struct cc_fq8_gemm *g, int p0, const int px, int n0, const int nv)
 {
-    FQ_VI acc[FQ_PX][2];
+    FQ_ACC acc[FQ_PX][2];
     FQ_VI b0 = FQ_LOADI(g->bias + n0), b1 = nv > 1 ? FQ_LOADI(g->bias + n0 + FQ_N) : b0;
     for (int i = 0; i < px; i++) {
-        acc[i][0] = b0;
-        acc[i][1] = b1;
+        acc[i][0] = FQ_ACC_INIT(b0);
+        acc[i][1] = FQ_ACC_INIT(b1);
     }
     const int8_t *a = g->a + (size_t)p0 * g->lda, *w = g->w + (size_t)n0 * 4;
     for (int k0 = 0; k0 < g->k; k0 += 4, w += (size_t)g->n_pad * 4) {
@@ -105,9 +118,9 @@ FQ_INLINE void FQ_BLOCK(const struct cc_fq8_gemm *g, int p0, const int px, int n
         }
     }
     for (int i = 0; i < px; i++) {
-        FQ_PUT(g, p0 + i, n0, acc[i][0]);
+        FQ_PUT(g, p0 + i, n0, FQ_ACC_SUM(acc[i][0]));
         if (nv > 1)
-            FQ_PUT(g, p0 + i, n0 + FQ_N, acc[i][1]);
+            FQ_PUT(g, p0 + i, n0 + FQ_N, FQ_ACC_SUM(acc[i][1]));
     }
 }
 
@@ -187,6 +200,9 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_A
 #undef FQ_ABCAST
 #undef FQ_DOT
+#undef FQ_ACC
+#undef FQ_ACC_INIT
+#undef FQ_ACC_SUM
 #undef FQ_LOADI
 #undef FQ_SET1I
 #undef FQ_ADDI
