@@ -114,7 +114,7 @@ static const struct {
 #endif
 #if defined(__aarch64__)
     [CC_FQ8_NEON] = {"neon", host_c, {cc_fq8_gemm_neon, cc_fq8_dw_neon}, true}, // all AArch64
-    [CC_FQ8_NEONDOT] = {"neondot", host_neondot, {cc_fq8_gemm_neondot, cc_fq8_dw_neondot}, true},
+    [CC_FQ8_NEONDOT] = {"neondot", host_neondot, {cc_fq8_gemm_neondot, cc_fq8_dw_neon}, true},
 #endif
 };
 

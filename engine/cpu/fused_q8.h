@@ -147,8 +147,7 @@ void cc_fq8_dw_avxvnni(const struct cc_fq8_dw *d);
 
 /* The AArch64 kernels (fused_q8_arm.c). */
 void cc_fq8_gemm_neon(const struct cc_fq8_gemm *g);
-void cc_fq8_dw_neon(const struct cc_fq8_dw *d);
 void cc_fq8_gemm_neondot(const struct cc_fq8_gemm *g);
-void cc_fq8_dw_neondot(const struct cc_fq8_dw *d);
+void cc_fq8_dw_neon(const struct cc_fq8_dw *d); // both families'
 
 #endif

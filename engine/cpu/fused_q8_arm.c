@@ -12,7 +12,9 @@
  *    one instruction; 6 pixels x 2 vectors = 12 accumulators, as the AVX-512 kernel. Built by
  *    a function target attribute, called only where the CPU has it (fused_q8.c).
  *
- * The depthwise is the template's: 4 channels of int32 a vector.
+ * The depthwise (one for both) widens to int16 and multiply-adds into int32 with smlal /
+ * smlal2: 8 channels in 4 instructions a tap (load, sxtl, 2 smlal), where the template's
+ * int32 lanes take 4 for 4 channels.
  */
 #include <arm_neon.h>
 #include <string.h>
@@ -67,6 +69,7 @@ static inline struct fq_neon_acc fq_neon_dot(struct fq_neon_acc a, int8x16_t x, 
 #define FQ_ACC_INIT(v) fq_neon_acc_init(v)
 #define FQ_ACC_SUM(acc) fq_neon_acc_sum(acc)
 #define FQ_DOT(acc, a, w) fq_neon_dot((acc), (a), (w))
+#define FQ_NO_DW
 #include "fused_q8_neon.h"
 #include "fused_q8_kern.h"
 
@@ -78,5 +81,50 @@ static inline struct fq_neon_acc fq_neon_dot(struct fq_neon_acc a, int8x16_t x, 
 #endif
 #define FQ_PX 6
 #define FQ_DOT(acc, a, w) vdotq_s32((acc), (a), (w))
+#define FQ_NO_DW
 #include "fused_q8_neon.h"
 #include "fused_q8_kern.h"
+
+enum { DW_PX = 4 }; // pixels of a depthwise block: 8 accumulators, 9 weights in registers
+
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + 8); w: the 9 taps' weights as int16. */
+static inline __attribute__((always_inline)) void dw_block(const struct cc_fq8_dw *d, int ox,
+                                                           const int px, int c0, const int16x8_t *w)
+{
+    int32x4_t lo[DW_PX], hi[DW_PX];
+    for (int i = 0; i < px; i++) {
+        lo[i] = vld1q_s32(d->bias + c0);
+        hi[i] = vld1q_s32(d->bias + c0 + 4);
+    }
+    for (int ky = 0; ky < 3; ky++) {
+        const int8_t *row = d->rows[ky] + (size_t)d->stride * ox * d->c_pad + c0;
+        for (int kx = 0; kx < 3; kx++)
+            for (int i = 0; i < px; i++) {
+                int16x8_t x = vmovl_s8(vld1_s8(row + (size_t)(d->stride * i + kx) * d->c_pad));
+                lo[i] = vmlal_s16(lo[i], vget_low_s16(x), vget_low_s16(w[ky * 3 + kx]));
+                hi[i] = vmlal_high_s16(hi[i], x, w[ky * 3 + kx]);
+            }
+    }
+    for (int i = 0; i < px; i++) {
+        int8_t *y = d->y + (size_t)(ox + i) * d->c_pad + c0;
+        fq_neon_storeb(y, fq_req_neon(lo[i], d->scale + c0, d->lo, d->hi, d->zp));
+        fq_neon_storeb(y + 4, fq_req_neon(hi[i], d->scale + c0 + 4, d->lo, d->hi, d->zp));
+    }
+}
+
+/* Channels 8 at a time (c_pad is a multiple of 32), pixels DW_PX at a time. */
+void cc_fq8_dw_neon(const struct cc_fq8_dw *d)
+{
+    for (int c0 = 0; c0 < d->c; c0 += 8) {
+        int16x8_t w[9];
+        for (int t = 0; t < 9; t++) {
+            const int32_t *wt = d->w + (size_t)t * d->c_pad + c0;
+            w[t] = vcombine_s16(vmovn_s32(vld1q_s32(wt)), vmovn_s32(vld1q_s32(wt + 4)));
+        }
+        int ox = 0;
+        for (; ox + DW_PX <= d->wo; ox += DW_PX)
+            dw_block(d, ox, DW_PX, c0, w);
+        for (; ox < d->wo; ox++)
+            dw_block(d, ox, 1, c0, w);
+    }
+}

@@ -14,6 +14,7 @@
  *   nearest even)
  *   FQ_LOADB(p)          FQ_N int8 sign-extended to int32 lanes
  *   FQ_STOREB(p, v)      FQ_N int32 lanes (each in -128..127) stored as FQ_N bytes
+ *   FQ_NO_DW             optional: the family has its own depthwise (none made here)
  * It undefines them all at its end.
  *
  * GEMM: blocks of FQ_PX pixels x nv (1 or 2) vectors of outputs, each weight vector loaded
@@ -144,6 +145,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_gemm_)(const struct cc_fq8_gemm *g)
         FQ_COLS(g, n0, 1);
 }
 
+#ifndef FQ_NO_DW
 /* Pixels [ox, ox + px) of d, channels [c0, c0 + FQ_N); w: the 9 tap vectors. */
 FQ_INLINE void FQ_DWB(const struct cc_fq8_dw *d, int ox, const int px, int c0, const FQ_VI *w,
                       FQ_VI bias)
@@ -178,6 +180,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
             FQ_DWB(d, ox, 1, c0, w, bias);
     }
 }
+#endif
 
 #undef FQ_CAT2
 #undef FQ_CAT
@@ -219,3 +222,4 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_CVTI
 #undef FQ_LOADB
 #undef FQ_STOREB
+#undef FQ_NO_DW
