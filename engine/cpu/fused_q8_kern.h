@@ -32,6 +32,7 @@
 #define FQ_REQ FQ_NAME(fq_req_)
 #define FQ_PUT FQ_NAME(fq_put_)
 #define FQ_BLOCK FQ_NAME(fq_block_)
+#define FQ_GROUP FQ_NAME(fq_group_)
 #define FQ_COLS FQ_NAME(fq_cols_)
 #define FQ_DWB FQ_NAME(fq_dw_block_)
 #define FQ_DWPX FQ_NAME(fq_dwpx_)
@@ -81,8 +82,9 @@ FQ_INLINE void FQ_PUT(const struct cc_fq8_gemm *g, int p, int n0, FQ_VI acc)
 }
 
 /* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). Byte by byte,
- * not a memcpy of a variable length: that is a call, and around a call in the k loop the
- * compiler keeps the accumulators on the stack (seen on AArch64: 6 stores a group). */
+ * not a memcpy of a variable length: that is a call, around which the compiler keeps the
+ * accumulators on the stack (seen on AArch64, when the tail was in the k loop: 6 stores a
+ * group). */
 static inline uint32_t FQ_NAME(fq_a4_)(const int8_t *a, int k0, int k)
 {
     uint32_t v = 0;
@@ -91,7 +93,30 @@ static inline uint32_t FQ_NAME(fq_a4_)(const int8_t *a, int k0, int k)
     return v ^ 0x80808080u;
 }
 
-/* Pixels [p0, p0 + px), outputs [n0, n0 + nv * FQ_N) of g; px and nv constant at each call. */
+/* acc + inputs [k0, k0 + 4) of pixels [0, px) of a times w (weights at k0); tail: k0 + 4 > k,
+ * read byte by byte. px, nv and tail constant at each call. */
+FQ_INLINE void FQ_GROUP(FQ_ACC acc[][2], const struct cc_fq8_gemm *g, const int8_t *a,
+                        const int8_t *w, int k0, const int px, const int nv, const bool tail)
+{
+    FQ_W w0 = FQ_WLOAD(w), w1 = nv > 1 ? FQ_WLOAD(w + FQ_N * 4) : w0;
+    for (int i = 0; i < px; i++) {
+        const int8_t *ai = a + (size_t)i * g->lda;
+        uint32_t u;
+        if (!tail) {
+            memcpy(&u, ai + k0, 4);
+            u ^= 0x80808080u;
+        } else {
+            u = FQ_NAME(fq_a4_)(ai, k0, g->k);
+        }
+        FQ_A v = FQ_ABCAST(u);
+        acc[i][0] = FQ_DOT(acc[i][0], v, w0);
+        if (nv > 1)
+            acc[i][1] = FQ_DOT(acc[i][1], v, w1);
+    }
+}
+
+/* Pixels [p0, p0 + px), outputs [n0, n0 + nv * FQ_N) of g; px and nv constant at each call.
+ * The whole groups of 4 inputs in the loop, the tail after it: no branch per pixel there. */
 FQ_INLINE void FQ_BLOCK(const struct cc_fq8_gemm *g, int p0, const int px, int n0, const int nv)
 {
     FQ_ACC acc[FQ_PX][2];
@@ -101,23 +126,11 @@ FQ_INLINE void FQ_BLOCK(const struct cc_fq8_gemm *g, int p0, const int px, int n
         acc[i][1] = FQ_ACC_INIT(b1);
     }
     const int8_t *a = g->a + (size_t)p0 * g->lda, *w = g->w + (size_t)n0 * 4;
-    for (int k0 = 0; k0 < g->k; k0 += 4, w += (size_t)g->n_pad * 4) {
-        FQ_W w0 = FQ_WLOAD(w), w1 = nv > 1 ? FQ_WLOAD(w + FQ_N * 4) : w0;
-        for (int i = 0; i < px; i++) {
-            const int8_t *ai = a + (size_t)i * g->lda + k0;
-            uint32_t u;
-            if (k0 + 4 <= g->k) {
-                memcpy(&u, ai, 4);
-                u ^= 0x80808080u;
-            } else {
-                u = FQ_NAME(fq_a4_)(ai - k0, k0, g->k);
-            }
-            FQ_A v = FQ_ABCAST(u);
-            acc[i][0] = FQ_DOT(acc[i][0], v, w0);
-            if (nv > 1)
-                acc[i][1] = FQ_DOT(acc[i][1], v, w1);
-        }
-    }
+    int k0 = 0;
+    for (; k0 + 4 <= g->k; k0 += 4, w += (size_t)g->n_pad * 4)
+        FQ_GROUP(acc, g, a, w, k0, px, nv, false);
+    if (k0 < g->k)
+        FQ_GROUP(acc, g, a, w, k0, px, nv, true);
     for (int i = 0; i < px; i++) {
         FQ_PUT(g, p0 + i, n0, FQ_ACC_SUM(acc[i][0]));
         if (nv > 1)
@@ -189,6 +202,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_REQ
 #undef FQ_PUT
 #undef FQ_BLOCK
+#undef FQ_GROUP
 #undef FQ_COLS
 #undef FQ_DWB
 #undef FQ_DWPX
