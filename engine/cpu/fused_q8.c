@@ -111,10 +111,17 @@ static const struct {
     [CC_FQ8_AVX2] = {"avx2", host_avx2, {cc_fq8_gemm_avx2, cc_fq8_dw_avx2}},
     [CC_FQ8_AVXVNNI] = {"avxvnni", host_avxvnni, {cc_fq8_gemm_avxvnni, cc_fq8_dw_avxvnni}},
     [CC_FQ8_AVX512VNNI] = {"avx512vnni", host_vnni, {cc_fq8_gemm_avx512vnni, cc_fq8_dw_avx512vnni}},
+#else // named, not built (no host_has)
+    [CC_FQ8_AVX2] = {"avx2"},
+    [CC_FQ8_AVXVNNI] = {"avxvnni"},
+    [CC_FQ8_AVX512VNNI] = {"avx512vnni"},
 #endif
 #if defined(__aarch64__)
     [CC_FQ8_NEON] = {"neon", host_c, {cc_fq8_gemm_neon, cc_fq8_dw_neon}, true}, // all AArch64
     [CC_FQ8_NEONDOT] = {"neondot", host_neondot, {cc_fq8_gemm_neondot, cc_fq8_dw_neon}, true},
+#else
+    [CC_FQ8_NEON] = {"neon"},
+    [CC_FQ8_NEONDOT] = {"neondot"},
 #endif
 };
 
