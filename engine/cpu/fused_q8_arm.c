@@ -73,14 +73,23 @@ static inline struct fq_neon_acc fq_neon_dot(struct fq_neon_acc a, int8x16_t x, 
 #include "fused_q8_neon.h"
 #include "fused_q8_kern.h"
 
-#define FQ_SFX neondot
 #if defined(__clang__)
+/* clang (14, Debian 12's) declares vdotq_s32 only when the whole file is built for the dot
+ * product, not in a function whose target attribute has it: the instruction itself, then. */
+__attribute__((target("dotprod"))) static inline int32x4_t fq_neon_sdot(int32x4_t acc, int8x16_t a,
+                                                                        int8x16_t w)
+{
+    __asm__(".arch armv8.2-a+dotprod\n\tsdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(w));
+    return acc;
+}
 #define FQ_TARGET __attribute__((target("dotprod")))
+#define FQ_DOT(acc, a, w) fq_neon_sdot((acc), (a), (w))
 #else
 #define FQ_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
-#define FQ_PX 6
 #define FQ_DOT(acc, a, w) vdotq_s32((acc), (a), (w))
+#endif
+#define FQ_SFX neondot
+#define FQ_PX 6
 #define FQ_NO_DW
 #include "fused_q8_neon.h"
 #include "fused_q8_kern.h"
