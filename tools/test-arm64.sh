@@ -95,16 +95,19 @@ if [ "${1:-}" = "--ci" ]; then
   # The subset CI runs (docs/PLATFORMS.md, "arm64"): only what it needs is built (no zoo
   # exports), then the CPU backend (XNNPACK's arm64 kernels) and Vulkan on arm64 lavapipe on
   # small_net, held to the Pi 4's limits and under the validation layer, the unit tests that
-  # need no PyTorch reference, and camclass itself through a pseudo-terminal.
+  # need no PyTorch reference (the int8 fused block's NEON kernels under -cpu cortex-a72 and,
+  # for sdot, -cpu max), the int8 mobilenet_v2 fused against layer by layer, and camclass
+  # itself through a pseudo-terminal.
   shift
   e=tests/engine
   ninja -C build-arm64 $e/test_network $e/test_plan $e/test_model $e/test_cpu_ops \
-    $e/test_fused_block $e/small_net.ccm $e/network-small-input.bin tests/input/test_frame_slot \
-    tests/input/test_capture_choice tests/input/test_sources tests/app/test_cli \
-    app/camclass tools/mobilenet_v2_random.ccm || exit 1
-  set -- --no-rebuild plan model cpu_ops fused-block frame_slot capture_choice sources cli \
-    network-small-cpu network-small-cpu-3-threads network-small-vulkan network-small-vulkan-pi4 \
-    headless_status "$@"
+    $e/test_fused_block $e/test_fused_q8 $e/test_network_q8_fused $e/small_net.ccm \
+    $e/network-small-input.bin tests/input/test_frame_slot tests/input/test_capture_choice \
+    tests/input/test_sources tests/app/test_cli app/camclass tools/mobilenet_v2_random.ccm \
+    tools/mobilenet_v2_random_int8.ccm || exit 1
+  set -- --no-rebuild plan model cpu_ops fused-block fused-q8 fused-q8-dotprod frame_slot \
+    capture_choice sources cli network-small-cpu network-small-cpu-3-threads \
+    network-small-vulkan network-small-vulkan-pi4 network-q8-fused headless_status "$@"
 else
   ninja -C build-arm64 || exit 1
   if [ "$#" -eq 0 ]; then

@@ -2,6 +2,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20) // the kernel's uapi value, for older C libraries
+#endif
+#endif
 
 #include "cpu_info.h"
 
@@ -35,4 +41,13 @@ void cc_cpu_describe(char *out, size_t size, int threads, const char *extra)
     }
     snprintf(out, size, "CPU%s%s (%d thread%s%s)", model[0] ? ": " : "", model, threads,
              threads == 1 ? "" : "s", extra ? extra : "");
+}
+
+bool cc_cpu_arm_dotprod(void)
+{
+#if defined(__aarch64__) && defined(__linux__)
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+    return false;
+#endif
 }

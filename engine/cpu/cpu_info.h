@@ -2,6 +2,7 @@
 #ifndef CC_CPU_INFO_H
 #define CC_CPU_INFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum {
@@ -20,5 +21,9 @@ int cc_cpu_threads(int requested);
 /* Writes "CPU: <model name> (N threads<extra>)" into out; the model name from /proc/cpuinfo
  * where it says one. extra may be "" (e.g. ", XNNPACK"). */
 void cc_cpu_describe(char *out, size_t size, int threads, const char *extra);
+
+/* Whether this is an AArch64 CPU (Linux) with the ARMv8.2 dot product instructions (sdot,
+ * udot: HWCAP asimddp; the Pi 5's Cortex-A76 has them, the Pi 4's A72 not); false elsewhere. */
+bool cc_cpu_arm_dotprod(void);
 
 #endif

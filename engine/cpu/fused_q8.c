@@ -1,10 +1,11 @@
 /* camclass — the int8 fused inverted-residual block (see fused_q8.h): the portable C
  * kernels, the check, the packing, the band driver and the match from a model. The x86-64
- * kernels are in fused_q8_x86.c. */
+ * kernels are in fused_q8_x86.c, the AArch64 ones in fused_q8_arm.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_info.h"
 #include "fused_q8.h"
 #include "fused_ring.h"
 #include "xnn_build.h"
@@ -93,16 +94,35 @@ static bool host_vnni(void)
 }
 #endif
 
+#if defined(__aarch64__)
+static bool host_neondot(void)
+{
+    return cc_cpu_arm_dotprod();
+}
+#endif
+
 static const struct {
     const char *name;
     bool (*host_has)(void);
     struct cc_fq8_kernels k;
+    bool signed_x; // the GEMMs multiply x, not x + 128: no 128 * sum(w) in the bias
 } isas[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {"c", host_c, {cc_fq8_gemm_c, cc_fq8_dw_c}},
 #if defined(__x86_64__)
     [CC_FQ8_AVX2] = {"avx2", host_avx2, {cc_fq8_gemm_avx2, cc_fq8_dw_avx2}},
     [CC_FQ8_AVXVNNI] = {"avxvnni", host_avxvnni, {cc_fq8_gemm_avxvnni, cc_fq8_dw_avxvnni}},
     [CC_FQ8_AVX512VNNI] = {"avx512vnni", host_vnni, {cc_fq8_gemm_avx512vnni, cc_fq8_dw_avx512vnni}},
+#else // named, not built (no host_has)
+    [CC_FQ8_AVX2] = {"avx2"},
+    [CC_FQ8_AVXVNNI] = {"avxvnni"},
+    [CC_FQ8_AVX512VNNI] = {"avx512vnni"},
+#endif
+#if defined(__aarch64__)
+    [CC_FQ8_NEON] = {"neon", host_c, {cc_fq8_gemm_neon, cc_fq8_dw_neon}, true}, // all AArch64
+    [CC_FQ8_NEONDOT] = {"neondot", host_neondot, {cc_fq8_gemm_neondot, cc_fq8_dw_neon}, true},
+#else
+    [CC_FQ8_NEON] = {"neon"},
+    [CC_FQ8_NEONDOT] = {"neondot"},
 #endif
 };
 
@@ -172,10 +192,11 @@ static void *aligned_zeros(size_t bytes)
 }
 
 /* A 1x1 conv's weights w (n, k) packed (k4, n_pad, 4) into dst; bias (n_pad) = the int32 bias
- * at in.scale * sw[o] less (in.zero_point + 128) * sum(w[o]); scale (n_pad) its requant. */
+ * at in.scale * sw[o] less (in.zero_point + x_add) * sum(w[o]) (x_add: what the kernels add
+ * to x, 128 or 0); scale (n_pad) its requant. */
 static void pack_1x1(int8_t *dst, int32_t *bias, float *scale, const int8_t *w, const float *sw,
                      const float *b, int n, int k, int n_pad, struct cc_act_quant in,
-                     struct cc_act_quant out)
+                     struct cc_act_quant out, int x_add)
 {
     for (int o = 0; o < n; o++) {
         int64_t sum = 0;
@@ -186,7 +207,7 @@ static void pack_1x1(int8_t *dst, int32_t *bias, float *scale, const int8_t *w, 
         int32_t q = 0;
         if (b)
             cc_xnn_bias_i32(b + o, 1, in.scale, sw + o, &q);
-        bias[o] = (int32_t)((int64_t)q - (int64_t)(in.zero_point + 128) * sum);
+        bias[o] = (int32_t)((int64_t)q - (int64_t)(in.zero_point + x_add) * sum);
         scale[o] = conv_scale(in.scale, sw[o], out.scale);
     }
 }
@@ -243,10 +264,12 @@ static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
     b->sp = aligned_zeros((size_t)co * sizeof(float));
     if (!b->we || !b->wp || !b->wd || !b->be || !b->bd || !b->bp || !b->se || !b->sd || !b->sp)
         return false;
+    int x_add = isas[b->isa].signed_x ? 0 : 128;
     if (d->expand)
-        pack_1x1(b->we, b->be, b->se, d->we, d->swe, d->be, d->cexp, d->cin, ce, d->qx, d->qe);
+        pack_1x1(b->we, b->be, b->se, d->we, d->swe, d->be, d->cexp, d->cin, ce, d->qx, d->qe,
+                 x_add);
     pack_dw(b, d, dw_in(d));
-    pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp);
+    pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp, x_add);
     if (d->residual)
         pack_add(b, d);
     return true;

@@ -22,8 +22,11 @@
  *
  * Kernels (struct cc_fq8_kernels): AVX-512 VNNI (vpdpbusd: 4 products a lane per
  * instruction; needs AVX512F/BW/VNNI), AVX-VNNI (the same on 256-bit vectors: Alder Lake and
- * later, Zen 5), AVX2 (vpmaddwd on the even and odd bytes) and portable C; chosen by
- * cc_fq8_isa_best (the last of those the host runs).
+ * later, Zen 5), AVX2 (vpmaddwd on the even and odd bytes), on AArch64 NEON (ARMv8.0: smull
+ * and sadalp, the Pi 4's Cortex-A72) and NEON dot product (ARMv8.2 sdot, the Pi 5's A76), and
+ * portable C; chosen by cc_fq8_isa_best (the last of those the host runs). The NEON kernels
+ * multiply signed bytes (x itself, not x + 128): their blocks' biases are packed without the
+ * 128 * sum(w).
  */
 #ifndef CC_FUSED_Q8_H
 #define CC_FUSED_Q8_H
@@ -82,7 +85,15 @@ struct cc_fq8_kernels {
     void (*dw)(const struct cc_fq8_dw *d);
 };
 
-enum cc_fq8_isa { CC_FQ8_C, CC_FQ8_AVX2, CC_FQ8_AVXVNNI, CC_FQ8_AVX512VNNI, CC_FQ8_ISA_COUNT };
+enum cc_fq8_isa {
+    CC_FQ8_C,
+    CC_FQ8_AVX2,
+    CC_FQ8_AVXVNNI,
+    CC_FQ8_AVX512VNNI,
+    CC_FQ8_NEON,    // AArch64: every one
+    CC_FQ8_NEONDOT, // AArch64 with the dot product (HWCAP asimddp)
+    CC_FQ8_ISA_COUNT
+};
 
 /* Whether this build and CPU run isa's kernels; the best that does; its name. */
 bool cc_fq8_isa_runs(enum cc_fq8_isa isa);
@@ -133,5 +144,10 @@ void cc_fq8_gemm_avx2(const struct cc_fq8_gemm *g);
 void cc_fq8_dw_avx2(const struct cc_fq8_dw *d);
 void cc_fq8_gemm_avxvnni(const struct cc_fq8_gemm *g);
 void cc_fq8_dw_avxvnni(const struct cc_fq8_dw *d);
+
+/* The AArch64 kernels (fused_q8_arm.c). */
+void cc_fq8_gemm_neon(const struct cc_fq8_gemm *g);
+void cc_fq8_gemm_neondot(const struct cc_fq8_gemm *g);
+void cc_fq8_dw_neon(const struct cc_fq8_dw *d); // both families'
 
 #endif

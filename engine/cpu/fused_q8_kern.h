@@ -4,12 +4,17 @@
  *   FQ_VI, FQ_VF, FQ_N  int32 and f32 vectors of FQ_N lanes; FQ_PX: pixels a GEMM block holds
  *   FQ_W, FQ_WLOAD(p)   a vector of FQ_N outputs' 4 weights as the dot product wants them
  *   FQ_A, FQ_ABCAST(u)  4 unsigned input bytes (one uint32) broadcast as the dot product wants
+ *                       (families of signed products, NEON, undo the x + 128: u ^ 0x80808080)
  *   FQ_DOT(acc, a, w)   acc + the 4-byte dot products a . w, per lane
+ *   FQ_ACC, FQ_ACC_INIT(v), FQ_ACC_SUM(acc)  optional: the GEMM's accumulator type when it is
+ *                       not FQ_VI (partial sums that FQ_ACC_SUM reduces to the FQ_N lanes),
+ *                       one from a bias vector; default FQ_VI and no conversion
  *   FQ_LOADI, FQ_SET1I, FQ_ADDI, FQ_MULLOI, FQ_MINI, FQ_MAXI, FQ_SRA(v, n)  int32 lanes
  *   FQ_LOADF, FQ_SET1F, FQ_MULF, FQ_MINF, FQ_MAXF, FQ_CVTF (i -> f), FQ_CVTI (f -> i, to
  *   nearest even)
  *   FQ_LOADB(p)          FQ_N int8 sign-extended to int32 lanes
  *   FQ_STOREB(p, v)      FQ_N int32 lanes (each in -128..127) stored as FQ_N bytes
+ *   FQ_NO_DW             optional: the family has its own depthwise (none made here)
  * It undefines them all at its end.
  *
  * GEMM: blocks of FQ_PX pixels x nv (1 or 2) vectors of outputs, each weight vector loaded
@@ -27,11 +32,18 @@
 #define FQ_REQ FQ_NAME(fq_req_)
 #define FQ_PUT FQ_NAME(fq_put_)
 #define FQ_BLOCK FQ_NAME(fq_block_)
+#define FQ_GROUP FQ_NAME(fq_group_)
 #define FQ_COLS FQ_NAME(fq_cols_)
 #define FQ_DWB FQ_NAME(fq_dw_block_)
 #define FQ_DWPX FQ_NAME(fq_dwpx_)
 
 enum { FQ_DWPX = 4 };
+
+#ifndef FQ_ACC
+#define FQ_ACC FQ_VI
+#define FQ_ACC_INIT(v) (v)
+#define FQ_ACC_SUM(acc) (acc)
+#endif
 
 /* XNNPACK's fp32 requantization (fused_q8.c's requant) of a vector at scale[0 .. FQ_N). */
 FQ_INLINE FQ_VI FQ_REQ(FQ_VI acc, const float *scale, float lo, float hi, int32_t zp)
@@ -69,45 +81,60 @@ FQ_INLINE void FQ_PUT(const struct cc_fq8_gemm *g, int p, int n0, FQ_VI acc)
     memcpy(c, buf, (size_t)left);
 }
 
-/* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). */
+/* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). Byte by byte,
+ * not a memcpy of a variable length: that is a call, around which the compiler keeps the
+ * accumulators on the stack (seen on AArch64, when the tail was in the k loop: 6 stores a
+ * group). */
 static inline uint32_t FQ_NAME(fq_a4_)(const int8_t *a, int k0, int k)
 {
     uint32_t v = 0;
-    memcpy(&v, a + k0, (size_t)(k - k0 < 4 ? k - k0 : 4));
+    for (int j = 0; j < 4 && k0 + j < k; j++)
+        v |= (uint32_t)(uint8_t)a[k0 + j] << (8 * j);
     return v ^ 0x80808080u;
 }
 
-/* Pixels [p0, p0 + px), outputs [n0, n0 + nv * FQ_N) of g; px and nv constant at each call. */
+/* acc + inputs [k0, k0 + 4) of pixels [0, px) of a times w (weights at k0); tail: k0 + 4 > k,
+ * read byte by byte. px, nv and tail constant at each call. */
+FQ_INLINE void FQ_GROUP(FQ_ACC acc[][2], const struct cc_fq8_gemm *g, const int8_t *a,
+                        const int8_t *w, int k0, const int px, const int nv, const bool tail)
+{
+    FQ_W w0 = FQ_WLOAD(w), w1 = nv > 1 ? FQ_WLOAD(w + FQ_N * 4) : w0;
+    for (int i = 0; i < px; i++) {
+        const int8_t *ai = a + (size_t)i * g->lda;
+        uint32_t u;
+        if (!tail) {
+            memcpy(&u, ai + k0, 4);
+            u ^= 0x80808080u;
+        } else {
+            u = FQ_NAME(fq_a4_)(ai, k0, g->k);
+        }
+        FQ_A v = FQ_ABCAST(u);
+        acc[i][0] = FQ_DOT(acc[i][0], v, w0);
+        if (nv > 1)
+            acc[i][1] = FQ_DOT(acc[i][1], v, w1);
+    }
+}
+
+/* Pixels [p0, p0 + px), outputs [n0, n0 + nv * FQ_N) of g; px and nv constant at each call.
+ * The whole groups of 4 inputs in the loop, the tail after it: no branch per pixel there. */
 FQ_INLINE void FQ_BLOCK(const struct cc_fq8_gemm *g, int p0, const int px, int n0, const int nv)
 {
-    FQ_VI acc[FQ_PX][2];
+    FQ_ACC acc[FQ_PX][2];
     FQ_VI b0 = FQ_LOADI(g->bias + n0), b1 = nv > 1 ? FQ_LOADI(g->bias + n0 + FQ_N) : b0;
     for (int i = 0; i < px; i++) {
-        acc[i][0] = b0;
-        acc[i][1] = b1;
+        acc[i][0] = FQ_ACC_INIT(b0);
+        acc[i][1] = FQ_ACC_INIT(b1);
     }
     const int8_t *a = g->a + (size_t)p0 * g->lda, *w = g->w + (size_t)n0 * 4;
-    for (int k0 = 0; k0 < g->k; k0 += 4, w += (size_t)g->n_pad * 4) {
-        FQ_W w0 = FQ_WLOAD(w), w1 = nv > 1 ? FQ_WLOAD(w + FQ_N * 4) : w0;
-        for (int i = 0; i < px; i++) {
-            const int8_t *ai = a + (size_t)i * g->lda + k0;
-            uint32_t u;
-            if (k0 + 4 <= g->k) {
-                memcpy(&u, ai, 4);
-                u ^= 0x80808080u;
-            } else {
-                u = FQ_NAME(fq_a4_)(ai - k0, k0, g->k);
-            }
-            FQ_A v = FQ_ABCAST(u);
-            acc[i][0] = FQ_DOT(acc[i][0], v, w0);
-            if (nv > 1)
-                acc[i][1] = FQ_DOT(acc[i][1], v, w1);
-        }
-    }
+    int k0 = 0;
+    for (; k0 + 4 <= g->k; k0 += 4, w += (size_t)g->n_pad * 4)
+        FQ_GROUP(acc, g, a, w, k0, px, nv, false);
+    if (k0 < g->k)
+        FQ_GROUP(acc, g, a, w, k0, px, nv, true);
     for (int i = 0; i < px; i++) {
-        FQ_PUT(g, p0 + i, n0, acc[i][0]);
+        FQ_PUT(g, p0 + i, n0, FQ_ACC_SUM(acc[i][0]));
         if (nv > 1)
-            FQ_PUT(g, p0 + i, n0 + FQ_N, acc[i][1]);
+            FQ_PUT(g, p0 + i, n0 + FQ_N, FQ_ACC_SUM(acc[i][1]));
     }
 }
 
@@ -131,6 +158,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_gemm_)(const struct cc_fq8_gemm *g)
         FQ_COLS(g, n0, 1);
 }
 
+#ifndef FQ_NO_DW
 /* Pixels [ox, ox + px) of d, channels [c0, c0 + FQ_N); w: the 9 tap vectors. */
 FQ_INLINE void FQ_DWB(const struct cc_fq8_dw *d, int ox, const int px, int c0, const FQ_VI *w,
                       FQ_VI bias)
@@ -165,6 +193,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
             FQ_DWB(d, ox, 1, c0, w, bias);
     }
 }
+#endif
 
 #undef FQ_CAT2
 #undef FQ_CAT
@@ -173,6 +202,7 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_REQ
 #undef FQ_PUT
 #undef FQ_BLOCK
+#undef FQ_GROUP
 #undef FQ_COLS
 #undef FQ_DWB
 #undef FQ_DWPX
@@ -187,6 +217,9 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_A
 #undef FQ_ABCAST
 #undef FQ_DOT
+#undef FQ_ACC
+#undef FQ_ACC_INIT
+#undef FQ_ACC_SUM
 #undef FQ_LOADI
 #undef FQ_SET1I
 #undef FQ_ADDI
@@ -203,3 +236,4 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_CVTI
 #undef FQ_LOADB
 #undef FQ_STOREB
+#undef FQ_NO_DW

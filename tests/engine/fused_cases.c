@@ -81,6 +81,8 @@ void fused_cases_run(const struct fused_kind *k, struct tu_rng *r)
 {
     check_bad_residual(k);
     for (int isa = 0; isa < k->isa_count; isa++) {
+        if (k->skip && k->skip[isa])
+            continue;
         bool runs = false;
         const char *name = k->isa(isa, &runs);
         if (!runs) {

@@ -56,6 +56,7 @@ struct fused_kind {
     // true when the output is the reference's; else false, and why (size bytes) says where.
     bool (*compare)(void *block, char *why, size_t size);
     void (*destroy)(void *block); // frees what make and init made
+    const bool *skip; // [isa_count]: families the test's arguments leave out; NULL: none
 };
 
 /* The refused residual, then every shape on every family the host runs; prints

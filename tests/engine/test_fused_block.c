@@ -201,7 +201,7 @@ int main(void)
     struct tu_rng r;
     tu_rng_seed(&r, 26);
     check_mode();
-    struct fused_kind kind = {CC_STEM_ISA_COUNT, isa, 1, make, init, run, compare, destroy};
+    struct fused_kind kind = {CC_STEM_ISA_COUNT, isa, 1, make, init, run, compare, destroy, NULL};
     fused_cases_run(&kind, &r);
     return tu_exit_code();
 }

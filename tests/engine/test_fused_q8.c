@@ -7,9 +7,16 @@
  * Blocks: expand ratios 1 and 6, strides 1 and 2, residual or not, odd channel counts (3, 5,
  * 17, 33, ...: the 4-input groups' tails), sizes 1 to 57 and one 112x112, random int8
  * weights, scales, zero points and clamps; every kernel family the host runs (portable C,
- * AVX2, AVX-512 VNNI), 1 to 4 threads (as many bands), the output poisoned with two different
- * values (a value left unwritten fails one of them). Tolerance: none (exact). The shapes and
- * the loops over families and threads are fused_cases.c's, shared with test_fused_block.c.
+ * AVX2, AVX-VNNI, AVX-512 VNNI; NEON, NEON dot product), 1 to 4 threads (as many bands), the
+ * output poisoned with two different values (a value left unwritten fails one of them).
+ * Tolerance: none (exact). The shapes and the loops over families and threads are
+ * fused_cases.c's, shared with test_fused_block.c.
+ *
+ *     test_fused_q8 [FAMILY=yes|no]...
+ *
+ * With arguments, only the families named =yes, each of which must run on this host, and each
+ * named =no must not (the run-time choice: under qemu-aarch64 -cpu cortex-a72 there is no
+ * sdot, under -cpu max there is; tests/engine/meson.build).
  */
 #include <math.h>
 #include <stdio.h>
@@ -252,12 +259,49 @@ static void check_bad_scale(void)
     free_block(&b);
 }
 
-int main(void)
+/* The family an argument FAMILY=yes|no names (-1: none) and what it says (yes). */
+static int family_of(const char *arg, bool *yes)
+{
+    const char *eq = strchr(arg, '=');
+    *yes = eq && !strcmp(eq, "=yes");
+    if (!eq || (!*yes && strcmp(eq, "=no")))
+        return -1;
+    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
+        const char *name = cc_fq8_isa_name((enum cc_fq8_isa)isa);
+        if (strlen(name) == (size_t)(eq - arg) && !strncmp(arg, name, strlen(name)))
+            return isa;
+    }
+    return -1;
+}
+
+/* Whether the arguments ask for isa's blocks (all when there are none); checks their claims
+ * that isa runs on this host (=yes) or not (=no). */
+static bool wanted(int argc, char **argv, enum cc_fq8_isa isa)
+{
+    bool want = argc < 2, yes;
+    for (int i = 1; i < argc; i++) {
+        if (family_of(argv[i], &yes) != (int)isa)
+            continue;
+        want = yes;
+        CHECKF(yes == cc_fq8_isa_runs(isa), "%s, but this host %s %s's kernels", argv[i],
+               cc_fq8_isa_runs(isa) ? "runs" : "does not run", cc_fq8_isa_name(isa));
+    }
+    return want;
+}
+
+int main(int argc, char **argv)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2026);
     check_bad_scale();
-    struct fused_kind kind = {CC_FQ8_ISA_COUNT, isa, 2, make, init, run, compare, destroy};
+    bool skip[CC_FQ8_ISA_COUNT];
+    for (int i = 1; i < argc; i++) {
+        bool yes;
+        CHECKF(family_of(argv[i], &yes) >= 0, "argument %s: want FAMILY=yes or FAMILY=no", argv[i]);
+    }
+    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++)
+        skip[isa] = !wanted(argc, argv, (enum cc_fq8_isa)isa);
+    struct fused_kind kind = {CC_FQ8_ISA_COUNT, isa, 2, make, init, run, compare, destroy, skip};
     fused_cases_run(&kind, &r);
     return tu_exit_code();
 }
