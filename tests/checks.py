@@ -137,11 +137,12 @@ def terminate(p, sig, timeout):
 
 def run_process(exe, args, timeout=120, env_extra=None):
     """Runs the program exe of this build (host_command) with args to its end, without a display
-    or systemd (env_headless, updated with env_extra); the subprocess.CompletedProcess, as text."""
+    or systemd (env_headless, updated with env_extra); the subprocess.CompletedProcess, as text.
+    timeout bounds a hang only (bound(): longer under emulation)."""
     env = env_headless()
     env.update(env_extra or {})
     return subprocess.run(host_command(exe) + list(args), capture_output=True, text=True,
-                          timeout=timeout, env=env)
+                          timeout=bound(timeout), env=env)
 
 
 def run(exe, args, timeout=120, env_extra=None):

@@ -85,7 +85,7 @@ def part_pipe(exe, base, samples, tmp):
         p.stdout.close()
         t0 = time.monotonic()
         try:
-            p.wait(timeout=30)
+            p.wait(timeout=bound(30))
         except subprocess.TimeoutExpired:
             check(False, "pipe: camclass still runs 30 s after its reader went away")
             p.kill()
@@ -247,7 +247,7 @@ def run_on_pty(exe, args, timeout=RUN_TIMEOUT, stdout_too=False, env_extra=None)
     os.close(slave)
     out = b""
     try:
-        deadline = t0 + timeout
+        deadline = t0 + bound(timeout)
         while time.monotonic() < deadline:
             ready, _, _ = select.select([master], [], [], 0.5)
             if ready:
