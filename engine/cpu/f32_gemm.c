@@ -53,12 +53,12 @@ static void tile_c(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0, in
 
 static const struct {
     cc_f32_pw_tile_fn *tile; // NULL: not built for this CPU family
-    int mr, nr;
+    int mr, nr, vector;      // vector: the last panel's channels are a multiple of it
 } isas[CC_STEM_ISA_COUNT] = {
-    [CC_STEM_C] = {tile_c, MR_C, NR_C},
+    [CC_STEM_C] = {tile_c, MR_C, NR_C, NR_C},
 #if defined(__x86_64__)
-    [CC_STEM_AVX2] = {cc_f32_pw_tile_avx2, CC_F32_PW_MR256, CC_F32_PW_NR256},
-    [CC_STEM_AVX512] = {cc_f32_pw_tile_avx512, CC_F32_PW_MR512, CC_F32_PW_NR512},
+    [CC_STEM_AVX2] = {cc_f32_pw_tile_avx2, CC_F32_PW_MR256, CC_F32_PW_NR256, 8},
+    [CC_STEM_AVX512] = {cc_f32_pw_tile_avx512, CC_F32_PW_MR512, CC_F32_PW_NR512, 16},
 #endif
 };
 
@@ -86,7 +86,7 @@ bool cc_f32_pw_applies(const struct cc_model *m, const struct cc_node *node)
 static void split(struct cc_f32_pw *p, size_t threads)
 {
     size_t tiles = (p->p + (size_t)p->mr - 1) / (size_t)p->mr;
-    size_t panels = (size_t)(p->n_pad / p->nr), want = threads > 1 ? 4 * threads : 1;
+    size_t panels = (size_t)cc_f32_pw_panels(p), want = threads > 1 ? 4 * threads : 1;
     size_t row_tasks = tiles < want ? tiles : want;
     size_t panel_tasks = (want + row_tasks - 1) / row_tasks;
     panel_tasks = panel_tasks < panels ? panel_tasks : panels ? panels : 1;
@@ -102,13 +102,15 @@ bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size
     if ((unsigned)isa >= CC_STEM_ISA_COUNT || !isas[isa].tile || !cc_stem_isa_runs(isa))
         return cc_error_set(err, "cpu backend: this CPU (or build) has no %s 1x1 kernels",
                             cc_stem_isa_name(isa));
-    int nr = isas[isa].nr;
+    int nr = isas[isa].nr, vec = isas[isa].vector, full = (n - 1) / nr;
+    int last = (n - full * nr + vec - 1) / vec * vec;
     *p = (struct cc_f32_pw){.p = pixels,
                             .c = c,
                             .n = n,
-                            .n_pad = (n + nr - 1) / nr * nr,
+                            .n_pad = full * nr + last,
                             .mr = isas[isa].mr,
                             .nr = nr,
+                            .nr_last = last,
                             .lo = act.min,
                             .hi = act.max,
                             .isa = isa};
@@ -122,9 +124,10 @@ bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size
     }
     memset(p->bias, 0, bbytes);
     for (int o = 0; o < p->n_pad; o++) {
+        size_t width = (size_t)(o / nr < full ? nr : last);
         float *dst = p->w + (size_t)(o / nr) * (size_t)c * (size_t)nr + (size_t)(o % nr);
         for (int k = 0; k < c; k++)
-            dst[(size_t)k * (size_t)nr] = o < n ? w[(size_t)o * (size_t)c + (size_t)k] : 0.0f;
+            dst[(size_t)k * width] = o < n ? w[(size_t)o * (size_t)c + (size_t)k] : 0.0f;
         if (o < n && bias)
             p->bias[o] = bias[o];
     }
@@ -169,7 +172,7 @@ static void run_task(void *ctx, size_t i, size_t j)
     const struct cc_f32_pw *p = ctx;
     cc_f32_pw_tile_fn *tile = isas[p->isa].tile;
     size_t r0 = i * p->task_rows, r1 = r0 + p->task_rows < p->p ? r0 + p->task_rows : p->p;
-    int q0 = (int)j * p->task_panels, panels = p->n_pad / p->nr - q0;
+    int q0 = (int)j * p->task_panels, panels = cc_f32_pw_panels(p) - q0;
     panels = panels < p->task_panels ? panels : p->task_panels;
     size_t block = (size_t)BLOCK_FLOATS / (size_t)p->c / (size_t)p->mr * (size_t)p->mr;
     block = block ? block : (size_t)p->mr;
@@ -180,7 +183,7 @@ static void run_task(void *ctx, size_t i, size_t j)
 void cc_f32_pw_run(const struct cc_f32_pw *p, pthreadpool_t pool)
 {
     size_t row_tasks = (p->p + p->task_rows - 1) / p->task_rows;
-    size_t panels = (size_t)(p->n_pad / p->nr);
+    size_t panels = (size_t)cc_f32_pw_panels(p);
     size_t panel_tasks = (panels + (size_t)p->task_panels - 1) / (size_t)p->task_panels;
     pthreadpool_parallelize_2d(pool, run_task, (void *)p, row_tasks, panel_tasks,
                                PTHREADPOOL_FLAG_DISABLE_DENORMALS |

@@ -31,11 +31,14 @@
 struct cc_f32_pw {
     const float *x; // (p, c) NHWC input rows; not owned
     float *y;       // (p, n) NHWC output rows; not owned
-    float *w;       // (n_pad / nr, c, nr) packed weights, zeros past n; 64-byte aligned; owned
+    float *w;       // packed weights: panels of nr output channels, each (c, nr), but the last
+                    // (c, nr_last); zeros past n; 64-byte aligned; owned
     float *bias;    // (n_pad), zeros where there is none and past n; 64-byte aligned; owned
     size_t p;       // pixels (rows of x and y)
     int c, n, n_pad;
     int mr, nr;   // the kernel's pixels and channels at once (isa's)
+    int nr_last;  // the last panel's channels: n's rest rounded up to the isa's vector, so
+                  // that n = 64 wastes no 48 - 16 lanes of a second 48-wide panel
     float lo, hi; // the fused clamp
     enum cc_stem_isa isa;
     size_t task_rows; // pixels a task computes (a multiple of mr), all panels of them or
@@ -54,6 +57,12 @@ bool cc_f32_pw_mode_parse(const char *value, struct cc_stem_mode *mode, struct c
  * panels [q0, q0 + panels) of p. */
 typedef void cc_f32_pw_tile_fn(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0,
                                int panels);
+
+/* Panels of p's packed weights: ceil(n / nr). */
+static inline int cc_f32_pw_panels(const struct cc_f32_pw *p)
+{
+    return (p->n + p->nr - 1) / p->nr;
+}
 
 /* Whether node (of m) is an f32 1x1 convolution this runs: f32 weights, stride 1, no padding,
  * one group, a clamp activation (ReLU6, ReLU, none). */

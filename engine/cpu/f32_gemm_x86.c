@@ -22,36 +22,39 @@
  */
 
 #define T512 __attribute__((target("avx512f")))
-enum { NV512 = CC_F32_PW_NR512 / 16 };
 
-T512 static ALWAYS_INLINE void mk512(const struct cc_f32_pw *p, size_t r, const int mr, int q)
+/* Pixels [r, r + mr) x panel q, whose channels are nv vectors (the last panel may be narrower). */
+T512 static ALWAYS_INLINE void mk512(const struct cc_f32_pw *p, size_t r, const int mr, int q,
+                                     const int nv)
 {
-    const size_t c = (size_t)p->c, nr = CC_F32_PW_NR512;
-    const float *wq = p->w + (size_t)q * c * nr, *b = p->bias + (size_t)q * nr;
+    const size_t c = (size_t)p->c, nr = (size_t)(16 * nv);
+    const float *wq = p->w + (size_t)q * c * CC_F32_PW_NR512;
+    const float *b = p->bias + (size_t)q * CC_F32_PW_NR512;
     const float *x = p->x + r * c;
-    __m512 acc[CC_F32_PW_MR512][NV512];
+    __m512 acc[CC_F32_PW_MR512][CC_F32_PW_NR512 / 16];
     UNROLL
-    for (int i = 0; i < mr; i++)
+    for (int i = 0; i < mr; i++) {
         UNROLL
-    for (int v = 0; v < NV512; v++)
-        acc[i][v] = _mm512_load_ps(b + 16 * v);
+        for (int v = 0; v < nv; v++)
+            acc[i][v] = _mm512_load_ps(b + 16 * v);
+    }
     for (size_t k = 0; k < c; k++, wq += nr) {
-        __m512 w[NV512];
+        __m512 w[CC_F32_PW_NR512 / 16];
         UNROLL
-        for (int v = 0; v < NV512; v++)
+        for (int v = 0; v < nv; v++)
             w[v] = _mm512_load_ps(wq + 16 * v);
         UNROLL
         for (int i = 0; i < mr; i++) {
             __m512 xb = _mm512_set1_ps(x[(size_t)i * c + k]);
             UNROLL
-            for (int v = 0; v < NV512; v++)
+            for (int v = 0; v < nv; v++)
                 acc[i][v] = _mm512_fmadd_ps(xb, w[v], acc[i][v]);
         }
     }
     const __m512 lo = _mm512_set1_ps(p->lo), hi = _mm512_set1_ps(p->hi);
-    int o0 = q * (int)nr;
+    int o0 = q * CC_F32_PW_NR512;
     UNROLL
-    for (int v = 0; v < NV512; v++) {
+    for (int v = 0; v < nv; v++) {
         int left = p->n - o0 - 16 * v;
         if (left <= 0)
             break;
@@ -64,36 +67,35 @@ T512 static ALWAYS_INLINE void mk512(const struct cc_f32_pw *p, size_t r, const 
     }
 }
 
-T512 void cc_f32_pw_tile_avx512(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0,
-                                int panels)
+/* Pixels [r0, r0 + rows) x panel q of nv vectors: whole tiles, then the rest's own copy. */
+T512 static ALWAYS_INLINE void panel512(const struct cc_f32_pw *p, size_t r0, size_t rows, int q,
+                                        const int nv)
 {
     const size_t mr = CC_F32_PW_MR512;
     size_t whole = rows / mr * mr;
-    for (int q = q0; q < q0 + panels; q++) {
-        for (size_t r = r0; r < r0 + whole; r += mr)
-            mk512(p, r, CC_F32_PW_MR512, q);
-        switch (rows - whole) { // CC_F32_PW_MR512 - 1 cases
-        case 1:
-            mk512(p, r0 + whole, 1, q);
-            break;
-        case 2:
-            mk512(p, r0 + whole, 2, q);
-            break;
-        case 3:
-            mk512(p, r0 + whole, 3, q);
-            break;
-        case 4:
-            mk512(p, r0 + whole, 4, q);
-            break;
-        case 5:
-            mk512(p, r0 + whole, 5, q);
-            break;
-        case 6:
-            mk512(p, r0 + whole, 6, q);
-            break;
-        default:
-            break;
-        }
+    for (size_t r = r0; r < r0 + whole; r += mr)
+        mk512(p, r, CC_F32_PW_MR512, q, nv);
+    switch (rows - whole) { // CC_F32_PW_MR512 - 1 cases
+    case 1:
+        mk512(p, r0 + whole, 1, q, nv);
+        break;
+    case 2:
+        mk512(p, r0 + whole, 2, q, nv);
+        break;
+    case 3:
+        mk512(p, r0 + whole, 3, q, nv);
+        break;
+    case 4:
+        mk512(p, r0 + whole, 4, q, nv);
+        break;
+    case 5:
+        mk512(p, r0 + whole, 5, q, nv);
+        break;
+    case 6:
+        mk512(p, r0 + whole, 6, q, nv);
+        break;
+    default:
+        break;
     }
 }
 
@@ -102,7 +104,6 @@ T512 void cc_f32_pw_tile_avx512(const struct cc_f32_pw *p, size_t r0, size_t row
  */
 
 #define T256 __attribute__((target("avx2,fma")))
-enum { NV256 = CC_F32_PW_NR256 / 8 };
 
 T256 static ALWAYS_INLINE void store256(float *y, __m256 v, int left)
 {
@@ -116,34 +117,38 @@ T256 static ALWAYS_INLINE void store256(float *y, __m256 v, int left)
         y[j] = tmp[j];
 }
 
-T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const int mr, int q)
+/* Pixels [r, r + mr) x panel q, whose channels are nv vectors (the last panel may be narrower). */
+T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const int mr, int q,
+                                     const int nv)
 {
-    const size_t c = (size_t)p->c, nr = CC_F32_PW_NR256;
-    const float *wq = p->w + (size_t)q * c * nr, *b = p->bias + (size_t)q * nr;
+    const size_t c = (size_t)p->c, nr = (size_t)(8 * nv);
+    const float *wq = p->w + (size_t)q * c * CC_F32_PW_NR256;
+    const float *b = p->bias + (size_t)q * CC_F32_PW_NR256;
     const float *x = p->x + r * c;
-    __m256 acc[CC_F32_PW_MR256][NV256];
+    __m256 acc[CC_F32_PW_MR256][CC_F32_PW_NR256 / 8];
     UNROLL
-    for (int i = 0; i < mr; i++)
+    for (int i = 0; i < mr; i++) {
         UNROLL
-    for (int v = 0; v < NV256; v++)
-        acc[i][v] = _mm256_load_ps(b + 8 * v);
+        for (int v = 0; v < nv; v++)
+            acc[i][v] = _mm256_load_ps(b + 8 * v);
+    }
     for (size_t k = 0; k < c; k++, wq += nr) {
-        __m256 w[NV256];
+        __m256 w[CC_F32_PW_NR256 / 8];
         UNROLL
-        for (int v = 0; v < NV256; v++)
+        for (int v = 0; v < nv; v++)
             w[v] = _mm256_load_ps(wq + 8 * v);
         UNROLL
         for (int i = 0; i < mr; i++) {
             __m256 xb = _mm256_broadcast_ss(x + (size_t)i * c + k);
             UNROLL
-            for (int v = 0; v < NV256; v++)
+            for (int v = 0; v < nv; v++)
                 acc[i][v] = _mm256_fmadd_ps(xb, w[v], acc[i][v]);
         }
     }
     const __m256 lo = _mm256_set1_ps(p->lo), hi = _mm256_set1_ps(p->hi);
-    int o0 = q * (int)nr;
+    int o0 = q * CC_F32_PW_NR256;
     UNROLL
-    for (int v = 0; v < NV256; v++) {
+    for (int v = 0; v < nv; v++) {
         int left = p->n - o0 - 8 * v;
         if (left <= 0)
             break;
@@ -154,31 +159,61 @@ T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const 
     }
 }
 
-T256 void cc_f32_pw_tile_avx2(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0, int panels)
+/* Pixels [r0, r0 + rows) x panel q of nv vectors: whole tiles, then the rest's own copy. */
+T256 static ALWAYS_INLINE void panel256(const struct cc_f32_pw *p, size_t r0, size_t rows, int q,
+                                        const int nv)
 {
     const size_t mr = CC_F32_PW_MR256;
     size_t whole = rows / mr * mr;
+    for (size_t r = r0; r < r0 + whole; r += mr)
+        mk256(p, r, CC_F32_PW_MR256, q, nv);
+    switch (rows - whole) { // CC_F32_PW_MR256 - 1 cases
+    case 1:
+        mk256(p, r0 + whole, 1, q, nv);
+        break;
+    case 2:
+        mk256(p, r0 + whole, 2, q, nv);
+        break;
+    case 3:
+        mk256(p, r0 + whole, 3, q, nv);
+        break;
+    case 4:
+        mk256(p, r0 + whole, 4, q, nv);
+        break;
+    case 5:
+        mk256(p, r0 + whole, 5, q, nv);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The tiles: every panel 3 (AVX-512) or 2 (AVX2) vectors wide, but the last, nr_last wide
+ */
+
+T512 void cc_f32_pw_tile_avx512(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0,
+                                int panels)
+{
+    int last = cc_f32_pw_panels(p) - 1;
     for (int q = q0; q < q0 + panels; q++) {
-        for (size_t r = r0; r < r0 + whole; r += mr)
-            mk256(p, r, CC_F32_PW_MR256, q);
-        switch (rows - whole) { // CC_F32_PW_MR256 - 1 cases
-        case 1:
-            mk256(p, r0 + whole, 1, q);
-            break;
-        case 2:
-            mk256(p, r0 + whole, 2, q);
-            break;
-        case 3:
-            mk256(p, r0 + whole, 3, q);
-            break;
-        case 4:
-            mk256(p, r0 + whole, 4, q);
-            break;
-        case 5:
-            mk256(p, r0 + whole, 5, q);
-            break;
-        default:
-            break;
-        }
+        int nv = q < last ? 3 : p->nr_last / 16;
+        if (nv == 3)
+            panel512(p, r0, rows, q, 3);
+        else if (nv == 2)
+            panel512(p, r0, rows, q, 2);
+        else
+            panel512(p, r0, rows, q, 1);
+    }
+}
+
+T256 void cc_f32_pw_tile_avx2(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0, int panels)
+{
+    int last = cc_f32_pw_panels(p) - 1;
+    for (int q = q0; q < q0 + panels; q++) {
+        if (q < last || p->nr_last == 16)
+            panel256(p, r0, rows, q, 2);
+        else
+            panel256(p, r0, rows, q, 1);
     }
 }
