@@ -15,9 +15,9 @@
  *   an unwritable cache costs one notice, not the engine.
  *
  * - The CPU backend's 1x1 choices: a first start writes one line with a 'b' (BLIS) or 'x'
- *   (XNNPACK) per f32 1x1 convolution; a line forged to all 'b' or all 'x' is obeyed (the
- *   device name says so); a line of the wrong length is measured again and rewritten; ""
- *   writes nothing.
+ *   (XNNPACK) per f32 1x1 convolution (or 's', 'f', 'p': the stem, a fused block, the own
+ *   1x1 GEMM); a line forged to all 'b', 'x', 'f' or 'p' is obeyed (the device name says so);
+ *   a line of the wrong length is measured again and rewritten; "" writes nothing.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
