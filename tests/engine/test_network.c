@@ -124,8 +124,7 @@ int main(int argc, char **argv)
     const char *pw = getenv("CAMCLASS_CPU_PW");
     if (pw && opt.backend == CC_BACKEND_CPU && strcmp(pw, "off") && strcmp(pw, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "own 1x1") != NULL,
-               "CAMCLASS_CPU_PW=%s, yet no 1x1 ran on it: device %s", pw,
-               cc_engine_device_name(e));
+               "CAMCLASS_CPU_PW=%s, yet no 1x1 ran on it: device %s", pw, cc_engine_device_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
