@@ -8,7 +8,8 @@
 #
 # Engines: camclass cpu (XNNPACK) fp32 and int8 (build/tools/mobilenet_v2_random{,_int8}.ccm:
 # seeded random weights; the int8 bundle has int8 activations too), each also with
-# CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), camclass vulkan fp32 and int8
+# CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), fp32 with CAMCLASS_CPU_PW=off (no
+# own 1x1 GEMM, engine/cpu/f32_gemm.h), camclass vulkan fp32 and int8
 # (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
 # and ONNX Runtime's CPU provider (npm onnxruntime-node, tools/bench_ort.js) on the same
@@ -59,10 +60,15 @@ if [ "$have_ort" = yes ]; then
     { echo "perf_compare: exporting the quantized mobilenet_v2 to ONNX failed; ONNX Runtime int8 row skipped" >&2; have_ort_int8=no; }
 fi
 
+# The CAMCLASS_CPU_PW=off row (no own f32 1x1 GEMM: the engine before it) keeps a cache folder
+# of its own, empty, so that its fused-block and BLIS choices are measured without the GEMM
+# too (with CAMCLASS_CPU_PW set the layer-choice cache is read, never written).
+mkdir -p "$cache/no-pw"
 # name|command (THREADS is replaced); "-" in the name's threads field: run once per round.
 engines=(
   "camclass cpu fp32|$bench $fp32 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu fp32, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $fp32 --backend cpu --threads THREADS --runs $runs"
+  "camclass cpu fp32, CAMCLASS_CPU_PW=off|env CAMCLASS_CPU_PW=off XDG_CACHE_HOME=$cache/no-pw $bench $fp32 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8|$bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass vulkan fp32 (lavapipe)|$bench $fp32 --backend vulkan --runs $runs"

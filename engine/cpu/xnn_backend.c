@@ -35,6 +35,9 @@
  *     consecutive nodes) may run as one fused step over bands of rows (fused_block.h) at its
  *     last node, the others skipped: kept where it measures faster than its steps, remembered
  *     as 'f'; CAMCLASS_CPU_FUSED (off, on) switches it.
+ *   - An f32 1x1 convolution with a clamp may run as our own register-blocked GEMM
+ *     (f32_gemm.h) instead of XNNPACK's or BLIS's: kept where it measures faster, remembered
+ *     as 'p'; CAMCLASS_CPU_PW (off, on, avx512, avx2, c) switches it.
  *   - int8: a node runs in int8 arithmetic when its op has an int8 variant and its tensors
  *     are quantized (xnn_build.h); its output is then stored as int8. A tensor whose readers
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
@@ -80,6 +83,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].fused)
             cc_xnn_fused_step_finish(s->steps[n].fused);
         free(s->steps[n].fused);
+        if (s->steps[n].pw)
+            cc_f32_pw_finish(s->steps[n].pw);
+        free(s->steps[n].pw);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -137,7 +143,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     enum cc_pool_mode pool_mode;
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
-        !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err))
+        !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
+        !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err))
         goto error;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     s->tap = cc_backend_tap(m, opts);
@@ -173,9 +180,12 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     bool only_stems;
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&
                       !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
-    char extra[96] = ", XNNPACK";
+    char extra[160] = ", XNNPACK";
     if (s->n_blis)
         snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
+    if (s->n_pw)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", own 1x1 for %d (%s)",
+                 s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
     if (s->n_stem)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
                  cc_stem_isa_name(s->stem_mode.isa));
@@ -231,6 +241,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_FUSED:
         cc_xnn_fused_step_run(st->fused, s->run_pool);
+        break;
+    case STEP_PW:
+        cc_f32_pw_run(st->pw, s->run_pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:

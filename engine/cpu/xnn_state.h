@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "blis_conv.h"
+#include "f32_gemm.h"
 #include "fused_block.h"
 #include "fused_q8.h"
 #include "plan.h"
@@ -59,6 +60,7 @@ enum step_kind {
     STEP_STEM,     // the direct stem from the caller's NCHW input (stem_conv.h)
     STEP_FUSED,    // a whole inverted-residual block, at its last node (fused_block.h)
     STEP_SKIP,     // a node that a block's STEP_FUSED computes
+    STEP_PW,       // f32 1x1 convolution as our own GEMM (f32_gemm.h), measured faster
 };
 
 /* A fused block's step: the block (f32: b; int8: q) and its input and output in the arena
@@ -94,6 +96,7 @@ struct step {
                                // owned; NULL when the model's f32 weights serve as they are
     struct cc_stem_conv *stem; // STEP_STEM: owned (cc_stem_conv_finish, free); NULL otherwise
     struct fused_step *fused;  // STEP_FUSED: owned (cc_fused_block_finish, free); NULL otherwise
+    struct cc_f32_pw *pw;      // STEP_PW: owned (cc_f32_pw_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -116,17 +119,19 @@ struct xnn_state {
     int n_timings;
     int n_int8;             // nodes computing in int8 (for the device name)
     int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
-    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f' per such conv;
-                            // or NULL
+    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f'/'p' per such
+                            // conv; or NULL
     struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
     int n_stem;                    // steps that are the direct stem
     enum cc_fused_mode fused_mode; // CAMCLASS_CPU_FUSED, read at create
     int n_fused;                   // steps that are a fused block
+    struct cc_stem_mode pw_mode;   // CAMCLASS_CPU_PW, read at create (f32_gemm.h)
+    int n_pw;                      // steps that are our own 1x1 GEMM
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none
     float *tap_f32;     // (its count) an int8 tap dequantized, NHWC; owned; NULL otherwise
-    char device_name[160];
+    char device_name[224];
     struct cc_engine_options batch_opts; // what a batch state is created with (xnn_backend.c)
     struct xnn_batch_slot *batches;      // (CC_ENGINE_BATCH_MAX + 1) by batch size, made at the
                                          // first run of that size; owned; NULL until then

@@ -66,6 +66,8 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
             cc_stem_conv_run(st->stem, probe, s->pool);
         else if (st->kind == STEP_FUSED)
             cc_xnn_fused_step_run(st->fused, s->pool);
+        else if (st->kind == STEP_PW)
+            cc_f32_pw_run(st->pw, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -135,9 +137,10 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     int twin = how == CC_CPU_POINTWISE_MEASURE ? same_shape_before(s, n) : -1;
     // A remembered stem ('s') or fused block ('f') switched off: this layer is measured again.
     bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
+    bool pw_off = s->pw_mode.kind == CC_STEM_OFF;
     char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
-        !(fused_off && was == 'f')) {
+        !(fused_off && was == 'f') && !(pw_off && was == 'p')) {
         blis = was == 'b';
     } else if (twin >= 0) {
         blis = s->steps[twin].kind == STEP_BLIS;
@@ -182,7 +185,12 @@ static void release_step(struct xnn_state *s, int n)
 {
     struct step *st = &s->steps[n];
     s->n_blis -= st->kind == STEP_BLIS;
+    s->n_pw -= st->kind == STEP_PW;
     cc_xnn_work_finish(&st->work);
+    if (st->pw)
+        cc_f32_pw_finish(st->pw);
+    free(st->pw);
+    st->pw = NULL;
     free(st->gemm);
     free(st->gemm_weights);
     st->gemm = NULL;
@@ -240,6 +248,57 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     return true;
 }
 
+/* Makes node n's step our own 1x1 GEMM (f32_gemm.h) in place of what choose_gemm left (yield:
+ * n's is the run's last operator), where it applies and n's input is stored f32: always with
+ * CAMCLASS_CPU_PW on (or a kernel family); where the cache remembers it ('p'), or a layer of
+ * the same shape before chose it; else (measured, not with a forced cpu_pointwise) where it is
+ * faster than that step, min of 3 runs after a warm-up each. */
+static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options *opts, bool yield,
+                      struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    bool forced = s->pw_mode.kind == CC_STEM_ON;
+    bool measure = s->pw_mode.kind == CC_STEM_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    const float *x = cc_xnn_state_values(s, node->inputs[0], STORE_F32);
+    if ((!forced && !measure) || st->int8 || !x || !cc_f32_pw_applies(m, node))
+        return true;
+    struct cc_f32_pw *pw = calloc(1, sizeof(*pw));
+    if (!pw)
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_f32_pw_init_node(pw, m, node, s->pw_mode.isa, cc_xnn_pool_threads(s), err)) {
+        free(pw);
+        return false;
+    }
+    pw->x = x;
+    pw->y = s->places[node->outputs[0]].data;
+    pw->yield = yield;
+    int twin = same_shape_before(s, n);
+    bool keep = forced;
+    if (!forced && s->remembered) {
+        keep = s->remembered[choice_index(s, n)] == 'p';
+    } else if (!forced && twin >= 0) {
+        keep = s->steps[twin].kind == STEP_PW;
+    } else if (!forced) {
+        struct step own = {.kind = STEP_PW, .pw = pw};
+        min_time(s, node, st, NULL, 1);
+        min_time(s, node, &own, NULL, 1);
+        keep = min_time(s, node, &own, NULL, 3) < min_time(s, node, st, NULL, 3);
+    }
+    if (!keep) {
+        cc_f32_pw_finish(pw);
+        free(pw);
+        return true;
+    }
+    release_step(s, n);
+    st->kind = STEP_PW;
+    st->pw = pw;
+    s->n_pw++;
+    return true;
+}
+
 /* Whether no operator runs after node n's (its output's conversion included): n's is then the
  * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
 static bool runs_last(const struct xnn_state *s, int n)
@@ -262,7 +321,8 @@ static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f, b
     *int8 = s->steps[f->first].int8;
     for (int k = f->first; k <= f->last; k++)
         if (s->steps[k].int8 != *int8 ||
-            (s->steps[k].kind != STEP_XNN && (*int8 || s->steps[k].kind != STEP_BLIS)))
+            (s->steps[k].kind != STEP_XNN &&
+             (*int8 || (s->steps[k].kind != STEP_BLIS && s->steps[k].kind != STEP_PW))))
             return false;
     enum store type = *int8 ? STORE_QS8 : STORE_F32;
     const struct place *x = &s->places[f->x], *y = &s->places[f->y];
@@ -393,6 +453,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 b.in[i] = cc_xnn_state_values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
             if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
+                !choose_pw(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err) ||
                 !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
                 return false;
             if (st->kind == STEP_BLIS) // as the XNNPACK operator it replaces would have
@@ -407,10 +468,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 // The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
-// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block). It is in the
-// default file's name as well as its header, so that builds of different formats sharing one
-// cache folder keep a file each instead of rewriting one file at every start.
-#define CHOICES_FORMAT "5"
+// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
+// f32 1x1 GEMM. It is in the default file's name as well as its header, so that builds of
+// different formats sharing one cache folder keep a file each instead of rewriting one file at
+// every start.
+#define CHOICES_FORMAT "6"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -438,17 +500,19 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsf") == strlen(got))
+        strspn(got, "bxsfp") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
         ok = choose_fused(s, n, opts, err);
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
-        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE) {
+        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
+        s->pw_mode.kind == CC_STEM_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
-                got[i++] = s->steps[n].kind == STEP_BLIS                                     ? 'b'
+                got[i++] = s->steps[n].kind == STEP_PW                                       ? 'p'
+                           : s->steps[n].kind == STEP_BLIS                                   ? 'b'
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';

@@ -15,11 +15,12 @@
  *   an unwritable cache costs one notice, not the engine.
  *
  * - The CPU backend's 1x1 choices: a first start writes one line with a 'b' (BLIS) or 'x'
- *   (XNNPACK) per f32 1x1 convolution; a line forged to all 'b' or all 'x' is obeyed (the
- *   device name says so); a line of the wrong length is measured again and rewritten; ""
- *   writes nothing. With the default file, other formats' files (an older build's
- *   cpu-layer-choices.txt, a later one's) are left as they are, and a second start does not
- *   rewrite ours: builds of different formats sharing one cache folder each keep their own.
+ *   (XNNPACK) per f32 1x1 convolution (or 's', 'f', 'p': the stem, a fused block, the own
+ *   1x1 GEMM); a line forged to all 'b', 'x', 'f' or 'p' is obeyed (the device name says so);
+ *   a line of the wrong length is measured again and rewritten; "" writes nothing. With the
+ *   default file, other formats' files (an older build's cpu-layer-choices.txt, a later
+ *   one's) are left as they are, and a second start does not rewrite ours: builds of different
+ *   formats sharing one cache folder each keep their own.
  *
  * Without a Vulkan device this test FAILS: CI installs mesa-vulkan-drivers (lavapipe).
  */
@@ -153,9 +154,9 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     const char *tab = text ? strrchr(text, '\t') : NULL;
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
-    // f a conv of a fused inverted-residual block (where faster).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 5\n", 29) == 0 && tab && n == 35 &&
-               (int)strspn(tab + 1, "bxsf") == n && count_lines(text) == 2,
+    // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM.
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 35 &&
+               (int)strspn(tab + 1, "bxsfp") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
         forge_choices(path, text, 'b', n);
@@ -172,6 +173,11 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         e = create_cpu(bundle, path);
         CHECKF(e && strstr(cc_engine_device_name(e), ", 17 fused blocks"),
                "all-fused line obeyed: %s", e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'p', n); // the own GEMM: all 34 1x1 convs (not the 3x3 stem)
+        e = create_cpu(bundle, path);
+        CHECKF(e && strstr(cc_engine_device_name(e), ", own 1x1 for 34 ("),
+               "all-own-GEMM line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
         forge_choices(path, text, 'b', 3); // wrong length: measured again, rewritten
         e = create_cpu(bundle, path);

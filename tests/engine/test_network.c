@@ -11,7 +11,8 @@
  * and a second run of the first input gives the same result (re-submitting the recorded work).
  * The requested backend must be the one that runs: no fallback is accepted. With
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
- * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have.
+ * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_PW forcing
+ * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -120,6 +121,10 @@ int main(int argc, char **argv)
         CHECKF(strstr(cc_engine_device_name(e), "fused blocks") != NULL,
                "CAMCLASS_CPU_FUSED=on, yet no block was fused: device %s",
                cc_engine_device_name(e));
+    const char *pw = getenv("CAMCLASS_CPU_PW");
+    if (pw && opt.backend == CC_BACKEND_CPU && strcmp(pw, "off") && strcmp(pw, "measure"))
+        CHECKF(strstr(cc_engine_device_name(e), "own 1x1") != NULL,
+               "CAMCLASS_CPU_PW=%s, yet no 1x1 ran on it: device %s", pw, cc_engine_device_name(e));
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
