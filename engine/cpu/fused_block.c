@@ -79,6 +79,18 @@ static bool is_clamp(struct cc_act act)
     return act.kind == CC_ACT_CLAMP && !(act.min > act.max);
 }
 
+/* Whether act is one the expand conv or the depthwise may have: a clamp or hardswish. */
+static bool is_inner_act(struct cc_act act)
+{
+    return is_clamp(act) || act.kind == CC_ACT_HARDSWISH;
+}
+
+/* The depthwise kernel of d: its kernel, 0 read as 3. */
+static int kernel_of(const struct cc_fused_block_desc *d)
+{
+    return d->kernel ? d->kernel : 3;
+}
+
 bool cc_fused_block_check(const struct cc_fused_block_desc *d, struct cc_error *err)
 {
     const char *bad = NULL;
@@ -86,12 +98,14 @@ bool cc_fused_block_check(const struct cc_fused_block_desc *d, struct cc_error *
         bad = "a size or channel count below 1";
     else if (d->stride != 1 && d->stride != 2)
         bad = "a depthwise stride other than 1 or 2";
+    else if (kernel_of(d) != 3 && kernel_of(d) != 5)
+        bad = "a depthwise kernel other than 3x3 or 5x5";
     else if (!d->expand && d->cexp != d->cin)
         bad = "no expand conv but expanded channels != input channels";
     else if (d->residual && (d->stride != 1 || d->cin != d->cout))
         bad = "a residual with stride 2 or input channels != output channels";
-    else if (!is_clamp(d->act_expand) || !is_clamp(d->act_dw) || !is_clamp(d->act_project))
-        bad = "an activation that is not a clamp";
+    else if (!is_inner_act(d->act_expand) || !is_inner_act(d->act_dw) || !is_clamp(d->act_project))
+        bad = "an activation that is not a clamp (or hardswish before the project conv)";
     else if ((d->expand && !d->we) || !d->wd || !d->wp)
         bad = "missing weights";
     if (bad)
@@ -128,10 +142,10 @@ static void pack_bias(float *dst, const float *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
-/* Floats of one padded expanded row: w + 2 columns of cexp_pad channels. */
+/* Floats of one padded expanded row: w + 2 * pad columns of cexp_pad channels. */
 static size_t ring_row(const struct cc_fused_block *b)
 {
-    return (size_t)(b->d.w + 2) * b->cexp_pad;
+    return (size_t)(b->d.w + 2 * b->pad) * b->cexp_pad;
 }
 
 static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
@@ -139,7 +153,7 @@ static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
     int ce = b->cexp_pad, co = b->cout_pad;
     b->we = aligned_floats(d->expand ? (size_t)d->cin * ce : 0);
     b->be = aligned_floats((size_t)ce);
-    b->wd = aligned_floats((size_t)9 * ce);
+    b->wd = aligned_floats((size_t)b->ksize * b->ksize * ce);
     b->bd = aligned_floats((size_t)ce);
     b->wp = aligned_floats((size_t)d->cexp * co);
     b->bp = aligned_floats((size_t)co);
@@ -149,7 +163,7 @@ static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
         pack_t(b->we, d->we, d->cin, d->cexp, ce);
         pack_bias(b->be, d->be, d->cexp);
     }
-    pack_t(b->wd, d->wd, 9, d->cexp, ce);
+    pack_t(b->wd, d->wd, b->ksize * b->ksize, d->cexp, ce);
     pack_bias(b->bd, d->bd, d->cexp);
     pack_t(b->wp, d->wp, d->cexp, d->cout, co);
     pack_bias(b->bp, d->bp, d->cout);
@@ -166,14 +180,16 @@ bool cc_fused_block_init(struct cc_fused_block *b, const struct cc_fused_block_d
         return cc_error_set(err, "fused block: this CPU (or build) has no %s kernels",
                             cc_stem_isa_name(isa));
     b->d.we = b->d.be = b->d.wd = b->d.bd = b->d.wp = b->d.bp = NULL;
-    b->ho = (d->h - 1) / d->stride + 1; // (h + 2 - 3) / stride + 1
+    b->ksize = kernel_of(d);
+    b->pad = b->ksize / 2;
+    b->ho = (d->h - 1) / d->stride + 1; // (h + 2 * pad - k) / stride + 1
     b->wo = (d->w - 1) / d->stride + 1;
     b->cexp_pad = round_up(d->cexp);
     b->cout_pad = round_up(d->cout);
     b->bands = bands < 1 ? 1 : bands > b->ho ? b->ho : bands;
     b->k = kernels[isa];
-    // A band's scratch: the ring of 3 expanded rows, a zero row, the depthwise row.
-    b->scratch_floats = 4 * ring_row(b) + (size_t)b->wo * b->cexp_pad;
+    // A band's scratch: the ring of k expanded rows, a zero row, the depthwise row.
+    b->scratch_floats = (size_t)(b->ksize + 1) * ring_row(b) + (size_t)b->wo * b->cexp_pad;
     b->scratch = aligned_floats(b->scratch_floats * b->bands);
     if (!b->scratch || !pack(b, d)) {
         cc_fused_block_finish(b);
@@ -193,8 +209,9 @@ void cc_fused_block_finish(struct cc_fused_block *b)
 
 size_t cc_fused_block_working_set(const struct cc_fused_block *b)
 {
-    size_t weights = (size_t)(b->d.expand ? b->d.cin : 0) * b->cexp_pad + 9 * b->cexp_pad +
-                     (size_t)b->d.cexp * b->cout_pad + 2 * b->cexp_pad + b->cout_pad;
+    size_t weights = (size_t)(b->d.expand ? b->d.cin : 0) * b->cexp_pad +
+                     (size_t)b->ksize * b->ksize * b->cexp_pad + (size_t)b->d.cexp * b->cout_pad +
+                     2 * b->cexp_pad + b->cout_pad;
     return (b->scratch_floats + weights) * sizeof(float);
 }
 
@@ -202,14 +219,15 @@ size_t cc_fused_block_working_set(const struct cc_fused_block *b)
  * Bands
  */
 
-/* Input row iy expanded into the ring row e (columns 1 .. w; column 0 and w + 1 stay zero). */
+/* Input row iy expanded into the ring row e (columns pad .. pad + w - 1; the pad columns on
+ * either side stay zero). */
 static void expand_row(const struct cc_fused_block *b, const float *x, int iy, float *e)
 {
     const struct cc_fused_block_desc *d = &b->d;
     const float *in = x + (size_t)iy * d->w * d->cin;
     if (!d->expand) {
         for (int p = 0; p < d->w; p++)
-            memcpy(e + (size_t)(p + 1) * b->cexp_pad, in + (size_t)p * d->cin,
+            memcpy(e + (size_t)(p + b->pad) * b->cexp_pad, in + (size_t)p * d->cin,
                    (size_t)d->cin * sizeof(float));
         return;
     }
@@ -223,32 +241,35 @@ static void expand_row(const struct cc_fused_block *b, const float *x, int iy, f
         .n = d->cexp,
         .n_pad = b->cexp_pad,
         .n_store = b->cexp_pad,
-        .c = e + b->cexp_pad,
+        .c = e + (size_t)b->pad * b->cexp_pad,
         .ldc = (size_t)b->cexp_pad,
         .lo = d->act_expand.min,
         .hi = d->act_expand.max,
+        .hswish = d->act_expand.kind == CC_ACT_HARDSWISH,
     };
     b->k.gemm(&g);
 }
 
-/* Output row oy: its depthwise row into dw (rows: the 3 expanded rows it reads), then the
+/* Output row oy: its depthwise row into dw (rows: the k expanded rows it reads), then the
  * project conv (and the residual) into y. */
 static void output_row(const struct cc_fused_block *b, const float *x, float *y, int oy,
-                       const float *const rows[3], float *dw)
+                       const float *const rows[CC_FUSED_KMAX], float *dw)
 {
     const struct cc_fused_block_desc *d = &b->d;
     struct cc_fused_dw dd = {
-        .rows = {rows[0], rows[1], rows[2]},
         .w = b->wd,
         .bias = b->bd,
         .c = d->cexp,
         .c_pad = b->cexp_pad,
         .wo = b->wo,
         .stride = d->stride,
+        .k = b->ksize,
         .y = dw,
         .lo = d->act_dw.min,
         .hi = d->act_dw.max,
+        .hswish = d->act_dw.kind == CC_ACT_HARDSWISH,
     };
+    memcpy(dd.rows, rows, sizeof(dd.rows));
     b->k.dw(&dd);
     struct cc_fused_gemm g = {
         .a = dw,
@@ -273,15 +294,15 @@ void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *
                          int band)
 {
     size_t row = ring_row(b);
-    float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + 3 * row;
+    float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + b->ksize * row;
     float *dw = zero + row;
-    // The ring's padding (the zero row, columns 0 and w + 1, channels past cin without an
-    // expand conv) is zero from init, and nothing writes it.
-    int held[3] = {-1, -1, -1}; // the input row in each ring slot
+    // The ring's padding (the zero row, the pad columns on either side, channels past cin
+    // without an expand conv) is zero from init, and nothing writes it.
+    int held[CC_FUSED_KMAX] = {-1, -1, -1, -1, -1}; // the input row in each ring slot
     for (int oy = r0; oy < r1; oy++) {
-        const float *rows[3];
-        for (int ky = 0; ky < 3; ky++) {
-            int iy = oy * b->d.stride - 1 + ky, slot = iy % 3;
+        const float *rows[CC_FUSED_KMAX] = {0};
+        for (int ky = 0; ky < b->ksize; ky++) {
+            int iy = oy * b->d.stride - b->pad + ky, slot = iy % b->ksize;
             if (iy < 0 || iy >= b->d.h) {
                 rows[ky] = zero;
                 continue;
@@ -347,13 +368,14 @@ static int readers(const struct cc_model *m, int t)
 }
 
 /* Whether node k of m is a conv2d with a k x k kernel, stride, padding, clamp, one group (or
- * depthwise), whose output is an intermediate of a block (only one reader, not the output). */
+ * depthwise), whose output is an intermediate of a block (only one reader, not the output;
+ * then its activation may be hardswish too). */
 static bool conv_is(const struct cc_model *m, int k, int kernel, int stride, bool dw, bool inner)
 {
     if (k < 0 || k >= m->n_nodes)
         return false;
     const struct cc_node *n = &m->nodes[k];
-    if (n->op != CC_OP_CONV2D || n->n_inputs < 2 || !is_clamp(n->act))
+    if (n->op != CC_OP_CONV2D || n->n_inputs < 2 || !(inner ? is_inner_act : is_clamp)(n->act))
         return false;
     const struct cc_conv2d_attrs *a = &n->attrs.conv;
     const struct cc_tensor *x = &m->tensors[n->inputs[0]], *w = &m->tensors[n->inputs[1]];
@@ -385,7 +407,8 @@ bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match
 {
     *f = (struct cc_fused_match){.first = p - 1, .last = p};
     const struct cc_node *pn = &m->nodes[p];
-    bool s1 = conv_is(m, p - 1, 3, 1, true, true), s2 = conv_is(m, p - 1, 3, 2, true, true);
+    int k = conv_is(m, p - 1, 5, 1, true, true) || conv_is(m, p - 1, 5, 2, true, true) ? 5 : 3;
+    bool s1 = conv_is(m, p - 1, k, 1, true, true), s2 = conv_is(m, p - 1, k, 2, true, true);
     if (!conv_is(m, p, 1, 1, false, false) || !(s1 || s2) ||
         m->nodes[p - 1].outputs[0] != pn->inputs[0])
         return false;
@@ -414,6 +437,7 @@ bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match
         .cexp = (int)m->tensors[dn->inputs[0]].shape[1],
         .cout = (int)y->shape[1],
         .stride = s1 ? 1 : 2,
+        .kernel = k,
         .expand = en != NULL,
         .residual = an != NULL,
         .act_expand = en ? en->act : cc_act_none(),

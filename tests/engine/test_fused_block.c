@@ -5,8 +5,10 @@
  * Blocks: expand ratios 1 and 6, strides 1 and 2, residual or not, odd channel counts (3, 17,
  * 24, ...), sizes 1 to 57 and one 112x112, random weights and biases; every kernel family the
  * host runs (portable C, AVX2, AVX-512), 1 to 4 threads (as many bands: band edges at odd
- * rows), the output poisoned with NaN first (a pixel left unwritten fails). Tolerance:
- * |fused - ref| <= 1e-4 x max|ref| over the output (the sums differ only in order).
+ * rows), the output poisoned with NaN first (a pixel left unwritten fails); and mobilenet_v3's
+ * (expand ratios 1 to 6, 3x3 and 5x5 depthwise, hardswish or ReLU6 after the expand and after
+ * the depthwise). Tolerance: |fused - ref| <= 1e-4 x max|ref| over the output (the sums differ
+ * only in order).
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,11 +76,12 @@ static void relayout(const float *src, float *dst, int c, int h, int w, bool to_
         }
 }
 
-/* y (NCHW) = conv(x) with the reference op: 1x1 (groups 1) or depthwise 3x3 (groups c). */
-static void ref_conv(int c, int h, int w, int o, bool dw, int stride, const float *x,
+/* y (NCHW) = conv(x) with the reference op: 1x1 (groups 1) or depthwise k x k (groups c,
+ * padding k / 2) when dw. */
+static void ref_conv(int c, int h, int w, int o, int dw, int stride, const float *x,
                      const float *wt, const float *bias, float *y, struct cc_act act)
 {
-    int p = dw ? 1 : 0, k = dw ? 3 : 1;
+    int p = dw / 2, k = dw ? dw : 1;
     struct cc_conv2d_desc d = {
         .c = c,
         .h = h,
@@ -105,11 +108,12 @@ static void reference(const struct cc_fused_block_desc *d, const float *x, float
     float *sum = malloc(out * d->cout * sizeof(float));
     relayout(x, xc, d->cin, d->h, d->w, true);
     if (d->expand)
-        ref_conv(d->cin, d->h, d->w, d->cexp, false, 1, xc, d->we, d->be, e, d->act_expand);
+        ref_conv(d->cin, d->h, d->w, d->cexp, 0, 1, xc, d->we, d->be, e, d->act_expand);
     else
         memcpy(e, xc, in * d->cin * sizeof(float));
-    ref_conv(d->cexp, d->h, d->w, d->cexp, true, d->stride, e, d->wd, d->bd, dw, d->act_dw);
-    ref_conv(d->cexp, ho, wo, d->cout, false, 1, dw, d->wp, d->bp, p, d->act_project);
+    ref_conv(d->cexp, d->h, d->w, d->cexp, d->kernel ? d->kernel : 3, d->stride, e, d->wd, d->bd,
+             dw, d->act_dw);
+    ref_conv(d->cexp, ho, wo, d->cout, 0, 1, dw, d->wp, d->bp, p, d->act_project);
     if (d->residual)
         cc_ref_add(p, xc, sum, out * d->cout, cc_act_none());
     else
@@ -140,11 +144,12 @@ static void check_block(const struct block *b, struct tu_rng *r, enum cc_stem_is
         size_t worst = 0;
         double diff = tu_max_abs_diff(got, want, n_out, &worst);
         CHECKF(diff <= tol,
-               "%s, %d thread(s): %dx%d %d -> %d -> %d stride %d%s: |diff| %g > %g at pixel %zu "
-               "channel %zu (got %g, want %g)",
-               cc_stem_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout, d->stride,
-               d->residual ? " residual" : "", diff, tol, worst / d->cout, worst % d->cout,
-               got[worst], want[worst]);
+               "%s, %d thread(s): %dx%d %d -> %d -> %d k%d stride %d%s%s: |diff| %g > %g at pixel "
+               "%zu channel %zu (got %g, want %g)",
+               cc_stem_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout,
+               d->kernel ? d->kernel : 3, d->stride, d->residual ? " residual" : "",
+               d->act_dw.kind == CC_ACT_HARDSWISH ? " hardswish" : "", diff, tol, worst / d->cout,
+               worst % d->cout, got[worst], want[worst]);
         pthreadpool_destroy(pool);
         cc_fused_block_finish(&fb);
     }
@@ -157,6 +162,53 @@ static const int fixed[][5] = {
     {13, 16, 6, 24, 2},  {14, 24, 6, 24, 1}, {9, 24, 6, 32, 2}, {7, 3, 6, 3, 1},
     {1, 17, 6, 17, 1},   {1, 24, 1, 24, 2},  {2, 3, 1, 17, 1},  {57, 17, 6, 24, 2},
 };
+
+/* mobilenet_v3's blocks: [size, cin, t, cout, stride, kernel, hardswish after the expand,
+ * after the depthwise]. */
+static const int fixed_v3[][8] = {
+    {14, 40, 6, 80, 2, 3, 1, 1},  {14, 80, 3, 80, 1, 3, 1, 1}, {28, 24, 3, 40, 2, 5, 0, 0},
+    {7, 160, 6, 160, 1, 5, 1, 1}, {9, 17, 3, 17, 1, 5, 1, 0},  {1, 5, 1, 5, 1, 5, 1, 1},
+    {2, 3, 6, 8, 2, 5, 0, 1},     {5, 3, 1, 3, 2, 5, 1, 1},    {31, 16, 4, 24, 2, 3, 1, 1},
+};
+
+/* make_block's block with a kernel x kernel depthwise and hardswish where asked. */
+static void make_v3_block(struct block *b, struct tu_rng *r, const int *v)
+{
+    make_block(b, r, v[0], v[1], v[2], v[3], v[4]);
+    b->d.kernel = v[5];
+    free(b->w[2]);
+    b->d.wd = b->w[2] = random_floats(r, (size_t)b->d.cexp * v[5] * v[5], 1.5f / (float)v[5]);
+    if (v[6])
+        b->d.act_expand = cc_act_of(CC_ACT_HARDSWISH);
+    if (v[7])
+        b->d.act_dw = cc_act_of(CC_ACT_HARDSWISH);
+}
+
+/* The mobilenet_v3 blocks above and random ones (kernel 3 or 5, hardswish or ReLU6 in either
+ * place) with isa's kernels; the number of blocks. */
+static int check_v3_blocks(struct tu_rng *r, enum cc_stem_isa isa)
+{
+    int cases = 0;
+    for (size_t i = 0; i < sizeof(fixed_v3) / sizeof(fixed_v3[0]); i++, cases++) {
+        struct block b;
+        make_v3_block(&b, r, fixed_v3[i]);
+        check_block(&b, r, isa);
+        free_block(&b);
+    }
+    static const int channels[] = {3, 5, 8, 17, 24, 40};
+    for (int i = 0; i < 12; i++, cases++) {
+        int v[8] = {tu_rng_range(r, 1, 31), channels[tu_rng_range(r, 0, 5)],
+                    tu_rng_range(r, 1, 6),  channels[tu_rng_range(r, 0, 5)],
+                    tu_rng_range(r, 1, 2),  tu_rng_range(r, 0, 1) ? 5 : 3,
+                    tu_rng_range(r, 0, 1),  tu_rng_range(r, 0, 1)};
+        v[3] = v[4] == 1 && tu_rng_range(r, 0, 1) ? v[1] : v[3]; // residual half the time
+        struct block b;
+        make_v3_block(&b, r, v);
+        check_block(&b, r, isa);
+        free_block(&b);
+    }
+    return cases;
+}
 
 static void check_bad_desc(void)
 {
@@ -221,6 +273,7 @@ int main(void)
             check_block(&b, &r, (enum cc_stem_isa)isa);
             free_block(&b);
         }
+        cases += check_v3_blocks(&r, (enum cc_stem_isa)isa);
         printf("# %s: %d blocks x 1-4 threads\n", cc_stem_isa_name((enum cc_stem_isa)isa), cases);
     }
     return tu_exit_code();
