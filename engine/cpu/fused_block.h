@@ -62,6 +62,16 @@ struct cc_fused_block_desc {
     // Clamps (cc_act_none(): none); act_expand and act_dw may also be hardswish
     // (mobilenet_v3), computed as x * min(max(x * (1/6) + 1/2, 0), 1).
     struct cc_act act_expand, act_dw, act_project;
+    // Squeeze-excitation between the depthwise and the project (mobilenet_v3) when cse > 0:
+    // the project reads dw x g per channel, g = act_se2(w2 act_se1(w1 mean(dw) + b1) + b2),
+    // mean over the depthwise output's pixels. Such a block runs in two passes over its bands
+    // (cc_fused_block_run): expand and depthwise into the whole depthwise output (ho x wo x
+    // cexp_pad floats, owned: it goes to memory, or L2) and each band's channel sums; the gate
+    // on the calling thread; then the scale and the project conv.
+    int cse;
+    const float *w1, *b1;           // (cse, cexp), (cse) or NULL
+    const float *w2, *b2;           // (cexp, cse), (cexp) or NULL
+    struct cc_act act_se1, act_se2; // any kind
 };
 
 /* Whether d is a block this code runs (shapes, strides and kernels above, clamp or hardswish
@@ -105,9 +115,14 @@ struct cc_fused_block {
     int ho, wo, cexp_pad, cout_pad;
     int ksize, pad;                     // the depthwise's kernel (3 or 5), padding ksize / 2
     float *we, *be, *wd, *bd, *wp, *bp; // packed (above); owned
-    int bands;                          // one scratch each
-    size_t scratch_floats;              // a band's
-    float *scratch;                     // (bands, scratch_floats), 64-byte aligned; owned
+    // SE: w1 (cexp, cse_pad), b1 (cse_pad), w2 (cse, cexp_pad), b2 (cexp_pad), packed as the
+    // convs'; se: the depthwise output (ho, wo, cexp_pad), the bands' sums (bands, cexp_pad),
+    // z (cse_pad), g (cexp_pad); all owned, NULL without SE
+    float *w1, *b1, *w2, *b2, *se, *se_sums, *se_z, *se_g;
+    int cse_pad;
+    int bands;             // one scratch each
+    size_t scratch_floats; // a band's
+    float *scratch;        // (bands, scratch_floats), 64-byte aligned; owned
     enum cc_stem_isa isa;
     struct cc_fused_kernels k;
     bool yield; // the run's last work: the pool's workers sleep after it, as after XNNPACK's
@@ -129,7 +144,8 @@ void cc_fused_block_finish(struct cc_fused_block *b);
 size_t cc_fused_block_working_set(const struct cc_fused_block *b);
 
 /* Output rows [r0, r1) of y (ho, wo, cout) from x (h, w, cin), both NHWC, with band's
- * scratch (0 <= band < b->bands; no other call may use it meanwhile). */
+ * scratch (0 <= band < b->bands; no other call may use it meanwhile). With SE (d.cse > 0):
+ * the first pass only, the depthwise rows into b->se and their sums into band's. */
 void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *y, int r0, int r1,
                          int band);
 
@@ -157,11 +173,13 @@ struct cc_fused_match {
     int first, last;
     int x, y;
     struct cc_fused_block_desc d;
-    float *owned[6];
+    float *owned[10];
 };
 
 /* Whether m's node p is the project conv of a block this code runs: node p - 1 a depthwise
- * 3x3 or 5x5 (stride 1 or 2, padding 1 or 2) whose output only p reads, after (optional)
+ * 3x3 or 5x5 (stride 1 or 2, padding 1 or 2) whose output only p reads (or node p - 5, with
+ * a squeeze-excitation between: global average pool, 1x1 conv, 1x1 conv, multiply of the
+ * depthwise output by the gate, each read by the next only), after (optional)
  * node p - 2, a 1x1 conv whose output only p - 1 reads; then (optional) node p + 1 adds the
  * block's input to p's output, which only it reads; clamps (the expand's and the depthwise's
  * may be hardswish); f32 or int8 weights; batch 1; no intermediate the graph output; the

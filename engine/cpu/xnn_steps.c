@@ -408,8 +408,9 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 
 #define CHOICES_NAME "cpu-layer-choices.txt"
 // 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused block's conv;
-// 5: int8 one-group convs too ('x' or 'f': the int8 fused block)
-#define CHOICES_HEADER "camclass cpu layer choices 5\n"
+// 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'f' also for blocks with
+// hardswish, 5x5 depthwise or squeeze-excitation (a cache of 5 remembers them as layers)
+#define CHOICES_HEADER "camclass cpu layer choices 6\n"
 
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count and CPU: a later start with the same key times nothing (that

@@ -7,8 +7,8 @@
  * host runs (portable C, AVX2, AVX-512), 1 to 4 threads (as many bands: band edges at odd
  * rows), the output poisoned with NaN first (a pixel left unwritten fails); and mobilenet_v3's
  * (expand ratios 1 to 6, 3x3 and 5x5 depthwise, hardswish or ReLU6 after the expand and after
- * the depthwise). Tolerance: |fused - ref| <= 1e-4 x max|ref| over the output (the sums differ
- * only in order).
+ * the depthwise, squeeze-excitation or not). Tolerance: |fused - ref| <= 1e-4 x max|ref| over the
+ * output (the sums differ only in order).
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@
 /* A random block and its weights (owned: free_block). */
 struct block {
     struct cc_fused_block_desc d;
-    float *w[6]; // we, be, wd, bd, wp, bp
+    float *w[10]; // we, be, wd, bd, wp, bp; the SE's w1, b1, w2, b2 (or NULL)
 };
 
 static float *random_floats(struct tu_rng *r, size_t n, float scale)
@@ -36,6 +36,7 @@ static void make_block(struct block *b, struct tu_rng *r, int size, int cin, int
                        int stride)
 {
     int cexp = cin * t, w = size > 2 ? size + tu_rng_range(r, -1, 1) : size; // not always square
+    memset(b->w, 0, sizeof(b->w));
     b->d = (struct cc_fused_block_desc){
         .h = size,
         .w = w,
@@ -62,7 +63,7 @@ static void make_block(struct block *b, struct tu_rng *r, int size, int cin, int
 
 static void free_block(struct block *b)
 {
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 10; i++)
         free(b->w[i]);
 }
 
@@ -99,6 +100,20 @@ static void ref_conv(int c, int h, int w, int o, int dw, int stride, const float
     free(scratch);
 }
 
+/* dw (cexp, out pixels) *= d's squeeze-excitation gate, from the reference ops. */
+static void reference_se(const struct cc_fused_block_desc *d, float *dw, size_t out)
+{
+    float *pool = malloc(d->cexp * sizeof(float)), *z = malloc(d->cse * sizeof(float));
+    float *g = malloc(d->cexp * sizeof(float));
+    cc_ref_global_avg_pool(dw, pool, d->cexp, (int)out);
+    ref_conv(d->cexp, 1, 1, d->cse, 0, 1, pool, d->w1, d->b1, z, d->act_se1);
+    ref_conv(d->cse, 1, 1, d->cexp, 0, 1, z, d->w2, d->b2, g, d->act_se2);
+    for (int c = 0; c < d->cexp; c++)
+        for (size_t i = 0; i < out; i++)
+            dw[c * out + i] *= g[c];
+    free(pool), free(z), free(g);
+}
+
 /* y (NHWC) = the block composed from the reference ops, x (NHWC). */
 static void reference(const struct cc_fused_block_desc *d, const float *x, float *y, int ho, int wo)
 {
@@ -113,6 +128,8 @@ static void reference(const struct cc_fused_block_desc *d, const float *x, float
         memcpy(e, xc, in * d->cin * sizeof(float));
     ref_conv(d->cexp, d->h, d->w, d->cexp, d->kernel ? d->kernel : 3, d->stride, e, d->wd, d->bd,
              dw, d->act_dw);
+    if (d->cse)
+        reference_se(d, dw, out);
     ref_conv(d->cexp, ho, wo, d->cout, 0, 1, dw, d->wp, d->bp, p, d->act_project);
     if (d->residual)
         cc_ref_add(p, xc, sum, out * d->cout, cc_act_none());
@@ -144,12 +161,12 @@ static void check_block(const struct block *b, struct tu_rng *r, enum cc_stem_is
         size_t worst = 0;
         double diff = tu_max_abs_diff(got, want, n_out, &worst);
         CHECKF(diff <= tol,
-               "%s, %d thread(s): %dx%d %d -> %d -> %d k%d stride %d%s%s: |diff| %g > %g at pixel "
-               "%zu channel %zu (got %g, want %g)",
+               "%s, %d thread(s): %dx%d %d -> %d -> %d k%d stride %d%s%s se %d: |diff| %g > %g at "
+               "pixel %zu channel %zu (got %g, want %g)",
                cc_stem_isa_name(isa), threads, d->h, d->w, d->cin, d->cexp, d->cout,
                d->kernel ? d->kernel : 3, d->stride, d->residual ? " residual" : "",
-               d->act_dw.kind == CC_ACT_HARDSWISH ? " hardswish" : "", diff, tol, worst / d->cout,
-               worst % d->cout, got[worst], want[worst]);
+               d->act_dw.kind == CC_ACT_HARDSWISH ? " hardswish" : "", d->cse, diff, tol,
+               worst / d->cout, worst % d->cout, got[worst], want[worst]);
         pthreadpool_destroy(pool);
         cc_fused_block_finish(&fb);
     }
@@ -164,11 +181,14 @@ static const int fixed[][5] = {
 };
 
 /* mobilenet_v3's blocks: [size, cin, t, cout, stride, kernel, hardswish after the expand,
- * after the depthwise]. */
-static const int fixed_v3[][8] = {
-    {14, 40, 6, 80, 2, 3, 1, 1},  {14, 80, 3, 80, 1, 3, 1, 1}, {28, 24, 3, 40, 2, 5, 0, 0},
-    {7, 160, 6, 160, 1, 5, 1, 1}, {9, 17, 3, 17, 1, 5, 1, 0},  {1, 5, 1, 5, 1, 5, 1, 1},
-    {2, 3, 6, 8, 2, 5, 0, 1},     {5, 3, 1, 3, 2, 5, 1, 1},    {31, 16, 4, 24, 2, 3, 1, 1},
+ * after the depthwise, squeeze-excitation channels (0: none)]. */
+static const int fixed_v3[][9] = {
+    {14, 40, 6, 80, 2, 3, 1, 1, 0},  {14, 80, 3, 80, 1, 3, 1, 1, 0},
+    {28, 24, 3, 40, 2, 5, 0, 0, 24}, {7, 160, 6, 160, 1, 5, 1, 1, 240},
+    {9, 17, 3, 17, 1, 5, 1, 0, 0},   {1, 5, 1, 5, 1, 5, 1, 1, 3},
+    {2, 3, 6, 8, 2, 5, 0, 1, 0},     {5, 3, 1, 3, 2, 5, 1, 1, 0},
+    {31, 16, 4, 24, 2, 3, 1, 1, 0},  {14, 80, 6, 112, 1, 3, 1, 1, 120},
+    {13, 17, 3, 17, 1, 5, 0, 0, 5},
 };
 
 /* make_block's block with a kernel x kernel depthwise and hardswish where asked. */
@@ -182,6 +202,15 @@ static void make_v3_block(struct block *b, struct tu_rng *r, const int *v)
         b->d.act_expand = cc_act_of(CC_ACT_HARDSWISH);
     if (v[7])
         b->d.act_dw = cc_act_of(CC_ACT_HARDSWISH);
+    int ce = b->d.cexp, cs = b->d.cse = v[8];
+    if (!cs)
+        return;
+    b->d.w1 = b->w[6] = random_floats(r, (size_t)cs * ce, 2.0f / sqrtf((float)ce));
+    b->d.b1 = b->w[7] = random_floats(r, (size_t)cs, 0.5f);
+    b->d.w2 = b->w[8] = random_floats(r, (size_t)ce * cs, 6.0f / sqrtf((float)cs));
+    b->d.b2 = b->w[9] = random_floats(r, (size_t)ce, 1.0f);
+    b->d.act_se1 = cc_act_relu();
+    b->d.act_se2 = cc_act_of(CC_ACT_HARDSIGMOID);
 }
 
 /* The mobilenet_v3 blocks above and random ones (kernel 3 or 5, hardswish or ReLU6 in either
@@ -197,11 +226,12 @@ static int check_v3_blocks(struct tu_rng *r, enum cc_stem_isa isa)
     }
     static const int channels[] = {3, 5, 8, 17, 24, 40};
     for (int i = 0; i < 12; i++, cases++) {
-        int v[8] = {tu_rng_range(r, 1, 31), channels[tu_rng_range(r, 0, 5)],
+        int v[9] = {tu_rng_range(r, 1, 31), channels[tu_rng_range(r, 0, 5)],
                     tu_rng_range(r, 1, 6),  channels[tu_rng_range(r, 0, 5)],
                     tu_rng_range(r, 1, 2),  tu_rng_range(r, 0, 1) ? 5 : 3,
                     tu_rng_range(r, 0, 1),  tu_rng_range(r, 0, 1)};
-        v[3] = v[4] == 1 && tu_rng_range(r, 0, 1) ? v[1] : v[3]; // residual half the time
+        v[3] = v[4] == 1 && tu_rng_range(r, 0, 1) ? v[1] : v[3];   // residual half the time
+        v[8] = tu_rng_range(r, 0, 1) ? tu_rng_range(r, 1, 24) : 0; // SE half the time
         struct block b;
         make_v3_block(&b, r, v);
         check_block(&b, r, isa);
