@@ -11,7 +11,8 @@
  * and a second run of the first input gives the same result (re-submitting the recorded work).
  * The requested backend must be the one that runs: no fallback is accepted. With
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
- * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have.
+ * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have (TEST_FUSED_BLOCKS of them
+ * when set).
  */
 #include <math.h>
 #include <stdio.h>
@@ -120,6 +121,14 @@ int main(int argc, char **argv)
         CHECKF(strstr(cc_engine_device_name(e), "fused blocks") != NULL,
                "CAMCLASS_CPU_FUSED=on, yet no block was fused: device %s",
                cc_engine_device_name(e));
+    // TEST_FUSED_BLOCKS (tests/engine/meson.build; empty: any): how many blocks must be fused.
+    const char *want_fused = getenv("TEST_FUSED_BLOCKS");
+    if (want_fused && want_fused[0] && fused && !strcmp(fused, "on")) {
+        char want[64];
+        snprintf(want, sizeof(want), ", %s fused blocks", want_fused);
+        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
+               cc_engine_device_name(e));
+    }
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
