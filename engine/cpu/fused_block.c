@@ -1,10 +1,11 @@
 /* camclass — the fused inverted-residual block (see fused_block.h): the check, the packing,
  * the band driver and the portable C kernels. The x86-64 kernels are in fused_block_x86.c. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fused_block.h"
-#include "fused_ring.h"
+#include "ref_ops.h"
 
 enum { PACK = 32 }; // channel padding: the widest kernel's block (AVX-512: 2 x 16)
 
@@ -80,6 +81,18 @@ static bool is_clamp(struct cc_act act)
     return act.kind == CC_ACT_CLAMP && !(act.min > act.max);
 }
 
+/* Whether act is one the expand conv or the depthwise may have: a clamp or hardswish. */
+static bool is_inner_act(struct cc_act act)
+{
+    return is_clamp(act) || act.kind == CC_ACT_HARDSWISH;
+}
+
+/* The depthwise kernel of d: its kernel, 0 read as 3. */
+static int kernel_of(const struct cc_fused_block_desc *d)
+{
+    return d->kernel ? d->kernel : 3;
+}
+
 bool cc_fused_block_check(const struct cc_fused_block_desc *d, struct cc_error *err)
 {
     const char *bad = NULL;
@@ -87,14 +100,18 @@ bool cc_fused_block_check(const struct cc_fused_block_desc *d, struct cc_error *
         bad = "a size or channel count below 1";
     else if (d->stride != 1 && d->stride != 2)
         bad = "a depthwise stride other than 1 or 2";
+    else if (kernel_of(d) != 3 && kernel_of(d) != 5)
+        bad = "a depthwise kernel other than 3x3 or 5x5";
     else if (!d->expand && d->cexp != d->cin)
         bad = "no expand conv but expanded channels != input channels";
     else if (d->residual && (d->stride != 1 || d->cin != d->cout))
         bad = "a residual with stride 2 or input channels != output channels";
-    else if (!is_clamp(d->act_expand) || !is_clamp(d->act_dw) || !is_clamp(d->act_project))
-        bad = "an activation that is not a clamp";
-    else if ((d->expand && !d->we) || !d->wd || !d->wp)
+    else if (!is_inner_act(d->act_expand) || !is_inner_act(d->act_dw) || !is_clamp(d->act_project))
+        bad = "an activation that is not a clamp (or hardswish before the project conv)";
+    else if ((d->expand && !d->we) || !d->wd || !d->wp || (d->cse && (!d->w1 || !d->w2)))
         bad = "missing weights";
+    else if (d->cse < 0)
+        bad = "a squeeze-excitation with fewer than 0 channels";
     if (bad)
         return cc_error_set(err, "fused block: %s (%dx%d, %d -> %d -> %d, stride %d)", bad, d->h,
                             d->w, d->cin, d->cexp, d->cout, d->stride);
@@ -129,10 +146,10 @@ static void pack_bias(float *dst, const float *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
-/* Floats of one padded expanded row: w + 2 columns of cexp_pad channels. */
+/* Floats of one padded expanded row: w + 2 * pad columns of cexp_pad channels. */
 static size_t ring_row(const struct cc_fused_block *b)
 {
-    return (size_t)(b->d.w + 2) * b->cexp_pad;
+    return (size_t)(b->d.w + 2 * b->pad) * b->cexp_pad;
 }
 
 static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
@@ -140,7 +157,7 @@ static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
     int ce = b->cexp_pad, co = b->cout_pad;
     b->we = aligned_floats(d->expand ? (size_t)d->cin * ce : 0);
     b->be = aligned_floats((size_t)ce);
-    b->wd = aligned_floats((size_t)9 * ce);
+    b->wd = aligned_floats((size_t)b->ksize * b->ksize * ce);
     b->bd = aligned_floats((size_t)ce);
     b->wp = aligned_floats((size_t)d->cexp * co);
     b->bp = aligned_floats((size_t)co);
@@ -150,10 +167,34 @@ static bool pack(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
         pack_t(b->we, d->we, d->cin, d->cexp, ce);
         pack_bias(b->be, d->be, d->cexp);
     }
-    pack_t(b->wd, d->wd, 9, d->cexp, ce);
+    pack_t(b->wd, d->wd, b->ksize * b->ksize, d->cexp, ce);
     pack_bias(b->bd, d->bd, d->cexp);
     pack_t(b->wp, d->wp, d->cexp, d->cout, co);
     pack_bias(b->bp, d->bp, d->cout);
+    return true;
+}
+
+/* The squeeze-excitation's weights and buffers (fused_block.h), when d has one. */
+static bool pack_se(struct cc_fused_block *b, const struct cc_fused_block_desc *d)
+{
+    if (!d->cse)
+        return true;
+    int ce = b->cexp_pad, cs = b->cse_pad = round_up(d->cse);
+    size_t dw = (size_t)b->ho * b->wo * ce;
+    b->w1 = aligned_floats((size_t)d->cexp * cs);
+    b->b1 = aligned_floats((size_t)cs);
+    b->w2 = aligned_floats((size_t)d->cse * ce);
+    b->b2 = aligned_floats((size_t)ce);
+    b->se = aligned_floats(dw + (size_t)b->bands * ce + cs + ce);
+    if (!b->w1 || !b->b1 || !b->w2 || !b->b2 || !b->se)
+        return false;
+    b->se_sums = b->se + dw;
+    b->se_z = b->se_sums + (size_t)b->bands * ce;
+    b->se_g = b->se_z + cs;
+    pack_t(b->w1, d->w1, d->cexp, d->cse, cs);
+    pack_bias(b->b1, d->b1, d->cse);
+    pack_t(b->w2, d->w2, d->cse, d->cexp, ce);
+    pack_bias(b->b2, d->b2, d->cexp);
     return true;
 }
 
@@ -167,16 +208,19 @@ bool cc_fused_block_init(struct cc_fused_block *b, const struct cc_fused_block_d
         return cc_error_set(err, "fused block: this CPU (or build) has no %s kernels",
                             cc_stem_isa_name(isa));
     b->d.we = b->d.be = b->d.wd = b->d.bd = b->d.wp = b->d.bp = NULL;
-    b->ho = (d->h - 1) / d->stride + 1; // (h + 2 - 3) / stride + 1
+    b->d.w1 = b->d.b1 = b->d.w2 = b->d.b2 = NULL;
+    b->ksize = kernel_of(d);
+    b->pad = b->ksize / 2;
+    b->ho = (d->h - 1) / d->stride + 1; // (h + 2 * pad - k) / stride + 1
     b->wo = (d->w - 1) / d->stride + 1;
     b->cexp_pad = round_up(d->cexp);
     b->cout_pad = round_up(d->cout);
     b->bands = bands < 1 ? 1 : bands > b->ho ? b->ho : bands;
     b->k = kernels[isa];
-    // A band's scratch: the ring of 3 expanded rows, a zero row, the depthwise row.
-    b->scratch_floats = 4 * ring_row(b) + (size_t)b->wo * b->cexp_pad;
+    // A band's scratch: the ring of k expanded rows, a zero row, the depthwise row.
+    b->scratch_floats = (size_t)(b->ksize + 1) * ring_row(b) + (size_t)b->wo * b->cexp_pad;
     b->scratch = aligned_floats(b->scratch_floats * b->bands);
-    if (!b->scratch || !pack(b, d)) {
+    if (!b->scratch || !pack(b, d) || !pack_se(b, d)) {
         cc_fused_block_finish(b);
         return cc_error_set(err, "fused block: out of memory");
     }
@@ -185,7 +229,8 @@ bool cc_fused_block_init(struct cc_fused_block *b, const struct cc_fused_block_d
 
 void cc_fused_block_finish(struct cc_fused_block *b)
 {
-    float **owned[] = {&b->we, &b->be, &b->wd, &b->bd, &b->wp, &b->bp, &b->scratch};
+    float **owned[] = {&b->we,      &b->be, &b->wd, &b->bd, &b->wp, &b->bp,
+                       &b->scratch, &b->w1, &b->b1, &b->w2, &b->b2, &b->se};
     for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
         free(*owned[i]);
         *owned[i] = NULL;
@@ -194,8 +239,13 @@ void cc_fused_block_finish(struct cc_fused_block *b)
 
 size_t cc_fused_block_working_set(const struct cc_fused_block *b)
 {
-    size_t weights = (size_t)(b->d.expand ? b->d.cin : 0) * b->cexp_pad + 9 * b->cexp_pad +
-                     (size_t)b->d.cexp * b->cout_pad + 2 * b->cexp_pad + b->cout_pad;
+    size_t weights = (size_t)(b->d.expand ? b->d.cin : 0) * b->cexp_pad +
+                     (size_t)b->ksize * b->ksize * b->cexp_pad + (size_t)b->d.cexp * b->cout_pad +
+                     2 * b->cexp_pad + b->cout_pad;
+    if (b->d.cse) // the SE's weights, the whole depthwise output, the sums, z and g
+        weights += (size_t)b->d.cexp * b->cse_pad + (size_t)b->d.cse * b->cexp_pad +
+                   (size_t)b->ho * b->wo * b->cexp_pad + (size_t)(b->bands + 2) * b->cexp_pad +
+                   2 * b->cse_pad;
     return (b->scratch_floats + weights) * sizeof(float);
 }
 
@@ -203,17 +253,15 @@ size_t cc_fused_block_working_set(const struct cc_fused_block *b)
  * Bands
  */
 
-/* Input row iy expanded into the ring row e (columns 1 .. w; column 0 and w + 1 stay zero). */
-static void expand_row(const void *block, const void *xv, int iy, void *row)
+/* Input row iy expanded into the ring row e (columns pad .. pad + w - 1; the pad columns on
+ * either side stay zero). */
+static void expand_row(const struct cc_fused_block *b, const float *x, int iy, float *e)
 {
-    const struct cc_fused_block *b = block;
-    const float *x = xv;
-    float *e = row;
     const struct cc_fused_block_desc *d = &b->d;
     const float *in = x + (size_t)iy * d->w * d->cin;
     if (!d->expand) {
         for (int p = 0; p < d->w; p++)
-            memcpy(e + (size_t)(p + 1) * b->cexp_pad, in + (size_t)p * d->cin,
+            memcpy(e + (size_t)(p + b->pad) * b->cexp_pad, in + (size_t)p * d->cin,
                    (size_t)d->cin * sizeof(float));
         return;
     }
@@ -227,36 +275,42 @@ static void expand_row(const void *block, const void *xv, int iy, void *row)
         .n = d->cexp,
         .n_pad = b->cexp_pad,
         .n_store = b->cexp_pad,
-        .c = e + b->cexp_pad,
+        .c = e + (size_t)b->pad * b->cexp_pad,
         .ldc = (size_t)b->cexp_pad,
         .lo = d->act_expand.min,
         .hi = d->act_expand.max,
+        .hswish = d->act_expand.kind == CC_ACT_HARDSWISH,
     };
     b->k.gemm(&g);
 }
 
-/* Output row oy: its depthwise row into dw (rows: the 3 expanded rows it reads), then the
- * project conv (and the residual) into y. */
-static void output_row(const void *block, const void *xv, void *yv, int oy,
-                       const void *const rows[3], void *dwv)
+/* An output row's depthwise row into dw (rows: the k expanded rows it reads). */
+static void dw_row(const struct cc_fused_block *b, const float *const rows[CC_FUSED_KMAX],
+                   float *dw)
 {
-    const struct cc_fused_block *b = block;
-    const float *x = xv;
-    float *y = yv, *dw = dwv;
     const struct cc_fused_block_desc *d = &b->d;
     struct cc_fused_dw dd = {
-        .rows = {rows[0], rows[1], rows[2]},
         .w = b->wd,
         .bias = b->bd,
         .c = d->cexp,
         .c_pad = b->cexp_pad,
         .wo = b->wo,
         .stride = d->stride,
+        .k = b->ksize,
         .y = dw,
         .lo = d->act_dw.min,
         .hi = d->act_dw.max,
+        .hswish = d->act_dw.kind == CC_ACT_HARDSWISH,
     };
+    memcpy(dd.rows, rows, sizeof(dd.rows));
     b->k.dw(&dd);
+}
+
+/* Output row oy of y: the project conv of its depthwise row dw (and the residual). */
+static void project_row(const struct cc_fused_block *b, const float *x, float *y, int oy,
+                        const float *dw)
+{
+    const struct cc_fused_block_desc *d = &b->d;
     struct cc_fused_gemm g = {
         .a = dw,
         .lda = (size_t)b->cexp_pad,
@@ -276,36 +330,131 @@ static void output_row(const void *block, const void *xv, void *yv, int oy,
     b->k.gemm(&g);
 }
 
-static struct cc_fused_ring ring_of(const struct cc_fused_block *b)
-{
-    return (struct cc_fused_ring){
-        .block = b,
-        .h = b->d.h,
-        .stride = b->d.stride,
-        .ho = b->ho,
-        .bands = b->bands,
-        .row_bytes = ring_row(b) * sizeof(float),
-        .band_bytes = b->scratch_floats * sizeof(float),
-        .scratch = b->scratch,
-        .expand = expand_row,
-        .output = output_row,
-    };
-}
-
 void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *y, int r0, int r1,
                          int band)
 {
-    struct cc_fused_ring r = ring_of(b);
-    cc_fused_ring_band(&r, x, y, r0, r1, band);
+    size_t row = ring_row(b);
+    float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + b->ksize * row;
+    float *dw = zero + row, *sums = b->d.cse ? b->se_sums + (size_t)band * b->cexp_pad : NULL;
+    if (sums)
+        memset(sums, 0, (size_t)b->cexp_pad * sizeof(float));
+    // The ring's padding (the zero row, the pad columns on either side, channels past cin
+    // without an expand conv) is zero from init, and nothing writes it.
+    int held[CC_FUSED_KMAX] = {-1, -1, -1, -1, -1}; // the input row in each ring slot
+    for (int oy = r0; oy < r1; oy++) {
+        const float *rows[CC_FUSED_KMAX] = {0};
+        for (int ky = 0; ky < b->ksize; ky++) {
+            int iy = oy * b->d.stride - b->pad + ky, slot = iy % b->ksize;
+            if (iy < 0 || iy >= b->d.h) {
+                rows[ky] = zero;
+                continue;
+            }
+            if (held[slot] != iy)
+                expand_row(b, x, iy, ring + slot * row);
+            held[slot] = iy;
+            rows[ky] = ring + slot * row;
+        }
+        if (!b->d.cse) {
+            dw_row(b, rows, dw);
+            project_row(b, x, y, oy, dw);
+            continue;
+        }
+        float *t = b->se + (size_t)oy * b->wo * b->cexp_pad;
+        dw_row(b, rows, t);
+        for (int p = 0; p < b->wo; p++)
+            for (int c = 0; c < b->d.cexp; c++)
+                sums[c] += t[(size_t)p * b->cexp_pad + c];
+    }
+}
+
+/* The SE's gate g from the bands' sums (band 0's become the mean): two 1x1 GEMMs of one pixel
+ * with the kernels, then their activations. */
+static void se_gate(const struct cc_fused_block *b)
+{
+    const struct cc_fused_block_desc *d = &b->d;
+    float *mean = b->se_sums, scale = 1.0f / (float)(b->ho * b->wo);
+    for (int i = 1; i < b->bands; i++)
+        for (int c = 0; c < d->cexp; c++)
+            mean[c] += b->se_sums[(size_t)i * b->cexp_pad + c];
+    for (int c = 0; c < d->cexp; c++)
+        mean[c] *= scale;
+    struct cc_fused_gemm g1 = {
+        .a = mean,
+        .w = b->w1,
+        .bias = b->b1,
+        .m = 1,
+        .k = d->cexp,
+        .n = d->cse,
+        .n_pad = b->cse_pad,
+        .n_store = d->cse,
+        .c = b->se_z,
+        .lo = -INFINITY,
+        .hi = INFINITY,
+    };
+    b->k.gemm(&g1);
+    cc_ref_act_span(b->se_z, (size_t)d->cse, d->act_se1);
+    struct cc_fused_gemm g2 = {
+        .a = b->se_z,
+        .w = b->w2,
+        .bias = b->b2,
+        .m = 1,
+        .k = d->cse,
+        .n = d->cexp,
+        .n_pad = b->cexp_pad,
+        .n_store = d->cexp,
+        .c = b->se_g,
+        .lo = -INFINITY,
+        .hi = INFINITY,
+    };
+    b->k.gemm(&g2);
+    cc_ref_act_span(b->se_g, (size_t)d->cexp, d->act_se2);
+}
+
+/* The SE's second pass over rows [r0, r1): the depthwise rows times g, then the project. */
+static void se_project(const struct cc_fused_block *b, const float *x, float *y, int r0, int r1)
+{
+    for (int oy = r0; oy < r1; oy++) {
+        float *t = b->se + (size_t)oy * b->wo * b->cexp_pad;
+        for (int p = 0; p < b->wo; p++)
+            for (int c = 0; c < b->d.cexp; c++)
+                t[(size_t)p * b->cexp_pad + c] *= b->se_g[c];
+        project_row(b, x, y, oy, t);
+    }
+}
+
+struct run {
+    const struct cc_fused_block *b;
+    const float *x;
+    float *y;
+};
+
+static void run_band(void *ctx, size_t band)
+{
+    const struct run *r = ctx;
+    int ho = r->b->ho, n = r->b->bands, i = (int)band;
+    cc_fused_block_band(r->b, r->x, r->y, ho * i / n, ho * (i + 1) / n, i);
+}
+
+static void run_se_band(void *ctx, size_t band)
+{
+    const struct run *r = ctx;
+    int ho = r->b->ho, n = r->b->bands, i = (int)band;
+    se_project(r->b, r->x, r->y, ho * i / n, ho * (i + 1) / n);
 }
 
 void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y,
                         pthreadpool_t pool)
 {
-    struct cc_fused_ring r = ring_of(b);
-    cc_fused_ring_run(&r, x, y, pool,
-                      PTHREADPOOL_FLAG_DISABLE_DENORMALS |
-                          (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
+    struct run r = {b, x, y};
+    uint32_t flags = PTHREADPOOL_FLAG_DISABLE_DENORMALS;
+    pthreadpool_parallelize_1d(pool, run_band, &r, (size_t)b->bands,
+                               flags |
+                                   (b->yield && !b->d.cse ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
+    if (!b->d.cse)
+        return;
+    se_gate(b);
+    pthreadpool_parallelize_1d(pool, run_se_band, &r, (size_t)b->bands,
+                               flags | (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -338,13 +487,14 @@ static int readers(const struct cc_model *m, int t)
 }
 
 /* Whether node k of m is a conv2d with a k x k kernel, stride, padding, clamp, one group (or
- * depthwise), whose output is an intermediate of a block (only one reader, not the output). */
-static bool conv_is(const struct cc_model *m, int k, int kernel, int stride, bool dw, bool inner)
+ * depthwise), whose output is an intermediate of a block when inner > 0 (inner readers, not
+ * the output; then its activation may be hardswish too). */
+static bool conv_is(const struct cc_model *m, int k, int kernel, int stride, bool dw, int inner)
 {
     if (k < 0 || k >= m->n_nodes)
         return false;
     const struct cc_node *n = &m->nodes[k];
-    if (n->op != CC_OP_CONV2D || n->n_inputs < 2 || !is_clamp(n->act))
+    if (n->op != CC_OP_CONV2D || n->n_inputs < 2 || !(inner ? is_inner_act : is_clamp)(n->act))
         return false;
     const struct cc_conv2d_attrs *a = &n->attrs.conv;
     const struct cc_tensor *x = &m->tensors[n->inputs[0]], *w = &m->tensors[n->inputs[1]];
@@ -356,7 +506,50 @@ static bool conv_is(const struct cc_model *m, int k, int kernel, int stride, boo
                  a->pad[3] == pad &&
                  (dw ? a->groups == x->shape[1] && w->shape[0] == x->shape[1] && w->shape[1] == 1
                      : a->groups == 1);
-    return shape && attrs && (!inner || (readers(m, y) == 1 && m->output.tensor != y));
+    return shape && attrs && (!inner || (readers(m, y) == inner && m->output.tensor != y));
+}
+
+/* Whether node k of m has op, reads tensor in as its first input, and has its output read by
+ * node k + 1 only. */
+static bool feeds_next(const struct cc_model *m, int k, enum cc_op op, int in)
+{
+    if (k < 0 || k + 1 >= m->n_nodes || m->nodes[k].op != op || m->nodes[k].inputs[0] != in)
+        return false;
+    int y = m->nodes[k].outputs[0];
+    return readers(m, y) == 1 && m->output.tensor != y;
+}
+
+/* Whether node k of m is a 1x1 conv (one group, stride 1, no padding) of a [1, C, 1, 1]
+ * tensor, any activation: a squeeze-excitation's FC. */
+static bool se_fc(const struct cc_model *m, int k)
+{
+    const struct cc_node *n = &m->nodes[k];
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]], *w = &m->tensors[n->inputs[1]];
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    return n->n_inputs >= 2 && x->ndim == 4 && x->shape[0] == 1 && x->shape[2] == 1 &&
+           x->shape[3] == 1 && w->ndim == 4 && w->shape[2] == 1 && w->shape[3] == 1 &&
+           (w->dtype == CC_DTYPE_F32 || w->dtype == CC_DTYPE_I8) && a->groups == 1 &&
+           a->stride[0] == 1 && a->stride[1] == 1 && !a->pad[0] && !a->pad[1] && !a->pad[2] &&
+           !a->pad[3];
+}
+
+/* The depthwise node of the block whose project conv is node p of m: p - 1, or p - 5 when
+ * nodes p - 4 .. p - 1 are a squeeze-excitation of its output (fused_block.h). */
+static int dw_node(const struct cc_model *m, int p)
+{
+    if (p < 5 || m->nodes[p - 1].op != CC_OP_MUL)
+        return p - 1;
+    const struct cc_node *mul = &m->nodes[p - 1], *dw = &m->nodes[p - 5];
+    int t = dw->outputs[0], pool = m->nodes[p - 4].outputs[0], fc1 = m->nodes[p - 3].outputs[0];
+    int gate = m->nodes[p - 2].outputs[0];
+    bool chain = feeds_next(m, p - 4, CC_OP_GLOBAL_AVG_POOL, t) &&
+                 feeds_next(m, p - 3, CC_OP_CONV2D, pool) && se_fc(m, p - 3) &&
+                 feeds_next(m, p - 2, CC_OP_CONV2D, fc1) && se_fc(m, p - 2) &&
+                 feeds_next(m, p - 1, CC_OP_MUL, mul->inputs[0]) && mul->n_inputs == 2 &&
+                 ((mul->inputs[0] == t && mul->inputs[1] == gate) ||
+                  (mul->inputs[1] == t && mul->inputs[0] == gate)) &&
+                 cc_act_is_none(mul->act) && mul->outputs[0] == m->nodes[p].inputs[0];
+    return chain ? p - 5 : p - 1;
 }
 
 /* f->owned[i] = node's input i (weights 1, bias 2) as f32; NULL for an absent bias. */
@@ -374,14 +567,18 @@ static bool take(const struct cc_model *m, const struct cc_node *node, int i,
 
 bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match *f)
 {
-    *f = (struct cc_fused_match){.first = p - 1, .last = p};
-    const struct cc_node *pn = &m->nodes[p];
-    bool s1 = conv_is(m, p - 1, 3, 1, true, true), s2 = conv_is(m, p - 1, 3, 2, true, true);
-    if (!conv_is(m, p, 1, 1, false, false) || !(s1 || s2) ||
-        m->nodes[p - 1].outputs[0] != pn->inputs[0])
+    if (p < 1 || p >= m->n_nodes)
         return false;
-    const struct cc_node *dn = &m->nodes[p - 1], *en = NULL, *an = NULL;
-    if (conv_is(m, p - 2, 1, 1, false, true) && m->nodes[p - 2].outputs[0] == dn->inputs[0])
+    int q = dw_node(m, p), r = q == p - 1 ? 1 : 2; // the depthwise, its output's readers
+    *f = (struct cc_fused_match){.first = q, .last = p};
+    const struct cc_node *pn = &m->nodes[p];
+    int k = conv_is(m, q, 5, 1, true, r) || conv_is(m, q, 5, 2, true, r) ? 5 : 3;
+    bool s1 = conv_is(m, q, k, 1, true, r), s2 = conv_is(m, q, k, 2, true, r);
+    if (!conv_is(m, p, 1, 1, false, 0) || !(s1 || s2) ||
+        (r == 1 && m->nodes[q].outputs[0] != pn->inputs[0]))
+        return false;
+    const struct cc_node *dn = &m->nodes[q], *en = NULL, *an = NULL;
+    if (conv_is(m, q - 1, 1, 1, false, 1) && m->nodes[q - 1].outputs[0] == dn->inputs[0])
         en = &m->nodes[--f->first];
     f->x = en ? en->inputs[0] : dn->inputs[0];
     f->y = pn->outputs[0];
@@ -405,20 +602,30 @@ bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match
         .cexp = (int)m->tensors[dn->inputs[0]].shape[1],
         .cout = (int)y->shape[1],
         .stride = s1 ? 1 : 2,
+        .kernel = k,
         .expand = en != NULL,
         .residual = an != NULL,
         .act_expand = en ? en->act : cc_act_none(),
         .act_dw = dn->act,
         .act_project = pn->act,
     };
-    if (f->x == m->input.tensor || !(en ? take(m, en, 1, f, 0) && take(m, en, 2, f, 1) : true) ||
-        !take(m, dn, 1, f, 2) || !take(m, dn, 2, f, 3) || !take(m, pn, 1, f, 4) ||
-        !take(m, pn, 2, f, 5)) {
+    const struct cc_node *fc1 = r == 2 ? &m->nodes[q + 2] : NULL, *fc2 = fc1 ? fc1 + 1 : NULL;
+    if (fc1) {
+        f->d.cse = (int)m->tensors[fc1->inputs[1]].shape[0];
+        f->d.act_se1 = fc1->act;
+        f->d.act_se2 = fc2->act;
+    }
+    bool se = !fc1 || (take(m, fc1, 1, f, 6) && take(m, fc1, 2, f, 7) && take(m, fc2, 1, f, 8) &&
+                       take(m, fc2, 2, f, 9));
+    if (f->x == m->input.tensor || !se ||
+        !(en ? take(m, en, 1, f, 0) && take(m, en, 2, f, 1) : true) || !take(m, dn, 1, f, 2) ||
+        !take(m, dn, 2, f, 3) || !take(m, pn, 1, f, 4) || !take(m, pn, 2, f, 5)) {
         cc_fused_match_free(f);
         return false;
     }
     f->d.we = f->owned[0], f->d.be = f->owned[1], f->d.wd = f->owned[2];
     f->d.bd = f->owned[3], f->d.wp = f->owned[4], f->d.bp = f->owned[5];
+    f->d.w1 = f->owned[6], f->d.b1 = f->owned[7], f->d.w2 = f->owned[8], f->d.b2 = f->owned[9];
     struct cc_error ignored = {0};
     if (!cc_fused_block_check(&f->d, &ignored)) {
         cc_fused_match_free(f);
@@ -429,7 +636,7 @@ bool cc_fused_block_match(const struct cc_model *m, int p, struct cc_fused_match
 
 void cc_fused_match_free(struct cc_fused_match *f)
 {
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 10; i++) {
         free(f->owned[i]);
         f->owned[i] = NULL;
     }

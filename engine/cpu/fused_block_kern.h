@@ -12,8 +12,10 @@
  * loaded once per input channel for the FB_PX pixels, each input broadcast once per channel
  * and block; then the clamp, the residual and the store, whole vectors where the channels
  * exist, else through a buffer. Depthwise: blocks of DWPX pixels x one vector of channels, the
- * 9 tap weights in registers for the whole row.
+ * k x k tap weights in registers for the whole row (25 of AVX-512's 32 for a 5x5; AVX2 and the
+ * portable C reload some from the stack).
  */
+#include <stdbool.h>
 #include <string.h>
 
 #define FB_CAT2(a, b) a##b
@@ -26,13 +28,25 @@
 #define FB_GEMM_COLS FB_NAME(fb_gemm_cols_)
 #define FB_DW_BLOCK FB_NAME(fb_dw_block_)
 #define FB_DWPX FB_NAME(fb_dwpx_)
+#define FB_ACT FB_NAME(fb_act_)
+#define FB_DW_ROW FB_NAME(fb_dw_row_)
 
 enum { FB_DWPX = 4 }; // depthwise pixels at once: 4 independent chains of 9 FMAs
 
-/* Stores v (clamped to lo..hi, plus res) to left channels at c (all FB_VW when left >= FB_VW). */
-FB_INLINE void FB_PUT(float *c, const float *res, FB_VEC v, int left, FB_VEC lo, FB_VEC hi)
+/* act(v): hardswish, v * min(max(v * (1/6) + 1/2, 0), 1), when hswish; else the clamp to lo..hi. */
+FB_INLINE FB_VEC FB_ACT(FB_VEC v, FB_VEC lo, FB_VEC hi, bool hswish)
 {
-    v = FB_MIN(FB_MAX(v, lo), hi);
+    if (!hswish)
+        return FB_MIN(FB_MAX(v, lo), hi);
+    FB_VEC t = FB_FMA(v, FB_SET1(1.0f / 6.0f), FB_SET1(0.5f));
+    return v * FB_MIN(FB_MAX(t, FB_SET1(0.0f)), FB_SET1(1.0f));
+}
+
+/* Stores act(v) (plus res) to left channels at c (all FB_VW when left >= FB_VW). */
+FB_INLINE void FB_PUT(float *c, const float *res, FB_VEC v, int left, FB_VEC lo, FB_VEC hi,
+                      bool hswish)
+{
+    v = FB_ACT(v, lo, hi, hswish);
     if (left >= FB_VW) {
         if (res)
             v = v + FB_LOAD(res);
@@ -69,10 +83,10 @@ FB_INLINE void FB_GEMM_BLOCK(const struct cc_fused_gemm *g, int p0, const int px
     for (int i = 0; i < px; i++) {
         size_t at = (size_t)(p0 + i) * g->ldc + n0;
         const float *res = g->res ? g->res + at : NULL;
-        FB_PUT(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi);
+        FB_PUT(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi, g->hswish);
         if (nv > 1)
             FB_PUT(g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i][1], g->n_store - n0 - FB_VW,
-                   lo, hi);
+                   lo, hi, g->hswish);
     }
 }
 
@@ -97,38 +111,48 @@ FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_gemm_)(const struct cc_fused_gemm *g)
         FB_GEMM_COLS(g, n0, 1);
 }
 
-/* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the 9 tap vectors. */
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the k x k tap vectors; px and k
+ * constant at each call. */
 FB_INLINE void FB_DW_BLOCK(const struct cc_fused_dw *d, int ox, const int px, int c0,
-                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi)
+                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi, const int k)
 {
     FB_VEC acc[FB_DWPX];
     for (int i = 0; i < px; i++)
         acc[i] = bias;
-    for (int ky = 0; ky < 3; ky++) {
+    for (int ky = 0; ky < k; ky++) {
         const float *row = d->rows[ky] + (size_t)d->stride * ox * d->c_pad + c0;
-        for (int kx = 0; kx < 3; kx++)
+        for (int kx = 0; kx < k; kx++)
             for (int i = 0; i < px; i++)
                 acc[i] = FB_FMA(FB_LOAD(row + (size_t)(d->stride * i + kx) * d->c_pad),
-                                w[ky * 3 + kx], acc[i]);
+                                w[ky * k + kx], acc[i]);
     }
     for (int i = 0; i < px; i++)
-        FB_STORE(d->y + (size_t)(ox + i) * d->c_pad + c0, FB_MIN(FB_MAX(acc[i], lo), hi));
+        FB_STORE(d->y + (size_t)(ox + i) * d->c_pad + c0, FB_ACT(acc[i], lo, hi, d->hswish));
 }
 
-FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
+/* The row d for a k x k kernel (k constant at each call). */
+FB_INLINE void FB_DW_ROW(const struct cc_fused_dw *d, const int k)
 {
     FB_VEC lo = FB_SET1(d->lo), hi = FB_SET1(d->hi);
     for (int c0 = 0; c0 < d->c; c0 += FB_VW) {
-        FB_VEC w[9];
-        for (int t = 0; t < 9; t++)
+        FB_VEC w[CC_FUSED_KMAX * CC_FUSED_KMAX];
+        for (int t = 0; t < k * k; t++)
             w[t] = FB_LOAD(d->w + (size_t)t * d->c_pad + c0);
         FB_VEC bias = FB_LOAD(d->bias + c0);
         int ox = 0;
         for (; ox + FB_DWPX <= d->wo; ox += FB_DWPX)
-            FB_DW_BLOCK(d, ox, FB_DWPX, c0, w, bias, lo, hi);
+            FB_DW_BLOCK(d, ox, FB_DWPX, c0, w, bias, lo, hi, k);
         for (; ox < d->wo; ox++)
-            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi);
+            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi, k);
     }
+}
+
+FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
+{
+    if (d->k == 5)
+        FB_DW_ROW(d, 5);
+    else
+        FB_DW_ROW(d, 3);
 }
 
 #undef FB_PUT
@@ -136,6 +160,8 @@ FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
 #undef FB_GEMM_COLS
 #undef FB_DW_BLOCK
 #undef FB_DWPX
+#undef FB_ACT
+#undef FB_DW_ROW
 #undef FB_INLINE
 #undef FB_VW
 #undef FB_NAME

@@ -462,6 +462,9 @@ bool cc_fq8_from_match(const struct cc_model *m, const struct cc_fused_match *f,
                        struct cc_fq8_desc *d)
 {
     int e = f->d.expand ? f->first : -1, dw = f->first + f->d.expand, p = dw + 1;
+    if ((f->d.kernel && f->d.kernel != 3) || f->d.act_expand.kind != CC_ACT_CLAMP ||
+        f->d.act_dw.kind != CC_ACT_CLAMP || f->d.cse)
+        return false; // mobilenet_v3's blocks: the int8 kernels have 3x3, clamps, no SE
     *d = (struct cc_fq8_desc){
         .h = f->d.h,
         .w = f->d.w,

@@ -31,10 +31,11 @@
  *     it is the input's only reader, the input is then not transposed at all. Kept where it
  *     measures faster than the other path plus that transpose; CAMCLASS_CPU_STEM (off, on,
  *     avx512, avx2, c) switches it for benchmarks and tests (docs/PERFORMANCE.md).
- *   - An f32 inverted-residual block (expand 1x1 -> depthwise 3x3 -> project 1x1 -> add, as
- *     consecutive nodes) may run as one fused step over bands of rows (fused_block.h) at its
- *     last node, the others skipped: kept where it measures faster than its steps, remembered
- *     as 'f'; CAMCLASS_CPU_FUSED (off, on) switches it.
+ *   - An f32 inverted-residual block (expand 1x1 -> depthwise 3x3 or 5x5 -> [squeeze-excitation]
+ *     -> project 1x1 -> add, as consecutive nodes; clamps or hardswish) may run as one fused
+ *     step over bands of rows (fused_block.h) at its last node, the others skipped: kept where
+ *     it measures faster than its steps, remembered as 'f'; CAMCLASS_CPU_FUSED (off, on)
+ *     switches it.
  *   - An f32 1x1 convolution with a clamp may run as our own register-blocked GEMM
  *     (f32_gemm.h) instead of XNNPACK's or BLIS's: kept where it measures faster, remembered
  *     as 'p'; CAMCLASS_CPU_PW (off, on, avx512, avx2, c) switches it.

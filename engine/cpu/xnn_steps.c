@@ -469,10 +469,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 
 // The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
-// f32 1x1 GEMM. It is in the default file's name as well as its header, so that builds of
-// different formats sharing one cache folder keep a file each instead of rewriting one file at
-// every start.
-#define CHOICES_FORMAT "6"
+// f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
+// cache of 6 remembers them as layers). It is in the default file's name as well as its header,
+// so that builds of different formats sharing one cache folder keep a file each instead of
+// rewriting one file at every start.
+#define CHOICES_FORMAT "7"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 

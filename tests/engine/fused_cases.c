@@ -101,3 +101,11 @@ void fused_cases_run(const struct fused_kind *k, struct tu_rng *r)
         printf("# %s: %d blocks x 1-4 threads\n", name, cases);
     }
 }
+
+void fused_cases_check(const struct fused_kind *k, struct tu_rng *r, struct fused_shape s, int isa)
+{
+    bool runs = false;
+    const char *name = k->isa(isa, &runs);
+    struct fused_shape c = complete(s, r);
+    check_shape(k, r, &c, isa, name);
+}

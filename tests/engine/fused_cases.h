@@ -30,6 +30,7 @@ struct fused_shape {
     bool residual;      // stride 1 and cin == cout
     int ho, wo;         // the output's height and width
     size_t n_in, n_out; // values in the input (NHWC) and the output
+    const int *variant; // the test's own extras for its make (NULL: none); not owned
 };
 
 /* A fused desc's geometry fields from shape s (a pointer), in its designated initializer:
@@ -62,5 +63,9 @@ struct fused_kind {
 /* The refused residual, then every shape on every family the host runs; prints
  * "# NAME: N blocks x 1-4 threads", or "# NAME: not on this CPU or build". */
 void fused_cases_run(const struct fused_kind *k, struct tu_rng *r);
+
+/* One more shape s (size, cin, t, cout, stride and variant given; the rest completed here) on
+ * family isa, which the host runs, 1 to 4 threads. */
+void fused_cases_check(const struct fused_kind *k, struct tu_rng *r, struct fused_shape s, int isa);
 
 #endif

@@ -155,7 +155,7 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
     // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM.
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 35 &&
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 7\n", 29) == 0 && tab && n == 35 &&
                (int)strspn(tab + 1, "bxsfp") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {

@@ -12,7 +12,8 @@
  * The requested backend must be the one that runs: no fallback is accepted. With
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
  * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_PW forcing
- * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it.
+ * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; TEST_FUSED_BLOCKS
+ * (when set) is how many blocks must be fused.
  */
 #include <math.h>
 #include <stdio.h>
@@ -125,6 +126,14 @@ int main(int argc, char **argv)
     if (pw && opt.backend == CC_BACKEND_CPU && strcmp(pw, "off") && strcmp(pw, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "own 1x1") != NULL,
                "CAMCLASS_CPU_PW=%s, yet no 1x1 ran on it: device %s", pw, cc_engine_device_name(e));
+    // TEST_FUSED_BLOCKS (tests/engine/meson.build; empty: any): how many blocks must be fused.
+    const char *want_fused = getenv("TEST_FUSED_BLOCKS");
+    if (want_fused && want_fused[0] && fused && !strcmp(fused, "on")) {
+        char want[64];
+        snprintf(want, sizeof(want), ", %s fused blocks", want_fused);
+        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
+               cc_engine_device_name(e));
+    }
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
