@@ -1,11 +1,15 @@
 /* camclass — the fused inverted-residual block (see fused_block.h): the check, the packing,
- * the band driver and the portable C kernels. The x86-64 kernels are in fused_block_x86.c. */
+ * a band's rows (fused_ring.c walks them), the SE's second pass and the portable C kernels. The
+ * x86-64 kernels are in fused_block_x86.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fused_block.h"
+#include "fused_ring.h"
 #include "ref_ops.h"
+
+_Static_assert((int)CC_FUSED_KMAX <= (int)CC_FUSED_RING_KMAX, "the ring holds the tallest kernel's rows");
 
 enum { PACK = 32 }; // channel padding: the widest kernel's block (AVX-512: 2 x 16)
 
@@ -255,8 +259,11 @@ size_t cc_fused_block_working_set(const struct cc_fused_block *b)
 
 /* Input row iy expanded into the ring row e (columns pad .. pad + w - 1; the pad columns on
  * either side stay zero). */
-static void expand_row(const struct cc_fused_block *b, const float *x, int iy, float *e)
+static void expand_row(const void *block, const void *xv, int iy, void *row)
 {
+    const struct cc_fused_block *b = block;
+    const float *x = xv;
+    float *e = row;
     const struct cc_fused_block_desc *d = &b->d;
     const float *in = x + (size_t)iy * d->w * d->cin;
     if (!d->expand) {
@@ -330,41 +337,55 @@ static void project_row(const struct cc_fused_block *b, const float *x, float *y
     b->k.gemm(&g);
 }
 
+/* Output row oy: its depthwise row, then the project (and the residual) into y; with an SE,
+ * the depthwise row kept for the second pass and summed into band's sums instead. */
+static void output_row(const void *block, const void *xv, void *yv, int oy,
+                       const void *const *ring_rows, void *dwv, int band)
+{
+    const struct cc_fused_block *b = block;
+    const float *rows[CC_FUSED_KMAX] = {0};
+    for (int ky = 0; ky < b->ksize; ky++)
+        rows[ky] = ring_rows[ky];
+    if (!b->d.cse) {
+        dw_row(b, rows, dwv);
+        project_row(b, xv, yv, oy, dwv);
+        return;
+    }
+    float *t = b->se + (size_t)oy * b->wo * b->cexp_pad;
+    float *sums = b->se_sums + (size_t)band * b->cexp_pad;
+    dw_row(b, rows, t);
+    for (int p = 0; p < b->wo; p++)
+        for (int c = 0; c < b->d.cexp; c++)
+            sums[c] += t[(size_t)p * b->cexp_pad + c];
+}
+
+/* The padding (the zero row, the pad columns on either side, channels past cin without an
+ * expand conv) of each band's ring is zero from init, and nothing writes it. */
+static struct cc_fused_ring ring_of(const struct cc_fused_block *b)
+{
+    return (struct cc_fused_ring){
+        .block = b,
+        .h = b->d.h,
+        .stride = b->d.stride,
+        .ho = b->ho,
+        .k = b->ksize,
+        .pad = b->pad,
+        .bands = b->bands,
+        .row_bytes = ring_row(b) * sizeof(float),
+        .band_bytes = b->scratch_floats * sizeof(float),
+        .scratch = b->scratch,
+        .expand = expand_row,
+        .output = output_row,
+    };
+}
+
 void cc_fused_block_band(const struct cc_fused_block *b, const float *x, float *y, int r0, int r1,
                          int band)
 {
-    size_t row = ring_row(b);
-    float *ring = b->scratch + (size_t)band * b->scratch_floats, *zero = ring + b->ksize * row;
-    float *dw = zero + row, *sums = b->d.cse ? b->se_sums + (size_t)band * b->cexp_pad : NULL;
-    if (sums)
-        memset(sums, 0, (size_t)b->cexp_pad * sizeof(float));
-    // The ring's padding (the zero row, the pad columns on either side, channels past cin
-    // without an expand conv) is zero from init, and nothing writes it.
-    int held[CC_FUSED_KMAX] = {-1, -1, -1, -1, -1}; // the input row in each ring slot
-    for (int oy = r0; oy < r1; oy++) {
-        const float *rows[CC_FUSED_KMAX] = {0};
-        for (int ky = 0; ky < b->ksize; ky++) {
-            int iy = oy * b->d.stride - b->pad + ky, slot = iy % b->ksize;
-            if (iy < 0 || iy >= b->d.h) {
-                rows[ky] = zero;
-                continue;
-            }
-            if (held[slot] != iy)
-                expand_row(b, x, iy, ring + slot * row);
-            held[slot] = iy;
-            rows[ky] = ring + slot * row;
-        }
-        if (!b->d.cse) {
-            dw_row(b, rows, dw);
-            project_row(b, x, y, oy, dw);
-            continue;
-        }
-        float *t = b->se + (size_t)oy * b->wo * b->cexp_pad;
-        dw_row(b, rows, t);
-        for (int p = 0; p < b->wo; p++)
-            for (int c = 0; c < b->d.cexp; c++)
-                sums[c] += t[(size_t)p * b->cexp_pad + c];
-    }
+    if (b->d.cse)
+        memset(b->se_sums + (size_t)band * b->cexp_pad, 0, (size_t)b->cexp_pad * sizeof(float));
+    struct cc_fused_ring r = ring_of(b);
+    cc_fused_ring_band(&r, x, y, r0, r1, band);
 }
 
 /* The SE's gate g from the bands' sums (band 0's become the mean): two 1x1 GEMMs of one pixel
@@ -428,13 +449,6 @@ struct run {
     float *y;
 };
 
-static void run_band(void *ctx, size_t band)
-{
-    const struct run *r = ctx;
-    int ho = r->b->ho, n = r->b->bands, i = (int)band;
-    cc_fused_block_band(r->b, r->x, r->y, ho * i / n, ho * (i + 1) / n, i);
-}
-
 static void run_se_band(void *ctx, size_t band)
 {
     const struct run *r = ctx;
@@ -445,13 +459,15 @@ static void run_se_band(void *ctx, size_t band)
 void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y,
                         pthreadpool_t pool)
 {
-    struct run r = {b, x, y};
     uint32_t flags = PTHREADPOOL_FLAG_DISABLE_DENORMALS;
-    pthreadpool_parallelize_1d(pool, run_band, &r, (size_t)b->bands,
-                               flags |
-                                   (b->yield && !b->d.cse ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
+    struct cc_fused_ring ring = ring_of(b);
+    if (b->d.cse)
+        memset(b->se_sums, 0, (size_t)b->bands * b->cexp_pad * sizeof(float));
+    cc_fused_ring_run(&ring, x, y, pool,
+                      flags | (b->yield && !b->d.cse ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
     if (!b->d.cse)
         return;
+    struct run r = {b, x, y};
     se_gate(b);
     pthreadpool_parallelize_1d(pool, run_se_band, &r, (size_t)b->bands,
                                flags | (b->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));

@@ -356,9 +356,10 @@ static void expand_row(const void *block, const void *xv, int iy, void *row)
     b->k.gemm(&g);
 }
 
-static void output_row(const void *block, const void *xv, void *yv, int oy,
-                       const void *const rows[3], void *dwv)
+static void output_row(const void *block, const void *xv, void *yv, int oy, const void *const *rows,
+                       void *dwv, int band)
 {
+    (void)band;
     const struct cc_fq8_block *b = block;
     const int8_t *x = xv;
     int8_t *y = yv, *dw = dwv;
@@ -413,6 +414,8 @@ static struct cc_fused_ring ring_of(const struct cc_fq8_block *b)
         .h = b->d.h,
         .stride = b->d.stride,
         .ho = b->ho,
+        .k = 3,
+        .pad = 1,
         .bands = b->bands,
         .row_bytes = ring_row(b),
         .band_bytes = b->scratch_bytes,

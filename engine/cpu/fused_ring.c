@@ -5,13 +5,13 @@ void cc_fused_ring_band(const struct cc_fused_ring *r, const void *x, void *y, i
                         int band)
 {
     char *ring = (char *)r->scratch + (size_t)band * r->band_bytes;
-    const char *zero = ring + 3 * r->row_bytes;
-    void *dw = ring + 4 * r->row_bytes;
-    int held[3] = {-1, -1, -1}; // the input row in each ring slot
+    const char *zero = ring + (size_t)r->k * r->row_bytes;
+    void *dw = ring + (size_t)(r->k + 1) * r->row_bytes;
+    int held[CC_FUSED_RING_KMAX] = {-1, -1, -1, -1, -1}; // the input row in each ring slot
     for (int oy = r0; oy < r1; oy++) {
-        const void *rows[3];
-        for (int ky = 0; ky < 3; ky++) {
-            int iy = oy * r->stride - 1 + ky, slot = iy % 3;
+        const void *rows[CC_FUSED_RING_KMAX];
+        for (int ky = 0; ky < r->k; ky++) {
+            int iy = oy * r->stride - r->pad + ky, slot = iy % r->k;
             if (iy < 0 || iy >= r->h) {
                 rows[ky] = zero;
                 continue;
@@ -22,7 +22,7 @@ void cc_fused_ring_band(const struct cc_fused_ring *r, const void *x, void *y, i
             held[slot] = iy;
             rows[ky] = row;
         }
-        r->output(r->block, x, y, oy, rows, dw);
+        r->output(r->block, x, y, oy, rows, dw, band);
     }
 }
 

@@ -1,10 +1,11 @@
 /* camclass — the band driver both fused blocks share (fused_block.h in f32, fused_q8.h in int8).
- * A band of output rows walks its input rows through a ring of 3 expanded rows: each input row
- * is expanded once, into the slot of its row number modulo 3, and each output row is handed
- * the 3 rows its depthwise conv reads (the zero row where they fall in the padding). The
- * element type is the caller's: the driver moves pointers and calls back.
+ * A band of output rows walks its input rows through a ring of k expanded rows (k: the
+ * depthwise kernel's height, 3 or 5): each input row is expanded once, into the slot of its row
+ * number modulo k, and each output row is handed the k rows its depthwise conv reads (the zero
+ * row where they fall in the padding). The element type is the caller's: the driver moves
+ * pointers and calls back.
  *
- * A band's scratch (band_bytes, at scratch + band × band_bytes): the 3 ring rows, the zero row
+ * A band's scratch (band_bytes, at scratch + band × band_bytes): the k ring rows, the zero row
  * (row_bytes each), then the depthwise row. The zero row and the ring's padding are the
  * caller's to set once; nothing here writes scratch.
  */
@@ -15,18 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum { CC_FUSED_RING_KMAX = 5 }; // the tallest depthwise kernel
+
 struct cc_fused_ring {
     const void *block; // the caller's block, given back to both calls
     int h, stride, ho; // input rows, the depthwise stride, output rows
+    int k, pad;        // the depthwise kernel's height (<= CC_FUSED_RING_KMAX), its top padding
     int bands;         // scratch regions: one per task of a run
     size_t row_bytes;  // one padded expanded row
     size_t band_bytes; // one band's scratch
     void *scratch;     // (bands, band_bytes); not owned
     // Input row iy of x expanded into row.
     void (*expand)(const void *block, const void *x, int iy, void *row);
-    // Output row oy of y from the 3 expanded rows (and x, for a residual), through dw.
-    void (*output)(const void *block, const void *x, void *y, int oy, const void *const rows[3],
-                   void *dw);
+    // Output row oy of y from the k expanded rows (and x, for a residual), through dw, in band.
+    void (*output)(const void *block, const void *x, void *y, int oy, const void *const *rows,
+                   void *dw, int band);
 };
 
 /* Output rows [r0, r1) with band's scratch (0 <= band < r->bands; no other call may use it
