@@ -74,6 +74,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].stem)
             cc_stem_conv_finish(s->steps[n].stem);
         free(s->steps[n].stem);
+        if (s->steps[n].direct)
+            cc_conv3x3_finish(s->steps[n].direct);
+        free(s->steps[n].direct);
         if (s->steps[n].fused)
             cc_xnn_fused_step_finish(s->steps[n].fused);
         free(s->steps[n].fused);
@@ -132,7 +135,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     s->model = m;
     s->poison = opts && opts->poison;
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
-        !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err))
+        !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
+        !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err))
         goto error;
     s->tap = cc_backend_tap(m, opts);
     if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
@@ -167,9 +171,13 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     bool only_stems;
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&
                       !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
-    char extra[96] = ", XNNPACK";
+    char extra[128] = ", XNNPACK";
     if (s->n_blis)
         snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
+    if (s->n_direct)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 ", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
+                 cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_stem)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
                  cc_stem_isa_name(s->stem_mode.isa));
@@ -219,6 +227,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_BLIS:
         cc_blis_conv_run(st->gemm, s->pool);
+        break;
+    case STEP_DIRECT:
+        cc_conv3x3_run(st->direct, s->pool);
         break;
     case STEP_STEM:
         cc_stem_conv_run(st->stem, s->input, s->pool);

@@ -11,7 +11,8 @@
  * and a second run of the first input gives the same result (re-submitting the recorded work).
  * The requested backend must be the one that runs: no fallback is accepted. With
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
- * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have.
+ * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_CONV3X3=on
+ * or winograd, our own k x k convolutions (Winograd ones for winograd).
  */
 #include <math.h>
 #include <stdio.h>
@@ -114,6 +115,13 @@ int main(int argc, char **argv)
     if (stem && opt.backend == CC_BACKEND_CPU && strcmp(stem, "off") && strcmp(stem, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "direct stem") != NULL,
                "CAMCLASS_CPU_STEM=%s, yet the stem did not run: device %s", stem,
+               cc_engine_device_name(e));
+    const char *conv = getenv("CAMCLASS_CPU_CONV3X3");
+    bool wino = conv && !strcmp(conv, "winograd");
+    if (conv && opt.backend == CC_BACKEND_CPU && (wino || !strcmp(conv, "on")))
+        CHECKF(strstr(cc_engine_device_name(e), "direct convs") != NULL &&
+                   (!wino || !strstr(cc_engine_device_name(e), "(0 Winograd")),
+               "CAMCLASS_CPU_CONV3X3=%s, yet no such convolution ran: device %s", conv,
                cc_engine_device_name(e));
     const char *fused = getenv("CAMCLASS_CPU_FUSED");
     if (fused && opt.backend == CC_BACKEND_CPU && !strcmp(fused, "on"))
