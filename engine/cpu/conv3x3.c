@@ -167,7 +167,9 @@ void cc_conv3x3_finish(struct cc_conv3x3 *p)
     free(p->zeros);
     free(p->indir);
     free(p->scratch);
+    free(p->busy);
     p->w = p->bias = p->zeros = p->scratch = NULL;
+    p->busy = NULL;
     p->indir = NULL;
 }
 

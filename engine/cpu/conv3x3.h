@@ -24,6 +24,7 @@
 #ifndef CC_CONV3X3_H
 #define CC_CONV3X3_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -59,9 +60,11 @@ struct cc_conv3x3 {
     float *y;            // (ho, wo, n) NHWC output; not owned
     bool wino;           // the Winograd way (conv3x3_wino.c): the fields below
     int tiles_y, tiles_x, tile_block; // 2x2 output tiles, and how many a task transforms
-    float *scratch;     // (slots, slot_floats): each task's transformed inputs and products; owned
-    size_t slot_floats; // 16 * tile_block * (c + NR)
-    int slots;          // tasks a pool call runs (the threads)
+    float *scratch;     // (slots, slot_floats): a running task's transformed inputs and products;
+                        // owned
+    size_t slot_floats; // 16 * tile_block * (c + NR), and a skew per plane
+    int slots;          // the threads: at most that many tasks run at once
+    atomic_int *busy;   // (slots) 1 while a task holds that slot (claimed by exchange); owned
     int taps, panels, blocks;
     int group;  // taps per group (weights of one panel's group fit in L2)
     int chunks; // runs of pixel blocks per panel: tasks = panels * chunks

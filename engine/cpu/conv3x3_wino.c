@@ -88,7 +88,8 @@ bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, size_t threads)
     p->slots = (int)(threads ? threads : 1);
     p->w = aligned_alloc(64, (size_t)p->panels * 16 * d->c * NR * sizeof(float));
     p->scratch = malloc((size_t)p->slots * p->slot_floats * sizeof(float));
-    if (!p->w || !p->scratch)
+    p->busy = calloc((size_t)p->slots, sizeof(*p->busy));
+    if (!p->w || !p->scratch || !p->busy)
         return false;
     memset(p->w, 0, (size_t)p->panels * 16 * d->c * NR * sizeof(float));
     float u[16];
@@ -185,26 +186,35 @@ VECTOR_CLONES static void transform_output(const struct cc_conv3x3 *p, const flo
 }
 
 /* ------------------------------------------------------------------------------------------
- * Tasks: one block of tiles each, in waves of as many tasks as there are slots
+ * Tasks: one block of tiles each, all in one pool call (waves of `slots` tasks, a pool call
+ * each, ran 9 barriers a layer, each waiting for the slowest thread on a loaded host); a task
+ * claims a free slot of scratch, of which there is one per thread
  */
 
-struct wave {
+struct job {
     const struct cc_conv3x3 *p;
-    const float *x;
     cc_conv3x3_tile_fn tile;
-    int first; // the wave's first block
 };
+
+/* A free slot, now held (at most slots tasks run at once, so one is free). */
+static int claim_slot(const struct cc_conv3x3 *p)
+{
+    for (int j = 0;; j = (j + 1) % p->slots)
+        if (!atomic_exchange_explicit(&p->busy[j], 1, memory_order_acquire))
+            return j;
+}
 
 static void run_tiles(void *ctx, size_t i)
 {
-    const struct wave *wv = ctx;
-    const struct cc_conv3x3 *p = wv->p;
-    const int tiles = p->tiles_y * p->tiles_x, t0 = (wv->first + (int)i) * p->tile_block;
+    const struct job *jb = ctx;
+    const struct cc_conv3x3 *p = jb->p;
+    const int slot = claim_slot(p);
+    const int tiles = p->tiles_y * p->tiles_x, t0 = (int)i * p->tile_block;
     const int count = tiles - t0 < p->tile_block ? tiles - t0 : p->tile_block;
     const int blocks = (count + MR - 1) / MR, c = p->d.c;
-    float *v = p->scratch + i * p->slot_floats, *m = v + 16 * plane(p, c);
+    float *v = p->scratch + (size_t)slot * p->slot_floats, *m = v + 16 * plane(p, c);
     for (int t = 0; t < blocks * MR; t++) // tiles past count: repeat the first (not written)
-        transform_input(p, wv->x, t0 + (t < count ? t : 0), v + (size_t)t * c, plane(p, c));
+        transform_input(p, p->x, t0 + (t < count ? t : 0), v + (size_t)t * c, plane(p, c));
     const float *rows[MR];
     for (int panel = 0; panel < p->panels; panel++) {
         for (int e = 0; e < 16; e++)
@@ -222,24 +232,20 @@ static void run_tiles(void *ctx, size_t i)
                     .lo = -INFINITY,
                     .hi = INFINITY,
                 };
-                wv->tile(&t);
+                jb->tile(&t);
             }
         int nr = p->d.n - panel * NR < NR ? p->d.n - panel * NR : NR;
         for (int t = 0; t < count; t++)
             transform_output(p, m + (size_t)t * NR, plane(p, NR), t0 + t, panel * NR, nr);
     }
+    atomic_store_explicit(&p->busy[slot], 0, memory_order_release);
 }
 
 void cc_conv3x3_wino_run(const struct cc_conv3x3 *p, cc_conv3x3_tile_fn tile, pthreadpool_t pool)
 {
     const int tiles = p->tiles_y * p->tiles_x;
-    const int blocks = (tiles + p->tile_block - 1) / p->tile_block;
-    for (int first = 0; first < blocks; first += p->slots) {
-        struct wave wv = {p, p->x, tile, first};
-        int count = blocks - first < p->slots ? blocks - first : p->slots;
-        bool last = first + count >= blocks;
-        pthreadpool_parallelize_1d(pool, run_tiles, &wv, (size_t)count,
-                                   PTHREADPOOL_FLAG_DISABLE_DENORMALS |
-                                       (last && p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
-    }
+    struct job jb = {p, tile};
+    pthreadpool_parallelize_1d(
+        pool, run_tiles, &jb, (size_t)((tiles + p->tile_block - 1) / p->tile_block),
+        PTHREADPOOL_FLAG_DISABLE_DENORMALS | (p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }
