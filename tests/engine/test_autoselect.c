@@ -149,9 +149,10 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     const char *tab = text ? strrchr(text, '\t') : NULL;
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
-    // f a conv of a fused inverted-residual block (where faster).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 5\n", 29) == 0 && tab && n == 35 &&
-               (int)strspn(tab + 1, "bxsf") == n && count_lines(text) == 2,
+    // f a conv of a fused inverted-residual block (where faster), d / w our own k x k conv,
+    // direct / Winograd (conv3x3.h; here only the 3x3 stride-2 first conv can be d).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 35 &&
+               (int)strspn(tab + 1, "bxsfdw") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
         forge_choices(path, text, 'b', n);
@@ -168,6 +169,12 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         e = create_cpu(bundle, path);
         CHECKF(e && strstr(cc_engine_device_name(e), ", 17 fused blocks"),
                "all-fused line obeyed: %s", e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'd', n); // only the first conv is k x k: 1x1s stay XNNPACK
+        e = create_cpu(bundle, path);
+        CHECKF(e && strstr(cc_engine_device_name(e), ", 1 direct convs (0 Winograd") &&
+                   !strstr(cc_engine_device_name(e), "BLIS"),
+               "all-direct line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
         forge_choices(path, text, 'b', 3); // wrong length: measured again, rewritten
         e = create_cpu(bundle, path);
