@@ -116,12 +116,13 @@ struct xnn_state {
     int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
     const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f'/'d'/'w' per such
                             // conv; or NULL
-    struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
-    int n_stem;                       // steps that are the direct stem
+    struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
+    int n_stem;                    // steps that are the direct stem
+    enum cc_fused_mode fused_mode; // CAMCLASS_CPU_FUSED, read at create
+    int n_fused;                   // steps that are a fused block
+
     enum cc_conv3x3_mode direct_mode; // CAMCLASS_CPU_CONV3X3, read at create
     int n_direct, n_wino;             // steps that are STEP_DIRECT, and of those Winograd
-    enum cc_fused_mode fused_mode;    // CAMCLASS_CPU_FUSED, read at create
-    int n_fused;                      // steps that are a fused block
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none
