@@ -142,7 +142,7 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
         !(fused_off && was == 'f') && !(direct_off && (was == 'd' || was == 'w'))) {
         blis = was == 'b';
-    } else if (twin >= 0) { // a twin run directly: this layer will be too (choose_direct)
+    } else if (twin >= 0) { // a twin on conv3x3.h: XNNPACK here, then choose_direct takes it
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .work = st->work},
