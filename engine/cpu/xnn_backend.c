@@ -26,6 +26,9 @@
  *     place on its output (xnn_build.c).
  *   - f32 convolutions with one group (1x1 and k x k) are also built as BLIS GEMMs
  *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
+ *     A k x k one is then also timed as our own direct convolution and, 3x3 stride 1, as
+ *     Winograd F(2x2, 3x3) (conv3x3.h), kept where fastest, remembered as 'd' / 'w';
+ *     CAMCLASS_CPU_CONV3X3 (off, on, winograd) switches it.
  *     A 3x3 stride-2 one that reads the 3-channel graph input (mobilenet_v2's stem) may run as
  *     the direct stem instead (stem_conv.h), reading the caller's NCHW input where it is: when
  *     it is the input's only reader, the input is then not transposed at all. Kept where it
@@ -81,6 +84,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].stem)
             cc_stem_conv_finish(s->steps[n].stem);
         free(s->steps[n].stem);
+        if (s->steps[n].direct)
+            cc_conv3x3_finish(s->steps[n].direct);
+        free(s->steps[n].direct);
         if (s->steps[n].fused)
             cc_xnn_fused_step_finish(s->steps[n].fused);
         free(s->steps[n].fused);
@@ -145,7 +151,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
-        !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err))
+        !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
+        !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err))
         goto error;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     s->tap = cc_backend_tap(m, opts);
@@ -181,12 +188,16 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     bool only_stems;
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&
                       !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
-    char extra[160] = ", XNNPACK";
+    char extra[224] = ", XNNPACK";
     if (s->n_blis)
         snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
     if (s->n_pw)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", own 1x1 for %d (%s)",
                  s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
+    if (s->n_direct)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+                 ", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
+                 cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_stem)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
                  cc_stem_isa_name(s->stem_mode.isa));
@@ -236,6 +247,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_BLIS:
         cc_blis_conv_run(st->gemm, s->run_pool);
+        break;
+    case STEP_DIRECT:
+        cc_conv3x3_run(st->direct, s->run_pool);
         break;
     case STEP_STEM:
         cc_stem_conv_run(st->stem, s->input, s->run_pool);

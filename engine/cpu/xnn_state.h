@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "blis_conv.h"
 #include "f32_gemm.h"
+#include "conv3x3.h"
 #include "fused_block.h"
 #include "fused_q8.h"
 #include "plan.h"
@@ -57,6 +58,7 @@ enum step_kind {
     STEP_ALIAS,    // reshape/flatten in place: the output is the input's memory
     STEP_RELAYOUT, // reshape/flatten through NCHW order into the output's own buffer
     STEP_BLIS,     // f32 one-group convolution as BLIS GEMMs (blis_conv.h), measured faster
+    STEP_DIRECT,   // f32 k x k convolution with our own kernels (conv3x3.h), measured faster
     STEP_STEM,     // the direct stem from the caller's NCHW input (stem_conv.h)
     STEP_FUSED,    // a whole inverted-residual block, at its last node (fused_block.h)
     STEP_SKIP,     // a node that a block's STEP_FUSED computes
@@ -94,6 +96,7 @@ struct step {
     struct cc_blis_conv *gemm; // STEP_BLIS: owned; NULL otherwise
     float *gemm_weights;       // STEP_BLIS: weights in patch order, or an i8 1x1's f32 copy;
                                // owned; NULL when the model's f32 weights serve as they are
+    struct cc_conv3x3 *direct; // STEP_DIRECT: owned (cc_conv3x3_finish, free); NULL otherwise
     struct cc_stem_conv *stem; // STEP_STEM: owned (cc_stem_conv_finish, free); NULL otherwise
     struct fused_step *fused;  // STEP_FUSED: owned (cc_fused_block_finish, free); NULL otherwise
     struct cc_f32_pw *pw;      // STEP_PW: owned (cc_f32_pw_finish, free); NULL otherwise
@@ -117,16 +120,18 @@ struct xnn_state {
     struct cc_pool_choice pool_choice;
     struct cc_layer_timing *timings; // (n_nodes), of the last run
     int n_timings;
-    int n_int8;             // nodes computing in int8 (for the device name)
-    int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
-    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f'/'p' per such
-                            // conv; or NULL
-    struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
-    int n_stem;                    // steps that are the direct stem
-    enum cc_fused_mode fused_mode; // CAMCLASS_CPU_FUSED, read at create
-    int n_fused;                   // steps that are a fused block
-    struct cc_stem_mode pw_mode;   // CAMCLASS_CPU_PW, read at create (f32_gemm.h)
-    int n_pw;                      // steps that are our own 1x1 GEMM
+    int n_int8;         // nodes computing in int8 (for the device name)
+    int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
+    // Measured choices from the cache, 'b'/'x'/'s'/'f'/'p'/'d'/'w' per such conv; or NULL.
+    const char *remembered;
+    struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
+    int n_stem;                       // steps that are the direct stem
+    enum cc_fused_mode fused_mode;    // CAMCLASS_CPU_FUSED, read at create
+    int n_fused;                      // steps that are a fused block
+    struct cc_stem_mode pw_mode;      // CAMCLASS_CPU_PW, read at create (f32_gemm.h)
+    int n_pw;                         // steps that are our own 1x1 GEMM
+    enum cc_conv3x3_mode direct_mode; // CAMCLASS_CPU_CONV3X3, read at create
+    int n_direct, n_wino;             // steps that are STEP_DIRECT, and of those Winograd
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none

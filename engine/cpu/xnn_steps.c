@@ -62,6 +62,8 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
                               true, sizeof(float));
         if (st->kind == STEP_BLIS)
             cc_blis_conv_run(st->gemm, s->pool);
+        else if (st->kind == STEP_DIRECT)
+            cc_conv3x3_run(st->direct, s->pool);
         else if (st->kind == STEP_STEM)
             cc_stem_conv_run(st->stem, probe, s->pool);
         else if (st->kind == STEP_FUSED)
@@ -138,11 +140,13 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     // A remembered stem ('s') or fused block ('f') switched off: this layer is measured again.
     bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
     bool pw_off = s->pw_mode.kind == CC_STEM_OFF;
+    bool direct_off = s->direct_mode == CC_CONV3X3_MODE_OFF;
     char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
-        !(fused_off && was == 'f') && !(pw_off && was == 'p')) {
+        !(fused_off && was == 'f') && !(pw_off && was == 'p') &&
+        !(direct_off && (was == 'd' || was == 'w'))) {
         blis = was == 'b';
-    } else if (twin >= 0) {
+    } else if (twin >= 0) { // a twin on conv3x3.h: XNNPACK here, then choose_direct takes it
         blis = s->steps[twin].kind == STEP_BLIS;
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .work = st->work},
@@ -186,16 +190,128 @@ static void release_step(struct xnn_state *s, int n)
     struct step *st = &s->steps[n];
     s->n_blis -= st->kind == STEP_BLIS;
     s->n_pw -= st->kind == STEP_PW;
+    s->n_direct -= st->kind == STEP_DIRECT;
+    s->n_wino -= st->kind == STEP_DIRECT && st->direct->wino;
     cc_xnn_work_finish(&st->work);
     if (st->pw)
         cc_f32_pw_finish(st->pw);
     free(st->pw);
     st->pw = NULL;
+    if (st->direct)
+        cc_conv3x3_finish(st->direct);
+    free(st->direct);
+    st->direct = NULL;
     free(st->gemm);
     free(st->gemm_weights);
     st->gemm = NULL;
     st->gemm_weights = NULL;
     st->kind = STEP_SKIP;
+}
+
+/* Node n's convolution the algo way (conv3x3.h) on the arena as a step, or one with a NULL
+ * direct (out of memory: err set). */
+static struct step direct_new(struct xnn_state *s, int n, enum cc_conv3x3_algo algo, bool yield,
+                              struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
+    const struct cc_tensor *y = &m->tensors[node->outputs[0]];
+    struct cc_conv3x3_desc d = {
+        .h = (int)x->shape[2],
+        .w = (int)x->shape[3],
+        .c = (int)x->shape[1],
+        .ho = (int)y->shape[2],
+        .wo = (int)y->shape[3],
+        .n = (int)w->shape[0],
+        .kh = (int)w->shape[2],
+        .kw = (int)w->shape[3],
+        .attrs = node->attrs.conv,
+        .act = node->act,
+    };
+    float *f32 = malloc((size_t)w->count * sizeof(float));
+    struct cc_conv3x3 *p = calloc(1, sizeof(*p));
+    bool ok = f32 && p;
+    if (ok) {
+        cc_tensor_dequantize(w, f32);
+        ok = cc_conv3x3_init(
+            p, &d, f32, node->n_inputs > 2 ? m->tensors[node->inputs[2]].data : NULL,
+            cc_xnn_state_values(s, node->inputs[0], STORE_F32), s->places[node->outputs[0]].data,
+            algo, cc_stem_isa_best(), cc_xnn_pool_threads(s), err);
+    } else {
+        cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    }
+    free(f32);
+    if (!ok) {
+        free(p);
+        p = NULL;
+    } else {
+        p->yield = yield;
+    }
+    return (struct step){.kind = STEP_DIRECT, .direct = p};
+}
+
+/* Which of cand (direct, and Winograd where it applies: cand[1].direct not NULL) node n takes
+ * in place of its step: -1 none, else the index. The remembered choice ('d', 'w'), or an
+ * earlier layer's of its shape; else the fastest, min of 2 runs after a warm-up each. */
+static int pick_direct(struct xnn_state *s, int n, const struct step cand[2])
+{
+    const struct cc_node *node = &s->model->nodes[n];
+    if (s->remembered) {
+        char was = s->remembered[choice_index(s, n)];
+        return was == 'd' ? 0 : was == 'w' && cand[1].direct ? 1 : -1;
+    }
+    int twin = same_shape_before(s, n);
+    if (twin >= 0)
+        return s->steps[twin].kind != STEP_DIRECT ? -1
+                                                  : s->steps[twin].direct->wino && cand[1].direct;
+    const struct step *ways[3] = {&s->steps[n], &cand[0], cand[1].direct ? &cand[1] : NULL};
+    double best = INFINITY;
+    int pick = -1;
+    for (int i = 0; i < 3; i++) {
+        if (!ways[i])
+            continue;
+        min_time(s, node, ways[i], NULL, 1);
+        double t = min_time(s, node, ways[i], NULL, 2);
+        if (t < best)
+            best = t, pick = i - 1;
+    }
+    return pick;
+}
+
+/* Makes f32 k x k convolution n's step our own (conv3x3.h), direct or Winograd, in place of
+ * what choose_gemm left: always with CAMCLASS_CPU_CONV3X3=on (direct) or winograd (where it
+ * applies, else direct); else (measured, not with a forced cpu_pointwise) pick_direct's. */
+static bool choose_direct(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                          bool yield, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    enum cc_conv3x3_mode mode = s->direct_mode;
+    bool measure = mode == CC_CONV3X3_MODE_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    if ((!measure && mode != CC_CONV3X3_MODE_ON && mode != CC_CONV3X3_MODE_WINOGRAD) ||
+        !cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]) || !cc_conv3x3_applies(m, &m->nodes[n]))
+        return true;
+    struct step cand[2] = {direct_new(s, n, CC_CONV3X3_DIRECT, yield, err), {0}};
+    bool ok = cand[0].direct != NULL;
+    if (ok && cc_conv3x3_wino_applies(&cand[0].direct->d) && mode != CC_CONV3X3_MODE_ON)
+        ok = (cand[1] = direct_new(s, n, CC_CONV3X3_WINOGRAD, yield, err)).direct != NULL;
+    int pick = !ok                                ? -1
+               : mode == CC_CONV3X3_MODE_ON       ? 0
+               : mode == CC_CONV3X3_MODE_WINOGRAD ? cand[1].direct != NULL
+                                                  : pick_direct(s, n, cand);
+    for (int i = 0; i < 2; i++)
+        if (i != pick && cand[i].direct) {
+            cc_conv3x3_finish(cand[i].direct);
+            free(cand[i].direct);
+        }
+    if (pick >= 0) {
+        release_step(s, n);
+        s->steps[n] = cand[pick];
+        s->n_direct++;
+        s->n_wino += cand[pick].direct->wino;
+    }
+    return ok;
 }
 
 /* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
@@ -452,12 +568,14 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             for (int i = 0; i < node->n_inputs; i++)
                 b.in[i] = cc_xnn_state_values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
-            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
-                !choose_pw(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err) ||
-                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
+            if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err))
                 return false;
             if (st->kind == STEP_BLIS) // as the XNNPACK operator it replaces would have
                 st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
+            bool yield = b.flags & XNN_FLAG_YIELD_WORKERS;
+            if (!choose_pw(s, n, opts, yield, err) || !choose_direct(s, n, opts, yield, err) ||
+                !choose_stem(s, n, opts, yield, err))
+                return false;
         }
         int out = node->outputs[0];
         uint32_t flags = n == last && last_is_convert ? XNN_FLAG_YIELD_WORKERS : 0;
@@ -470,10 +588,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
-// cache of 6 remembers them as layers). It is in the default file's name as well as its header,
+// cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
+// or Winograd. It is in the default file's name as well as its header,
 // so that builds of different formats sharing one cache folder keep a file each instead of
 // rewriting one file at every start.
-#define CHOICES_FORMAT "7"
+#define CHOICES_FORMAT "8"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -501,19 +620,21 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsfp") == strlen(got))
+        strspn(got, "bxsfpdw") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
         ok = choose_fused(s, n, opts, err);
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
         s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
-        s->pw_mode.kind == CC_STEM_MEASURE) {
+        s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
-                got[i++] = s->steps[n].kind == STEP_PW                                       ? 'p'
-                           : s->steps[n].kind == STEP_BLIS                                   ? 'b'
+                got[i++] = s->steps[n].kind == STEP_PW     ? 'p'
+                           : s->steps[n].kind == STEP_BLIS ? 'b'
+                           : s->steps[n].kind == STEP_DIRECT
+                               ? (s->steps[n].direct->wino ? 'w' : 'd')
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';

@@ -154,9 +154,11 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     const char *tab = text ? strrchr(text, '\t') : NULL;
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
-    // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM.
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 7\n", 29) == 0 && tab && n == 35 &&
-               (int)strspn(tab + 1, "bxsfp") == n && count_lines(text) == 2,
+    // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM, d / w
+    // our own k x k conv, direct / Winograd (conv3x3.h; here only the 3x3 stride-2 first conv
+    // can be d).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 8\n", 29) == 0 && tab && n == 35 &&
+               (int)strspn(tab + 1, "bxsfpdw") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
         forge_choices(path, text, 'b', n);
@@ -178,6 +180,12 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         e = create_cpu(bundle, path);
         CHECKF(e && strstr(cc_engine_device_name(e), ", own 1x1 for 34 ("),
                "all-own-GEMM line obeyed: %s", e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        forge_choices(path, text, 'd', n); // only the first conv is k x k: 1x1s stay XNNPACK
+        e = create_cpu(bundle, path);
+        CHECKF(e && strstr(cc_engine_device_name(e), ", 1 direct convs (0 Winograd") &&
+                   !strstr(cc_engine_device_name(e), "BLIS"),
+               "all-direct line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
         forge_choices(path, text, 'b', 3); // wrong length: measured again, rewritten
         e = create_cpu(bundle, path);
@@ -211,8 +219,8 @@ static struct file_state file_state(const char *path)
 static bool same_file(const char *path, struct file_state was)
 {
     struct file_state now = file_state(path);
-    bool same = was.ino && now.ino == was.ino && was.text && now.text &&
-                strcmp(was.text, now.text) == 0;
+    bool same =
+        was.ino && now.ino == was.ino && was.text && now.text && strcmp(was.text, now.text) == 0;
     free(now.text);
     return same;
 }
@@ -223,7 +231,7 @@ static void test_cpu_choices_formats(const char *bundle, const char *dir)
 {
     char folder[320], old[400], later[400];
     snprintf(folder, sizeof(folder), "%s/camclass", dir);
-    snprintf(old, sizeof(old), "%s/cpu-layer-choices.txt", folder);     // builds before this
+    snprintf(old, sizeof(old), "%s/cpu-layer-choices.txt", folder);       // builds before this
     snprintf(later, sizeof(later), "%s/cpu-layer-choices-9.txt", folder); // a later format
     mkdir(folder, 0755);
     write_text(old, "camclass cpu layer choices 4\n0123456789abcdef some cpu\tbbxxf\n");

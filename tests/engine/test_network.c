@@ -12,8 +12,9 @@
  * The requested backend must be the one that runs: no fallback is accepted. With
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
  * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_PW forcing
- * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; TEST_FUSED_BLOCKS
- * (when set) is how many blocks must be fused.
+ * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; with
+ * CAMCLASS_CPU_CONV3X3=on or winograd, our own k x k convolutions (Winograd ones for winograd);
+ * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 #include "engine.h"
 #include "testutil.h"
 
-#define TOLERANCE 1e-4 // relative to max |ref|
+#define TOLERANCE 1e-4   // relative to max |ref|
 #define SENSITIVITY 0.05 // two inputs must move the logits by this x max |ref|
 #define TOP_K 5
 
@@ -116,6 +117,13 @@ int main(int argc, char **argv)
     if (stem && opt.backend == CC_BACKEND_CPU && strcmp(stem, "off") && strcmp(stem, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "direct stem") != NULL,
                "CAMCLASS_CPU_STEM=%s, yet the stem did not run: device %s", stem,
+               cc_engine_device_name(e));
+    const char *conv = getenv("CAMCLASS_CPU_CONV3X3");
+    bool wino = conv && !strcmp(conv, "winograd");
+    if (conv && opt.backend == CC_BACKEND_CPU && (wino || !strcmp(conv, "on")))
+        CHECKF(strstr(cc_engine_device_name(e), "direct convs") != NULL &&
+                   (!wino || !strstr(cc_engine_device_name(e), "(0 Winograd")),
+               "CAMCLASS_CPU_CONV3X3=%s, yet no such convolution ran: device %s", conv,
                cc_engine_device_name(e));
     const char *fused = getenv("CAMCLASS_CPU_FUSED");
     if (fused && opt.backend == CC_BACKEND_CPU && !strcmp(fused, "on"))

@@ -1,0 +1,177 @@
+/* camclass — the direct k x k convolution (engine/cpu/conv3x3.h) against the reference conv2d
+ * (engine/cpu/ref_ops.h, NCHW: the NHWC input and output are transposed for it).
+ *
+ * Shapes: resnet18's 3x3 layers (scaled down where the reference would take long) and its 7x7
+ * stem, then random ones: channels 1 to 512 (odd counts, over NR = 64 and under it, enough
+ * input channels that the taps go in several groups), sizes 1 to 56, not always square,
+ * strides 1 and 2, padding 1 (and 0, 2), dilation 1 and 2, ReLU, ReLU6 or none, with and
+ * without a bias; every kernel family the host runs (portable C, AVX2, AVX-512), 1 to 4
+ * threads, the output poisoned with NaN first (a pixel or channel left unwritten fails).
+ * Tolerance: |got - ref| <= 1e-4 x max|ref| over the output (the sums differ only in order).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv3x3.h"
+#include "poison.h"
+#include "ref_ops.h"
+#include "testutil.h"
+
+/* One case: the shapes, and the data (owned: free_case). */
+struct conv_case {
+    struct cc_conv3x3_desc d;
+    float *x, *w, *bias; // x (h, w, c) NHWC; w (n, c, kh, kw); bias (n) or NULL
+    float *want;         // (ho, wo, n) NHWC from the reference
+};
+
+static float *random_floats(struct tu_rng *r, size_t n, float scale)
+{
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    tu_rng_fill(r, p, n, -scale, scale);
+    return p;
+}
+
+/* The reference on c's data: x to NCHW, cc_cpu_conv2d, the result back to NHWC. */
+static void reference(struct conv_case *c)
+{
+    const struct cc_conv3x3_desc *d = &c->d;
+    struct cc_conv2d_desc rd = {d->c,  d->h,  d->w,  d->n,     d->kh,
+                                d->kw, d->ho, d->wo, d->attrs, d->act};
+    size_t in = (size_t)d->h * d->w, out = (size_t)d->ho * d->wo;
+    float *xc = malloc((in * d->c + 1) * sizeof(float)), *yc = malloc(out * d->n * sizeof(float));
+    float *scratch = malloc((cc_cpu_conv2d_scratch(&rd) + 1) * sizeof(float));
+    for (size_t p = 0; p < in; p++)
+        for (int ch = 0; ch < d->c; ch++)
+            xc[(size_t)ch * in + p] = c->x[p * d->c + ch];
+    cc_cpu_conv2d(&rd, xc, c->w, c->bias, yc, 0, d->n, scratch);
+    c->want = malloc(out * d->n * sizeof(float));
+    for (size_t p = 0; p < out; p++)
+        for (int o = 0; o < d->n; o++)
+            c->want[p * d->n + o] = yc[(size_t)o * out + p];
+    free(xc), free(yc), free(scratch);
+}
+
+/* A case of the given shape with random data; its output size from the attributes. */
+static void make_case(struct conv_case *c, struct tu_rng *r, int h, int w, int cin, int n, int k,
+                      int stride, int pad, int dil)
+{
+    static const struct cc_act acts[3] = {{0.0f, INFINITY, CC_ACT_CLAMP},
+                                          {0.0f, 6.0f, CC_ACT_CLAMP},
+                                          {-INFINITY, INFINITY, CC_ACT_CLAMP}};
+    struct cc_conv3x3_desc d = {
+        .h = h,
+        .w = w,
+        .c = cin,
+        .n = n,
+        .kh = k,
+        .kw = k,
+        .attrs = {{stride, stride}, {pad, pad, pad, pad}, {dil, dil}, 1},
+        .act = acts[tu_rng_range(r, 0, 2)],
+    };
+    d.ho = (h + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    d.wo = (w + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+    c->d = d;
+    c->x = random_floats(r, (size_t)h * w * cin, 2.0f);
+    c->w = random_floats(r, (size_t)n * cin * k * k, 2.0f / sqrtf((float)(cin * k * k)));
+    c->bias = tu_rng_range(r, 0, 3) ? random_floats(r, (size_t)n, 0.5f) : NULL;
+    reference(c);
+}
+
+static void free_case(struct conv_case *c)
+{
+    free(c->x), free(c->w), free(c->bias), free(c->want);
+}
+
+/* c the algo way with isa's kernels on 1 to 4 threads against the reference. */
+static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enum cc_stem_isa isa,
+                       double worst_error[2])
+{
+    const struct cc_conv3x3_desc *d = &c->d;
+    size_t n_out = (size_t)d->ho * d->wo * d->n;
+    float *got = malloc(n_out * sizeof(float));
+    double tol = 1e-4 * tu_max_abs(c->want, n_out);
+    for (int threads = 1; threads <= 4; threads++) {
+        struct cc_conv3x3 p;
+        struct cc_error err = {0};
+        if (!CHECKF(
+                cc_conv3x3_init(&p, d, c->w, c->bias, c->x, got, algo, isa, (size_t)threads, &err),
+                "init: %s", err.msg))
+            break;
+        pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+        cc_poison_f32(got, n_out * sizeof(float));
+        cc_conv3x3_run(&p, pool);
+        size_t worst = 0;
+        double diff = tu_max_abs_diff(got, c->want, n_out, &worst);
+        if (tol > 0 && diff / (tol * 1e4) > worst_error[algo])
+            worst_error[algo] = diff / (tol * 1e4);
+        CHECKF(diff <= tol,
+               "%s %s, %d thread(s): %dx%d %d -> %d k%d s%d p%d d%d: |diff| %g > %g at pixel %zu "
+               "channel %zu (got %g, want %g)",
+               p.wino ? "winograd" : "direct", cc_stem_isa_name(isa), threads, d->h, d->w, d->c,
+               d->n, d->kh, d->attrs.stride[0], d->attrs.pad[0], d->attrs.dilation[0], diff, tol,
+               worst / d->n, worst % d->n, got[worst], c->want[worst]);
+        pthreadpool_destroy(pool);
+        cc_conv3x3_finish(&p);
+    }
+    free(got);
+}
+
+/* Shapes every family must compute: [h, w, c, n, k, stride, pad, dilation]. */
+static const int fixed[][8] = {
+    {56, 56, 64, 64, 3, 1, 1, 1}, // resnet18's layer1
+    {28, 28, 64, 128, 3, 2, 1, 1}, {14, 14, 128, 128, 3, 1, 1, 1}, {14, 14, 256, 256, 3, 2, 1, 1},
+    {7, 7, 512, 512, 3, 1, 1, 1}, // layer4: the taps in 5 groups
+    {56, 56, 3, 64, 7, 2, 3, 1},  // the stem (at a quarter of its size)
+    {1, 1, 1, 1, 3, 1, 1, 1},      {1, 1, 7, 65, 3, 2, 1, 1},      {2, 3, 171, 17, 3, 1, 1, 1},
+    {9, 8, 5, 3, 5, 1, 2, 2},      {6, 7, 33, 129, 3, 1, 0, 1},
+};
+
+/* A random case whose reference takes at most ~30 MFLOP: channels 1 to 512, sizes 1 to 56. */
+static void random_case(struct conv_case *c, struct tu_rng *r)
+{
+    int cin = tu_rng_range(r, 0, 1) ? tu_rng_range(r, 1, 512) : tu_rng_range(r, 1, 40);
+    int n = tu_rng_range(r, 0, 1) ? tu_rng_range(r, 1, 512) : tu_rng_range(r, 1, 70);
+    int most = (int)sqrt(30e6 / (18.0 * cin * n)) + 1;
+    most = most > 56 ? 56 : most;
+    int h = tu_rng_range(r, 1, most), w = h > 2 ? h + tu_rng_range(r, -2, 1) : h;
+    make_case(c, r, h, w, cin, n, 3, tu_rng_range(r, 1, 2), 1, tu_rng_range(r, 0, 4) ? 1 : 2);
+}
+
+/* c both ways (where Winograd applies) with every kernel family the host runs, then freed;
+ * the largest |got - ref| / max|ref| of each way in worst_error. */
+static void check_all(struct conv_case *c, double worst_error[2])
+{
+    for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
+        if (cc_stem_isa_runs((enum cc_stem_isa)isa)) {
+            check_case(c, CC_CONV3X3_DIRECT, (enum cc_stem_isa)isa, worst_error);
+            if (cc_conv3x3_wino_applies(&c->d))
+                check_case(c, CC_CONV3X3_WINOGRAD, (enum cc_stem_isa)isa, worst_error);
+        }
+    free_case(c);
+}
+
+int main(void)
+{
+    struct tu_rng r;
+    tu_rng_seed(&r, 2626);
+    double worst_error[2] = {0, 0};
+    for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
+        printf("# %s: %s\n", cc_stem_isa_name((enum cc_stem_isa)isa),
+               cc_stem_isa_runs((enum cc_stem_isa)isa) ? "checked" : "not on this CPU or build");
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        const int *f = fixed[i];
+        struct conv_case c;
+        make_case(&c, &r, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+        check_all(&c, worst_error);
+    }
+    for (int i = 0; i < 24; i++) {
+        struct conv_case c;
+        random_case(&c, &r);
+        check_all(&c, worst_error);
+    }
+    printf("# largest |got - ref| / max|ref|: direct %.2g, Winograd %.2g\n", worst_error[0],
+           worst_error[1]);
+    return tu_exit_code();
+}
