@@ -17,6 +17,7 @@
 #include "fused_q8.h"
 #include "plan.h"
 #include "pool_choice.h"
+#include "q8_gemm.h"
 #include "stem_conv.h"
 #include "xnn_build.h"
 
@@ -59,6 +60,7 @@ enum step_kind {
     STEP_STEM,     // the direct stem from the caller's NCHW input (stem_conv.h)
     STEP_FUSED,    // a whole inverted-residual block, at its last node (fused_block.h)
     STEP_SKIP,     // a node that a block's STEP_FUSED computes
+    STEP_Q8GEMM,   // int8 1x1 convolution on our own GEMM (q8_gemm.h), measured faster
 };
 
 /* A fused block's step: the block (f32: b; int8: q) and its input and output in the arena
@@ -94,6 +96,7 @@ struct step {
                                // owned; NULL when the model's f32 weights serve as they are
     struct cc_stem_conv *stem; // STEP_STEM: owned (cc_stem_conv_finish, free); NULL otherwise
     struct fused_step *fused;  // STEP_FUSED: owned (cc_fused_block_finish, free); NULL otherwise
+    struct cc_q8_gemm *q8;     // STEP_Q8GEMM: owned (cc_q8_gemm_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -116,12 +119,14 @@ struct xnn_state {
     int n_timings;
     int n_int8;             // nodes computing in int8 (for the device name)
     int n_gemm, n_blis;     // f32 one-group convolutions, and how many of them BLIS runs
-    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f' per such conv;
+    const char *remembered; // measured choices from the cache, 'b'/'x'/'s'/'f'/'q' per such conv;
                             // or NULL
     struct cc_stem_mode stem_mode; // CAMCLASS_CPU_STEM, read at create
     int n_stem;                    // steps that are the direct stem
     enum cc_fused_mode fused_mode; // CAMCLASS_CPU_FUSED, read at create
     int n_fused;                   // steps that are a fused block
+    enum cc_fused_mode q8_mode;    // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create
+    int n_q8;                      // steps that are our int8 1x1 GEMM
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none

@@ -35,7 +35,7 @@ static int same_shape_before(const struct xnn_state *s, int n)
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     for (int k = 0; k < n; k++) {
         const struct cc_node *other = &m->nodes[k];
-        if (!cc_xnn_blis_can_run(m, other, &s->steps[k]))
+        if (!has_choice(other) || s->steps[k].int8 != s->steps[n].int8)
             continue;
         const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
         const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
@@ -66,6 +66,9 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
             cc_stem_conv_run(st->stem, probe, s->pool);
         else if (st->kind == STEP_FUSED)
             cc_xnn_fused_step_run(st->fused, s->pool);
+        else if (st->kind == STEP_Q8GEMM)
+            cc_q8_gemm_run(st->q8, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
+                           s->places[node->outputs[0]].data, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -177,16 +180,71 @@ int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems)
     return reads;
 }
 
+static void free_q8(struct step *st)
+{
+    if (st->q8)
+        cc_q8_gemm_finish(st->q8);
+    free(st->q8);
+    st->q8 = NULL;
+}
+
+/* For an int8 1x1 convolution whose XNNPACK operator is built (q8_gemm.h says which): prepares
+ * our GEMM too (yield: n's is the run's last operator) and keeps it always with
+ * CAMCLASS_CPU_Q8GEMM=on; where the cache remembers it ('q'); else (measured, not with a
+ * forced cpu_pointwise) where it is faster, min of 3 runs after a warm-up each; a layer of a
+ * shape already measured takes that choice. */
+static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options *opts, bool yield,
+                      struct cc_error *err)
+{
+    const struct cc_node *node = &s->model->nodes[n];
+    struct step *st = &s->steps[n];
+    bool forced = s->q8_mode == CC_FUSED_ON;
+    bool measure = s->q8_mode == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_q8_gemm_desc d;
+    if ((!forced && !measure) || !st->int8 || st->kind != STEP_XNN ||
+        !cc_q8_gemm_from_node(s->model, node, &d))
+        return true;
+    if (!(st->q8 = calloc(1, sizeof(*st->q8))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_q8_gemm_init(st->q8, &d, cc_fq8_isa_best(), (int)cc_xnn_pool_threads(s), err))
+        return false; // st->q8: freed by xnn_destroy
+    st->q8->yield = yield;
+    bool keep = forced;
+    int twin = has_choice(node) ? same_shape_before(s, n) : -1;
+    char was = s->remembered && has_choice(node) ? s->remembered[choice_index(s, n)] : 0;
+    if (!forced && was && !(s->fused_mode == CC_FUSED_OFF && was == 'f')) {
+        keep = was == 'q';
+    } else if (!forced && twin >= 0) {
+        keep = s->steps[twin].kind == STEP_Q8GEMM;
+    } else if (!forced) {
+        struct step q8 = {.kind = STEP_Q8GEMM, .q8 = st->q8};
+        min_time(s, node, st, NULL, 1);
+        min_time(s, node, &q8, NULL, 1);
+        keep = min_time(s, node, &q8, NULL, 3) < min_time(s, node, st, NULL, 3);
+    }
+    if (!keep) {
+        free_q8(st);
+        return true;
+    }
+    cc_xnn_work_finish(&st->work);
+    st->kind = STEP_Q8GEMM;
+    s->n_q8++;
+    return true;
+}
+
 /* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
 static void release_step(struct xnn_state *s, int n)
 {
     struct step *st = &s->steps[n];
     s->n_blis -= st->kind == STEP_BLIS;
+    s->n_q8 -= st->kind == STEP_Q8GEMM;
     cc_xnn_work_finish(&st->work);
     free(st->gemm);
     free(st->gemm_weights);
     st->gemm = NULL;
     st->gemm_weights = NULL;
+    free_q8(st);
     st->kind = STEP_SKIP;
 }
 
@@ -262,7 +320,7 @@ static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f, b
     *int8 = s->steps[f->first].int8;
     for (int k = f->first; k <= f->last; k++)
         if (s->steps[k].int8 != *int8 ||
-            (s->steps[k].kind != STEP_XNN && (*int8 || s->steps[k].kind != STEP_BLIS)))
+            (s->steps[k].kind != STEP_XNN && s->steps[k].kind != (*int8 ? STEP_Q8GEMM : STEP_BLIS)))
             return false;
     enum store type = *int8 ? STORE_QS8 : STORE_F32;
     const struct place *x = &s->places[f->x], *y = &s->places[f->y];
@@ -393,7 +451,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 b.in[i] = cc_xnn_state_values(s, node->inputs[i], want);
             st->kind = STEP_XNN;
             if (!row->build(&b, &st->work) || !choose_gemm(s, n, opts, err) ||
-                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
+                !choose_stem(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err) ||
+                !choose_q8(s, n, opts, b.flags & XNN_FLAG_YIELD_WORKERS, err))
                 return false;
             if (st->kind == STEP_BLIS) // as the XNNPACK operator it replaces would have
                 st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
@@ -407,10 +466,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 }
 
 // The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
-// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block). It is in the
-// default file's name as well as its header, so that builds of different formats sharing one
-// cache folder keep a file each instead of rewriting one file at every start.
-#define CHOICES_FORMAT "5"
+// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'q', our
+// int8 1x1 GEMM, and a letter for every linear. It is in the default file's name as well as its
+// header, so that builds of different formats sharing one cache folder keep a file each instead
+// of rewriting one file at every start.
+#define CHOICES_FORMAT "6"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -438,18 +498,20 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsf") == strlen(got))
+        strspn(got, "bxsfq") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
         ok = choose_fused(s, n, opts, err);
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
-        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE) {
+        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
+        s->q8_mode == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
                 got[i++] = s->steps[n].kind == STEP_BLIS                                     ? 'b'
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
+                           : s->steps[n].kind == STEP_Q8GEMM                                 ? 'q'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';
         got[i] = '\0';

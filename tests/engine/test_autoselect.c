@@ -153,8 +153,9 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     const char *tab = text ? strrchr(text, '\t') : NULL;
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
-    // f a conv of a fused inverted-residual block (where faster).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 5\n", 29) == 0 && tab && n == 35 &&
+    // f a conv of a fused inverted-residual block (where faster); q the int8 1x1 GEMM (an f32
+    // model has none).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 35 &&
                (int)strspn(tab + 1, "bxsf") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
