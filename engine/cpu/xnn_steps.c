@@ -9,10 +9,11 @@
 #include "xnn_steps.h"
 
 /* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
- * BLIS, the stem or a fused block may run) or int8 (which a fused block may run). */
+ * BLIS, the stem or a fused block may run) or int8 (which a fused block or our int8 GEMM may
+ * run), or a linear (int8: our GEMM may run it). */
 static bool has_choice(const struct cc_node *n)
 {
-    return n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1;
+    return (n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1) || n->op == CC_OP_LINEAR;
 }
 
 /* Node n's index among the convolutions that have a character in the layer-choice cache. */
@@ -24,7 +25,7 @@ static int choice_index(const struct xnn_state *s, int n)
     return i;
 }
 
-/* An earlier such convolution with the same input and weight shapes and attributes
+/* An earlier such convolution (or linear) with the same input and weight shapes and attributes
  * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
  * measured choice instead of timing again, which matters where timing is slow (a Pi, an
  * emulator). -1 when there is none. */
@@ -35,7 +36,7 @@ static int same_shape_before(const struct xnn_state *s, int n)
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     for (int k = 0; k < n; k++) {
         const struct cc_node *other = &m->nodes[k];
-        if (!has_choice(other) || s->steps[k].int8 != s->steps[n].int8)
+        if (!has_choice(other) || other->op != node->op || s->steps[k].int8 != s->steps[n].int8)
             continue;
         const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
         const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
@@ -211,8 +212,8 @@ static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options
         return false; // st->q8: freed by xnn_destroy
     st->q8->yield = yield;
     bool keep = forced;
-    int twin = has_choice(node) ? same_shape_before(s, n) : -1;
-    char was = s->remembered && has_choice(node) ? s->remembered[choice_index(s, n)] : 0;
+    int twin = same_shape_before(s, n);
+    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
     if (!forced && was && !(s->fused_mode == CC_FUSED_OFF && was == 'f')) {
         keep = was == 'q';
     } else if (!forced && twin >= 0) {

@@ -154,8 +154,8 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
     // f a conv of a fused inverted-residual block (where faster); q the int8 1x1 GEMM (an f32
-    // model has none).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 35 &&
+    // model has none); the last: the classifier (a linear).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 6\n", 29) == 0 && tab && n == 36 &&
                (int)strspn(tab + 1, "bxsf") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
@@ -179,7 +179,7 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         cc_engine_destroy(e);
         char *again = read_text(path);
         const char *t2 = again ? strrchr(again, '\t') : NULL;
-        CHECKF(t2 && (int)strcspn(t2 + 1, "\n") == 35, "short line rewritten: %s",
+        CHECKF(t2 && (int)strcspn(t2 + 1, "\n") == 36, "short line rewritten: %s",
                again ? again : "(none)");
         free(again);
     }

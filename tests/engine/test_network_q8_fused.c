@@ -10,8 +10,8 @@
  * block computes XNNPACK's int8 arithmetic value for value, so no error may accumulate over
  * the 17 blocks. Likewise every 1x1 conv and the classifier on our int8 GEMM
  * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's. Also: a
- * layer-choice cache written for the int8 model (measured) has one letter per one-group conv,
- * 'x', 'f' or 'q', and a forged all-'f' line is obeyed.
+ * layer-choice cache written for the int8 model (measured) has one letter per one-group conv
+ * and linear, 'x', 'f' or 'q', and a forged all-'f' line is obeyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +126,7 @@ static void check_cache(const char *bundle)
         fclose(f);
     char *tab = strrchr(text, '\t');
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
-    CHECKF(tab && n == 35 && (int)strspn(tab + 1, "xfq") == n, "int8 choices: %s", text);
+    CHECKF(tab && n == 36 && (int)strspn(tab + 1, "xfq") == n, "int8 choices: %s", text);
     if (tab) {
         memset(tab + 1, 'f', (size_t)n);
         f = fopen(path, "w");
