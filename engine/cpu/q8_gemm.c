@@ -43,6 +43,19 @@ static const struct {
 #endif
 };
 
+bool cc_q8_gemm_isa_runs(enum cc_fq8_isa isa)
+{
+    return cc_fq8_isa_runs(isa) && kernels[isa].kernel;
+}
+
+enum cc_fq8_isa cc_q8_gemm_isa_best(void)
+{
+    enum cc_fq8_isa best = CC_FQ8_C;
+    for (int i = 0; i < CC_FQ8_ISA_COUNT; i++)
+        best = cc_q8_gemm_isa_runs((enum cc_fq8_isa)i) ? (enum cc_fq8_isa)i : best;
+    return best;
+}
+
 /* ------------------------------------------------------------------------------------------
  * Setup
  */
@@ -112,7 +125,7 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     *g = (struct cc_q8_gemm){.m = d->m, .k = d->k, .n = d->n, .isa = isa};
     if (!cc_q8_gemm_check(d, err))
         return false;
-    if (!cc_fq8_isa_runs(isa) || !kernels[isa].kernel)
+    if (!cc_q8_gemm_isa_runs(isa))
         return cc_error_set(err, "int8 1x1 conv: this CPU (or build) has no %s kernels",
                             cc_fq8_isa_name(isa));
     g->kernel = kernels[isa].kernel;

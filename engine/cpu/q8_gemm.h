@@ -70,6 +70,11 @@ struct cc_q8_gemm {
     bool yield; // the run's last operator: the pool's workers sleep after it
 };
 
+/* Whether this build and CPU run isa's kernels here (fused_q8.h's families may be more than
+ * this code has); the best that does (at worst portable C). */
+bool cc_q8_gemm_isa_runs(enum cc_fq8_isa isa);
+enum cc_fq8_isa cc_q8_gemm_isa_best(void);
+
 /* Whether d is a layer this code runs; false with one line in err. */
 bool cc_q8_gemm_check(const struct cc_q8_gemm_desc *d, struct cc_error *err);
 

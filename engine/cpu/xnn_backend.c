@@ -192,8 +192,8 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
                  s->n_int8 ? cc_fq8_isa_name(cc_fq8_isa_best())
                            : cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_q8)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d int8 1x1 GEMMs",
-                 s->n_q8);
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d int8 1x1 GEMMs (%s)",
+                 s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     // A batch state runs XNNPACK's operators alone on as many threads, writes no cache.

@@ -208,7 +208,7 @@ static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options
         return true;
     if (!(st->q8 = calloc(1, sizeof(*st->q8))))
         return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
-    if (!cc_q8_gemm_init(st->q8, &d, cc_fq8_isa_best(), (int)cc_xnn_pool_threads(s), err))
+    if (!cc_q8_gemm_init(st->q8, &d, cc_q8_gemm_isa_best(), (int)cc_xnn_pool_threads(s), err))
         return false; // st->q8: freed by xnn_destroy
     st->q8->yield = yield;
     bool keep = forced;

@@ -139,7 +139,7 @@ int main(void)
     tu_rng_seed(&r, 2026);
     check_bad_desc();
     for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
-        if (!cc_fq8_isa_runs((enum cc_fq8_isa)isa)) {
+        if (!cc_q8_gemm_isa_runs((enum cc_fq8_isa)isa)) {
             printf("# %s: not on this CPU or build\n", cc_fq8_isa_name((enum cc_fq8_isa)isa));
             continue;
         }
