@@ -145,6 +145,22 @@ static void check_cache(const char *bundle)
     rmdir(dir);
 }
 
+/* A CAMCLASS_CPU_Q8GEMM that is no mode: the engine is refused with one line naming the
+ * variable and the values it takes. */
+static void check_bad_mode(const char *bundle)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options o = cc_engine_options_default();
+    o.backend = CC_BACKEND_CPU;
+    o.cpu_cache = "";
+    setenv("CAMCLASS_CPU_FUSED", "measure", 1);
+    setenv("CAMCLASS_CPU_Q8GEMM", "fast", 1);
+    struct cc_engine *e = cc_engine_create(bundle, &o, &err);
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8GEMM=\"fast\"") && strstr(err.msg, "off or on"),
+           "bad CAMCLASS_CPU_Q8GEMM: %s", e ? "accepted" : err.msg);
+    cc_engine_destroy(e);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -154,5 +170,6 @@ int main(int argc, char **argv)
     compare(argv[1], 1);
     compare(argv[1], 2);
     check_cache(argv[1]);
+    check_bad_mode(argv[1]);
     return tu_exit_code();
 }
