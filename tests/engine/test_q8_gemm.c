@@ -140,7 +140,9 @@ int main(void)
     check_bad_desc();
     for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
         if (!cc_q8_gemm_isa_runs((enum cc_fq8_isa)isa)) {
-            printf("# %s: not on this CPU or build\n", cc_fq8_isa_name((enum cc_fq8_isa)isa));
+            printf("# %s: %s\n", cc_fq8_isa_name((enum cc_fq8_isa)isa),
+                   cc_fq8_isa_runs((enum cc_fq8_isa)isa) ? "no int8 GEMM kernels of this family"
+                                                         : "not on this CPU or build");
             continue;
         }
         int cases = 0;
