@@ -4,8 +4,10 @@
 Usage: tools/perf_blocks.py BUILD ROUNDS RUNS THREADS
 
 Runs camclass-bench --trace on BUILD's random mobilenet_v2 bundles (tools/meson.build), rounds
-alternating: fp32 (the default choices), int8 layer by layer (CAMCLASS_CPU_FUSED=off), int8
-with every block fused (=on) and int8 as the load-time measurement chooses (measure). Prints
+alternating: fp32 (the default choices), int8 layer by layer on XNNPACK (CAMCLASS_CPU_FUSED=off,
+CAMCLASS_CPU_Q8GEMM=off), int8 layer by layer with every 1x1 on our int8 GEMM (Q8GEMM=on), int8
+with every block fused (FUSED=on), and int8 as the load-time measurement chooses (measure),
+also without the int8 GEMM (Q8GEMM=off). Prints
 the whole run's median and 10th percentile, each block's time (its nodes' layer timings summed
 per run: features.N and the add after it; a fused block's time is on its last node), median
 and 10th percentile, and the sum of the per-node medians (what a run costs without the
@@ -21,11 +23,14 @@ import subprocess
 import sys
 import tempfile
 
+# label, bundle, CAMCLASS_CPU_FUSED, CAMCLASS_CPU_Q8GEMM
 CONFIGS = [
-    ("fp32", "mobilenet_v2_random", "measure"),
-    ("int8 layers", "mobilenet_v2_random_int8", "off"),
-    ("int8 fused", "mobilenet_v2_random_int8", "on"),
-    ("int8 measure", "mobilenet_v2_random_int8", "measure"),
+    ("fp32", "mobilenet_v2_random", "measure", "measure"),
+    ("int8 layers", "mobilenet_v2_random_int8", "off", "off"),
+    ("int8 q8 GEMM", "mobilenet_v2_random_int8", "off", "on"),
+    ("int8 fused", "mobilenet_v2_random_int8", "on", "measure"),
+    ("int8 meas. noq8", "mobilenet_v2_random_int8", "measure", "off"),
+    ("int8 measure", "mobilenet_v2_random_int8", "measure", "measure"),
 ]
 
 
@@ -34,12 +39,12 @@ def pct(values, p):
     return v[int(p * (len(v) - 1))]
 
 
-def one(build, model, fused, runs, threads, env, trace):
+def one(build, model, fused, q8, runs, threads, env, trace):
     """{(run, key): ms} of one camclass-bench and its whole-run times."""
     subprocess.run(
         [f"{build}/app/camclass-bench", f"{build}/tools/{model}.ccm", "--backend", "cpu",
          "--threads", threads, "--runs", runs, "--trace", trace],
-        env=dict(env, CAMCLASS_CPU_FUSED=fused), check=True, stdout=subprocess.DEVNULL,
+        env=dict(env, CAMCLASS_CPU_FUSED=fused, CAMCLASS_CPU_Q8GEMM=q8), check=True, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     per, whole, key = {}, [], None
     for x in json.load(open(trace))["traceEvents"]:
@@ -65,8 +70,8 @@ def main():
     blocks = {c[0]: {} for c in CONFIGS}
     loads = []
     for _ in range(rounds):
-        for label, model, fused in CONFIGS:
-            per, w = one(build, model, fused, runs, threads, env, f"{tmp}/trace.json")
+        for label, model, fused, q8 in CONFIGS:
+            per, w = one(build, model, fused, q8, runs, threads, env, f"{tmp}/trace.json")
             whole[label] += w
             for (_, k), v in per.items():
                 blocks[label].setdefault(k, []).append(v)
@@ -75,12 +80,12 @@ def main():
           f"{min(loads):.1f}-{max(loads):.1f}; ms, median (10th percentile)")
     for label, w in whole.items():
         nodes = sum(statistics.median(v) for v in blocks[label].values())
-        print(f"  {label:13s} whole run {statistics.median(w):6.2f} ({pct(w, 0.1):6.2f})"
+        print(f"  {label:15s} whole run {statistics.median(w):6.2f} ({pct(w, 0.1):6.2f})"
               f"  sum of node medians {nodes:5.2f}")
-    print("  block   " + " | ".join(f"{c[0]:>15s}" for c in CONFIGS[:3]))
+    print("  block   " + " | ".join(f"{c[0]:>15s}" for c in CONFIGS))
     keys = sorted((k for k in blocks["int8 layers"] if k[0] == "b"), key=lambda k: int(k[1:]))
     for k in keys + ["classifier.1"]:
-        cells = [blocks[c[0]].get(k, [0.0]) for c in CONFIGS[:3]]
+        cells = [blocks[c[0]].get(k, [0.0]) for c in CONFIGS]
         print(f"  {k:7s} " + " | ".join(
             f"{statistics.median(v):6.3f} ({pct(v, 0.1):6.3f})" for v in cells))
 

@@ -9,7 +9,8 @@
 # Engines: camclass cpu (XNNPACK) fp32 and int8 (build/tools/mobilenet_v2_random{,_int8}.ccm:
 # seeded random weights; the int8 bundle has int8 activations too), each also with
 # CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), fp32 with CAMCLASS_CPU_PW=off (no
-# own 1x1 GEMM, engine/cpu/f32_gemm.h), camclass vulkan fp32 and int8
+# own 1x1 GEMM, engine/cpu/f32_gemm.h), int8 with CAMCLASS_CPU_Q8GEMM=off (no int8 1x1 convs on
+# our own GEMM), camclass vulkan fp32 and int8
 # (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
 # and ONNX Runtime's CPU provider (npm onnxruntime-node, tools/bench_ort.js) on the same
@@ -71,6 +72,7 @@ engines=(
   "camclass cpu fp32, CAMCLASS_CPU_PW=off|env CAMCLASS_CPU_PW=off XDG_CACHE_HOME=$cache/no-pw $bench $fp32 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8|$bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
+  "camclass cpu int8, CAMCLASS_CPU_Q8GEMM=off|env CAMCLASS_CPU_Q8GEMM=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass vulkan fp32 (lavapipe)|$bench $fp32 --backend vulkan --runs $runs"
   "camclass vulkan int8 (lavapipe)|$bench $int8 --backend vulkan --runs $runs"
   "PyTorch jit (optimize_for_inference)|$py tools/bench_torch.py --variant jit --threads THREADS --runs $runs"

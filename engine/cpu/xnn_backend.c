@@ -47,7 +47,10 @@
  *     want the other type also gets a copy in that type, converted by an XNNPACK convert
  *     operator right after its producer (or, for the graph input, after the input is stored):
  *     so an int8 model takes its f32 input, quantizes it once, and dequantizes its logits.
- *     In an f32 node, i8 weights are dequantized at load and packed as f32.
+ *     In an f32 node, i8 weights are dequantized at load and packed as f32. An int8 1x1 conv
+ *     (and linear) may run on our own GEMM (q8_gemm.h: vpdpbusd where the CPU has it, the
+ *     same values as XNNPACK's QC8 operator), kept per layer where it measures faster,
+ *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
@@ -93,6 +96,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].pw)
             cc_f32_pw_finish(s->steps[n].pw);
         free(s->steps[n].pw);
+        if (s->steps[n].q8)
+            cc_q8_gemm_finish(s->steps[n].q8);
+        free(s->steps[n].q8);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -152,7 +158,9 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
-        !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err))
+        !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err) ||
+
+        !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err))
         goto error;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     s->tap = cc_backend_tap(m, opts);
@@ -206,6 +214,9 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
                  s->n_fused,
                  s->n_int8 ? cc_fq8_isa_name(cc_fq8_isa_best())
                            : cc_stem_isa_name(cc_stem_isa_best()));
+    if (s->n_q8)
+        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d int8 1x1 GEMMs (%s)",
+                 s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
     if (s->n_int8)
         snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     // A batch state runs XNNPACK's operators alone on as many threads, writes no cache.
@@ -259,6 +270,8 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_PW:
         cc_f32_pw_run(st->pw, s->run_pool);
+    case STEP_Q8GEMM:
+        cc_q8_gemm_run(st->q8, in, out, s->run_pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:

@@ -9,10 +9,11 @@
 #include "xnn_steps.h"
 
 /* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
- * BLIS, the stem or a fused block may run) or int8 (which a fused block may run). */
+ * BLIS, the stem or a fused block may run) or int8 (which a fused block or our int8 GEMM may
+ * run), or a linear (int8: our GEMM may run it). */
 static bool has_choice(const struct cc_node *n)
 {
-    return n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1;
+    return (n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1) || n->op == CC_OP_LINEAR;
 }
 
 /* Node n's index among the convolutions that have a character in the layer-choice cache. */
@@ -24,7 +25,7 @@ static int choice_index(const struct xnn_state *s, int n)
     return i;
 }
 
-/* An earlier such convolution with the same input and weight shapes and attributes
+/* An earlier such convolution (or linear) with the same input and weight shapes and attributes
  * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
  * measured choice instead of timing again, which matters where timing is slow (a Pi, an
  * emulator). -1 when there is none. */
@@ -35,7 +36,7 @@ static int same_shape_before(const struct xnn_state *s, int n)
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     for (int k = 0; k < n; k++) {
         const struct cc_node *other = &m->nodes[k];
-        if (!cc_xnn_blis_can_run(m, other, &s->steps[k]))
+        if (!has_choice(other) || other->op != node->op || s->steps[k].int8 != s->steps[n].int8)
             continue;
         const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
         const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
@@ -70,6 +71,9 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
             cc_xnn_fused_step_run(st->fused, s->pool);
         else if (st->kind == STEP_PW)
             cc_f32_pw_run(st->pw, s->pool);
+        else if (st->kind == STEP_Q8GEMM)
+            cc_q8_gemm_run(st->q8, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
+                           s->places[node->outputs[0]].data, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -184,6 +188,59 @@ int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems)
     return reads;
 }
 
+static void free_q8(struct step *st)
+{
+    if (st->q8)
+        cc_q8_gemm_finish(st->q8);
+    free(st->q8);
+    st->q8 = NULL;
+}
+
+/* For an int8 1x1 convolution whose XNNPACK operator is built (q8_gemm.h says which): prepares
+ * our GEMM too (yield: n's is the run's last operator) and keeps it always with
+ * CAMCLASS_CPU_Q8GEMM=on; where the cache remembers it ('q'); else (measured, not with a
+ * forced cpu_pointwise) where it is faster, min of 3 runs after a warm-up each; a layer of a
+ * shape already measured takes that choice. */
+static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options *opts, bool yield,
+                      struct cc_error *err)
+{
+    const struct cc_node *node = &s->model->nodes[n];
+    struct step *st = &s->steps[n];
+    bool forced = s->q8_mode == CC_FUSED_ON;
+    bool measure = s->q8_mode == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_q8_gemm_desc d;
+    if ((!forced && !measure) || !st->int8 || st->kind != STEP_XNN ||
+        !cc_q8_gemm_from_node(s->model, node, &d))
+        return true;
+    if (!(st->q8 = calloc(1, sizeof(*st->q8))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_q8_gemm_init(st->q8, &d, cc_q8_gemm_isa_best(), (int)cc_xnn_pool_threads(s), err))
+        return false; // st->q8: freed by xnn_destroy
+    st->q8->yield = yield;
+    bool keep = forced;
+    int twin = same_shape_before(s, n);
+    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
+    if (!forced && was && !(s->fused_mode == CC_FUSED_OFF && was == 'f')) {
+        keep = was == 'q';
+    } else if (!forced && twin >= 0) {
+        keep = s->steps[twin].kind == STEP_Q8GEMM;
+    } else if (!forced) {
+        struct step q8 = {.kind = STEP_Q8GEMM, .q8 = st->q8};
+        min_time(s, node, st, NULL, 1);
+        min_time(s, node, &q8, NULL, 1);
+        keep = min_time(s, node, &q8, NULL, 3) < min_time(s, node, st, NULL, 3);
+    }
+    if (!keep) {
+        free_q8(st);
+        return true;
+    }
+    cc_xnn_work_finish(&st->work);
+    st->kind = STEP_Q8GEMM;
+    s->n_q8++;
+    return true;
+}
+
 /* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
 static void release_step(struct xnn_state *s, int n)
 {
@@ -192,6 +249,7 @@ static void release_step(struct xnn_state *s, int n)
     s->n_pw -= st->kind == STEP_PW;
     s->n_direct -= st->kind == STEP_DIRECT;
     s->n_wino -= st->kind == STEP_DIRECT && st->direct->wino;
+    s->n_q8 -= st->kind == STEP_Q8GEMM;
     cc_xnn_work_finish(&st->work);
     if (st->pw)
         cc_f32_pw_finish(st->pw);
@@ -205,6 +263,7 @@ static void release_step(struct xnn_state *s, int n)
     free(st->gemm_weights);
     st->gemm = NULL;
     st->gemm_weights = NULL;
+    free_q8(st);
     st->kind = STEP_SKIP;
 }
 
@@ -438,7 +497,8 @@ static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f, b
     for (int k = f->first; k <= f->last; k++)
         if (s->steps[k].int8 != *int8 ||
             (s->steps[k].kind != STEP_XNN &&
-             (*int8 || (s->steps[k].kind != STEP_BLIS && s->steps[k].kind != STEP_PW))))
+             (*int8 ? s->steps[k].kind != STEP_Q8GEMM
+                    : s->steps[k].kind != STEP_BLIS && s->steps[k].kind != STEP_PW)))
             return false;
     enum store type = *int8 ? STORE_QS8 : STORE_F32;
     const struct place *x = &s->places[f->x], *y = &s->places[f->y];
@@ -574,7 +634,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
             bool yield = b.flags & XNN_FLAG_YIELD_WORKERS;
             if (!choose_pw(s, n, opts, yield, err) || !choose_direct(s, n, opts, yield, err) ||
-                !choose_stem(s, n, opts, yield, err))
+                !choose_stem(s, n, opts, yield, err) || !choose_q8(s, n, opts, yield, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -589,10 +649,10 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
-// or Winograd. It is in the default file's name as well as its header,
-// so that builds of different formats sharing one cache folder keep a file each instead of
-// rewriting one file at every start.
-#define CHOICES_FORMAT "8"
+// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear. It is in the default
+// file's name as well as its header, so that builds of different formats sharing one cache
+// folder keep a file each instead of rewriting one file at every start.
+#define CHOICES_FORMAT "9"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -620,14 +680,15 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsfpdw") == strlen(got))
+        strspn(got, "bxsfpdwq") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
         ok = choose_fused(s, n, opts, err);
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
         s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
-        s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE) {
+        s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE &&
+        s->q8_mode == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
@@ -636,6 +697,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
                            : s->steps[n].kind == STEP_DIRECT
                                ? (s->steps[n].direct->wino ? 'w' : 'd')
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
+                           : s->steps[n].kind == STEP_Q8GEMM                                 ? 'q'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';
         got[i] = '\0';

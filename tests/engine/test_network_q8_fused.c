@@ -8,8 +8,10 @@
  * poisoned before every run, on two random inputs. Passes when the fused engine says it runs
  * all 17 blocks fused in int8 and its outputs equal the unfused ones exactly: the fused
  * block computes XNNPACK's int8 arithmetic value for value, so no error may accumulate over
- * the 17 blocks. Also: a layer-choice cache written for the int8 model (measured) has one
- * letter per one-group conv, 'x' or 'f', and a forged all-'f' line is obeyed.
+ * the 17 blocks. Likewise every 1x1 conv and the classifier on our int8 GEMM
+ * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's. Also: a
+ * layer-choice cache written for the int8 model (measured) has one letter per one-group conv
+ * and linear, 'x', 'f' or 'q', and a forged all-'f' line is obeyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +21,14 @@
 #include "engine.h"
 #include "testutil.h"
 
-enum { BLOCKS = 17 }; // mobilenet_v2's inverted-residual blocks
+enum {
+    BLOCKS = 17,    // mobilenet_v2's inverted-residual blocks
+    POINTWISE = 35, // its 1x1 convs (16 expand, 17 project, features.18) and the classifier
+};
 
-static struct cc_engine *create(const char *bundle, const char *fused, int threads,
-                                const char *cache)
+/* q8: CAMCLASS_CPU_Q8GEMM's value, "off" where fused is "off" and q8 is NULL. */
+static struct cc_engine *create_q8(const char *bundle, const char *fused, const char *q8,
+                                   int threads, const char *cache)
 {
     struct cc_error err = {0};
     struct cc_engine_options o = cc_engine_options_default();
@@ -31,9 +37,17 @@ static struct cc_engine *create(const char *bundle, const char *fused, int threa
     o.cpu_cache = cache;
     o.poison = true;
     setenv("CAMCLASS_CPU_FUSED", fused, 1);
+    setenv("CAMCLASS_CPU_Q8GEMM", q8 ? q8 : strcmp(fused, "off") ? "measure" : "off", 1);
     struct cc_engine *e = cc_engine_create(bundle, &o, &err);
-    CHECKF(e != NULL, "cpu engine, fused %s, %d thread(s): %s", fused, threads, err.msg);
+    CHECKF(e != NULL, "cpu engine, fused %s, q8 %s, %d thread(s): %s", fused, q8 ? q8 : "-",
+           threads, err.msg);
     return e;
+}
+
+static struct cc_engine *create(const char *bundle, const char *fused, int threads,
+                                const char *cache)
+{
+    return create_q8(bundle, fused, NULL, threads, cache);
 }
 
 /* Output of e on input seed (count values uniform in [-2, 2]); malloc'd, NULL on failure. */
@@ -52,32 +66,48 @@ static float *run(struct cc_engine *e, uint64_t seed)
     return ok ? out : NULL;
 }
 
+/* fused's outputs against those of layers, XNNPACK's (what names the way fused runs). */
+static void compare_with(const char *what, struct cc_engine *layers, struct cc_engine *fused,
+                         int threads)
+{
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        float *a = run(layers, seed), *b = run(fused, seed);
+        size_t n = cc_engine_output_count(fused), worst = 0;
+        if (a && b) {
+            double diff = tu_max_abs_diff(a, b, n, &worst);
+            printf("  input %d: max |%s - layers| = %g (of max %g)\n", (int)seed, what, diff,
+                   tu_max_abs(a, n));
+            CHECKF(diff == 0, "%d thread(s), input %d: %s %g, layers %g at output %zu", threads,
+                   (int)seed, what, b[worst], a[worst], worst);
+        }
+        free(a), free(b);
+    }
+}
+
 static void compare(const char *bundle, int threads)
 {
     struct cc_engine *layers = create(bundle, "off", threads, "");
     struct cc_engine *fused = create(bundle, "on", threads, "");
-    if (!layers || !fused)
+    struct cc_engine *q8 = create_q8(bundle, "off", "on", threads, "");
+    if (!layers || !fused || !q8)
         goto done;
     const char *name = cc_engine_device_name(fused);
     char want[64];
     snprintf(want, sizeof(want), ", %d fused blocks (", BLOCKS);
     printf("%d thread(s): %s\n", threads, name);
     CHECKF(strstr(name, want) && strstr(name, "int8"), "not all blocks fused in int8: %s", name);
-    for (uint64_t seed = 1; seed <= 2; seed++) {
-        float *a = run(layers, seed), *b = run(fused, seed);
-        size_t n = cc_engine_output_count(fused), worst = 0;
-        if (a && b) {
-            double diff = tu_max_abs_diff(a, b, n, &worst);
-            printf("  input %d: max |fused - layers| = %g (of max %g)\n", (int)seed, diff,
-                   tu_max_abs(a, n));
-            CHECKF(diff == 0, "%d thread(s), input %d: fused %g, layers %g at output %zu", threads,
-                   (int)seed, b[worst], a[worst], worst);
-        }
-        free(a), free(b);
-    }
+    compare_with("fused", layers, fused, threads);
+    name = cc_engine_device_name(q8);
+    snprintf(want, sizeof(want), ", %d int8 1x1 GEMMs", POINTWISE);
+    printf("%d thread(s): %s\n", threads, name);
+    CHECKF(strstr(name, want) && !strstr(name, "fused"), "not every 1x1 on the GEMM: %s", name);
+    CHECKF(!strstr(cc_engine_device_name(layers), "GEMMs"), "layers: %s",
+           cc_engine_device_name(layers));
+    compare_with("q8 GEMM", layers, q8, threads);
 done:
     cc_engine_destroy(layers);
     cc_engine_destroy(fused);
+    cc_engine_destroy(q8);
 }
 
 /* The measured choices of the int8 model are cached, and a forged line is obeyed. */
@@ -96,7 +126,7 @@ static void check_cache(const char *bundle)
         fclose(f);
     char *tab = strrchr(text, '\t');
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
-    CHECKF(tab && n == 35 && (int)strspn(tab + 1, "xf") == n, "int8 choices: %s", text);
+    CHECKF(tab && n == 36 && (int)strspn(tab + 1, "xfq") == n, "int8 choices: %s", text);
     if (tab) {
         memset(tab + 1, 'f', (size_t)n);
         f = fopen(path, "w");
@@ -115,6 +145,22 @@ static void check_cache(const char *bundle)
     rmdir(dir);
 }
 
+/* A CAMCLASS_CPU_Q8GEMM that is no mode: the engine is refused with one line naming the
+ * variable and the values it takes. */
+static void check_bad_mode(const char *bundle)
+{
+    struct cc_error err = {0};
+    struct cc_engine_options o = cc_engine_options_default();
+    o.backend = CC_BACKEND_CPU;
+    o.cpu_cache = "";
+    setenv("CAMCLASS_CPU_FUSED", "measure", 1);
+    setenv("CAMCLASS_CPU_Q8GEMM", "fast", 1);
+    struct cc_engine *e = cc_engine_create(bundle, &o, &err);
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8GEMM=\"fast\"") && strstr(err.msg, "off or on"),
+           "bad CAMCLASS_CPU_Q8GEMM: %s", e ? "accepted" : err.msg);
+    cc_engine_destroy(e);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -124,5 +170,6 @@ int main(int argc, char **argv)
     compare(argv[1], 1);
     compare(argv[1], 2);
     check_cache(argv[1]);
+    check_bad_mode(argv[1]);
     return tu_exit_code();
 }

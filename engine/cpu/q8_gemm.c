@@ -1,0 +1,263 @@
+/* camclass — the int8 1x1 GEMM (see q8_gemm.h): the portable C kernel, the kernel table, the
+ * check, the packing, the threaded run and the match from a model. The x86-64 kernels are in
+ * q8_gemm_x86.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "q8_gemm.h"
+#include "xnn_build.h"
+
+enum { NR_C = 16 }; // the portable kernel's panel width (any would do)
+
+/* ------------------------------------------------------------------------------------------
+ * The portable kernel: one value at a time, q8_gemm.h's formulas as they read.
+ */
+
+static void kernel_c(const struct cc_q8_tile *t)
+{
+    for (int p = 0; p < t->m; p++) {
+        const int8_t *a = t->a + (size_t)p * t->lda;
+        for (int o = 0; o < t->n_valid; o++) {
+            int32_t acc = t->bias[o];
+            for (int k = 0; k < t->k; k++) // unsigned input (x + 128): see q8_gemm.h
+                acc += (int32_t)(uint8_t)(a[k] ^ 0x80) *
+                       t->w[((size_t)(k / 4) * NR_C + o) * 4 + k % 4];
+            float f = (float)acc * t->scale[o];
+            f = f < t->lo ? t->lo : f > t->hi ? t->hi : f;
+            t->c[(size_t)p * t->ldc + o] = (int8_t)((int32_t)nearbyintf(f) + t->zp);
+        }
+    }
+}
+
+/* Each family's kernel and panel width, by enum cc_fq8_isa (whose host checks say which run). */
+static const struct {
+    cc_q8_kernel kernel;
+    int nr;
+} kernels[CC_FQ8_ISA_COUNT] = {
+    [CC_FQ8_C] = {kernel_c, NR_C},
+#if defined(__x86_64__)
+    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_YMM},
+    [CC_FQ8_AVXVNNI] = {cc_q8_kernel_avxvnni, CC_Q8_NR_YMM},
+    [CC_FQ8_AVX512VNNI] = {cc_q8_kernel_avx512vnni, CC_Q8_NR_ZMM},
+#endif
+};
+
+bool cc_q8_gemm_isa_runs(enum cc_fq8_isa isa)
+{
+    return cc_fq8_isa_runs(isa) && kernels[isa].kernel;
+}
+
+enum cc_fq8_isa cc_q8_gemm_isa_best(void)
+{
+    enum cc_fq8_isa best = CC_FQ8_C;
+    for (int i = 0; i < CC_FQ8_ISA_COUNT; i++)
+        best = cc_q8_gemm_isa_runs((enum cc_fq8_isa)i) ? (enum cc_fq8_isa)i : best;
+    return best;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Setup
+ */
+
+bool cc_q8_gemm_check(const struct cc_q8_gemm_desc *d, struct cc_error *err)
+{
+    const char *bad = NULL;
+    if (d->m < 1 || d->k < 1 || d->n < 1)
+        bad = "a pixel, input or output count below 1";
+    else if (!d->w || !d->sw)
+        bad = "missing weights or weight scales";
+    else if (!(d->qx.scale > 0) || !(d->qy.scale > 0))
+        bad = "an activation scale that is not positive";
+    else if (d->lo > d->hi)
+        bad = "a clamp whose low end is above its high end";
+    if (bad)
+        return cc_error_set(err, "int8 1x1 conv: %s (%d pixels, %d -> %d)", bad, d->m, d->k, d->n);
+    return true;
+}
+
+static void *aligned_zeros(size_t bytes)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1))
+        return NULL;
+    memset(p, 0, bytes ? bytes : 1);
+    return p;
+}
+
+/* d's weights into g's panels; bias = the int32 bias at sx * sw[o] (XNNPACK's rounding,
+ * cc_xnn_bias_i32) less (zx + 128) * sum(w[o]); scale = (sx * sw[o]) / sy in f32, XNNPACK's
+ * order. */
+static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
+{
+    int k4 = (d->k + 3) / 4;
+    for (int o = 0; o < d->n; o++) {
+        int8_t *panel = g->w + (size_t)(o / g->nr) * k4 * g->nr * 4;
+        int64_t sum = 0;
+        for (int i = 0; i < d->k; i++) {
+            int8_t v = d->w[(size_t)o * d->k + i];
+            panel[((size_t)(i / 4) * g->nr + o % g->nr) * 4 + i % 4] = v;
+            sum += v;
+        }
+        int32_t q = 0;
+        if (d->bias)
+            cc_xnn_bias_i32(d->bias + o, 1, d->qx.scale, d->sw + o, &q);
+        g->bias[o] = (int32_t)((int64_t)q - (int64_t)(d->qx.zero_point + 128) * sum);
+        float s = d->qx.scale * d->sw[o];
+        g->scale[o] = s / d->qy.scale;
+    }
+}
+
+/* Pixels per task: all of them where the panels alone give every thread two tasks, else
+ * split so they do (a multiple of 6 pixels, the widest kernel's block). */
+static int tile_pixels(int m, int panels, int threads)
+{
+    if (threads <= 1 || panels >= 2 * threads)
+        return m;
+    int parts = (2 * threads + panels - 1) / panels, per = (m + parts - 1) / parts;
+    per = (per + 5) / 6 * 6;
+    return per < m ? per : m;
+}
+
+bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum cc_fq8_isa isa,
+                     int threads, struct cc_error *err)
+{
+    *g = (struct cc_q8_gemm){.m = d->m, .k = d->k, .n = d->n, .isa = isa};
+    if (!cc_q8_gemm_check(d, err))
+        return false;
+    if (!cc_q8_gemm_isa_runs(isa))
+        return cc_error_set(err, "int8 1x1 conv: this CPU (or build) has no %s kernels",
+                            cc_fq8_isa_name(isa));
+    g->kernel = kernels[isa].kernel;
+    g->nr = kernels[isa].nr;
+    g->panels = (d->n + g->nr - 1) / g->nr;
+    g->tile_m = tile_pixels(d->m, g->panels, threads);
+    size_t outs = (size_t)g->panels * g->nr;
+    g->w = aligned_zeros(outs * (size_t)((d->k + 3) / 4) * 4);
+    g->bias = aligned_zeros(outs * sizeof(int32_t));
+    g->scale = aligned_zeros(outs * sizeof(float));
+    if (!g->w || !g->bias || !g->scale) {
+        cc_q8_gemm_finish(g);
+        return cc_error_set(err, "int8 1x1 conv: out of memory");
+    }
+    pack(g, d);
+    g->zp = d->qy.zero_point;
+    g->lo = (float)(d->lo - d->qy.zero_point);
+    g->hi = (float)(d->hi - d->qy.zero_point);
+    return true;
+}
+
+void cc_q8_gemm_finish(struct cc_q8_gemm *g)
+{
+    free(g->w);
+    free(g->bias);
+    free(g->scale);
+    g->w = NULL;
+    g->bias = NULL;
+    g->scale = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Run
+ */
+
+struct run {
+    const struct cc_q8_gemm *g;
+    const int8_t *x;
+    int8_t *y;
+};
+
+/* Pixels [p0, p0 + pn) times panels [j0, j0 + jn). */
+static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
+{
+    const struct run *r = ctx;
+    const struct cc_q8_gemm *g = r->g;
+    size_t k4 = (size_t)(g->k + 3) / 4;
+    for (size_t j = j0; j < j0 + jn; j++) {
+        int n0 = (int)j * g->nr, left = g->n - n0;
+        struct cc_q8_tile t = {
+            .a = r->x + p0 * (size_t)g->k,
+            .lda = (size_t)g->k,
+            .w = g->w + j * k4 * (size_t)g->nr * 4,
+            .bias = g->bias + n0,
+            .scale = g->scale + n0,
+            .m = (int)pn,
+            .k = g->k,
+            .n_valid = left < g->nr ? left : g->nr,
+            .c = r->y + p0 * (size_t)g->n + n0,
+            .ldc = (size_t)g->n,
+            .lo = g->lo,
+            .hi = g->hi,
+            .zp = g->zp,
+        };
+        g->kernel(&t);
+    }
+}
+
+void cc_q8_gemm_run(const struct cc_q8_gemm *g, const int8_t *x, int8_t *y, pthreadpool_t pool)
+{
+    struct run r = {g, x, y};
+    pthreadpool_parallelize_2d_tile_2d(pool, run_tile, &r, (size_t)g->m, (size_t)g->panels,
+                                       (size_t)g->tile_m, 1,
+                                       g->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * In a graph
+ */
+
+bool cc_q8_gemm_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err)
+{
+    *mode = CC_FUSED_MEASURE;
+    if (!value || !value[0] || !strcmp(value, "measure"))
+        return true;
+    if (!strcmp(value, "off") || !strcmp(value, "on")) {
+        *mode = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
+        return true;
+    }
+    return cc_error_set(err,
+                        "CAMCLASS_CPU_Q8GEMM=\"%s\" is not an int8 1x1 GEMM mode: use measure (the "
+                        "default), off or on",
+                        value);
+}
+
+/* Whether node n is a 1x1 stride-1 unpadded one-group conv2d, or a linear. */
+static bool pointwise(const struct cc_model *m, const struct cc_node *n)
+{
+    if (n->op == CC_OP_LINEAR)
+        return true;
+    const struct cc_conv2d_attrs *a = &n->attrs.conv;
+    const struct cc_tensor *w = &m->tensors[n->inputs[1]];
+    return n->op == CC_OP_CONV2D && a->groups == 1 && w->ndim == 4 && w->shape[2] == 1 &&
+           w->shape[3] == 1 && a->stride[0] == 1 && a->stride[1] == 1 && a->dilation[0] == 1 &&
+           a->dilation[1] == 1 && !a->pad[0] && !a->pad[1] && !a->pad[2] && !a->pad[3];
+}
+
+bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
+                          struct cc_q8_gemm_desc *d)
+{
+    if ((n->op != CC_OP_CONV2D && n->op != CC_OP_LINEAR) || n->n_inputs < 2 || !pointwise(m, n) ||
+        n->act.kind != CC_ACT_CLAMP)
+        return false;
+    const struct cc_tensor *x = &m->tensors[n->inputs[0]], *w = &m->tensors[n->inputs[1]];
+    const struct cc_tensor *y = &m->tensors[n->outputs[0]];
+    const float *bias = n->n_inputs > 2 ? m->tensors[n->inputs[2]].data : NULL;
+    if (w->dtype != CC_DTYPE_I8 || !w->q || !w->scales || (n->n_inputs > 2 && !bias) ||
+        !x->quantized || !y->quantized)
+        return false;
+    int64_t k = w->shape[1], o = w->shape[0];
+    *d = (struct cc_q8_gemm_desc){
+        .m = (int)(y->count / o),
+        .k = (int)k,
+        .n = (int)o,
+        .w = w->q,
+        .sw = w->scales,
+        .bias = bias,
+        .qx = x->act_quant,
+        .qy = y->act_quant,
+        .lo = cc_xnn_quantize_bound(n->act.min, y->act_quant),
+        .hi = cc_xnn_quantize_bound(n->act.max, y->act_quant),
+    };
+    struct cc_error ignored = {0};
+    return x->count == (int64_t)d->m * k && cc_q8_gemm_check(d, &ignored);
+}

@@ -1,0 +1,107 @@
+/* camclass — the CPU backend's own int8 1x1 convolution (internal to engine/): a QC8 conv
+ * with a 1x1 kernel, stride 1, no padding, one group (and the classifier's linear, a 1x1
+ * conv of a 1x1 image) as one GEMM over NHWC pixels, computing exactly what XNNPACK's QC8
+ * convolution computes (fused_q8.h's formulas: acc = bias_q + sum (x - zx) * w in int32,
+ * y = clamp(round-half-even((float)acc * s[o]) + zy), s[o] = sx * sw[o] / sy in f32), so a
+ * layer run here equals XNNPACK's value for value. Kept per layer where it measures faster
+ * than XNNPACK's operator (xnn_steps.c): Debian's XNNPACK has no dot-product kernels, and
+ * vpdpbusd does 4 byte products per int32 lane in one instruction.
+ *
+ * Layout: weights in panels of nr output channels (the kernel family's register block),
+ * each (k4, nr, 4) bytes: the 4 weights of inputs 4g..4g+3 of output o of panel j at
+ * ((j * k4 + g) * nr + o) * 4, zeros past k and n; the input is read as unsigned (x + 128)
+ * and 128 * sum(w) folded into the bias with the zero point (as fused_q8.h).
+ *
+ * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs.
+ * Kernels: those of fused_q8.h's families (enum cc_fq8_isa: AVX-512 VNNI, AVX-VNNI, AVX2,
+ * portable C), chosen by cc_fq8_isa_best.
+ */
+#ifndef CC_Q8_GEMM_H
+#define CC_Q8_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pthreadpool.h>
+
+#include "error.h"
+#include "fused_block.h"
+#include "fused_q8.h"
+#include "model.h"
+
+/* One layer: m pixels of k inputs to n outputs; weights and quantizations of the model. */
+struct cc_q8_gemm_desc {
+    int m, k, n;
+    const int8_t *w;   // (n, k)
+    const float *sw;   // (n) weight scales
+    const float *bias; // (n) f32, or NULL
+    struct cc_act_quant qx, qy;
+    int8_t lo, hi; // the clamp, quantized
+};
+
+/* One task's part as a kernel sees it: pixels [0, m) of a (row stride lda) times panel w
+ * (nr outputs, n_valid of them real) into c (row stride ldc). */
+struct cc_q8_tile {
+    const int8_t *a;
+    size_t lda;
+    const int8_t *w;     // (k4, nr, 4)
+    const int32_t *bias; // (nr), zero points folded in
+    const float *scale;  // (nr)
+    int m, k, n_valid;
+    int8_t *c;
+    size_t ldc;
+    float lo, hi; // the clamp less the zero point
+    int32_t zp;
+};
+
+typedef void (*cc_q8_kernel)(const struct cc_q8_tile *t);
+
+struct cc_q8_gemm {
+    int m, k, n, nr, panels; // nr: outputs per panel; panels: n rounded up / nr
+    int tile_m;              // pixels per task
+    int8_t *w;               // (panels, k4, nr, 4); owned
+    int32_t *bias;           // (panels * nr); owned
+    float *scale;            // (panels * nr); owned
+    float lo, hi;
+    int32_t zp;
+    enum cc_fq8_isa isa;
+    cc_q8_kernel kernel;
+    bool yield; // the run's last operator: the pool's workers sleep after it
+};
+
+/* Whether this build and CPU run isa's kernels here (fused_q8.h's families may be more than
+ * this code has); the best that does (at worst portable C). */
+bool cc_q8_gemm_isa_runs(enum cc_fq8_isa isa);
+enum cc_fq8_isa cc_q8_gemm_isa_best(void);
+
+/* Whether d is a layer this code runs; false with one line in err. */
+bool cc_q8_gemm_check(const struct cc_q8_gemm_desc *d, struct cc_error *err);
+
+/* Packs d for isa's kernels, tiles for threads threads; false with err (not a layer, a kernel
+ * family this host lacks, out of memory). Finish with cc_q8_gemm_finish. */
+bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum cc_fq8_isa isa,
+                     int threads, struct cc_error *err);
+void cc_q8_gemm_finish(struct cc_q8_gemm *g); // accepts a zeroed or half-built g
+
+/* y (m, n) from x (m, k), int8 NHWC, on pool (NULL: the calling thread); x, y apart. */
+void cc_q8_gemm_run(const struct cc_q8_gemm *g, const int8_t *x, int8_t *y, pthreadpool_t pool);
+
+/* CAMCLASS_CPU_Q8GEMM's value (NULL or "": measure) as a mode of fused_block.h's kind:
+ * measure (per layer, the faster of this and XNNPACK's operator), off, or on (every layer this
+ * code runs; for tests); false with one line in err for another value. */
+bool cc_q8_gemm_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err);
+
+/* Node n of m as a layer here, where it is one (an int8 conv2d 1x1, stride 1, no padding, one
+ * group, or a linear; i8 weights with per-channel scales; quantized input and output; a
+ * clamp); d points into m. False when not. */
+bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
+                          struct cc_q8_gemm_desc *d);
+
+/* The x86-64 kernels (q8_gemm_x86.c) and their panel widths. */
+enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16 };
+void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
+void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
+void cc_q8_kernel_avx2(const struct cc_q8_tile *t);
+
+#endif
