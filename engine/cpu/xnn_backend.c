@@ -270,6 +270,7 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_PW:
         cc_f32_pw_run(st->pw, s->run_pool);
+        break;
     case STEP_Q8GEMM:
         cc_q8_gemm_run(st->q8, in, out, s->run_pool);
         break;

@@ -232,20 +232,20 @@ static void test_cpu_choices_formats(const char *bundle, const char *dir)
 {
     char folder[320], old[400], later[400];
     snprintf(folder, sizeof(folder), "%s/camclass", dir);
-    snprintf(old, sizeof(old), "%s/cpu-layer-choices.txt", folder);       // builds before this
-    snprintf(later, sizeof(later), "%s/cpu-layer-choices-9.txt", folder); // a later format
+    snprintf(old, sizeof(old), "%s/cpu-layer-choices.txt", folder);        // builds before this
+    snprintf(later, sizeof(later), "%s/cpu-layer-choices-99.txt", folder); // a later format
     mkdir(folder, 0755);
     write_text(old, "camclass cpu layer choices 4\n0123456789abcdef some cpu\tbbxxf\n");
-    write_text(later, "camclass cpu layer choices 9\n0123456789abcdef some cpu\tzz\n");
+    write_text(later, "camclass cpu layer choices 99\n0123456789abcdef some cpu\tzz\n");
     struct file_state was_old = file_state(old), was_later = file_state(later);
 
     cc_engine_destroy(create_cpu(bundle, NULL)); // measures, writes its own file
     CHECKF(same_file(old, was_old), "format 4's %s left as it was", old);
-    CHECKF(same_file(later, was_later), "format 9's %s left as it was", later);
+    CHECKF(same_file(later, was_later), "format 99's %s left as it was", later);
     char ours[600] = "";
     DIR *d = opendir(folder);
     for (struct dirent *de; d && (de = readdir(d));)
-        if (strncmp(de->d_name, "cpu-layer-choices-", 18) == 0 && strcmp(de->d_name + 18, "9.txt"))
+        if (strncmp(de->d_name, "cpu-layer-choices-", 18) == 0 && strcmp(de->d_name + 18, "99.txt"))
             snprintf(ours, sizeof(ours), "%s/%.200s", folder, de->d_name);
     if (d)
         closedir(d);
