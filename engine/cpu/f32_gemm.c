@@ -194,31 +194,14 @@ void cc_f32_pw_run(const struct cc_f32_pw *p, pthreadpool_t pool)
  * The switch
  */
 
+static bool pw_built(enum cc_stem_isa isa)
+{
+    return isas[isa].tile != NULL;
+}
+
 bool cc_f32_pw_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err)
 {
-    enum cc_stem_isa best = CC_STEM_C;
-    for (int i = 0; i < CC_STEM_ISA_COUNT; i++)
-        best = isas[i].tile && cc_stem_isa_runs((enum cc_stem_isa)i) ? (enum cc_stem_isa)i : best;
-    *mode = (struct cc_stem_mode){CC_STEM_MEASURE, best};
-    if (!value || !value[0] || !strcmp(value, "measure"))
-        return true;
-    if (!strcmp(value, "off") || !strcmp(value, "on")) {
-        mode->kind = !strcmp(value, "off") ? CC_STEM_OFF : CC_STEM_ON;
-        return true;
-    }
-    for (int i = 0; i < CC_STEM_ISA_COUNT; i++) {
-        if (strcmp(value, cc_stem_isa_name((enum cc_stem_isa)i)))
-            continue;
-        if (!isas[i].tile || !cc_stem_isa_runs((enum cc_stem_isa)i))
-            return cc_error_set(err,
-                                "CAMCLASS_CPU_PW=%s: this CPU (or build) has no %s 1x1 kernels; "
-                                "use on, off, measure or c",
-                                value, value);
-        *mode = (struct cc_stem_mode){CC_STEM_ON, (enum cc_stem_isa)i};
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_PW=\"%s\" is not a 1x1 kernel mode: use measure (the "
-                        "default), off, on, or a kernel family (avx512, avx2, c)",
-                        value);
+    static const struct cc_isa_mode_spec spec = {"CAMCLASS_CPU_PW", "a 1x1 kernel mode",
+                                                 "1x1 kernels", "avx512, avx2, c", pw_built};
+    return cc_isa_mode_parse(&spec, value, mode, err);
 }

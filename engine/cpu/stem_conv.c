@@ -71,9 +71,14 @@ enum cc_stem_isa cc_stem_isa_best(void)
     return best;
 }
 
-bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err)
+bool cc_isa_mode_parse(const struct cc_isa_mode_spec *spec, const char *value,
+                       struct cc_stem_mode *mode, struct cc_error *err)
 {
-    *mode = (struct cc_stem_mode){CC_STEM_MEASURE, cc_stem_isa_best()};
+    enum cc_stem_isa best = CC_STEM_C;
+    for (int i = 0; i < CC_STEM_ISA_COUNT; i++)
+        if (spec->built((enum cc_stem_isa)i) && cc_stem_isa_runs((enum cc_stem_isa)i))
+            best = (enum cc_stem_isa)i;
+    *mode = (struct cc_stem_mode){CC_STEM_MEASURE, best};
     if (!value || !value[0] || !strcmp(value, "measure"))
         return true;
     if (!strcmp(value, "off") || !strcmp(value, "on")) {
@@ -83,18 +88,30 @@ bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_
     for (int i = 0; i < CC_STEM_ISA_COUNT; i++) {
         if (strcmp(value, isas[i].name))
             continue;
-        if (!cc_stem_isa_runs((enum cc_stem_isa)i))
+        if (!spec->built((enum cc_stem_isa)i) || !cc_stem_isa_runs((enum cc_stem_isa)i))
             return cc_error_set(err,
-                                "CAMCLASS_CPU_STEM=%s: this CPU (or build) has no %s kernels; "
-                                "use on, off, measure or c",
-                                value, value);
+                                "%s=%s: this CPU (or build) has no %s %s; use on, off, measure "
+                                "or c",
+                                spec->var, value, value, spec->kernels);
         *mode = (struct cc_stem_mode){CC_STEM_ON, (enum cc_stem_isa)i};
         return true;
     }
     return cc_error_set(err,
-                        "CAMCLASS_CPU_STEM=\"%s\" is not a stem mode: use measure (the default), "
-                        "off, on, or a kernel family (avx512, avx2, neon, c)",
-                        value);
+                        "%s=\"%s\" is not %s: use measure (the default), off, on, or a kernel "
+                        "family (%s)",
+                        spec->var, value, spec->mode, spec->families);
+}
+
+static bool stem_built(enum cc_stem_isa isa)
+{
+    return isas[isa].row != NULL;
+}
+
+bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err)
+{
+    static const struct cc_isa_mode_spec spec = {"CAMCLASS_CPU_STEM", "a stem mode", "kernels",
+                                                 "avx512, avx2, neon, c", stem_built};
+    return cc_isa_mode_parse(&spec, value, mode, err);
 }
 
 /* ------------------------------------------------------------------------------------------

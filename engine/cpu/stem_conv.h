@@ -45,6 +45,21 @@ struct cc_stem_mode {
  * one of the values above, or names kernels this CPU cannot run. */
 bool cc_stem_mode_parse(const char *value, struct cc_stem_mode *mode, struct cc_error *err);
 
+/* A variable that picks kernels of these families as CAMCLASS_CPU_STEM does (measure, off, on,
+ * or a family), for the other kernels that share them (CAMCLASS_CPU_PW: f32_gemm.h). */
+struct cc_isa_mode_spec {
+    const char *var;      // the variable, for messages: "CAMCLASS_CPU_STEM"
+    const char *mode;     // what a value is, for messages: "a stem mode"
+    const char *kernels;  // what a family has, for messages: "kernels"
+    const char *families; // the families one may name, for messages: "avx512, avx2, neon, c"
+    bool (*built)(enum cc_stem_isa isa); // whether this code has the family's kernels
+};
+
+/* value (NULL or "": measure) read as spec says into mode, the host's best built family
+ * chosen for measure and on; false with one line in err naming the variable and the way out. */
+bool cc_isa_mode_parse(const struct cc_isa_mode_spec *spec, const char *value,
+                       struct cc_stem_mode *mode, struct cc_error *err);
+
 /* Whether this build and CPU run isa's kernels (the fused block's too: fused_block.h), and
  * the best family that they do. */
 bool cc_stem_isa_runs(enum cc_stem_isa isa);
