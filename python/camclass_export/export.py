@@ -350,7 +350,7 @@ def randomize(model, seed, input_shape=(1, 3, 224, 224), batches=8):
     passes), as a trained network's statistics are. Two images per pass (a BatchNorm over a 1x1
     map needs more than one value per channel), or one when the module refuses a batch (user
     modules may assume batch 1: x.view(1, -1)). Random statistics instead saturate the
-    activations and leave a network whose logits barely depend on its input (issue 10 §4)."""
+    activations and leave a network whose logits barely depend on its input."""
     g = torch.Generator().manual_seed(seed)
 
     def u(shape, lo, hi):

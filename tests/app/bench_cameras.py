@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""meson test --benchmark cameras: several cameras in one camclass (#23 section 1), on the CPU
+"""meson test --benchmark cameras: several cameras in one camclass, on the CPU
 with the self-test model. For 1, 2, 4 and 8 cameras, each looping the same 128x96 Y4M clip as
 fast as it is taken (--frames F each, so every camera does the same work), it prints the
 results/s of each camera (its own summary line) and in total (all results over the run's

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass's cameras (#23 section 1; suite app), one test per part:
+"""camclass's cameras (suite app), one test per part:
 
 - rotation: --input DIR with --rotation 90 (and 180, 270 with --hflip, --vflip alone) logs the
   same top-k, score for score, as the same images turned by PIL and given as --input; the

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Four cameras in one camclass, one of them an RTSP camera whose server goes away and comes back
-(#23, "Tests and figures"; suite app):
+(suite app):
 
 - "clip" loops a Y4M clip, "images" loops a folder of images, "pipe" reads Y4M frames from a
   FIFO that this test writes on (a capture program's pipe, paced), and "rtsp" is an IP camera:

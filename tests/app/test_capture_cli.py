@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """camclass-capture's command line without a camera (suite app): --list is --list-cameras (it
-was "option '--list' is ambiguous" after the usage, #24 section 3); an unknown option, an unsafe
+was "option '--list' is ambiguous" after the usage); an unknown option, an unsafe
 --label, --label without its folder, a folder without --label, a bad --count, --interval, --frames, --slow, --size, --format or --fps: exit
 2 with one line and nothing written; --label with a camera that is not there: exit 1 and no
 class folder made.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass --collect (#22 section 1) over HTTP, with real clients on loopback (suite app).
+"""camclass --collect over HTTP, with real clients on loopback (suite app).
 
 - settings: --classes without --collect, --collect headless without --serve, an unsafe class
   name in --classes (the rule named), --collect on a file: exit 2 with one line, before the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass's image inputs as a newcomer and a hostile client send them (#24 sections 2 and 3),
+"""camclass's image inputs as a newcomer and a hostile client send them,
 each through every door: --input FILE, --input DIR and POST /predict (suite app).
 
 - formats: a CMYK JPEG (PIL writes Adobe-inverted inks), WebP (lossless and lossy), BMP

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass --serve with several cameras (#23 sections 1 and 3; suite app), one test per part:
+"""camclass --serve with several cameras (suite app), one test per part:
 
 - routes: three cameras in one process, each looping a picture of its own colour (blue, red,
   green; one camera's name has a space, %-encoded in the URLs). GET /latest/<camera> gives that

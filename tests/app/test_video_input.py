@@ -206,7 +206,7 @@ def test_files(camclass, model, tmp):
         f.write(mkv.replace(b"V_MPEG4/ISO/AVC", b"V_VVC".ljust(15, b"\0"), 1))
     # A stream whose pictures grow past the pixel limit (8192x5120 = 42 M) after 10 small ones:
     # two MPEG-TS files end to end. FFmpeg's decoder says only "Invalid data found"; the line
-    # names the size and the limit (#24 section 2).
+    # names the size and the limit.
     ff(*src, "testsrc2=size=128x96:rate=10", "-frames:v", "10", "-c:v", "libx264", "-f",
        "mpegts", p("small.ts"))
     ff(*src, "color=c=red:size=8192x5120:rate=10", "-frames:v", "1", "-c:v", "libx264",

@@ -413,7 +413,7 @@ struct bad_case {
 static const struct bad_case bad_cases[] = {
     {"not a zip", NULL, NULL, {.raw_file = "hello, I am not a zip file\n"}, "not a zip archive"},
     {"missing manifest", NULL, NULL, {.no_manifest = true}, "no manifest.json entry"},
-    // #24 section 2: "damaged zip archive (File already exists)" before, naming nothing.
+    // Before: "damaged zip archive (File already exists)" before, naming nothing.
     {"an entry twice", NULL, NULL, {.dup_labels = true}, "entry \"labels.txt\" appears twice"},
     {"malformed JSON",
      NULL,

@@ -324,7 +324,7 @@ static void write_cmyk_jpeg(const char *path, int w, int h, const uint8_t *inks,
     free(jpg);
 }
 
-/* CMYK and YCCK JPEGs (#24 section 2: "Unsupported color conversion request" before) decode
+/* CMYK and YCCK JPEGs ("Unsupported color conversion request" before) decode
  * to the RGB their inks give: C K / 255 for Adobe's inverted inks, (255 - C)(255 - K) / 255
  * without the marker. */
 static void test_cmyk_jpeg(void)
@@ -509,7 +509,7 @@ static void test_corrupt_files(void)
         cc_source_file_destroy(s);
     }
     // A corrupt file inside a directory is skipped (one warning line, counted) and the files
-    // after it are read (#24 section 3: it ended the batch before); their frames keep their
+    // after it are read (it ended the batch before); their frames keep their
     // files' names. A directory where nothing decodes is an error naming it.
     CHECK(mkdir(tmp_path("baddir"), 0700) == 0);
     write_png(tmp_path("baddir/1.png"), 16, 16, PNG_COLOR_TYPE_RGB, 8, px, 3);
@@ -610,7 +610,7 @@ static void test_y4m_header_fields(void)
     CHECKF(crlf_r == 1 && crlf_frame.width == 2 && crlf_frame.height == 2,
            "a y4m with \\r\\n line ends: %d %s", crlf_r, crlf_err.msg);
     free(crlf_frame.data);
-    // A header and no frame: refused, not a run of 0 frames and exit 0 (#24 section 2).
+    // A header and no frame: refused, not a run of 0 frames and exit 0.
     write_bytes(tmp_path("hdr_only.y4m"), "YUV4MPEG2 W2 H2 Cmono\n", 22);
     struct cc_error none_err = {{0}};
     struct cc_source_file *none = cc_source_file_open(tmp_path("hdr_only.y4m"), false, &none_err);

@@ -284,7 +284,7 @@ static void camera_is(const char *method, const char *path, enum cc_metrics_endp
            want ? want : "-");
 }
 
-/* /latest/<camera>, /stream/<camera>, POST /camera/<camera>/reference (#23). */
+/* /latest/<camera>, /stream/<camera>, POST /camera/<camera>/reference. */
 static void camera_routes(void)
 {
     camera_is("GET", "/latest", CC_METRICS_LATEST, 0, NULL);
@@ -336,7 +336,7 @@ static void predict_heads(void)
     head_is("03", NULL, NULL, 400, 0, 0, "?k=03");
     head_is("99999999999999999999999999999", NULL, NULL, 400, 0, 0, "?k=99999999999999999999:");
     head_is(NULL, "16777217", "image/png", 413, 0, 0, "16777217 bytes is more than 16 MB");
-    // curl --data-binary @x.jpg: the image is told by its bytes (#24 section 2: 415 before).
+    // curl --data-binary @x.jpg: the image is told by its bytes (415 before).
     head_is(NULL, NULL, "application/x-www-form-urlencoded", 0, 5, CC_HTTP_BODY_RAW, NULL);
     head_is(NULL, NULL, "text/plain", 415, 0, 0, "Content-Type text/plain is not taken");
     head_is(NULL, NULL, "", 415, 0, 0, "Content-Type  is not taken");
@@ -375,7 +375,7 @@ static void bodies(void)
     cc_http_body_finish(&b);
 }
 
-/* The boundary of a Content-Type (#24 section 2: "boundary=XyZ; charset=utf-8" was taken
+/* The boundary of a Content-Type ("boundary=XyZ; charset=utf-8" was taken
  * whole, "BOUNDARY=" not found): want NULL = refused with a message containing refusal. */
 static void boundary_is(const char *type, const char *want, const char *refusal)
 {
@@ -446,7 +446,7 @@ static void forms(void)
     form_is("X", "--X\r\n\r\nno headers\r\n--X--", NULL, "no field \"file\" or \"image\"");
     form_is("X", "--X\r\n" PART("file") "\r\n\r\n--X--", NULL, "only an empty field");
     form_is("X", "--X\r\n" PART("photo") "\r\nP\r\n--X--", NULL, "no field \"file\"");
-    // Cut forms are the form's fault, not the image's (#24 section 2: "corrupt PNG" before).
+    // Cut forms are the form's fault, not the image's ("corrupt PNG" before).
     form_is("X", "--X\r\n" PART("file") "\r\nPNGDATA\r\n", NULL,
             "ends before its closing boundary (--X--)");
     form_is("X", "--X\r\n" PART("file") "\r\nPNGDATA", NULL, "ends before its closing boundary");

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A region of interest (#22 §3) end to end: the crop is what makes a state sensor learnable.
+"""A region of interest end to end: the crop is what makes a state sensor learnable.
 
 The scenes (drawn here with PIL): a small lamp, red or blue, somewhere in the bottom-right
 quadrant is the class; the other three quadrants hold 8 to 12 red and blue blobs at random and

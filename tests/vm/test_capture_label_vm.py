@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""camclass-capture --label in the vivid guest of run-vm.sh (suite capture, #22 section 1): two
+"""camclass-capture --label in the vivid guest of run-vm.sh (suite capture): two
 classes of vivid test patterns (red and blue, set through the V4L2 control), 3 pictures each
 0.2 s apart, saved by the statically linked camclass-capture into /out/ds/<class>/ and copied
 back; then on the host: 3 JPEGs per class at the camera's size whose colour is the pattern's,
