@@ -81,6 +81,14 @@ static const struct cc_tensor *find(const struct cc_model *m, const char *name)
 }
 
 /* The ranges of x, the conv's output and the logits over inputs in[2], by hand. */
+/* r (min, max) widened to hold v. Comparisons, not fmin/fmax: GCC 12 for aarch64 stops with an
+ * internal compiler error vectorizing those reductions (vect_transform_reduction). */
+static void widen(double r[2], double v)
+{
+    r[0] = v < r[0] ? v : r[0];
+    r[1] = v > r[1] ? v : r[1];
+}
+
 static void by_hand(float in[2][C * HW], double r[3][2])
 {
     for (int k = 0; k < 3; k++)
@@ -93,16 +101,16 @@ static void by_hand(float in[2][C * HW], double r[3][2])
                 for (int ch = 0; ch < C; ch++)
                     v += conv_w[o * C + ch] * in[n][ch * HW + i];
                 v = fmax(0, v);
-                r[1][0] = fmin(r[1][0], v), r[1][1] = fmax(r[1][1], v);
+                widen(r[1], v);
                 pool[o] += v / HW;
             }
         for (int i = 0; i < C * HW; i++)
-            r[0][0] = fmin(r[0][0], in[n][i]), r[0][1] = fmax(r[0][1], in[n][i]);
+            widen(r[0], in[n][i]);
         for (int k = 0; k < K; k++) {
             double v = lin_b[k];
             for (int o = 0; o < O; o++)
                 v += lin_w[k * O + o] * pool[o];
-            r[2][0] = fmin(r[2][0], v), r[2][1] = fmax(r[2][1], v);
+            widen(r[2], v);
         }
     }
 }
