@@ -30,8 +30,10 @@ enum {
 };
 
 /* The transforms are loops over channels that the compiler vectorises: on x86-64 in three
- * versions that the loader picks from the CPU (AVX-512 ones 2x faster than the SSE2 baseline's). */
-#if defined(__x86_64__) && defined(__has_attribute)
+ * versions that the loader picks from the CPU (AVX-512 ones 2x faster than the SSE2 baseline's).
+ * Not under ThreadSanitizer: the loader runs the clones' resolver while it relocates, before
+ * the sanitizer's runtime is up, and GCC instruments the resolver: every start crashed. */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(__SANITIZE_THREAD__)
 #if __has_attribute(target_clones)
 #define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
