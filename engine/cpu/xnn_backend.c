@@ -126,46 +126,45 @@ static void xnn_destroy(void *p)
     cc_plan_finish(&s->plan);
     free(s);
 }
-static void *xnn_create(const struct cc_model *m, const struct cc_engine_options *opts,
-                        struct cc_error *err)
+/* XNNPACK started, and every node an op this backend has; false with err. */
+static bool check_ops(const struct cc_model *m, struct cc_error *err)
 {
     enum xnn_status rc = xnn_initialize(NULL);
-    if (rc != xnn_status_success) {
-        cc_error_set(err,
-                     "cpu backend: xnn_initialize failed: %s (XNNPACK needs SSE2 on x86, NEON "
-                     "on ARM); --backend ref runs the plain C ops instead",
-                     cc_xnn_status_name(rc));
-        return NULL;
-    }
+    if (rc != xnn_status_success)
+        return cc_error_set(err,
+                            "cpu backend: xnn_initialize failed: %s (XNNPACK needs SSE2 on x86, "
+                            "NEON on ARM); --backend ref runs the plain C ops instead",
+                            cc_xnn_status_name(rc));
     for (int n = 0; n < m->n_nodes; n++)
-        if (!cc_xnn_op_row(m->nodes[n].op)) {
-            cc_error_set(err,
-                         "cpu backend: op %s (node \"%s\") is not implemented; "
-                         "--backend ref or vulkan may run it",
-                         cc_op_name(m->nodes[n].op), m->nodes[n].name);
-            return NULL;
-        }
+        if (!cc_xnn_op_row(m->nodes[n].op))
+            return cc_error_set(err,
+                                "cpu backend: op %s (node \"%s\") is not implemented; "
+                                "--backend ref or vulkan may run it",
+                                cc_op_name(m->nodes[n].op), m->nodes[n].name);
+    return true;
+}
 
-    struct xnn_state *s = calloc(1, sizeof(*s));
-    if (!s) {
-        cc_error_set(err, "cpu backend: out of memory");
-        return NULL;
-    }
-    s->model = m;
-    s->poison = opts && opts->poison;
+/* The CAMCLASS_CPU_* switches read into s; false with err naming a bad value. */
+static bool read_modes(struct xnn_state *s, struct cc_error *err)
+{
     enum cc_pool_mode pool_mode;
     if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
         !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err) ||
-
         !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err))
-        goto error;
+        return false;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
-    s->tap = cc_backend_tap(m, opts);
+    return true;
+}
+
+/* The plan, the arena, the tables and the pool of threads threads; false with err. */
+static bool alloc_state(struct xnn_state *s, int threads, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
     if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
-        goto error;
+        return false;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
     size_t arena = cc_xnn_padded(s->plan.arena_size);
@@ -174,17 +173,61 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     s->places = calloc(n_tensors, sizeof(*s->places));
     s->steps = calloc(n_nodes, sizeof(*s->steps));
     s->timings = calloc(n_nodes, sizeof(*s->timings));
-    if (!s->arena || !s->places || !s->steps || !s->timings) {
-        cc_error_set(err, "cpu backend: out of memory for a %zu-byte activation arena", arena);
-        goto error;
-    }
+    if (!s->arena || !s->places || !s->steps || !s->timings)
+        return cc_error_set(err, "cpu backend: out of memory for a %zu-byte activation arena",
+                            arena);
     memset(s->arena, 0, arena);
-    int threads = cc_cpu_threads(opts ? opts->cpu_threads : 0);
-    if (threads > 1 && !(s->pool = pthreadpool_create((size_t)threads))) {
-        cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1", threads);
-        goto error;
+    if (threads > 1 && !(s->pool = pthreadpool_create((size_t)threads)))
+        return cc_error_set(err, "cpu backend: pthreadpool_create(%d) failed; try --threads 1",
+                            threads);
+    return true;
+}
+
+/* s->device_name: the CPU and what runs on it (how many layers each own kernel took). */
+static void describe(struct xnn_state *s)
+{
+    char extra[224] = ", XNNPACK";
+    size_t cap = sizeof(extra);
+#define APPEND(...) snprintf(extra + strlen(extra), cap - strlen(extra), __VA_ARGS__)
+    if (s->n_blis)
+        snprintf(extra, cap, ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
+    if (s->n_pw)
+        APPEND(", own 1x1 for %d (%s)", s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
+    if (s->n_direct)
+        APPEND(", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
+               cc_stem_isa_name(cc_stem_isa_best()));
+    if (s->n_stem)
+        APPEND(", direct stem (%s)", cc_stem_isa_name(s->stem_mode.isa));
+    if (s->n_fused)
+        APPEND(", %d fused blocks (%s)", s->n_fused,
+               s->n_int8 ? cc_fq8_isa_name(cc_fq8_isa_best())
+                         : cc_stem_isa_name(cc_stem_isa_best()));
+    if (s->n_q8)
+        APPEND(", %d int8 1x1 GEMMs (%s)", s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
+    if (s->n_int8)
+        APPEND(", int8");
+#undef APPEND
+    cc_cpu_describe(s->device_name, sizeof(s->device_name),
+                    s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, extra);
+}
+
+static void *xnn_create(const struct cc_model *m, const struct cc_engine_options *opts,
+                        struct cc_error *err)
+{
+    if (!check_ops(m, err))
+        return NULL;
+    struct xnn_state *s = calloc(1, sizeof(*s));
+    if (!s) {
+        cc_error_set(err, "cpu backend: out of memory");
+        return NULL;
     }
-    if (!cc_xnn_state_place(s, err))
+    s->model = m;
+    s->poison = opts && opts->poison;
+    int threads = cc_cpu_threads(opts ? opts->cpu_threads : 0);
+    if (!read_modes(s, err))
+        goto error;
+    s->tap = cc_backend_tap(m, opts);
+    if (!alloc_state(s, threads, err) || !cc_xnn_state_place(s, err))
         goto error;
     if (s->tap >= 0 && !cc_xnn_state_values(s, s->tap, STORE_F32) &&
         !(s->tap_f32 = malloc((size_t)m->tensors[s->tap].count * sizeof(float)))) {
@@ -196,37 +239,13 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     bool only_stems;
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&
                       !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
-    char extra[224] = ", XNNPACK";
-    if (s->n_blis)
-        snprintf(extra, sizeof(extra), ", XNNPACK + BLIS for %d of %d convs", s->n_blis, s->n_gemm);
-    if (s->n_pw)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", own 1x1 for %d (%s)",
-                 s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
-    if (s->n_direct)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-                 ", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
-                 cc_stem_isa_name(cc_stem_isa_best()));
-    if (s->n_stem)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", direct stem (%s)",
-                 cc_stem_isa_name(s->stem_mode.isa));
-    if (s->n_fused)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d fused blocks (%s)",
-                 s->n_fused,
-                 s->n_int8 ? cc_fq8_isa_name(cc_fq8_isa_best())
-                           : cc_stem_isa_name(cc_stem_isa_best()));
-    if (s->n_q8)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", %d int8 1x1 GEMMs (%s)",
-                 s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
-    if (s->n_int8)
-        snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ", int8");
     // A batch state runs XNNPACK's operators alone on as many threads, writes no cache.
     s->batch_opts = (struct cc_engine_options){.backend = CC_BACKEND_CPU,
                                                .cpu_threads = threads,
                                                .cpu_pointwise = CC_CPU_POINTWISE_XNNPACK,
                                                .cpu_cache = "",
                                                .poison = s->poison};
-    cc_cpu_describe(s->device_name, sizeof(s->device_name),
-                    s->pool ? (int)pthreadpool_get_threads_count(s->pool) : 1, extra);
+    describe(s);
     return s;
 
 error:
