@@ -1,5 +1,6 @@
 /* camclass — facts about the host CPU (see cpu_info.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #if defined(__aarch64__) && defined(__linux__)
@@ -50,4 +51,47 @@ bool cc_cpu_arm_dotprod(void)
 #else
     return false;
 #endif
+}
+
+bool cc_cpu_isa_cap_parse(const char *value, enum cc_cpu_isa_cap *cap, struct cc_error *err)
+{
+    *cap = CC_CPU_ISA_NATIVE;
+    if (!value || !value[0] || !strcmp(value, "native"))
+        return true;
+    if (!strcmp(value, "c")) {
+        *cap = CC_CPU_ISA_C;
+        return true;
+    }
+    if (strcmp(value, "avx2"))
+        return cc_error_set(err,
+                            "CAMCLASS_CPU_ISA=\"%s\" is not a kernel ceiling: use native (the "
+                            "default), avx2 or c",
+                            value);
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        return cc_error_set(err, "CAMCLASS_CPU_ISA=avx2: this CPU has no AVX2 and FMA; use c");
+    *cap = CC_CPU_ISA_AVX2;
+    return true;
+#else
+    return cc_error_set(err, "CAMCLASS_CPU_ISA=avx2 names x86-64 kernels; this CPU is not x86-64: "
+                             "use native or c");
+#endif
+}
+
+enum cc_cpu_isa_cap cc_cpu_isa_cap(void)
+{
+    enum cc_cpu_isa_cap cap;
+    struct cc_error ignored = {0};
+    return cc_cpu_isa_cap_parse(getenv("CAMCLASS_CPU_ISA"), &cap, &ignored) ? cap
+                                                                            : CC_CPU_ISA_NATIVE;
+}
+
+bool cc_cpu_isa_allows_simd(void)
+{
+    return cc_cpu_isa_cap() != CC_CPU_ISA_C;
+}
+
+bool cc_cpu_isa_allows_extensions(void)
+{
+    return cc_cpu_isa_cap() == CC_CPU_ISA_NATIVE;
 }

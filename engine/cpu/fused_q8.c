@@ -76,7 +76,7 @@ static bool host_c(void)
 #if defined(__x86_64__)
 static bool host_avx2(void)
 {
-    return __builtin_cpu_supports("avx2");
+    return __builtin_cpu_supports("avx2") && cc_cpu_isa_allows_simd();
 }
 
 /* AVX-VNNI: CPUID leaf 7 subleaf 1, EAX bit 4 (by hand: not every compiler's
@@ -84,20 +84,21 @@ static bool host_avx2(void)
 static bool host_avxvnni(void)
 {
     unsigned a, b, c, d;
-    return host_avx2() && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
+    return host_avx2() && cc_cpu_isa_allows_extensions() &&
+           __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1);
 }
 
 static bool host_vnni(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512vnni") && cc_cpu_isa_allows_extensions();
 }
 #endif
 
 #if defined(__aarch64__)
 static bool host_neondot(void)
 {
-    return cc_cpu_arm_dotprod();
+    return cc_cpu_arm_dotprod() && cc_cpu_isa_allows_extensions();
 }
 #endif
 
@@ -118,7 +119,7 @@ static const struct {
     [CC_FQ8_AVX512VNNI] = {"avx512vnni"},
 #endif
 #if defined(__aarch64__)
-    [CC_FQ8_NEON] = {"neon", host_c, {cc_fq8_gemm_neon, cc_fq8_dw_neon}, true}, // all AArch64
+    [CC_FQ8_NEON] = {"neon", cc_cpu_isa_allows_simd, {cc_fq8_gemm_neon, cc_fq8_dw_neon}, true},
     [CC_FQ8_NEONDOT] = {"neondot", host_neondot, {cc_fq8_gemm_neondot, cc_fq8_dw_neon}, true},
 #else
     [CC_FQ8_NEON] = {"neon"},

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_info.h"
 #include "stem_conv.h"
 
 enum {
@@ -19,11 +20,12 @@ enum {
 #if defined(__x86_64__)
 static bool host_avx512(void)
 {
-    return __builtin_cpu_supports("avx512f");
+    return __builtin_cpu_supports("avx512f") && cc_cpu_isa_allows_extensions();
 }
 static bool host_avx2(void)
 {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           cc_cpu_isa_allows_simd();
 }
 #endif
 static bool host_any(void)
@@ -47,7 +49,7 @@ static const struct {
     [CC_STEM_AVX512] = {"avx512", NULL, NULL},
 #endif
 #if defined(__aarch64__)
-    [CC_STEM_NEON] = {"neon", cc_stem_conv_row_neon, host_any}, // ASIMD is part of AArch64
+    [CC_STEM_NEON] = {"neon", cc_stem_conv_row_neon, cc_cpu_isa_allows_simd}, // all AArch64
 #else
     [CC_STEM_NEON] = {"neon", NULL, NULL},
 #endif

@@ -148,7 +148,9 @@ static bool check_ops(const struct cc_model *m, struct cc_error *err)
 static bool read_modes(struct xnn_state *s, struct cc_error *err)
 {
     enum cc_pool_mode pool_mode;
-    if (!cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
+    enum cc_cpu_isa_cap cap;
+    if (!cc_cpu_isa_cap_parse(getenv("CAMCLASS_CPU_ISA"), &cap, err) ||
+        !cc_stem_mode_parse(getenv("CAMCLASS_CPU_STEM"), &s->stem_mode, err) ||
         !cc_fused_mode_parse(getenv("CAMCLASS_CPU_FUSED"), &s->fused_mode, err) ||
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||

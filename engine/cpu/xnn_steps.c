@@ -657,10 +657,10 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
- * by the model hash, thread count and CPU: a later start with the same key times nothing (that
- * matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file that does
- * not parse, or whose line does not fit the model, is measured again and rewritten; one that
- * cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
+ * by the model hash, thread count, CPU and CAMCLASS_CPU_ISA: a later start with the same key times
+ * nothing (that matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file
+ * that does not parse, or whose line does not fit the model, is measured again and rewritten; one
+ * that cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
  * set, the file is read but not written: a benchmark switching the stem leaves the other
  * layers' choices as the cache has them and the cache as it was. */
 bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
@@ -674,7 +674,12 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
                           : cc_cache_file_default(CHOICES_NAME);
     char *old = path ? cc_cache_lines_read(path, CHOICES_HEADER) : NULL;
     char key[320], cpu[160], got[512] = "";
-    cc_cpu_describe(cpu, sizeof(cpu), threads, "");
+    // A ceiling on the own kernels (CAMCLASS_CPU_ISA) times other kernels: a key of its own.
+    enum cc_cpu_isa_cap cap = cc_cpu_isa_cap();
+    cc_cpu_describe(cpu, sizeof(cpu), threads,
+                    cap == CC_CPU_ISA_AVX2 ? ", kernels <= avx2"
+                    : cap == CC_CPU_ISA_C  ? ", kernels c"
+                                           : "");
     snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
     int count = 0;
     for (int n = 0; n < m->n_nodes; n++)
