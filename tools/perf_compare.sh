@@ -10,8 +10,8 @@
 # seeded random weights; the int8 bundle has int8 activations too), each also with
 # CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), fp32 with CAMCLASS_CPU_PW=off (no
 # own 1x1 GEMM, engine/cpu/f32_gemm.h), int8 with CAMCLASS_CPU_Q8GEMM=off (no int8 1x1 convs on
-# our own GEMM), camclass vulkan fp32 and int8
-# (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
+# our own GEMM), both again with an AVX2-only host's kernels (where the test build has the
+# shim, below), camclass vulkan fp32 and int8 (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
 # and ONNX Runtime's CPU provider (npm onnxruntime-node, tools/bench_ort.js) on the same
 # mobilenet_v2 exported to ONNX: fp32 with the weights of mobilenet_v2_random.ccm, and int8
@@ -80,6 +80,21 @@ engines=(
   "PyTorch quantized, qnnpack|$py tools/bench_torch.py --variant quant-qnnpack --threads THREADS --runs $runs"
   "PyTorch quantized, onednn|$py tools/bench_torch.py --variant quant-onednn --threads THREADS --runs $runs"
 )
+# An AVX2-only host's kernels on this one (docs/PERFORMANCE.md, "Other hosts' kernels"): XNNPACK
+# held to AVX2 by tests/engine/cpu_isa_shim.c (Zen's choice on AMD), camclass's own kernels by
+# CAMCLASS_CPU_ISA=avx2; their own cache folder, as the shim is not in the cache's key. Built with
+# the tests (tools/setup.sh test), x86-64 hosts with AVX2 only.
+shim="$build/tests/engine/libcpu_isa_shim.so"
+if [ -f "$shim" ] && grep -qw avx2 /proc/cpuinfo; then
+  shim_mode=avx2
+  grep -q AuthenticAMD /proc/cpuinfo && shim_mode=zen
+  mkdir -p "$cache/isa-avx2"
+  held="env CAMCLASS_CPU_ISA=avx2 LD_PRELOAD=$PWD/$shim CC_ISA_SHIM=$shim_mode XDG_CACHE_HOME=$cache/isa-avx2"
+  engines+=(
+    "camclass cpu fp32, AVX2 kernels only|$held $bench $fp32 --backend cpu --threads THREADS --runs $runs"
+    "camclass cpu int8, AVX2 kernels only|$held $bench $int8 --backend cpu --threads THREADS --runs $runs"
+  )
+fi
 [ "$have_ort" = yes ] &&
   engines+=("ONNX Runtime 1.30 (CPU) fp32|node tools/bench_ort.js $onnx --threads THREADS --runs $runs")
 [ "$have_ort_int8" = yes ] &&
