@@ -126,8 +126,8 @@ static void fail(struct cc_av *av, int ret, const char *what, struct cc_error *e
 {
     av->status = classify(av, ret);
     if (av->timed_out)
-        cc_error_set(err, "%s: %s: no answer for %lld s (timed out)", av->path, what,
-                     (long long)(av->timeout_us / 1000000));
+        cc_error_set(err, "%s: %s: no answer for %g s (timed out)", av->path, what,
+                     (double)av->timeout_us / 1e6); // 0.5 s, 2 s: not "0 s"
     else if (av->cancelled)
         cc_error_set(err, "%s: %s: stopped", av->path, what);
     else
