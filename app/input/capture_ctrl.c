@@ -203,7 +203,8 @@ bool cc_capture_set_ctrl(struct cc_capture *cap, const char *name, const char *v
         cc_error_set(err, "%s: cannot set '%s': the camera is lost (reopening)", dev, name);
     } else if (!find_ctrl(fd, name, &q)) {
         cc_error_set(err, "%s has no control '%s'; --list-controls shows the names", dev, name);
-    } else if (q.type == V4L2_CTRL_TYPE_STRING || q.type > V4L2_CTRL_TYPE_BITMASK) {
+    } else if (q.type == V4L2_CTRL_TYPE_STRING ||
+               (q.type > V4L2_CTRL_TYPE_BITMASK && q.type != V4L2_CTRL_TYPE_INTEGER_MENU)) {
         cc_error_set(err, "%s: control '%s' is of a type camclass cannot set", dev, name);
     } else if (parse_value(fd, &q, value ? value : "", &v, err)) {
         struct v4l2_ext_control c = {.id = q.id};
@@ -232,6 +233,52 @@ bool cc_capture_set_ctrl(struct cc_capture *cap, const char *name, const char *v
     return ok;
 }
 
+/* Control q's current value into *v (64 bits wide: int64 controls too); false when it has
+ * none to read (a button, a string, a compound control) or the driver says no. */
+static bool read_value(int fd, const struct v4l2_query_ext_ctrl *q, int64_t *v)
+{
+    if (q->type == V4L2_CTRL_TYPE_BUTTON || q->type == V4L2_CTRL_TYPE_STRING ||
+        (q->type > V4L2_CTRL_TYPE_BITMASK && q->type != V4L2_CTRL_TYPE_INTEGER_MENU) ||
+        (q->flags & V4L2_CTRL_FLAG_WRITE_ONLY))
+        return false;
+    struct v4l2_ext_control c = {.id = q->id};
+    struct v4l2_ext_controls cs = {.which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1, .controls = &c};
+    if (cc_v4l2_ioctl(fd, VIDIOC_G_EXT_CTRLS, &cs) != 0)
+        return false;
+    *v = q->type == V4L2_CTRL_TYPE_INTEGER64 ? c.value64 : (int64_t)c.value;
+    return true;
+}
+
+/* One control's lines: name, type, range (a bitmask's mask in hex), the value, and a menu's
+ * items by index (names; an integer menu's numbers), skipping those the driver leaves out. */
+static void list_one(int fd, FILE *out, const struct v4l2_query_ext_ctrl *q)
+{
+    int64_t v = 0;
+    bool has = read_value(fd, q, &v);
+    fprintf(out, "  %-32s %-7s ", q->name, type_name(q->type));
+    if (q->type == V4L2_CTRL_TYPE_BITMASK) // its maximum is the mask of its bits
+        fprintf(out, "0x%" PRIx32, (uint32_t)q->maximum);
+    else
+        fprintf(out, "%lld..%lld", (long long)q->minimum, (long long)q->maximum);
+    if (has && q->type == V4L2_CTRL_TYPE_BITMASK)
+        fprintf(out, " = 0x%" PRIx32, (uint32_t)v);
+    else if (has)
+        fprintf(out, " = %" PRId64, v);
+    fputc('\n', out);
+    if (q->type != V4L2_CTRL_TYPE_MENU && q->type != V4L2_CTRL_TYPE_INTEGER_MENU)
+        return;
+    struct v4l2_querymenu m = {.id = q->id};
+    for (int64_t i = q->minimum; i <= q->maximum && i <= UINT32_MAX; i++) {
+        m.index = (uint32_t)i;
+        if (cc_v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) != 0)
+            continue;
+        if (q->type == V4L2_CTRL_TYPE_MENU)
+            fprintf(out, "      %" PRId64 ": %s\n", i, (const char *)m.name);
+        else
+            fprintf(out, "      %" PRId64 ": %lld\n", i, (long long)m.value);
+    }
+}
+
 bool cc_capture_list_ctrls(struct cc_capture *cap, FILE *out, struct cc_error *err)
 {
     const char *dev = cc_capture_get_info(cap)->device;
@@ -240,34 +287,13 @@ bool cc_capture_list_ctrls(struct cc_capture *cap, FILE *out, struct cc_error *e
         cc_capture_unlock_fd(cap);
         return cc_error_set(err, "%s: the camera is lost (reopening)", dev);
     }
-    struct v4l2_queryctrl q = {.id = V4L2_CTRL_FLAG_NEXT_CTRL};
-    while (cc_v4l2_ioctl(fd, VIDIOC_QUERYCTRL, &q) == 0) {
-        if (q.type == V4L2_CTRL_TYPE_CTRL_CLASS) {
-            fprintf(out, "%s\n", (const char *)q.name);
-        } else if (!(q.flags & V4L2_CTRL_FLAG_DISABLED)) {
-            struct v4l2_control c = {.id = q.id};
-            bool has = q.type != V4L2_CTRL_TYPE_BUTTON && q.type <= V4L2_CTRL_TYPE_BITMASK &&
-                       q.type != V4L2_CTRL_TYPE_STRING && q.type != V4L2_CTRL_TYPE_INTEGER64 &&
-                       cc_v4l2_ioctl(fd, VIDIOC_G_CTRL, &c) == 0;
-            fprintf(out, "  %-32s %-7s ", (const char *)q.name, type_name(q.type));
-            if (q.type == V4L2_CTRL_TYPE_BITMASK) // its maximum is the mask of its bits
-                fprintf(out, "0x%" PRIx32, (uint32_t)q.maximum);
-            else
-                fprintf(out, "%d..%d", q.minimum, q.maximum);
-            if (has && q.type == V4L2_CTRL_TYPE_BITMASK)
-                fprintf(out, " = 0x%" PRIx32, (uint32_t)c.value);
-            else if (has)
-                fprintf(out, " = %d", c.value);
-            fputc('\n', out);
-            if (q.type == V4L2_CTRL_TYPE_MENU) {
-                struct v4l2_querymenu m = {.id = q.id};
-                for (int i = q.minimum; i <= q.maximum; i++) {
-                    m.index = (uint32_t)i;
-                    if (cc_v4l2_ioctl(fd, VIDIOC_QUERYMENU, &m) == 0)
-                        fprintf(out, "      %d: %s\n", i, (const char *)m.name);
-                }
-            }
-        }
+    // The extended query: 64-bit ranges (an int64 control's do not fit VIDIOC_QUERYCTRL's).
+    struct v4l2_query_ext_ctrl q = {.id = V4L2_CTRL_FLAG_NEXT_CTRL};
+    while (cc_v4l2_ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &q) == 0) {
+        if (q.type == V4L2_CTRL_TYPE_CTRL_CLASS)
+            fprintf(out, "%s\n", q.name);
+        else if (!(q.flags & V4L2_CTRL_FLAG_DISABLED))
+            list_one(fd, out, &q);
         q.id |= V4L2_CTRL_FLAG_NEXT_CTRL;
     }
     cc_capture_unlock_fd(cap);

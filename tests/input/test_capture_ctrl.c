@@ -1,7 +1,8 @@
 /* camclass — V4L2 controls by name (app/input/capture_ctrl.c) on vivid, in the qemu guest with
  * test_capture.c (its main runs these; suite 'capture'). vivid has a control of every type:
  * int (Brightness, Integer 32 Bits), int64, bool, menu with skipped items (Menu: 1, 3, 4),
- * button, string, bitmask, read-only. Each value set is read back through a second descriptor of
+ * integer menu, button, string, bitmask, read-only; the listing shows int64 ranges and integer
+ * menus' numbers. Each value set is read back through a second descriptor of
  * the device (VIDIOC_G_EXT_CTRLS), not through the module; each bad name or value must give one
  * line naming the control and the problem, and leave the value as it was.
  */
@@ -59,6 +60,7 @@ static void restore_defaults(struct cc_capture *cap)
         {"Boolean", "1"},
         {"Horizontal Flip", "0"},
         {"Menu", "3"},
+        {"Integer Menu", "4"},
         {"Test Pattern", "0"},
         {"Bitmask", "0x80002000"},
     };
@@ -137,6 +139,7 @@ void test_ctrl_set(void)
         {"horizontal_flip", "0", "Horizontal Flip", 0},
         {"menu", "menu_item_4", "Menu", 4},
         {"Menu", "1", "Menu", 1},
+        {"integer_menu", "6", "Integer Menu", 6}, // by index, as v4l2-ctl
         {"test-pattern", "100% white", "Test Pattern", 6},
         {"TEST PATTERN", "0", "Test Pattern", 0},
         {"Bitmask", "0x80000000", "Bitmask", 0x80000000},
@@ -234,6 +237,14 @@ void test_ctrl_list(void)
         expect_listed(text, "      3: Menu Item 3");
         CHECKF(!strstr(text, "Menu Item 2"), "a skipped menu item is listed");
         expect_listed(text, "  Bitmask                          bitmask 0x80402010 = 0x80000000");
+        // 64-bit ranges and values (VIDIOC_QUERYCTRL's 32-bit fields said 0..0 here).
+        expect_listed(text, "  Integer 64 Bits                  int64   "
+                            "-9223372036854775808..9223372036854775807 = 0");
+        // An integer menu's value and items (their numbers; vivid's skips index 1): it had none.
+        expect_listed(text, "  Integer Menu                     intmenu 1..8 = 4");
+        expect_listed(text, "      4: 5");
+        expect_listed(text, "      8: 42");
+        CHECKF(!strstr(text, "      1: 1\n"), "a skipped integer menu item is listed");
         expect_listed(text, "Vivid Controls");
         expect_listed(text, "      6: 100% White");
     }
