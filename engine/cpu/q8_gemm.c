@@ -21,7 +21,7 @@ static void kernel_c(const struct cc_q8_tile *t)
         for (int o = 0; o < t->n_valid; o++) {
             int32_t acc = t->bias[o];
             for (int k = 0; k < t->k; k++) // unsigned input (x + 128): see q8_gemm.h
-                acc += (int32_t)(uint8_t)(a[k] ^ 0x80) *
+                acc += (int32_t)(uint8_t)(a[(size_t)(k / 4) * t->ldg + k % 4] ^ 0x80) *
                        t->w[((size_t)(k / 4) * NR_C + o) * 4 + k % 4];
             float f = (float)acc * t->scale[o];
             f = f < t->lo ? t->lo : f > t->hi ? t->hi : f;
@@ -178,6 +178,7 @@ static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
         struct cc_q8_tile t = {
             .a = r->x + p0 * (size_t)g->k,
             .lda = (size_t)g->k,
+            .ldg = 4,
             .w = g->w + j * k4 * (size_t)g->nr * 4,
             .bias = g->bias + n0,
             .scale = g->scale + n0,

@@ -40,11 +40,13 @@ struct cc_q8_gemm_desc {
     int8_t lo, hi; // the clamp, quantized
 };
 
-/* One task's part as a kernel sees it: pixels [0, m) of a (row stride lda) times panel w
- * (nr outputs, n_valid of them real) into c (row stride ldc). */
+/* One task's part as a kernel sees it: pixels [0, m) of a times panel w (nr outputs, n_valid
+ * of them real) into c (row stride ldc). Pixel p's inputs 4g..4g+3 are the 4 bytes at
+ * a + p * lda + g * ldg: a GEMM's rows are contiguous (ldg 4); the int8 stem (q8_stem.h) reads
+ * its 3x3 windows in place, one group per input row, with ldg the distance between rows. */
 struct cc_q8_tile {
     const int8_t *a;
-    size_t lda;
+    size_t lda, ldg;
     const int8_t *w;     // (k4, nr, 4)
     const int32_t *bias; // (nr), zero points folded in
     const float *scale;  // (nr)

@@ -49,10 +49,10 @@ QG_INLINE void QG_PUT(const struct cc_q8_tile *t, int8_t *c, int v, QG_VI acc)
     memcpy(c + n0, buf, (size_t)left);
 }
 
-/* acc += pixels [0, px) of a (row stride lda), bytes [k0, k0 + len) (len <= 4, the rest
- * zero), times the group of 4 inputs at w, nv vectors; px, nv and len constant at each call. */
+/* acc += pixels [0, px) of a (row stride lda), bytes [0, len) (len <= 4, the rest zero), times
+ * the group of 4 inputs at w, nv vectors; px, nv and len constant at each call. */
 QG_INLINE void QG_GROUP(QG_VI acc[QG_MR][QG_NV], const int8_t *a, size_t lda, const int8_t *w,
-                        int k0, const int len, const int px, const int nv)
+                        const int len, const int px, const int nv)
 {
     QG_W wv[QG_NV];
     QG_UNROLL
@@ -62,10 +62,10 @@ QG_INLINE void QG_GROUP(QG_VI acc[QG_MR][QG_NV], const int8_t *a, size_t lda, co
     for (int i = 0; i < px; i++) {
         uint32_t u = 0;
         if (len == 4)
-            memcpy(&u, a + (size_t)i * lda + k0, 4);
+            memcpy(&u, a + (size_t)i * lda, 4);
         else
             for (int j = 0; j < len; j++)
-                u |= (uint32_t)(uint8_t)a[(size_t)i * lda + k0 + j] << (8 * j);
+                u |= (uint32_t)(uint8_t)a[(size_t)i * lda + j] << (8 * j);
         QG_A x = QG_ABCAST(u ^ 0x80808080u);
         QG_UNROLL
         for (int v = 0; v < nv; v++)
@@ -87,9 +87,10 @@ QG_INLINE void QG_BLOCK(const struct cc_q8_tile *t, int p0, const int px, const 
     const int8_t *a = t->a + (size_t)p0 * t->lda, *w = t->w;
     int k4 = t->k / 4, tail = t->k % 4;
     if (tail) // first (the registers then stay put through the loop); missing bytes meet zeros
-        QG_GROUP(acc, a, t->lda, w + (size_t)k4 * QG_NV * QG_N * 4, 4 * k4, tail, px, nv);
-    for (int g = 0; g < k4; g++, w += QG_NV * QG_N * 4)
-        QG_GROUP(acc, a, t->lda, w, 4 * g, 4, px, nv);
+        QG_GROUP(acc, a + (size_t)k4 * t->ldg, t->lda, w + (size_t)k4 * QG_NV * QG_N * 4, tail, px,
+                 nv);
+    for (int g = 0; g < k4; g++, w += QG_NV * QG_N * 4, a += t->ldg)
+        QG_GROUP(acc, a, t->lda, w, 4, px, nv);
     QG_UNROLL
     for (int i = 0; i < px; i++)
         QG_UNROLL

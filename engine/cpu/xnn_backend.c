@@ -50,7 +50,13 @@
  *     In an f32 node, i8 weights are dequantized at load and packed as f32. An int8 1x1 conv
  *     (and linear) may run on our own GEMM (q8_gemm.h: vpdpbusd where the CPU has it, the
  *     same values as XNNPACK's QC8 operator), kept per layer where it measures faster,
- *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it.
+ *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it. An int8 stem (the 3x3
+ *     stride-2 conv on the 3-channel f32 input) may run as our own int8 stem (q8_stem.h),
+ *     which quantizes the caller's NCHW input as XNNPACK's convert would, in its own read: when
+ *     stems are the input's only readers, the input is then neither transposed nor converted.
+ *     Kept where it measures faster than the XNNPACK conv plus that transpose and convert,
+ *     remembered as 'S'; CAMCLASS_CPU_Q8STEM (off, on, avx512vnni, avxvnni, avx2, c)
+ *     switches it.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
@@ -99,6 +105,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].q8)
             cc_q8_gemm_finish(s->steps[n].q8);
         free(s->steps[n].q8);
+        if (s->steps[n].q8stem)
+            cc_q8_stem_finish(s->steps[n].q8stem);
+        free(s->steps[n].q8stem);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -155,7 +164,8 @@ static bool read_modes(struct xnn_state *s, struct cc_error *err)
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
         !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err) ||
-        !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err))
+        !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err) ||
+        !cc_q8_stem_mode_parse(getenv("CAMCLASS_CPU_Q8STEM"), &s->q8stem_mode, err))
         return false;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     return true;
@@ -206,6 +216,8 @@ static void describe(struct xnn_state *s)
                          : cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_q8)
         APPEND(", %d int8 1x1 GEMMs (%s)", s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
+    if (s->n_q8stem)
+        APPEND(", int8 stem (%s)", cc_fq8_isa_name(s->q8stem_mode.isa));
     if (s->n_int8)
         APPEND(", int8");
 #undef APPEND
@@ -239,8 +251,9 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     if (!cc_xnn_steps_build(s, opts, threads, err))
         goto error;
     bool only_stems;
+    // Stems read the caller's input as it is (an int8 one quantizes it itself).
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&
-                      !s->places[m->input.tensor].want_other && m->input.tensor != m->output.tensor;
+                      m->input.tensor != m->output.tensor;
     // A batch state runs XNNPACK's operators alone on as many threads, writes no cache.
     s->batch_opts = (struct cc_engine_options){.backend = CC_BACKEND_CPU,
                                                .cpu_threads = threads,
@@ -295,6 +308,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
     case STEP_Q8GEMM:
         cc_q8_gemm_run(st->q8, in, out, s->run_pool);
         break;
+    case STEP_Q8STEM:
+        cc_q8_stem_run(st->q8stem, s->input, out, s->run_pool);
+        break;
     case STEP_SKIP:
     case STEP_ALIAS:
         break;
@@ -318,7 +334,7 @@ static bool run_steps_on(struct xnn_state *s, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     struct place *in = &s->places[m->input.tensor];
-    if (in->convert) {
+    if (in->convert && !s->input_direct) {
         enum xnn_status rc = xnn_run_operator(in->convert, s->run_pool);
         if (rc != xnn_status_success)
             return cc_error_set(err, "cpu backend: quantizing the input failed: %s",
@@ -335,8 +351,8 @@ static bool run_steps_on(struct xnn_state *s, struct cc_error *err)
 }
 
 /* Runs s's steps on the input already stored (or, input_direct, at s->input): quantizing it
- * first where a reader wants it int8, timing every node; on the pool or on the calling thread
- * alone, as s->pool_choice says (pool_choice.h). */
+ * first where a reader wants it int8 (not input_direct: the stems read s->input), timing every
+ * node; on the pool or on the calling thread alone, as s->pool_choice says (pool_choice.h). */
 static bool run_steps(struct xnn_state *s, struct cc_error *err)
 {
     s->run_pool = s->pool && cc_pool_choice_begin(&s->pool_choice) ? s->pool : NULL;

@@ -49,18 +49,22 @@ static int same_shape_before(const struct xnn_state *s, int n)
 }
 
 /* The least time of runs runs of step st. probe: an NCHW input for a stem step, or (others)
- * the input to transpose into the graph input's place first, in the timed time (NULL: none). */
+ * the input to transpose into the graph input's place first (and, for an int8 step, to
+ * convert to int8), in the timed time (NULL: none). */
 static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
                        const float *probe, int runs)
 {
     const struct cc_model *m = s->model;
+    const struct place *in = &s->places[m->input.tensor];
+    bool stem = st->kind == STEP_STEM || st->kind == STEP_Q8STEM;
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
         cc_xnn_state_poison(s);
         double t0 = cc_now_ms();
-        if (probe && st->kind != STEP_STEM)
-            cc_xnn_state_move(&m->tensors[m->input.tensor], probe, s->places[m->input.tensor].data,
-                              true, sizeof(float));
+        if (probe && !stem)
+            cc_xnn_state_move(&m->tensors[m->input.tensor], probe, in->data, true, sizeof(float));
+        if (probe && !stem && st->int8 && in->convert)
+            xnn_run_operator(in->convert, s->pool);
         if (st->kind == STEP_BLIS)
             cc_blis_conv_run(st->gemm, s->pool);
         else if (st->kind == STEP_DIRECT)
@@ -74,6 +78,8 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
         else if (st->kind == STEP_Q8GEMM)
             cc_q8_gemm_run(st->q8, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
                            s->places[node->outputs[0]].data, s->pool);
+        else if (st->kind == STEP_Q8STEM)
+            cc_q8_stem_run(st->q8stem, probe, s->places[node->outputs[0]].data, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -183,7 +189,7 @@ int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems)
             if (m->nodes[n].inputs[i] == m->input.tensor &&
                 cc_xnn_state_reads_activation(&m->nodes[n], i)) {
                 reads++;
-                *only_stems &= s->steps[n].kind == STEP_STEM;
+                *only_stems &= s->steps[n].kind == STEP_STEM || s->steps[n].kind == STEP_Q8STEM;
             }
     return reads;
 }
@@ -373,12 +379,32 @@ static bool choose_direct(struct xnn_state *s, int n, const struct cc_engine_opt
     return ok;
 }
 
+/* Whether stem step own (which reads the caller's NCHW input) is faster than node n's step
+ * plus, where n is the graph input's only reader, the transpose of the input (and, int8, its
+ * conversion) that own saves: min of 3 runs after a warm-up each, on a zero input. False with
+ * err on out of memory. */
+static bool stem_faster(struct xnn_state *s, int n, const struct step *own, bool *faster,
+                        struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    bool only_stems;
+    float *probe = calloc((size_t)m->tensors[m->input.tensor].count, sizeof(float));
+    if (!probe)
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    const float *moved = cc_xnn_steps_input_reads(s, &only_stems) == 1 ? probe : NULL;
+    min_time(s, node, &s->steps[n], moved, 1);
+    min_time(s, node, own, probe, 1);
+    *faster = min_time(s, node, own, probe, 3) < min_time(s, node, &s->steps[n], moved, 3);
+    free(probe);
+    return true;
+}
+
 /* Makes node n's step the direct stem (stem_conv.h) in place of what choose_gemm left (yield:
  * n's is the run's last operator, see build_steps), where
  * the stem applies to n and reads the f32 graph input: always with CAMCLASS_CPU_STEM on (or a
  * kernel family); where the cache remembers it ('s'); else (measured, as choose_gemm does: not
- * with a forced cpu_pointwise) where it is faster than that step plus the transpose of the
- * input that it saves when n is the input's only reader, min of 3 runs after a warm-up each. */
+ * with a forced cpu_pointwise) where stem_faster says. */
 static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_options *opts,
                         bool yield, struct cc_error *err)
 {
@@ -386,7 +412,7 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     const struct cc_node *node = &m->nodes[n];
     struct step *st = &s->steps[n];
     int in = m->input.tensor;
-    bool forced = s->stem_mode.kind == CC_STEM_ON, only_stems;
+    bool forced = s->stem_mode.kind == CC_STEM_ON;
     bool measure = s->stem_mode.kind == CC_STEM_MEASURE &&
                    (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
     if ((!forced && !measure) || st->int8 || node->inputs[0] != in ||
@@ -397,20 +423,12 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     if (!cc_stem_conv_init(st->stem, m, node, s->stem_mode.isa, s->places[node->outputs[0]].data,
                            yield, err))
         return false; // st->stem: freed by xnn_destroy
+    struct step own = {.kind = STEP_STEM, .stem = st->stem};
     bool keep = forced;
-    if (!forced && s->remembered) {
+    if (!forced && s->remembered)
         keep = s->remembered[choice_index(s, n)] == 's';
-    } else if (!forced) {
-        float *probe = calloc((size_t)m->tensors[in].count, sizeof(float));
-        if (!probe)
-            return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
-        const float *moved = cc_xnn_steps_input_reads(s, &only_stems) == 1 ? probe : NULL;
-        struct step stem = {.kind = STEP_STEM, .stem = st->stem};
-        min_time(s, node, st, moved, 1);
-        min_time(s, node, &stem, probe, 1);
-        keep = min_time(s, node, &stem, probe, 3) < min_time(s, node, st, moved, 3);
-        free(probe);
-    }
+    else if (!forced && !stem_faster(s, n, &own, &keep, err))
+        return false;
     if (!keep) {
         cc_stem_conv_finish(st->stem);
         free(st->stem);
@@ -420,6 +438,48 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     release_step(s, n);
     st->kind = STEP_STEM;
     s->n_stem++;
+    return true;
+}
+
+/* Makes int8 node n's step our own int8 stem (q8_stem.h: the input's quantization fused in) in
+ * place of its XNNPACK operator (yield: n's is the run's last operator), where it applies and
+ * reads the f32 graph input: always with CAMCLASS_CPU_Q8STEM on (or a kernel family); where
+ * the cache remembers it ('S'); else (measured, not with a forced cpu_pointwise) where
+ * stem_faster says. */
+static bool choose_q8stem(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                          bool yield, struct cc_error *err)
+{
+    const struct cc_model *m = s->model;
+    const struct cc_node *node = &m->nodes[n];
+    struct step *st = &s->steps[n];
+    int in = m->input.tensor;
+    bool forced = s->q8stem_mode.kind == CC_FUSED_ON;
+    bool measure = s->q8stem_mode.kind == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_q8_stem_desc d;
+    if ((!forced && !measure) || !st->int8 || st->kind != STEP_XNN || node->inputs[0] != in ||
+        s->places[in].type != STORE_F32 || !cc_q8_stem_from_node(m, node, &d))
+        return true;
+    if (!(st->q8stem = calloc(1, sizeof(*st->q8stem))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_q8_stem_init(st->q8stem, &d, s->q8stem_mode.isa, err))
+        return false; // st->q8stem: freed by xnn_destroy
+    st->q8stem->yield = yield;
+    struct step own = {.kind = STEP_Q8STEM, .int8 = true, .q8stem = st->q8stem};
+    bool keep = forced;
+    if (!forced && s->remembered)
+        keep = s->remembered[choice_index(s, n)] == 'S';
+    else if (!forced && !stem_faster(s, n, &own, &keep, err))
+        return false;
+    if (!keep) {
+        cc_q8_stem_finish(st->q8stem);
+        free(st->q8stem);
+        st->q8stem = NULL;
+        return true;
+    }
+    release_step(s, n);
+    st->kind = STEP_Q8STEM;
+    s->n_q8stem++;
     return true;
 }
 
@@ -634,7 +694,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
                 st->gemm->yield = b.flags & XNN_FLAG_YIELD_WORKERS;
             bool yield = b.flags & XNN_FLAG_YIELD_WORKERS;
             if (!choose_pw(s, n, opts, yield, err) || !choose_direct(s, n, opts, yield, err) ||
-                !choose_stem(s, n, opts, yield, err) || !choose_q8(s, n, opts, yield, err))
+                !choose_stem(s, n, opts, yield, err) || !choose_q8(s, n, opts, yield, err) ||
+                !choose_q8stem(s, n, opts, yield, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -649,10 +710,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
-// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear. It is in the default
+// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'S', our int8
+// stem (a cache of 9 remembers XNNPACK's for it, unmeasured). It is in the default
 // file's name as well as its header, so that builds of different formats sharing one cache
 // folder keep a file each instead of rewriting one file at every start.
-#define CHOICES_FORMAT "9"
+#define CHOICES_FORMAT "10"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -685,7 +747,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsfpdwq") == strlen(got))
+        strspn(got, "bxsfpdwqS") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
@@ -693,7 +755,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
         s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
         s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE &&
-        s->q8_mode == CC_FUSED_MEASURE) {
+        s->q8_mode == CC_FUSED_MEASURE && s->q8stem_mode.kind == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
@@ -703,6 +765,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
                                ? (s->steps[n].direct->wino ? 'w' : 'd')
                            : s->steps[n].kind == STEP_STEM                                   ? 's'
                            : s->steps[n].kind == STEP_Q8GEMM                                 ? 'q'
+                           : s->steps[n].kind == STEP_Q8STEM                                 ? 'S'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';
         got[i] = '\0';

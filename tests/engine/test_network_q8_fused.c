@@ -9,9 +9,11 @@
  * all 17 blocks fused in int8 and its outputs equal the unfused ones exactly: the fused
  * block computes XNNPACK's int8 arithmetic value for value, so no error may accumulate over
  * the 17 blocks. Likewise every 1x1 conv and the classifier on our int8 GEMM
- * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's. Also: a
- * layer-choice cache written for the int8 model (measured) has one letter per one-group conv
- * and linear, 'x', 'f' or 'q', and a forged all-'f' line is obeyed.
+ * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's, and the stem
+ * on our int8 stem (CAMCLASS_CPU_Q8STEM=on, the rest off: engine/cpu/q8_stem.h, which
+ * quantizes the f32 input itself) against XNNPACK's convert and conv. Also: a layer-choice
+ * cache written for the int8 model (measured) has one letter per one-group conv and linear,
+ * 'x', 'f', 'q' or 'S', and a forged all-'f' line is obeyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +28,10 @@ enum {
     POINTWISE = 35, // its 1x1 convs (16 expand, 17 project, features.18) and the classifier
 };
 
-/* q8: CAMCLASS_CPU_Q8GEMM's value, "off" where fused is "off" and q8 is NULL. */
-static struct cc_engine *create_q8(const char *bundle, const char *fused, const char *q8,
-                                   int threads, const char *cache)
+/* q8, q8stem: CAMCLASS_CPU_Q8GEMM's and CAMCLASS_CPU_Q8STEM's values, "off" where fused is
+ * "off" and they are NULL, else "measure". */
+static struct cc_engine *create_modes(const char *bundle, const char *fused, const char *q8,
+                                      const char *q8stem, int threads, const char *cache)
 {
     struct cc_error err = {0};
     struct cc_engine_options o = cc_engine_options_default();
@@ -38,10 +41,17 @@ static struct cc_engine *create_q8(const char *bundle, const char *fused, const 
     o.poison = true;
     setenv("CAMCLASS_CPU_FUSED", fused, 1);
     setenv("CAMCLASS_CPU_Q8GEMM", q8 ? q8 : strcmp(fused, "off") ? "measure" : "off", 1);
+    setenv("CAMCLASS_CPU_Q8STEM", q8stem ? q8stem : strcmp(fused, "off") ? "measure" : "off", 1);
     struct cc_engine *e = cc_engine_create(bundle, &o, &err);
-    CHECKF(e != NULL, "cpu engine, fused %s, q8 %s, %d thread(s): %s", fused, q8 ? q8 : "-",
-           threads, err.msg);
+    CHECKF(e != NULL, "cpu engine, fused %s, q8 %s, q8 stem %s, %d thread(s): %s", fused,
+           q8 ? q8 : "-", q8stem ? q8stem : "-", threads, err.msg);
     return e;
+}
+
+static struct cc_engine *create_q8(const char *bundle, const char *fused, const char *q8,
+                                   int threads, const char *cache)
+{
+    return create_modes(bundle, fused, q8, NULL, threads, cache);
 }
 
 static struct cc_engine *create(const char *bundle, const char *fused, int threads,
@@ -110,6 +120,24 @@ done:
     cc_engine_destroy(q8);
 }
 
+/* The stem on our int8 stem, the rest on XNNPACK, against XNNPACK alone. */
+static void compare_stem(const char *bundle, int threads)
+{
+    struct cc_engine *layers = create(bundle, "off", threads, "");
+    struct cc_engine *stem = create_modes(bundle, "off", "off", "on", threads, "");
+    if (layers && stem) {
+        const char *name = cc_engine_device_name(stem);
+        printf("%d thread(s): %s\n", threads, name);
+        CHECKF(strstr(name, ", int8 stem (") && !strstr(name, "GEMMs") && !strstr(name, "fused"),
+               "the stem not on the int8 stem alone: %s", name);
+        CHECKF(!strstr(cc_engine_device_name(layers), "stem"), "layers: %s",
+               cc_engine_device_name(layers));
+        compare_with("int8 stem", layers, stem, threads);
+    }
+    cc_engine_destroy(layers);
+    cc_engine_destroy(stem);
+}
+
 /* The measured choices of the int8 model are cached, and a forged line is obeyed. */
 static void check_cache(const char *bundle)
 {
@@ -126,7 +154,7 @@ static void check_cache(const char *bundle)
         fclose(f);
     char *tab = strrchr(text, '\t');
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
-    CHECKF(tab && n == 36 && (int)strspn(tab + 1, "xfq") == n, "int8 choices: %s", text);
+    CHECKF(tab && n == 36 && (int)strspn(tab + 1, "xfqS") == n, "int8 choices: %s", text);
     if (tab) {
         memset(tab + 1, 'f', (size_t)n);
         f = fopen(path, "w");
@@ -145,8 +173,8 @@ static void check_cache(const char *bundle)
     rmdir(dir);
 }
 
-/* A CAMCLASS_CPU_Q8GEMM that is no mode: the engine is refused with one line naming the
- * variable and the values it takes. */
+/* A CAMCLASS_CPU_Q8GEMM (or _Q8STEM) that is no mode: the engine is refused with one line
+ * naming the variable and the values it takes. */
 static void check_bad_mode(const char *bundle)
 {
     struct cc_error err = {0};
@@ -159,6 +187,12 @@ static void check_bad_mode(const char *bundle)
     CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8GEMM=\"fast\"") && strstr(err.msg, "off or on"),
            "bad CAMCLASS_CPU_Q8GEMM: %s", e ? "accepted" : err.msg);
     cc_engine_destroy(e);
+    setenv("CAMCLASS_CPU_Q8GEMM", "measure", 1);
+    setenv("CAMCLASS_CPU_Q8STEM", "fast", 1);
+    e = cc_engine_create(bundle, &o, &err);
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8STEM=\"fast\""), "bad CAMCLASS_CPU_Q8STEM: %s",
+           e ? "accepted" : err.msg);
+    cc_engine_destroy(e);
 }
 
 int main(int argc, char **argv)
@@ -169,6 +203,8 @@ int main(int argc, char **argv)
     }
     compare(argv[1], 1);
     compare(argv[1], 2);
+    compare_stem(argv[1], 1);
+    compare_stem(argv[1], 2);
     check_cache(argv[1]);
     check_bad_mode(argv[1]);
     return tu_exit_code();
