@@ -1,5 +1,6 @@
 /* camclass — the int8 fused block's AArch64 kernels (see fused_q8.h): fused_q8_kern.h
- * instantiated twice on 4-lane NEON vectors, both multiplying the signed input bytes by the
+ * instantiated twice on 4-lane NEON vectors (their dot products and byte loads and stores:
+ * q8_neon.h, shared with q8_gemm_arm.c), both multiplying the signed input bytes by the
  * signed weights (so their blocks' biases lack the 128 * sum(w) of the unsigned x86 kernels):
  *
  *  - neon (ARMv8.0, every AArch64 CPU: the Pi 4's Cortex-A72): a 16-byte weight vector holds
