@@ -95,17 +95,20 @@ if [ "${1:-}" = "--ci" ]; then
   # The subset CI runs (docs/PLATFORMS.md, "arm64"): only what it needs is built (no zoo
   # exports), then the CPU backend (XNNPACK's arm64 kernels) and Vulkan on arm64 lavapipe on
   # small_net, held to the Pi 4's limits and under the validation layer, the unit tests that
-  # need no PyTorch reference (the int8 fused block's NEON kernels under -cpu cortex-a72 and,
-  # for sdot, -cpu max), the int8 mobilenet_v2 fused against layer by layer, and camclass
-  # itself through a pseudo-terminal.
+  # need no PyTorch reference (the int8 fused block's and int8 1x1 GEMM's NEON kernels under
+  # -cpu cortex-a72 and, for sdot, -cpu max; the f32 1x1 GEMM and the k x k convolutions), the
+  # int8 mobilenet_v2 fused against layer by layer, and camclass itself through a
+  # pseudo-terminal.
   shift
   e=tests/engine
   ninja -C build-arm64 $e/test_network $e/test_plan $e/test_model $e/test_cpu_ops \
-    $e/test_fused_block $e/test_fused_q8 $e/test_network_q8_fused $e/small_net.ccm \
+    $e/test_fused_block $e/test_fused_q8 $e/test_q8_gemm $e/test_f32_gemm $e/test_conv3x3 \
+    $e/test_network_q8_fused $e/small_net.ccm \
     $e/network-small-input.bin tests/input/test_frame_slot tests/input/test_capture_choice \
     tests/input/test_sources tests/app/test_cli app/camclass tools/mobilenet_v2_random.ccm \
     tools/mobilenet_v2_random_int8.ccm || exit 1
-  set -- --no-rebuild plan model cpu_ops fused-block fused-q8 fused-q8-dotprod frame_slot \
+  set -- --no-rebuild plan model cpu_ops fused-block fused-q8 fused-q8-dotprod q8-gemm \
+    q8-gemm-dotprod f32-gemm conv3x3 frame_slot \
     capture_choice sources cli network-small-cpu network-small-cpu-3-threads \
     network-small-vulkan network-small-vulkan-pi4 network-q8-fused headless_status "$@"
 else

@@ -1,5 +1,6 @@
 /* camclass — the int8 fused block's AArch64 kernels (see fused_q8.h): fused_q8_kern.h
- * instantiated twice on 4-lane NEON vectors, both multiplying the signed input bytes by the
+ * instantiated twice on 4-lane NEON vectors (their dot products and byte loads and stores:
+ * q8_neon.h, shared with q8_gemm_arm.c), both multiplying the signed input bytes by the
  * signed weights (so their blocks' biases lack the 128 * sum(w) of the unsigned x86 kernels):
  *
  *  - neon (ARMv8.0, every AArch64 CPU: the Pi 4's Cortex-A72): a 16-byte weight vector holds
@@ -16,78 +17,22 @@
  * smlal2: 8 channels in 4 instructions a tap (load, sxtl, 2 smlal), where the template's
  * int32 lanes take 4 for 4 channels.
  */
-#include <arm_neon.h>
-#include <string.h>
-
 #include "fused_q8.h"
-
-/* 4 int8 at p sign-extended to int32 lanes. */
-static inline int32x4_t fq_neon_loadb(const int8_t *p)
-{
-    uint32_t u;
-    memcpy(&u, p, sizeof(u));
-    int8x8_t b = vreinterpret_s8_u32(vdup_n_u32(u));
-    return vmovl_s16(vget_low_s16(vmovl_s8(b)));
-}
-
-/* 4 int32 lanes, each in -128..127, as 4 bytes at p. */
-static inline void fq_neon_storeb(int8_t *p, int32x4_t v)
-{
-    int16x4_t h = vmovn_s32(v);
-    uint32_t u = vget_lane_u32(vreinterpret_u32_s8(vmovn_s16(vcombine_s16(h, h))), 0);
-    memcpy(p, &u, sizeof(u));
-}
-
-/* ARMv8.0: the partial sums of 4 outputs, 2 int32 lanes each (outputs 0, 1 in lo; 2, 3 in
- * hi), from a bias vector (the bias in the first lane of each pair); their sum; the dot. */
-struct fq_neon_acc {
-    int32x4_t lo, hi;
-};
-
-static inline struct fq_neon_acc fq_neon_acc_init(int32x4_t bias)
-{
-    int32x4_t z = vdupq_n_s32(0);
-    return (struct fq_neon_acc){vzip1q_s32(bias, z), vzip2q_s32(bias, z)};
-}
-
-static inline int32x4_t fq_neon_acc_sum(struct fq_neon_acc a)
-{
-    return vpaddq_s32(a.lo, a.hi);
-}
-
-static inline struct fq_neon_acc fq_neon_dot(struct fq_neon_acc a, int8x16_t x, int8x16_t w)
-{
-    a.lo = vpadalq_s16(a.lo, vmull_s8(vget_low_s8(x), vget_low_s8(w)));
-    a.hi = vpadalq_s16(a.hi, vmull_high_s8(x, w));
-    return a;
-}
+#include "q8_neon.h"
 
 #define FQ_SFX neon
 #define FQ_TARGET
 #define FQ_PX 4
-#define FQ_ACC struct fq_neon_acc
-#define FQ_ACC_INIT(v) fq_neon_acc_init(v)
-#define FQ_ACC_SUM(acc) fq_neon_acc_sum(acc)
-#define FQ_DOT(acc, a, w) fq_neon_dot((acc), (a), (w))
+#define FQ_ACC struct q8_neon_acc
+#define FQ_ACC_INIT(v) q8_neon_acc_init(v)
+#define FQ_ACC_SUM(acc) q8_neon_acc_sum(acc)
+#define FQ_DOT(acc, a, w) q8_neon_dot((acc), (a), (w))
 #define FQ_NO_DW
 #include "fused_q8_neon.h"
 #include "fused_q8_kern.h"
 
-#if defined(__clang__)
-/* clang (14, Debian 12's) declares vdotq_s32 only when the whole file is built for the dot
- * product, not in a function whose target attribute has it: the instruction itself, then. */
-__attribute__((target("dotprod"))) static inline int32x4_t fq_neon_sdot(int32x4_t acc, int8x16_t a,
-                                                                        int8x16_t w)
-{
-    __asm__(".arch armv8.2-a+dotprod\n\tsdot %0.4s, %1.16b, %2.16b" : "+w"(acc) : "w"(a), "w"(w));
-    return acc;
-}
-#define FQ_TARGET __attribute__((target("dotprod")))
-#define FQ_DOT(acc, a, w) fq_neon_sdot((acc), (a), (w))
-#else
-#define FQ_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
-#define FQ_DOT(acc, a, w) vdotq_s32((acc), (a), (w))
-#endif
+#define FQ_TARGET Q8_NEONDOT_TARGET
+#define FQ_DOT(acc, a, w) q8_neon_sdot((acc), (a), (w))
 #define FQ_SFX neondot
 #define FQ_PX 6
 #define FQ_NO_DW
@@ -116,8 +61,8 @@ static inline __attribute__((always_inline)) void dw_block(const struct cc_fq8_d
     }
     for (int i = 0; i < px; i++) {
         int8_t *y = d->y + (size_t)(ox + i) * d->c_pad + c0;
-        fq_neon_storeb(y, fq_req_neon(lo[i], d->scale + c0, d->lo, d->hi, d->zp));
-        fq_neon_storeb(y + 4, fq_req_neon(hi[i], d->scale + c0 + 4, d->lo, d->hi, d->zp));
+        q8_neon_storeb(y, fq_req_neon(lo[i], d->scale + c0, d->lo, d->hi, d->zp));
+        q8_neon_storeb(y + 4, fq_req_neon(hi[i], d->scale + c0 + 4, d->lo, d->hi, d->zp));
     }
 }
 

@@ -1,6 +1,6 @@
 /* camclass — the 4-lane (128-bit) operations of fused_q8_kern.h shared by its two AArch64
  * families (fused_q8_arm.c), included before each instantiation; no include guard:
- * fused_q8_kern.h undefines them. fq_neon_loadb and fq_neon_storeb are fused_q8_arm.c's.
+ * fused_q8_kern.h undefines them. q8_neon_loadb and q8_neon_storeb are q8_neon.h's.
  * FQ_SRA: sshl by a negative count, an arithmetic shift that rounds down as C's >> does;
  * FQ_CVTI: fcvtns, to nearest with ties to even, as nearbyintf in the default mode. */
 #define FQ_VI int32x4_t
@@ -24,5 +24,5 @@
 #define FQ_MAXF(a, b) vmaxq_f32((a), (b))
 #define FQ_CVTF(v) vcvtq_f32_s32(v)
 #define FQ_CVTI(v) vcvtnq_s32_f32(v)
-#define FQ_LOADB(p) fq_neon_loadb(p)
-#define FQ_STOREB(p, v) fq_neon_storeb((p), (v))
+#define FQ_LOADB(p) q8_neon_loadb(p)
+#define FQ_STOREB(p, v) q8_neon_storeb((p), (v))

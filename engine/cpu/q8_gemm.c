@@ -1,6 +1,6 @@
 /* camclass — the int8 1x1 GEMM (see q8_gemm.h): the portable C kernel, the kernel table, the
  * check, the packing, the threaded run and the match from a model. The x86-64 kernels are in
- * q8_gemm_x86.c. */
+ * q8_gemm_x86.c, the AArch64 ones in q8_gemm_arm.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +34,17 @@ static void kernel_c(const struct cc_q8_tile *t)
 static const struct {
     cc_q8_kernel kernel;
     int nr;
+    bool signed_x; // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
 } kernels[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {kernel_c, NR_C},
 #if defined(__x86_64__)
     [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_YMM},
     [CC_FQ8_AVXVNNI] = {cc_q8_kernel_avxvnni, CC_Q8_NR_YMM},
     [CC_FQ8_AVX512VNNI] = {cc_q8_kernel_avx512vnni, CC_Q8_NR_ZMM},
+#endif
+#if defined(__aarch64__)
+    [CC_FQ8_NEON] = {cc_q8_kernel_neon, CC_Q8_NR_NEON, true},
+    [CC_FQ8_NEONDOT] = {cc_q8_kernel_neondot, CC_Q8_NR_NEONDOT, true},
 #endif
 };
 
@@ -86,11 +91,11 @@ static void *aligned_zeros(size_t bytes)
 }
 
 /* d's weights into g's panels; bias = the int32 bias at sx * sw[o] (XNNPACK's rounding,
- * cc_xnn_bias_i32) less (zx + 128) * sum(w[o]); scale = (sx * sw[o]) / sy in f32, XNNPACK's
- * order. */
+ * cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o]) for the kernels of signed
+ * products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
 static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
 {
-    int k4 = (d->k + 3) / 4;
+    int k4 = (d->k + 3) / 4, x_add = kernels[g->isa].signed_x ? 0 : 128;
     for (int o = 0; o < d->n; o++) {
         int8_t *panel = g->w + (size_t)(o / g->nr) * k4 * g->nr * 4;
         int64_t sum = 0;
@@ -102,7 +107,7 @@ static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
         int32_t q = 0;
         if (d->bias)
             cc_xnn_bias_i32(d->bias + o, 1, d->qx.scale, d->sw + o, &q);
-        g->bias[o] = (int32_t)((int64_t)q - (int64_t)(d->qx.zero_point + 128) * sum);
+        g->bias[o] = (int32_t)((int64_t)q - (int64_t)(d->qx.zero_point + x_add) * sum);
         float s = d->qx.scale * d->sw[o];
         g->scale[o] = s / d->qy.scale;
     }

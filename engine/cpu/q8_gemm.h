@@ -10,11 +10,13 @@
  * Layout: weights in panels of nr output channels (the kernel family's register block),
  * each (k4, nr, 4) bytes: the 4 weights of inputs 4g..4g+3 of output o of panel j at
  * ((j * k4 + g) * nr + o) * 4, zeros past k and n; the input is read as unsigned (x + 128)
- * and 128 * sum(w) folded into the bias with the zero point (as fused_q8.h).
+ * and 128 * sum(w) folded into the bias with the zero point (as fused_q8.h), except by the
+ * NEON kernels, which multiply signed bytes (x itself; their biases lack the 128 * sum(w)).
  *
  * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs.
  * Kernels: those of fused_q8.h's families (enum cc_fq8_isa: AVX-512 VNNI, AVX-VNNI, AVX2,
- * portable C), chosen by cc_fq8_isa_best.
+ * NEON dot product (sdot), NEON (ARMv8.0), portable C), the best the host runs chosen by
+ * cc_q8_gemm_isa_best.
  */
 #ifndef CC_Q8_GEMM_H
 #define CC_Q8_GEMM_H
@@ -105,5 +107,10 @@ enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16 };
 void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avx2(const struct cc_q8_tile *t);
+
+/* The AArch64 kernels (q8_gemm_arm.c) and their panel widths. */
+enum { CC_Q8_NR_NEON = 8, CC_Q8_NR_NEONDOT = 16 };
+void cc_q8_kernel_neon(const struct cc_q8_tile *t);
+void cc_q8_kernel_neondot(const struct cc_q8_tile *t);
 
 #endif

@@ -7,6 +7,9 @@
  *   QG_W, QG_WLOAD(p)   a vector of QG_N outputs' 4 weights as the dot product wants them
  *   QG_A, QG_ABCAST(u)  4 unsigned input bytes (one uint32) broadcast as the dot wants them
  *   QG_DOT(acc, a, w)   acc + the 4-byte dot products a . w, per lane
+ *   QG_ACC, QG_ACC_INIT(v), QG_ACC_SUM(acc)  optional: the accumulator type when it is not
+ *                       QG_VI (partial sums that QG_ACC_SUM reduces to the QG_N lanes), one
+ *                       from a bias vector; default QG_VI and no conversion
  *   QG_LOADI, QG_SET1I, QG_ADDI, QG_LOADF, QG_SET1F, QG_MULF, QG_MINF, QG_MAXF,
  *   QG_CVTF (i -> f), QG_CVTI (f -> i, to nearest even)
  *   QG_STOREB(p, v)     QG_N int32 lanes (each in -128..127) stored as QG_N bytes
@@ -31,6 +34,12 @@
 #define QG_ROWS QG_NAME(qg_rows_)
 #define QG_GROUP QG_NAME(qg_group_)
 
+#ifndef QG_ACC
+#define QG_ACC QG_VI
+#define QG_ACC_INIT(v) (v)
+#define QG_ACC_SUM(acc) (acc)
+#endif
+
 /* Outputs [v * QG_N, ..) of pixel row c: XNNPACK's fp32 requantization of acc, stored. */
 QG_INLINE void QG_PUT(const struct cc_q8_tile *t, int8_t *c, int v, QG_VI acc)
 {
@@ -51,7 +60,7 @@ QG_INLINE void QG_PUT(const struct cc_q8_tile *t, int8_t *c, int v, QG_VI acc)
 
 /* acc += pixels [0, px) of a (row stride lda), bytes [0, len) (len <= 4, the rest zero), times
  * the group of 4 inputs at w, nv vectors; px, nv and len constant at each call. */
-QG_INLINE void QG_GROUP(QG_VI acc[QG_MR][QG_NV], const int8_t *a, size_t lda, const int8_t *w,
+QG_INLINE void QG_GROUP(QG_ACC acc[QG_MR][QG_NV], const int8_t *a, size_t lda, const int8_t *w,
                         const int len, const int px, const int nv)
 {
     QG_W wv[QG_NV];
@@ -76,13 +85,13 @@ QG_INLINE void QG_GROUP(QG_VI acc[QG_MR][QG_NV], const int8_t *a, size_t lda, co
 /* Pixels [p0, p0 + px) of t, nv vectors of outputs; px and nv constant at each call. */
 QG_INLINE void QG_BLOCK(const struct cc_q8_tile *t, int p0, const int px, const int nv)
 {
-    QG_VI acc[QG_MR][QG_NV];
+    QG_ACC acc[QG_MR][QG_NV];
     QG_UNROLL
     for (int v = 0; v < nv; v++) {
         QG_VI b = QG_LOADI(t->bias + v * QG_N);
         QG_UNROLL
         for (int i = 0; i < px; i++)
-            acc[i][v] = b;
+            acc[i][v] = QG_ACC_INIT(b);
     }
     const int8_t *a = t->a + (size_t)p0 * t->lda, *w = t->w;
     int k4 = t->k / 4, tail = t->k % 4;
@@ -95,7 +104,7 @@ QG_INLINE void QG_BLOCK(const struct cc_q8_tile *t, int p0, const int px, const 
     for (int i = 0; i < px; i++)
         QG_UNROLL
     for (int v = 0; v < nv; v++)
-        QG_PUT(t, t->c + (size_t)(p0 + i) * t->ldc, v, acc[i][v]);
+        QG_PUT(t, t->c + (size_t)(p0 + i) * t->ldc, v, QG_ACC_SUM(acc[i][v]));
 }
 
 /* Every pixel of t, nv vectors of outputs (constant at each call). */
@@ -148,6 +157,9 @@ QG_TARGET void QG_NAME(cc_q8_kernel_)(const struct cc_q8_tile *t)
 #undef QG_A
 #undef QG_ABCAST
 #undef QG_DOT
+#undef QG_ACC
+#undef QG_ACC_INIT
+#undef QG_ACC_SUM
 #undef QG_LOADI
 #undef QG_SET1I
 #undef QG_ADDI

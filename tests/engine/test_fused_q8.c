@@ -15,8 +15,7 @@
  *     test_fused_q8 [FAMILY=yes|no]...
  *
  * With arguments, only the families named =yes, each of which must run on this host, and each
- * named =no must not (the run-time choice: under qemu-aarch64 -cpu cortex-a72 there is no
- * sdot, under -cpu max there is; tests/engine/meson.build).
+ * named =no must not (q8_families.h: the run-time choice).
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 
 #include "fused_q8.h"
 #include "fused_cases.h"
+#include "q8_families.h"
 #include "testutil.h"
 
 /* A random block and its buffers (owned: free_block). */
@@ -259,48 +259,15 @@ static void check_bad_scale(void)
     free_block(&b);
 }
 
-/* The family an argument FAMILY=yes|no names (-1: none) and what it says (yes). */
-static int family_of(const char *arg, bool *yes)
-{
-    const char *eq = strchr(arg, '=');
-    *yes = eq && !strcmp(eq, "=yes");
-    if (!eq || (!*yes && strcmp(eq, "=no")))
-        return -1;
-    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
-        const char *name = cc_fq8_isa_name((enum cc_fq8_isa)isa);
-        if (strlen(name) == (size_t)(eq - arg) && !strncmp(arg, name, strlen(name)))
-            return isa;
-    }
-    return -1;
-}
-
-/* Whether the arguments ask for isa's blocks (all when there are none); checks their claims
- * that isa runs on this host (=yes) or not (=no). */
-static bool wanted(int argc, char **argv, enum cc_fq8_isa isa)
-{
-    bool want = argc < 2, yes;
-    for (int i = 1; i < argc; i++) {
-        if (family_of(argv[i], &yes) != (int)isa)
-            continue;
-        want = yes;
-        CHECKF(yes == cc_fq8_isa_runs(isa), "%s, but this host %s %s's kernels", argv[i],
-               cc_fq8_isa_runs(isa) ? "runs" : "does not run", cc_fq8_isa_name(isa));
-    }
-    return want;
-}
-
 int main(int argc, char **argv)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2026);
     check_bad_scale();
-    bool skip[CC_FQ8_ISA_COUNT];
-    for (int i = 1; i < argc; i++) {
-        bool yes;
-        CHECKF(family_of(argv[i], &yes) >= 0, "argument %s: want FAMILY=yes or FAMILY=no", argv[i]);
-    }
+    bool want[CC_FQ8_ISA_COUNT], skip[CC_FQ8_ISA_COUNT];
+    q8_families_wanted(argc, argv, cc_fq8_isa_runs, want);
     for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++)
-        skip[isa] = !wanted(argc, argv, (enum cc_fq8_isa)isa);
+        skip[isa] = !want[isa];
     struct fused_kind kind = {CC_FQ8_ISA_COUNT, isa, 2, make, init, run, compare, destroy, skip};
     fused_cases_run(&kind, &r);
     return tu_exit_code();

@@ -7,15 +7,21 @@
  * classifier (1 pixel, 1280 -> 1000), then random ones: 1 to 200 pixels, odd input and output
  * counts (the 4-input groups' tails, partial vectors and panels), random int8 weights, scales,
  * zero points, clamps and biases (or none); every kernel family the host runs (portable C,
- * AVX2, AVX-VNNI, AVX-512 VNNI), 1 to 4 threads, the output poisoned with two different values
- * (a value left unwritten fails one of them), the input in a buffer of exactly its size.
- * Tolerance: none (exact).
+ * AVX2, AVX-VNNI, AVX-512 VNNI; NEON, NEON dot product), 1 to 4 threads, the output
+ * poisoned with two different values (a value left unwritten fails one of them), the input in
+ * a buffer of exactly its size. Tolerance: none (exact).
+ *
+ *     test_q8_gemm [FAMILY=yes|no]...
+ *
+ * With arguments, only the families named =yes, each of which must run on this host, and each
+ * named =no must not (q8_families.h: the run-time choice, as test_fused_q8).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "q8_families.h"
 #include "q8_gemm.h"
 #include "testutil.h"
 
@@ -133,12 +139,16 @@ static void check_bad_desc(void)
     free_layer(&l);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2026);
     check_bad_desc();
+    bool want[CC_FQ8_ISA_COUNT];
+    q8_families_wanted(argc, argv, cc_q8_gemm_isa_runs, want);
     for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
+        if (!want[isa])
+            continue;
         if (!cc_q8_gemm_isa_runs((enum cc_fq8_isa)isa)) {
             printf("# %s: %s\n", cc_fq8_isa_name((enum cc_fq8_isa)isa),
                    cc_fq8_isa_runs((enum cc_fq8_isa)isa) ? "no int8 GEMM kernels of this family"
