@@ -60,7 +60,8 @@ static void tile_c(const struct cc_conv3x3_tile *t)
     }
     for (int j = 0; j < MR; j++)
         for (int o = 0; o < NR; o++) { // NaN stays NaN, as in the x86 kernels
-            float v = acc[j][o] < t->lo ? t->lo : acc[j][o];
+            float v = acc[j][o] + (t->res ? t->res[(size_t)j * t->ldr + o] : 0.0f);
+            v = v < t->lo ? t->lo : v;
             t->y[(size_t)j * t->ldy + o] = v > t->hi ? t->hi : v;
         }
 }
@@ -160,6 +161,26 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
     return true;
 }
 
+/* Whether [a, a + an) and [b, b + bn) (floats) share memory. */
+static bool overlap(const float *a, size_t an, const float *b, size_t bn)
+{
+    return a < b + bn && b < a + an;
+}
+
+bool cc_conv3x3_fuse_residual(struct cc_conv3x3 *p, const float *res, float *y, struct cc_act act)
+{
+    const struct cc_conv3x3_desc *d = &p->d;
+    const size_t xn = (size_t)d->h * d->w * d->c, yn = (size_t)d->ho * d->wo * d->n;
+    bool grouped = !p->wino && p->group < p->taps;
+    if (!cc_act_is_none(d->act) || act.kind != CC_ACT_CLAMP || overlap(y, yn, p->x, xn) ||
+        (res != y && overlap(y, yn, res, yn)) || (res == y && grouped))
+        return false;
+    p->res = res;
+    p->y = y;
+    p->d.act = act;
+    return true;
+}
+
 void cc_conv3x3_finish(struct cc_conv3x3 *p)
 {
     free(p->w);
@@ -192,13 +213,16 @@ static void run_block(const struct cc_conv3x3 *p, tile_fn tile, int panel, int b
     const int pixels = d->ho * d->wo, mr = pixels - b * MR < MR ? pixels - b * MR : MR;
     const int nr = d->n - panel * NR < NR ? d->n - panel * NR : NR;
     const bool last = t0 + taps == p->taps;
-    float *y = p->y + (size_t)b * MR * d->n + (size_t)panel * NR;
+    const size_t at = (size_t)b * MR * d->n + (size_t)panel * NR;
+    float *y = p->y + at;
     struct cc_conv3x3_tile t = {
         .rows = p->indir + ((size_t)b * p->taps + t0) * MR,
         .w = p->w + ((size_t)panel * p->taps + t0) * d->c * NR,
         .init = t0 == 0 ? p->bias + (size_t)panel * NR : NULL,
         .y = y,
         .ldy = (size_t)d->n,
+        .res = last && p->res ? p->res + at : NULL,
+        .ldr = (size_t)d->n,
         .taps = taps,
         .c = d->c,
         .lo = last ? d->act.min : -INFINITY,
@@ -208,11 +232,14 @@ static void run_block(const struct cc_conv3x3 *p, tile_fn tile, int panel, int b
         tile(&t);
         return;
     }
-    _Alignas(64) float own[MR * NR] = {0};
+    _Alignas(64) float own[MR * NR] = {0}, res[MR * NR] = {0};
     if (t0 > 0)
         copy_tile(own, NR, y, (size_t)d->n, mr, nr);
+    if (t.res)
+        copy_tile(res, NR, t.res, (size_t)d->n, mr, nr);
     t.y = own;
-    t.ldy = NR;
+    t.ldy = t.ldr = NR;
+    t.res = t.res ? res : NULL;
     tile(&t);
     copy_tile(y, (size_t)d->n, own, NR, mr, nr);
 }

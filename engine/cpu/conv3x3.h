@@ -58,6 +58,8 @@ struct cc_conv3x3 {
                          // (a block's missing pixels repeat its first); owned; else NULL
     const float *x;      // (h, w, c) NHWC input; not owned
     float *y;            // (ho, wo, n) NHWC output; not owned
+    const float *res;    // (ho, wo, n) NHWC added before the clamp (a residual,
+                         // cc_conv3x3_fuse_residual): not owned; NULL: none
     bool wino;           // the Winograd way (conv3x3_wino.c): the fields below
     int tiles_y, tiles_x, tile_block; // 2x2 output tiles, and how many a task transforms
     float *scratch;     // (slots, slot_floats): a running task's transformed inputs and products;
@@ -103,10 +105,17 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
 /* Whether the Winograd way computes d: 3x3, stride 1, dilation 1, padding 1 (same size). */
 bool cc_conv3x3_wino_applies(const struct cc_conv3x3_desc *d);
 
+/* Makes p compute y = act(conv(x) + bias + res) (res: (ho, wo, n) NHWC): a residual add and
+ * its activation after a convolution without one, fused into the store, so that the sums do
+ * not go through memory and back. False (p unchanged) where it cannot: p has an activation of
+ * its own, y overlaps the input x, or res overlaps y other than exactly (in place), or exactly
+ * while the direct way's taps go in groups (their partial sums pass through y). */
+bool cc_conv3x3_fuse_residual(struct cc_conv3x3 *p, const float *res, float *y, struct cc_act act);
+
 /* Frees what init allocated; accepts a zeroed or half-built p. */
 void cc_conv3x3_finish(struct cc_conv3x3 *p);
 
-/* y = clamp(conv(x) + bias), on pool (NULL: the calling thread). */
+/* y = clamp(conv(x) + bias (+ res)), on pool (NULL: the calling thread). */
 void cc_conv3x3_run(const struct cc_conv3x3 *p, pthreadpool_t pool);
 
 /* ------------------------------------------------------------------------------------------
@@ -116,13 +125,16 @@ void cc_conv3x3_run(const struct cc_conv3x3 *p, pthreadpool_t pool);
 /* One MR x NR tile: rows[t * MR + j] is pixel j's input row (c floats) under tap t, for taps
  * taps; w the panel's weights for those taps ((taps, c, NR)); init the NR floats every row
  * starts from (the bias), or NULL: start from y's sums of earlier taps; y the MR rows of NR
- * outputs, ldy floats apart; the result is clamped to [lo, hi]. */
+ * outputs, ldy floats apart; res NULL, or MR rows of NR floats, ldr apart, added to the sums
+ * (y may be res); the result is clamped to [lo, hi]. */
 struct cc_conv3x3_tile {
     const float *const *rows;
     const float *w;
     const float *init;
     float *y;
     size_t ldy;
+    const float *res;
+    size_t ldr;
     int taps, c;
     float lo, hi;
 };

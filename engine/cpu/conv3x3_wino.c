@@ -153,15 +153,27 @@ static void transform_input(const struct cc_conv3x3 *p, const float *x, int tile
     }
 }
 
-/* Tile t's 2x2 outputs, channels [o0, o0 + nr) = clamp(A^T m A + bias), m[e] (NR floats each,
- * estride apart), A^T the 2x4 [[1, 1, 1, 0], [0, 1, -1, -1]]; pixels past the output's edge
- * are not written. */
+/* y[o] = clamp(v[o] + res[o]) (res NULL: clamp(v[o])) for n channels; y may be res. Inlined
+ * into each of transform_output's versions, vectorised as that one. */
+static inline void store_clamped(float *y, const float *v, const float *res, int n, float lo,
+                                 float hi)
+{
+    for (int o = 0; o < n; o++) { // NaN stays NaN, as in the kernels
+        float a = res ? v[o] + res[o] : v[o];
+        a = a < lo ? lo : a;
+        y[o] = a > hi ? hi : a;
+    }
+}
+
+/* Tile t's 2x2 outputs, channels [o0, o0 + nr) = clamp(A^T m A + bias (+ res)), m[e] (NR
+ * floats each, estride apart), A^T the 2x4 [[1, 1, 1, 0], [0, 1, -1, -1]]; pixels past the
+ * output's edge are not written. */
 VECTOR_CLONES static void transform_output(const struct cc_conv3x3 *p, const float *m,
                                            size_t estride, int tile, int o0, int nr)
 {
     const struct cc_conv3x3_desc *d = &p->d;
     const int ty = tile / p->tiles_x, tx = tile % p->tiles_x;
-    const float lo = d->act.min, hi = d->act.max, *bias = p->bias + o0;
+    const float *bias = p->bias + o0;
     float out[4][NR];
     for (int o = 0; o < NR; o++) {
         float s[2][4]; // A^T m
@@ -172,19 +184,17 @@ VECTOR_CLONES static void transform_output(const struct cc_conv3x3 *p, const flo
             s[1][j] = m1 - m2 - m3;
         }
         for (int i = 0; i < 2; i++) {
-            float y0 = s[i][0] + s[i][1] + s[i][2] + bias[o],
-                  y1 = s[i][1] - s[i][2] - s[i][3] + bias[o];
-            y0 = y0 < lo ? lo : y0; // NaN stays NaN, as in the kernels
-            y1 = y1 < lo ? lo : y1;
-            out[i * 2][o] = y0 > hi ? hi : y0;
-            out[i * 2 + 1][o] = y1 > hi ? hi : y1;
+            out[i * 2][o] = s[i][0] + s[i][1] + s[i][2] + bias[o];
+            out[i * 2 + 1][o] = s[i][1] - s[i][2] - s[i][3] + bias[o];
         }
     }
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            if (2 * ty + i < d->ho && 2 * tx + j < d->wo)
-                memcpy(p->y + ((size_t)(2 * ty + i) * d->wo + 2 * tx + j) * d->n + o0,
-                       out[i * 2 + j], (size_t)nr * sizeof(float));
+            if (2 * ty + i < d->ho && 2 * tx + j < d->wo) {
+                size_t at = ((size_t)(2 * ty + i) * d->wo + 2 * tx + j) * d->n + o0;
+                store_clamped(p->y + at, out[i * 2 + j], p->res ? p->res + at : NULL, nr,
+                              d->act.min, d->act.max);
+            }
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -68,6 +68,7 @@
 #include "clock.h"
 #include "cpu_info.h"
 #include "xnn_batch.h"
+#include "xnn_resfuse.h"
 #include "xnn_state.h"
 #include "xnn_steps.h"
 
@@ -163,7 +164,7 @@ static bool read_modes(struct xnn_state *s, struct cc_error *err)
 static bool alloc_state(struct xnn_state *s, int threads, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
-    if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
+    if (!cc_xnn_resfuse_plan(s, err))
         return false;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
@@ -194,8 +195,8 @@ static void describe(struct xnn_state *s)
     if (s->n_pw)
         APPEND(", own 1x1 for %d (%s)", s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
     if (s->n_direct)
-        APPEND(", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
-               cc_stem_isa_name(cc_stem_isa_best()));
+        APPEND(", %d direct convs (%d Winograd, %d with the residual, %s)", s->n_direct, s->n_wino,
+               s->n_residual, cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_stem)
         APPEND(", direct stem (%s)", cc_stem_isa_name(s->stem_mode.isa));
     if (s->n_fused)

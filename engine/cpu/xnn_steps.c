@@ -6,6 +6,7 @@
 #include "cache_file.h"
 #include "clock.h"
 #include "cpu_info.h"
+#include "xnn_resfuse.h"
 #include "xnn_steps.h"
 
 /* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
@@ -474,9 +475,7 @@ static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options
     return true;
 }
 
-/* Whether no operator runs after node n's (its output's conversion included): n's is then the
- * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
-static bool runs_last(const struct xnn_state *s, int n)
+bool cc_xnn_steps_runs_last(const struct xnn_state *s, int n)
 {
     const struct cc_model *m = s->model;
     for (int k = n; k < m->n_nodes; k++)
@@ -533,7 +532,7 @@ static struct fused_step *fused_step_new(struct xnn_state *s, struct cc_fused_ma
     }
     fs->x = s->places[f->x].data;
     fs->y = s->places[f->y].data;
-    fs->b.yield = fs->q.yield = runs_last(s, f->last);
+    fs->b.yield = fs->q.yield = cc_xnn_steps_runs_last(s, f->last);
     return fs;
 }
 
@@ -707,5 +706,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     s->remembered = NULL;
     free(old);
     free(path);
+    if (ok)
+        cc_xnn_resfuse(s); // after the cache's line: it has no letter
     return ok;
 }

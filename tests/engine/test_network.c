@@ -14,7 +14,8 @@
  * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_PW forcing
  * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; with
  * CAMCLASS_CPU_CONV3X3=on or winograd, our own k x k convolutions (Winograd ones for winograd);
- * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused.
+ * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused; TEST_RESIDUAL_CONVS (when
+ * set) how many of those k x k convolutions must have taken their residual add (xnn_resfuse.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -139,6 +140,15 @@ int main(int argc, char **argv)
     if (want_fused && want_fused[0] && fused && !strcmp(fused, "on")) {
         char want[64];
         snprintf(want, sizeof(want), ", %s fused blocks", want_fused);
+        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
+               cc_engine_device_name(e));
+    }
+
+    // TEST_RESIDUAL_CONVS (tests/engine/meson.build): k x k convs with the residual add fused.
+    const char *want_res = getenv("TEST_RESIDUAL_CONVS");
+    if (want_res && want_res[0] && opt.backend == CC_BACKEND_CPU) {
+        char want[64];
+        snprintf(want, sizeof(want), ", %s with the residual", want_res);
         CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
                cc_engine_device_name(e));
     }
