@@ -28,7 +28,9 @@
  *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
  *     A k x k one is then also timed as our own direct convolution and, 3x3 stride 1, as
  *     Winograd F(2x2, 3x3) (conv3x3.h), kept where fastest, remembered as 'd' / 'w';
- *     CAMCLASS_CPU_CONV3X3 (off, on, winograd) switches it.
+ *     CAMCLASS_CPU_CONV3X3 (off, on, winograd) switches it. An add (with its clamp) after such
+ *     a convolution, its only reader, then runs in that convolution's store, the convolution
+ *     moved to the add's place (xnn_resfuse.h); CAMCLASS_CPU_CONV3X3_RESIDUAL=off switches it.
  *     A 3x3 stride-2 one that reads the 3-channel graph input (mobilenet_v2's stem) may run as
  *     the direct stem instead (stem_conv.h), reading the caller's NCHW input where it is: when
  *     it is the input's only reader, the input is then not transposed at all. Kept where it
