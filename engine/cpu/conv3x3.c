@@ -19,16 +19,16 @@ enum {
 
 bool cc_conv3x3_mode_parse(const char *value, enum cc_conv3x3_mode *mode, struct cc_error *err)
 {
-    static const char *const names[] = {"measure", "off", "on", "winograd"};
+    static const char *const names[] = {"measure", "off", "on", "winograd", "winograd4"};
     *mode = CC_CONV3X3_MODE_MEASURE;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!value || !value[0] || !strcmp(value, names[i])) {
             *mode = value && value[0] ? (enum cc_conv3x3_mode)i : CC_CONV3X3_MODE_MEASURE;
             return true;
         }
     return cc_error_set(err,
                         "CAMCLASS_CPU_CONV3X3=\"%s\" is not a direct-convolution mode: use "
-                        "measure (the default), off, on or winograd",
+                        "measure (the default), off, on, winograd or winograd4",
                         value);
 }
 
@@ -140,8 +140,8 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
     p->bias = aligned_floats((size_t)p->panels * NR);
     p->zeros = aligned_floats((size_t)(d->c > NR ? d->c : NR));
     bool ok = p->bias && p->zeros;
-    if (ok && algo == CC_CONV3X3_WINOGRAD && cc_conv3x3_wino_applies(d)) {
-        ok = cc_conv3x3_wino_init(p, w, threads);
+    if (ok && algo != CC_CONV3X3_DIRECT && cc_conv3x3_wino_applies(d)) {
+        ok = cc_conv3x3_wino_init(p, w, algo == CC_CONV3X3_WINOGRAD4 ? 4 : 2, threads);
     } else if (ok) {
         p->w = aligned_floats((size_t)p->panels * p->taps * d->c * NR);
         p->indir = malloc((size_t)p->blocks * p->taps * MR * sizeof(*p->indir));

@@ -45,8 +45,9 @@ struct cc_conv3x3_desc {
     struct cc_act act;            // a clamp (kind 0)
 };
 
-/* The ways: direct (any k x k), or Winograd F(2x2, 3x3) (3x3, stride 1, padding 1). */
-enum cc_conv3x3_algo { CC_CONV3X3_DIRECT, CC_CONV3X3_WINOGRAD };
+/* The ways: direct (any k x k), or Winograd F(2x2, 3x3) or F(4x4, 3x3) (3x3, stride 1,
+ * padding 1). */
+enum cc_conv3x3_algo { CC_CONV3X3_DIRECT, CC_CONV3X3_WINOGRAD, CC_CONV3X3_WINOGRAD4 };
 
 struct cc_conv3x3 {
     struct cc_conv3x3_desc d;
@@ -61,10 +62,11 @@ struct cc_conv3x3 {
     const float *res;    // (ho, wo, n) NHWC added before the clamp (a residual,
                          // cc_conv3x3_fuse_residual): not owned; NULL: none
     bool wino;           // the Winograd way (conv3x3_wino.c): the fields below
-    int tiles_y, tiles_x, tile_block; // 2x2 output tiles, and how many a task transforms
+    int wino_m;          // output tiles' side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))
+    int tiles_y, tiles_x, tile_block; // output tiles, and how many a task transforms
     float *scratch;     // (slots, slot_floats): a running task's transformed inputs and products;
                         // owned
-    size_t slot_floats; // 16 * tile_block * (c + NR), and a skew per plane
+    size_t slot_floats; // taps * tile_block * (c + NR), and a skew per plane
     int slots;          // the threads: at most that many tasks run at once
     atomic_int *busy;   // (slots) 1 while a task holds that slot (claimed by exchange); owned
     int taps, panels, blocks;
@@ -75,14 +77,16 @@ struct cc_conv3x3 {
 };
 
 /* What CAMCLASS_CPU_CONV3X3 asks for: unset or "measure" (the default: each layer this applies
- * to, direct or Winograd, where it measures faster than the layer's other ways, remembered in
- * the layer-choice cache), "off" (never), "on" (every layer it applies to, direct) or
- * "winograd" (every layer, Winograd where it applies), with the host's best kernels. */
+ * to, direct, Winograd F(2x2, 3x3) or F(4x4, 3x3), where it measures faster than the layer's
+ * other ways, remembered in the layer-choice cache), "off" (never), "on" (every layer it
+ * applies to, direct), "winograd" (every layer, F(2x2, 3x3) where it applies) or "winograd4"
+ * (every layer, F(4x4, 3x3) where it applies), with the host's best kernels. */
 enum cc_conv3x3_mode {
     CC_CONV3X3_MODE_MEASURE,
     CC_CONV3X3_MODE_OFF,
     CC_CONV3X3_MODE_ON,
-    CC_CONV3X3_MODE_WINOGRAD
+    CC_CONV3X3_MODE_WINOGRAD,
+    CC_CONV3X3_MODE_WINOGRAD4
 };
 
 /* Parses CAMCLASS_CPU_CONV3X3's value (NULL: unset); false with one line in err when it is not
@@ -144,9 +148,9 @@ typedef void (*cc_conv3x3_tile_fn)(const struct cc_conv3x3_tile *t);
 void cc_conv3x3_tile_avx512(const struct cc_conv3x3_tile *t);
 void cc_conv3x3_tile_avx2(const struct cc_conv3x3_tile *t);
 
-/* The Winograd way (conv3x3_wino.c): the rest of init after the bias and zeros (false: out of
- * memory), and the run with tile's kernels. */
-bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, size_t threads);
+/* The Winograd way (conv3x3_wino.c): the rest of init after the bias and zeros for output
+ * tiles of m x m (2 or 4; false: out of memory), and the run with tile's kernels. */
+bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, int m, size_t threads);
 void cc_conv3x3_wino_run(const struct cc_conv3x3 *p, cc_conv3x3_tile_fn tile, pthreadpool_t pool);
 
 #endif

@@ -135,6 +135,7 @@ struct xnn_state {
     int n_pw;                         // steps that are our own 1x1 GEMM
     enum cc_conv3x3_mode direct_mode; // CAMCLASS_CPU_CONV3X3, read at create
     int n_direct, n_wino;             // steps that are STEP_DIRECT, and of those Winograd
+    int n_wino4;                      // of those, F(4x4, 3x3)
     int n_residual;                   // of those, fused with a residual add (xnn_resfuse.h)
     bool resfuse; // CAMCLASS_CPU_CONV3X3_RESIDUAL is not off (xnn_resfuse.h), read at create
     enum cc_fused_mode q8_mode; // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create

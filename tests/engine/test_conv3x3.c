@@ -135,7 +135,7 @@ static bool fuse(const struct conv_case *c, struct cc_conv3x3 *p, int threads, f
 
 /* c the algo way with isa's kernels on 1 to 4 threads against the reference. */
 static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enum cc_stem_isa isa,
-                       double worst_error[2])
+                       double worst_error[3])
 {
     const struct cc_conv3x3_desc *d = &c->d;
     size_t n_out = (size_t)d->ho * d->wo * d->n;
@@ -159,7 +159,8 @@ static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enu
         CHECKF(diff <= tol,
                "%s %s%s, %d thread(s): %dx%d %d -> %d k%d s%d p%d d%d: |diff| %g > %g at pixel "
                "%zu channel %zu (got %g, want %g)",
-               p.wino ? "winograd" : "direct", cc_stem_isa_name(isa),
+               p.wino ? (p.wino_m == 4 ? "winograd F(4x4)" : "winograd") : "direct",
+               cc_stem_isa_name(isa),
                !c->res        ? ""
                : p.res == got ? " + residual in place"
                               : " + residual",
@@ -198,13 +199,15 @@ static void random_case(struct conv_case *c, struct tu_rng *r)
 
 /* c both ways (where Winograd applies) with every kernel family the host runs, then freed;
  * the largest |got - ref| / max|ref| of each way in worst_error. */
-static void check_all(struct conv_case *c, double worst_error[2])
+static void check_all(struct conv_case *c, double worst_error[3])
 {
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
         if (cc_stem_isa_runs((enum cc_stem_isa)isa)) {
             check_case(c, CC_CONV3X3_DIRECT, (enum cc_stem_isa)isa, worst_error);
-            if (cc_conv3x3_wino_applies(&c->d))
+            if (cc_conv3x3_wino_applies(&c->d)) {
                 check_case(c, CC_CONV3X3_WINOGRAD, (enum cc_stem_isa)isa, worst_error);
+                check_case(c, CC_CONV3X3_WINOGRAD4, (enum cc_stem_isa)isa, worst_error);
+            }
         }
     free_case(c);
 }
@@ -239,7 +242,7 @@ int main(void)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2626);
-    double worst_error[2] = {0, 0};
+    double worst_error[3] = {0, 0, 0};
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
         printf("# %s: %s\n", cc_stem_isa_name((enum cc_stem_isa)isa),
                cc_stem_isa_runs((enum cc_stem_isa)isa) ? "checked" : "not on this CPU or build");
@@ -255,7 +258,7 @@ int main(void)
         random_case(&c, &r);
         check_all(&c, worst_error);
     }
-    printf("# largest |got - ref| / max|ref|: direct %.2g, Winograd %.2g\n", worst_error[0],
-           worst_error[1]);
+    printf("# largest |got - ref| / max|ref|: direct %.2g, Winograd %.2g, F(4x4) %.2g\n",
+           worst_error[0], worst_error[1], worst_error[2]);
     return tu_exit_code();
 }
