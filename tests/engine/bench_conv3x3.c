@@ -1,5 +1,6 @@
 /* camclass — our own k x k convolution (engine/cpu/conv3x3.h) on resnet18's 3x3 layer shapes
- * at 224x224, direct and Winograd (where it applies) with the host's best kernels, rounds
+ * at 224x224, direct, Winograd F(2x2, 3x3) and F(4x4, 3x3) (where they apply) with the host's
+ * best kernels, rounds
  * alternating: figures only, no timed assertions (`meson test --benchmark bench-conv3x3-1t`).
  *
  *   bench_conv3x3 THREADS ROUNDS
