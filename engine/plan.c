@@ -134,8 +134,8 @@ static void touch(struct planner *p, int n, int t, bool write)
         g->first = write ? n : -1;
 }
 
-// Step 2: live ranges from the nodes' reads and writes.
-static void live_ranges(struct planner *p, int keep)
+// Step 2: live ranges from the nodes' reads and writes (and the reads moved until later).
+static void live_ranges(struct planner *p, int keep, const int *until)
 {
     const struct cc_model *m = p->m;
     for (int n = 0; n < m->n_nodes; n++) {
@@ -145,6 +145,9 @@ static void live_ranges(struct planner *p, int keep)
         for (int o = 0; o < node->n_outputs; o++)
             touch(p, n, node->outputs[o], true);
     }
+    for (int t = 0; until && t < m->n_tensors; t++)
+        if (until[t] >= 0 && until[t] < m->n_nodes)
+            touch(p, until[t], t, false);
     // The graph input and output (and whatever aliases them) are live the whole time; the kept
     // tensor from its producer to the end.
     int pinned[3] = {m->input.tensor, m->output.tensor, keep};
@@ -197,6 +200,12 @@ bool cc_plan_init(struct cc_plan *plan, const struct cc_model *m, size_t align,
 bool cc_plan_init_keep(struct cc_plan *plan, const struct cc_model *m, size_t align, int keep,
                        struct cc_error *err)
 {
+    return cc_plan_init_until(plan, m, align, keep, NULL, err);
+}
+
+bool cc_plan_init_until(struct cc_plan *plan, const struct cc_model *m, size_t align, int keep,
+                        const int *until, struct cc_error *err)
+{
     memset(plan, 0, sizeof(*plan));
     if (align == 0 || (align & (align - 1)) != 0)
         return cc_error_set(err, "plan: alignment %zu is not a power of two", align);
@@ -213,7 +222,7 @@ bool cc_plan_init_keep(struct cc_plan *plan, const struct cc_model *m, size_t al
     bool ok = p.root && p.group_of && p.groups && p.used && plan->offset;
     if (ok) {
         make_groups(&p, align);
-        live_ranges(&p, keep);
+        live_ranges(&p, keep, until);
         place_groups(&p, align, plan);
     } else {
         cc_error_set(err, "plan: out of memory for %d tensors", m->n_tensors);

@@ -27,6 +27,12 @@ bool cc_plan_init(struct cc_plan *plan, const struct cc_model *model, size_t ali
  * can be read after a run (struct cc_engine_options.tap). */
 bool cc_plan_init_keep(struct cc_plan *plan, const struct cc_model *model, size_t align, int keep,
                        struct cc_error *err);
+/* The same, with tensor t also live until node until[t] where until[t] >= 0 (until: NULL, or
+ * (n_tensors)): a backend that moves a read of t later (the CPU backend's residual fusion,
+ * engine/cpu/xnn_resfuse.h, runs a convolution at its add's place) keeps t's memory whole. */
+bool cc_plan_init_until(struct cc_plan *plan, const struct cc_model *model, size_t align, int keep,
+                        const int *until, struct cc_error *err);
+
 void cc_plan_finish(struct cc_plan *plan);
 
 #endif

@@ -19,16 +19,16 @@ enum {
 
 bool cc_conv3x3_mode_parse(const char *value, enum cc_conv3x3_mode *mode, struct cc_error *err)
 {
-    static const char *const names[] = {"measure", "off", "on", "winograd"};
+    static const char *const names[] = {"measure", "off", "on", "winograd", "winograd4"};
     *mode = CC_CONV3X3_MODE_MEASURE;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (!value || !value[0] || !strcmp(value, names[i])) {
             *mode = value && value[0] ? (enum cc_conv3x3_mode)i : CC_CONV3X3_MODE_MEASURE;
             return true;
         }
     return cc_error_set(err,
                         "CAMCLASS_CPU_CONV3X3=\"%s\" is not a direct-convolution mode: use "
-                        "measure (the default), off, on or winograd",
+                        "measure (the default), off, on, winograd or winograd4",
                         value);
 }
 
@@ -60,7 +60,8 @@ static void tile_c(const struct cc_conv3x3_tile *t)
     }
     for (int j = 0; j < MR; j++)
         for (int o = 0; o < NR; o++) { // NaN stays NaN, as in the x86 kernels
-            float v = acc[j][o] < t->lo ? t->lo : acc[j][o];
+            float v = acc[j][o] + (t->res ? t->res[(size_t)j * t->ldr + o] : 0.0f);
+            v = v < t->lo ? t->lo : v;
             t->y[(size_t)j * t->ldy + o] = v > t->hi ? t->hi : v;
         }
 }
@@ -139,8 +140,8 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
     p->bias = aligned_floats((size_t)p->panels * NR);
     p->zeros = aligned_floats((size_t)(d->c > NR ? d->c : NR));
     bool ok = p->bias && p->zeros;
-    if (ok && algo == CC_CONV3X3_WINOGRAD && cc_conv3x3_wino_applies(d)) {
-        ok = cc_conv3x3_wino_init(p, w, threads);
+    if (ok && algo != CC_CONV3X3_DIRECT && cc_conv3x3_wino_applies(d)) {
+        ok = cc_conv3x3_wino_init(p, w, algo == CC_CONV3X3_WINOGRAD4 ? 4 : 2, threads);
     } else if (ok) {
         p->w = aligned_floats((size_t)p->panels * p->taps * d->c * NR);
         p->indir = malloc((size_t)p->blocks * p->taps * MR * sizeof(*p->indir));
@@ -157,6 +158,26 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
         pack_weights(p, w);
         make_indirection(p, x);
     }
+    return true;
+}
+
+/* Whether [a, a + an) and [b, b + bn) (floats) share memory. */
+static bool overlap(const float *a, size_t an, const float *b, size_t bn)
+{
+    return a < b + bn && b < a + an;
+}
+
+bool cc_conv3x3_fuse_residual(struct cc_conv3x3 *p, const float *res, float *y, struct cc_act act)
+{
+    const struct cc_conv3x3_desc *d = &p->d;
+    const size_t xn = (size_t)d->h * d->w * d->c, yn = (size_t)d->ho * d->wo * d->n;
+    bool grouped = !p->wino && p->group < p->taps;
+    if (!cc_act_is_none(d->act) || act.kind != CC_ACT_CLAMP || overlap(y, yn, p->x, xn) ||
+        (res != y && overlap(y, yn, res, yn)) || (res == y && grouped))
+        return false;
+    p->res = res;
+    p->y = y;
+    p->d.act = act;
     return true;
 }
 
@@ -192,13 +213,16 @@ static void run_block(const struct cc_conv3x3 *p, tile_fn tile, int panel, int b
     const int pixels = d->ho * d->wo, mr = pixels - b * MR < MR ? pixels - b * MR : MR;
     const int nr = d->n - panel * NR < NR ? d->n - panel * NR : NR;
     const bool last = t0 + taps == p->taps;
-    float *y = p->y + (size_t)b * MR * d->n + (size_t)panel * NR;
+    const size_t at = (size_t)b * MR * d->n + (size_t)panel * NR;
+    float *y = p->y + at;
     struct cc_conv3x3_tile t = {
         .rows = p->indir + ((size_t)b * p->taps + t0) * MR,
         .w = p->w + ((size_t)panel * p->taps + t0) * d->c * NR,
         .init = t0 == 0 ? p->bias + (size_t)panel * NR : NULL,
         .y = y,
         .ldy = (size_t)d->n,
+        .res = last && p->res ? p->res + at : NULL,
+        .ldr = (size_t)d->n,
         .taps = taps,
         .c = d->c,
         .lo = last ? d->act.min : -INFINITY,
@@ -208,11 +232,14 @@ static void run_block(const struct cc_conv3x3 *p, tile_fn tile, int panel, int b
         tile(&t);
         return;
     }
-    _Alignas(64) float own[MR * NR] = {0};
+    _Alignas(64) float own[MR * NR] = {0}, res[MR * NR] = {0};
     if (t0 > 0)
         copy_tile(own, NR, y, (size_t)d->n, mr, nr);
+    if (t.res)
+        copy_tile(res, NR, t.res, (size_t)d->n, mr, nr);
     t.y = own;
-    t.ldy = NR;
+    t.ldy = t.ldr = NR;
+    t.res = t.res ? res : NULL;
     tile(&t);
     copy_tile(y, (size_t)d->n, own, NR, mr, nr);
 }

@@ -45,8 +45,9 @@ struct cc_conv3x3_desc {
     struct cc_act act;            // a clamp (kind 0)
 };
 
-/* The ways: direct (any k x k), or Winograd F(2x2, 3x3) (3x3, stride 1, padding 1). */
-enum cc_conv3x3_algo { CC_CONV3X3_DIRECT, CC_CONV3X3_WINOGRAD };
+/* The ways: direct (any k x k), or Winograd F(2x2, 3x3) or F(4x4, 3x3) (3x3, stride 1,
+ * padding 1). */
+enum cc_conv3x3_algo { CC_CONV3X3_DIRECT, CC_CONV3X3_WINOGRAD, CC_CONV3X3_WINOGRAD4 };
 
 struct cc_conv3x3 {
     struct cc_conv3x3_desc d;
@@ -58,11 +59,14 @@ struct cc_conv3x3 {
                          // (a block's missing pixels repeat its first); owned; else NULL
     const float *x;      // (h, w, c) NHWC input; not owned
     float *y;            // (ho, wo, n) NHWC output; not owned
+    const float *res;    // (ho, wo, n) NHWC added before the clamp (a residual,
+                         // cc_conv3x3_fuse_residual): not owned; NULL: none
     bool wino;           // the Winograd way (conv3x3_wino.c): the fields below
-    int tiles_y, tiles_x, tile_block; // 2x2 output tiles, and how many a task transforms
+    int wino_m;          // output tiles' side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))
+    int tiles_y, tiles_x, tile_block; // output tiles, and how many a task transforms
     float *scratch;     // (slots, slot_floats): a running task's transformed inputs and products;
                         // owned
-    size_t slot_floats; // 16 * tile_block * (c + NR), and a skew per plane
+    size_t slot_floats; // taps * tile_block * (c + NR), and a skew per plane
     int slots;          // the threads: at most that many tasks run at once
     atomic_int *busy;   // (slots) 1 while a task holds that slot (claimed by exchange); owned
     int taps, panels, blocks;
@@ -73,14 +77,16 @@ struct cc_conv3x3 {
 };
 
 /* What CAMCLASS_CPU_CONV3X3 asks for: unset or "measure" (the default: each layer this applies
- * to, direct or Winograd, where it measures faster than the layer's other ways, remembered in
- * the layer-choice cache), "off" (never), "on" (every layer it applies to, direct) or
- * "winograd" (every layer, Winograd where it applies), with the host's best kernels. */
+ * to, direct, Winograd F(2x2, 3x3) or F(4x4, 3x3), where it measures faster than the layer's
+ * other ways, remembered in the layer-choice cache), "off" (never), "on" (every layer it
+ * applies to, direct), "winograd" (every layer, F(2x2, 3x3) where it applies) or "winograd4"
+ * (every layer, F(4x4, 3x3) where it applies), with the host's best kernels. */
 enum cc_conv3x3_mode {
     CC_CONV3X3_MODE_MEASURE,
     CC_CONV3X3_MODE_OFF,
     CC_CONV3X3_MODE_ON,
-    CC_CONV3X3_MODE_WINOGRAD
+    CC_CONV3X3_MODE_WINOGRAD,
+    CC_CONV3X3_MODE_WINOGRAD4
 };
 
 /* Parses CAMCLASS_CPU_CONV3X3's value (NULL: unset); false with one line in err when it is not
@@ -103,10 +109,17 @@ bool cc_conv3x3_init(struct cc_conv3x3 *p, const struct cc_conv3x3_desc *d, cons
 /* Whether the Winograd way computes d: 3x3, stride 1, dilation 1, padding 1 (same size). */
 bool cc_conv3x3_wino_applies(const struct cc_conv3x3_desc *d);
 
+/* Makes p compute y = act(conv(x) + bias + res) (res: (ho, wo, n) NHWC): a residual add and
+ * its activation after a convolution without one, fused into the store, so that the sums do
+ * not go through memory and back. False (p unchanged) where it cannot: p has an activation of
+ * its own, y overlaps the input x, or res overlaps y other than exactly (in place), or exactly
+ * while the direct way's taps go in groups (their partial sums pass through y). */
+bool cc_conv3x3_fuse_residual(struct cc_conv3x3 *p, const float *res, float *y, struct cc_act act);
+
 /* Frees what init allocated; accepts a zeroed or half-built p. */
 void cc_conv3x3_finish(struct cc_conv3x3 *p);
 
-/* y = clamp(conv(x) + bias), on pool (NULL: the calling thread). */
+/* y = clamp(conv(x) + bias (+ res)), on pool (NULL: the calling thread). */
 void cc_conv3x3_run(const struct cc_conv3x3 *p, pthreadpool_t pool);
 
 /* ------------------------------------------------------------------------------------------
@@ -116,13 +129,16 @@ void cc_conv3x3_run(const struct cc_conv3x3 *p, pthreadpool_t pool);
 /* One MR x NR tile: rows[t * MR + j] is pixel j's input row (c floats) under tap t, for taps
  * taps; w the panel's weights for those taps ((taps, c, NR)); init the NR floats every row
  * starts from (the bias), or NULL: start from y's sums of earlier taps; y the MR rows of NR
- * outputs, ldy floats apart; the result is clamped to [lo, hi]. */
+ * outputs, ldy floats apart; res NULL, or MR rows of NR floats, ldr apart, added to the sums
+ * (y may be res); the result is clamped to [lo, hi]. */
 struct cc_conv3x3_tile {
     const float *const *rows;
     const float *w;
     const float *init;
     float *y;
     size_t ldy;
+    const float *res;
+    size_t ldr;
     int taps, c;
     float lo, hi;
 };
@@ -132,9 +148,9 @@ typedef void (*cc_conv3x3_tile_fn)(const struct cc_conv3x3_tile *t);
 void cc_conv3x3_tile_avx512(const struct cc_conv3x3_tile *t);
 void cc_conv3x3_tile_avx2(const struct cc_conv3x3_tile *t);
 
-/* The Winograd way (conv3x3_wino.c): the rest of init after the bias and zeros (false: out of
- * memory), and the run with tile's kernels. */
-bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, size_t threads);
+/* The Winograd way (conv3x3_wino.c): the rest of init after the bias and zeros for output
+ * tiles of m x m (2 or 4; false: out of memory), and the run with tile's kernels. */
+bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, int m, size_t threads);
 void cc_conv3x3_wino_run(const struct cc_conv3x3 *p, cc_conv3x3_tile_fn tile, pthreadpool_t pool);
 
 #endif

@@ -12,6 +12,12 @@
  * Measured error against the reference (test_conv3x3: random weights and inputs, 35 shapes):
  * at most 9.7e-7 x max|out|, the direct way 2.6e-6 (its sums are 9 c terms long, these 4 x c
  * per product); F(2x2, 3x3)'s constants are 0, +-1 and 1/2, exact in binary.
+ *
+ * F(4x4, 3x3) (Lavin and Gray's matrices): 4x4 output tiles from 6x6 patches, 36 products per
+ * channel pair for 16 outputs instead of 16 for 4: 1.78x fewer multiplies again, for larger
+ * transforms (6x6, constants up to 8 and 1/24: G's sixths are not exact in binary) and a
+ * larger error: at most 1.5e-5 x max|out| in test_conv3x3 (the tolerance is 1e-4). A layer
+ * whose size is not a multiple of 4 computes the padding of its last tiles (7x7: 8x8).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -75,31 +81,56 @@ static void transform_kernel(const float g[9], float u[16])
     }
 }
 
-bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, size_t threads)
+/* The 36 transformed weights u = G g G^T of F(4x4, 3x3) (Lavin and Gray), G the 6x3
+ * [[1/4, 0, 0], [-1/6, -1/6, -1/6], [-1/6, 1/6, -1/6], [1/24, 1/12, 1/6], [1/24, -1/12, 1/6],
+ * [0, 0, 1]]; in double, rounded once. */
+static void transform_kernel4(const float g[9], float u[36])
+{
+    static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                   {0, 0, 1}};
+    double t[6][3]; // G g
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 3; j++)
+            t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++)
+            u[i * 6 + j] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+}
+
+bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, int m, size_t threads)
 {
     const struct cc_conv3x3_desc *d = &p->d;
     p->wino = true;
-    p->taps = 16;
-    p->tiles_y = (d->ho + 1) / 2;
-    p->tiles_x = (d->wo + 1) / 2;
+    p->wino_m = m;
+    p->taps = (m + 2) * (m + 2);
+    p->tiles_y = (d->ho + m - 1) / m;
+    p->tiles_x = (d->wo + m - 1) / m;
     int tiles = p->tiles_y * p->tiles_x;
-    int block = SLOT_FLOATS / (16 * (d->c + NR)) / MR * MR;
+    int block = SLOT_FLOATS / (p->taps * (d->c + NR)) / MR * MR;
     block = block < MR ? MR : block;
     p->tile_block = block > (tiles + MR - 1) / MR * MR ? (tiles + MR - 1) / MR * MR : block;
-    p->slot_floats = 16 * (plane(p, d->c) + plane(p, NR));
+    p->slot_floats = (size_t)p->taps * (plane(p, d->c) + plane(p, NR));
     p->slots = (int)(threads ? threads : 1);
-    p->w = aligned_alloc(64, (size_t)p->panels * 16 * d->c * NR * sizeof(float));
+    const size_t wfloats = (size_t)p->panels * p->taps * d->c * NR;
+    p->w = aligned_alloc(64, wfloats * sizeof(float));
     p->scratch = malloc((size_t)p->slots * p->slot_floats * sizeof(float));
     p->busy = calloc((size_t)p->slots, sizeof(*p->busy));
     if (!p->w || !p->scratch || !p->busy)
         return false;
-    memset(p->w, 0, (size_t)p->panels * 16 * d->c * NR * sizeof(float));
-    float u[16];
+    memset(p->w, 0, wfloats * sizeof(float));
+    float u[36];
     for (int o = 0; o < d->n; o++)
         for (int ch = 0; ch < d->c; ch++) {
-            transform_kernel(w + ((size_t)o * d->c + ch) * 9, u);
-            for (int e = 0; e < 16; e++)
-                p->w[(((size_t)(o / NR) * 16 + e) * d->c + ch) * NR + o % NR] = u[e];
+            if (m == 4)
+                transform_kernel4(w + ((size_t)o * d->c + ch) * 9, u);
+            else
+                transform_kernel(w + ((size_t)o * d->c + ch) * 9, u);
+            for (int e = 0; e < p->taps; e++)
+                p->w[(((size_t)(o / NR) * p->taps + e) * d->c + ch) * NR + o % NR] = u[e];
         }
     return true;
 }
@@ -153,15 +184,82 @@ static void transform_input(const struct cc_conv3x3 *p, const float *x, int tile
     }
 }
 
-/* Tile t's 2x2 outputs, channels [o0, o0 + nr) = clamp(A^T m A + bias), m[e] (NR floats each,
- * estride apart), A^T the 2x4 [[1, 1, 1, 0], [0, 1, -1, -1]]; pixels past the output's edge
- * are not written. */
+/* y[o] = clamp(v[o] + res[o]) (res NULL: clamp(v[o])) for n channels; y may be res. Inlined
+ * into each of transform_output's versions, vectorised as that one. */
+static inline void store_clamped(float *y, const float *v, const float *res, int n, float lo,
+                                 float hi)
+{
+    for (int o = 0; o < n; o++) { // NaN stays NaN, as in the kernels
+        float a = res ? v[o] + res[o] : v[o];
+        a = a < lo ? lo : a;
+        y[o] = a > hi ? hi : a;
+    }
+}
+
+/* o = B^T (d0..d5) for n channels, B^T F(4x4, 3x3)'s 6x6 [[4, 0, -5, 0, 1, 0],
+ * [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0],
+ * [0, 4, 0, -5, 0, 1]]: the input transform's step over columns and over rows. */
+VECTOR_CLONES static void bt6(const float *const *d, float *const *o, int n)
+{
+    const float *restrict d0 = d[0], *restrict d1 = d[1], *restrict d2 = d[2];
+    const float *restrict d3 = d[3], *restrict d4 = d[4], *restrict d5 = d[5];
+    float *restrict o0 = o[0], *restrict o1 = o[1], *restrict o2 = o[2];
+    float *restrict o3 = o[3], *restrict o4 = o[4], *restrict o5 = o[5];
+    for (int k = 0; k < n; k++) {
+        float a = d4[k] - 4.0f * d2[k], b = d3[k] - 4.0f * d1[k];
+        float c = d4[k] - d2[k], e = 2.0f * (d3[k] - d1[k]);
+        o0[k] = 4.0f * d0[k] - 5.0f * d2[k] + d4[k];
+        o1[k] = a + b;
+        o2[k] = a - b;
+        o3[k] = c + e;
+        o4[k] = c - e;
+        o5[k] = 4.0f * d1[k] - 5.0f * d3[k] + d5[k];
+    }
+}
+
+/* transform_input for F(4x4, 3x3): 6x6 patches at a stride of 4, 36 planes. */
+static void transform_input4(const struct cc_conv3x3 *p, const float *x, int tile, float *v,
+                             size_t estride)
+{
+    enum { CHUNK = 64 };
+    const struct cc_conv3x3_desc *d = &p->d;
+    const int ty = tile / p->tiles_x, tx = tile % p->tiles_x, c = d->c;
+    const float *r[36];
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            int iy = 4 * ty - 1 + i, ix = 4 * tx - 1 + j;
+            bool in = iy >= 0 && iy < d->h && ix >= 0 && ix < d->w;
+            r[i * 6 + j] = in ? x + ((size_t)iy * d->w + ix) * c : p->zeros;
+        }
+    _Alignas(64) float t[36][CHUNK]; // (B^T d)[i][j] at t[i * 6 + j]
+    for (int k = 0; k < c; k += CHUNK) {
+        int n = c - k < CHUNK ? c - k : CHUNK;
+        for (int j = 0; j < 6; j++) {
+            const float *in[6];
+            float *out[6];
+            for (int i = 0; i < 6; i++)
+                in[i] = r[i * 6 + j] + k, out[i] = t[i * 6 + j];
+            bt6(in, out, n);
+        }
+        for (int i = 0; i < 6; i++) {
+            const float *in[6];
+            float *out[6];
+            for (int j = 0; j < 6; j++)
+                in[j] = t[i * 6 + j], out[j] = v + (size_t)(i * 6 + j) * estride + k;
+            bt6(in, out, n);
+        }
+    }
+}
+
+/* Tile t's 2x2 outputs, channels [o0, o0 + nr) = clamp(A^T m A + bias (+ res)), m[e] (NR
+ * floats each, estride apart), A^T the 2x4 [[1, 1, 1, 0], [0, 1, -1, -1]]; pixels past the
+ * output's edge are not written. */
 VECTOR_CLONES static void transform_output(const struct cc_conv3x3 *p, const float *m,
                                            size_t estride, int tile, int o0, int nr)
 {
     const struct cc_conv3x3_desc *d = &p->d;
     const int ty = tile / p->tiles_x, tx = tile % p->tiles_x;
-    const float lo = d->act.min, hi = d->act.max, *bias = p->bias + o0;
+    const float *bias = p->bias + o0;
     float out[4][NR];
     for (int o = 0; o < NR; o++) {
         float s[2][4]; // A^T m
@@ -172,19 +270,56 @@ VECTOR_CLONES static void transform_output(const struct cc_conv3x3 *p, const flo
             s[1][j] = m1 - m2 - m3;
         }
         for (int i = 0; i < 2; i++) {
-            float y0 = s[i][0] + s[i][1] + s[i][2] + bias[o],
-                  y1 = s[i][1] - s[i][2] - s[i][3] + bias[o];
-            y0 = y0 < lo ? lo : y0; // NaN stays NaN, as in the kernels
-            y1 = y1 < lo ? lo : y1;
-            out[i * 2][o] = y0 > hi ? hi : y0;
-            out[i * 2 + 1][o] = y1 > hi ? hi : y1;
+            out[i * 2][o] = s[i][0] + s[i][1] + s[i][2] + bias[o];
+            out[i * 2 + 1][o] = s[i][1] - s[i][2] - s[i][3] + bias[o];
         }
     }
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            if (2 * ty + i < d->ho && 2 * tx + j < d->wo)
-                memcpy(p->y + ((size_t)(2 * ty + i) * d->wo + 2 * tx + j) * d->n + o0,
-                       out[i * 2 + j], (size_t)nr * sizeof(float));
+            if (2 * ty + i < d->ho && 2 * tx + j < d->wo) {
+                size_t at = ((size_t)(2 * ty + i) * d->wo + 2 * tx + j) * d->n + o0;
+                store_clamped(p->y + at, out[i * 2 + j], p->res ? p->res + at : NULL, nr,
+                              d->act.min, d->act.max);
+            }
+}
+
+/* transform_output for F(4x4, 3x3): 4x4 outputs from 36 products, A^T the 4x6
+ * [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]]. */
+VECTOR_CLONES static void transform_output4(const struct cc_conv3x3 *p, const float *m,
+                                            size_t estride, int tile, int o0, int nr)
+{
+    const struct cc_conv3x3_desc *d = &p->d;
+    const int ty = tile / p->tiles_x, tx = tile % p->tiles_x;
+    const float *bias = p->bias + o0;
+    float out[16][NR];
+    for (int o = 0; o < NR; o++) {
+        float s[4][6]; // A^T m
+        for (int j = 0; j < 6; j++) {
+            float m0 = m[(size_t)j * estride + o], m1 = m[(size_t)(6 + j) * estride + o];
+            float m2 = m[(size_t)(12 + j) * estride + o], m3 = m[(size_t)(18 + j) * estride + o];
+            float m4 = m[(size_t)(24 + j) * estride + o], m5 = m[(size_t)(30 + j) * estride + o];
+            float a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
+            s[0][j] = m0 + a + c;
+            s[1][j] = b + 2.0f * e;
+            s[2][j] = a + 4.0f * c;
+            s[3][j] = b + 8.0f * e + m5;
+        }
+        for (int i = 0; i < 4; i++) {
+            float a = s[i][1] + s[i][2], b = s[i][1] - s[i][2];
+            float c = s[i][3] + s[i][4], e = s[i][3] - s[i][4];
+            out[i * 4][o] = s[i][0] + a + c + bias[o];
+            out[i * 4 + 1][o] = b + 2.0f * e + bias[o];
+            out[i * 4 + 2][o] = a + 4.0f * c + bias[o];
+            out[i * 4 + 3][o] = b + 8.0f * e + s[i][5] + bias[o];
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            if (4 * ty + i < d->ho && 4 * tx + j < d->wo) {
+                size_t at = ((size_t)(4 * ty + i) * d->wo + 4 * tx + j) * d->n + o0;
+                store_clamped(p->y + at, out[i * 4 + j], p->res ? p->res + at : NULL, nr,
+                              d->act.min, d->act.max);
+            }
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -214,18 +349,23 @@ static void run_tiles(void *ctx, size_t i)
     const int tiles = p->tiles_y * p->tiles_x, t0 = (int)i * p->tile_block;
     const int count = tiles - t0 < p->tile_block ? tiles - t0 : p->tile_block;
     const int blocks = (count + MR - 1) / MR, c = p->d.c;
-    float *v = p->scratch + (size_t)slot * p->slot_floats, *m = v + 16 * plane(p, c);
-    for (int t = 0; t < blocks * MR; t++) // tiles past count: repeat the first (not written)
-        transform_input(p, p->x, t0 + (t < count ? t : 0), v + (size_t)t * c, plane(p, c));
+    float *v = p->scratch + (size_t)slot * p->slot_floats, *m = v + p->taps * plane(p, c);
+    for (int t = 0; t < blocks * MR; t++) { // tiles past count: repeat the first (not written)
+        int tile = t0 + (t < count ? t : 0);
+        if (p->wino_m == 4)
+            transform_input4(p, p->x, tile, v + (size_t)t * c, plane(p, c));
+        else
+            transform_input(p, p->x, tile, v + (size_t)t * c, plane(p, c));
+    }
     const float *rows[MR];
     for (int panel = 0; panel < p->panels; panel++) {
-        for (int e = 0; e < 16; e++)
+        for (int e = 0; e < p->taps; e++)
             for (int b = 0; b < blocks; b++) {
                 for (int j = 0; j < MR; j++)
                     rows[j] = v + e * plane(p, c) + (size_t)(b * MR + j) * c;
                 struct cc_conv3x3_tile t = {
                     .rows = rows,
-                    .w = p->w + ((size_t)panel * 16 + e) * c * NR,
+                    .w = p->w + ((size_t)panel * p->taps + e) * c * NR,
                     .init = p->zeros,
                     .y = m + e * plane(p, NR) + (size_t)b * MR * NR,
                     .ldy = NR,
@@ -238,7 +378,8 @@ static void run_tiles(void *ctx, size_t i)
             }
         int nr = p->d.n - panel * NR < NR ? p->d.n - panel * NR : NR;
         for (int t = 0; t < count; t++)
-            transform_output(p, m + (size_t)t * NR, plane(p, NR), t0 + t, panel * NR, nr);
+            (p->wino_m == 4 ? transform_output4 : transform_output)(
+                p, m + (size_t)t * NR, plane(p, NR), t0 + t, panel * NR, nr);
     }
     atomic_store_explicit(&p->busy[slot], 0, memory_order_release);
 }

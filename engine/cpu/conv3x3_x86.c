@@ -6,6 +6,8 @@
  * vectors loaded and each of the 6 pixels' values broadcast once: 24 FMAs for 10 loads, 28 of
  * the 32 registers, so nothing spills. AVX2 (16 ymm): the tile's 64 channels in 4 passes of
  * 16 (6 x 2 accumulators, 2 weight vectors, 1 broadcast), each over all taps and channels.
+ * A residual (t->res) is added to the sums before the clamp; y may be the residual itself (in
+ * place): each row's residual is read before that row is stored.
  * The clamp is max(lo, v) then min(hi, v), which keep a NaN sum NaN (PyTorch's clamp does).
  */
 #include <immintrin.h>
@@ -53,6 +55,11 @@ T512 void cc_conv3x3_tile_avx512(const struct cc_conv3x3_tile *t)
         }
     }
     const __m512 lo = _mm512_set1_ps(t->lo), hi = _mm512_set1_ps(t->hi);
+    if (t->res)
+        for (int j = 0; j < MR; j++)
+            for (int q = 0; q < 4; q++)
+                acc[j][q] =
+                    _mm512_add_ps(acc[j][q], _mm512_loadu_ps(t->res + (size_t)j * t->ldr + 16 * q));
     for (int j = 0; j < MR; j++)
         for (int q = 0; q < 4; q++)
             _mm512_storeu_ps(t->y + (size_t)j * t->ldy + 16 * q,
@@ -94,6 +101,11 @@ T256 static ALWAYS_INLINE void pass256(const struct cc_conv3x3_tile *t, int o0)
         }
     }
     const __m256 lo = _mm256_set1_ps(t->lo), hi = _mm256_set1_ps(t->hi);
+    if (t->res)
+        for (int j = 0; j < MR; j++)
+            for (int q = 0; q < 2; q++)
+                acc[j][q] = _mm256_add_ps(
+                    acc[j][q], _mm256_loadu_ps(t->res + (size_t)j * t->ldr + o0 + 8 * q));
     for (int j = 0; j < MR; j++)
         for (int q = 0; q < 2; q++)
             _mm256_storeu_ps(t->y + (size_t)j * t->ldy + o0 + 8 * q,

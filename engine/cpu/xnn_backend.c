@@ -27,8 +27,11 @@
  *   - f32 convolutions with one group (1x1 and k x k) are also built as BLIS GEMMs
  *     (blis_conv.h) and timed against XNNPACK's operator at load; the faster is kept per layer.
  *     A k x k one is then also timed as our own direct convolution and, 3x3 stride 1, as
- *     Winograd F(2x2, 3x3) (conv3x3.h), kept where fastest, remembered as 'd' / 'w';
- *     CAMCLASS_CPU_CONV3X3 (off, on, winograd) switches it.
+ *     Winograd F(2x2, 3x3) or F(4x4, 3x3) (conv3x3.h), kept where fastest, remembered as
+ *     'd' / 'w' / 'v'; CAMCLASS_CPU_CONV3X3 (off, on, winograd, winograd4) switches it. An add
+ *     (with its clamp) after such a convolution, its only reader, then runs in that
+ *     convolution's store, the convolution moved to the add's place (xnn_resfuse.h);
+ *     CAMCLASS_CPU_CONV3X3_RESIDUAL=off switches it.
  *     A 3x3 stride-2 one that reads the 3-channel graph input (mobilenet_v2's stem) may run as
  *     the direct stem instead (stem_conv.h), reading the caller's NCHW input where it is: when
  *     it is the input's only reader, the input is then not transposed at all. Kept where it
@@ -74,6 +77,7 @@
 #include "clock.h"
 #include "cpu_info.h"
 #include "xnn_batch.h"
+#include "xnn_resfuse.h"
 #include "xnn_state.h"
 #include "xnn_steps.h"
 
@@ -175,7 +179,7 @@ static bool read_modes(struct xnn_state *s, struct cc_error *err)
 static bool alloc_state(struct xnn_state *s, int threads, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
-    if (!cc_plan_init_keep(&s->plan, m, ARENA_ALIGN, s->tap, err))
+    if (!cc_xnn_resfuse_plan(s, err))
         return false;
     size_t n_tensors = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     size_t n_nodes = (size_t)(m->n_nodes > 0 ? m->n_nodes : 1);
@@ -206,8 +210,8 @@ static void describe(struct xnn_state *s)
     if (s->n_pw)
         APPEND(", own 1x1 for %d (%s)", s->n_pw, cc_stem_isa_name(s->pw_mode.isa));
     if (s->n_direct)
-        APPEND(", %d direct convs (%d Winograd, %s)", s->n_direct, s->n_wino,
-               cc_stem_isa_name(cc_stem_isa_best()));
+        APPEND(", %d direct convs (%d Winograd, %d F(4x4), %d with the residual, %s)", s->n_direct,
+               s->n_wino, s->n_wino4, s->n_residual, cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_stem)
         APPEND(", direct stem (%s)", cc_stem_isa_name(s->stem_mode.isa));
     if (s->n_fused)

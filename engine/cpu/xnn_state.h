@@ -138,13 +138,16 @@ struct xnn_state {
     int n_pw;                         // steps that are our own 1x1 GEMM
     enum cc_conv3x3_mode direct_mode; // CAMCLASS_CPU_CONV3X3, read at create
     int n_direct, n_wino;             // steps that are STEP_DIRECT, and of those Winograd
-    enum cc_fused_mode q8_mode;       // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create
-    int n_q8;                         // steps that are our int8 1x1 GEMM
+    int n_wino4;                      // of those, F(4x4, 3x3)
+    int n_residual;                   // of those, fused with a residual add (xnn_resfuse.h)
+    bool resfuse; // CAMCLASS_CPU_CONV3X3_RESIDUAL is not off (xnn_resfuse.h), read at create
+    enum cc_fused_mode q8_mode; // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create
+    int n_q8;                   // steps that are our int8 1x1 GEMM
     // CAMCLASS_CPU_Q8STEM (q8_stem.h), read at create; steps that are our int8 stem.
     struct cc_q8_stem_mode q8stem_mode;
     int n_q8stem;
-    bool input_direct;  // only direct stems (f32 or int8) read the graph input: it is neither
-                        // transposed in nor converted to int8
+    bool input_direct; // only direct stems (f32 or int8) read the graph input: it is neither
+                       // transposed in nor converted to int8
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none
     float *tap_f32;     // (its count) an int8 tap dequantized, NHWC; owned; NULL otherwise

@@ -6,6 +6,7 @@
 #include "cache_file.h"
 #include "clock.h"
 #include "cpu_info.h"
+#include "xnn_resfuse.h"
 #include "xnn_steps.h"
 
 /* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
@@ -154,7 +155,7 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
         !(fused_off && was == 'f') && !(pw_off && was == 'p') &&
-        !(direct_off && (was == 'd' || was == 'w'))) {
+        !(direct_off && (was == 'd' || was == 'w' || was == 'v'))) {
         blis = was == 'b';
     } else if (twin >= 0) { // a twin on conv3x3.h: XNNPACK here, then choose_direct takes it
         blis = s->steps[twin].kind == STEP_BLIS;
@@ -247,6 +248,12 @@ static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options
     return true;
 }
 
+/* The index into pick_direct's cand of a STEP_DIRECT step's way. */
+static int direct_way(const struct cc_conv3x3 *p)
+{
+    return !p->wino ? 0 : p->wino_m == 4 ? 2 : 1;
+}
+
 /* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
 static void release_step(struct xnn_state *s, int n)
 {
@@ -255,6 +262,7 @@ static void release_step(struct xnn_state *s, int n)
     s->n_pw -= st->kind == STEP_PW;
     s->n_direct -= st->kind == STEP_DIRECT;
     s->n_wino -= st->kind == STEP_DIRECT && st->direct->wino;
+    s->n_wino4 -= st->kind == STEP_DIRECT && direct_way(st->direct) == 2;
     s->n_q8 -= st->kind == STEP_Q8GEMM;
     cc_xnn_work_finish(&st->work);
     if (st->pw)
@@ -316,24 +324,27 @@ static struct step direct_new(struct xnn_state *s, int n, enum cc_conv3x3_algo a
     return (struct step){.kind = STEP_DIRECT, .direct = p};
 }
 
-/* Which of cand (direct, and Winograd where it applies: cand[1].direct not NULL) node n takes
- * in place of its step: -1 none, else the index. The remembered choice ('d', 'w'), or an
- * earlier layer's of its shape; else the fastest, min of 2 runs after a warm-up each. */
-static int pick_direct(struct xnn_state *s, int n, const struct step cand[2])
+/* Which of cand (direct, and Winograd F(2x2, 3x3) and F(4x4, 3x3) where they apply: cand[1]
+ * and cand[2].direct not NULL) node n takes in place of its step: -1 none, else the index. The
+ * remembered choice ('d', 'w', 'v'), or an earlier layer's of its shape; else the fastest, min
+ * of 2 runs after a warm-up each. */
+static int pick_direct(struct xnn_state *s, int n, const struct step cand[3])
 {
+    static const char letters[] = "dwv"; // direct_way's
     const struct cc_node *node = &s->model->nodes[n];
+    int pick = -1;
     if (s->remembered) {
-        char was = s->remembered[choice_index(s, n)];
-        return was == 'd' ? 0 : was == 'w' && cand[1].direct ? 1 : -1;
+        const char *was = strchr(letters, s->remembered[choice_index(s, n)]);
+        pick = was && *was ? (int)(was - letters) : -1;
+        return pick >= 0 && cand[pick].direct ? pick : -1;
     }
     int twin = same_shape_before(s, n);
     if (twin >= 0)
-        return s->steps[twin].kind != STEP_DIRECT ? -1
-                                                  : s->steps[twin].direct->wino && cand[1].direct;
-    const struct step *ways[3] = {&s->steps[n], &cand[0], cand[1].direct ? &cand[1] : NULL};
+        return s->steps[twin].kind != STEP_DIRECT ? -1 : direct_way(s->steps[twin].direct);
+    const struct step *ways[4] = {&s->steps[n], &cand[0], cand[1].direct ? &cand[1] : NULL,
+                                  cand[2].direct ? &cand[2] : NULL};
     double best = INFINITY;
-    int pick = -1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!ways[i])
             continue;
         min_time(s, node, ways[i], NULL, 1);
@@ -354,18 +365,23 @@ static bool choose_direct(struct xnn_state *s, int n, const struct cc_engine_opt
     enum cc_conv3x3_mode mode = s->direct_mode;
     bool measure = mode == CC_CONV3X3_MODE_MEASURE &&
                    (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
-    if ((!measure && mode != CC_CONV3X3_MODE_ON && mode != CC_CONV3X3_MODE_WINOGRAD) ||
+    if ((!measure && mode != CC_CONV3X3_MODE_ON && mode != CC_CONV3X3_MODE_WINOGRAD &&
+         mode != CC_CONV3X3_MODE_WINOGRAD4) ||
         !cc_xnn_blis_can_run(m, &m->nodes[n], &s->steps[n]) || !cc_conv3x3_applies(m, &m->nodes[n]))
         return true;
-    struct step cand[2] = {direct_new(s, n, CC_CONV3X3_DIRECT, yield, err), {0}};
+    struct step cand[3] = {direct_new(s, n, CC_CONV3X3_DIRECT, yield, err), {0}, {0}};
     bool ok = cand[0].direct != NULL;
-    if (ok && cc_conv3x3_wino_applies(&cand[0].direct->d) && mode != CC_CONV3X3_MODE_ON)
+    bool wino = ok && cc_conv3x3_wino_applies(&cand[0].direct->d) && mode != CC_CONV3X3_MODE_ON;
+    if (wino && mode != CC_CONV3X3_MODE_WINOGRAD4)
         ok = (cand[1] = direct_new(s, n, CC_CONV3X3_WINOGRAD, yield, err)).direct != NULL;
-    int pick = !ok                                ? -1
-               : mode == CC_CONV3X3_MODE_ON       ? 0
-               : mode == CC_CONV3X3_MODE_WINOGRAD ? cand[1].direct != NULL
-                                                  : pick_direct(s, n, cand);
-    for (int i = 0; i < 2; i++)
+    if (ok && wino && mode != CC_CONV3X3_MODE_WINOGRAD)
+        ok = (cand[2] = direct_new(s, n, CC_CONV3X3_WINOGRAD4, yield, err)).direct != NULL;
+    int pick = !ok                                 ? -1
+               : mode == CC_CONV3X3_MODE_ON        ? 0
+               : mode == CC_CONV3X3_MODE_WINOGRAD  ? cand[1].direct != NULL
+               : mode == CC_CONV3X3_MODE_WINOGRAD4 ? (cand[2].direct ? 2 : 0)
+                                                   : pick_direct(s, n, cand);
+    for (int i = 0; i < 3; i++)
         if (i != pick && cand[i].direct) {
             cc_conv3x3_finish(cand[i].direct);
             free(cand[i].direct);
@@ -375,6 +391,7 @@ static bool choose_direct(struct xnn_state *s, int n, const struct cc_engine_opt
         s->steps[n] = cand[pick];
         s->n_direct++;
         s->n_wino += cand[pick].direct->wino;
+        s->n_wino4 += pick == 2;
     }
     return ok;
 }
@@ -534,9 +551,7 @@ static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options
     return true;
 }
 
-/* Whether no operator runs after node n's (its output's conversion included): n's is then the
- * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
-static bool runs_last(const struct xnn_state *s, int n)
+bool cc_xnn_steps_runs_last(const struct xnn_state *s, int n)
 {
     const struct cc_model *m = s->model;
     for (int k = n; k < m->n_nodes; k++)
@@ -593,7 +608,7 @@ static struct fused_step *fused_step_new(struct xnn_state *s, struct cc_fused_ma
     }
     fs->x = s->places[f->x].data;
     fs->y = s->places[f->y].data;
-    fs->b.yield = fs->q.yield = runs_last(s, f->last);
+    fs->b.yield = fs->q.yield = cc_xnn_steps_runs_last(s, f->last);
     return fs;
 }
 
@@ -711,7 +726,8 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
 // or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'S', our int8
-// stem (a cache of 9 remembers XNNPACK's for it, unmeasured). It is in the default
+// stem (a cache of 9 remembers XNNPACK's for it, unmeasured), and 'v', our own 3x3 conv as
+// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)). It is in the default
 // file's name as well as its header, so that builds of different formats sharing one cache
 // folder keep a file each instead of rewriting one file at every start.
 #define CHOICES_FORMAT "10"
@@ -747,7 +763,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsfpdwqS") == strlen(got))
+        strspn(got, "bxsfpdwqSv") == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
@@ -759,13 +775,12 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
-                got[i++] = s->steps[n].kind == STEP_PW     ? 'p'
-                           : s->steps[n].kind == STEP_BLIS ? 'b'
-                           : s->steps[n].kind == STEP_DIRECT
-                               ? (s->steps[n].direct->wino ? 'w' : 'd')
-                           : s->steps[n].kind == STEP_STEM                                   ? 's'
-                           : s->steps[n].kind == STEP_Q8GEMM                                 ? 'q'
-                           : s->steps[n].kind == STEP_Q8STEM                                 ? 'S'
+                got[i++] = s->steps[n].kind == STEP_PW       ? 'p'
+                           : s->steps[n].kind == STEP_BLIS   ? 'b'
+                           : s->steps[n].kind == STEP_DIRECT ? "dwv"[direct_way(s->steps[n].direct)]
+                           : s->steps[n].kind == STEP_STEM   ? 's'
+                           : s->steps[n].kind == STEP_Q8GEMM ? 'q'
+                           : s->steps[n].kind == STEP_Q8STEM ? 'S'
                            : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
                                                                                              : 'x';
         got[i] = '\0';
@@ -775,5 +790,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     s->remembered = NULL;
     free(old);
     free(path);
+    if (ok)
+        cc_xnn_resfuse(s); // after the cache's line: it has no letter
     return ok;
 }

@@ -12,6 +12,10 @@
 /* Activation reads of the graph input: how many (only_stems: whether all are direct stems). */
 int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems);
 
+/* Whether no operator runs after node n's (its output's conversion included): n's is then the
+ * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
+bool cc_xnn_steps_runs_last(const struct xnn_state *s, int n);
+
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count and CPU: a later start with the same key times nothing (that
  * matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file that does

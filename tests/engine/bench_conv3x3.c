@@ -1,5 +1,6 @@
 /* camclass — our own k x k convolution (engine/cpu/conv3x3.h) on resnet18's 3x3 layer shapes
- * at 224x224, direct and Winograd (where it applies) with the host's best kernels, rounds
+ * at 224x224, direct, Winograd F(2x2, 3x3) and F(4x4, 3x3) (where they apply) with the host's
+ * best kernels, rounds
  * alternating: figures only, no timed assertions (`meson test --benchmark bench-conv3x3-1t`).
  *
  *   bench_conv3x3 THREADS ROUNDS
@@ -65,16 +66,16 @@ int main(int argc, char **argv)
         float *y = malloc((size_t)ho * ho * s[2] * sizeof(float));
         tu_rng_fill(&r, x, nx, -1, 1);
         tu_rng_fill(&r, w, nw, -0.05f, 0.05f);
-        struct cc_conv3x3 p[2];
+        struct cc_conv3x3 p[3];
         struct cc_error err = {0};
-        int ways = cc_conv3x3_wino_applies(&d) ? 2 : 1;
+        int ways = cc_conv3x3_wino_applies(&d) ? 3 : 1;
         for (int a = 0; a < ways; a++)
             if (!cc_conv3x3_init(&p[a], &d, w, NULL, x, y, (enum cc_conv3x3_algo)a,
                                  cc_stem_isa_best(), (size_t)threads, &err)) {
                 fprintf(stderr, "bench_conv3x3: %s\n", err.msg);
                 return 1;
             }
-        double t[2][MAX_ROUNDS];
+        double t[3][MAX_ROUNDS];
         for (int k = 0; k < rounds; k++)
             for (int a = 0; a < ways; a++)
                 t[a][k] = least(&p[a], pool);
@@ -83,8 +84,8 @@ int main(int argc, char **argv)
         for (int a = 0; a < ways; a++) {
             qsort(t[a], (size_t)rounds, sizeof(double), cmp_double);
             double med = t[a][rounds / 2];
-            printf("  %s %.3f ms (%.0f GFLOP/s)", a ? "winograd" : "direct", med,
-                   gflop / med * 1e3);
+            static const char *const names[3] = {"direct", "winograd", "F(4x4)"};
+            printf("  %s %.3f ms (%.0f GFLOP/s)", names[a], med, gflop / med * 1e3);
             cc_conv3x3_finish(&p[a]);
         }
         printf("\n");

@@ -155,11 +155,11 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
     // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM, d / w
-    // our own k x k conv, direct / Winograd (conv3x3.h; here only the 3x3 stride-2 first conv
-    // can be d); q the int8 1x1 GEMM and S the int8 stem (an f32 model has neither); the last:
-    // the classifier (a linear).
+    // / v our own k x k conv, direct / Winograd F(2x2) / F(4x4) (conv3x3.h; here only the 3x3
+    // stride-2 first conv can be d); q the int8 1x1 GEMM and S the int8 stem (an f32 model has
+    // neither); the last: the classifier (a linear).
     CHECKF(text && strncmp(text, "camclass cpu layer choices 10\n", 30) == 0 && tab && n == 36 &&
-               (int)strspn(tab + 1, "bxsfpdw") == n && count_lines(text) == 2,
+               (int)strspn(tab + 1, "bxsfpdwv") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
         forge_choices(path, text, 'b', n);

@@ -8,6 +8,12 @@
  * without a bias; every kernel family the host runs (portable C, AVX2, AVX-512), 1 to 4
  * threads, the output poisoned with NaN first (a pixel or channel left unwritten fails).
  * Tolerance: |got - ref| <= 1e-4 x max|ref| over the output (the sums differ only in order).
+ *
+ * The residual fusion (cc_conv3x3_fuse_residual, resnet's conv -> add -> ReLU): in half of the
+ * random cases and some fixed ones the convolution has no activation and a random residual is
+ * added before the case's clamp, into a buffer of its own or in place (the output is the
+ * residual; where the direct way's taps go in groups that must be refused, and then a buffer of
+ * its own is used), against the reference conv2d plus the add and the clamp.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +30,8 @@ struct conv_case {
     struct cc_conv3x3_desc d;
     float *x, *w, *bias; // x (h, w, c) NHWC; w (n, c, kh, kw); bias (n) or NULL
     float *want;         // (ho, wo, n) NHWC from the reference
+    float *res;          // (ho, wo, n) NHWC added before the clamp after (fused), or NULL
+    struct cc_act after; // res: the add's clamp (d.act is then none)
 };
 
 static float *random_floats(struct tu_rng *r, size_t n, float scale)
@@ -53,9 +61,21 @@ static void reference(struct conv_case *c)
     free(xc), free(yc), free(scratch);
 }
 
-/* A case of the given shape with random data; its output size from the attributes. */
+/* c->want = clamp(want + res) with the add's clamp c->after. */
+static void add_residual(struct conv_case *c)
+{
+    size_t count = (size_t)c->d.ho * c->d.wo * c->d.n;
+    for (size_t i = 0; i < count; i++) {
+        float v = c->want[i] + c->res[i];
+        v = v < c->after.min ? c->after.min : v;
+        c->want[i] = v > c->after.max ? c->after.max : v;
+    }
+}
+
+/* A case of the given shape with random data (residual: the clamp after a residual add, the
+ * convolution's own none); its output size from the attributes. */
 static void make_case(struct conv_case *c, struct tu_rng *r, int h, int w, int cin, int n, int k,
-                      int stride, int pad, int dil)
+                      int stride, int pad, int dil, bool residual)
 {
     static const struct cc_act acts[3] = {{0.0f, INFINITY, CC_ACT_CLAMP},
                                           {0.0f, 6.0f, CC_ACT_CLAMP},
@@ -76,21 +96,50 @@ static void make_case(struct conv_case *c, struct tu_rng *r, int h, int w, int c
     c->x = random_floats(r, (size_t)h * w * cin, 2.0f);
     c->w = random_floats(r, (size_t)n * cin * k * k, 2.0f / sqrtf((float)(cin * k * k)));
     c->bias = tu_rng_range(r, 0, 3) ? random_floats(r, (size_t)n, 0.5f) : NULL;
+    c->res = NULL;
+    if (residual) {
+        c->after = c->d.act;
+        c->d.act = acts[2];
+        c->res = random_floats(r, (size_t)d.ho * d.wo * n, 2.0f);
+    }
     reference(c);
+    if (residual)
+        add_residual(c);
 }
 
 static void free_case(struct conv_case *c)
 {
-    free(c->x), free(c->w), free(c->bias), free(c->want);
+    free(c->x), free(c->w), free(c->bias), free(c->want), free(c->res);
+}
+
+/* With c's residual: p fused with it, in place in got on odd thread counts (refused where the
+ * direct way's taps go in groups: then into res, a buffer of its own, as on even ones); false
+ * (a failed check) where the fusion is refused otherwise. got is poisoned when not in place. */
+static bool fuse(const struct conv_case *c, struct cc_conv3x3 *p, int threads, float *got,
+                 float *res)
+{
+    size_t count = (size_t)c->d.ho * c->d.wo * c->d.n;
+    bool grouped = !p->wino && p->group < p->taps;
+    if (threads % 2) {
+        memcpy(got, c->res, count * sizeof(float));
+        bool fused = cc_conv3x3_fuse_residual(p, got, got, c->after);
+        if (!CHECKF(fused != grouped, "in-place residual %s with taps in %s",
+                    fused ? "taken" : "refused", grouped ? "groups" : "one group") ||
+            fused)
+            return fused;
+    }
+    cc_poison_f32(got, count * sizeof(float));
+    memcpy(res, c->res, count * sizeof(float));
+    return CHECKF(cc_conv3x3_fuse_residual(p, res, got, c->after), "residual fusion refused");
 }
 
 /* c the algo way with isa's kernels on 1 to 4 threads against the reference. */
 static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enum cc_stem_isa isa,
-                       double worst_error[2])
+                       double worst_error[3])
 {
     const struct cc_conv3x3_desc *d = &c->d;
     size_t n_out = (size_t)d->ho * d->wo * d->n;
-    float *got = malloc(n_out * sizeof(float));
+    float *got = malloc(n_out * sizeof(float)), *res = malloc(n_out * sizeof(float));
     double tol = 1e-4 * tu_max_abs(c->want, n_out);
     for (int threads = 1; threads <= 4; threads++) {
         struct cc_conv3x3 p;
@@ -101,31 +150,39 @@ static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enu
             break;
         pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
         cc_poison_f32(got, n_out * sizeof(float));
-        cc_conv3x3_run(&p, pool);
+        if (!c->res || fuse(c, &p, threads, got, res))
+            cc_conv3x3_run(&p, pool);
         size_t worst = 0;
         double diff = tu_max_abs_diff(got, c->want, n_out, &worst);
         if (tol > 0 && diff / (tol * 1e4) > worst_error[algo])
             worst_error[algo] = diff / (tol * 1e4);
         CHECKF(diff <= tol,
-               "%s %s, %d thread(s): %dx%d %d -> %d k%d s%d p%d d%d: |diff| %g > %g at pixel %zu "
-               "channel %zu (got %g, want %g)",
-               p.wino ? "winograd" : "direct", cc_stem_isa_name(isa), threads, d->h, d->w, d->c,
-               d->n, d->kh, d->attrs.stride[0], d->attrs.pad[0], d->attrs.dilation[0], diff, tol,
-               worst / d->n, worst % d->n, got[worst], c->want[worst]);
+               "%s %s%s, %d thread(s): %dx%d %d -> %d k%d s%d p%d d%d: |diff| %g > %g at pixel "
+               "%zu channel %zu (got %g, want %g)",
+               p.wino ? (p.wino_m == 4 ? "winograd F(4x4)" : "winograd") : "direct",
+               cc_stem_isa_name(isa),
+               !c->res        ? ""
+               : p.res == got ? " + residual in place"
+                              : " + residual",
+               threads, d->h, d->w, d->c, d->n, d->kh, d->attrs.stride[0], d->attrs.pad[0],
+               d->attrs.dilation[0], diff, tol, worst / d->n, worst % d->n, got[worst],
+               c->want[worst]);
         pthreadpool_destroy(pool);
         cc_conv3x3_finish(&p);
     }
-    free(got);
+    free(got), free(res);
 }
 
-/* Shapes every family must compute: [h, w, c, n, k, stride, pad, dilation]. */
-static const int fixed[][8] = {
-    {56, 56, 64, 64, 3, 1, 1, 1}, // resnet18's layer1
-    {28, 28, 64, 128, 3, 2, 1, 1}, {14, 14, 128, 128, 3, 1, 1, 1}, {14, 14, 256, 256, 3, 2, 1, 1},
-    {7, 7, 512, 512, 3, 1, 1, 1}, // layer4: the taps in 5 groups
-    {56, 56, 3, 64, 7, 2, 3, 1},  // the stem (at a quarter of its size)
-    {1, 1, 1, 1, 3, 1, 1, 1},      {1, 1, 7, 65, 3, 2, 1, 1},      {2, 3, 171, 17, 3, 1, 1, 1},
-    {9, 8, 5, 3, 5, 1, 2, 2},      {6, 7, 33, 129, 3, 1, 0, 1},
+/* Shapes every family must compute: [h, w, c, n, k, stride, pad, dilation, residual]. */
+static const int fixed[][9] = {
+    {56, 56, 64, 64, 3, 1, 1, 1, 0}, // resnet18's layer1
+    {56, 56, 64, 64, 3, 1, 1, 1, 1},   {28, 28, 64, 128, 3, 2, 1, 1, 0},
+    {14, 14, 128, 128, 3, 1, 1, 1, 1}, {14, 14, 256, 256, 3, 2, 1, 1, 0},
+    {7, 7, 512, 512, 3, 1, 1, 1, 0}, // layer4: the taps in 5 groups
+    {7, 7, 512, 512, 3, 1, 1, 1, 1},   {56, 56, 3, 64, 7, 2, 3, 1, 0}, // the stem (a quarter)
+    {1, 1, 1, 1, 3, 1, 1, 1, 1},       {1, 1, 7, 65, 3, 2, 1, 1, 0},
+    {2, 3, 171, 17, 3, 1, 1, 1, 1},    {9, 8, 5, 3, 5, 1, 2, 2, 0},
+    {6, 7, 33, 129, 3, 1, 0, 1, 1},    {5, 5, 300, 67, 3, 2, 1, 1, 1},
 };
 
 /* A random case whose reference takes at most ~30 MFLOP: channels 1 to 512, sizes 1 to 56. */
@@ -136,42 +193,72 @@ static void random_case(struct conv_case *c, struct tu_rng *r)
     int most = (int)sqrt(30e6 / (18.0 * cin * n)) + 1;
     most = most > 56 ? 56 : most;
     int h = tu_rng_range(r, 1, most), w = h > 2 ? h + tu_rng_range(r, -2, 1) : h;
-    make_case(c, r, h, w, cin, n, 3, tu_rng_range(r, 1, 2), 1, tu_rng_range(r, 0, 4) ? 1 : 2);
+    make_case(c, r, h, w, cin, n, 3, tu_rng_range(r, 1, 2), 1, tu_rng_range(r, 0, 4) ? 1 : 2,
+              tu_rng_range(r, 0, 1));
 }
 
 /* c both ways (where Winograd applies) with every kernel family the host runs, then freed;
  * the largest |got - ref| / max|ref| of each way in worst_error. */
-static void check_all(struct conv_case *c, double worst_error[2])
+static void check_all(struct conv_case *c, double worst_error[3])
 {
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
         if (cc_stem_isa_runs((enum cc_stem_isa)isa)) {
             check_case(c, CC_CONV3X3_DIRECT, (enum cc_stem_isa)isa, worst_error);
-            if (cc_conv3x3_wino_applies(&c->d))
+            if (cc_conv3x3_wino_applies(&c->d)) {
                 check_case(c, CC_CONV3X3_WINOGRAD, (enum cc_stem_isa)isa, worst_error);
+                check_case(c, CC_CONV3X3_WINOGRAD4, (enum cc_stem_isa)isa, worst_error);
+            }
         }
     free_case(c);
+}
+
+/* Fusions that must be refused: an output over the input (same shape: the output's pixels
+ * would overwrite inputs that later pixels read), a residual overlapping the output in part,
+ * a convolution with an activation of its own; p unchanged after each. */
+static void check_refusals(struct tu_rng *r)
+{
+    struct conv_case c;
+    make_case(&c, r, 6, 6, 8, 8, 3, 1, 1, 1, true);
+    float *buf = calloc(6 * 6 * 8 * 3, sizeof(float));
+    struct cc_conv3x3 p;
+    struct cc_error err = {0};
+    for (int algo = 0; algo < 2; algo++) {
+        if (!CHECKF(cc_conv3x3_init(&p, &c.d, c.w, c.bias, buf, buf + 300,
+                                    (enum cc_conv3x3_algo)algo, cc_stem_isa_best(), 1, &err),
+                    "init: %s", err.msg))
+            break;
+        CHECK(!cc_conv3x3_fuse_residual(&p, c.res, buf + 8, c.after));       // over the input
+        CHECK(!cc_conv3x3_fuse_residual(&p, buf + 400, buf + 300, c.after)); // res in part
+        p.d.act = cc_act_relu();
+        CHECK(!cc_conv3x3_fuse_residual(&p, c.res, buf + 300, c.after)); // own activation
+        CHECK(p.res == NULL && p.y == buf + 300);
+        cc_conv3x3_finish(&p);
+    }
+    free(buf);
+    free_case(&c);
 }
 
 int main(void)
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2626);
-    double worst_error[2] = {0, 0};
+    double worst_error[3] = {0, 0, 0};
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++)
         printf("# %s: %s\n", cc_stem_isa_name((enum cc_stem_isa)isa),
                cc_stem_isa_runs((enum cc_stem_isa)isa) ? "checked" : "not on this CPU or build");
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         const int *f = fixed[i];
         struct conv_case c;
-        make_case(&c, &r, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+        make_case(&c, &r, f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
         check_all(&c, worst_error);
     }
+    check_refusals(&r);
     for (int i = 0; i < 24; i++) {
         struct conv_case c;
         random_case(&c, &r);
         check_all(&c, worst_error);
     }
-    printf("# largest |got - ref| / max|ref|: direct %.2g, Winograd %.2g\n", worst_error[0],
-           worst_error[1]);
+    printf("# largest |got - ref| / max|ref|: direct %.2g, Winograd %.2g, F(4x4) %.2g\n",
+           worst_error[0], worst_error[1], worst_error[2]);
     return tu_exit_code();
 }

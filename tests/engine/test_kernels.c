@@ -901,6 +901,24 @@ static void check_stem_switch(void)
     cc_engine_destroy(e);
 }
 
+/* CAMCLASS_CPU_CONV3X3_RESIDUAL (engine/cpu/xnn_resfuse.h): a value that is not a switch fails
+ * the CPU backend's create with one line naming it. */
+static void check_residual_switch(void)
+{
+    struct kcase k = STEM(9, 9, 8, 1, 1, 1, 1, true, ACT_RELU6);
+    struct cc_error err = {0};
+    struct cc_engine_options opt = cc_engine_options_default();
+    opt.backend = CC_BACKEND_CPU;
+    opt.cpu_cache = "";
+    setenv("CAMCLASS_CPU_CONV3X3_RESIDUAL", "yes", 1);
+    struct cc_engine *e = cc_engine_create_from_model(build(&k, 1, &err), &opt, &err);
+    unsetenv("CAMCLASS_CPU_CONV3X3_RESIDUAL");
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_CONV3X3_RESIDUAL=\"yes\" is not a switch"),
+           "CAMCLASS_CPU_CONV3X3_RESIDUAL=yes should be refused, got \"%s\"",
+           e ? "an engine" : err.msg);
+    cc_engine_destroy(e);
+}
+
 /* Random shapes on top of the fixed cases: conv2d with random everything, fixed seed. */
 static struct kcase random_conv(struct tu_rng *r)
 {
@@ -1055,6 +1073,7 @@ int main(int argc, char **argv)
         run_case(&k, &mode, 4500 + (uint64_t)i, false);
     }
     check_stem_switch();
+    check_residual_switch();
     n = sizeof(zoo_cases) / sizeof(zoo_cases[0]);
     for (size_t i = 0; i < n; i++)
         run_case(&zoo_cases[i], &mode, 3000 + i, false);

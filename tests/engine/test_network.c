@@ -13,8 +13,10 @@
  * CAMCLASS_CPU_STEM forcing the CPU backend's direct stem on, the stem must have run; with
  * CAMCLASS_CPU_FUSED=on, fused inverted-residual blocks must have; with CAMCLASS_CPU_PW forcing
  * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; with
- * CAMCLASS_CPU_CONV3X3=on or winograd, our own k x k convolutions (Winograd ones for winograd);
- * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused.
+ * CAMCLASS_CPU_CONV3X3=on, winograd or winograd4, our own k x k convolutions (Winograd ones for
+ * winograd and winograd4);
+ * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused; TEST_RESIDUAL_CONVS (when
+ * set) how many of those k x k convolutions must have taken their residual add (xnn_resfuse.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -119,10 +121,11 @@ int main(int argc, char **argv)
                "CAMCLASS_CPU_STEM=%s, yet the stem did not run: device %s", stem,
                cc_engine_device_name(e));
     const char *conv = getenv("CAMCLASS_CPU_CONV3X3");
-    bool wino = conv && !strcmp(conv, "winograd");
+    bool wino = conv && !strncmp(conv, "winograd", 8); // winograd or winograd4
     if (conv && opt.backend == CC_BACKEND_CPU && (wino || !strcmp(conv, "on")))
         CHECKF(strstr(cc_engine_device_name(e), "direct convs") != NULL &&
-                   (!wino || !strstr(cc_engine_device_name(e), "(0 Winograd")),
+                   (!wino || !strstr(cc_engine_device_name(e), "(0 Winograd")) &&
+                   (strcmp(conv, "winograd4") || !strstr(cc_engine_device_name(e), " 0 F(4x4)")),
                "CAMCLASS_CPU_CONV3X3=%s, yet no such convolution ran: device %s", conv,
                cc_engine_device_name(e));
     const char *fused = getenv("CAMCLASS_CPU_FUSED");
@@ -139,6 +142,15 @@ int main(int argc, char **argv)
     if (want_fused && want_fused[0] && fused && !strcmp(fused, "on")) {
         char want[64];
         snprintf(want, sizeof(want), ", %s fused blocks", want_fused);
+        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
+               cc_engine_device_name(e));
+    }
+
+    // TEST_RESIDUAL_CONVS (tests/engine/meson.build): k x k convs with the residual add fused.
+    const char *want_res = getenv("TEST_RESIDUAL_CONVS");
+    if (want_res && want_res[0] && opt.backend == CC_BACKEND_CPU) {
+        char want[64];
+        snprintf(want, sizeof(want), ", %s with the residual", want_res);
         CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
                cc_engine_device_name(e));
     }

@@ -251,6 +251,28 @@ static void test_generated(void)
     CHECKF(reused > 100, "only %d of 300 generated graphs reuse any memory", reused);
 }
 
+/* The chain below with conv 1's output (read by conv 2) live until conv 7 (cc_plan_init_until,
+ * the CPU backend's residual fusion): the outputs of convs 2-7 keep out of its memory, which
+ * the ping-pong plan gives conv 3's output otherwise. */
+static void check_until(const struct cc_model *m, const int convs[8])
+{
+    int *until = malloc((size_t)m->n_tensors * sizeof(int));
+    for (int t = 0; t < m->n_tensors; t++)
+        until[t] = -1;
+    until[convs[1]] = m->tensors[convs[7]].producer;
+    struct cc_plan p;
+    struct cc_error err = {0};
+    if (CHECKF(cc_plan_init_until(&p, m, 64, -1, until, &err), "plan: %s", err.msg)) {
+        check_plan(m, &p, 64, "chain with until");
+        size_t at = p.offset[convs[1]], bytes = bytes_of(m, convs[1]);
+        for (int k = 2; k < 8; k++)
+            CHECKF(p.offset[convs[k]] >= at + bytes || p.offset[convs[k]] + bytes <= at,
+                   "conv %d's output over conv 1's, which is live until conv 7", k);
+        cc_plan_finish(&p);
+    }
+    free(until);
+}
+
 /* input -> 8 x (conv 1x1, same size) -> gap -> flatten -> linear: a ping-pong pair suffices. */
 static void test_chain(void)
 {
@@ -258,9 +280,9 @@ static void test_chain(void)
     tu_rng_seed(&g.rng, 7);
     g.m = cc_model_new("chain");
     int64_t in_s[] = {1, 3, 8, 8};
-    int x = add_tensor(&g, "input", 4, in_s, false), input = x;
+    int x = add_tensor(&g, "input", 4, in_s, false), input = x, convs[8];
     for (int i = 0; i < 8; i++)
-        x = gen_conv(&g, x, 3);
+        x = convs[i] = gen_conv(&g, x, 3);
     int64_t gs[] = {1, 3, 1, 1}, fs[] = {1, 3}, ws[] = {2, 3}, os[] = {1, 2};
     int gap = add_node(&g, CC_OP_GLOBAL_AVG_POOL, 1, &x, add_tensor(&g, "g", 4, gs, false), NULL);
     int flat = add_node(&g, CC_OP_FLATTEN, 1, &gap, add_tensor(&g, "f", 2, fs, false), NULL);
@@ -294,6 +316,7 @@ static void test_chain(void)
                    "tensor %s overlaps the input", g.m->tensors[t].name);
     cc_plan_finish(&p);
     cc_plan_finish(&p); // finish twice is harmless
+    check_until(g.m, convs);
     cc_model_destroy(g.m);
 }
 
