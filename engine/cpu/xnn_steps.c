@@ -649,10 +649,11 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
-// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear. It is in the default
+// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'p' also for 1x1
+// convs with hardswish (a cache of 9 remembers them as XNNPACK's). It is in the default
 // file's name as well as its header, so that builds of different formats sharing one cache
 // folder keep a file each instead of rewriting one file at every start.
-#define CHOICES_FORMAT "9"
+#define CHOICES_FORMAT "10"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 

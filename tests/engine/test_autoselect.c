@@ -158,7 +158,7 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     // our own k x k conv, direct / Winograd (conv3x3.h; here only the 3x3 stride-2 first conv
     // can be d); q the int8 1x1 GEMM (an f32 model has none); the last: the classifier (a
     // linear).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 9\n", 29) == 0 && tab && n == 36 &&
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 10\n", 30) == 0 && tab && n == 36 &&
                (int)strspn(tab + 1, "bxsfpdw") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
