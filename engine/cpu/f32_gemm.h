@@ -1,5 +1,6 @@
-/* camclass — the CPU backend's own f32 1x1 convolution: y = clamp(x w^T + bias) over NHWC
- * activations, a register-blocked GEMM with the bias and the clamp fused (internal to engine/).
+/* camclass — the CPU backend's own f32 1x1 convolution: y = clamp(x w^T + bias) (or hardswish)
+ * over NHWC activations, a register-blocked GEMM with the bias and the activation fused
+ * (internal to engine/).
  *
  * Why: mobilenet_v2's late blocks (features.7-18: 14x14 and 7x7 pixels, 64-1280 channels) are
  * mostly 1x1 convolutions, and there Debian's XNNPACK 2022 f32 GEMM (a 5x16 FMA3 kernel that
@@ -78,11 +79,11 @@ bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size
                     int n, struct cc_act act, enum cc_stem_isa isa, size_t threads,
                     struct cc_error *err);
 
-/* cc_f32_pw_init for node's weights and bias (i8 weights dequantized), shapes and clamp. */
+/* cc_f32_pw_init for node's weights and bias (i8 weights dequantized), shapes and activation. */
 bool cc_f32_pw_init_node(struct cc_f32_pw *p, const struct cc_model *m, const struct cc_node *node,
                          enum cc_stem_isa isa, size_t threads, struct cc_error *err);
 
-/* y = clamp(x w^T + bias), on pool (NULL: the calling thread). */
+/* y = act(x w^T + bias), on pool (NULL: the calling thread). */
 void cc_f32_pw_run(const struct cc_f32_pw *p, pthreadpool_t pool);
 
 /* Frees what init allocated; accepts a zeroed or half-built p. */
