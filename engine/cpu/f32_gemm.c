@@ -21,6 +21,17 @@ enum {
  * The portable C kernel: MR_C x NR_C accumulators, summed in c order as the others.
  */
 
+/* p's activation of one value: hardswish as the vector kernels compute it, or the clamp. */
+static inline float act_c(const struct cc_f32_pw *p, float v)
+{
+    if (p->hswish) {
+        float t = v * (1.0f / 6.0f) + 0.5f;
+        return v * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+    }
+    v = v < p->lo ? p->lo : v;
+    return v > p->hi ? p->hi : v;
+}
+
 static void tile_c(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0, int panels)
 {
     const size_t c = (size_t)p->c;
@@ -39,10 +50,8 @@ static void tile_c(const struct cc_f32_pw *p, size_t r0, size_t rows, int q0, in
                         acc[i][j] += xv * wq[k * NR_C + (size_t)j];
                 }
             for (int i = 0; i < mr; i++)
-                for (int j = 0; j < cols; j++) {
-                    float v = acc[i][j] < p->lo ? p->lo : acc[i][j];
-                    p->y[(r + (size_t)i) * (size_t)p->n + (size_t)(o0 + j)] = v > p->hi ? p->hi : v;
-                }
+                for (int j = 0; j < cols; j++)
+                    p->y[(r + (size_t)i) * (size_t)p->n + (size_t)(o0 + j)] = act_c(p, acc[i][j]);
         }
     }
 }
@@ -68,7 +77,8 @@ static const struct {
 
 bool cc_f32_pw_applies(const struct cc_model *m, const struct cc_node *node)
 {
-    if (node->op != CC_OP_CONV2D || node->n_inputs < 2 || node->act.kind != CC_ACT_CLAMP)
+    if (node->op != CC_OP_CONV2D || node->n_inputs < 2 ||
+        (node->act.kind != CC_ACT_CLAMP && node->act.kind != CC_ACT_HARDSWISH))
         return false;
     const struct cc_conv2d_attrs *a = &node->attrs.conv;
     const struct cc_tensor *w = &m->tensors[node->inputs[1]];
@@ -102,6 +112,9 @@ bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size
     if ((unsigned)isa >= CC_STEM_ISA_COUNT || !isas[isa].tile || !cc_stem_isa_runs(isa))
         return cc_error_set(err, "cpu backend: this CPU (or build) has no %s 1x1 kernels",
                             cc_stem_isa_name(isa));
+    if (act.kind != CC_ACT_CLAMP && act.kind != CC_ACT_HARDSWISH)
+        return cc_error_set(err, "cpu backend: the own 1x1 convolution has no %s activation",
+                            cc_act_kind_name(act.kind));
     int nr = isas[isa].nr, vec = isas[isa].vector, full = (n - 1) / nr;
     int last = (n - full * nr + vec - 1) / vec * vec;
     *p = (struct cc_f32_pw){.p = pixels,
@@ -113,6 +126,7 @@ bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size
                             .nr_last = last,
                             .lo = act.min,
                             .hi = act.max,
+                            .hswish = act.kind == CC_ACT_HARDSWISH,
                             .isa = isa};
     size_t wbytes = ((size_t)p->n_pad * (size_t)c * sizeof(float) + 63) / 64 * 64;
     size_t bbytes = ((size_t)p->n_pad * sizeof(float) + 63) / 64 * 64;

@@ -1,5 +1,6 @@
-/* camclass — the CPU backend's own f32 1x1 convolution: y = clamp(x w^T + bias) over NHWC
- * activations, a register-blocked GEMM with the bias and the clamp fused (internal to engine/).
+/* camclass — the CPU backend's own f32 1x1 convolution: y = clamp(x w^T + bias) (or hardswish)
+ * over NHWC activations, a register-blocked GEMM with the bias and the activation fused
+ * (internal to engine/).
  *
  * Why: mobilenet_v2's late blocks (features.7-18: 14x14 and 7x7 pixels, 64-1280 channels) are
  * mostly 1x1 convolutions, and there Debian's XNNPACK 2022 f32 GEMM (a 5x16 FMA3 kernel that
@@ -39,7 +40,10 @@ struct cc_f32_pw {
     int mr, nr;   // the kernel's pixels and channels at once (isa's)
     int nr_last;  // the last panel's channels: n's rest rounded up to the isa's vector, so
                   // that n = 64 wastes no 48 - 16 lanes of a second 48-wide panel
-    float lo, hi; // the fused clamp
+    float lo, hi; // the fused clamp (unused with hswish)
+    bool hswish;  // the fused activation is hardswish, x * min(max(x * (1/6) + 1/2, 0), 1)
+                  // (as XNNPACK's and the fused block's), not the clamp: mobilenet_v3's
+                  // expand convs, otherwise an XNNPACK conv and a hardswish pass after it
     enum cc_stem_isa isa;
     size_t task_rows; // pixels a task computes (a multiple of mr), all panels of them or
     int task_panels;  // this many panels of them
@@ -65,21 +69,21 @@ static inline int cc_f32_pw_panels(const struct cc_f32_pw *p)
 }
 
 /* Whether node (of m) is an f32 1x1 convolution this runs: f32 weights, stride 1, no padding,
- * one group, a clamp activation (ReLU6, ReLU, none). */
+ * one group, a clamp activation (ReLU6, ReLU, none) or hardswish. */
 bool cc_f32_pw_applies(const struct cc_model *m, const struct cc_node *node);
 
 /* Packs w (n, c) and bias (n, or NULL) for isa's kernels for p pixels over `threads` threads,
- * reading x and writing y at each run; false with err set on out of memory or an isa this
- * build and CPU do not run. p is then finished with cc_f32_pw_finish. */
+ * reading x and writing y at each run, act a clamp or hardswish; false with err set on out of
+ * memory or an isa this build and CPU do not run. p is then finished with cc_f32_pw_finish. */
 bool cc_f32_pw_init(struct cc_f32_pw *p, const float *w, const float *bias, size_t pixels, int c,
                     int n, struct cc_act act, enum cc_stem_isa isa, size_t threads,
                     struct cc_error *err);
 
-/* cc_f32_pw_init for node's weights and bias (i8 weights dequantized), shapes and clamp. */
+/* cc_f32_pw_init for node's weights and bias (i8 weights dequantized), shapes and activation. */
 bool cc_f32_pw_init_node(struct cc_f32_pw *p, const struct cc_model *m, const struct cc_node *node,
                          enum cc_stem_isa isa, size_t threads, struct cc_error *err);
 
-/* y = clamp(x w^T + bias), on pool (NULL: the calling thread). */
+/* y = act(x w^T + bias), on pool (NULL: the calling thread). */
 void cc_f32_pw_run(const struct cc_f32_pw *p, pthreadpool_t pool);
 
 /* Frees what init allocated; accepts a zeroed or half-built p. */

@@ -23,6 +23,17 @@
 
 #define T512 __attribute__((target("avx512f")))
 
+/* The fused activation: hardswish v * min(max(v * (1/6) + 1/2, 0), 1) when p->hswish (the
+ * fused block's form, fused_block_kern.h), else the clamp to lo..hi. */
+T512 static ALWAYS_INLINE __m512 act512(const struct cc_f32_pw *p, __m512 v, __m512 lo, __m512 hi)
+{
+    if (!p->hswish)
+        return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_setzero_ps()), _mm512_set1_ps(1.0f));
+    return _mm512_mul_ps(v, t);
+}
+
 /* Pixels [r, r + mr) x panel q, whose channels are nv vectors (the last panel may be narrower). */
 T512 static ALWAYS_INLINE void mk512(const struct cc_f32_pw *p, size_t r, const int mr, int q,
                                      const int nv)
@@ -62,7 +73,7 @@ T512 static ALWAYS_INLINE void mk512(const struct cc_f32_pw *p, size_t r, const 
         UNROLL
         for (int i = 0; i < mr; i++) {
             float *y = p->y + (r + (size_t)i) * (size_t)p->n + (size_t)(o0 + 16 * v);
-            _mm512_mask_storeu_ps(y, m, _mm512_min_ps(_mm512_max_ps(acc[i][v], lo), hi));
+            _mm512_mask_storeu_ps(y, m, act512(p, acc[i][v], lo, hi));
         }
     }
 }
@@ -104,6 +115,16 @@ T512 static ALWAYS_INLINE void panel512(const struct cc_f32_pw *p, size_t r0, si
  */
 
 #define T256 __attribute__((target("avx2,fma")))
+
+/* act512's 8-float twin. */
+T256 static ALWAYS_INLINE __m256 act256(const struct cc_f32_pw *p, __m256 v, __m256 lo, __m256 hi)
+{
+    if (!p->hswish)
+        return _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    __m256 t = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_setzero_ps()), _mm256_set1_ps(1.0f));
+    return _mm256_mul_ps(v, t);
+}
 
 T256 static ALWAYS_INLINE void store256(float *y, __m256 v, int left)
 {
@@ -155,7 +176,7 @@ T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const 
         UNROLL
         for (int i = 0; i < mr; i++)
             store256(p->y + (r + (size_t)i) * (size_t)p->n + (size_t)(o0 + 8 * v),
-                     _mm256_min_ps(_mm256_max_ps(acc[i][v], lo), hi), left);
+                     act256(p, acc[i][v], lo, hi), left);
     }
 }
 

@@ -28,7 +28,8 @@
  * cexp_pad): input channel k's row of expanded channels; depthwise (k * k, cexp_pad): tap
  * ky * k + kx's row of channels; project (cexp, cout_pad): expanded channel k's row of output
  * channels; biases (cexp_pad) and (cout_pad), zeros where the model has none. *_pad: the
- * channels rounded up to 32 (the widest kernel's block: 2 AVX-512 vectors).
+ * channels rounded up to 32 (the widest kernel's block: 2 AVX-512 vectors), 16 or fewer to 16
+ * (one AVX-512 vector: the kernels take a second one only where channels remain past the first).
  *
  * Kernels (enum cc_stem_isa, the stem's families): AVX-512 and AVX2+FMA (x86-64, chosen at
  * run time), NEON (AArch64) and portable C; all are one source, fused_block_kern.h,

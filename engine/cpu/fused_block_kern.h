@@ -59,34 +59,36 @@ FB_INLINE void FB_PUT(float *c, const float *res, FB_VEC v, int left, FB_VEC lo,
         c[j] = t[j] + (res ? res[j] : 0.0f);
 }
 
-/* Pixels [p0, p0 + px), channels [n0, n0 + nv * FB_VW) of g; px and nv constant at each call. */
+/* Pixels [p0, p0 + px), channels [n0, n0 + nv * FB_VW) of g; px and nv constant at each call,
+ * px * nv <= 2 * FB_PX (one vector of channels takes twice the pixels: as many accumulators). */
 FB_INLINE void FB_GEMM_BLOCK(const struct cc_fused_gemm *g, int p0, const int px, int n0,
                              const int nv)
 {
-    FB_VEC acc[FB_PX][2];
+    FB_VEC acc[2 * FB_PX];
     FB_VEC b0 = FB_LOAD(g->bias + n0), b1 = nv > 1 ? FB_LOAD(g->bias + n0 + FB_VW) : b0;
     for (int i = 0; i < px; i++) {
-        acc[i][0] = b0;
-        acc[i][1] = b1;
+        acc[i * nv] = b0;
+        if (nv > 1)
+            acc[i * nv + 1] = b1;
     }
     const float *a = g->a + (size_t)p0 * g->lda, *w = g->w + n0;
     for (int k = 0; k < g->k; k++, w += g->n_pad) {
         FB_VEC w0 = FB_LOAD(w), w1 = nv > 1 ? FB_LOAD(w + FB_VW) : w0;
         for (int i = 0; i < px; i++) {
             FB_VEC v = FB_SET1(a[(size_t)i * g->lda + k]);
-            acc[i][0] = FB_FMA(v, w0, acc[i][0]);
+            acc[i * nv] = FB_FMA(v, w0, acc[i * nv]);
             if (nv > 1)
-                acc[i][1] = FB_FMA(v, w1, acc[i][1]);
+                acc[i * nv + 1] = FB_FMA(v, w1, acc[i * nv + 1]);
         }
     }
     FB_VEC lo = FB_SET1(g->lo), hi = FB_SET1(g->hi);
     for (int i = 0; i < px; i++) {
         size_t at = (size_t)(p0 + i) * g->ldc + n0;
         const float *res = g->res ? g->res + at : NULL;
-        FB_PUT(g->c + at, res, acc[i][0], g->n_store - n0, lo, hi, g->hswish);
+        FB_PUT(g->c + at, res, acc[i * nv], g->n_store - n0, lo, hi, g->hswish);
         if (nv > 1)
-            FB_PUT(g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i][1], g->n_store - n0 - FB_VW,
-                   lo, hi, g->hswish);
+            FB_PUT(g->c + at + FB_VW, res ? res + FB_VW : NULL, acc[i * nv + 1],
+                   g->n_store - n0 - FB_VW, lo, hi, g->hswish);
     }
 }
 
@@ -94,6 +96,9 @@ FB_INLINE void FB_GEMM_BLOCK(const struct cc_fused_gemm *g, int p0, const int px
 FB_INLINE void FB_GEMM_COLS(const struct cc_fused_gemm *g, int n0, const int nv)
 {
     int p = 0;
+    if (nv == 1)
+        for (; p + 2 * FB_PX <= g->m; p += 2 * FB_PX)
+            FB_GEMM_BLOCK(g, p, 2 * FB_PX, n0, 1);
     for (; p + FB_PX <= g->m; p += FB_PX)
         FB_GEMM_BLOCK(g, p, FB_PX, n0, nv);
     for (; p + 2 <= g->m; p += 2)

@@ -726,8 +726,9 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
 // or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'S', our int8
-// stem (a cache of 9 remembers XNNPACK's for it, unmeasured), and 'v', our own 3x3 conv as
-// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)). It is in the default
+// stem (a cache of 9 remembers XNNPACK's for it, unmeasured), 'v', our own 3x3 conv as
+// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)), and 'p' also for 1x1 convs with hardswish (a
+// cache of 9 remembers them as XNNPACK's). It is in the default
 // file's name as well as its header, so that builds of different formats sharing one cache
 // folder keep a file each instead of rewriting one file at every start.
 #define CHOICES_FORMAT "10"

@@ -4,11 +4,11 @@
  *
  * Shapes: odd and even channel counts (1, 3, 17, 33, 47, 48, 49, 95, ...: the panel edges of
  * every kernel), sizes 1 to 28 (pixel counts that are and are not multiples of the kernels'
- * 4, 6 and 7 pixels), mobilenet_v2's late 1x1 layers, ReLU6, ReLU and none, with and without
- * a bias; every kernel family the host runs, 1 to 4 threads. The input's memory past its end
- * and the output are poisoned first (signalling NaN, poison.h): a read past the input or a
- * value left unwritten fails, and a guard after the output must stay poisoned. Tolerance:
- * |ours - ref| <= 1e-4 x max|ref| (the sums differ only in order).
+ * 4, 6 and 7 pixels), mobilenet_v2's late 1x1 layers, ReLU6, ReLU, none and hardswish
+ * (mobilenet_v3's expand convs), with and without a bias; every kernel family the host runs, 1 to 4
+ * threads. The input's memory past its end and the output are poisoned first (signalling NaN,
+ * poison.h): a read past the input or a value left unwritten fails, and a guard after the output
+ * must stay poisoned. Tolerance: |ours - ref| <= 1e-4 x max|ref| (the sums differ only in order).
  */
 #include <math.h>
 #include <stdio.h>
@@ -78,11 +78,11 @@ static void check_run(const struct shape *s, struct cc_f32_pw *p, int threads, c
     double diff = tu_max_abs_diff(got, want, n_out, &worst);
     double tol = 1e-4 * tu_max_abs(want, n_out);
     CHECKF(diff <= tol && !isnan(diff),
-           "%s, %d thread(s): %dx%d %d -> %d%s act [%g, %g]: |diff| %g > %g at pixel %zu "
+           "%s, %d thread(s): %dx%d %d -> %d%s act %s [%g, %g]: |diff| %g > %g at pixel %zu "
            "channel %zu (got %g, want %g)",
            cc_stem_isa_name(p->isa), threads, s->h, s->w, s->c, s->n, s->bias ? " bias" : "",
-           s->act.min, s->act.max, diff, tol, worst / (size_t)s->n, worst % (size_t)s->n,
-           got[worst], want[worst]);
+           cc_act_kind_name(s->act.kind), s->act.min, s->act.max, diff, tol, worst / (size_t)s->n,
+           worst % (size_t)s->n, got[worst], want[worst]);
     bool guard = true;
     for (size_t i = n_out; i < n_out + GUARD; i++)
         guard &= poisoned(got[i]);
@@ -134,10 +134,11 @@ static void check_mode(void)
     CHECK(!cc_f32_pw_mode_parse("neon", &mode, &err) || cc_stem_isa_runs(CC_STEM_NEON));
 }
 
-/* mobilenet_v2's late 1x1 layers and the panel edges: [h, w, c, n]. */
+/* mobilenet_v2's late 1x1 layers, the panel edges, mobilenet_v3's expands: [h, w, c, n]. */
 static const int fixed[][4] = {
-    {7, 7, 960, 160}, {7, 7, 160, 960}, {7, 7, 320, 1280}, {14, 14, 96, 576}, {14, 14, 576, 96},
-    {1, 1, 1, 1},     {1, 3, 2, 47},    {2, 3, 5, 48},     {3, 5, 17, 49},    {28, 28, 7, 95},
+    {7, 7, 960, 160},  {7, 7, 160, 960},  {7, 7, 320, 1280}, {14, 14, 96, 576}, {14, 14, 576, 96},
+    {1, 1, 1, 1},      {1, 3, 2, 47},     {2, 3, 5, 48},     {3, 5, 17, 49},    {28, 28, 7, 95},
+    {28, 28, 40, 240}, {14, 14, 80, 480}, // mobilenet_v3's (the second with hardswish)
 };
 
 int main(void)
@@ -145,7 +146,8 @@ int main(void)
     struct tu_rng r;
     tu_rng_seed(&r, 26);
     check_mode();
-    const struct cc_act acts[] = {cc_act_relu6(), cc_act_relu(), cc_act_none()};
+    const struct cc_act acts[] = {cc_act_relu6(), cc_act_relu(), cc_act_none(),
+                                  cc_act_of(CC_ACT_HARDSWISH)};
     for (int isa = 0; isa < CC_STEM_ISA_COUNT; isa++) {
         struct cc_f32_pw probe;
         struct cc_error err = {0};
@@ -159,14 +161,14 @@ int main(void)
         int cases = 0;
         for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
             struct shape s = {fixed[i][0], fixed[i][1], fixed[i][2],
-                              fixed[i][3], acts[i % 3], i % 2 == 0};
+                              fixed[i][3], acts[i % 4], i % 2 == 0};
             check_shape(&s, &r, (enum cc_stem_isa)isa);
         }
         static const int channels[] = {1, 3, 8, 16, 17, 24, 33, 47, 64, 97};
         for (int i = 0; i < 30; i++, cases++) {
             struct shape s = {tu_rng_range(&r, 1, 28),          tu_rng_range(&r, 1, 28),
                               channels[tu_rng_range(&r, 0, 9)], channels[tu_rng_range(&r, 0, 9)],
-                              acts[tu_rng_range(&r, 0, 2)],     tu_rng_range(&r, 0, 1)};
+                              acts[tu_rng_range(&r, 0, 3)],     tu_rng_range(&r, 0, 1)};
             check_shape(&s, &r, (enum cc_stem_isa)isa);
         }
         printf("# %s: %d shapes x 1-4 threads\n", cc_stem_isa_name((enum cc_stem_isa)isa), cases);

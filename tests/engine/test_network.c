@@ -15,8 +15,9 @@
  * the CPU backend's own 1x1 GEMM on, some 1x1 convolution must have run on it; with
  * CAMCLASS_CPU_CONV3X3=on, winograd or winograd4, our own k x k convolutions (Winograd ones for
  * winograd and winograd4);
- * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused; TEST_RESIDUAL_CONVS (when
- * set) how many of those k x k convolutions must have taken their residual add (xnn_resfuse.h).
+ * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused, TEST_PW_LAYERS how many 1x1
+ * convolutions must run on the own GEMM, TEST_RESIDUAL_CONVS how many of the own k x k
+ * convolutions must have taken their residual add (xnn_resfuse.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +30,18 @@
 #define TOLERANCE 1e-4   // relative to max |ref|
 #define SENSITIVITY 0.05 // two inputs must move the logits by this x max |ref|
 #define TOP_K 5
+
+/* When want is set (not empty): the device line of e must say before, want, after. */
+static void check_count(const struct cc_engine *e, const char *want, const char *before,
+                        const char *after)
+{
+    if (!want || !want[0])
+        return;
+    char said[64];
+    snprintf(said, sizeof(said), "%s%s%s", before, want, after);
+    CHECKF(strstr(cc_engine_device_name(e), said) != NULL, "want \"%s\": device %s", said,
+           cc_engine_device_name(e));
+}
 
 /* Reads a raw f32 file that must hold exactly count values; NULL (and a failed check) else. */
 static float *read_f32(const char *path, size_t count)
@@ -137,23 +150,15 @@ int main(int argc, char **argv)
     if (pw && opt.backend == CC_BACKEND_CPU && strcmp(pw, "off") && strcmp(pw, "measure"))
         CHECKF(strstr(cc_engine_device_name(e), "own 1x1") != NULL,
                "CAMCLASS_CPU_PW=%s, yet no 1x1 ran on it: device %s", pw, cc_engine_device_name(e));
-    // TEST_FUSED_BLOCKS (tests/engine/meson.build; empty: any): how many blocks must be fused.
-    const char *want_fused = getenv("TEST_FUSED_BLOCKS");
-    if (want_fused && want_fused[0] && fused && !strcmp(fused, "on")) {
-        char want[64];
-        snprintf(want, sizeof(want), ", %s fused blocks", want_fused);
-        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
-               cc_engine_device_name(e));
-    }
+    // TEST_FUSED_BLOCKS, TEST_PW_LAYERS (tests/engine/meson.build; empty: any): how many blocks
+    // must be fused, how many 1x1 convolutions must run on the own GEMM.
+    if (fused && !strcmp(fused, "on"))
+        check_count(e, getenv("TEST_FUSED_BLOCKS"), ", ", " fused blocks");
+    if (pw && strcmp(pw, "off") && strcmp(pw, "measure"))
+        check_count(e, getenv("TEST_PW_LAYERS"), "own 1x1 for ", " ");
 
-    // TEST_RESIDUAL_CONVS (tests/engine/meson.build): k x k convs with the residual add fused.
-    const char *want_res = getenv("TEST_RESIDUAL_CONVS");
-    if (want_res && want_res[0] && opt.backend == CC_BACKEND_CPU) {
-        char want[64];
-        snprintf(want, sizeof(want), ", %s with the residual", want_res);
-        CHECKF(strstr(cc_engine_device_name(e), want) != NULL, "want%s: device %s", want,
-               cc_engine_device_name(e));
-    }
+    if (opt.backend == CC_BACKEND_CPU) // k x k convs with the residual add fused
+        check_count(e, getenv("TEST_RESIDUAL_CONVS"), ", ", " with the residual");
 
     size_t n_in = cc_engine_input_count(e), n_out = cc_engine_output_count(e);
     float *input = read_f32(argv[3], 2 * n_in);
