@@ -50,7 +50,9 @@
  *     In an f32 node, i8 weights are dequantized at load and packed as f32. An int8 1x1 conv
  *     (and linear) may run on our own GEMM (q8_gemm.h: vpdpbusd where the CPU has it, the
  *     same values as XNNPACK's QC8 operator), kept per layer where it measures faster,
- *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it.
+ *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it. An int8 depthwise 3x3
+ *     likewise on our own (q8_dw.h: the fused block's depthwise rows), remembered as 'e';
+ *     CAMCLASS_CPU_Q8DW (off, on, a kernel family) switches it.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
@@ -99,6 +101,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].q8)
             cc_q8_gemm_finish(s->steps[n].q8);
         free(s->steps[n].q8);
+        if (s->steps[n].q8dw)
+            cc_q8_dw_finish(s->steps[n].q8dw);
+        free(s->steps[n].q8dw);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -153,7 +158,8 @@ static bool read_modes(struct xnn_state *s, struct cc_error *err)
         !cc_pool_mode_parse(getenv("CAMCLASS_CPU_POOL"), &pool_mode, err) ||
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
         !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err) ||
-        !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err))
+        !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err) ||
+        !cc_q8_dw_mode_parse(getenv("CAMCLASS_CPU_Q8DW"), &s->q8dw_mode, err))
         return false;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     return true;
@@ -204,6 +210,8 @@ static void describe(struct xnn_state *s)
                          : cc_stem_isa_name(cc_stem_isa_best()));
     if (s->n_q8)
         APPEND(", %d int8 1x1 GEMMs (%s)", s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
+    if (s->n_q8dw)
+        APPEND(", %d int8 depthwise (%s)", s->n_q8dw, cc_fq8_isa_name(s->q8dw_mode.isa));
     if (s->n_int8)
         APPEND(", int8");
 #undef APPEND
@@ -292,6 +300,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_Q8GEMM:
         cc_q8_gemm_run(st->q8, in, out, s->run_pool);
+        break;
+    case STEP_Q8DW:
+        cc_q8_dw_run(st->q8dw, in, out, s->run_pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:

@@ -19,6 +19,7 @@
 #include "fused_q8.h"
 #include "plan.h"
 #include "pool_choice.h"
+#include "q8_dw.h"
 #include "q8_gemm.h"
 #include "stem_conv.h"
 #include "xnn_build.h"
@@ -65,6 +66,7 @@ enum step_kind {
     STEP_SKIP,     // a node that a block's STEP_FUSED computes
     STEP_PW,       // f32 1x1 convolution as our own GEMM (f32_gemm.h), measured faster
     STEP_Q8GEMM,   // int8 1x1 convolution on our own GEMM (q8_gemm.h), measured faster
+    STEP_Q8DW,     // int8 depthwise 3x3 convolution, our own (q8_dw.h), measured faster
 };
 
 /* A fused block's step: the block (f32: b; int8: q) and its input and output in the arena
@@ -103,6 +105,7 @@ struct step {
     struct fused_step *fused;  // STEP_FUSED: owned (cc_fused_block_finish, free); NULL otherwise
     struct cc_f32_pw *pw;      // STEP_PW: owned (cc_f32_pw_finish, free); NULL otherwise
     struct cc_q8_gemm *q8;     // STEP_Q8GEMM: owned (cc_q8_gemm_finish, free); NULL otherwise
+    struct cc_q8_dw *q8dw;     // STEP_Q8DW: owned (cc_q8_dw_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -125,7 +128,7 @@ struct xnn_state {
     int n_timings;
     int n_int8;         // nodes computing in int8 (for the device name)
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
-    // Measured choices from the cache, 'b'/'x'/'s'/'f'/'p'/'d'/'w'/'q' per such conv; or NULL.
+    // Measured choices from the cache, 'b'/'x'/'s'/'f'/'p'/'d'/'w'/'q'/'e' per such conv; or NULL.
     const char *remembered;
     struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
     int n_stem;                       // steps that are the direct stem
@@ -137,6 +140,8 @@ struct xnn_state {
     int n_direct, n_wino;             // steps that are STEP_DIRECT, and of those Winograd
     enum cc_fused_mode q8_mode;       // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create
     int n_q8;                         // steps that are our int8 1x1 GEMM
+    struct cc_q8_dw_mode q8dw_mode;   // CAMCLASS_CPU_Q8DW (q8_dw.h), read at create
+    int n_q8dw;                       // steps that are our int8 depthwise
     bool input_direct;  // only direct stems read the graph input: it is not transposed in
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none
