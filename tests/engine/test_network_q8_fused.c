@@ -12,7 +12,7 @@
  * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's, and every
  * depthwise conv on our int8 depthwise (CAMCLASS_CPU_Q8DW=on: engine/cpu/q8_dw.h) beside them.
  * Also: a layer-choice cache written for the int8 model (measured) has one letter per conv
- * and linear, 'x', 'f', 'q' or 'e', and a forged all-'f' line is obeyed.
+ * and linear, 'x', 'f', 'q' or 'e', and forged all-'f' and all-'e' lines are obeyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +156,18 @@ static void check_cache(const char *bundle)
         snprintf(want, sizeof(want), ", %d fused blocks (", BLOCKS);
         CHECKF(e && strstr(cc_engine_device_name(e), want), "all-'f' line obeyed: %s",
                e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        memset(tab + 1, 'e', (size_t)n); // only the depthwise convs can be ours
+        f = fopen(path, "w");
+        if (CHECK(f != NULL)) {
+            fputs(text, f);
+            fclose(f);
+        }
+        e = create(bundle, "measure", 1, path);
+        snprintf(want, sizeof(want), ", %d int8 depthwise (", DEPTHWISE);
+        CHECKF(e && strstr(cc_engine_device_name(e), want) &&
+                   !strstr(cc_engine_device_name(e), "GEMMs"),
+               "all-'e' line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
     }
     unlink(path);
