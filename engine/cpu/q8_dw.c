@@ -145,38 +145,97 @@ static const int8_t *input_row(const struct run *r, int8_t *band, int held[3], i
     return row;
 }
 
+/* wo output pixels at y (pixel stride c_pad) from the kernel's 3 rows (pixel stride c_pad). */
+static void dw_row(const struct cc_q8_dw *g, const int8_t *const rows[3], int8_t *y, int wo)
+{
+    struct cc_fq8_dw dd = {
+        .rows = {rows[0], rows[1], rows[2]},
+        .w = g->wt,
+        .bias = g->bias,
+        .scale = g->scale,
+        .c = g->d.c,
+        .c_pad = g->c_pad,
+        .wo = wo,
+        .stride = g->d.stride,
+        .y = y,
+        .lo = (float)(g->d.lo - g->d.qy.zero_point),
+        .hi = (float)(g->d.hi - g->d.qy.zero_point),
+        .zp = g->d.qy.zero_point,
+    };
+    g->row(&dd);
+}
+
+/* Output row oy into y through band's ring of padded rows and its output row (any c). */
+static void row_ring(const struct run *r, int8_t *band, int held[3], int oy, int8_t *y)
+{
+    const struct cc_q8_dw *g = r->g;
+    int8_t *out = band + 4 * g->row_bytes;
+    int iy = oy * g->d.stride - 1;
+    const int8_t *top = input_row(r, band, held, iy), *mid = input_row(r, band, held, iy + 1);
+    const int8_t *rows[3] = {top, mid, input_row(r, band, held, iy + 2)};
+    dw_row(g, rows, out, g->wo);
+    for (int p = 0; p < g->wo; p++)
+        memcpy(y + (size_t)p * g->d.c, out + (size_t)p * g->c_pad, (size_t)g->d.c);
+}
+
+/* Output pixel ox of row oy (input rows from iy) into y from a 3 x 3 pixel patch in band, the
+ * padding the zero point: the columns at the image's edges. */
+static void pixel_patch(const struct run *r, int8_t *band, int iy, int ox, int8_t *y)
+{
+    const struct cc_q8_dw *g = r->g;
+    size_t c = (size_t)g->d.c;
+    int x0 = ox * g->d.stride - 1;
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            int8_t *dst = band + (size_t)(ky * 3 + kx) * c;
+            bool inside = iy + ky >= 0 && iy + ky < g->d.h && x0 + kx >= 0 && x0 + kx < g->d.w;
+            if (inside)
+                memcpy(dst, r->x + ((size_t)(iy + ky) * g->d.w + (size_t)(x0 + kx)) * c, c);
+            else
+                memset(dst, g->d.qx.zero_point, c);
+        }
+    const int8_t *rows[3] = {band, band + 3 * c, band + 6 * c};
+    dw_row(g, rows, y + (size_t)ox * c, 1);
+}
+
+/* Output row oy into y with c == c_pad: the interior pixels (whose 3 columns are inside the
+ * image) read the input rows where they are (rows above or below the image: the zero row),
+ * the edge pixels through pixel_patch. */
+static void row_in_place(const struct run *r, int8_t *band, int oy, int8_t *y)
+{
+    const struct cc_q8_dw *g = r->g;
+    int s = g->d.stride, iy = oy * s - 1, w = g->d.w;
+    size_t c = (size_t)g->d.c;
+    int lo = 1, hi = w >= 2 ? (w - 2) / s + 1 : 0; // interior: [lo, hi)
+    hi = hi < g->wo ? hi : g->wo;
+    if (hi > lo) {
+        const int8_t *zero = band + 3 * g->row_bytes, *rows[3];
+        for (int ky = 0; ky < 3; ky++)
+            rows[ky] = iy + ky < 0 || iy + ky >= g->d.h
+                           ? zero
+                           : r->x + ((size_t)(iy + ky) * w + (size_t)(lo * s - 1)) * c;
+        dw_row(g, rows, y + (size_t)lo * c, hi - lo);
+    }
+    for (int ox = 0; ox < g->wo; ox++)
+        if (ox < lo || ox >= hi)
+            pixel_patch(r, band, iy, ox, y);
+}
+
 /* Output rows of band b: [b * ho / bands, (b + 1) * ho / bands). */
 static void run_band(void *ctx, size_t b)
 {
     const struct run *r = ctx;
     const struct cc_q8_dw *g = r->g;
-    int8_t *band = g->scratch + b * g->scratch_bytes, *out = band + 4 * g->row_bytes;
+    int8_t *band = g->scratch + b * g->scratch_bytes;
     int held[3] = {-1, -1, -1};
     int r0 = (int)(b * (size_t)g->ho / (size_t)g->bands);
     int r1 = (int)((b + 1) * (size_t)g->ho / (size_t)g->bands);
-    bool direct = g->d.c == g->c_pad; // the kernel's rows are the output's
-    size_t out_row = (size_t)g->wo * g->d.c;
     for (int oy = r0; oy < r1; oy++) {
-        int iy = oy * g->d.stride - 1;
-        int8_t *y = r->y + (size_t)oy * out_row;
-        const int8_t *top = input_row(r, band, held, iy), *mid = input_row(r, band, held, iy + 1);
-        struct cc_fq8_dw dd = {
-            .rows = {top, mid, input_row(r, band, held, iy + 2)},
-            .w = g->wt,
-            .bias = g->bias,
-            .scale = g->scale,
-            .c = g->d.c,
-            .c_pad = g->c_pad,
-            .wo = g->wo,
-            .stride = g->d.stride,
-            .y = direct ? y : out,
-            .lo = (float)(g->d.lo - g->d.qy.zero_point),
-            .hi = (float)(g->d.hi - g->d.qy.zero_point),
-            .zp = g->d.qy.zero_point,
-        };
-        g->row(&dd);
-        for (int p = 0; !direct && p < g->wo; p++)
-            memcpy(y + (size_t)p * g->d.c, out + (size_t)p * g->c_pad, (size_t)g->d.c);
+        int8_t *y = r->y + (size_t)oy * g->wo * g->d.c;
+        if (g->d.c == g->c_pad)
+            row_in_place(r, band, oy, y);
+        else
+            row_ring(r, band, held, oy, y);
     }
 }
 

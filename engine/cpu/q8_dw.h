@@ -9,14 +9,16 @@
  *
  * The row kernels are the int8 fused block's depthwise rows (fused_q8.h struct cc_fq8_dw,
  * cc_fq8_kernels_of: AVX-512, AVX-VNNI and AVX2 (the same 32-bit multiplies), NEON, portable
- * C); this module gives them what the fused block's ring gives them: three input rows copied
- * into padded rows of c_pad channels (the padding columns and channels hold the input's zero
- * point, the value 0), the packed weights (cc_fq8_pack_dw), and takes the output row from a
- * row buffer (straight into the output where the channels are a multiple of CC_FQ8_PACK).
+ * C); this module gives them what the fused block's ring gives them: rows of pixels c_pad
+ * channels apart with the zero point (the value 0) in the padding, and the packed weights
+ * (cc_fq8_pack_dw). Where the channels are a multiple of CC_FQ8_PACK (c_pad = c), the
+ * interior pixels read the input rows and write the output rows where they are, the edge
+ * pixels go through a 3 x 3 pixel patch; else three input rows are copied into a ring of
+ * padded rows and the output row through a row buffer.
  *
  * Threads: the pool splits the output rows into bands, one per thread, each with its own
- * scratch (a ring of 3 padded input rows that follow the band's rows, a zero-point row and
- * an output row); every task writes its own output rows.
+ * scratch (the ring of 3 padded input rows that follow the band's rows, or the patch; a
+ * zero-point row; an output row); every task writes its own output rows.
  */
 #ifndef CC_Q8_DW_H
 #define CC_Q8_DW_H

@@ -4,7 +4,8 @@
  *
  * Layers: mobilenet_v2's depthwise shapes (112x112x32 and 96 to 7x7x960, strides 1 and 2),
  * then random ones: sizes 1 to 112 (square or not, odd and even), 1 to 200 channels (not
- * multiples of the vector widths 8, 16 and 32), strides 1 and 2, random int8 weights, scales,
+ * multiples of the vector widths 8, 16 and 32; and multiples of 32, which are read in place, at
+ * sizes 1 to 12), strides 1 and 2, random int8 weights, scales,
  * zero points, biases (or none), ReLU and ReLU6-like clamps or none; every kernel family the
  * host runs (portable C, AVX2, AVX-VNNI, AVX-512 VNNI; NEON on AArch64), 1 to 4 threads, the
  * output poisoned with two different values (a value left unwritten fails one of them), input
@@ -181,11 +182,13 @@ int main(void)
         check_layer(&l, &families);
         free_layer(&l);
     }
-    for (int i = 0; i < 40; i++, cases++) {
+    for (int i = 0; i < 52; i++, cases++) { // from 40: multiples of 32 (read in place), small
         struct layer l;
-        int h = i < 20 ? tu_rng_range(&r, 1, 12) : tu_rng_range(&r, 1, 112);
-        int w = i % 3 ? h : tu_rng_range(&r, 1, 112);
-        int c = i < 4 ? 1 + i : tu_rng_range(&r, 1, i < 30 ? 200 : 40);
+        int h = i < 20 || i >= 40 ? tu_rng_range(&r, 1, 12) : tu_rng_range(&r, 1, 112);
+        int w = i % 3 ? h : tu_rng_range(&r, 1, i >= 40 ? 12 : 112);
+        int c = i >= 40 ? 32 * tu_rng_range(&r, 1, 3)
+                : i < 4 ? 1 + i
+                        : tu_rng_range(&r, 1, i < 30 ? 200 : 40);
         make_layer(&l, &r, h, w, c, 1 + i % 2);
         check_layer(&l, &families);
         free_layer(&l);
