@@ -14,8 +14,6 @@
 #include <cpuid.h>
 #endif
 
-enum { PACK = 32 }; // channel padding: the widest kernel's block (AVX-512: 2 x 16)
-
 /* ------------------------------------------------------------------------------------------
  * The portable kernels: one value at a time, the formulas of fused_q8.h as they read.
  */
@@ -140,6 +138,11 @@ enum cc_fq8_isa cc_fq8_isa_best(void)
     return best;
 }
 
+const struct cc_fq8_kernels *cc_fq8_kernels_of(enum cc_fq8_isa isa)
+{
+    return cc_fq8_isa_runs(isa) ? &isas[isa].k : NULL;
+}
+
 const char *cc_fq8_isa_name(enum cc_fq8_isa isa)
 {
     return (unsigned)isa < CC_FQ8_ISA_COUNT && isas[isa].name ? isas[isa].name : "?";
@@ -213,20 +216,21 @@ static void pack_1x1(int8_t *dst, int32_t *bias, float *scale, const int8_t *w, 
     }
 }
 
-/* The depthwise's (c, 9) weights as (9, c_pad) int32; bias less zin * sum(w[c]). */
-static void pack_dw(struct cc_fq8_block *b, const struct cc_fq8_desc *d, struct cc_act_quant in)
+void cc_fq8_pack_dw(int32_t *wd, int32_t *bias, float *scale, int c_pad, const int8_t *w,
+                    const float *sw, const float *b, int c, struct cc_act_quant in,
+                    struct cc_act_quant out)
 {
-    for (int c = 0; c < d->cexp; c++) {
+    for (int ch = 0; ch < c; ch++) {
         int64_t sum = 0;
         for (int t = 0; t < 9; t++) {
-            b->wd[(size_t)t * b->cexp_pad + c] = d->wd[(size_t)c * 9 + t];
-            sum += d->wd[(size_t)c * 9 + t];
+            wd[(size_t)t * c_pad + ch] = w[(size_t)ch * 9 + t];
+            sum += w[(size_t)ch * 9 + t];
         }
         int32_t q = 0;
-        if (d->bd)
-            cc_xnn_bias_i32(d->bd + c, 1, in.scale, d->swd + c, &q);
-        b->bd[c] = (int32_t)((int64_t)q - (int64_t)in.zero_point * sum);
-        b->sd[c] = conv_scale(in.scale, d->swd[c], d->qd.scale);
+        if (b)
+            cc_xnn_bias_i32(b + ch, 1, in.scale, sw + ch, &q);
+        bias[ch] = (int32_t)((int64_t)q - (int64_t)in.zero_point * sum);
+        scale[ch] = conv_scale(in.scale, sw[ch], out.scale);
     }
 }
 
@@ -269,7 +273,7 @@ static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
     if (d->expand)
         pack_1x1(b->we, b->be, b->se, d->we, d->swe, d->be, d->cexp, d->cin, ce, d->qx, d->qe,
                  x_add);
-    pack_dw(b, d, dw_in(d));
+    cc_fq8_pack_dw(b->wd, b->bd, b->sd, ce, d->wd, d->swd, d->bd, d->cexp, dw_in(d), d->qd);
     pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp, x_add);
     if (d->residual)
         pack_add(b, d);
@@ -295,8 +299,8 @@ bool cc_fq8_init(struct cc_fq8_block *b, const struct cc_fq8_desc *d, enum cc_fq
     b->d.swe = b->d.swd = b->d.swp = b->d.be = b->d.bd = b->d.bp = NULL;
     b->ho = (d->h - 1) / d->stride + 1;
     b->wo = (d->w - 1) / d->stride + 1;
-    b->cexp_pad = round_up(d->cexp, PACK);
-    b->cout_pad = round_up(d->cout, PACK);
+    b->cexp_pad = round_up(d->cexp, CC_FQ8_PACK);
+    b->cout_pad = round_up(d->cout, CC_FQ8_PACK);
     b->bands = bands < 1 ? 1 : bands > b->ho ? b->ho : bands;
     b->k = isas[isa].k;
     b->scratch_bytes = round_up((int)(4 * ring_row(b) + (size_t)b->wo * b->cexp_pad), 64);

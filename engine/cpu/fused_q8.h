@@ -95,10 +95,22 @@ enum cc_fq8_isa {
     CC_FQ8_ISA_COUNT
 };
 
-/* Whether this build and CPU run isa's kernels; the best that does; its name. */
+/* Whether this build and CPU run isa's kernels; the best that does; its name; its kernels
+ * (NULL where it does not run: the per-layer depthwise, q8_dw.h, runs the dw row kernel too). */
 bool cc_fq8_isa_runs(enum cc_fq8_isa isa);
 enum cc_fq8_isa cc_fq8_isa_best(void);
 const char *cc_fq8_isa_name(enum cc_fq8_isa isa);
+const struct cc_fq8_kernels *cc_fq8_kernels_of(enum cc_fq8_isa isa);
+
+/* Channel padding of the kernels' buffers: the widest kernel's block (AVX-512: 2 x 16). */
+enum { CC_FQ8_PACK = 32 };
+
+/* A depthwise 3x3's (c, 9) weights w as (9, c_pad) int32 into wd; bias (c_pad) = the f32 bias
+ * b (or none) at in.scale * sw[ch] less in.zero_point * sum(w[ch]) (the kernels read x as it
+ * is, the padding holding the zero point); scale (c_pad) its requantization to out. */
+void cc_fq8_pack_dw(int32_t *wd, int32_t *bias, float *scale, int c_pad, const int8_t *w,
+                    const float *sw, const float *b, int c, struct cc_act_quant in,
+                    struct cc_act_quant out);
 
 struct cc_fq8_block {
     struct cc_fq8_desc d; // shapes and quantizations (weight pointers NULL)

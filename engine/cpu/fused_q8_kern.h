@@ -21,7 +21,7 @@
  * once per group of 4 inputs for the block, each pixel's 4 input bytes broadcast once per
  * group and block; then the requantization (and the add), whole vectors where the channels
  * exist, else through a buffer. Depthwise: FQ_DWPX pixels x one vector of channels, the 9 tap
- * weights in registers for the row.
+ * weights in registers for the row, each input column loaded once for the pixels reading it.
  */
 #include <string.h>
 
@@ -165,27 +165,35 @@ FQ_TARGET void FQ_NAME(cc_fq8_gemm_)(const struct cc_fq8_gemm *g)
 }
 
 #ifndef FQ_NO_DW
-/* Pixels [ox, ox + px) of d, channels [c0, c0 + FQ_N); w: the 9 tap vectors. */
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + FQ_N); w: the 9 tap vectors; stride st (px and
+ * st constant at each call). Each input column of a kernel row is loaded (and widened) once
+ * for the px pixels that read it: stride * (px - 1) + 3 loads a row, not 3 * px. */
 FQ_INLINE void FQ_DWB(const struct cc_fq8_dw *d, int ox, const int px, int c0, const FQ_VI *w,
-                      FQ_VI bias)
+                      FQ_VI bias, const int st)
 {
-    FQ_VI acc[FQ_DWPX];
+    FQ_VI acc[FQ_DWPX], col[2 * FQ_DWPX + 1];
+    FQ_UNROLL
     for (int i = 0; i < px; i++)
         acc[i] = bias;
     for (int ky = 0; ky < 3; ky++) {
-        const int8_t *row = d->rows[ky] + (size_t)d->stride * ox * d->c_pad + c0;
+        const int8_t *row = d->rows[ky] + (size_t)st * ox * d->c_pad + c0;
+        FQ_UNROLL
+        for (int j = 0; j < st * (px - 1) + 3; j++)
+            col[j] = FQ_LOADB(row + (size_t)j * d->c_pad);
+        FQ_UNROLL
         for (int kx = 0; kx < 3; kx++)
-            for (int i = 0; i < px; i++)
-                acc[i] = FQ_ADDI(acc[i],
-                                 FQ_MULLOI(FQ_LOADB(row + (size_t)(d->stride * i + kx) * d->c_pad),
-                                           w[ky * 3 + kx]));
+            FQ_UNROLL
+        for (int i = 0; i < px; i++)
+            acc[i] = FQ_ADDI(acc[i], FQ_MULLOI(col[st * i + kx], w[ky * 3 + kx]));
     }
+    FQ_UNROLL
     for (int i = 0; i < px; i++)
         FQ_STOREB(d->y + (size_t)(ox + i) * d->c_pad + c0,
                   FQ_REQ(acc[i], d->scale + c0, d->lo, d->hi, d->zp));
 }
 
-FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
+/* The row of d at stride st (constant at each call). */
+FQ_INLINE void FQ_NAME(fq_dw_row_)(const struct cc_fq8_dw *d, const int st)
 {
     for (int c0 = 0; c0 < d->c; c0 += FQ_N) {
         FQ_VI w[9];
@@ -194,10 +202,18 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
         FQ_VI bias = FQ_LOADI(d->bias + c0);
         int ox = 0;
         for (; ox + FQ_DWPX <= d->wo; ox += FQ_DWPX)
-            FQ_DWB(d, ox, FQ_DWPX, c0, w, bias);
+            FQ_DWB(d, ox, FQ_DWPX, c0, w, bias, st);
         for (; ox < d->wo; ox++)
-            FQ_DWB(d, ox, 1, c0, w, bias);
+            FQ_DWB(d, ox, 1, c0, w, bias, st);
     }
+}
+
+FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
+{
+    if (d->stride == 1)
+        FQ_NAME(fq_dw_row_)(d, 1);
+    else
+        FQ_NAME(fq_dw_row_)(d, 2);
 }
 #endif
 

@@ -60,6 +60,9 @@
  *     Kept where it measures faster than the XNNPACK conv plus that transpose and convert,
  *     remembered as 'S'; CAMCLASS_CPU_Q8STEM (off, on, avx512vnni, avxvnni, avx2, c)
  *     switches it.
+ *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it. An int8 depthwise 3x3
+ *     likewise on our own (q8_dw.h: the fused block's depthwise rows), remembered as 'e';
+ *     CAMCLASS_CPU_Q8DW (off, on, a kernel family) switches it.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
@@ -112,6 +115,9 @@ static void xnn_destroy(void *p)
         if (s->steps[n].q8stem)
             cc_q8_stem_finish(s->steps[n].q8stem);
         free(s->steps[n].q8stem);
+        if (s->steps[n].q8dw)
+            cc_q8_dw_finish(s->steps[n].q8dw);
+        free(s->steps[n].q8dw);
     }
     for (int t = 0; s->places && t < s->model->n_tensors; t++) {
         struct place *pl = &s->places[t];
@@ -169,7 +175,8 @@ static bool read_modes(struct xnn_state *s, struct cc_error *err)
         !cc_f32_pw_mode_parse(getenv("CAMCLASS_CPU_PW"), &s->pw_mode, err) ||
         !cc_conv3x3_mode_parse(getenv("CAMCLASS_CPU_CONV3X3"), &s->direct_mode, err) ||
         !cc_q8_gemm_mode_parse(getenv("CAMCLASS_CPU_Q8GEMM"), &s->q8_mode, err) ||
-        !cc_q8_stem_mode_parse(getenv("CAMCLASS_CPU_Q8STEM"), &s->q8stem_mode, err))
+        !cc_q8_stem_mode_parse(getenv("CAMCLASS_CPU_Q8STEM"), &s->q8stem_mode, err) ||
+        !cc_q8_dw_mode_parse(getenv("CAMCLASS_CPU_Q8DW"), &s->q8dw_mode, err))
         return false;
     cc_pool_choice_init(&s->pool_choice, pool_mode);
     return true;
@@ -222,6 +229,8 @@ static void describe(struct xnn_state *s)
         APPEND(", %d int8 1x1 GEMMs (%s)", s->n_q8, cc_fq8_isa_name(cc_q8_gemm_isa_best()));
     if (s->n_q8stem)
         APPEND(", int8 stem (%s)", cc_fq8_isa_name(s->q8stem_mode.isa));
+    if (s->n_q8dw)
+        APPEND(", %d int8 depthwise (%s)", s->n_q8dw, cc_fq8_isa_name(s->q8dw_mode.isa));
     if (s->n_int8)
         APPEND(", int8");
 #undef APPEND
@@ -314,6 +323,9 @@ static bool run_node(struct xnn_state *s, int n, struct cc_error *err)
         break;
     case STEP_Q8STEM:
         cc_q8_stem_run(st->q8stem, s->input, out, s->run_pool);
+        break;
+    case STEP_Q8DW:
+        cc_q8_dw_run(st->q8dw, in, out, s->run_pool);
         break;
     case STEP_SKIP:
     case STEP_ALIAS:

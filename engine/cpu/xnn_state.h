@@ -19,6 +19,7 @@
 #include "fused_q8.h"
 #include "plan.h"
 #include "pool_choice.h"
+#include "q8_dw.h"
 #include "q8_gemm.h"
 #include "q8_stem.h"
 #include "stem_conv.h"
@@ -67,6 +68,7 @@ enum step_kind {
     STEP_PW,       // f32 1x1 convolution as our own GEMM (f32_gemm.h), measured faster
     STEP_Q8GEMM,   // int8 1x1 convolution on our own GEMM (q8_gemm.h), measured faster
     STEP_Q8STEM,   // the int8 stem from the caller's f32 NCHW input (q8_stem.h), measured faster
+    STEP_Q8DW,     // int8 depthwise 3x3 convolution, our own (q8_dw.h), measured faster
 };
 
 /* A fused block's step: the block (f32: b; int8: q) and its input and output in the arena
@@ -106,6 +108,7 @@ struct step {
     struct cc_f32_pw *pw;      // STEP_PW: owned (cc_f32_pw_finish, free); NULL otherwise
     struct cc_q8_gemm *q8;     // STEP_Q8GEMM: owned (cc_q8_gemm_finish, free); NULL otherwise
     struct cc_q8_stem *q8stem; // STEP_Q8STEM: owned (cc_q8_stem_finish, free); NULL otherwise
+    struct cc_q8_dw *q8dw;     // STEP_Q8DW: owned (cc_q8_dw_finish, free); NULL otherwise
 };
 
 struct xnn_state {
@@ -128,7 +131,7 @@ struct xnn_state {
     int n_timings;
     int n_int8;         // nodes computing in int8 (for the device name)
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
-    // Measured choices from the cache, 'b'/'x'/'s'/'f'/'p'/'d'/'w'/'q'/'S' per such conv; or NULL.
+    // Measured choices from the cache, a letter per conv and linear (xnn_steps.c); or NULL.
     const char *remembered;
     struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
     int n_stem;                       // steps that are the direct stem
@@ -146,6 +149,8 @@ struct xnn_state {
     // CAMCLASS_CPU_Q8STEM (q8_stem.h), read at create; steps that are our int8 stem.
     struct cc_q8_stem_mode q8stem_mode;
     int n_q8stem;
+    struct cc_q8_dw_mode q8dw_mode; // CAMCLASS_CPU_Q8DW (q8_dw.h), read at create
+    int n_q8dw;                     // steps that are our int8 depthwise
     bool input_direct; // only direct stems (f32 or int8) read the graph input: it is neither
                        // transposed in nor converted to int8
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned

@@ -9,12 +9,12 @@
 #include "xnn_resfuse.h"
 #include "xnn_steps.h"
 
-/* Whether node n has a character in the layer-choice cache: a one-group convolution, f32 (which
- * BLIS, the stem or a fused block may run) or int8 (which a fused block or our int8 GEMM may
- * run), or a linear (int8: our GEMM may run it). */
+/* Whether node n has a character in the layer-choice cache: a convolution, f32 one-group
+ * (which BLIS, the stem or a fused block may run) or int8 (which a fused block, our int8 GEMM
+ * or, depthwise, our int8 depthwise may run), or a linear (int8: our GEMM may run it). */
 static bool has_choice(const struct cc_node *n)
 {
-    return (n->op == CC_OP_CONV2D && n->attrs.conv.groups == 1) || n->op == CC_OP_LINEAR;
+    return n->op == CC_OP_CONV2D || n->op == CC_OP_LINEAR;
 }
 
 /* Node n's index among the convolutions that have a character in the layer-choice cache. */
@@ -81,6 +81,9 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
                            s->places[node->outputs[0]].data, s->pool);
         else if (st->kind == STEP_Q8STEM)
             cc_q8_stem_run(st->q8stem, probe, s->places[node->outputs[0]].data, s->pool);
+        else if (st->kind == STEP_Q8DW)
+            cc_q8_dw_run(st->q8dw, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
+                         s->places[node->outputs[0]].data, s->pool);
         else
             cc_xnn_work_run(&st->work, s->pool, node, NULL);
         double t = cc_now_ms() - t0;
@@ -201,6 +204,31 @@ static void free_q8(struct step *st)
         cc_q8_gemm_finish(st->q8);
     free(st->q8);
     st->q8 = NULL;
+    if (st->q8dw)
+        cc_q8_dw_finish(st->q8dw);
+    free(st->q8dw);
+    st->q8dw = NULL;
+}
+
+/* Whether node n keeps own (our int8 GEMM or depthwise, cache letter letter) in place of its
+ * XNNPACK step: always when forced; where the cache remembers it (a remembered 'f' with fused
+ * blocks off: measured again); where a layer of the same shape before chose it; else where it
+ * is faster, min of 3 runs after a warm-up each. */
+static bool keep_own(struct xnn_state *s, int n, const struct step *own, char letter, bool forced)
+{
+    const struct cc_node *node = &s->model->nodes[n];
+    struct step *st = &s->steps[n];
+    int twin = same_shape_before(s, n);
+    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
+    if (forced)
+        return true;
+    if (was && !(s->fused_mode == CC_FUSED_OFF && was == 'f'))
+        return was == letter;
+    if (twin >= 0)
+        return s->steps[twin].kind == own->kind;
+    min_time(s, node, st, NULL, 1);
+    min_time(s, node, own, NULL, 1);
+    return min_time(s, node, own, NULL, 3) < min_time(s, node, st, NULL, 3);
 }
 
 /* For an int8 1x1 convolution whose XNNPACK operator is built (q8_gemm.h says which): prepares
@@ -225,20 +253,8 @@ static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options
     if (!cc_q8_gemm_init(st->q8, &d, cc_q8_gemm_isa_best(), (int)cc_xnn_pool_threads(s), err))
         return false; // st->q8: freed by xnn_destroy
     st->q8->yield = yield;
-    bool keep = forced;
-    int twin = same_shape_before(s, n);
-    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
-    if (!forced && was && !(s->fused_mode == CC_FUSED_OFF && was == 'f')) {
-        keep = was == 'q';
-    } else if (!forced && twin >= 0) {
-        keep = s->steps[twin].kind == STEP_Q8GEMM;
-    } else if (!forced) {
-        struct step q8 = {.kind = STEP_Q8GEMM, .q8 = st->q8};
-        min_time(s, node, st, NULL, 1);
-        min_time(s, node, &q8, NULL, 1);
-        keep = min_time(s, node, &q8, NULL, 3) < min_time(s, node, st, NULL, 3);
-    }
-    if (!keep) {
+    struct step q8 = {.kind = STEP_Q8GEMM, .q8 = st->q8};
+    if (!keep_own(s, n, &q8, 'q', forced)) {
         free_q8(st);
         return true;
     }
@@ -254,6 +270,38 @@ static int direct_way(const struct cc_conv3x3 *p)
     return !p->wino ? 0 : p->wino_m == 4 ? 2 : 1;
 }
 
+/* For an int8 depthwise 3x3 convolution whose XNNPACK operator is built (q8_dw.h says which):
+ * prepares our depthwise too (yield: n's is the run's last operator) and keeps it as keep_own
+ * says ('e'): always with CAMCLASS_CPU_Q8DW=on (or a kernel family), not with off or a forced
+ * cpu_pointwise. */
+static bool choose_q8dw(struct xnn_state *s, int n, const struct cc_engine_options *opts,
+                        bool yield, struct cc_error *err)
+{
+    const struct cc_node *node = &s->model->nodes[n];
+    struct step *st = &s->steps[n];
+    bool forced = s->q8dw_mode.kind == CC_FUSED_ON;
+    bool measure = s->q8dw_mode.kind == CC_FUSED_MEASURE &&
+                   (!opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE);
+    struct cc_q8_dw_desc d;
+    if ((!forced && !measure) || !st->int8 || st->kind != STEP_XNN ||
+        !cc_q8_dw_from_node(s->model, node, &d))
+        return true;
+    if (!(st->q8dw = calloc(1, sizeof(*st->q8dw))))
+        return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
+    if (!cc_q8_dw_init(st->q8dw, &d, s->q8dw_mode.isa, (int)cc_xnn_pool_threads(s), err))
+        return false; // st->q8dw: freed by xnn_destroy
+    st->q8dw->yield = yield;
+    struct step own = {.kind = STEP_Q8DW, .q8dw = st->q8dw};
+    if (!keep_own(s, n, &own, 'e', forced)) {
+        free_q8(st);
+        return true;
+    }
+    cc_xnn_work_finish(&st->work);
+    st->kind = STEP_Q8DW;
+    s->n_q8dw++;
+    return true;
+}
+
 /* Frees node n's operators (or GEMM): the stem or a fused block computes it now. */
 static void release_step(struct xnn_state *s, int n)
 {
@@ -264,6 +312,7 @@ static void release_step(struct xnn_state *s, int n)
     s->n_wino -= st->kind == STEP_DIRECT && st->direct->wino;
     s->n_wino4 -= st->kind == STEP_DIRECT && direct_way(st->direct) == 2;
     s->n_q8 -= st->kind == STEP_Q8GEMM;
+    s->n_q8dw -= st->kind == STEP_Q8DW;
     cc_xnn_work_finish(&st->work);
     if (st->pw)
         cc_f32_pw_finish(st->pw);
@@ -572,7 +621,7 @@ static bool fusable(const struct xnn_state *s, const struct cc_fused_match *f, b
     for (int k = f->first; k <= f->last; k++)
         if (s->steps[k].int8 != *int8 ||
             (s->steps[k].kind != STEP_XNN &&
-             (*int8 ? s->steps[k].kind != STEP_Q8GEMM
+             (*int8 ? s->steps[k].kind != STEP_Q8GEMM && s->steps[k].kind != STEP_Q8DW
                     : s->steps[k].kind != STEP_BLIS && s->steps[k].kind != STEP_PW)))
             return false;
     enum store type = *int8 ? STORE_QS8 : STORE_F32;
@@ -710,7 +759,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
             bool yield = b.flags & XNN_FLAG_YIELD_WORKERS;
             if (!choose_pw(s, n, opts, yield, err) || !choose_direct(s, n, opts, yield, err) ||
                 !choose_stem(s, n, opts, yield, err) || !choose_q8(s, n, opts, yield, err) ||
-                !choose_q8stem(s, n, opts, yield, err))
+                !choose_q8stem(s, n, opts, yield, err) || !choose_q8dw(s, n, opts, yield, err))
                 return false;
         }
         int out = node->outputs[0];
@@ -721,17 +770,47 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
     return true;
 }
 
+/* The layer-choice cache's letter for a conv or linear's step: b BLIS, p our f32 1x1 GEMM,
+ * d / w / v our k x k conv (direct, Winograd F(2x2), F(4x4)), s the f32 stem, q our int8 1x1
+ * GEMM, S the int8 stem, e our int8 depthwise, f a fused block's, x XNNPACK's. */
+static char step_letter(const struct step *st)
+{
+    switch (st->kind) {
+    case STEP_PW:
+        return 'p';
+    case STEP_BLIS:
+        return 'b';
+    case STEP_DIRECT:
+        return "dwv"[direct_way(st->direct)];
+    case STEP_STEM:
+        return 's';
+    case STEP_Q8GEMM:
+        return 'q';
+    case STEP_Q8STEM:
+        return 'S';
+    case STEP_Q8DW:
+        return 'e';
+    case STEP_FUSED:
+    case STEP_SKIP:
+        return 'f';
+    default:
+        return 'x';
+    }
+}
+
 // The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
 // block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
 // f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
 // cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
 // or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'S', our int8
 // stem (a cache of 9 remembers XNNPACK's for it, unmeasured), 'v', our own 3x3 conv as
-// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)), and 'p' also for 1x1 convs with hardswish (a
-// cache of 9 remembers them as XNNPACK's). It is in the default
+// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)), 'p' also for 1x1 convs with hardswish (a cache
+// of 9 remembers them as XNNPACK's), 'e', our int8 depthwise, and a letter for every
+// convolution (depthwise and grouped too). It is in the default
 // file's name as well as its header, so that builds of different formats sharing one cache
 // folder keep a file each instead of rewriting one file at every start.
 #define CHOICES_FORMAT "10"
+#define CHOICE_LETTERS "bxsfpdwvqSe"
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
@@ -764,7 +843,7 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     for (int n = 0; n < m->n_nodes; n++)
         count += has_choice(&m->nodes[n]);
     if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, "bxsfpdwqSv") == strlen(got))
+        strspn(got, CHOICE_LETTERS) == strlen(got))
         s->remembered = got;
     bool ok = build_steps(s, opts, err);
     for (int n = 0; ok && n < m->n_nodes; n++)
@@ -772,18 +851,12 @@ bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opt
     if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
         s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
         s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE &&
-        s->q8_mode == CC_FUSED_MEASURE && s->q8stem_mode.kind == CC_FUSED_MEASURE) {
+        s->q8_mode == CC_FUSED_MEASURE && s->q8stem_mode.kind == CC_FUSED_MEASURE &&
+        s->q8dw_mode.kind == CC_FUSED_MEASURE) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (has_choice(&m->nodes[n]))
-                got[i++] = s->steps[n].kind == STEP_PW       ? 'p'
-                           : s->steps[n].kind == STEP_BLIS   ? 'b'
-                           : s->steps[n].kind == STEP_DIRECT ? "dwv"[direct_way(s->steps[n].direct)]
-                           : s->steps[n].kind == STEP_STEM   ? 's'
-                           : s->steps[n].kind == STEP_Q8GEMM ? 'q'
-                           : s->steps[n].kind == STEP_Q8STEM ? 'S'
-                           : s->steps[n].kind == STEP_FUSED || s->steps[n].kind == STEP_SKIP ? 'f'
-                                                                                             : 'x';
+                got[i++] = step_letter(&s->steps[n]);
         got[i] = '\0';
         struct cc_error ignored = {0};
         cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);

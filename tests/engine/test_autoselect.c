@@ -156,9 +156,10 @@ static void test_cpu_choices(const char *bundle, const char *dir)
     // One letter a layer: b BLIS, x XNNPACK, s the direct stem (the first conv, where faster),
     // f a conv of a fused inverted-residual block (where faster), p the own f32 1x1 GEMM, d / w
     // / v our own k x k conv, direct / Winograd F(2x2) / F(4x4) (conv3x3.h; here only the 3x3
-    // stride-2 first conv can be d); q the int8 1x1 GEMM and S the int8 stem (an f32 model has
-    // neither); the last: the classifier (a linear).
-    CHECKF(text && strncmp(text, "camclass cpu layer choices 10\n", 30) == 0 && tab && n == 36 &&
+    // stride-2 first conv can be d); q the int8 1x1 GEMM, S the int8 stem, e the int8 depthwise
+    // (an f32 model has none; its 17 depthwise convs have a letter too, x or f); the last: the
+    // classifier (a linear).
+    CHECKF(text && strncmp(text, "camclass cpu layer choices 10\n", 30) == 0 && tab && n == 53 &&
                (int)strspn(tab + 1, "bxsfpdwv") == n && count_lines(text) == 2,
            "cpu choices file: %s", text ? text : "(none)");
     if (tab) {
@@ -193,7 +194,7 @@ static void test_cpu_choices(const char *bundle, const char *dir)
         cc_engine_destroy(e);
         char *again = read_text(path);
         const char *t2 = again ? strrchr(again, '\t') : NULL;
-        CHECKF(t2 && (int)strcspn(t2 + 1, "\n") == 36, "short line rewritten: %s",
+        CHECKF(t2 && (int)strcspn(t2 + 1, "\n") == 53, "short line rewritten: %s",
                again ? again : "(none)");
         free(again);
     }

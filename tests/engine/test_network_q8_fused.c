@@ -9,11 +9,12 @@
  * all 17 blocks fused in int8 and its outputs equal the unfused ones exactly: the fused
  * block computes XNNPACK's int8 arithmetic value for value, so no error may accumulate over
  * the 17 blocks. Likewise every 1x1 conv and the classifier on our int8 GEMM
- * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's, and the stem
- * on our int8 stem (CAMCLASS_CPU_Q8STEM=on, the rest off: engine/cpu/q8_stem.h, which
- * quantizes the f32 input itself) against XNNPACK's convert and conv. Also: a layer-choice
- * cache written for the int8 model (measured) has one letter per one-group conv and linear,
- * 'x', 'f', 'q' or 'S', and a forged all-'f' line is obeyed.
+ * (CAMCLASS_CPU_Q8GEMM=on, fused off: engine/cpu/q8_gemm.h) against XNNPACK's, every
+ * depthwise conv on our int8 depthwise (CAMCLASS_CPU_Q8DW=on: engine/cpu/q8_dw.h) beside them,
+ * and the stem on our int8 stem (CAMCLASS_CPU_Q8STEM=on, the rest off: engine/cpu/q8_stem.h,
+ * which quantizes the f32 input itself) against XNNPACK's convert and conv. Also: a
+ * layer-choice cache written for the int8 model (measured) has one letter per conv and linear,
+ * 'x', 'f', 'q', 'S' or 'e', and forged all-'f' and all-'e' lines are obeyed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +27,20 @@
 enum {
     BLOCKS = 17,    // mobilenet_v2's inverted-residual blocks
     POINTWISE = 35, // its 1x1 convs (16 expand, 17 project, features.18) and the classifier
+    DEPTHWISE = 17, // its depthwise 3x3 convs, one a block
 };
 
-/* q8, q8stem: CAMCLASS_CPU_Q8GEMM's and CAMCLASS_CPU_Q8STEM's values, "off" where fused is
- * "off" and they are NULL, else "measure". */
-static struct cc_engine *create_modes(const char *bundle, const char *fused, const char *q8,
-                                      const char *q8stem, int threads, const char *cache)
+/* A value of CAMCLASS_CPU_Q8GEMM, _Q8STEM or _Q8DW: the given one, else "off" where fused is
+ * "off". */
+static const char *mode_or(const char *given, const char *fused)
+{
+    return given ? given : strcmp(fused, "off") ? "measure" : "off";
+}
+
+/* q8, q8stem, q8dw: CAMCLASS_CPU_Q8GEMM's, _Q8STEM's and _Q8DW's values (mode_or). */
+static struct cc_engine *create_own(const char *bundle, const char *fused, const char *q8,
+                                    const char *q8stem, const char *q8dw, int threads,
+                                    const char *cache)
 {
     struct cc_error err = {0};
     struct cc_engine_options o = cc_engine_options_default();
@@ -40,24 +49,19 @@ static struct cc_engine *create_modes(const char *bundle, const char *fused, con
     o.cpu_cache = cache;
     o.poison = true;
     setenv("CAMCLASS_CPU_FUSED", fused, 1);
-    setenv("CAMCLASS_CPU_Q8GEMM", q8 ? q8 : strcmp(fused, "off") ? "measure" : "off", 1);
-    setenv("CAMCLASS_CPU_Q8STEM", q8stem ? q8stem : strcmp(fused, "off") ? "measure" : "off", 1);
+    setenv("CAMCLASS_CPU_Q8GEMM", mode_or(q8, fused), 1);
+    setenv("CAMCLASS_CPU_Q8STEM", mode_or(q8stem, fused), 1);
+    setenv("CAMCLASS_CPU_Q8DW", mode_or(q8dw, fused), 1);
     struct cc_engine *e = cc_engine_create(bundle, &o, &err);
-    CHECKF(e != NULL, "cpu engine, fused %s, q8 %s, q8 stem %s, %d thread(s): %s", fused,
-           q8 ? q8 : "-", q8stem ? q8stem : "-", threads, err.msg);
+    CHECKF(e != NULL, "cpu engine, fused %s, q8 %s, q8 stem %s, q8 dw %s, %d thread(s): %s",
+           fused, q8 ? q8 : "-", q8stem ? q8stem : "-", q8dw ? q8dw : "-", threads, err.msg);
     return e;
-}
-
-static struct cc_engine *create_q8(const char *bundle, const char *fused, const char *q8,
-                                   int threads, const char *cache)
-{
-    return create_modes(bundle, fused, q8, NULL, threads, cache);
 }
 
 static struct cc_engine *create(const char *bundle, const char *fused, int threads,
                                 const char *cache)
 {
-    return create_q8(bundle, fused, NULL, threads, cache);
+    return create_own(bundle, fused, NULL, NULL, NULL, threads, cache);
 }
 
 /* Output of e on input seed (count values uniform in [-2, 2]); malloc'd, NULL on failure. */
@@ -98,8 +102,9 @@ static void compare(const char *bundle, int threads)
 {
     struct cc_engine *layers = create(bundle, "off", threads, "");
     struct cc_engine *fused = create(bundle, "on", threads, "");
-    struct cc_engine *q8 = create_q8(bundle, "off", "on", threads, "");
-    if (!layers || !fused || !q8)
+    struct cc_engine *q8 = create_own(bundle, "off", "on", NULL, NULL, threads, "");
+    struct cc_engine *dw = create_own(bundle, "off", "on", NULL, "on", threads, "");
+    if (!layers || !fused || !q8 || !dw)
         goto done;
     const char *name = cc_engine_device_name(fused);
     char want[64];
@@ -114,17 +119,24 @@ static void compare(const char *bundle, int threads)
     CHECKF(!strstr(cc_engine_device_name(layers), "GEMMs"), "layers: %s",
            cc_engine_device_name(layers));
     compare_with("q8 GEMM", layers, q8, threads);
+    name = cc_engine_device_name(dw);
+    snprintf(want, sizeof(want), ", %d int8 depthwise (", DEPTHWISE);
+    printf("%d thread(s): %s\n", threads, name);
+    CHECKF(strstr(name, want) && !strstr(name, "fused"), "not every depthwise ours: %s", name);
+    CHECKF(!strstr(cc_engine_device_name(q8), "depthwise"), "q8: %s", cc_engine_device_name(q8));
+    compare_with("q8 GEMM + depthwise", layers, dw, threads);
 done:
     cc_engine_destroy(layers);
     cc_engine_destroy(fused);
     cc_engine_destroy(q8);
+    cc_engine_destroy(dw);
 }
 
 /* The stem on our int8 stem, the rest on XNNPACK, against XNNPACK alone. */
 static void compare_stem(const char *bundle, int threads)
 {
     struct cc_engine *layers = create(bundle, "off", threads, "");
-    struct cc_engine *stem = create_modes(bundle, "off", "off", "on", threads, "");
+    struct cc_engine *stem = create_own(bundle, "off", "off", "on", NULL, threads, "");
     if (layers && stem) {
         const char *name = cc_engine_device_name(stem);
         printf("%d thread(s): %s\n", threads, name);
@@ -154,7 +166,7 @@ static void check_cache(const char *bundle)
         fclose(f);
     char *tab = strrchr(text, '\t');
     int n = tab ? (int)strcspn(tab + 1, "\n") : 0;
-    CHECKF(tab && n == 36 && (int)strspn(tab + 1, "xfqS") == n, "int8 choices: %s", text);
+    CHECKF(tab && n == 53 && (int)strspn(tab + 1, "xfqSe") == n, "int8 choices: %s", text);
     if (tab) {
         memset(tab + 1, 'f', (size_t)n);
         f = fopen(path, "w");
@@ -167,6 +179,18 @@ static void check_cache(const char *bundle)
         snprintf(want, sizeof(want), ", %d fused blocks (", BLOCKS);
         CHECKF(e && strstr(cc_engine_device_name(e), want), "all-'f' line obeyed: %s",
                e ? cc_engine_device_name(e) : "-");
+        cc_engine_destroy(e);
+        memset(tab + 1, 'e', (size_t)n); // only the depthwise convs can be ours
+        f = fopen(path, "w");
+        if (CHECK(f != NULL)) {
+            fputs(text, f);
+            fclose(f);
+        }
+        e = create(bundle, "measure", 1, path);
+        snprintf(want, sizeof(want), ", %d int8 depthwise (", DEPTHWISE);
+        CHECKF(e && strstr(cc_engine_device_name(e), want) &&
+                   !strstr(cc_engine_device_name(e), "GEMMs"),
+               "all-'e' line obeyed: %s", e ? cc_engine_device_name(e) : "-");
         cc_engine_destroy(e);
     }
     unlink(path);
@@ -192,6 +216,12 @@ static void check_bad_mode(const char *bundle)
     e = cc_engine_create(bundle, &o, &err);
     CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8STEM=\"fast\""), "bad CAMCLASS_CPU_Q8STEM: %s",
            e ? "accepted" : err.msg);
+    cc_engine_destroy(e);
+    setenv("CAMCLASS_CPU_Q8STEM", "measure", 1);
+    setenv("CAMCLASS_CPU_Q8DW", "fast", 1);
+    e = cc_engine_create(bundle, &o, &err);
+    CHECKF(!e && strstr(err.msg, "CAMCLASS_CPU_Q8DW=\"fast\"") && strstr(err.msg, "measure"),
+           "bad CAMCLASS_CPU_Q8DW: %s", e ? "accepted" : err.msg);
     cc_engine_destroy(e);
 }
 
