@@ -151,8 +151,8 @@ struct xnn_state {
     int n_q8stem;
     struct cc_q8_dw_mode q8dw_mode; // CAMCLASS_CPU_Q8DW (q8_dw.h), read at create
     int n_q8dw;                     // steps that are our int8 depthwise
-    bool input_direct; // only direct stems (f32 or int8) read the graph input: it is neither
-                       // transposed in nor converted to int8
+    bool input_direct;  // only direct stems (f32 or int8) read the graph input: it is neither
+                        // transposed in nor converted to int8
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned
     int tap;            // the tapped tensor (kept by the plan), -1 for none
     float *tap_f32;     // (its count) an int8 tap dequantized, NHWC; owned; NULL otherwise
