@@ -10,7 +10,8 @@
 # seeded random weights; the int8 bundle has int8 activations too), each also with
 # CAMCLASS_CPU_FUSED=off (no fused inverted-residual blocks), fp32 with CAMCLASS_CPU_PW=off (no
 # own 1x1 GEMM, engine/cpu/f32_gemm.h), int8 with CAMCLASS_CPU_Q8GEMM=off (no int8 1x1 convs on
-# our own GEMM) and with CAMCLASS_CPU_Q8STEM=off (no own int8 stem, engine/cpu/q8_stem.h), both
+# our own GEMM), with CAMCLASS_CPU_Q8STEM=off (no own int8 stem, engine/cpu/q8_stem.h) and with
+# CAMCLASS_CPU_Q8DW=off (no own int8 depthwise, engine/cpu/q8_dw.h), both
 # again with an AVX2-only host's kernels (where the test build has the shim, below), camclass
 # vulkan fp32 and int8 (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
@@ -75,6 +76,7 @@ engines=(
   "camclass cpu int8, CAMCLASS_CPU_FUSED=off|env CAMCLASS_CPU_FUSED=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8, CAMCLASS_CPU_Q8GEMM=off|env CAMCLASS_CPU_Q8GEMM=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass cpu int8, CAMCLASS_CPU_Q8STEM=off|env CAMCLASS_CPU_Q8STEM=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
+  "camclass cpu int8, CAMCLASS_CPU_Q8DW=off|env CAMCLASS_CPU_Q8DW=off $bench $int8 --backend cpu --threads THREADS --runs $runs"
   "camclass vulkan fp32 (lavapipe)|$bench $fp32 --backend vulkan --runs $runs"
   "camclass vulkan int8 (lavapipe)|$bench $int8 --backend vulkan --runs $runs"
   "PyTorch jit (optimize_for_inference)|$py tools/bench_torch.py --variant jit --threads THREADS --runs $runs"
