@@ -1,6 +1,6 @@
 /* camclass — the int8 1x1 GEMM (see q8_gemm.h): the portable C kernel, the kernel table, the
  * check, the packing, the threaded run and the match from a model. The x86-64 kernels are in
- * q8_gemm_x86.c, the AArch64 ones in q8_gemm_arm.c. */
+ * q8_gemm_x86.c and q8_gemm_avx2.c, the AArch64 ones in q8_gemm_arm.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +35,11 @@ static const struct {
     cc_q8_kernel kernel;
     int nr;
     bool signed_x; // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
+    bool wide;     // weights widened to int16 pairs (q8_gemm.h's layout), not bytes
 } kernels[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {kernel_c, NR_C},
 #if defined(__x86_64__)
-    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_YMM},
+    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_AVX2, true, true},
     [CC_FQ8_AVXVNNI] = {cc_q8_kernel_avxvnni, CC_Q8_NR_YMM},
     [CC_FQ8_AVX512VNNI] = {cc_q8_kernel_avx512vnni, CC_Q8_NR_ZMM},
 #endif
@@ -90,18 +91,23 @@ static void *aligned_zeros(size_t bytes)
     return p;
 }
 
-/* d's weights into g's panels; bias = the int32 bias at sx * sw[o] (XNNPACK's rounding,
- * cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o]) for the kernels of signed
- * products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
+/* d's weights into g's panels (bytes, or int16 pairs for the wide kernels); bias = the int32 bias
+ * at sx * sw[o] (XNNPACK's rounding, cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o])
+ * for the kernels of signed products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
 static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
 {
-    int k4 = (d->k + 3) / 4, x_add = kernels[g->isa].signed_x ? 0 : 128;
+    int x_add = kernels[g->isa].signed_x ? 0 : 128;
+    bool wide = kernels[g->isa].wide;
     for (int o = 0; o < d->n; o++) {
-        int8_t *panel = g->w + (size_t)(o / g->nr) * k4 * g->nr * 4;
+        int8_t *panel = g->w + (size_t)(o / g->nr) * g->panel_bytes;
+        int16_t *pairs = (int16_t *)(void *)panel;
         int64_t sum = 0;
         for (int i = 0; i < d->k; i++) {
             int8_t v = d->w[(size_t)o * d->k + i];
-            panel[((size_t)(i / 4) * g->nr + o % g->nr) * 4 + i % 4] = v;
+            if (wide)
+                pairs[((size_t)(i / 2) * g->nr + o % g->nr) * 2 + i % 2] = v;
+            else
+                panel[((size_t)(i / 4) * g->nr + o % g->nr) * 4 + i % 4] = v;
             sum += v;
         }
         int32_t q = 0;
@@ -138,7 +144,8 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     g->panels = (d->n + g->nr - 1) / g->nr;
     g->tile_m = tile_pixels(d->m, g->panels, threads);
     size_t outs = (size_t)g->panels * g->nr;
-    g->w = aligned_zeros(outs * (size_t)((d->k + 3) / 4) * 4);
+    g->panel_bytes = (size_t)g->nr * (size_t)((d->k + 3) / 4) * 4 * (kernels[isa].wide ? 2 : 1);
+    g->w = aligned_zeros((size_t)g->panels * g->panel_bytes);
     g->bias = aligned_zeros(outs * sizeof(int32_t));
     g->scale = aligned_zeros(outs * sizeof(float));
     if (!g->w || !g->bias || !g->scale) {
@@ -177,14 +184,13 @@ static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
 {
     const struct run *r = ctx;
     const struct cc_q8_gemm *g = r->g;
-    size_t k4 = (size_t)(g->k + 3) / 4;
     for (size_t j = j0; j < j0 + jn; j++) {
         int n0 = (int)j * g->nr, left = g->n - n0;
         struct cc_q8_tile t = {
             .a = r->x + p0 * (size_t)g->k,
             .lda = (size_t)g->k,
             .ldg = 4,
-            .w = g->w + j * k4 * (size_t)g->nr * 4,
+            .w = g->w + j * g->panel_bytes,
             .bias = g->bias + n0,
             .scale = g->scale + n0,
             .m = (int)pn,

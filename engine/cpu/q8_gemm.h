@@ -11,7 +11,12 @@
  * each (k4, nr, 4) bytes: the 4 weights of inputs 4g..4g+3 of output o of panel j at
  * ((j * k4 + g) * nr + o) * 4, zeros past k and n; the input is read as unsigned (x + 128)
  * and 128 * sum(w) folded into the bias with the zero point (as fused_q8.h), except by the
- * NEON kernels, which multiply signed bytes (x itself; their biases lack the 128 * sum(w)).
+ * NEON and AVX2 kernels, which multiply signed values (x itself; their biases lack the
+ * 128 * sum(w)). The AVX2 kernel's panels hold the weights widened to int16, in pairs: each
+ * (k4 * 2, nr, 2) int16, the weights of inputs 2q, 2q + 1 of output o of panel j at int16
+ * ((j * k4 * 2 + q) * nr + o) * 2 (twice the bytes); it widens its pixels' inputs to int16
+ * itself (AVX2 has no byte dot product without saturation, but vpmaddwd: one per pixel, 8
+ * outputs and 2 inputs).
  *
  * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs.
  * Kernels: those of fused_q8.h's families (enum cc_fq8_isa: AVX-512 VNNI, AVX-VNNI, AVX2,
@@ -64,7 +69,8 @@ typedef void (*cc_q8_kernel)(const struct cc_q8_tile *t);
 struct cc_q8_gemm {
     int m, k, n, nr, panels; // nr: outputs per panel; panels: n rounded up / nr
     int tile_m;              // pixels per task
-    int8_t *w;               // (panels, k4, nr, 4); owned
+    int8_t *w;               // (panels, k4, nr, 4), or int16 pairs (above); owned
+    size_t panel_bytes;      // one panel of w
     int32_t *bias;           // (panels * nr); owned
     float *scale;            // (panels * nr); owned
     float lo, hi;
@@ -102,8 +108,8 @@ bool cc_q8_gemm_mode_parse(const char *value, enum cc_fused_mode *mode, struct c
 bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
                           struct cc_q8_gemm_desc *d);
 
-/* The x86-64 kernels (q8_gemm_x86.c) and their panel widths. */
-enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16 };
+/* The x86-64 kernels (q8_gemm_x86.c; AVX2: q8_gemm_avx2.c) and their panel widths. */
+enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16, CC_Q8_NR_AVX2 = 24 };
 void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avx2(const struct cc_q8_tile *t);
