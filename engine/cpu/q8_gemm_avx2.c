@@ -72,16 +72,25 @@ INLINE void put(const struct cc_q8_tile *t, int8_t *c, int v, __m256i acc)
     memcpy(c + n0, buf, (size_t)left);
 }
 
-/* acc += pairs [0, pairs) of the widened inputs x (px rows of KC + 16) times the panel's pairs
- * at w, nv vectors; px and nv constant at each call. */
-INLINE void pairs_dot(__m256i acc[MR][NV], int16_t x[MR][KC + 16], const int16_t *w, int pairs,
-                      const int px, const int nv)
+/* A vector of 8 outputs' int16 weight pairs at w: stored so (w16), or as bytes. */
+INLINE __m256i weights(const int8_t *w, const bool w16)
 {
-    for (int q = 0; q < pairs; q++, w += NV * N * 2) {
+    if (w16)
+        return _mm256_loadu_si256((const __m256i *)(const void *)w);
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)w));
+}
+
+/* acc += pairs [0, pairs) of the widened inputs x (px rows of KC + 16) times the panel's pairs
+ * at w (int16 where w16, else bytes), nv vectors; px, nv and w16 constant at each call. */
+INLINE void pairs_dot(__m256i acc[MR][NV], int16_t x[MR][KC + 16], const int8_t *w, int pairs,
+                      const int px, const int nv, const bool w16)
+{
+    const int vbytes = N * 2 * (w16 ? 2 : 1);
+    for (int q = 0; q < pairs; q++, w += NV * vbytes) {
         __m256i wv[NV];
         UNROLL
         for (int v = 0; v < nv; v++)
-            wv[v] = _mm256_loadu_si256((const __m256i *)(const void *)(w + v * N * 2));
+            wv[v] = weights(w + v * vbytes, w16);
         UNROLL
         for (int i = 0; i < px; i++) {
             int32_t u;
@@ -95,7 +104,7 @@ INLINE void pairs_dot(__m256i acc[MR][NV], int16_t x[MR][KC + 16], const int16_t
 }
 
 /* Pixels [p0, p0 + px) of t, nv vectors of outputs; px and nv constant at each call. */
-INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv)
+INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv, const bool w16)
 {
     __m256i acc[MR][NV];
     UNROLL
@@ -107,13 +116,13 @@ INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv
     }
     int16_t x[MR][KC + 16] __attribute__((aligned(32)));
     const int8_t *a = t->a + (size_t)p0 * t->lda;
-    const int16_t *w = (const int16_t *)(const void *)t->w;
+    const int8_t *w = t->w;
     for (int k0 = 0; k0 < t->k; k0 += KC) {
         int kn = t->k - k0 < KC ? t->k - k0 : KC, pairs = (kn + 3) / 4 * 2;
         for (int i = 0; i < px; i++)
             widen(x[i], a + (size_t)i * t->lda, t->ldg, k0, kn);
-        pairs_dot(acc, x, w, pairs, px, nv);
-        w += (size_t)pairs * NV * N * 2;
+        pairs_dot(acc, x, w, pairs, px, nv, w16);
+        w += (size_t)pairs * NV * N * 2 * (w16 ? 2 : 1);
     }
     UNROLL
     for (int i = 0; i < px; i++)
@@ -123,26 +132,37 @@ INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv
 }
 
 /* Every pixel of t, nv vectors of outputs (constant at each call). */
-INLINE void rows(const struct cc_q8_tile *t, const int nv)
+INLINE void rows(const struct cc_q8_tile *t, const int nv, const bool w16)
 {
     int p = 0;
     for (; p + MR <= t->m; p += MR)
-        block(t, p, MR, nv);
+        block(t, p, MR, nv, w16);
     for (; p + 2 <= t->m; p += 2)
-        block(t, p, 2, nv);
+        block(t, p, 2, nv, w16);
     for (; p < t->m; p++)
-        block(t, p, 1, nv);
+        block(t, p, 1, nv, w16);
 }
 
 _Static_assert(NV == 2 || NV == 3, "the panel width CC_Q8_NR_AVX2: 16 or 24 outputs");
 
-TARGET void cc_q8_kernel_avx2(const struct cc_q8_tile *t)
+/* Every pixel of t (nv vectors of its outputs), weights int16 (w16) or bytes. */
+INLINE void tile(const struct cc_q8_tile *t, const bool w16)
 {
     int nv = (t->n_valid + N - 1) / N;
     if (nv >= NV)
-        rows(t, NV);
+        rows(t, NV, w16);
     else if (nv == 2) // NV 3 only
-        rows(t, 2);
+        rows(t, 2, w16);
     else
-        rows(t, 1);
+        rows(t, 1, w16);
+}
+
+TARGET void cc_q8_kernel_avx2(const struct cc_q8_tile *t)
+{
+    tile(t, true);
+}
+
+TARGET void cc_q8_kernel_avx2_w8(const struct cc_q8_tile *t)
+{
+    tile(t, false);
 }
