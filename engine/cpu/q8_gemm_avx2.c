@@ -8,6 +8,10 @@
  * 128 * sum(w)), widened to int16 by the kernel a chunk of KC inputs of a register block's
  * pixels at a time into a buffer on the stack, read back with vpbroadcastd (a load).
  *
+ * Layers of a few pixels (the classifier), where each weight is read about once and memory is
+ * the limit, keep the pairs as bytes, widened with vpmovsxbw as read (cc_q8_kernel_avx2_w8);
+ * elsewhere that cost more than it saved.
+ *
  * Register block: MR pixels x NV vectors (nr = NV * 8 outputs, CC_Q8_NR_AVX2): MR * NV
  * accumulators, NV weight vectors, a broadcast and a product in the 16 ymm registers. Then
  * XNNPACK's requantization of each vector, as q8_gemm_kern.h's. Pixels are read as the tile
