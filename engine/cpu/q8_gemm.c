@@ -1,6 +1,6 @@
 /* camclass — the int8 1x1 GEMM (see q8_gemm.h): the portable C kernel, the kernel table, the
  * check, the packing, the threaded run and the match from a model. The x86-64 kernels are in
- * q8_gemm_x86.c, the AArch64 ones in q8_gemm_arm.c. */
+ * q8_gemm_x86.c and q8_gemm_avx2.c, the AArch64 ones in q8_gemm_arm.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,10 @@
 #include "q8_gemm.h"
 #include "xnn_build.h"
 
-enum { NR_C = 16 }; // the portable kernel's panel width (any would do)
+enum {
+    NR_C = 16,       // the portable kernel's panel width (any would do)
+    FEW_PIXELS = 16, // fewer: each weight is read about once (the classifier), memory the limit
+};
 
 /* ------------------------------------------------------------------------------------------
  * The portable kernel: one value at a time, q8_gemm.h's formulas as they read.
@@ -34,11 +37,13 @@ static void kernel_c(const struct cc_q8_tile *t)
 static const struct {
     cc_q8_kernel kernel;
     int nr;
-    bool signed_x; // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
+    bool signed_x;    // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
+    bool pairs;       // weights in pairs of inputs (q8_gemm.h), int16 unless few
+    cc_q8_kernel few; // for layers of < FEW_PIXELS pixels: weights as byte pairs (NULL: kernel)
 } kernels[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {kernel_c, NR_C},
 #if defined(__x86_64__)
-    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_YMM},
+    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_AVX2, true, true, cc_q8_kernel_avx2_w8},
     [CC_FQ8_AVXVNNI] = {cc_q8_kernel_avxvnni, CC_Q8_NR_YMM},
     [CC_FQ8_AVX512VNNI] = {cc_q8_kernel_avx512vnni, CC_Q8_NR_ZMM},
 #endif
@@ -90,18 +95,24 @@ static void *aligned_zeros(size_t bytes)
     return p;
 }
 
-/* d's weights into g's panels; bias = the int32 bias at sx * sw[o] (XNNPACK's rounding,
- * cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o]) for the kernels of signed
- * products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
+/* d's weights into g's panels (g->layout); bias = the int32 bias
+ * at sx * sw[o] (XNNPACK's rounding, cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o])
+ * for the kernels of signed products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
 static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
 {
-    int k4 = (d->k + 3) / 4, x_add = kernels[g->isa].signed_x ? 0 : 128;
+    int x_add = kernels[g->isa].signed_x ? 0 : 128;
     for (int o = 0; o < d->n; o++) {
-        int8_t *panel = g->w + (size_t)(o / g->nr) * k4 * g->nr * 4;
+        int8_t *panel = g->w + (size_t)(o / g->nr) * g->panel_bytes;
         int64_t sum = 0;
         for (int i = 0; i < d->k; i++) {
             int8_t v = d->w[(size_t)o * d->k + i];
-            panel[((size_t)(i / 4) * g->nr + o % g->nr) * 4 + i % 4] = v;
+            size_t at = g->layout == CC_Q8_GROUPS
+                            ? ((size_t)(i / 4) * g->nr + o % g->nr) * 4 + i % 4
+                            : ((size_t)(i / 2) * g->nr + o % g->nr) * 2 + i % 2;
+            if (g->layout == CC_Q8_PAIRS16)
+                ((int16_t *)(void *)panel)[at] = v;
+            else
+                panel[at] = v;
             sum += v;
         }
         int32_t q = 0;
@@ -133,12 +144,16 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     if (!cc_q8_gemm_isa_runs(isa))
         return cc_error_set(err, "int8 1x1 conv: this CPU (or build) has no %s kernels",
                             cc_fq8_isa_name(isa));
-    g->kernel = kernels[isa].kernel;
+    bool few = d->m < FEW_PIXELS && kernels[isa].few;
+    g->kernel = few ? kernels[isa].few : kernels[isa].kernel;
+    g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
     g->nr = kernels[isa].nr;
     g->panels = (d->n + g->nr - 1) / g->nr;
     g->tile_m = tile_pixels(d->m, g->panels, threads);
     size_t outs = (size_t)g->panels * g->nr;
-    g->w = aligned_zeros(outs * (size_t)((d->k + 3) / 4) * 4);
+    g->panel_bytes =
+        (size_t)g->nr * (size_t)((d->k + 3) / 4) * 4 * (g->layout == CC_Q8_PAIRS16 ? 2 : 1);
+    g->w = aligned_zeros((size_t)g->panels * g->panel_bytes);
     g->bias = aligned_zeros(outs * sizeof(int32_t));
     g->scale = aligned_zeros(outs * sizeof(float));
     if (!g->w || !g->bias || !g->scale) {
@@ -177,14 +192,13 @@ static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
 {
     const struct run *r = ctx;
     const struct cc_q8_gemm *g = r->g;
-    size_t k4 = (size_t)(g->k + 3) / 4;
     for (size_t j = j0; j < j0 + jn; j++) {
         int n0 = (int)j * g->nr, left = g->n - n0;
         struct cc_q8_tile t = {
             .a = r->x + p0 * (size_t)g->k,
             .lda = (size_t)g->k,
             .ldg = 4,
-            .w = g->w + j * k4 * (size_t)g->nr * 4,
+            .w = g->w + j * g->panel_bytes,
             .bias = g->bias + n0,
             .scale = g->scale + n0,
             .m = (int)pn,

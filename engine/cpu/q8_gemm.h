@@ -11,7 +11,14 @@
  * each (k4, nr, 4) bytes: the 4 weights of inputs 4g..4g+3 of output o of panel j at
  * ((j * k4 + g) * nr + o) * 4, zeros past k and n; the input is read as unsigned (x + 128)
  * and 128 * sum(w) folded into the bias with the zero point (as fused_q8.h), except by the
- * NEON kernels, which multiply signed bytes (x itself; their biases lack the 128 * sum(w)).
+ * NEON and AVX2 kernels, which multiply signed values (x itself; their biases lack the
+ * 128 * sum(w)). The AVX2 kernels' panels hold the weights in pairs of inputs: each
+ * (k4 * 2, nr, 2), the weights of inputs 2q, 2q + 1 of output o of panel j at element
+ * ((j * k4 * 2 + q) * nr + o) * 2, widened to int16 (twice the bytes; enum cc_q8_layout),
+ * except in layers of a few pixels, where each weight is read about once and memory is the
+ * limit: there bytes, widened as read. They widen their pixels' inputs to int16 themselves (AVX2
+ * has no byte dot product without saturation, but vpmaddwd: one per pixel, 8 outputs and 2
+ * inputs).
  *
  * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs.
  * Kernels: those of fused_q8.h's families (enum cc_fq8_isa: AVX-512 VNNI, AVX-VNNI, AVX2,
@@ -61,12 +68,17 @@ struct cc_q8_tile {
 
 typedef void (*cc_q8_kernel)(const struct cc_q8_tile *t);
 
+/* The panels' weights (above): groups of 4 bytes, or pairs of inputs as int16 or as bytes. */
+enum cc_q8_layout { CC_Q8_GROUPS, CC_Q8_PAIRS16, CC_Q8_PAIRS8 };
+
 struct cc_q8_gemm {
     int m, k, n, nr, panels; // nr: outputs per panel; panels: n rounded up / nr
     int tile_m;              // pixels per task
-    int8_t *w;               // (panels, k4, nr, 4); owned
-    int32_t *bias;           // (panels * nr); owned
-    float *scale;            // (panels * nr); owned
+    int8_t *w;               // (panels, k4, nr, 4), or int16 pairs (above); owned
+    size_t panel_bytes;      // one panel of w
+    enum cc_q8_layout layout;
+    int32_t *bias; // (panels * nr); owned
+    float *scale;  // (panels * nr); owned
     float lo, hi;
     int32_t zp;
     enum cc_fq8_isa isa;
@@ -102,11 +114,12 @@ bool cc_q8_gemm_mode_parse(const char *value, enum cc_fused_mode *mode, struct c
 bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
                           struct cc_q8_gemm_desc *d);
 
-/* The x86-64 kernels (q8_gemm_x86.c) and their panel widths. */
-enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16 };
+/* The x86-64 kernels (q8_gemm_x86.c; AVX2: q8_gemm_avx2.c) and their panel widths. */
+enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16, CC_Q8_NR_AVX2 = 24 };
 void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
-void cc_q8_kernel_avx2(const struct cc_q8_tile *t);
+void cc_q8_kernel_avx2(const struct cc_q8_tile *t);    // CC_Q8_PAIRS16
+void cc_q8_kernel_avx2_w8(const struct cc_q8_tile *t); // CC_Q8_PAIRS8
 
 /* The AArch64 kernels (q8_gemm_arm.c) and their panel widths. */
 enum { CC_Q8_NR_NEON = 8, CC_Q8_NR_NEONDOT = 16 };

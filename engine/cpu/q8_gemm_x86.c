@@ -1,9 +1,8 @@
 /* camclass — the int8 1x1 GEMM's x86-64 kernels (see q8_gemm.h): q8_gemm_kern.h instantiated
  * for AVX-512 VNNI (16 lanes, vpdpbusd; a panel of 4 vectors = 64 outputs, 6 pixels: 24 of
  * 32 registers hold accumulators), AVX-VNNI (vpdpbusd on 256-bit vectors; 2 vectors = 16
- * outputs, 4 pixels: 8 of 16 registers) and AVX2 (no byte dot product without saturation:
- * the even and odd bytes widened to int16 and summed with vpmaddwd, as fused_q8_x86.c does),
- * built with function target attributes and called only where the CPU has them. */
+ * outputs, 4 pixels: 8 of 16 registers), built with function target attributes and called only
+ * where the CPU has them. The AVX2 kernel, of another form, is q8_gemm_avx2.c's. */
 #include <immintrin.h>
 
 #include "q8_gemm.h"
@@ -48,42 +47,20 @@ __attribute__((target("avx2"))) static inline void qg_ymm_storeb(int8_t *p, __m2
 #define QG_A __m256i
 #define QG_ABCAST(u) _mm256_set1_epi32((int)(u))
 #define QG_DOT(acc, a, w) _mm256_dpbusd_avx_epi32((acc), (a), (w))
-#include "q8_gemm_ymm.h"
-#include "q8_gemm_kern.h"
-
-/* AVX2: a weight vector split into its even and odd bytes as int16 (sign-extended), the
- * input's 4 unsigned bytes likewise (zero-extended); their vpmaddwd sums are the dot. */
-struct qg_avx2_pair {
-    __m256i even, odd;
-};
-
-__attribute__((target("avx2"))) static inline struct qg_avx2_pair qg_avx2_w(const int8_t *p)
-{
-    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)p);
-    return (struct qg_avx2_pair){_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8),
-                                 _mm256_srai_epi16(w, 8)};
-}
-
-__attribute__((target("avx2"))) static inline struct qg_avx2_pair qg_avx2_a(uint32_t u)
-{
-    __m256i a = _mm256_set1_epi32((int)u);
-    return (struct qg_avx2_pair){_mm256_and_si256(a, _mm256_set1_epi32(0x00ff00ff)),
-                                 _mm256_srli_epi16(a, 8)};
-}
-
-__attribute__((target("avx2"))) static inline __m256i
-qg_avx2_dot(__m256i acc, struct qg_avx2_pair a, struct qg_avx2_pair w)
-{
-    return _mm256_add_epi32(
-        acc, _mm256_add_epi32(_mm256_madd_epi16(a.even, w.even), _mm256_madd_epi16(a.odd, w.odd)));
-}
-
-#define QG_SFX avx2
-#define QG_TARGET __attribute__((target("avx2")))
-#define QG_W struct qg_avx2_pair
-#define QG_WLOAD(p) qg_avx2_w(p)
-#define QG_A struct qg_avx2_pair
-#define QG_ABCAST(u) qg_avx2_a(u)
-#define QG_DOT(acc, a, w) qg_avx2_dot((acc), (a), (w))
-#include "q8_gemm_ymm.h"
+#define QG_VI __m256i
+#define QG_VF __m256
+#define QG_N 8
+#define QG_NV 2
+#define QG_MR 4
+#define QG_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define QG_SET1I(x) _mm256_set1_epi32(x)
+#define QG_ADDI(a, b) _mm256_add_epi32((a), (b))
+#define QG_LOADF(p) _mm256_loadu_ps(p)
+#define QG_SET1F(x) _mm256_set1_ps(x)
+#define QG_MULF(a, b) _mm256_mul_ps((a), (b))
+#define QG_MINF(a, b) _mm256_min_ps((a), (b))
+#define QG_MAXF(a, b) _mm256_max_ps((a), (b))
+#define QG_CVTF(v) _mm256_cvtepi32_ps(v)
+#define QG_CVTI(v) _mm256_cvtps_epi32(v)
+#define QG_STOREB(p, v) qg_ymm_storeb((p), (v))
 #include "q8_gemm_kern.h"

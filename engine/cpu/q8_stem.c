@@ -212,7 +212,6 @@ static void run_band(void *ctx, size_t b)
             p->quantize(r->x + ((size_t)c * d->h + iy) * d->w, d->w,
                         buf + ((size_t)i * 3 + c) * p->wp + d->pad_left, &p->q);
     }
-    size_t k4 = K / 4;
     for (int j = 0; j < rows; j++) {
         for (int panel = 0; panel < g->panels; panel++) {
             int n0 = panel * g->nr, left = d->n - n0;
@@ -220,7 +219,7 @@ static void run_band(void *ctx, size_t b)
                 .a = buf + (size_t)(2 * j) * 3 * p->wp,
                 .lda = 2,
                 .ldg = p->wp,
-                .w = g->w + (size_t)panel * k4 * g->nr * 4,
+                .w = g->w + (size_t)panel * g->panel_bytes,
                 .bias = g->bias + n0,
                 .scale = g->scale + n0,
                 .m = d->wo,
