@@ -102,13 +102,13 @@ if [ "${1:-}" = "--ci" ]; then
   shift
   e=tests/engine
   ninja -C build-arm64 $e/test_network $e/test_plan $e/test_model $e/test_cpu_ops \
-    $e/test_fused_block $e/test_fused_q8 $e/test_q8_gemm $e/test_f32_gemm $e/test_conv3x3 \
+    $e/test_fused_block $e/test_fused_q8 $e/test_q8_gemm $e/test_f32_gemm \
     $e/test_network_q8_fused $e/small_net.ccm \
     $e/network-small-input.bin tests/input/test_frame_slot tests/input/test_capture_choice \
     tests/input/test_sources tests/app/test_cli app/camclass tools/mobilenet_v2_random.ccm \
     tools/mobilenet_v2_random_int8.ccm || exit 1
   set -- --no-rebuild plan model cpu_ops fused-block fused-q8 fused-q8-dotprod q8-gemm \
-    q8-gemm-dotprod f32-gemm conv3x3 frame_slot \
+    q8-gemm-dotprod f32-gemm frame_slot \
     capture_choice sources cli network-small-cpu network-small-cpu-3-threads \
     network-small-vulkan network-small-vulkan-pi4 network-q8-fused headless_status "$@"
 else
