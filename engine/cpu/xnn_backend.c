@@ -263,6 +263,7 @@ static void *xnn_create(const struct cc_model *m, const struct cc_engine_options
     }
     if (!cc_xnn_steps_build(s, opts, threads, err))
         goto error;
+    cc_xnn_resfuse(s); // after the layer-choice cache's line: it has no letter
     bool only_stems;
     // Stems read the caller's input as it is (an int8 one quantizes it itself).
     s->input_direct = cc_xnn_steps_input_reads(s, &only_stems) > 0 && only_stems &&

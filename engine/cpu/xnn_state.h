@@ -131,7 +131,7 @@ struct xnn_state {
     int n_timings;
     int n_int8;         // nodes computing in int8 (for the device name)
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
-    // Measured choices from the cache, a letter per conv and linear (xnn_steps.c); or NULL.
+    // Measured choices from the cache, a letter per conv and linear (xnn_choices.h); or NULL.
     const char *remembered;
     struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
     int n_stem;                       // steps that are the direct stem

@@ -3,28 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_file.h"
 #include "clock.h"
-#include "cpu_info.h"
-#include "xnn_resfuse.h"
+#include "xnn_choices.h"
 #include "xnn_steps.h"
-
-/* Whether node n has a character in the layer-choice cache: a convolution, f32 one-group
- * (which BLIS, the stem or a fused block may run) or int8 (which a fused block, our int8 GEMM
- * or, depthwise, our int8 depthwise may run), or a linear (int8: our GEMM may run it). */
-static bool has_choice(const struct cc_node *n)
-{
-    return n->op == CC_OP_CONV2D || n->op == CC_OP_LINEAR;
-}
-
-/* Node n's index among the convolutions that have a character in the layer-choice cache. */
-static int choice_index(const struct xnn_state *s, int n)
-{
-    int i = 0;
-    for (int k = 0; k < n; k++)
-        i += has_choice(&s->model->nodes[k]);
-    return i;
-}
 
 /* An earlier such convolution (or linear) with the same input and weight shapes and attributes
  * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
@@ -37,7 +18,8 @@ static int same_shape_before(const struct xnn_state *s, int n)
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     for (int k = 0; k < n; k++) {
         const struct cc_node *other = &m->nodes[k];
-        if (!has_choice(other) || other->op != node->op || s->steps[k].int8 != s->steps[n].int8)
+        if (!cc_xnn_has_choice(other) || other->op != node->op ||
+            s->steps[k].int8 != s->steps[n].int8)
             continue;
         const struct cc_tensor *x2 = &m->tensors[other->inputs[0]];
         const struct cc_tensor *w2 = &m->tensors[other->inputs[1]];
@@ -155,7 +137,7 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     bool stem_off = s->stem_mode.kind == CC_STEM_OFF, fused_off = s->fused_mode == CC_FUSED_OFF;
     bool pw_off = s->pw_mode.kind == CC_STEM_OFF;
     bool direct_off = s->direct_mode == CC_CONV3X3_MODE_OFF;
-    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
+    char was = cc_xnn_remembered(s, n);
     if (how == CC_CPU_POINTWISE_MEASURE && s->remembered && !(stem_off && was == 's') &&
         !(fused_off && was == 'f') && !(pw_off && was == 'p') &&
         !(direct_off && (was == 'd' || was == 'w' || was == 'v'))) {
@@ -219,7 +201,7 @@ static bool keep_own(struct xnn_state *s, int n, const struct step *own, char le
     const struct cc_node *node = &s->model->nodes[n];
     struct step *st = &s->steps[n];
     int twin = same_shape_before(s, n);
-    char was = s->remembered ? s->remembered[choice_index(s, n)] : 0;
+    char was = cc_xnn_remembered(s, n);
     if (forced)
         return true;
     if (was && !(s->fused_mode == CC_FUSED_OFF && was == 'f'))
@@ -264,12 +246,6 @@ static bool choose_q8(struct xnn_state *s, int n, const struct cc_engine_options
     return true;
 }
 
-/* The index into pick_direct's cand of a STEP_DIRECT step's way. */
-static int direct_way(const struct cc_conv3x3 *p)
-{
-    return !p->wino ? 0 : p->wino_m == 4 ? 2 : 1;
-}
-
 /* For an int8 depthwise 3x3 convolution whose XNNPACK operator is built (q8_dw.h says which):
  * prepares our depthwise too (yield: n's is the run's last operator) and keeps it as keep_own
  * says ('e'): always with CAMCLASS_CPU_Q8DW=on (or a kernel family), not with off or a forced
@@ -310,7 +286,7 @@ static void release_step(struct xnn_state *s, int n)
     s->n_pw -= st->kind == STEP_PW;
     s->n_direct -= st->kind == STEP_DIRECT;
     s->n_wino -= st->kind == STEP_DIRECT && st->direct->wino;
-    s->n_wino4 -= st->kind == STEP_DIRECT && direct_way(st->direct) == 2;
+    s->n_wino4 -= st->kind == STEP_DIRECT && cc_xnn_direct_way(st->direct) == 2;
     s->n_q8 -= st->kind == STEP_Q8GEMM;
     s->n_q8dw -= st->kind == STEP_Q8DW;
     cc_xnn_work_finish(&st->work);
@@ -383,13 +359,13 @@ static int pick_direct(struct xnn_state *s, int n, const struct step cand[3])
     const struct cc_node *node = &s->model->nodes[n];
     int pick = -1;
     if (s->remembered) {
-        const char *was = strchr(letters, s->remembered[choice_index(s, n)]);
+        const char *was = strchr(letters, cc_xnn_remembered(s, n));
         pick = was && *was ? (int)(was - letters) : -1;
         return pick >= 0 && cand[pick].direct ? pick : -1;
     }
     int twin = same_shape_before(s, n);
     if (twin >= 0)
-        return s->steps[twin].kind != STEP_DIRECT ? -1 : direct_way(s->steps[twin].direct);
+        return s->steps[twin].kind != STEP_DIRECT ? -1 : cc_xnn_direct_way(s->steps[twin].direct);
     const struct step *ways[4] = {&s->steps[n], &cand[0], cand[1].direct ? &cand[1] : NULL,
                                   cand[2].direct ? &cand[2] : NULL};
     double best = INFINITY;
@@ -492,7 +468,7 @@ static bool choose_stem(struct xnn_state *s, int n, const struct cc_engine_optio
     struct step own = {.kind = STEP_STEM, .stem = st->stem};
     bool keep = forced;
     if (!forced && s->remembered)
-        keep = s->remembered[choice_index(s, n)] == 's';
+        keep = cc_xnn_remembered(s, n) == 's';
     else if (!forced && !stem_faster(s, n, &own, &keep, err))
         return false;
     if (!keep) {
@@ -534,7 +510,7 @@ static bool choose_q8stem(struct xnn_state *s, int n, const struct cc_engine_opt
     struct step own = {.kind = STEP_Q8STEM, .int8 = true, .q8stem = st->q8stem};
     bool keep = forced;
     if (!forced && s->remembered)
-        keep = s->remembered[choice_index(s, n)] == 'S';
+        keep = cc_xnn_remembered(s, n) == 'S';
     else if (!forced && !stem_faster(s, n, &own, &keep, err))
         return false;
     if (!keep) {
@@ -579,7 +555,7 @@ static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options
     int twin = same_shape_before(s, n);
     bool keep = forced;
     if (!forced && s->remembered) {
-        keep = s->remembered[choice_index(s, n)] == 'p';
+        keep = cc_xnn_remembered(s, n) == 'p';
     } else if (!forced && twin >= 0) {
         keep = s->steps[twin].kind == STEP_PW;
     } else if (!forced) {
@@ -694,7 +670,7 @@ static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_opti
     struct step st = {.kind = STEP_FUSED, .fused = fs};
     bool keep = forced;
     if (!forced && s->remembered) {
-        keep = s->remembered[choice_index(s, p)] == 'f';
+        keep = cc_xnn_remembered(s, p) == 'f';
     } else if (!forced) {
         block_time(s, &f, NULL, 1);
         block_time(s, &f, &st, 1);
@@ -770,50 +746,6 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
     return true;
 }
 
-/* The layer-choice cache's letter for a conv or linear's step: b BLIS, p our f32 1x1 GEMM,
- * d / w / v our k x k conv (direct, Winograd F(2x2), F(4x4)), s the f32 stem, q our int8 1x1
- * GEMM, S the int8 stem, e our int8 depthwise, f a fused block's, x XNNPACK's. */
-static char step_letter(const struct step *st)
-{
-    switch (st->kind) {
-    case STEP_PW:
-        return 'p';
-    case STEP_BLIS:
-        return 'b';
-    case STEP_DIRECT:
-        return "dwv"[direct_way(st->direct)];
-    case STEP_STEM:
-        return 's';
-    case STEP_Q8GEMM:
-        return 'q';
-    case STEP_Q8STEM:
-        return 'S';
-    case STEP_Q8DW:
-        return 'e';
-    case STEP_FUSED:
-    case STEP_SKIP:
-        return 'f';
-    default:
-        return 'x';
-    }
-}
-
-// The format: 2: every one-group conv, not only 1x1; 3: 's', the direct stem; 4: 'f', a fused
-// block's conv; 5: int8 one-group convs too ('x' or 'f': the int8 fused block); 6: 'p', our own
-// f32 1x1 GEMM; 7: 'f' also for blocks with hardswish, 5x5 depthwise or squeeze-excitation (a
-// cache of 6 remembers them as layers); 8: 'd' and 'w', our own k x k conv (conv3x3.h), direct
-// or Winograd; 9: 'q', our int8 1x1 GEMM, and a letter for every linear; 10: 'S', our int8
-// stem (a cache of 9 remembers XNNPACK's for it, unmeasured), 'v', our own 3x3 conv as
-// Winograd F(4x4, 3x3) ('w' stays F(2x2, 3x3)), 'p' also for 1x1 convs with hardswish (a cache
-// of 9 remembers them as XNNPACK's), 'e', our int8 depthwise, and a letter for every
-// convolution (depthwise and grouped too). It is in the default
-// file's name as well as its header, so that builds of different formats sharing one cache
-// folder keep a file each instead of rewriting one file at every start.
-#define CHOICES_FORMAT "10"
-#define CHOICE_LETTERS "bxsfpdwvqSe"
-#define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
-#define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
-
 /* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
  * by the model hash, thread count, CPU and CAMCLASS_CPU_ISA: a later start with the same key times
  * nothing (that matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file
@@ -824,47 +756,11 @@ static char step_letter(const struct step *st)
 bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
                         struct cc_error *err)
 {
-    const struct cc_model *m = s->model;
-    bool measure = !opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE;
-    const char *cfg = opts ? opts->cpu_cache : NULL;
-    char *path = !measure ? NULL
-                 : cfg    ? (cfg[0] ? strdup(cfg) : NULL)
-                          : cc_cache_file_default(CHOICES_NAME);
-    char *old = path ? cc_cache_lines_read(path, CHOICES_HEADER) : NULL;
-    char key[320], cpu[160], got[512] = "";
-    // A ceiling on the own kernels (CAMCLASS_CPU_ISA) times other kernels: a key of its own.
-    enum cc_cpu_isa_cap cap = cc_cpu_isa_cap();
-    cc_cpu_describe(cpu, sizeof(cpu), threads,
-                    cap == CC_CPU_ISA_AVX2 ? ", kernels <= avx2"
-                    : cap == CC_CPU_ISA_C  ? ", kernels c"
-                                           : "");
-    snprintf(key, sizeof(key), "%016llx %s", (unsigned long long)cc_model_hash(m), cpu);
-    int count = 0;
-    for (int n = 0; n < m->n_nodes; n++)
-        count += has_choice(&m->nodes[n]);
-    if (old && cc_cache_lines_find(old, key, got, sizeof(got)) && (int)strlen(got) == count &&
-        strspn(got, CHOICE_LETTERS) == strlen(got))
-        s->remembered = got;
+    struct xnn_choices c;
+    cc_xnn_choices_open(&c, s, opts, threads);
     bool ok = build_steps(s, opts, err);
-    for (int n = 0; ok && n < m->n_nodes; n++)
+    for (int n = 0; ok && n < s->model->n_nodes; n++)
         ok = choose_fused(s, n, opts, err);
-    if (ok && path && count && !s->remembered && count < (int)sizeof(got) &&
-        s->stem_mode.kind == CC_STEM_MEASURE && s->fused_mode == CC_FUSED_MEASURE &&
-        s->pw_mode.kind == CC_STEM_MEASURE && s->direct_mode == CC_CONV3X3_MODE_MEASURE &&
-        s->q8_mode == CC_FUSED_MEASURE && s->q8stem_mode.kind == CC_FUSED_MEASURE &&
-        s->q8dw_mode.kind == CC_FUSED_MEASURE) {
-        int i = 0;
-        for (int n = 0; n < m->n_nodes; n++)
-            if (has_choice(&m->nodes[n]))
-                got[i++] = step_letter(&s->steps[n]);
-        got[i] = '\0';
-        struct cc_error ignored = {0};
-        cc_cache_lines_store(path, CHOICES_HEADER, old, key, got, &ignored);
-    }
-    s->remembered = NULL;
-    free(old);
-    free(path);
-    if (ok)
-        cc_xnn_resfuse(s); // after the cache's line: it has no letter
+    cc_xnn_choices_close(&c, s, ok);
     return ok;
 }

@@ -16,13 +16,13 @@ int cc_xnn_steps_input_reads(const struct xnn_state *s, bool *only_stems);
  * run's last, whose pool workers sleep after it (XNN_FLAG_YIELD_WORKERS, see build_steps). */
 bool cc_xnn_steps_runs_last(const struct xnn_state *s, int n);
 
-/* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file, keyed
- * by the model hash, thread count and CPU: a later start with the same key times nothing (that
- * matters on a Pi or in an emulator, where timing 34 layers takes seconds). A file that does
- * not parse, or whose line does not fit the model, is measured again and rewritten; one that
- * cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
- * set, the file is read but not written: a benchmark switching the stem leaves the other
- * layers' choices as the cache has them and the cache as it was. */
+/* build_steps with the measured BLIS/XNNPACK/stem choices remembered in the cache file
+ * (xnn_choices.h), keyed by the model hash, thread count, CPU and CAMCLASS_CPU_ISA: a later start
+ * with the same key times nothing (that matters on a Pi or in an emulator, where timing 34 layers
+ * takes seconds). A file that does not parse, or whose line does not fit the model, is measured
+ * again and rewritten; one that cannot be written is not an error (the next start measures again).
+ * With CAMCLASS_CPU_STEM set, the file is read but not written: a benchmark switching the stem
+ * leaves the other layers' choices as the cache has them and the cache as it was. */
 bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
                         struct cc_error *err);
 
