@@ -138,6 +138,33 @@ enum cc_fq8_isa cc_fq8_isa_best(void)
     return best;
 }
 
+bool cc_fq8_mode_parse(const struct cc_fq8_mode_spec *spec, const char *value,
+                       struct cc_fq8_mode *mode, struct cc_error *err)
+{
+    *mode = (struct cc_fq8_mode){CC_FUSED_MEASURE, spec->best()};
+    if (!value || !value[0] || !strcmp(value, "measure"))
+        return true;
+    if (!strcmp(value, "off") || !strcmp(value, "on")) {
+        mode->kind = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
+        return true;
+    }
+    for (int i = 0; i < CC_FQ8_ISA_COUNT; i++) {
+        if (strcmp(value, cc_fq8_isa_name((enum cc_fq8_isa)i)))
+            continue;
+        if (!spec->runs((enum cc_fq8_isa)i))
+            return cc_error_set(err,
+                                "%s=\"%s\": this CPU (or build) has no %s kernels for it; use "
+                                "measure, off, on or %s",
+                                spec->var, value, value, cc_fq8_isa_name(spec->best()));
+        *mode = (struct cc_fq8_mode){CC_FUSED_ON, (enum cc_fq8_isa)i};
+        return true;
+    }
+    return cc_error_set(err,
+                        "%s=\"%s\" is not %s: use measure (the default), off, on, or a kernel "
+                        "family (%s)",
+                        spec->var, value, spec->what, spec->families);
+}
+
 const struct cc_fq8_kernels *cc_fq8_kernels_of(enum cc_fq8_isa isa)
 {
     return cc_fq8_isa_runs(isa) ? &isas[isa].k : NULL;

@@ -100,6 +100,26 @@ enum cc_fq8_isa {
 bool cc_fq8_isa_runs(enum cc_fq8_isa isa);
 enum cc_fq8_isa cc_fq8_isa_best(void);
 const char *cc_fq8_isa_name(enum cc_fq8_isa isa);
+
+/* A CAMCLASS_CPU_* switch of an own int8 kernel (the int8 stem's, the int8 depthwise's): measure
+ * (unset), off, on, or a kernel family by name (always, with those kernels). */
+struct cc_fq8_mode {
+    enum cc_fused_mode kind;
+    enum cc_fq8_isa isa; // the kernels: the host's best unless a family was named
+};
+
+/* What one such switch is: its variable, what its values are called, the families it names in
+ * its message, and which of them this build and CPU run for it (and the best of those). */
+struct cc_fq8_mode_spec {
+    const char *var, *what, *families;
+    bool (*runs)(enum cc_fq8_isa isa);
+    enum cc_fq8_isa (*best)(void);
+};
+
+/* value (NULL or "": measure) into mode; false with one line in err naming a bad value or a
+ * family this host or build lacks. */
+bool cc_fq8_mode_parse(const struct cc_fq8_mode_spec *spec, const char *value,
+                       struct cc_fq8_mode *mode, struct cc_error *err);
 const struct cc_fq8_kernels *cc_fq8_kernels_of(enum cc_fq8_isa isa);
 
 /* Channel padding of the kernels' buffers: the widest kernel's block (AVX-512: 2 x 16). */

@@ -11,31 +11,12 @@
  * Mode
  */
 
-bool cc_q8_dw_mode_parse(const char *value, struct cc_q8_dw_mode *mode, struct cc_error *err)
+bool cc_q8_dw_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err)
 {
-    *mode = (struct cc_q8_dw_mode){CC_FUSED_MEASURE, cc_fq8_isa_best()};
-    if (!value || !value[0] || !strcmp(value, "measure"))
-        return true;
-    if (!strcmp(value, "off") || !strcmp(value, "on")) {
-        mode->kind = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
-        return true;
-    }
-    for (int i = 0; i < CC_FQ8_ISA_COUNT; i++) {
-        if (strcmp(value, cc_fq8_isa_name((enum cc_fq8_isa)i)))
-            continue;
-        if (!cc_fq8_isa_runs((enum cc_fq8_isa)i))
-            return cc_error_set(err,
-                                "CAMCLASS_CPU_Q8DW=\"%s\": this CPU (or build) has no %s kernels: "
-                                "use measure, off, on or %s",
-                                value, value, cc_fq8_isa_name(cc_fq8_isa_best()));
-        *mode = (struct cc_q8_dw_mode){CC_FUSED_ON, (enum cc_fq8_isa)i};
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_Q8DW=\"%s\" is not an int8 depthwise mode: use measure (the "
-                        "default), off, on, or a kernel family (c, avx2, avxvnni, avx512vnni, "
-                        "neon, neondot)",
-                        value);
+    static const struct cc_fq8_mode_spec spec = {"CAMCLASS_CPU_Q8DW", "an int8 depthwise mode",
+                                                 "c, avx2, avxvnni, avx512vnni, neon, neondot",
+                                                 cc_fq8_isa_runs, cc_fq8_isa_best};
+    return cc_fq8_mode_parse(&spec, value, mode, err);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -62,11 +62,7 @@ struct cc_q8_dw {
  * of this and XNNPACK's operator), off, on (every layer this code runs; for tests), or a
  * kernel family of fused_q8.h (on, with that family's kernels: "avx2" on an AVX-512 host, for
  * benchmarks); false with one line in err for another value or a family this host lacks. */
-struct cc_q8_dw_mode {
-    enum cc_fused_mode kind;
-    enum cc_fq8_isa isa; // the kernels: the host's best unless a family was named
-};
-bool cc_q8_dw_mode_parse(const char *value, struct cc_q8_dw_mode *mode, struct cc_error *err);
+bool cc_q8_dw_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err);
 
 /* Whether d is a layer this code runs; false with one line in err. */
 bool cc_q8_dw_check(const struct cc_q8_dw_desc *d, struct cc_error *err);

@@ -48,30 +48,12 @@ enum cc_fq8_isa cc_q8_stem_isa_best(void)
     return best;
 }
 
-bool cc_q8_stem_mode_parse(const char *value, struct cc_q8_stem_mode *mode, struct cc_error *err)
+bool cc_q8_stem_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err)
 {
-    *mode = (struct cc_q8_stem_mode){CC_FUSED_MEASURE, cc_q8_stem_isa_best()};
-    if (!value || !value[0] || !strcmp(value, "measure"))
-        return true;
-    if (!strcmp(value, "off") || !strcmp(value, "on")) {
-        mode->kind = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
-        return true;
-    }
-    for (int i = 0; i < CC_FQ8_ISA_COUNT; i++) {
-        if (strcmp(value, cc_fq8_isa_name((enum cc_fq8_isa)i)))
-            continue;
-        if (!cc_q8_stem_isa_runs((enum cc_fq8_isa)i))
-            return cc_error_set(err,
-                                "CAMCLASS_CPU_Q8STEM=%s: this CPU (or build) has no %s int8 stem "
-                                "kernels; use on, off, measure or c",
-                                value, value);
-        *mode = (struct cc_q8_stem_mode){CC_FUSED_ON, (enum cc_fq8_isa)i};
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_Q8STEM=\"%s\" is not an int8 stem mode: use measure (the "
-                        "default), off, on, or a kernel family (avx512vnni, avxvnni, avx2, c)",
-                        value);
+    static const struct cc_fq8_mode_spec spec = {"CAMCLASS_CPU_Q8STEM", "an int8 stem mode",
+                                                 "avx512vnni, avxvnni, avx2, c",
+                                                 cc_q8_stem_isa_runs, cc_q8_stem_isa_best};
+    return cc_fq8_mode_parse(&spec, value, mode, err);
 }
 
 /* ------------------------------------------------------------------------------------------

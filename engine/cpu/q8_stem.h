@@ -38,15 +38,10 @@
 /* What CAMCLASS_CPU_Q8STEM asks for: unset or "measure" (default: the stem where it measures
  * faster than XNNPACK's path, remembered in the layer-choice cache), "off" (never), "on"
  * (always where it applies, with the host's best kernels) or a kernel family of fused_q8.h
- * ("avx512vnni", "avxvnni", "avx2", "c": always, with those kernels). */
-struct cc_q8_stem_mode {
-    enum cc_fused_mode kind;
-    enum cc_fq8_isa isa; // the kernels: the host's best unless a family was named
-};
-
-/* Parses CAMCLASS_CPU_Q8STEM's value (NULL: unset); false with one line in err when it is not
- * one of the values above, or names kernels this CPU (or this code) does not run. */
-bool cc_q8_stem_mode_parse(const char *value, struct cc_q8_stem_mode *mode, struct cc_error *err);
+ * ("avx512vnni", "avxvnni", "avx2", "c": always, with those kernels). Parses CAMCLASS_CPU_Q8STEM's
+ * value (NULL: unset); false with one line in err when it is not one of the values above, or names
+ * kernels this CPU (or this code) does not run. */
+bool cc_q8_stem_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err);
 
 /* Whether this build and CPU run isa's kernels here; the best family that does. */
 bool cc_q8_stem_isa_runs(enum cc_fq8_isa isa);

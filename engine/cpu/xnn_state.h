@@ -147,10 +147,10 @@ struct xnn_state {
     enum cc_fused_mode q8_mode; // CAMCLASS_CPU_Q8GEMM (q8_gemm.h), read at create
     int n_q8;                   // steps that are our int8 1x1 GEMM
     // CAMCLASS_CPU_Q8STEM (q8_stem.h), read at create; steps that are our int8 stem.
-    struct cc_q8_stem_mode q8stem_mode;
+    struct cc_fq8_mode q8stem_mode;
     int n_q8stem;
-    struct cc_q8_dw_mode q8dw_mode; // CAMCLASS_CPU_Q8DW (q8_dw.h), read at create
-    int n_q8dw;                     // steps that are our int8 depthwise
+    struct cc_fq8_mode q8dw_mode; // CAMCLASS_CPU_Q8DW (q8_dw.h), read at create
+    int n_q8dw;                   // steps that are our int8 depthwise
     bool input_direct;  // only direct stems (f32 or int8) read the graph input: it is neither
                         // transposed in nor converted to int8
     const float *input; // the caller's NCHW input during a run (the stems read it); not owned

@@ -160,7 +160,7 @@ static void check_bad(void)
     CHECK(!cc_q8_dw_init(&g, &l.d, CC_FQ8_C, 1, &err));
     CHECKF(strstr(err.msg, "scale") != NULL, "error: %s", err.msg);
     free_layer(&l);
-    struct cc_q8_dw_mode mode;
+    struct cc_fq8_mode mode;
     CHECK(!cc_q8_dw_mode_parse("fast", &mode, &err));
     CHECKF(strstr(err.msg, "CAMCLASS_CPU_Q8DW=\"fast\"") && strstr(err.msg, "measure"), "error: %s",
            err.msg);

@@ -291,7 +291,7 @@ static void check_stems(void)
 
 static void check_refusals(void)
 {
-    struct cc_q8_stem_mode mode;
+    struct cc_fq8_mode mode;
     struct cc_error err = {0};
     CHECKF(!cc_q8_stem_mode_parse("fast", &mode, &err) &&
                strstr(err.msg, "CAMCLASS_CPU_Q8STEM=\"fast\"") && strstr(err.msg, "avx2, c"),
