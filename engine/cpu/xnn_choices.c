@@ -71,17 +71,21 @@ static char step_letter(const struct step *st)
 #define CHOICES_NAME "cpu-layer-choices-" CHOICES_FORMAT ".txt"
 #define CHOICES_HEADER "camclass cpu layer choices " CHOICES_FORMAT "\n"
 
-void cc_xnn_choices_open(struct xnn_choices *c, struct xnn_state *s,
-                         const struct cc_engine_options *opts, int threads)
+bool cc_xnn_choices_open(struct xnn_choices *c, struct xnn_state *s,
+                         const struct cc_engine_options *opts, int threads, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
     bool measure = !opts || opts->cpu_pointwise == CC_CPU_POINTWISE_MEASURE;
     const char *cfg = opts ? opts->cpu_cache : NULL;
-    *c = (struct xnn_choices){
-        .path = !measure ? NULL
-                : cfg    ? (cfg[0] ? strdup(cfg) : NULL)
-                         : cc_cache_file_default(CHOICES_NAME),
-    };
+    enum cc_watch_mode crowd;
+    *c = (struct xnn_choices){.notices = opts ? opts->notices : NULL};
+    if (!cc_choice_watch_mode_parse(getenv("CAMCLASS_CPU_CROWDED"), &crowd, err))
+        return false;
+    cc_choice_watch_init(&c->watch, crowd, s->pool != NULL);
+    s->watch = &c->watch;
+    c->path = !measure ? NULL
+              : cfg    ? (cfg[0] ? strdup(cfg) : NULL)
+                       : cc_cache_file_default(CHOICES_NAME);
     c->old = c->path ? cc_cache_lines_read(c->path, CHOICES_HEADER) : NULL;
     char cpu[160];
     // A ceiling on the own kernels (CAMCLASS_CPU_ISA) times other kernels: a key of its own.
@@ -96,6 +100,7 @@ void cc_xnn_choices_open(struct xnn_choices *c, struct xnn_state *s,
     if (c->old && cc_cache_lines_find(c->old, c->key, c->got, sizeof(c->got)) &&
         (int)strlen(c->got) == c->count && strspn(c->got, CHOICE_LETTERS) == strlen(c->got))
         s->remembered = c->got;
+    return true;
 }
 
 /* Whether every CAMCLASS_CPU_* way switch of s is "measure": only then is a line written. */
@@ -107,11 +112,25 @@ static bool all_measured(const struct xnn_state *s)
            s->q8dw_mode.kind == CC_FUSED_MEASURE;
 }
 
+/* Whether the layers were timed on a quiet machine; else says why on c->notices. */
+static bool timed_quiet(const struct xnn_choices *c)
+{
+    char why[192];
+    if (cc_choice_watch_quiet(&c->watch, why, sizeof(why)))
+        return true;
+    if (c->notices)
+        fprintf(c->notices,
+                "camclass: cpu backend: layer choices not saved: the machine was busy while they "
+                "were timed (%s); a quiet start times them again\n",
+                why);
+    return false;
+}
+
 void cc_xnn_choices_close(struct xnn_choices *c, struct xnn_state *s, bool built)
 {
     const struct cc_model *m = s->model;
     if (built && c->path && c->count && !s->remembered && c->count < (int)sizeof(c->got) &&
-        all_measured(s)) {
+        all_measured(s) && timed_quiet(c)) {
         int i = 0;
         for (int n = 0; n < m->n_nodes; n++)
             if (cc_xnn_has_choice(&m->nodes[n]))
@@ -121,6 +140,7 @@ void cc_xnn_choices_close(struct xnn_choices *c, struct xnn_state *s, bool built
         cc_cache_lines_store(c->path, CHOICES_HEADER, c->old, c->key, c->got, &ignored);
     }
     s->remembered = NULL;
+    s->watch = NULL;
     free(c->old);
     free(c->path);
     c->old = c->path = NULL;

@@ -133,6 +133,9 @@ struct xnn_state {
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
     // Measured choices from the cache, a letter per conv and linear (xnn_choices.h); or NULL.
     const char *remembered;
+    // The load-time timings' watch (choice_watch.h: whether they use the pool, and were taken
+    // on a quiet machine) while the steps are built; not owned; NULL after.
+    struct cc_choice_watch *watch;
     struct cc_stem_mode stem_mode;    // CAMCLASS_CPU_STEM, read at create
     int n_stem;                       // steps that are the direct stem
     enum cc_fused_mode fused_mode;    // CAMCLASS_CPU_FUSED, read at create

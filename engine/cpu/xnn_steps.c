@@ -40,35 +40,38 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
     const struct cc_model *m = s->model;
     const struct place *in = &s->places[m->input.tensor];
     bool stem = st->kind == STEP_STEM || st->kind == STEP_Q8STEM;
+    pthreadpool_t pool = s->watch->pooled ? s->pool : NULL; // choice_watch.h
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
         cc_xnn_state_poison(s);
+        cc_choice_watch_begin(s->watch);
         double t0 = cc_now_ms();
         if (probe && !stem)
             cc_xnn_state_move(&m->tensors[m->input.tensor], probe, in->data, true, sizeof(float));
         if (probe && !stem && st->int8 && in->convert)
-            xnn_run_operator(in->convert, s->pool);
+            xnn_run_operator(in->convert, pool);
         if (st->kind == STEP_BLIS)
-            cc_blis_conv_run(st->gemm, s->pool);
+            cc_blis_conv_run(st->gemm, pool);
         else if (st->kind == STEP_DIRECT)
-            cc_conv3x3_run(st->direct, s->pool);
+            cc_conv3x3_run(st->direct, pool);
         else if (st->kind == STEP_STEM)
-            cc_stem_conv_run(st->stem, probe, s->pool);
+            cc_stem_conv_run(st->stem, probe, pool);
         else if (st->kind == STEP_FUSED)
-            cc_xnn_fused_step_run(st->fused, s->pool);
+            cc_xnn_fused_step_run(st->fused, pool);
         else if (st->kind == STEP_PW)
-            cc_f32_pw_run(st->pw, s->pool);
+            cc_f32_pw_run(st->pw, pool);
         else if (st->kind == STEP_Q8GEMM)
             cc_q8_gemm_run(st->q8, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
-                           s->places[node->outputs[0]].data, s->pool);
+                           s->places[node->outputs[0]].data, pool);
         else if (st->kind == STEP_Q8STEM)
-            cc_q8_stem_run(st->q8stem, probe, s->places[node->outputs[0]].data, s->pool);
+            cc_q8_stem_run(st->q8stem, probe, s->places[node->outputs[0]].data, pool);
         else if (st->kind == STEP_Q8DW)
             cc_q8_dw_run(st->q8dw, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
-                         s->places[node->outputs[0]].data, s->pool);
+                         s->places[node->outputs[0]].data, pool);
         else
-            cc_xnn_work_run(&st->work, s->pool, node, NULL);
+            cc_xnn_work_run(&st->work, pool, node, NULL);
         double t = cc_now_ms() - t0;
+        cc_choice_watch_end(s->watch);
         best = t < best ? t : best;
     }
     return best;
@@ -708,6 +711,7 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
         !cc_xnn_state_make_other(s, in, last < 0 ? XNN_FLAG_YIELD_WORKERS : 0, err))
         return false;
     for (int n = 0; n < m->n_nodes; n++) {
+        cc_choice_watch_node(s->watch); // one node's candidates timed the same way
         const struct cc_node *node = &m->nodes[n];
         const struct cc_xnn_op_row *row = cc_xnn_op_row(node->op);
         struct step *st = &s->steps[n];
@@ -752,15 +756,19 @@ static bool build_steps(struct xnn_state *s, const struct cc_engine_options *opt
  * that does not parse, or whose line does not fit the model, is measured again and rewritten; one
  * that cannot be written is not an error (the next start measures again). With CAMCLASS_CPU_STEM
  * set, the file is read but not written: a benchmark switching the stem leaves the other
- * layers' choices as the cache has them and the cache as it was. */
+ * layers' choices as the cache has them and the cache as it was. Timed on a crowded machine
+ * (choice_watch.h), they serve this engine and are not written. */
 bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
                         struct cc_error *err)
 {
     struct xnn_choices c;
-    cc_xnn_choices_open(&c, s, opts, threads);
+    if (!cc_xnn_choices_open(&c, s, opts, threads, err))
+        return false;
     bool ok = build_steps(s, opts, err);
-    for (int n = 0; ok && n < s->model->n_nodes; n++)
+    for (int n = 0; ok && n < s->model->n_nodes; n++) {
+        cc_choice_watch_node(s->watch);
         ok = choose_fused(s, n, opts, err);
+    }
     cc_xnn_choices_close(&c, s, ok);
     return ok;
 }

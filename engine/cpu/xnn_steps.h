@@ -22,7 +22,8 @@ bool cc_xnn_steps_runs_last(const struct xnn_state *s, int n);
  * takes seconds). A file that does not parse, or whose line does not fit the model, is measured
  * again and rewritten; one that cannot be written is not an error (the next start measures again).
  * With CAMCLASS_CPU_STEM set, the file is read but not written: a benchmark switching the stem
- * leaves the other layers' choices as the cache has them and the cache as it was. */
+ * leaves the other layers' choices as the cache has them and the cache as it was. Timed on a
+ * crowded machine (choice_watch.h), they serve this engine and are not written. */
 bool cc_xnn_steps_build(struct xnn_state *s, const struct cc_engine_options *opts, int threads,
                         struct cc_error *err);
 
