@@ -35,9 +35,11 @@ struct bench_args {
 /* The measurements of one benchmark: run times, and per-layer times when there are some. */
 struct bench_result {
     double load_ms, first_ms;
-    double *run_ms;   // (runs) wall time of each timed run
-    double *layer_ms; // (runs * n_nodes) per-layer time of each timed run; NULL if none
-    bool have_layers; // the backend reported layer timings
+    double *run_ms;     // (runs) wall time of each timed run
+    double *layer_ms;   // (runs * n_nodes) per-layer time of each timed run; NULL if none
+    const char **label; // (n_nodes) what ran at a layer where more than it (cc_layer_timing:
+                        // "layer1.0.conv2 (+ add, relu)"), owned by the engine; NULL: its name
+    bool have_layers;   // the backend reported layer timings
 };
 
 static const char usage[] =
@@ -200,15 +202,24 @@ static void fill_input(float *x, size_t n)
     }
 }
 
-/* Copies the last run's layer timings into row (n_nodes) values. */
-static void keep_layers(const struct cc_engine *e, double *row, int n_nodes, bool *have)
+/* Copies the last run's layer timings into row (n_nodes) values, their labels into label. */
+static void keep_layers(const struct cc_engine *e, double *row, const char **label, int n_nodes,
+                        bool *have)
 {
     const struct cc_layer_timing *t;
     int n = cc_engine_layer_timings(e, &t);
     for (int i = 0; i < n; i++)
-        if (t[i].node >= 0 && t[i].node < n_nodes)
+        if (t[i].node >= 0 && t[i].node < n_nodes) {
             row[t[i].node] += t[i].ms;
+            label[t[i].node] = t[i].label ? t[i].label : label[t[i].node];
+        }
     *have = n > 0;
+}
+
+/* A layer's name in the reports: what ran there (its label) or the node's name. */
+static const char *layer_name(const struct cc_model *m, const struct bench_result *r, int node)
+{
+    return r->label[node] ? r->label[node] : m->nodes[node].name;
 }
 
 /* Writes n floats to path (the caller's file: replaced). */
@@ -232,7 +243,8 @@ static bool measure(struct cc_engine *e, const struct bench_args *a, struct benc
     float *in = malloc(n_in * sizeof(float)), *out = malloc(n_out * sizeof(float));
     r->run_ms = calloc((size_t)a->runs, sizeof(double));
     r->layer_ms = calloc((size_t)a->runs * (size_t)(n_nodes > 0 ? n_nodes : 1), sizeof(double));
-    bool ok = in && out && r->run_ms && r->layer_ms;
+    r->label = calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof(*r->label));
+    bool ok = in && out && r->run_ms && r->layer_ms && r->label;
     if (!ok)
         cc_error_set(err, "out of memory for %d runs", a->runs);
     char what[160] = "fixed random values in [-2, 2)";
@@ -254,7 +266,7 @@ static bool measure(struct cc_engine *e, const struct bench_args *a, struct benc
         t0 = cc_now_ms();
         ok = cc_engine_run(e, in, out, err);
         r->run_ms[i] = cc_now_ms() - t0;
-        keep_layers(e, &r->layer_ms[(size_t)i * n_nodes], n_nodes, &r->have_layers);
+        keep_layers(e, &r->layer_ms[(size_t)i * n_nodes], r->label, n_nodes, &r->have_layers);
     }
     if (ok) {
         struct cc_topk top;
@@ -350,8 +362,8 @@ static void print_profile(const struct cc_model *m, const struct bench_result *r
     printf("  %-32s %-16s %10s %8s\n", "layer", "op", "ms", "% run");
     for (int i = 0; i < top; i++) {
         const struct cc_node *node = &m->nodes[rows[i].node];
-        printf("  %-32s %-16s %10.3f %7.1f%%\n", node->name, cc_op_name(node->op), rows[i].ms,
-               100.0 * rows[i].ms / run_mean);
+        printf("  %-32s %-16s %10.3f %7.1f%%\n", layer_name(m, r, rows[i].node),
+               cc_op_name(node->op), rows[i].ms, 100.0 * rows[i].ms / run_mean);
     }
     free(rows);
 }
@@ -371,7 +383,7 @@ static bool write_trace(const char *path, const struct cc_model *m, const struct
         double lts = ts;
         for (int n = 0; ok && r->have_layers && n < m->n_nodes; n++) {
             double ms = r->layer_ms[(size_t)i * m->n_nodes + n];
-            ok = cc_trace_complete(t, m->nodes[n].name, cc_op_name(m->nodes[n].op), 2, lts * 1e3,
+            ok = cc_trace_complete(t, layer_name(m, r, n), cc_op_name(m->nodes[n].op), 2, lts * 1e3,
                                    ms * 1e3, i);
             lts += ms;
         }
@@ -437,6 +449,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "camclass-bench: %s\n", err.msg);
     free(r.run_ms);
     free(r.layer_ms);
+    free(r.label);
     cc_engine_destroy(e);
     return ok ? 0 : 1;
 }

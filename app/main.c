@@ -214,7 +214,7 @@ static void print_profile(struct app *a)
         fprintf(stderr, "camclass: slowest layers of the last frame\n");
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  %8.3f ms  %-16s %s\n", t[j].ms, cc_op_name(m->nodes[t[j].node].op),
-                m->nodes[t[j].node].name);
+                t[j].label ? t[j].label : m->nodes[t[j].node].name);
 }
 
 /* The main loop with a window: present the newest result until q/Esc or a signal. */

@@ -166,6 +166,10 @@ void cc_softmax(const float *in, float *out, int n);
 struct cc_layer_timing {
     int node;  // index into model->nodes
     double ms; // time spent in that node's dispatch(es)
+    // What ran, where it is more than the node: e.g. "layer1.0.conv2 (+ add, relu)" for a
+    // convolution that took the residual add after it into its store (the CPU backend); owned
+    // by the engine, valid until it is destroyed; NULL: the node alone (its name says it).
+    const char *label;
 };
 int cc_engine_layer_timings(const struct cc_engine *e, const struct cc_layer_timing **out);
 

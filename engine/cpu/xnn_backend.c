@@ -141,6 +141,9 @@ static void xnn_destroy(void *p)
     free(s->tap_f32);
     free(s->steps);
     free(s->timings);
+    for (int n = 0; s->shown && n < s->model->n_nodes; n++)
+        free(s->shown[n].label);
+    free(s->shown);
     free(s->arena);
     cc_plan_finish(&s->plan);
     free(s);
@@ -362,7 +365,7 @@ static bool run_steps_on(struct xnn_state *s, struct cc_error *err)
         double t0 = cc_now_ms();
         if (!run_node(s, n, err))
             return false;
-        s->timings[s->n_timings++] = (struct cc_layer_timing){n, cc_now_ms() - t0};
+        s->timings[s->n_timings++] = cc_xnn_resfuse_timing(s, n, cc_now_ms() - t0);
     }
     return true;
 }

@@ -1,4 +1,6 @@
 /* camclass — the residual add fused into our own k x k convolution's store (xnn_resfuse.h). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +81,32 @@ static bool written_between(const struct xnn_state *s, int c, int a, const float
     return false;
 }
 
+/* The profile's name for add node a run by convolution c's step (s->shown[a]), made where
+ * memory allows (else the add's own name stays). */
+static void show(struct xnn_state *s, int a, int c)
+{
+    const struct cc_model *m = s->model;
+    struct cc_act act = m->nodes[a].act;
+    const char *what = cc_act_is_none(act)                             ? ""
+                       : act.min == 0 && isinf(act.max) && act.max > 0 ? ", relu"
+                       : act.min == 0 && act.max == 6                  ? ", relu6"
+                                                                       : ", clamp";
+    if (!s->shown && !(s->shown = calloc((size_t)m->n_nodes, sizeof(*s->shown))))
+        return;
+    const char *name = m->nodes[c].name;
+    size_t size = strlen(name) + sizeof(" (+ add, relu6)");
+    if ((s->shown[a].label = malloc(size)))
+        snprintf(s->shown[a].label, size, "%s (+ add%s)", name, what);
+    s->shown[a].node = c;
+}
+
+struct cc_layer_timing cc_xnn_resfuse_timing(const struct xnn_state *s, int n, double ms)
+{
+    if (s->shown && s->shown[n].label)
+        return (struct cc_layer_timing){s->shown[n].node, ms, s->shown[n].label};
+    return (struct cc_layer_timing){n, ms, NULL};
+}
+
 /* Fuses add node a with convolution c, the producer of its input i, where that can be. */
 static bool try_fuse(struct xnn_state *s, int a, int i)
 {
@@ -102,6 +130,7 @@ static bool try_fuse(struct xnn_state *s, int a, int i)
     s->steps[a] = s->steps[c];
     s->steps[c] = (struct step){.kind = STEP_SKIP};
     s->n_residual++;
+    show(s, a, c);
     return true;
 }
 

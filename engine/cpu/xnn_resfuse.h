@@ -9,6 +9,12 @@
 
 #include "xnn_state.h"
 
+/* A residual add run by its convolution's step, as a profile names it (s->shown). */
+struct xnn_shown {
+    int node;    // the convolution
+    char *label; // "<its name> (+ add, relu)"; owned; NULL: the add's node was not fused
+};
+
 /* The activation plan (cc_plan_init_until), with CAMCLASS_CPU_CONV3X3_RESIDUAL (on, the
  * default, or off; false with err naming any other value) read into s->resfuse (off also with
  * CAMCLASS_CPU_CONV3X3=off): where it is on, the input of every convolution that may be fused
@@ -24,5 +30,11 @@ bool cc_xnn_resfuse_plan(struct xnn_state *s, struct cc_error *err);
  * only takes work away), so no letter in the layer-choice cache: called after its line is
  * written. Left alone where memory does not allow (cc_conv3x3_fuse_residual's conditions). */
 void cc_xnn_resfuse(struct xnn_state *s);
+
+/* What a profile names where node n runs: n itself; or, for an add whose convolution's step
+ * runs in its place (cc_xnn_resfuse), that convolution, labelled "<conv> (+ add, relu)" (the
+ * label in s->shown, owned by s), so that a reader finds the convolution's time under its own
+ * name (camclass-bench --profile). */
+struct cc_layer_timing cc_xnn_resfuse_timing(const struct xnn_state *s, int n, double ms);
 
 #endif

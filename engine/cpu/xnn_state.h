@@ -128,6 +128,9 @@ struct xnn_state {
     pthreadpool_t run_pool;
     struct cc_pool_choice pool_choice;
     struct cc_layer_timing *timings; // (n_nodes), of the last run
+    // (n_nodes) what a profile names where a residual add runs as its convolution's step
+    // (xnn_resfuse.h); owned; NULL until one is fused.
+    struct xnn_shown *shown;
     int n_timings;
     int n_int8;         // nodes computing in int8 (for the device name)
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs

@@ -4,9 +4,11 @@ figure, --profile prints the per-op and slowest-layer tables, --trace writes a C
 with one "X" event per layer per run. --input/--save-output on the (input-sensitive) self-test
 model: an image through camclass's file source and preprocessing, and the same tensor given
 raw, both give PyTorch's output of that tensor (ccm_bundle.run_graph) within 1e-4 x max; bad
-inputs exit 1 with one line.
+inputs exit 1 with one line. With --residual-names (resnet18): a convolution that took the
+residual add after it is named "<conv> (+ add, relu)", op conv2d, in the trace and the profile.
 
     test_bench.py CAMCLASS_BENCH MODEL.ccm TRACE_OUT.json SELFTEST.ccm SAMPLE_DIR
+    test_bench.py --residual-names CAMCLASS_BENCH RESNET18.ccm TRACE_OUT.json
 """
 import json
 import os
@@ -21,6 +23,28 @@ def run(*args):
     return subprocess.run([*host_command(BENCH), *args], capture_output=True, text=True,
                           timeout=300)
 
+
+if sys.argv[1] == "--residual-names":
+    # resnet18 with our own 3x3 convs (which take the residual add and ReLU after them into
+    # their store): the trace and the profile name each such conv "<conv> (+ add, relu)", op
+    # conv2d, not the add.
+    BENCH, MODEL, TRACE = sys.argv[2:5]
+    r = subprocess.run([*host_command(BENCH), MODEL, "--backend", "cpu", "--threads", "1",
+                        "--runs", "2", "--warmup", "0", "--profile", "--trace", TRACE],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "CAMCLASS_CPU_CONV3X3": "on"})
+    check(r.returncode == 0 and "8 with the residual" in r.stdout,
+          f"resnet18: exit {r.returncode}, {r.stdout!r} {r.stderr!r}")
+    with open(TRACE) as f:
+        named = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and
+                 e.get("tid") == 2 and e["name"].endswith(" (+ add, relu)")]
+    check(len(named) == 2 * 8 and all(e["cat"] == "conv2d" and ".conv2 " in e["name"]
+                                      for e in named),
+          f"trace: {len(named)} events named '<conv> (+ add, relu)', want 2 runs x 8: {named[:3]}")
+    rows = [line for line in r.stdout.splitlines() if "(+ add" in line]
+    check(all(line.split()[-4:-2] == ["relu)", "conv2d"] for line in rows),
+          f"profile rows of fused convs: {rows}")
+    sys.exit(summary())
 
 BENCH, MODEL, TRACE, SELFTEST, SAMPLE = sys.argv[1:6]
 

@@ -17,7 +17,8 @@
  * winograd and winograd4);
  * TEST_FUSED_BLOCKS (when set) is how many blocks must be fused, TEST_PW_LAYERS how many 1x1
  * convolutions must run on the own GEMM, TEST_RESIDUAL_CONVS how many of the own k x k
- * convolutions must have taken their residual add (xnn_resfuse.h).
+ * convolutions must have taken their residual add (xnn_resfuse.h), each named in the layer
+ * timings as "<conv> (+ add, relu)" (the profile's name for it).
  */
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +42,30 @@ static void check_count(const struct cc_engine *e, const char *want, const char 
     snprintf(said, sizeof(said), "%s%s%s", before, want, after);
     CHECKF(strstr(cc_engine_device_name(e), said) != NULL, "want \"%s\": device %s", said,
            cc_engine_device_name(e));
+}
+
+/* When want is set (not empty): the last run's layer timings name that many convolutions that
+ * took the residual add and ReLU after them (xnn_resfuse.h), each under its own name, as
+ * "<conv> (+ add, relu)", and nothing else has a label (camclass-bench --profile shows them). */
+static void check_residual_names(const struct cc_engine *e, const char *want)
+{
+    if (!want || !want[0])
+        return;
+    const struct cc_model *m = cc_engine_model(e);
+    const struct cc_layer_timing *t = NULL;
+    int n = cc_engine_layer_timings(e, &t), named = 0;
+    for (int i = 0; i < n; i++) {
+        if (!t[i].label)
+            continue;
+        const struct cc_node *node = &m->nodes[t[i].node];
+        char label[256];
+        snprintf(label, sizeof(label), "%s (+ add, relu)", node->name);
+        named += CHECKF(node->op == CC_OP_CONV2D && !strcmp(t[i].label, label),
+                        "layer %d's label \"%s\": want a convolution's, \"%s\"", t[i].node,
+                        t[i].label, label);
+    }
+    CHECKF(named == atoi(want), "%d convolutions named with their residual add, want %s", named,
+           want);
 }
 
 /* Reads a raw f32 file that must hold exactly count values; NULL (and a failed check) else. */
@@ -191,6 +216,8 @@ int main(int argc, char **argv)
             CHECKF(memcmp(out, again, n_out * sizeof(float)) == 0,
                    "input 1 run again differs from the first run by up to %.3g",
                    tu_max_abs_diff(again, out, n_out, NULL));
+        if (opt.backend == CC_BACKEND_CPU)
+            check_residual_names(e, getenv("TEST_RESIDUAL_CONVS"));
     }
     free(again);
     free(out);
