@@ -114,14 +114,15 @@ static bool setup(struct bench *b, const int *s, int threads, struct tu_rng *r)
 {
     int size = s[0], cin = s[1], cexp = s[1] * s[2], cout = s[3];
     b->d = (struct cc_fused_block_desc){
-        size,
-        size,
-        cin,
-        cexp,
-        cout,
-        s[4],
-        s[2] != 1,
-        s[4] == 1 && cin == cout,
+        .h = size,
+        .w = size,
+        .cin = cin,
+        .cexp = cexp,
+        .cout = cout,
+        .stride = s[4],
+        .kernel = 3,
+        .expand = s[2] != 1,
+        .residual = s[4] == 1 && cin == cout,
         .act_expand = cc_act_relu6(),
         .act_dw = cc_act_relu6(),
         .act_project = cc_act_none(),
