@@ -1,16 +1,43 @@
 /* camclass — the watch over the CPU backend's load-time timings (see choice_watch.h). */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "choice_watch.h"
-#include "pool_choice.h"
 
 static int64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
     clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* How long this process's threads have waited for a core so far (ns): the run-queue delay,
+ * /proc/self/task/<tid>/schedstat's second field, summed; -1 where the kernel does not say. */
+static int64_t waited_ns(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int64_t sum = 0;
+    int found = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[64];
+        unsigned long long on_cpu, waited;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%.24s/schedstat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fscanf(f, "%llu %llu", &on_cpu, &waited) == 2) {
+            sum += (int64_t)waited;
+            found++;
+        }
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return found ? sum : -1;
 }
 
 bool cc_choice_watch_mode_parse(const char *value, enum cc_watch_mode *mode, struct cc_error *err)
@@ -28,58 +55,75 @@ bool cc_choice_watch_mode_parse(const char *value, enum cc_watch_mode *mode, str
                         value);
 }
 
-void cc_choice_watch_init(struct cc_choice_watch *w, enum cc_watch_mode mode, bool has_pool)
+void cc_choice_watch_init(struct cc_choice_watch *w, enum cc_watch_mode mode, int threads)
 {
     *w = (struct cc_choice_watch){
         .mode = mode,
         .crowded = mode == CC_WATCH_CROWDED,
-        .has_pool = has_pool,
+        .threads = threads > 1 ? threads : 1,
     };
-    w->pooled = has_pool && !w->crowded;
+    cc_choice_watch_node(w);
 }
 
 bool cc_choice_watch_node(struct cc_choice_watch *w)
 {
-    return w->pooled = w->has_pool && !w->crowded;
+    return w->pooled = w->threads > 1 && !w->crowded;
 }
 
 void cc_choice_watch_begin(struct cc_choice_watch *w)
 {
+    if (!w)
+        return;
+    w->wait0_ns = waited_ns();
     w->wall0_ns = clock_ns(CLOCK_MONOTONIC);
     w->cpu0_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 void cc_choice_watch_end(struct cc_choice_watch *w)
 {
+    if (!w)
+        return;
     int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - w->cpu0_ns;
-    cc_choice_watch_took(w, cpu, clock_ns(CLOCK_MONOTONIC) - w->wall0_ns);
+    int64_t wall = clock_ns(CLOCK_MONOTONIC) - w->wall0_ns, wait = waited_ns();
+    if (w->wait0_ns >= 0 && wait >= 0)
+        cc_choice_watch_took(w, wall, wait - w->wait0_ns, w->pooled ? w->threads : 1);
+    else // no schedstat: the calling thread's time off a core
+        cc_choice_watch_took(w, wall, wall > cpu ? wall - cpu : 0, 1);
 }
 
-void cc_choice_watch_took(struct cc_choice_watch *w, int64_t cpu_ns, int64_t wall_ns)
+void cc_choice_watch_took(struct cc_choice_watch *w, int64_t wall_ns, int64_t wait_ns, int threads)
 {
     w->runs++;
-    w->solo += w->has_pool && !w->pooled;
-    w->cpu_ns += cpu_ns;
+    w->solo += w->threads > 1 && !w->pooled;
     w->wall_ns += wall_ns;
-    if (w->mode != CC_WATCH_AUTO || !w->pooled || wall_ns <= 0)
+    w->want_ns += wall_ns * threads;
+    w->wait_ns += wait_ns;
+    if (w->mode != CC_WATCH_AUTO || !w->pooled)
         return;
-    if ((double)cpu_ns >= CC_POOL_CROWDED * (double)wall_ns)
-        w->in_row = 0;
-    else if (++w->in_row >= 2) // one is a passing disturbance, as at run time
-        w->crowded = true;
+    w->win_want_ns += wall_ns * threads;
+    w->win_wait_ns += wait_ns;
+    if (w->win_want_ns < (int64_t)CC_WATCH_WINDOW_NS * threads)
+        return;
+    bool crowded = (double)w->win_wait_ns > CC_WATCH_CROWDED_WAIT * (double)w->win_want_ns;
+    w->win_want_ns = w->win_wait_ns = 0;
+    // Two in a row, as at run time (pool_choice.h): one is a passing disturbance.
+    w->in_row = crowded ? w->in_row + 1 : 0;
+    w->crowded |= w->in_row >= 2;
 }
 
 bool cc_choice_watch_quiet(const struct cc_choice_watch *w, char *why, size_t size)
 {
-    double share = w->wall_ns > 0 ? (double)w->cpu_ns / (double)w->wall_ns : 1.0;
+    double waited = w->want_ns > 0 ? (double)w->wait_ns / (double)w->want_ns : 0.0;
     if (w->mode == CC_WATCH_QUIET ||
-        (w->mode == CC_WATCH_AUTO && !w->crowded && share >= CC_WATCH_QUIET_SHARE))
+        (w->mode == CC_WATCH_AUTO && !w->crowded && waited <= CC_WATCH_QUIET_WAIT))
         return true;
-    int at = snprintf(why, size, "%sthis thread was on a core %.0f%% of the %.0f ms timed",
+    int at = snprintf(why, size,
+                      "%sits threads waited for a core %.0f%% of their time in the "
+                      "%.0f ms timed",
                       w->mode == CC_WATCH_CROWDED ? "CAMCLASS_CPU_CROWDED=yes; " : "",
-                      100.0 * share, (double)w->wall_ns / 1e6);
-    if (w->has_pool && at >= 0 && (size_t)at < size)
-        snprintf(why + at, size - (size_t)at, "; %d of %d timings on it alone, not the pool",
+                      100.0 * waited, (double)w->wall_ns / 1e6);
+    if (w->threads > 1 && at >= 0 && (size_t)at < size)
+        snprintf(why + at, size - (size_t)at, "; %d of %d timings on one thread, not the pool",
                  w->solo, w->runs);
     return false;
 }

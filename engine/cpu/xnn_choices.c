@@ -81,7 +81,7 @@ bool cc_xnn_choices_open(struct xnn_choices *c, struct xnn_state *s,
     *c = (struct xnn_choices){.notices = opts ? opts->notices : NULL};
     if (!cc_choice_watch_mode_parse(getenv("CAMCLASS_CPU_CROWDED"), &crowd, err))
         return false;
-    cc_choice_watch_init(&c->watch, crowd, s->pool != NULL);
+    cc_choice_watch_init(&c->watch, crowd, (int)cc_xnn_pool_threads(s));
     s->watch = &c->watch;
     c->path = !measure ? NULL
               : cfg    ? (cfg[0] ? strdup(cfg) : NULL)

@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     CHECKF(!strncmp(said, "camclass: cpu backend: layer choices not saved: the machine was busy",
                     68) &&
                strstr(said, "CAMCLASS_CPU_CROWDED=yes") && counts &&
-               sscanf(counts, " ms timed; %d of %d timings on it alone, not the pool", &alone,
+               sscanf(counts, " ms timed; %d of %d timings on one thread, not the pool", &alone,
                       &timed) == 2 &&
                timed > 0 && alone == timed && strchr(said, '\n') == said + strlen(said) - 1,
            "crowded: one line, every timing on the calling thread: %s", said);
