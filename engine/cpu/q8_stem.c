@@ -1,6 +1,7 @@
 /* camclass — the CPU backend's own int8 stem (see q8_stem.h): the mode switch, the match from a
  * model, the packing (through q8_gemm.h), the portable quantizer and the band driver. The x86-64
- * quantizers are in q8_stem_x86.c; the GEMM kernels are q8_gemm.h's. */
+ * quantizers are in q8_stem_x86.c, the AArch64 one in q8_stem_arm.c; the GEMM kernels are
+ * q8_gemm.h's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ static void quantize_c(const float *x, int n, int8_t *q, const struct cc_q8_stem
         q[i] = cc_q8_stem_quantize_one(x[i], p);
 }
 
-/* Each family's quantizer, NULL where this code has none (the NEON GEMM kernels: q8_stem.h). */
+/* Each family's quantizer, NULL where this build has none. */
 static const cc_q8_stem_quantizer quantizers[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = quantize_c,
 #if defined(__x86_64__)
@@ -33,11 +34,20 @@ static const cc_q8_stem_quantizer quantizers[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_AVXVNNI] = cc_q8_stem_quantize_avx2,
     [CC_FQ8_AVX512VNNI] = cc_q8_stem_quantize_avx512,
 #endif
+#if defined(__aarch64__)
+    [CC_FQ8_NEON] = cc_q8_stem_quantize_neon,
+    [CC_FQ8_NEONDOT] = cc_q8_stem_quantize_neon,
+#endif
 };
+
+cc_q8_stem_quantizer cc_q8_stem_quantizer_of(enum cc_fq8_isa isa)
+{
+    return (unsigned)isa < CC_FQ8_ISA_COUNT ? quantizers[isa] : NULL;
+}
 
 bool cc_q8_stem_isa_runs(enum cc_fq8_isa isa)
 {
-    return (unsigned)isa < CC_FQ8_ISA_COUNT && quantizers[isa] && cc_q8_gemm_isa_runs(isa);
+    return cc_q8_stem_quantizer_of(isa) && cc_q8_gemm_isa_runs(isa);
 }
 
 enum cc_fq8_isa cc_q8_stem_isa_best(void)
@@ -51,7 +61,7 @@ enum cc_fq8_isa cc_q8_stem_isa_best(void)
 bool cc_q8_stem_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err)
 {
     static const struct cc_fq8_mode_spec spec = {"CAMCLASS_CPU_Q8STEM", "an int8 stem mode",
-                                                 "avx512vnni, avxvnni, avx2, c",
+                                                 "avx512vnni, avxvnni, avx2, neondot, neon, c",
                                                  cc_q8_stem_isa_runs, cc_q8_stem_isa_best};
     return cc_fq8_mode_parse(&spec, value, mode, err);
 }

@@ -15,11 +15,12 @@
  * of input row ky's channel c (the fourth with a zero weight), so K = 36, pixels 2 bytes apart
  * (lda 2), groups one buffer row apart (ldg): no transposed copy, no int8 copy, no im2col.
  *
- * Kernels: q8_gemm.h's (AVX-512 VNNI, AVX-VNNI, AVX2, portable C), and for the quantization
- * AVX-512 / AVX2 intrinsics (q8_stem_x86.c: vcvtps2dq rounds half to even, as XNNPACK's
- * convert does) or portable C. The NEON GEMM kernels are not used here until they read ldg
- * (cc_q8_stem_isa_runs). Threads: the pool splits the bands; every task writes its own
- * buffer and output rows.
+ * Kernels: q8_gemm.h's (AVX-512 VNNI, AVX-VNNI, AVX2, NEON dot product, NEON, portable C), and
+ * for the quantization AVX-512 / AVX2 intrinsics (q8_stem_x86.c: vcvtps2dq rounds half to even,
+ * as XNNPACK's convert does), NEON (q8_stem_arm.c: fcvtns, the same rounding) or portable C.
+ * The buffer holds the signed int8 values: the x86 VNNI kernels read them as x + 128 (their
+ * biases hold the 128 * sum(w)), the NEON and AVX2 ones as they are (q8_gemm.h). Threads: the
+ * pool splits the bands; every task writes its own buffer and output rows.
  */
 #ifndef CC_Q8_STEM_H
 #define CC_Q8_STEM_H
@@ -38,9 +39,9 @@
 /* What CAMCLASS_CPU_Q8STEM asks for: unset or "measure" (default: the stem where it measures
  * faster than XNNPACK's path, remembered in the layer-choice cache), "off" (never), "on"
  * (always where it applies, with the host's best kernels) or a kernel family of fused_q8.h
- * ("avx512vnni", "avxvnni", "avx2", "c": always, with those kernels). Parses CAMCLASS_CPU_Q8STEM's
- * value (NULL: unset); false with one line in err when it is not one of the values above, or names
- * kernels this CPU (or this code) does not run. */
+ * ("avx512vnni", "avxvnni", "avx2", "neondot", "neon", "c": always, with those kernels). Parses
+ * CAMCLASS_CPU_Q8STEM's value (NULL: unset); false with one line in err when it is not one of the
+ * values above, or names kernels this CPU (or this code) does not run. */
 bool cc_q8_stem_mode_parse(const char *value, struct cc_fq8_mode *mode, struct cc_error *err);
 
 /* Whether this build and CPU run isa's kernels here; the best family that does. */
@@ -55,7 +56,8 @@ struct cc_q8_stem_quant {
 };
 
 /* One value as XNNPACK converts it: x * inv clamped to [lo, hi] (the high end first, NaN
- * taking it: as minps(v, hi) then maxps), rounded half to even (by the 1.5 * 2^23 bias:
+ * taking it: as minps(v, hi) then maxps; XNNPACK's AArch64 convert gives NaN the zero point,
+ * every family here the high end), rounded half to even (by the 1.5 * 2^23 bias:
  * |value| < 2^22 after the clamp), plus the zero point. */
 static inline int8_t cc_q8_stem_quantize_one(float x, const struct cc_q8_stem_quant *q)
 {
@@ -70,9 +72,13 @@ static inline int8_t cc_q8_stem_quantize_one(float x, const struct cc_q8_stem_qu
 typedef void (*cc_q8_stem_quantizer)(const float *x, int n, int8_t *q,
                                      const struct cc_q8_stem_quant *p);
 
-/* The x86-64 quantizers (q8_stem_x86.c). */
+/* isa's quantizer; NULL where this build has none (whether the CPU runs it: isa_runs above). */
+cc_q8_stem_quantizer cc_q8_stem_quantizer_of(enum cc_fq8_isa isa);
+
+/* The x86-64 quantizers (q8_stem_x86.c); the AArch64 one, both NEON families' (q8_stem_arm.c). */
 void cc_q8_stem_quantize_avx512(const float *x, int n, int8_t *q, const struct cc_q8_stem_quant *p);
 void cc_q8_stem_quantize_avx2(const float *x, int n, int8_t *q, const struct cc_q8_stem_quant *p);
+void cc_q8_stem_quantize_neon(const float *x, int n, int8_t *q, const struct cc_q8_stem_quant *p);
 
 /* One stem: weights and quantizations of the model. */
 struct cc_q8_stem_desc {

@@ -58,8 +58,8 @@
  *     which quantizes the caller's NCHW input as XNNPACK's convert would, in its own read: when
  *     stems are the input's only readers, the input is then neither transposed nor converted.
  *     Kept where it measures faster than the XNNPACK conv plus that transpose and convert,
- *     remembered as 'S'; CAMCLASS_CPU_Q8STEM (off, on, avx512vnni, avxvnni, avx2, c)
- *     switches it.
+ *     remembered as 'S'; CAMCLASS_CPU_Q8STEM (off, on, a kernel family: avx512vnni, avxvnni,
+ *     avx2, neondot, neon, c) switches it.
  *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it. An int8 depthwise 3x3
  *     likewise on our own (q8_dw.h: the fused block's depthwise rows), remembered as 'e';
  *     CAMCLASS_CPU_Q8DW (off, on, a kernel family) switches it.

@@ -6,15 +6,15 @@
  * A model of mobilenet_v2's stem alone: the [1,3,224,224] input -> conv2d 3x3 stride 2, 3 -> 32,
  * bias, ReLU6 -> flatten. Each round creates the CPU backend with CAMCLASS_CPU_STEM off (the
  * layer on XNNPACK, after the input's transpose to NHWC), on (the host's best kernels), avx2
- * (x86-64) and c, in turn, and times 100 runs of each (after 5 untimed): the whole run (the
- * transpose, the layer, the flatten's relayout back to NCHW) and the layer alone (the engine's
- * layer timing). Prints the median and the 10th percentile of all rounds' runs per mode.
- * cpu_pointwise is xnnpack: the other path is XNNPACK's, not BLIS's.
+ * (x86-64) or neon (AArch64) and c, in turn, and times 100 runs of each (after 5 untimed): the
+ * whole run (the transpose, the layer, the flatten's relayout back to NCHW) and the layer alone
+ * (the engine's layer timing). Prints the median and the 10th percentile of all rounds' runs per
+ * mode. cpu_pointwise is xnnpack: the other path is XNNPACK's, not BLIS's.
  *
  * int8: the same stem with i8 weights and quantized activations (the int8 bundle's), switched by
  * CAMCLASS_CPU_Q8STEM (off: XNNPACK's QC8 conv after the transpose and XNNPACK's f32 -> int8
- * convert of the input; on, avx2, c: our int8 stem, which quantizes in its own read); the run
- * also dequantizes the flattened output (the same in every mode). The layer time of off leaves
+ * convert of the input; on, avx2 / neon, c: our int8 stem, which quantizes in its own read); the
+ * run also dequantizes the flattened output (the same in every mode). The layer time of off leaves
  * out the transpose and the convert, which run before the first layer: compare the runs.
  */
 #include <stdio.h>
@@ -31,6 +31,8 @@ enum { RUNS = 100, WARMUP = 5, SIZE = 224, OUT = 32 };
 static const char *const modes[] = {"off", "on", "c",
 #if defined(__x86_64__)
                                     "avx2"
+#elif defined(__aarch64__)
+                                    "neon" // a Pi 5's "on" is neondot (int8)
 #endif
 };
 #define N_MODES (sizeof(modes) / sizeof(modes[0]))

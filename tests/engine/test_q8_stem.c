@@ -13,7 +13,15 @@
  *   ReLU6's clamp and the full range, with and without a bias; every kernel family the host
  *   runs, 1 to 4 threads, the output poisoned with two different values (a value left
  *   unwritten fails one of them), the input in a buffer of exactly its size. Tolerance: none.
- * - The refusals: a bad CAMCLASS_CPU_Q8STEM value, a desc that is not a stem.
+ * - NaN, where XNNPACK's kernels disagree among themselves: every family as
+ *   cc_q8_stem_quantize_one (the high end), at every place of a vector and its tail.
+ * - The refusals: a bad CAMCLASS_CPU_Q8STEM value, a family this host lacks, a desc that is not
+ *   a stem.
+ *
+ *     test_q8_stem [FAMILY=yes|no]...
+ *
+ * With arguments, only the families named =yes (each of which must run on this host, and each
+ * named =no must not: q8_families.h, as test_q8_gemm); the one-by-one quantizer always.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +30,7 @@
 
 #include <xnnpack.h>
 
+#include "q8_families.h"
 #include "q8_stem.h"
 #include "testutil.h"
 
@@ -44,18 +53,6 @@ static bool xnn_quantize(const float *x, size_t n, struct cc_act_quant qx, int8_
     free(in);
     return CHECKF(ok, "XNNPACK's convert (scale %g, zero point %d) failed", (double)qx.scale,
                   qx.zero_point);
-}
-
-static cc_q8_stem_quantizer quantizer_of(enum cc_fq8_isa isa)
-{
-#if defined(__x86_64__)
-    if (isa == CC_FQ8_AVX512VNNI)
-        return cc_q8_stem_quantize_avx512;
-    if (isa == CC_FQ8_AVX2 || isa == CC_FQ8_AVXVNNI)
-        return cc_q8_stem_quantize_avx2;
-#endif
-    (void)isa;
-    return NULL;
 }
 
 static void quantize_one_each(const float *x, int n, int8_t *q, const struct cc_q8_stem_quant *p)
@@ -82,7 +79,32 @@ static size_t tie_values(float scale, int zp, float *x)
     return n;
 }
 
-static void check_quantizers(void)
+/* NaN, where XNNPACK's convert has no one answer (its x86-64 kernels give 127, the high end;
+ * its AArch64 ones convert it to 0, so the zero point): every family's quantizer as
+ * cc_q8_stem_quantize_one, the high end, at every place of a vector and its tail. */
+static void check_quantizers_nan(const bool families[CC_FQ8_ISA_COUNT])
+{
+    enum { N = 40 };
+    struct cc_q8_stem_quant p = {1.0f / 0.0186584f, -128 + 14, 127 + 14, -14};
+    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++) {
+        if (!families[isa] || !cc_q8_stem_isa_runs((enum cc_fq8_isa)isa))
+            continue;
+        for (int at = 0; at < N; at++) {
+            float x[N];
+            int8_t got[N];
+            for (int i = 0; i < N; i++)
+                x[i] = (float)(i - N / 2) * 0.05f;
+            x[at] = at % 2 ? NAN : -NAN;
+            cc_q8_stem_quantizer_of((enum cc_fq8_isa)isa)(x, N, got, &p);
+            CHECKF(got[at] == cc_q8_stem_quantize_one(x[at], &p),
+                   "quantizer %s: NaN at %d gave %d, want %d (the high end)",
+                   cc_fq8_isa_name((enum cc_fq8_isa)isa), at, got[at],
+                   cc_q8_stem_quantize_one(x[at], &p));
+        }
+    }
+}
+
+static void check_quantizers(const bool families[CC_FQ8_ISA_COUNT])
 {
     static const struct cc_act_quant quants[] = {
         {0.0186584f, -14}, {0.017f, 0}, {1.0f / 64, 3}, {0.0521f, -128}, {0.0079f, 127}};
@@ -97,10 +119,11 @@ static void check_quantizers(void)
         struct cc_q8_stem_quant p = {1.0f / qx.scale, (float)(-128 - qx.zero_point),
                                      (float)(127 - qx.zero_point), qx.zero_point};
         for (int isa = 0; isa <= CC_FQ8_ISA_COUNT; isa++) {
-            cc_q8_stem_quantizer f =
-                isa == CC_FQ8_ISA_COUNT ? quantize_one_each : quantizer_of((enum cc_fq8_isa)isa);
-            if (!f || (isa < CC_FQ8_ISA_COUNT && !cc_q8_stem_isa_runs((enum cc_fq8_isa)isa)))
+            bool one = isa == CC_FQ8_ISA_COUNT;
+            if (!one && (!families[isa] || !cc_q8_stem_isa_runs((enum cc_fq8_isa)isa)))
                 continue;
+            cc_q8_stem_quantizer f =
+                one ? quantize_one_each : cc_q8_stem_quantizer_of((enum cc_fq8_isa)isa);
             // Every length up to 40 from every start (the vector tails), then all at once.
             for (size_t start = 0; start + 40 <= n; start += 37)
                 for (int len = 0; len <= 40; len++) {
@@ -241,8 +264,9 @@ static void check_stem_isa(const struct stem *s, const int8_t *want, enum cc_fq8
     free(got);
 }
 
-/* Stem s with every family the host runs; false when the reference could not be made. */
-static bool check_stem(const struct stem *s)
+/* Stem s with every family wanted (that the host runs); false when the reference could not be
+ * made. */
+static bool check_stem(const struct stem *s, const bool families[CC_FQ8_ISA_COUNT])
 {
     const struct cc_q8_stem_desc *d = &s->d;
     size_t n_in = (size_t)3 * d->h * d->w, n_out = (size_t)d->ho * d->wo * d->n;
@@ -251,21 +275,21 @@ static bool check_stem(const struct stem *s)
     if (ok) {
         reference(d, xq, want);
         for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++)
-            if (cc_q8_stem_isa_runs((enum cc_fq8_isa)isa))
+            if (families[isa] && cc_q8_stem_isa_runs((enum cc_fq8_isa)isa))
                 check_stem_isa(s, want, (enum cc_fq8_isa)isa);
     }
     free(xq), free(want);
     return ok;
 }
 
-static void check_stems(void)
+static void check_stems(const bool families[CC_FQ8_ISA_COUNT])
 {
     struct tu_rng r;
     tu_rng_seed(&r, 2026);
     struct stem s;
     make_stem(&s, &r, 224, 224, 1, 32); // mobilenet_v2's
     s.d.ho = s.d.wo = 112;
-    check_stem(&s);
+    check_stem(&s, families);
     free_stem(&s);
     static const int outs[] = {32, 1, 3, 5, 16, 17, 24, 31, 33, 48, 64, 70};
     int cases = 1;
@@ -273,14 +297,14 @@ static void check_stems(void)
         int h = size, w = tu_rng_range(&r, 0, 2) ? size : tu_rng_range(&r, 1, 224);
         make_stem(&s, &r, h, w, tu_rng_range(&r, 0, 2),
                   outs[tu_rng_range(&r, 0, (int)(sizeof(outs) / sizeof(outs[0])) - 1)]);
-        bool ok = check_stem(&s);
+        bool ok = check_stem(&s, families);
         free_stem(&s);
         if (!ok || tu_failures())
             break;
     }
     printf("%d stems, families:", cases);
     for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++)
-        if (cc_q8_stem_isa_runs((enum cc_fq8_isa)isa))
+        if (families[isa] && cc_q8_stem_isa_runs((enum cc_fq8_isa)isa))
             printf(" %s", cc_fq8_isa_name((enum cc_fq8_isa)isa));
     printf("\n");
 }
@@ -294,7 +318,7 @@ static void check_refusals(void)
     struct cc_fq8_mode mode;
     struct cc_error err = {0};
     CHECKF(!cc_q8_stem_mode_parse("fast", &mode, &err) &&
-               strstr(err.msg, "CAMCLASS_CPU_Q8STEM=\"fast\"") && strstr(err.msg, "avx2, c"),
+               strstr(err.msg, "CAMCLASS_CPU_Q8STEM=\"fast\"") && strstr(err.msg, "neon, c"),
            "bad mode: %s", err.msg);
     CHECKF(cc_q8_stem_mode_parse("c", &mode, &err) && mode.kind == CC_FUSED_ON &&
                mode.isa == CC_FQ8_C,
@@ -302,8 +326,15 @@ static void check_refusals(void)
     CHECKF(cc_q8_stem_mode_parse(NULL, &mode, &err) && mode.kind == CC_FUSED_MEASURE &&
                mode.isa == cc_q8_stem_isa_best(),
            "unset: %s", err.msg);
-    CHECKF(!cc_q8_stem_mode_parse("neondot", &mode, &err) && strstr(err.msg, "no neondot"),
-           "neondot: %s", err.msg);
+    // A family this host does not run (the other architecture's, at least): refused by name.
+    enum cc_fq8_isa absent = CC_FQ8_C;
+    for (int isa = 0; isa < CC_FQ8_ISA_COUNT; isa++)
+        absent = cc_q8_stem_isa_runs((enum cc_fq8_isa)isa) ? absent : (enum cc_fq8_isa)isa;
+    const char *name = cc_fq8_isa_name(absent);
+    char no[32];
+    snprintf(no, sizeof(no), "no %s kernels", name);
+    CHECKF(absent != CC_FQ8_C && !cc_q8_stem_mode_parse(name, &mode, &err) && strstr(err.msg, no),
+           "%s: %s", name, err.msg);
     struct tu_rng r;
     tu_rng_seed(&r, 1);
     struct stem s;
@@ -321,12 +352,15 @@ static void check_refusals(void)
     free_stem(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     if (!CHECK(xnn_initialize(NULL) == xnn_status_success))
         return tu_exit_code();
+    bool families[CC_FQ8_ISA_COUNT];
+    q8_families_wanted(argc, argv, cc_q8_stem_isa_runs, families);
     check_refusals();
-    check_quantizers();
-    check_stems();
+    check_quantizers(families);
+    check_quantizers_nan(families);
+    check_stems(families);
     return tu_exit_code();
 }
