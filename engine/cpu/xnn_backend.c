@@ -59,10 +59,9 @@
  *     stems are the input's only readers, the input is then neither transposed nor converted.
  *     Kept where it measures faster than the XNNPACK conv plus that transpose and convert,
  *     remembered as 'S'; CAMCLASS_CPU_Q8STEM (off, on, a kernel family: avx512vnni, avxvnni,
- *     avx2, neondot, neon, c) switches it.
- *     remembered as 'q'; CAMCLASS_CPU_Q8GEMM (off, on) switches it. An int8 depthwise 3x3
- *     likewise on our own (q8_dw.h: the fused block's depthwise rows), remembered as 'e';
- *     CAMCLASS_CPU_Q8DW (off, on, a kernel family) switches it.
+ *     avx2, neondot, neon, c) switches it. An int8 depthwise 3x3 may run likewise on our
+ *     own (q8_dw.h: the fused block's depthwise rows), remembered as 'e'; CAMCLASS_CPU_Q8DW
+ *     (off, on, a kernel family) switches it.
  *
  * Threads: one pthreadpool per backend with cpu_threads threads (the calling thread is one of
  * them; none is made for one thread). pthreadpool's workers spin between the operators of a
