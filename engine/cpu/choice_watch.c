@@ -13,31 +13,33 @@ static int64_t clock_ns(clockid_t id)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* How long this process's threads have waited for a core so far (ns): the run-queue delay,
- * /proc/self/task/<tid>/schedstat's second field, summed; -1 where the kernel does not say. */
+/* How long this process's threads have waited for a core so far (ns), beyond a wake-up's
+ * latency: the run-queue delay (/proc/self/task/<tid>/schedstat's second field) less
+ * CC_WATCH_WAKE_NS per time on a core (its third), summed: INT64_MIN where the kernel does not
+ * say (the sum itself may be below 0). */
 static int64_t waited_ns(void)
 {
     DIR *d = opendir("/proc/self/task");
     if (!d)
-        return -1;
+        return INT64_MIN;
     int64_t sum = 0;
     int found = 0;
     for (struct dirent *e; (e = readdir(d));) {
         char path[64];
-        unsigned long long on_cpu, waited;
+        unsigned long long on_cpu, waited, slices;
         if (e->d_name[0] == '.')
             continue;
         snprintf(path, sizeof(path), "/proc/self/task/%.24s/schedstat", e->d_name);
         FILE *f = fopen(path, "r");
-        if (f && fscanf(f, "%llu %llu", &on_cpu, &waited) == 2) {
-            sum += (int64_t)waited;
+        if (f && fscanf(f, "%llu %llu %llu", &on_cpu, &waited, &slices) == 3) {
+            sum += (int64_t)waited - (int64_t)slices * CC_WATCH_WAKE_NS;
             found++;
         }
         if (f)
             fclose(f);
     }
     closedir(d);
-    return found ? sum : -1;
+    return found ? sum : INT64_MIN;
 }
 
 bool cc_choice_watch_mode_parse(const char *value, enum cc_watch_mode *mode, struct cc_error *err)
@@ -85,8 +87,9 @@ void cc_choice_watch_end(struct cc_choice_watch *w)
         return;
     int64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - w->cpu0_ns;
     int64_t wall = clock_ns(CLOCK_MONOTONIC) - w->wall0_ns, wait = waited_ns();
-    if (w->wait0_ns >= 0 && wait >= 0)
-        cc_choice_watch_took(w, wall, wait - w->wait0_ns, w->pooled ? w->threads : 1);
+    if (w->wait0_ns != INT64_MIN && wait != INT64_MIN) // (below 0: quicker wake-ups than allowed)
+        cc_choice_watch_took(w, wall, wait > w->wait0_ns ? wait - w->wait0_ns : 0,
+                             w->pooled ? w->threads : 1);
     else // no schedstat: the calling thread's time off a core
         cc_choice_watch_took(w, wall, wall > cpu ? wall - cpu : 0, 1);
 }

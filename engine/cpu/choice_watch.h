@@ -7,7 +7,12 @@
  * kernel's run-queue delay, /proc/self/task/<tid>/schedstat's second field), against the thread
  * time they wanted (wall time x the run's threads). Where other programs want the cores, our
  * threads queue: the timings measure the queue rather than the kernels, and a winner chosen on
- * them is noise. Quiet, the wait is ~0. Not the calling thread's CPU time (pool_choice.h's run
+ * them is noise. Quiet, the wait is ~0 but for each wake-up's latency: the pool's workers sleep
+ * and wake around a run, and waking a thread onto an idle core takes tens of us (more in a
+ * virtual machine, where the idle core must be woken first), a large part of a 0.05 ms run;
+ * CC_WATCH_WAKE_NS per time a thread went on a core is not counted. Another program's time
+ * slice, what a crowded machine's threads wait for, is milliseconds. Not the calling thread's
+ * CPU time (pool_choice.h's run
  * time measure): a candidate whose threads take turns (a lock, a worker's first page faults)
  * leaves the calling thread asleep for half of a run on a quiet machine, and measured as
  * crowded there. Where the kernel keeps no schedstat, the wait is the calling thread's wall time
@@ -57,6 +62,7 @@ enum cc_watch_mode {
 #define CC_WATCH_CROWDED_WAIT 0.5   // a window whose threads waited more of their time: crowded
 #define CC_WATCH_QUIET_WAIT 0.3     // the most the threads may have waited for a save
 #define CC_WATCH_WINDOW_NS 20000000 // pooled timed runs judged together (ns of wall time)
+#define CC_WATCH_WAKE_NS 100000     // a wake-up's latency not counted as waiting (ns)
 
 struct cc_choice_watch {
     enum cc_watch_mode mode;
@@ -71,7 +77,7 @@ struct cc_choice_watch {
     int64_t win_want_ns, win_wait_ns; // the same for the window in progress
     int64_t wall0_ns;                 // the run in progress's start: CLOCK_MONOTONIC
     int64_t cpu0_ns;                  // the calling thread's CPU time
-    int64_t wait0_ns;                 // the process's threads' waits (-1: no schedstat)
+    int64_t wait0_ns;                 // the process's threads' waits (INT64_MIN: none)
 };
 
 /* CAMCLASS_CPU_CROWDED's value (NULL or "" or "auto": CC_WATCH_AUTO, "yes", "no"). False with
