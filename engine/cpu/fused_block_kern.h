@@ -5,15 +5,20 @@
  *   FB_TARGET     the functions' target attribute (empty for portable C)
  *   FB_VEC        the vector type of FB_VW floats; FB_PX: pixels a GEMM block computes at once
  *   FB_LOAD(p), FB_STORE(p, v), FB_SET1(x), FB_FMA(a, b, c) (a * b + c), FB_MIN, FB_MAX
+ * and, optionally (a family with 32 vector registers: AVX-512):
+ *   FB_DWPX3      depthwise pixels at once for a 3x3 kernel (undefined: 4)
  * It undefines them all at its end.
  *
  * GEMM: blocks of FB_PX pixels x nv (1 or 2) vectors of output channels: FB_PX x nv
  * accumulators (independent FMA chains enough to cover the FMA latency), nv weight vectors
  * loaded once per input channel for the FB_PX pixels, each input broadcast once per channel
  * and block; then the clamp, the residual and the store, whole vectors where the channels
- * exist, else through a buffer. Depthwise: blocks of DWPX pixels x one vector of channels, the
- * k x k tap weights in registers for the whole row (25 of AVX-512's 32 for a 5x5; AVX2 and the
- * portable C reload some from the stack).
+ * exist, else through a buffer. Depthwise: blocks of FB_DWPX3 (3x3; 5x5: 4) pixels x one
+ * vector of channels, the stride and kernel constants of each copy; each input column of a
+ * block is loaded once a row and used by every tap that reads it (8 pixels of a 3x3 read 10
+ * columns a row at stride 1, 17 at stride 2, not 24); the k x k tap weights in registers for
+ * the whole row (25 of AVX-512's 32 for a 5x5; AVX2 and the portable C reload some from the
+ * stack). Each output's sum runs in the same order (ky, then kx) whatever the block.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -27,11 +32,20 @@
 #define FB_GEMM_BLOCK FB_NAME(fb_gemm_block_)
 #define FB_GEMM_COLS FB_NAME(fb_gemm_cols_)
 #define FB_DW_BLOCK FB_NAME(fb_dw_block_)
-#define FB_DWPX FB_NAME(fb_dwpx_)
+#define FB_DWPX5 FB_NAME(fb_dwpx5_)
+#define FB_DWPXMAX FB_NAME(fb_dwpxmax_)
 #define FB_ACT FB_NAME(fb_act_)
 #define FB_DW_ROW FB_NAME(fb_dw_row_)
+#define FB_DW_STRIDE FB_NAME(fb_dw_stride_)
+#define FB_UNROLL _Pragma("GCC unroll 32")
+#ifndef FB_DWPX3
+#define FB_DWPX3 4
+#endif
 
-enum { FB_DWPX = 4 }; // depthwise pixels at once: 4 independent chains of 9 FMAs
+enum {
+    FB_DWPX5 = 4, // 5x5 depthwise pixels at once: 4 chains of 25 FMAs (25 registers of weights)
+    FB_DWPXMAX = FB_DWPX3 > FB_DWPX5 ? FB_DWPX3 : FB_DWPX5,
+};
 
 /* act(v): hardswish, v * min(max(v * (1/6) + 1/2, 0), 1), when hswish; else the clamp to lo..hi. */
 FB_INLINE FB_VEC FB_ACT(FB_VEC v, FB_VEC lo, FB_VEC hi, bool hswish)
@@ -116,27 +130,38 @@ FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_gemm_)(const struct cc_fused_gemm *g)
         FB_GEMM_COLS(g, n0, 1);
 }
 
-/* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the k x k tap vectors; px and k
- * constant at each call. */
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + FB_VW); w: the k x k tap vectors; px, k and the
+ * stride s constant at each call. Input column j of the block (s * px + k - s of them) is read
+ * once a row, by the taps kx = j - s * i of the pixels i it falls on. */
 FB_INLINE void FB_DW_BLOCK(const struct cc_fused_dw *d, int ox, const int px, int c0,
-                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi, const int k)
+                           const FB_VEC *w, FB_VEC bias, FB_VEC lo, FB_VEC hi, const int k,
+                           const int s)
 {
-    FB_VEC acc[FB_DWPX];
+    FB_VEC acc[FB_DWPXMAX];
+    FB_UNROLL
     for (int i = 0; i < px; i++)
         acc[i] = bias;
     for (int ky = 0; ky < k; ky++) {
-        const float *row = d->rows[ky] + (size_t)d->stride * ox * d->c_pad + c0;
-        for (int kx = 0; kx < k; kx++)
-            for (int i = 0; i < px; i++)
-                acc[i] = FB_FMA(FB_LOAD(row + (size_t)(d->stride * i + kx) * d->c_pad),
-                                w[ky * k + kx], acc[i]);
+        const float *row = d->rows[ky] + (size_t)s * ox * d->c_pad + c0;
+        FB_UNROLL
+        for (int j = 0; j < s * (px - 1) + k; j++) {
+            FB_VEC x = FB_LOAD(row + (size_t)j * d->c_pad);
+            FB_UNROLL
+            for (int kx = 0; kx < k; kx++) {
+                int i = (j - kx) / s;
+                if (j >= kx && (j - kx) % s == 0 && i < px)
+                    acc[i] = FB_FMA(x, w[ky * k + kx], acc[i]);
+            }
+        }
     }
+    FB_UNROLL
     for (int i = 0; i < px; i++)
         FB_STORE(d->y + (size_t)(ox + i) * d->c_pad + c0, FB_ACT(acc[i], lo, hi, d->hswish));
 }
 
-/* The row d for a k x k kernel (k constant at each call). */
-FB_INLINE void FB_DW_ROW(const struct cc_fused_dw *d, const int k)
+/* The row d for a k x k kernel at stride s (both constant at each call): blocks of px pixels,
+ * then of 4 and 1. */
+FB_INLINE void FB_DW_ROW(const struct cc_fused_dw *d, const int k, const int s, const int px)
 {
     FB_VEC lo = FB_SET1(d->lo), hi = FB_SET1(d->hi);
     for (int c0 = 0; c0 < d->c; c0 += FB_VW) {
@@ -145,26 +170,42 @@ FB_INLINE void FB_DW_ROW(const struct cc_fused_dw *d, const int k)
             w[t] = FB_LOAD(d->w + (size_t)t * d->c_pad + c0);
         FB_VEC bias = FB_LOAD(d->bias + c0);
         int ox = 0;
-        for (; ox + FB_DWPX <= d->wo; ox += FB_DWPX)
-            FB_DW_BLOCK(d, ox, FB_DWPX, c0, w, bias, lo, hi, k);
+        for (; ox + px <= d->wo; ox += px)
+            FB_DW_BLOCK(d, ox, px, c0, w, bias, lo, hi, k, s);
+        if (px > 4)
+            for (; ox + 4 <= d->wo; ox += 4)
+                FB_DW_BLOCK(d, ox, 4, c0, w, bias, lo, hi, k, s);
         for (; ox < d->wo; ox++)
-            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi, k);
+            FB_DW_BLOCK(d, ox, 1, c0, w, bias, lo, hi, k, s);
     }
+}
+
+/* FB_DW_ROW for d's stride (1 or 2) and a k x k kernel. */
+FB_INLINE void FB_DW_STRIDE(const struct cc_fused_dw *d, const int k, const int px)
+{
+    if (d->stride == 1)
+        FB_DW_ROW(d, k, 1, px);
+    else
+        FB_DW_ROW(d, k, 2, px);
 }
 
 FB_TARGET FB_LINKAGE void FB_NAME(cc_fused_dw_)(const struct cc_fused_dw *d)
 {
     if (d->k == 5)
-        FB_DW_ROW(d, 5);
+        FB_DW_STRIDE(d, 5, FB_DWPX5);
     else
-        FB_DW_ROW(d, 3);
+        FB_DW_STRIDE(d, 3, FB_DWPX3);
 }
 
 #undef FB_PUT
 #undef FB_GEMM_BLOCK
 #undef FB_GEMM_COLS
 #undef FB_DW_BLOCK
-#undef FB_DWPX
+#undef FB_DW_STRIDE
+#undef FB_DWPX5
+#undef FB_DWPXMAX
+#undef FB_UNROLL
+#undef FB_DWPX3
 #undef FB_ACT
 #undef FB_DW_ROW
 #undef FB_INLINE

@@ -1,6 +1,7 @@
 /* camclass — the fused block's x86-64 kernels (see fused_block.h): fused_block_kern.h
  * instantiated for AVX-512 (16 floats a vector, 6 pixels x 2 vectors: 12 of 32 registers hold
- * accumulators) and AVX2+FMA (8 floats, 4 pixels x 2 vectors: 8 of 16), built with function
+ * accumulators; 3x3 depthwise blocks of 8 pixels: 9 registers of weights, 8 accumulators) and
+ * AVX2+FMA (8 floats, 4 pixels x 2 vectors: 8 of 16; depthwise 4 pixels), built with function
  * target attributes and called only where the CPU has them (fused_block.c). */
 #include <immintrin.h>
 
@@ -11,6 +12,7 @@
 #define FB_TARGET __attribute__((target("avx512f")))
 #define FB_VEC __m512
 #define FB_PX 6
+#define FB_DWPX3 8
 #define FB_LOAD(p) _mm512_loadu_ps(p)
 #define FB_STORE(p, v) _mm512_storeu_ps((p), (v))
 #define FB_SET1(x) _mm512_set1_ps(x)
