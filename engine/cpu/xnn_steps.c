@@ -32,18 +32,16 @@ static int same_shape_before(const struct xnn_state *s, int n)
     return -1;
 }
 
-/* The least time of runs runs of step st. probe: an NCHW input for a stem step, or (others)
- * the input to transpose into the graph input's place first (and, for an int8 step, to
- * convert to int8), in the timed time (NULL: none). */
-static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                       const float *probe, int runs)
+/* The least time of runs runs of step st, each judged by watch (NULL: none). probe: an NCHW
+ * input for a stem step, or (others) the input to transpose into the graph input's place first
+ * (and, for an int8 step, to convert to int8), in the timed time (NULL: none). */
+static double timed(struct xnn_state *s, const struct cc_node *node, const struct step *st,
+                    const float *probe, int runs, struct cc_choice_watch *watch)
 {
     const struct cc_model *m = s->model;
     const struct place *in = &s->places[m->input.tensor];
     bool stem = st->kind == STEP_STEM || st->kind == STEP_Q8STEM;
     pthreadpool_t pool = s->watch->pooled ? s->pool : NULL; // choice_watch.h
-    // A warm-up (runs 1, its time discarded: first touches of memory) is not watched either.
-    struct cc_choice_watch *watch = runs > 1 ? s->watch : NULL;
     double best = INFINITY;
     for (int i = 0; i < runs; i++) {
         cc_xnn_state_poison(s);
@@ -78,6 +76,31 @@ static double min_time(struct xnn_state *s, const struct cc_node *node, const st
         best = t < best ? t : best;
     }
     return best;
+}
+
+/* timed() for a choice: each run watched (choice_watch.h). */
+static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
+                       const float *probe, int runs)
+{
+    return timed(s, node, st, probe, runs, s->watch);
+}
+
+/* One run of st before it is timed, not watched: its time is discarded (first touches of
+ * memory). */
+static void warm_up(struct xnn_state *s, const struct cc_node *node, const struct step *st,
+                    const float *probe)
+{
+    timed(s, node, st, probe, 1, NULL);
+}
+
+/* Whether step a (with input pa, as min_time's probe) measures faster than b (pb) on node: a
+ * warm-up run of each, then the least of runs runs each. */
+static bool faster(struct xnn_state *s, const struct cc_node *node, const struct step *a,
+                   const float *pa, const struct step *b, const float *pb, int runs)
+{
+    warm_up(s, node, b, pb);
+    warm_up(s, node, a, pa);
+    return min_time(s, node, a, pa, runs) < min_time(s, node, b, pb, runs);
 }
 
 /* For an f32 one-group convolution whose XNNPACK operator is built: prepares the BLIS way too
@@ -153,9 +176,7 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .work = st->work},
                     gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
-        min_time(s, node, &xnn, NULL, 1);
-        min_time(s, node, &gemm, NULL, 1);
-        blis = min_time(s, node, &gemm, NULL, 2) < min_time(s, node, &xnn, NULL, 2);
+        blis = faster(s, node, &gemm, NULL, &xnn, NULL, 2);
     }
     if (blis) {
         cc_xnn_work_finish(&st->work);
@@ -214,9 +235,7 @@ static bool keep_own(struct xnn_state *s, int n, const struct step *own, char le
         return was == letter;
     if (twin >= 0)
         return s->steps[twin].kind == own->kind;
-    min_time(s, node, st, NULL, 1);
-    min_time(s, node, own, NULL, 1);
-    return min_time(s, node, own, NULL, 3) < min_time(s, node, st, NULL, 3);
+    return faster(s, node, own, NULL, st, NULL, 3);
 }
 
 /* For an int8 1x1 convolution whose XNNPACK operator is built (q8_gemm.h says which): prepares
@@ -378,7 +397,7 @@ static int pick_direct(struct xnn_state *s, int n, const struct step cand[3])
     for (int i = 0; i < 4; i++) {
         if (!ways[i])
             continue;
-        min_time(s, node, ways[i], NULL, 1);
+        warm_up(s, node, ways[i], NULL);
         double t = min_time(s, node, ways[i], NULL, 2);
         if (t < best)
             best = t, pick = i - 1;
@@ -431,7 +450,7 @@ static bool choose_direct(struct xnn_state *s, int n, const struct cc_engine_opt
  * plus, where n is the graph input's only reader, the transpose of the input (and, int8, its
  * conversion) that own saves: min of 3 runs after a warm-up each, on a zero input. False with
  * err on out of memory. */
-static bool stem_faster(struct xnn_state *s, int n, const struct step *own, bool *faster,
+static bool stem_faster(struct xnn_state *s, int n, const struct step *own, bool *own_faster,
                         struct cc_error *err)
 {
     const struct cc_model *m = s->model;
@@ -441,9 +460,7 @@ static bool stem_faster(struct xnn_state *s, int n, const struct step *own, bool
     if (!probe)
         return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
     const float *moved = cc_xnn_steps_input_reads(s, &only_stems) == 1 ? probe : NULL;
-    min_time(s, node, &s->steps[n], moved, 1);
-    min_time(s, node, own, probe, 1);
-    *faster = min_time(s, node, own, probe, 3) < min_time(s, node, &s->steps[n], moved, 3);
+    *own_faster = faster(s, node, own, probe, &s->steps[n], moved, 3);
     free(probe);
     return true;
 }
@@ -566,9 +583,7 @@ static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options
         keep = s->steps[twin].kind == STEP_PW;
     } else if (!forced) {
         struct step own = {.kind = STEP_PW, .pw = pw};
-        min_time(s, node, st, NULL, 1);
-        min_time(s, node, &own, NULL, 1);
-        keep = min_time(s, node, &own, NULL, 3) < min_time(s, node, st, NULL, 3);
+        keep = faster(s, node, &own, NULL, st, NULL, 3);
     }
     if (!keep) {
         cc_f32_pw_finish(pw);
@@ -643,15 +658,16 @@ static struct fused_step *fused_step_new(struct xnn_state *s, struct cc_fused_ma
     return fs;
 }
 
-/* The least time of f's steps (fused: the fused step instead), runs runs each. */
+/* The time of one run of f's steps (fused: the fused step instead), judged by watch (NULL:
+ * none, a warm-up). */
 static double block_time(struct xnn_state *s, const struct cc_fused_match *f,
-                         const struct step *fused, int runs)
+                         const struct step *fused, struct cc_choice_watch *watch)
 {
     if (fused)
-        return min_time(s, &s->model->nodes[f->last], fused, NULL, runs);
+        return timed(s, &s->model->nodes[f->last], fused, NULL, 1, watch);
     double sum = 0;
     for (int k = f->first; k <= f->last; k++)
-        sum += min_time(s, &s->model->nodes[k], &s->steps[k], NULL, runs);
+        sum += timed(s, &s->model->nodes[k], &s->steps[k], NULL, 1, watch);
     return sum;
 }
 
@@ -687,9 +703,10 @@ static bool fused_faster(struct xnn_state *s, const struct cc_fused_match *f,
     double layers = INFINITY, one = INFINITY;
     for (int i = 0; i <= FUSED_RUNS; i++) {
         block_evict(s, f);
-        double tl = block_time(s, f, NULL, 1);
+        struct cc_choice_watch *watch = i > 0 ? s->watch : NULL; // the first pair warms up
+        double tl = block_time(s, f, NULL, watch);
         block_evict(s, f);
-        double tf = block_time(s, f, fused, 1);
+        double tf = block_time(s, f, fused, watch);
         if (i > 0) {
             layers = tl < layers ? tl : layers;
             one = tf < one ? tf : one;
