@@ -189,8 +189,10 @@ void cc_conv3x3_finish(struct cc_conv3x3 *p)
     free(p->indir);
     free(p->scratch);
     free(p->busy);
+    free(p->slot_block);
     p->w = p->bias = p->zeros = p->scratch = NULL;
     p->busy = NULL;
+    p->slot_block = NULL;
     p->indir = NULL;
 }
 

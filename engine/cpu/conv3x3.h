@@ -51,24 +51,30 @@ enum cc_conv3x3_algo { CC_CONV3X3_DIRECT, CC_CONV3X3_WINOGRAD, CC_CONV3X3_WINOGR
 
 struct cc_conv3x3 {
     struct cc_conv3x3_desc d;
-    float *w;            // (panels, taps, c, NR) packed weights (Winograd: 16 transformed
-                         // "taps"), zeros past n; owned
-    float *bias;         // (panels * NR), zeros where there is none and past n; owned
-    float *zeros;        // (max(c, NR)) zeros: what taps in the padding read; owned
-    const float **indir; // direct: (blocks, taps, MR) input rows of each block's pixels per tap
-                         // (a block's missing pixels repeat its first); owned; else NULL
-    const float *x;      // (h, w, c) NHWC input; not owned
-    float *y;            // (ho, wo, n) NHWC output; not owned
-    const float *res;    // (ho, wo, n) NHWC added before the clamp (a residual,
-                         // cc_conv3x3_fuse_residual): not owned; NULL: none
-    bool wino;           // the Winograd way (conv3x3_wino.c): the fields below
-    int wino_m;          // output tiles' side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))
-    int tiles_y, tiles_x, tile_block; // output tiles, and how many a task transforms
+    float *w;             // (panels, taps, c, NR) packed weights (Winograd: 16 transformed
+                          // "taps"), zeros past n; owned
+    float *bias;          // (panels * NR), zeros where there is none and past n; owned
+    float *zeros;         // (max(c, NR)) zeros: what taps in the padding read; owned
+    const float **indir;  // direct: (blocks, taps, MR) input rows of each block's pixels per tap
+                          // (a block's missing pixels repeat its first); owned; else NULL
+    const float *x;       // (h, w, c) NHWC input; not owned
+    float *y;             // (ho, wo, n) NHWC output; not owned
+    const float *res;     // (ho, wo, n) NHWC added before the clamp (a residual,
+                          // cc_conv3x3_fuse_residual): not owned; NULL: none
+    bool wino;            // the Winograd way (conv3x3_wino.c): the fields below
+    int wino_m;           // output tiles' side: 2 (F(2x2, 3x3)) or 4 (F(4x4, 3x3))
+    int tiles_y, tiles_x; // output tiles
+    int tile_blocks, panel_groups; // tasks: tile blocks (runs of MR-tile blocks, even to one) x
+                                   // groups of panels (cc_conv3x3_wino_init's split)
+    int tile_block;                // the most tiles a task transforms
     float *scratch;     // (slots, slot_floats): a running task's transformed inputs and products;
                         // owned
     size_t slot_floats; // taps * tile_block * (c + NR), and a skew per plane
     int slots;          // the threads: at most that many tasks run at once
     atomic_int *busy;   // (slots) 1 while a task holds that slot (claimed by exchange); owned
+    atomic_int *slot_block; // (slots) the tile block whose transformed inputs the slot holds in
+                            // this run, -1 none: set by the slot's holder (the run resets it),
+                            // read by tasks looking for a slot (relaxed: a hint); owned
     int taps, panels, blocks;
     int group;  // taps per group (weights of one panel's group fit in L2)
     int chunks; // runs of pixel blocks per panel: tasks = panels * chunks

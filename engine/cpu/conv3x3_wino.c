@@ -33,6 +33,7 @@ enum {
     // planes a multiple of 4 KB apart (48 tiles x 64 channels) all fell in one L1 set (56x56
     // x 64 ran 2.5x slower than the direct way; with the skew 0.6x its time).
     SKEW = 16,
+    TASKS_PER_THREAD = 4, // as the direct way's (conv3x3.c)
 };
 
 /* The transforms are loops over channels that the compiler vectorises: on x86-64 in three
@@ -101,6 +102,36 @@ static void transform_kernel4(const float g[9], float u[36])
             u[i * 6 + j] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
 }
 
+static int ceil_div(int a, int b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The tasks: tile blocks x panel groups. One thread: as few tile blocks as let a block's
+ * transformed inputs and products fit a slot, all panels each. More threads: at least
+ * TASKS_PER_THREAD a thread where the layer has them. Tile blocks alone gave resnet18's small
+ * layers 1-3 tasks at 2 threads (7x7 F(4x4, 3x3): 4 tiles, one task, one thread busy), each
+ * task reading all of the layer's transformed weights (16.8 MB at 7x7 x 512, F(2x2)). So where
+ * the weights outweigh the transformed inputs (14x14, 7x7) the panels are split first, into
+ * as few tile blocks as the count then needs (each panel group transforms its blocks' inputs
+ * again: cheap next to the weights); elsewhere the tiles, then the panels where still short. */
+static void split_tasks(struct cc_conv3x3 *p, size_t threads)
+{
+    const int c = p->d.c, blocks = ceil_div(p->tiles_y * p->tiles_x, MR); // MR-tile blocks
+    int fit = SLOT_FLOATS / (p->taps * (c + NR)) / MR, want = (int)threads * TASKS_PER_THREAD;
+    int tb = ceil_div(blocks, fit < 1 ? 1 : fit), pg = 1;
+    if (threads > 1 && tb < want) {
+        double weights = (double)p->d.n * c, inputs = (double)blocks * MR * c;
+        pg = weights > inputs ? want : ceil_div(want, tb);
+        pg = pg > p->panels ? p->panels : pg;
+        tb = weights > inputs || tb < ceil_div(want, pg) ? ceil_div(want, pg) : tb;
+        tb = tb > blocks ? blocks : tb;
+    }
+    p->tile_blocks = tb;
+    p->tile_block = ceil_div(blocks, tb) * MR;
+    p->panel_groups = pg;
+}
+
 bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, int m, size_t threads)
 {
     const struct cc_conv3x3_desc *d = &p->d;
@@ -109,17 +140,15 @@ bool cc_conv3x3_wino_init(struct cc_conv3x3 *p, const float *w, int m, size_t th
     p->taps = (m + 2) * (m + 2);
     p->tiles_y = (d->ho + m - 1) / m;
     p->tiles_x = (d->wo + m - 1) / m;
-    int tiles = p->tiles_y * p->tiles_x;
-    int block = SLOT_FLOATS / (p->taps * (d->c + NR)) / MR * MR;
-    block = block < MR ? MR : block;
-    p->tile_block = block > (tiles + MR - 1) / MR * MR ? (tiles + MR - 1) / MR * MR : block;
+    split_tasks(p, threads);
     p->slot_floats = (size_t)p->taps * (plane(p, d->c) + plane(p, NR));
     p->slots = (int)(threads ? threads : 1);
     const size_t wfloats = (size_t)p->panels * p->taps * d->c * NR;
     p->w = aligned_alloc(64, wfloats * sizeof(float));
     p->scratch = malloc((size_t)p->slots * p->slot_floats * sizeof(float));
     p->busy = calloc((size_t)p->slots, sizeof(*p->busy));
-    if (!p->w || !p->scratch || !p->busy)
+    p->slot_block = malloc((size_t)p->slots * sizeof(*p->slot_block));
+    if (!p->w || !p->scratch || !p->busy || !p->slot_block)
         return false;
     memset(p->w, 0, wfloats * sizeof(float));
     float u[36];
@@ -323,9 +352,11 @@ VECTOR_CLONES static void transform_output4(const struct cc_conv3x3 *p, const fl
 }
 
 /* ------------------------------------------------------------------------------------------
- * Tasks: one block of tiles each, all in one pool call (waves of `slots` tasks, a pool call
- * each, ran 9 barriers a layer, each waiting for the slowest thread on a loaded host); a task
- * claims a free slot of scratch, of which there is one per thread
+ * Tasks: a block of tiles x a group of panels each (split_tasks), all in one pool call (waves
+ * of `slots` tasks, a pool call each, ran 9 barriers a layer, each waiting for the slowest
+ * thread on a loaded host); a task claims a free slot of scratch, of which there is one per
+ * thread, preferring one that holds its tile block's transformed inputs from an earlier task
+ * of this run (the pool hands a thread consecutive tasks: the same tile block's panel groups)
  */
 
 struct job {
@@ -333,62 +364,88 @@ struct job {
     cc_conv3x3_tile_fn tile;
 };
 
-/* A free slot, now held (at most slots tasks run at once, so one is free). */
-static int claim_slot(const struct cc_conv3x3 *p)
+/* A free slot, now held (at most slots tasks run at once, so one is free): one that holds tile
+ * block tb's transformed inputs where one such is free. */
+static int claim_slot(const struct cc_conv3x3 *p, int tb)
 {
+    for (int j = 0; j < p->slots; j++)
+        if (atomic_load_explicit(&p->slot_block[j], memory_order_relaxed) == tb &&
+            !atomic_exchange_explicit(&p->busy[j], 1, memory_order_acquire)) {
+            if (atomic_load_explicit(&p->slot_block[j], memory_order_relaxed) == tb)
+                return j;
+            atomic_store_explicit(&p->busy[j], 0, memory_order_release);
+        }
     for (int j = 0;; j = (j + 1) % p->slots)
         if (!atomic_exchange_explicit(&p->busy[j], 1, memory_order_acquire))
             return j;
 }
 
+/* The 16 (36) GEMMs of the MR-tile blocks of v into m for panel's weights, then the output
+ * transform of count tiles from t0. */
+static void panel_products(const struct job *jb, const float *v, float *m, int blocks, int panel,
+                           int t0, int count)
+{
+    const struct cc_conv3x3 *p = jb->p;
+    const int c = p->d.c;
+    const float *rows[MR];
+    for (int e = 0; e < p->taps; e++)
+        for (int b = 0; b < blocks; b++) {
+            for (int j = 0; j < MR; j++)
+                rows[j] = v + e * plane(p, c) + (size_t)(b * MR + j) * c;
+            struct cc_conv3x3_tile t = {
+                .rows = rows,
+                .w = p->w + ((size_t)panel * p->taps + e) * c * NR,
+                .init = p->zeros,
+                .y = m + e * plane(p, NR) + (size_t)b * MR * NR,
+                .ldy = NR,
+                .taps = 1,
+                .c = c,
+                .lo = -INFINITY,
+                .hi = INFINITY,
+            };
+            jb->tile(&t);
+        }
+    int nr = p->d.n - panel * NR < NR ? p->d.n - panel * NR : NR;
+    for (int t = 0; t < count; t++)
+        (p->wino_m == 4 ? transform_output4 : transform_output)(p, m + (size_t)t * NR, plane(p, NR),
+                                                                t0 + t, panel * NR, nr);
+}
+
+/* Task i: tile block i / panel_groups (its MR-tile blocks [all * tb / tile_blocks,
+ * all * (tb + 1) / tile_blocks)), panel group i % panel_groups. */
 static void run_tiles(void *ctx, size_t i)
 {
     const struct job *jb = ctx;
     const struct cc_conv3x3 *p = jb->p;
-    const int slot = claim_slot(p);
-    const int tiles = p->tiles_y * p->tiles_x, t0 = (int)i * p->tile_block;
-    const int count = tiles - t0 < p->tile_block ? tiles - t0 : p->tile_block;
+    const int tb = (int)i / p->panel_groups, g = (int)i % p->panel_groups;
+    const int slot = claim_slot(p, tb);
+    const int tiles = p->tiles_y * p->tiles_x, all = ceil_div(tiles, MR);
+    const int t0 = all * tb / p->tile_blocks * MR, t1 = all * (tb + 1) / p->tile_blocks * MR;
+    const int count = (t1 < tiles ? t1 : tiles) - t0;
     const int blocks = (count + MR - 1) / MR, c = p->d.c;
     float *v = p->scratch + (size_t)slot * p->slot_floats, *m = v + p->taps * plane(p, c);
-    for (int t = 0; t < blocks * MR; t++) { // tiles past count: repeat the first (not written)
-        int tile = t0 + (t < count ? t : 0);
+    const bool held = atomic_load_explicit(&p->slot_block[slot], memory_order_relaxed) == tb;
+    for (int t = 0; !held && t < blocks * MR; t++) {
+        int tile = t0 + (t < count ? t : 0); // tiles past count: repeat the first (not written)
         if (p->wino_m == 4)
             transform_input4(p, p->x, tile, v + (size_t)t * c, plane(p, c));
         else
             transform_input(p, p->x, tile, v + (size_t)t * c, plane(p, c));
     }
-    const float *rows[MR];
-    for (int panel = 0; panel < p->panels; panel++) {
-        for (int e = 0; e < p->taps; e++)
-            for (int b = 0; b < blocks; b++) {
-                for (int j = 0; j < MR; j++)
-                    rows[j] = v + e * plane(p, c) + (size_t)(b * MR + j) * c;
-                struct cc_conv3x3_tile t = {
-                    .rows = rows,
-                    .w = p->w + ((size_t)panel * p->taps + e) * c * NR,
-                    .init = p->zeros,
-                    .y = m + e * plane(p, NR) + (size_t)b * MR * NR,
-                    .ldy = NR,
-                    .taps = 1,
-                    .c = c,
-                    .lo = -INFINITY,
-                    .hi = INFINITY,
-                };
-                jb->tile(&t);
-            }
-        int nr = p->d.n - panel * NR < NR ? p->d.n - panel * NR : NR;
-        for (int t = 0; t < count; t++)
-            (p->wino_m == 4 ? transform_output4 : transform_output)(
-                p, m + (size_t)t * NR, plane(p, NR), t0 + t, panel * NR, nr);
-    }
+    atomic_store_explicit(&p->slot_block[slot], tb, memory_order_relaxed);
+    const int panel0 = p->panels * g / p->panel_groups;
+    const int panel1 = p->panels * (g + 1) / p->panel_groups;
+    for (int panel = panel0; panel < panel1; panel++)
+        panel_products(jb, v, m, blocks, panel, t0, count);
     atomic_store_explicit(&p->busy[slot], 0, memory_order_release);
 }
 
 void cc_conv3x3_wino_run(const struct cc_conv3x3 *p, cc_conv3x3_tile_fn tile, pthreadpool_t pool)
 {
-    const int tiles = p->tiles_y * p->tiles_x;
     struct job jb = {p, tile};
-    pthreadpool_parallelize_1d(
-        pool, run_tiles, &jb, (size_t)((tiles + p->tile_block - 1) / p->tile_block),
-        PTHREADPOOL_FLAG_DISABLE_DENORMALS | (p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
+    for (int j = 0; j < p->slots; j++) // the input changed since the last run
+        atomic_store_explicit(&p->slot_block[j], -1, memory_order_relaxed);
+    pthreadpool_parallelize_1d(pool, run_tiles, &jb, (size_t)p->tile_blocks * p->panel_groups,
+                               PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+                                   (p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
 }

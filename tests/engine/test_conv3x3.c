@@ -133,22 +133,44 @@ static bool fuse(const struct conv_case *c, struct cc_conv3x3 *p, int threads, f
     return CHECKF(cc_conv3x3_fuse_residual(p, res, got, c->after), "residual fusion refused");
 }
 
-/* c the algo way with isa's kernels on 1 to 4 threads against the reference. */
+/* The Winograd way's tasks on threads threads: at least 4 a thread where the layer has as
+ * many tile blocks x panels (resnet18's 7x7 layer had 1 task at 2 threads, its 14x14 ones 3). */
+static void check_split(const struct cc_conv3x3 *p, int threads)
+{
+    int blocks = (p->tiles_y * p->tiles_x + CC_CONV3X3_MR - 1) / CC_CONV3X3_MR;
+    int most = blocks * p->panels, want = threads > 1 ? 4 * threads : 1;
+    int tasks = p->tile_blocks * p->panel_groups;
+    CHECKF(tasks >= (most < want ? most : want) && p->tile_blocks <= blocks &&
+               p->panel_groups <= p->panels,
+           "winograd F(%dx%d) %dx%d %d -> %d, %d thread(s): %d tile blocks x %d panel groups",
+           p->wino_m, p->wino_m, p->d.h, p->d.w, p->d.c, p->d.n, threads, p->tile_blocks,
+           p->panel_groups);
+}
+
+/* c the algo way with isa's kernels on 1 to 4 threads against the reference: run twice, first
+ * on another input (the Winograd way keeps transformed inputs between a run's tasks: not
+ * between runs). */
 static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enum cc_stem_isa isa,
                        double worst_error[3])
 {
     const struct cc_conv3x3_desc *d = &c->d;
-    size_t n_out = (size_t)d->ho * d->wo * d->n;
+    size_t n_out = (size_t)d->ho * d->wo * d->n, n_in = (size_t)d->h * d->w * d->c;
     float *got = malloc(n_out * sizeof(float)), *res = malloc(n_out * sizeof(float));
+    float *x = malloc(n_in * sizeof(float));
     double tol = 1e-4 * tu_max_abs(c->want, n_out);
     for (int threads = 1; threads <= 4; threads++) {
         struct cc_conv3x3 p;
         struct cc_error err = {0};
-        if (!CHECKF(
-                cc_conv3x3_init(&p, d, c->w, c->bias, c->x, got, algo, isa, (size_t)threads, &err),
-                "init: %s", err.msg))
+        if (!CHECKF(cc_conv3x3_init(&p, d, c->w, c->bias, x, got, algo, isa, (size_t)threads, &err),
+                    "init: %s", err.msg))
             break;
+        if (p.wino)
+            check_split(&p, threads);
         pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
+        for (size_t i = 0; i < n_in; i++)
+            x[i] = -c->x[i];
+        cc_conv3x3_run(&p, pool);
+        memcpy(x, c->x, n_in * sizeof(float));
         cc_poison_f32(got, n_out * sizeof(float));
         if (!c->res || fuse(c, &p, threads, got, res))
             cc_conv3x3_run(&p, pool);
@@ -170,7 +192,7 @@ static void check_case(const struct conv_case *c, enum cc_conv3x3_algo algo, enu
         pthreadpool_destroy(pool);
         cc_conv3x3_finish(&p);
     }
-    free(got), free(res);
+    free(got), free(res), free(x);
 }
 
 /* Shapes every family must compute: [h, w, c, n, k, stride, pad, dilation, residual]. */
