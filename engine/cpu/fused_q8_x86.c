@@ -68,7 +68,7 @@ CC_Q8A_INLINE void fq_avx2_block(const struct cc_fq8_gemm *g, size_t kp, int p0,
         for (int i = 0; i < px; i++)
             acc[i][v] = b;
     }
-    cc_q8a_dot(acc, g->wide + (size_t)p0 * kp, kp, g->w + (size_t)n0 * 4, (size_t)g->n_pad * 4,
+    cc_q8a_dot(acc, g->wide + (size_t)p0 * kp, kp, 4, g->w + (size_t)n0 * 4, (size_t)g->n_pad * 4,
                (int)kp / 2, px, nv, true);
     CC_Q8A_UNROLL
     for (int i = 0; i < px; i++)

@@ -65,12 +65,14 @@ CC_Q8A_INLINE __m256i cc_q8a_weights(const int8_t *w, const bool w16)
     return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)w));
 }
 
-/* acc += pairs [0, pairs) of the widened inputs of pixels [0, px) (pixel i's at x + i * ldx)
- * times the weight pairs at w: pair q's nv vectors at w + q * wstep, one after another (16
- * bytes each as bytes, 32 as int16); px, nv and w16 constant at each call. */
+/* acc += pairs [0, pairs) (an even count) of the widened inputs of pixels [0, px) times the
+ * weight pairs at w: pixel i's group g (its inputs 4g .. 4g + 3) at x + i * ldx + g * ldgx
+ * (ldgx 4 where a pixel's inputs are contiguous), pair q's nv weight vectors at w + q * wstep,
+ * one after another (16 bytes each as bytes, 32 as int16); px, nv and w16 constant at each
+ * call. */
 CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *x, size_t ldx,
-                              const int8_t *w, size_t wstep, int pairs, const int px, const int nv,
-                              const bool w16)
+                              size_t ldgx, const int8_t *w, size_t wstep, int pairs, const int px,
+                              const int nv, const bool w16)
 {
     const int vbytes = CC_Q8A_N * 2 * (w16 ? 2 : 1);
     for (int q = 0; q < pairs; q++, w += wstep) {
@@ -78,10 +80,11 @@ CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *
         CC_Q8A_UNROLL
         for (int v = 0; v < nv; v++)
             wv[v] = cc_q8a_weights(w + v * vbytes, w16);
+        const int16_t *xq = x + (size_t)(q / 2) * ldgx + (size_t)(q % 2) * 2;
         CC_Q8A_UNROLL
         for (int i = 0; i < px; i++) {
             int32_t u;
-            memcpy(&u, x + (size_t)i * ldx + 2 * q, 4);
+            memcpy(&u, xq + (size_t)i * ldx, 4);
             __m256i xv = _mm256_set1_epi32(u);
             CC_Q8A_UNROLL
             for (int v = 0; v < nv; v++)

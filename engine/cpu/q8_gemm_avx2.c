@@ -9,7 +9,8 @@
  *
  * Register block: MR pixels x NV vectors (nr = NV * 8 outputs, CC_Q8_NR_AVX2). Then
  * XNNPACK's requantization of each vector, as q8_gemm_kern.h's. Pixels are read as the tile
- * says (lda, ldg: the int8 stem's 3x3 windows in place too).
+ * says (lda, ldg: the int8 stem's 3x3 windows in place too; their rows, which neighbouring
+ * windows share, widened once a tile: rows_stride).
  */
 #include <immintrin.h>
 #include <string.h>
@@ -26,6 +27,7 @@ enum {
     NV = CC_Q8_NR_AVX2 / N, // vectors a panel
     MR = CC_Q8A_MR,         // pixels a register block
     KC = 512,               // inputs widened at a time (a multiple of 16)
+    ROWS = 2304,            // int16 of a tile's group rows widened once (the stem's: 9 x 226)
 };
 _Static_assert((int)NV <= (int)CC_Q8A_NV, "a panel fits the shared register block");
 
@@ -49,8 +51,16 @@ INLINE void put(const struct cc_q8_tile *t, int8_t *c, int v, __m256i acc)
     memcpy(c + n0, buf, (size_t)left);
 }
 
+/* A tile's inputs widened for the pair dot: from x (pixel i's group g at x + i * ldx + g * ldgx),
+ * or, x NULL, by each register block into a buffer of its own, KC inputs at a time. */
+struct wide {
+    const int16_t *x;
+    size_t ldx, ldgx;
+};
+
 /* Pixels [p0, p0 + px) of t, nv vectors of outputs; px and nv constant at each call. */
-INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv, const bool w16)
+INLINE void block(const struct cc_q8_tile *t, const struct wide *wd, int p0, const int px,
+                  const int nv, const bool w16)
 {
     __m256i acc[MR][CC_Q8A_NV];
     UNROLL
@@ -60,15 +70,21 @@ INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv
         for (int i = 0; i < px; i++)
             acc[i][v] = b;
     }
-    int16_t x[MR][KC + 16] __attribute__((aligned(32)));
-    const int8_t *a = t->a + (size_t)p0 * t->lda;
     const int8_t *w = t->w;
-    for (int k0 = 0; k0 < t->k; k0 += KC) {
-        int kn = t->k - k0 < KC ? t->k - k0 : KC, pairs = (kn + 3) / 4 * 2;
-        for (int i = 0; i < px; i++)
-            cc_q8a_widen(x[i], a + (size_t)i * t->lda, t->ldg, k0, kn);
-        cc_q8a_dot(acc, x[0], KC + 16, w, (size_t)NV * N * 2 * (w16 ? 2 : 1), pairs, px, nv, w16);
-        w += (size_t)pairs * NV * N * 2 * (w16 ? 2 : 1);
+    const size_t wstep = (size_t)NV * N * 2 * (w16 ? 2 : 1);
+    if (wd->x) {
+        cc_q8a_dot(acc, wd->x + (size_t)p0 * wd->ldx, wd->ldx, wd->ldgx, w, wstep, t->k / 2, px, nv,
+                   w16);
+    } else {
+        int16_t x[MR][KC + 16] __attribute__((aligned(32)));
+        const int8_t *a = t->a + (size_t)p0 * t->lda;
+        for (int k0 = 0; k0 < t->k; k0 += KC) {
+            int kn = t->k - k0 < KC ? t->k - k0 : KC, pairs = (kn + 3) / 4 * 2;
+            for (int i = 0; i < px; i++)
+                cc_q8a_widen(x[i], a + (size_t)i * t->lda, t->ldg, k0, kn);
+            cc_q8a_dot(acc, x[0], KC + 16, 4, w, wstep, pairs, px, nv, w16);
+            w += (size_t)pairs * wstep;
+        }
     }
     UNROLL
     for (int i = 0; i < px; i++)
@@ -78,29 +94,50 @@ INLINE void block(const struct cc_q8_tile *t, int p0, const int px, const int nv
 }
 
 /* Every pixel of t, nv vectors of outputs (constant at each call). */
-INLINE void rows(const struct cc_q8_tile *t, const int nv, const bool w16)
+INLINE void rows(const struct cc_q8_tile *t, const struct wide *wd, const int nv, const bool w16)
 {
     int p = 0;
     for (; p + MR <= t->m; p += MR)
-        block(t, p, MR, nv, w16);
+        block(t, wd, p, MR, nv, w16);
     for (; p + 2 <= t->m; p += 2)
-        block(t, p, 2, nv, w16);
+        block(t, wd, p, 2, nv, w16);
     for (; p < t->m; p++)
-        block(t, p, 1, nv, w16);
+        block(t, wd, p, 1, nv, w16);
 }
 
 _Static_assert(NV == 2 || NV == 3, "the panel width CC_Q8_NR_AVX2: 16 or 24 outputs");
 
+/* The int16 row stride of t's group rows widened once for all its pixels, or 0 where that does
+ * not apply: only for groups read in place from rows (the int8 stem's 3x3 windows, ldg not 4:
+ * neighbouring pixels' windows overlap, so a register block would widen each byte twice, and
+ * again for each panel), whole groups (k a multiple of 4), rows that fit in ROWS. */
+INLINE size_t rows_stride(const struct cc_q8_tile *t)
+{
+    if (t->ldg == 4 || t->k % 4)
+        return 0;
+    size_t span = t->lda * (size_t)(t->m - 1) + 4, rs = (span + 15) / 16 * 16;
+    return rs * (size_t)(t->k / 4) <= ROWS ? rs : 0;
+}
+
 /* Every pixel of t (nv vectors of its outputs), weights int16 (w16) or bytes. */
 INLINE void tile(const struct cc_q8_tile *t, const bool w16)
 {
+    int16_t buf[ROWS] __attribute__((aligned(32)));
+    struct wide wd = {NULL, 0, 0};
+    size_t rs = rows_stride(t);
+    if (rs) {
+        for (int g = 0; g < t->k / 4; g++)
+            cc_q8a_widen(buf + (size_t)g * rs, t->a + (size_t)g * t->ldg, 4, 0,
+                         (int)(t->lda * (size_t)(t->m - 1) + 4));
+        wd = (struct wide){buf, t->lda, rs};
+    }
     int nv = (t->n_valid + N - 1) / N;
     if (nv >= NV)
-        rows(t, NV, w16);
+        rows(t, &wd, NV, w16);
     else if (nv == 2) // NV 3 only
-        rows(t, 2, w16);
+        rows(t, &wd, 2, w16);
     else
-        rows(t, 1, w16);
+        rows(t, &wd, 1, w16);
 }
 
 TARGET void cc_q8_kernel_avx2(const struct cc_q8_tile *t)
