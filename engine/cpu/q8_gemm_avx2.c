@@ -56,6 +56,7 @@ INLINE void put(const struct cc_q8_tile *t, int8_t *c, int v, __m256i acc)
 struct wide {
     const int16_t *x;
     size_t ldx, ldgx;
+    int pairs;
 };
 
 /* Pixels [p0, p0 + px) of t, nv vectors of outputs; px and nv constant at each call. */
@@ -73,8 +74,8 @@ INLINE void block(const struct cc_q8_tile *t, const struct wide *wd, int p0, con
     const int8_t *w = t->w;
     const size_t wstep = (size_t)NV * N * 2 * (w16 ? 2 : 1);
     if (wd->x) {
-        cc_q8a_dot(acc, wd->x + (size_t)p0 * wd->ldx, wd->ldx, wd->ldgx, w, wstep, t->k / 2, px, nv,
-                   w16);
+        cc_q8a_dot(acc, wd->x + (size_t)p0 * wd->ldx, wd->ldx, wd->ldgx, w, wstep, wd->pairs, px,
+                   nv, w16);
     } else {
         int16_t x[MR][KC + 16] __attribute__((aligned(32)));
         const int8_t *a = t->a + (size_t)p0 * t->lda;
@@ -123,13 +124,15 @@ INLINE size_t rows_stride(const struct cc_q8_tile *t)
 INLINE void tile(const struct cc_q8_tile *t, const bool w16)
 {
     int16_t buf[ROWS] __attribute__((aligned(32)));
-    struct wide wd = {NULL, 0, 0};
+    struct wide wd = {NULL, 0, 0, 0};
     size_t rs = rows_stride(t);
-    if (rs) {
+    if (t->wide) {
+        wd = (struct wide){t->wide, t->ldw, 4, (t->k + 3) / 4 * 2};
+    } else if (rs) {
         for (int g = 0; g < t->k / 4; g++)
             cc_q8a_widen(buf + (size_t)g * rs, t->a + (size_t)g * t->ldg, 4, 0,
                          (int)(t->lda * (size_t)(t->m - 1) + 4));
-        wd = (struct wide){buf, t->lda, rs};
+        wd = (struct wide){buf, t->lda, rs, t->k / 2};
     }
     int nv = (t->n_valid + N - 1) / N;
     if (nv >= NV)
@@ -138,6 +141,12 @@ INLINE void tile(const struct cc_q8_tile *t, const bool w16)
         rows(t, &wd, 2, w16);
     else
         rows(t, &wd, 1, w16);
+}
+
+TARGET void cc_q8_widen_avx2(int16_t *x, size_t ldx, const int8_t *a, size_t lda, int m, int k)
+{
+    for (int p = 0; p < m; p++)
+        cc_q8a_widen(x + (size_t)p * ldx, a + (size_t)p * lda, 4, 0, k);
 }
 
 TARGET void cc_q8_kernel_avx2(const struct cc_q8_tile *t)
