@@ -75,21 +75,29 @@ CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *
                               const int nv, const bool w16)
 {
     const int vbytes = CC_Q8A_N * 2 * (w16 ? 2 : 1);
+    // Each pixel's row start in a register and one offset o (pair q's inputs) for all: it steps
+    // 2, then into the next group ldgx - 2, which folds to 2 where ldgx is the constant 4; no
+    // index arithmetic per pair or per pixel (a runtime ldx cost a lea a broadcast).
+    const int16_t *xr[CC_Q8A_MR];
+    CC_Q8A_UNROLL
+    for (int i = 0; i < px; i++)
+        xr[i] = x + (size_t)i * ldx;
+    size_t o = 0;
     for (int q = 0; q < pairs; q++, w += wstep) {
         __m256i wv[CC_Q8A_NV];
         CC_Q8A_UNROLL
         for (int v = 0; v < nv; v++)
             wv[v] = cc_q8a_weights(w + v * vbytes, w16);
-        const int16_t *xq = x + (size_t)(q / 2) * ldgx + (size_t)(q % 2) * 2;
         CC_Q8A_UNROLL
         for (int i = 0; i < px; i++) {
             int32_t u;
-            memcpy(&u, xq + (size_t)i * ldx, 4);
+            memcpy(&u, xr[i] + o, 4);
             __m256i xv = _mm256_set1_epi32(u);
             CC_Q8A_UNROLL
             for (int v = 0; v < nv; v++)
                 acc[i][v] = _mm256_add_epi32(acc[i][v], _mm256_madd_epi16(xv, wv[v]));
         }
+        o += q % 2 ? ldgx - 2 : 2;
     }
 }
 

@@ -73,7 +73,9 @@ INLINE void block(const struct cc_q8_tile *t, const struct wide *wd, int p0, con
     }
     const int8_t *w = t->w;
     const size_t wstep = (size_t)NV * N * 2 * (w16 ? 2 : 1);
-    if (wd->x) {
+    if (wd->x && wd->ldgx == 4) { // a constant group stride: the dot's steps fold
+        cc_q8a_dot(acc, wd->x + (size_t)p0 * wd->ldx, wd->ldx, 4, w, wstep, wd->pairs, px, nv, w16);
+    } else if (wd->x) {
         cc_q8a_dot(acc, wd->x + (size_t)p0 * wd->ldx, wd->ldx, wd->ldgx, w, wstep, wd->pairs, px,
                    nv, w16);
     } else {
