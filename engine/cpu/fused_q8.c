@@ -105,10 +105,11 @@ static const struct {
     bool (*host_has)(void);
     struct cc_fq8_kernels k;
     bool signed_x; // the GEMMs multiply x, not x + 128: no 128 * sum(w) in the bias
+    bool pairs;    // the GEMMs read int16 weight pairs and widened rows (fused_q8.h)
 } isas[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {"c", host_c, {cc_fq8_gemm_c, cc_fq8_dw_c}},
 #if defined(__x86_64__)
-    [CC_FQ8_AVX2] = {"avx2", host_avx2, {cc_fq8_gemm_avx2, cc_fq8_dw_avx2}},
+    [CC_FQ8_AVX2] = {"avx2", host_avx2, {cc_fq8_gemm_avx2, cc_fq8_dw_avx2}, true, true},
     [CC_FQ8_AVXVNNI] = {"avxvnni", host_avxvnni, {cc_fq8_gemm_avxvnni, cc_fq8_dw_avxvnni}},
     [CC_FQ8_AVX512VNNI] = {"avx512vnni", host_vnni, {cc_fq8_gemm_avx512vnni, cc_fq8_dw_avx512vnni}},
 #else // named, not built (no host_has)
@@ -222,18 +223,22 @@ static void *aligned_zeros(size_t bytes)
     return p;
 }
 
-/* A 1x1 conv's weights w (n, k) packed (k4, n_pad, 4) into dst; bias (n_pad) = the int32 bias
- * at in.scale * sw[o] less (in.zero_point + x_add) * sum(w[o]) (x_add: what the kernels add
- * to x, 128 or 0); scale (n_pad) its requant. */
+/* A 1x1 conv's weights w (n, k) packed (k4, n_pad, 4) into dst, or as int16 pairs (pairs;
+ * fused_q8.h); bias (n_pad) = the int32 bias at in.scale * sw[o] less (in.zero_point + x_add)
+ * * sum(w[o]) (x_add: what the kernels add to x, 128 or 0); scale (n_pad) its requant. */
 static void pack_1x1(int8_t *dst, int32_t *bias, float *scale, const int8_t *w, const float *sw,
                      const float *b, int n, int k, int n_pad, struct cc_act_quant in,
-                     struct cc_act_quant out, int x_add)
+                     struct cc_act_quant out, int x_add, bool pairs)
 {
     for (int o = 0; o < n; o++) {
         int64_t sum = 0;
         for (int i = 0; i < k; i++) {
-            dst[((size_t)(i / 4) * n_pad + o) * 4 + i % 4] = w[(size_t)o * k + i];
-            sum += w[(size_t)o * k + i];
+            int8_t v = w[(size_t)o * k + i];
+            if (pairs)
+                ((int16_t *)(void *)dst)[((size_t)(i / 2) * n_pad + o) * 2 + i % 2] = v;
+            else
+                dst[((size_t)(i / 4) * n_pad + o) * 4 + i % 4] = v;
+            sum += v;
         }
         int32_t q = 0;
         if (b)
@@ -285,8 +290,10 @@ static struct cc_act_quant dw_in(const struct cc_fq8_desc *d)
 static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
 {
     int ce = b->cexp_pad, co = b->cout_pad;
-    b->we = aligned_zeros(d->expand ? (size_t)round_up(d->cin, 4) * ce : 0);
-    b->wp = aligned_zeros((size_t)round_up(d->cexp, 4) * co);
+    bool pairs = isas[b->isa].pairs;
+    size_t wbytes = pairs ? 2 : 1;
+    b->we = aligned_zeros(d->expand ? (size_t)round_up(d->cin, 4) * ce * wbytes : 0);
+    b->wp = aligned_zeros((size_t)round_up(d->cexp, 4) * co * wbytes);
     b->wd = aligned_zeros((size_t)9 * ce * sizeof(int32_t));
     b->be = aligned_zeros((size_t)ce * sizeof(int32_t));
     b->bd = aligned_zeros((size_t)ce * sizeof(int32_t));
@@ -299,9 +306,10 @@ static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
     int x_add = isas[b->isa].signed_x ? 0 : 128;
     if (d->expand)
         pack_1x1(b->we, b->be, b->se, d->we, d->swe, d->be, d->cexp, d->cin, ce, d->qx, d->qe,
-                 x_add);
+                 x_add, pairs);
     cc_fq8_pack_dw(b->wd, b->bd, b->sd, ce, d->wd, d->swd, d->bd, d->cexp, dw_in(d), d->qd);
-    pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp, x_add);
+    pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp, x_add,
+             pairs);
     if (d->residual)
         pack_add(b, d);
     return true;
@@ -311,6 +319,31 @@ static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
 static size_t ring_row(const struct cc_fq8_block *b)
 {
     return (size_t)(b->d.w + 2) * b->cexp_pad;
+}
+
+/* Where a band's widened row starts in its scratch (after the ring, the zero row and the
+ * depthwise row), and its bytes: the larger GEMM input, k rounded up to 4, as int16; none but
+ * for the families of int16 pairs. */
+static size_t wide_at(const struct cc_fq8_block *b)
+{
+    return (size_t)round_up((int)(4 * ring_row(b) + (size_t)b->wo * b->cexp_pad), 64);
+}
+
+static size_t wide_bytes(const struct cc_fq8_block *b)
+{
+    if (!isas[b->isa].pairs)
+        return 0;
+    size_t e = b->d.expand ? (size_t)b->d.w * round_up(b->d.cin, 4) : 0;
+    size_t p = (size_t)b->wo * round_up(b->d.cexp, 4);
+    return 2 * (e > p ? e : p);
+}
+
+/* Band band's widened row (NULL where the family has none). */
+static int16_t *wide_of(const struct cc_fq8_block *b, size_t band)
+{
+    if (!isas[b->isa].pairs)
+        return NULL;
+    return (int16_t *)(void *)(b->scratch + band * b->scratch_bytes + wide_at(b));
 }
 
 bool cc_fq8_init(struct cc_fq8_block *b, const struct cc_fq8_desc *d, enum cc_fq8_isa isa,
@@ -330,7 +363,7 @@ bool cc_fq8_init(struct cc_fq8_block *b, const struct cc_fq8_desc *d, enum cc_fq
     b->cout_pad = round_up(d->cout, CC_FQ8_PACK);
     b->bands = bands < 1 ? 1 : bands > b->ho ? b->ho : bands;
     b->k = isas[isa].k;
-    b->scratch_bytes = round_up((int)(4 * ring_row(b) + (size_t)b->wo * b->cexp_pad), 64);
+    b->scratch_bytes = (size_t)round_up((int)(wide_at(b) + wide_bytes(b)), 64);
     b->scratch = aligned_zeros(b->scratch_bytes * b->bands);
     if (!b->scratch || !pack(b, d)) {
         cc_fq8_finish(b);
@@ -368,6 +401,8 @@ static void expand_row(const void *block, const void *xv, int iy, void *row)
             memcpy(e + (size_t)(p + 1) * b->cexp_pad, in + (size_t)p * d->cin, (size_t)d->cin);
         return;
     }
+    // The ring's rows are in their band's scratch (fused_ring.h): that band's widened row.
+    size_t band = (size_t)(e - b->scratch) / b->scratch_bytes;
     struct cc_fq8_gemm g = {
         .a = in,
         .lda = (size_t)d->cin,
@@ -384,6 +419,7 @@ static void expand_row(const void *block, const void *xv, int iy, void *row)
         .lo = (float)(d->lo[0] - d->qe.zero_point),
         .hi = (float)(d->hi[0] - d->qe.zero_point),
         .zp = d->qe.zero_point,
+        .wide = wide_of(b, band),
     };
     b->k.gemm(&g);
 }
@@ -391,7 +427,6 @@ static void expand_row(const void *block, const void *xv, int iy, void *row)
 static void output_row(const void *block, const void *xv, void *yv, int oy, const void *const *rows,
                        void *dwv, int band)
 {
-    (void)band;
     const struct cc_fq8_block *b = block;
     const int8_t *x = xv;
     int8_t *y = yv, *dw = dwv;
@@ -435,6 +470,7 @@ static void output_row(const void *block, const void *xv, void *yv, int oy, cons
         .add_zp = d->qy.zero_point,
         .add_lo = d->lo[3],
         .add_hi = d->hi[3],
+        .wide = wide_of(b, (size_t)band),
     };
     b->k.gemm(&g);
 }

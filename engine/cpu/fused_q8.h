@@ -19,14 +19,17 @@
  * 4 input channels: (k4, n_pad, 4) bytes, group g's 4 weights of output o at (g * n_pad + o)
  * * 4; the input is read as unsigned (x + 128), the 128 * sum(w) folded into the bias with
  * the zero point. Depthwise weights (9, c_pad) int32. *_pad: channels rounded up to 32.
+ * The AVX2 family's 1x1 weights are int16 pairs instead (q8_avx2.h's micro-kernel): (k4 * 2,
+ * n_pad, 2), the weights of inputs 2q, 2q + 1 of output o at element (q * n_pad + o) * 2,
+ * and its GEMMs widen their input rows once into the band's scratch (struct cc_fq8_gemm wide).
  *
  * Kernels (struct cc_fq8_kernels): AVX-512 VNNI (vpdpbusd: 4 products a lane per
  * instruction; needs AVX512F/BW/VNNI), AVX-VNNI (the same on 256-bit vectors: Alder Lake and
- * later, Zen 5), AVX2 (vpmaddwd on the even and odd bytes), on AArch64 NEON (ARMv8.0: smull
+ * later, Zen 5), AVX2 (vpmaddwd on int16 pairs), on AArch64 NEON (ARMv8.0: smull
  * and sadalp, the Pi 4's Cortex-A72) and NEON dot product (ARMv8.2 sdot, the Pi 5's A76), and
  * portable C; chosen by cc_fq8_isa_best (the last of those the host runs). The NEON kernels
- * multiply signed bytes (x itself, not x + 128): their blocks' biases are packed without the
- * 128 * sum(w).
+ * and AVX2 kernels multiply signed values (x itself, not x + 128): their blocks' biases are
+ * packed without the 128 * sum(w).
  */
 #ifndef CC_FUSED_Q8_H
 #define CC_FUSED_Q8_H
@@ -57,7 +60,7 @@ struct cc_fq8_desc {
 struct cc_fq8_gemm {
     const int8_t *a;
     size_t lda;
-    const int8_t *w;     // (k4, n_pad, 4)
+    const int8_t *w;     // (k4, n_pad, 4), or int16 pairs (the AVX2 family; above)
     const int32_t *bias; // (n_pad), zero points folded in
     const float *scale;  // (n_pad)
     int m, k, n, n_pad, n_store;
@@ -67,6 +70,7 @@ struct cc_fq8_gemm {
     int32_t zp;
     const int8_t *res; // NULL: no add
     int32_t add_a, add_b, add_bias, add_shift, add_zp, add_lo, add_hi;
+    int16_t *wide; // the AVX2 family's: room for the m rows' inputs widened (k rounded up to 4)
 };
 
 /* One depthwise row (fused_block.h's struct cc_fused_dw, int8). */
@@ -140,7 +144,8 @@ struct cc_fq8_block {
     float *se, *sd, *sp;                       // requantization scales; owned
     int32_t add_a, add_b, add_bias, add_shift; // the add's (residual only)
     int bands;
-    size_t scratch_bytes; // a band's: ring of 3 rows, the zero-point row, the depthwise row
+    size_t scratch_bytes; // a band's: ring of 3 rows, the zero-point row, the depthwise row,
+                          // the AVX2 family's widened row
     int8_t *scratch;      // (bands, scratch_bytes); owned
     enum cc_fq8_isa isa;
     struct cc_fq8_kernels k;

@@ -15,6 +15,9 @@
  *   FQ_LOADB(p)          FQ_N int8 sign-extended to int32 lanes
  *   FQ_STOREB(p, v)      FQ_N int32 lanes (each in -128..127) stored as FQ_N bytes
  *   FQ_NO_DW             optional: the family has its own depthwise (none made here)
+ *   FQ_NO_GEMM           optional: the family has its own GEMM (none made here; FQ_W,
+ *                        FQ_WLOAD, FQ_A, FQ_ABCAST, FQ_DOT, FQ_ACC* unused); it may call
+ *                        FQ_PUT (fq_put_<sfx>) for the requantization, the add and the store
  * It undefines them all at its end.
  *
  * GEMM: blocks of FQ_PX pixels x nv (1 or 2) vectors of outputs, each weight vector loaded
@@ -84,6 +87,7 @@ FQ_INLINE void FQ_PUT(const struct cc_fq8_gemm *g, int p, int n0, FQ_VI acc)
     memcpy(c, buf, (size_t)left);
 }
 
+#ifndef FQ_NO_GEMM
 /* Pixel row a's 4 input bytes from k0 (zeros past k), as unsigned (x + 128). Byte by byte,
  * not a memcpy of a variable length: that is a call, around which the compiler keeps the
  * accumulators on the stack (seen on AArch64, when the tail was in the k loop: 6 stores a
@@ -163,6 +167,8 @@ FQ_TARGET void FQ_NAME(cc_fq8_gemm_)(const struct cc_fq8_gemm *g)
     if (n0 < g->n)
         FQ_COLS(g, n0, 1);
 }
+
+#endif
 
 #ifndef FQ_NO_DW
 /* Pixels [ox, ox + px) of d, channels [c0, c0 + FQ_N); w: the 9 tap vectors; stride st (px and
@@ -260,3 +266,4 @@ FQ_TARGET void FQ_NAME(cc_fq8_dw_)(const struct cc_fq8_dw *d)
 #undef FQ_LOADB
 #undef FQ_STOREB
 #undef FQ_NO_DW
+#undef FQ_NO_GEMM

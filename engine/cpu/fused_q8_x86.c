@@ -1,13 +1,15 @@
 /* camclass — the int8 fused block's x86-64 kernels (see fused_q8.h): fused_q8_kern.h
  * instantiated for AVX-512 VNNI (16 lanes, vpdpbusd: 4 unsigned x signed byte products
  * summed into each int32 lane; 6 pixels x 2 vectors = 12 of 32 registers hold accumulators)
- * and AVX2 (8 lanes; no byte dot product without saturation (vpmaddubsw saturates at int16),
- * so the even and odd bytes are widened to int16 and summed with vpmaddwd: 4 pixels x 2
- * vectors) and AVX-VNNI (AVX2's layout and widths, vpdpbusd on 256-bit vectors), built with
- * function target attributes and called only where the CPU has them (fused_q8.c). */
+ * and AVX-VNNI (8 lanes, vpdpbusd on 256-bit vectors: 4 pixels x 2 vectors); AVX2 (no byte
+ * dot product without saturation: vpmaddubsw saturates at int16) has the template's
+ * depthwise and requantization but its GEMM on q8_avx2.h's micro-kernel, shared with the int8
+ * 1x1 GEMM: int16 weight pairs, the row's inputs widened once, 4 pixels x 3 vectors. Built
+ * with function target attributes and called only where the CPU has them (fused_q8.c). */
 #include <immintrin.h>
 
 #include "fused_q8.h"
+#include "q8_avx2.h"
 
 #define FQ_SFX avx512vnni
 #define FQ_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
@@ -38,33 +40,6 @@
 #define FQ_STOREB(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(v))
 #include "fused_q8_kern.h"
 
-/* AVX2: a weight vector split into its even and odd bytes as int16 (sign-extended), the
- * input's 4 unsigned bytes likewise (zero-extended); their vpmaddwd sums are the dot. */
-struct fq_avx2_pair {
-    __m256i even, odd;
-};
-
-__attribute__((target("avx2"))) static inline struct fq_avx2_pair fq_avx2_w(const int8_t *p)
-{
-    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)p);
-    return (struct fq_avx2_pair){_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 8),
-                                 _mm256_srai_epi16(w, 8)};
-}
-
-__attribute__((target("avx2"))) static inline struct fq_avx2_pair fq_avx2_a(uint32_t u)
-{
-    __m256i a = _mm256_set1_epi32((int)u);
-    return (struct fq_avx2_pair){_mm256_and_si256(a, _mm256_set1_epi32(0x00ff00ff)),
-                                 _mm256_srli_epi16(a, 8)};
-}
-
-__attribute__((target("avx2"))) static inline __m256i
-fq_avx2_dot(__m256i acc, struct fq_avx2_pair a, struct fq_avx2_pair w)
-{
-    return _mm256_add_epi32(
-        acc, _mm256_add_epi32(_mm256_madd_epi16(a.even, w.even), _mm256_madd_epi16(a.odd, w.odd)));
-}
-
 /* 8 int32 lanes in -128..127 as 8 bytes at p. */
 __attribute__((target("avx2"))) static inline void fq_avx2_storeb(int8_t *p, __m256i v)
 {
@@ -72,15 +47,65 @@ __attribute__((target("avx2"))) static inline void fq_avx2_storeb(int8_t *p, __m
     _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(h, h));
 }
 
+/* AVX2: the template's requantization, add and store (fq_put_avx2) and depthwise; the GEMM is
+ * q8_avx2.h's micro-kernel, below. */
 #define FQ_SFX avx2
 #define FQ_TARGET __attribute__((target("avx2")))
-#define FQ_W struct fq_avx2_pair
-#define FQ_WLOAD(p) fq_avx2_w(p)
-#define FQ_A struct fq_avx2_pair
-#define FQ_ABCAST(u) fq_avx2_a(u)
-#define FQ_DOT(acc, a, w) fq_avx2_dot((acc), (a), (w))
+#define FQ_NO_GEMM
 #include "fused_q8_ymm.h"
 #include "fused_q8_kern.h"
+
+/* Pixels [p0, p0 + px), outputs [n0, n0 + nv * 8) of g (weights: int16 pairs, fused_q8.h);
+ * px and nv constant at each call. */
+CC_Q8A_INLINE void fq_avx2_block(const struct cc_fq8_gemm *g, size_t kp, int p0, const int px,
+                                 int n0, const int nv)
+{
+    __m256i acc[CC_Q8A_MR][CC_Q8A_NV];
+    CC_Q8A_UNROLL
+    for (int v = 0; v < nv; v++) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(g->bias + n0 + v * 8));
+        CC_Q8A_UNROLL
+        for (int i = 0; i < px; i++)
+            acc[i][v] = b;
+    }
+    cc_q8a_dot(acc, g->wide + (size_t)p0 * kp, kp, 4, g->w + (size_t)n0 * 4, (size_t)g->n_pad * 4,
+               (int)kp / 2, px, nv, true);
+    CC_Q8A_UNROLL
+    for (int i = 0; i < px; i++)
+        CC_Q8A_UNROLL
+    for (int v = 0; v < nv; v++)
+        fq_put_avx2(g, p0 + i, n0 + v * 8, acc[i][v]);
+}
+
+/* Every pixel of g, outputs [n0, n0 + nv * 8) (nv constant at each call). */
+CC_Q8A_INLINE void fq_avx2_cols(const struct cc_fq8_gemm *g, size_t kp, int n0, const int nv)
+{
+    int p = 0;
+    for (; p + CC_Q8A_MR <= g->m; p += CC_Q8A_MR)
+        fq_avx2_block(g, kp, p, CC_Q8A_MR, n0, nv);
+    for (; p + 2 <= g->m; p += 2)
+        fq_avx2_block(g, kp, p, 2, n0, nv);
+    for (; p < g->m; p++)
+        fq_avx2_block(g, kp, p, 1, n0, nv);
+}
+
+/* The row's inputs widened once into g->wide, then 24 outputs at a time over every pixel (the
+ * weights of 24 outputs stay in L1 while the pixels pass). */
+CC_Q8A_TARGET void cc_fq8_gemm_avx2(const struct cc_fq8_gemm *g)
+{
+    size_t kp = (size_t)(g->k + 3) / 4 * 4;
+    for (int p = 0; p < g->m; p++)
+        cc_q8a_widen(g->wide + (size_t)p * kp, g->a + (size_t)p * g->lda, 4, 0, g->k);
+    int vecs = (g->n + 7) / 8;
+    for (int v0 = 0; v0 < vecs; v0 += CC_Q8A_NV) {
+        if (vecs - v0 >= 3)
+            fq_avx2_cols(g, kp, v0 * 8, 3);
+        else if (vecs - v0 == 2)
+            fq_avx2_cols(g, kp, v0 * 8, 2);
+        else
+            fq_avx2_cols(g, kp, v0 * 8, 1);
+    }
+}
 
 /* AVX-VNNI (the VEX-encoded vpdpbusd of Alder Lake and Zen 5 on 256-bit vectors). */
 #define FQ_SFX avxvnni

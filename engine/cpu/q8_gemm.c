@@ -11,6 +11,8 @@
 enum {
     NR_C = 16,       // the portable kernel's panel width (any would do)
     FEW_PIXELS = 16, // fewer: each weight is read about once (the classifier), memory the limit
+    WIDE_MAX = 256 * 1024, // bytes of widened inputs a layer may keep (struct cc_q8_gemm wide)
+    WIDE_K = 64,           // inputs at most per pixel, for that (more: read from L2, it was slower)
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -37,13 +39,15 @@ static void kernel_c(const struct cc_q8_tile *t)
 static const struct {
     cc_q8_kernel kernel;
     int nr;
-    bool signed_x;    // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
-    bool pairs;       // weights in pairs of inputs (q8_gemm.h), int16 unless few
-    cc_q8_kernel few; // for layers of < FEW_PIXELS pixels: weights as byte pairs (NULL: kernel)
+    bool signed_x;     // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
+    bool pairs;        // weights in pairs of inputs (q8_gemm.h), int16 unless few
+    cc_q8_kernel few;  // for layers of < FEW_PIXELS pixels: weights as byte pairs (NULL: kernel)
+    cc_q8_widen widen; // the kernel reads inputs widened to int16 by this, where given
 } kernels[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {kernel_c, NR_C},
 #if defined(__x86_64__)
-    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_AVX2, true, true, cc_q8_kernel_avx2_w8},
+    [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_AVX2, true, true, cc_q8_kernel_avx2_w8,
+                     cc_q8_widen_avx2},
     [CC_FQ8_AVXVNNI] = {cc_q8_kernel_avxvnni, CC_Q8_NR_YMM},
     [CC_FQ8_AVX512VNNI] = {cc_q8_kernel_avx512vnni, CC_Q8_NR_ZMM},
 #endif
@@ -135,6 +139,31 @@ static int tile_pixels(int m, int panels, int threads)
     return per < m ? per : m;
 }
 
+/* Panels per task (g->tile_n) and g->wide: where the kernels widen their inputs to int16 and a
+ * task has every pixel, each takes several panels (all of them on one thread, else enough for
+ * two tasks a thread) and widens its pixels once for them, not once a panel (the AVX2 kernel
+ * does without, a register block at a time); where the buffer fits WIDE_MAX and pixels have at
+ * most WIDE_K inputs: there the kernel's own widening is mostly its per-block overhead (28x28
+ * and 56x56 expands, k 24 and 32: 0.33 -> 0.27 ms each); with more inputs the widened rows
+ * come from L2 instead of a register block's buffer in L1, and the projects at 14x14 and 7x7
+ * (k 384..960) were 5-25% slower. False: out of memory. */
+static bool plan_widen(struct cc_q8_gemm *g, int threads)
+{
+    g->tile_n = 1;
+    if (!kernels[g->isa].widen || g->panels < 2 || g->tile_m < g->m)
+        return true;
+    int tn = threads <= 1 ? g->panels : (g->panels + 2 * threads - 1) / (2 * threads);
+    size_t tasks = (size_t)((g->panels + tn - 1) / tn), ldw = (size_t)(g->k + 3) / 4 * 4;
+    size_t bytes = tasks * (size_t)g->m * ldw * sizeof(int16_t);
+    if (tn < 2 || bytes > WIDE_MAX || ldw > WIDE_K)
+        return true;
+    g->wide = aligned_zeros(bytes);
+    g->tile_n = tn;
+    g->ldw = ldw;
+    g->widen = kernels[g->isa].widen;
+    return g->wide != NULL;
+}
+
 bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum cc_fq8_isa isa,
                      int threads, struct cc_error *err)
 {
@@ -156,7 +185,7 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     g->w = aligned_zeros((size_t)g->panels * g->panel_bytes);
     g->bias = aligned_zeros(outs * sizeof(int32_t));
     g->scale = aligned_zeros(outs * sizeof(float));
-    if (!g->w || !g->bias || !g->scale) {
+    if (!g->w || !g->bias || !g->scale || !plan_widen(g, threads)) {
         cc_q8_gemm_finish(g);
         return cc_error_set(err, "int8 1x1 conv: out of memory");
     }
@@ -172,6 +201,8 @@ void cc_q8_gemm_finish(struct cc_q8_gemm *g)
     free(g->w);
     free(g->bias);
     free(g->scale);
+    free(g->wide);
+    g->wide = NULL;
     g->w = NULL;
     g->bias = NULL;
     g->scale = NULL;
@@ -192,6 +223,11 @@ static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
 {
     const struct run *r = ctx;
     const struct cc_q8_gemm *g = r->g;
+    int16_t *wide = NULL; // this task's pixels widened once for its panels (plan_widen)
+    if (g->wide) {
+        wide = g->wide + ((j0 / (size_t)g->tile_n) * (size_t)g->m + p0) * g->ldw;
+        g->widen(wide, g->ldw, r->x + p0 * (size_t)g->k, (size_t)g->k, (int)pn, g->k);
+    }
     for (size_t j = j0; j < j0 + jn; j++) {
         int n0 = (int)j * g->nr, left = g->n - n0;
         struct cc_q8_tile t = {
@@ -209,6 +245,8 @@ static void run_tile(void *ctx, size_t p0, size_t j0, size_t pn, size_t jn)
             .lo = g->lo,
             .hi = g->hi,
             .zp = g->zp,
+            .wide = wide,
+            .ldw = g->ldw,
         };
         g->kernel(&t);
     }
@@ -218,7 +256,7 @@ void cc_q8_gemm_run(const struct cc_q8_gemm *g, const int8_t *x, int8_t *y, pthr
 {
     struct run r = {g, x, y};
     pthreadpool_parallelize_2d_tile_2d(pool, run_tile, &r, (size_t)g->m, (size_t)g->panels,
-                                       (size_t)g->tile_m, 1,
+                                       (size_t)g->tile_m, (size_t)g->tile_n,
                                        g->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0);
 }
 

@@ -20,7 +20,9 @@
  * has no byte dot product without saturation, but vpmaddwd: one per pixel, 8 outputs and 2
  * inputs).
  *
- * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs.
+ * Threads: the pool splits (pixel tiles x panels); every task writes its own outputs. The AVX2
+ * kernels' tasks take several panels where they have every pixel, widening the pixels once
+ * for them into a buffer of the layer's (cc_q8_widen).
  * Kernels: those of fused_q8.h's families (enum cc_fq8_isa: AVX-512 VNNI, AVX-VNNI, AVX2,
  * NEON dot product (sdot), NEON (ARMv8.0), portable C), the best the host runs chosen by
  * cc_q8_gemm_isa_best.
@@ -64,16 +66,21 @@ struct cc_q8_tile {
     size_t ldc;
     float lo, hi; // the clamp less the zero point
     int32_t zp;
+    const int16_t *wide; // or NULL: the AVX2 kernels' pixels widened already (cc_q8_widen), pixel
+    size_t ldw;          // p's inputs at wide + p * ldw (k rounded up to 4, zeros past k)
 };
 
 typedef void (*cc_q8_kernel)(const struct cc_q8_tile *t);
+/* m pixels' k inputs (pixel p's at a + p * lda) as int16 at x + p * ldx, zeros to a multiple of 4.
+ */
+typedef void (*cc_q8_widen)(int16_t *x, size_t ldx, const int8_t *a, size_t lda, int m, int k);
 
 /* The panels' weights (above): groups of 4 bytes, or pairs of inputs as int16 or as bytes. */
 enum cc_q8_layout { CC_Q8_GROUPS, CC_Q8_PAIRS16, CC_Q8_PAIRS8 };
 
 struct cc_q8_gemm {
     int m, k, n, nr, panels; // nr: outputs per panel; panels: n rounded up / nr
-    int tile_m;              // pixels per task
+    int tile_m, tile_n;      // pixels and panels per task
     int8_t *w;               // (panels, k4, nr, 4), or int16 pairs (above); owned
     size_t panel_bytes;      // one panel of w
     enum cc_q8_layout layout;
@@ -81,8 +88,11 @@ struct cc_q8_gemm {
     float *scale;  // (panels * nr); owned
     float lo, hi;
     int32_t zp;
+    int16_t *wide; // NULL, or (tasks along the panels, m, ldw): each task's pixels widened once
+    size_t ldw;    // for its panels (the AVX2 kernels; cc_q8_widen); owned
     enum cc_fq8_isa isa;
     cc_q8_kernel kernel;
+    cc_q8_widen widen;
     bool yield; // the run's last operator: the pool's workers sleep after it
 };
 
@@ -120,6 +130,7 @@ void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avx2(const struct cc_q8_tile *t);    // CC_Q8_PAIRS16
 void cc_q8_kernel_avx2_w8(const struct cc_q8_tile *t); // CC_Q8_PAIRS8
+void cc_q8_widen_avx2(int16_t *x, size_t ldx, const int8_t *a, size_t lda, int m, int k);
 
 /* The AArch64 kernels (q8_gemm_arm.c) and their panel widths. */
 enum { CC_Q8_NR_NEON = 8, CC_Q8_NR_NEONDOT = 16 };

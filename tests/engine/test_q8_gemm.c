@@ -115,12 +115,14 @@ static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
     free(want), free(got);
 }
 
-/* Layers every family must compute: [pixels, inputs, outputs]. */
+/* Layers every family must compute: [pixels, inputs, outputs]. {7, 1030, 50}: the AVX2 kernel
+ * widens 512 inputs at a time: two chunks and a tail. {2200, 60, 100}: more pixels than
+ * q8_gemm.c's WIDE_MAX holds widened: widened by the AVX2 kernel itself, as layers of more than
+ * WIDE_K inputs are, not once a task (as {196, 64, 384} and the random layers of few inputs). */
 static const int fixed[][3] = {
     {196, 64, 384},  {196, 384, 96}, {196, 576, 96}, {49, 576, 160},
     {49, 960, 160},  {49, 160, 960}, {49, 960, 320}, {49, 320, 1280},
-    {1, 1280, 1000}, {3, 5, 7},      {7, 1030, 50}, // the AVX2 kernel widens 512 inputs at a time:
-                                                    // two chunks and a tail
+    {1, 1280, 1000}, {3, 5, 7},      {7, 1030, 50},  {2200, 60, 100},
 };
 
 static void check_bad_desc(void)

@@ -7,12 +7,13 @@
  *
  * - The quantizers (each family's) against XNNPACK's convert on values near every rounding tie
  *   of a few quantizations, out of range both ways and infinite.
- * - Stems: mobilenet_v2's (224x224, 3 -> 32, padding 1), then every input size 1..224 in both
- *   directions across the cases (odd and even, square and not), paddings 0..2 (top and left;
- *   bottom and right as the output size gives), output channels 32 and odd counts (1..70),
- *   ReLU6's clamp and the full range, with and without a bias; every kernel family the host
- *   runs, 1 to 4 threads, the output poisoned with two different values (a value left
- *   unwritten fails one of them), the input in a buffer of exactly its size. Tolerance: none.
+ * - Stems: mobilenet_v2's (224x224, 3 -> 32, padding 1), a wide one (9x320), then every input
+ *   size 1..224 in both directions across the cases (odd and even, square and not), paddings
+ *   0..2 (top and left; bottom and right as the output size gives), output channels 32 and odd
+ *   counts (1..70), ReLU6's clamp and the full range, with and without a bias; every kernel
+ *   family the host runs, 1 to 4 threads, the output poisoned with two different values (a
+ *   value left unwritten fails one of them), the input in a buffer of exactly its size.
+ *   Tolerance: none.
  * - NaN, where XNNPACK's kernels disagree among themselves: every family as
  *   cc_q8_stem_quantize_one (the high end), at every place of a vector and its tail.
  * - The refusals: a bad CAMCLASS_CPU_Q8STEM value, a family this host lacks, a desc that is not
@@ -289,6 +290,11 @@ static void check_stems(const bool families[CC_FQ8_ISA_COUNT])
     struct stem s;
     make_stem(&s, &r, 224, 224, 1, 32); // mobilenet_v2's
     s.d.ho = s.d.wo = 112;
+    check_stem(&s, families);
+    free_stem(&s);
+    // Wider than the AVX2 kernel widens a tile's rows at once for (q8_gemm_avx2.c's ROWS: up to
+    // 127 output columns): its path of windows widened a register block at a time.
+    make_stem(&s, &r, 9, 320, 1, 33);
     check_stem(&s, families);
     free_stem(&s);
     static const int outs[] = {32, 1, 3, 5, 16, 17, 24, 31, 33, 48, 64, 70};
