@@ -2,7 +2,7 @@
 # camclass — mobilenet_v2 (224x224, batch 1) on camclass's backends and on the engines a user
 # would pick instead, measured in ONE run at 1 and 2 threads: every round runs every engine
 # once, in turn, so that machine load hits all of them alike. Prints each round's medians,
-# then a table of the median of the round medians and the same-run ratios at 2 threads.
+# then a table of the median of the round medians and of each round's own ratios (same-run).
 #
 #   tools/perf_compare.sh [BUILD_DIR] [ROUNDS] [RUNS_PER_ROUND]
 #
@@ -154,23 +154,37 @@ for i in "${!engines[@]}"; do
     [ -n "${got[$i,$t]:-}" ] && m[$i,$t]=$(med ${got[$i,$t]}) || m[$i,$t]="–"
   done
 done
-ref_of() { # the THREADS ($2) median of the engine named $1 exactly, else "–"
+index_of() { # the engine named $1 exactly, else nothing
   for i in "${!engines[@]}"; do
-    [ "${engines[$i]%%|*}" = "$1" ] && { echo "${m[$i,$2]}"; return; }
+    [ "${engines[$i]%%|*}" = "$1" ] && { echo "$i"; return; }
   done
-  echo "–"
+  return 0
 }
-jit=$(ref_of "PyTorch jit (optimize_for_inference)" 2)
-ort1=$(ref_of "ONNX Runtime 1.30 (CPU) fp32" 1)
-ort2=$(ref_of "ONNX Runtime 1.30 (CPU) fp32" 2)
+ratio_of() { # engine $1's round medians at threads $2 over engine $3's at $4, round by round:
+  # the median of those same-round ratios (each round's two figures met the same machine), or "–"
+  [ -n "$3" ] && [ -n "${got[$1,$2]:-}" ] && [ -n "${got[$3,$4]:-}" ] || { echo "–"; return; }
+  local r
+  r=$(paste <(printf '%s\n' ${got[$1,$2]}) <(printf '%s\n' ${got[$3,$4]}) |
+    awk '$1 != "nan" && $2 != "nan" && $2 > 0 {print $1 / $2}')
+  # shellcheck disable=SC2086
+  [ -n "$r" ] && printf '%.2f' "$(med $r)" || echo "–"
+}
+jit=$(index_of "PyTorch jit (optimize_for_inference)")
+ort=$(index_of "ONNX Runtime 1.30 (CPU) fp32")
 echo
 echo "| engine | 1 thread | 2 threads | ÷ PyTorch jit (2 thr) | ÷ ONNX Runtime fp32 (1 thr) | ÷ ONNX Runtime fp32 (2 thr) |"
 echo "|---|---|---|---|---|---|"
 for i in "${!engines[@]}"; do
-  awk -v n="${engines[$i]%%|*}" -v a="${m[$i,1]}" -v b="${m[$i,2]}" -v j="$jit" -v o1="$ort1" -v o2="$ort2" '
-    function ms(x) { return (x ~ /^[0-9.]+$/) ? sprintf("%.2f ms", x) : x }
-    function ratio(x, y) { return (x ~ /^[0-9.]+$/ && y ~ /^[0-9.]+$/) ? sprintf("%.2f", x / y) : "–" }
-    BEGIN { printf "| %s | %s | %s | %s | %s | %s |\n", n, ms(a), ms(b), ratio(b, j), ratio(a, o1), ratio(b, o2) }'
+  ms() { [[ $1 =~ ^[0-9.]+$ ]] && printf '%.2f ms' "$1" || echo "$1"; }
+  echo "| ${engines[$i]%%|*} | $(ms "${m[$i,1]}") | $(ms "${m[$i,2]}") | $(ratio_of "$i" 2 "$jit" 2) |" \
+    "$(ratio_of "$i" 1 "$ort" 1) | $(ratio_of "$i" 2 "$ort" 2) |"
 done
 echo
-echo "(median of $rounds round medians, $runs runs each; vulkan rows ignore threads and sit in the 2-thread column)"
+for i in "${!engines[@]}"; do # each int8 row over its fp32 twin (the same name with fp32), if any
+  n=${engines[$i]%%|*}
+  [[ $n == *" int8"* ]] || continue
+  f=$(index_of "${n/ int8/ fp32}")
+  [ -n "$f" ] && echo "$n ÷ its fp32 row: $(ratio_of "$i" 1 "$f" 1) (1 thr), $(ratio_of "$i" 2 "$f" 2) (2 thr)"
+done
+echo "(times: median of $rounds round medians, $runs runs each; ratios: median of the $rounds rounds' own"
+echo "ratios; vulkan rows ignore threads and sit in the 2-thread column)"
