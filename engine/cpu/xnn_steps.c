@@ -3,10 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "evict.h"
 #include "xnn_choices.h"
 #include "xnn_steps.h"
+#include "xnn_timing.h"
 
 /* An earlier such convolution (or linear) with the same input and weight shapes and attributes
  * (mobilenet_v2 has 34 1x1 layers of 19 shapes, resnet50 16 3x3 ones of 4): node n takes its
@@ -30,77 +29,6 @@ static int same_shape_before(const struct xnn_state *s, int n)
             return k;
     }
     return -1;
-}
-
-/* The least time of runs runs of step st, each judged by watch (NULL: none). probe: an NCHW
- * input for a stem step, or (others) the input to transpose into the graph input's place first
- * (and, for an int8 step, to convert to int8), in the timed time (NULL: none). */
-static double timed(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                    const float *probe, int runs, struct cc_choice_watch *watch)
-{
-    const struct cc_model *m = s->model;
-    const struct place *in = &s->places[m->input.tensor];
-    bool stem = st->kind == STEP_STEM || st->kind == STEP_Q8STEM;
-    pthreadpool_t pool = s->watch->pooled ? s->pool : NULL; // choice_watch.h
-    double best = INFINITY;
-    for (int i = 0; i < runs; i++) {
-        cc_xnn_state_poison(s);
-        cc_choice_watch_begin(watch);
-        double t0 = cc_now_ms();
-        if (probe && !stem)
-            cc_xnn_state_move(&m->tensors[m->input.tensor], probe, in->data, true, sizeof(float));
-        if (probe && !stem && st->int8 && in->convert)
-            xnn_run_operator(in->convert, pool);
-        if (st->kind == STEP_BLIS)
-            cc_blis_conv_run(st->gemm, pool);
-        else if (st->kind == STEP_DIRECT)
-            cc_conv3x3_run(st->direct, pool);
-        else if (st->kind == STEP_STEM)
-            cc_stem_conv_run(st->stem, probe, pool);
-        else if (st->kind == STEP_FUSED)
-            cc_xnn_fused_step_run(st->fused, pool);
-        else if (st->kind == STEP_PW)
-            cc_f32_pw_run(st->pw, pool);
-        else if (st->kind == STEP_Q8GEMM)
-            cc_q8_gemm_run(st->q8, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
-                           s->places[node->outputs[0]].data, pool);
-        else if (st->kind == STEP_Q8STEM)
-            cc_q8_stem_run(st->q8stem, probe, s->places[node->outputs[0]].data, pool);
-        else if (st->kind == STEP_Q8DW)
-            cc_q8_dw_run(st->q8dw, cc_xnn_state_values(s, node->inputs[0], STORE_QS8),
-                         s->places[node->outputs[0]].data, pool);
-        else
-            cc_xnn_work_run(&st->work, pool, node, NULL);
-        double t = cc_now_ms() - t0;
-        cc_choice_watch_end(watch);
-        best = t < best ? t : best;
-    }
-    return best;
-}
-
-/* timed() for a choice: each run watched (choice_watch.h). */
-static double min_time(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                       const float *probe, int runs)
-{
-    return timed(s, node, st, probe, runs, s->watch);
-}
-
-/* One run of st before it is timed, not watched: its time is discarded (first touches of
- * memory). */
-static void warm_up(struct xnn_state *s, const struct cc_node *node, const struct step *st,
-                    const float *probe)
-{
-    timed(s, node, st, probe, 1, NULL);
-}
-
-/* Whether step a (with input pa, as min_time's probe) measures faster than b (pb) on node: a
- * warm-up run of each, then the least of runs runs each. */
-static bool faster(struct xnn_state *s, const struct cc_node *node, const struct step *a,
-                   const float *pa, const struct step *b, const float *pb, int runs)
-{
-    warm_up(s, node, b, pb);
-    warm_up(s, node, a, pa);
-    return min_time(s, node, a, pa, runs) < min_time(s, node, b, pb, runs);
 }
 
 /* For an f32 one-group convolution whose XNNPACK operator is built: prepares the BLIS way too
@@ -176,7 +104,7 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     } else if (how == CC_CPU_POINTWISE_MEASURE) {
         struct step xnn = {.kind = STEP_XNN, .work = st->work},
                     gemm = {.kind = STEP_BLIS, .gemm = st->gemm};
-        blis = faster(s, node, &gemm, NULL, &xnn, NULL, 2);
+        blis = cc_xnn_faster(s, node, &gemm, NULL, &xnn, NULL, 2);
     }
     if (blis) {
         cc_xnn_work_finish(&st->work);
@@ -235,7 +163,7 @@ static bool keep_own(struct xnn_state *s, int n, const struct step *own, char le
         return was == letter;
     if (twin >= 0)
         return s->steps[twin].kind == own->kind;
-    return faster(s, node, own, NULL, st, NULL, 3);
+    return cc_xnn_faster(s, node, own, NULL, st, NULL, 3);
 }
 
 /* For an int8 1x1 convolution whose XNNPACK operator is built (q8_gemm.h says which): prepares
@@ -397,8 +325,8 @@ static int pick_direct(struct xnn_state *s, int n, const struct step cand[3])
     for (int i = 0; i < 4; i++) {
         if (!ways[i])
             continue;
-        warm_up(s, node, ways[i], NULL);
-        double t = min_time(s, node, ways[i], NULL, 2);
+        cc_xnn_warm_up(s, node, ways[i], NULL);
+        double t = cc_xnn_min_time(s, node, ways[i], NULL, 2);
         if (t < best)
             best = t, pick = i - 1;
     }
@@ -460,7 +388,7 @@ static bool stem_faster(struct xnn_state *s, int n, const struct step *own, bool
     if (!probe)
         return cc_error_set(err, "cpu backend: out of memory for node \"%s\"", node->name);
     const float *moved = cc_xnn_steps_input_reads(s, &only_stems) == 1 ? probe : NULL;
-    *own_faster = faster(s, node, own, probe, &s->steps[n], moved, 3);
+    *own_faster = cc_xnn_faster(s, node, own, probe, &s->steps[n], moved, 3);
     free(probe);
     return true;
 }
@@ -583,7 +511,7 @@ static bool choose_pw(struct xnn_state *s, int n, const struct cc_engine_options
         keep = s->steps[twin].kind == STEP_PW;
     } else if (!forced) {
         struct step own = {.kind = STEP_PW, .pw = pw};
-        keep = faster(s, node, &own, NULL, st, NULL, 3);
+        keep = cc_xnn_faster(s, node, &own, NULL, st, NULL, 3);
     }
     if (!keep) {
         cc_f32_pw_finish(pw);
@@ -658,67 +586,10 @@ static struct fused_step *fused_step_new(struct xnn_state *s, struct cc_fused_ma
     return fs;
 }
 
-/* The time of one run of f's steps (fused: the fused step instead), judged by watch (NULL:
- * none, a warm-up). */
-static double block_time(struct xnn_state *s, const struct cc_fused_match *f,
-                         const struct step *fused, struct cc_choice_watch *watch)
-{
-    if (fused)
-        return timed(s, &s->model->nodes[f->last], fused, NULL, 1, watch);
-    double sum = 0;
-    for (int k = f->first; k <= f->last; k++)
-        sum += timed(s, &s->model->nodes[k], &s->steps[k], NULL, 1, watch);
-    return sum;
-}
-
-enum { FUSED_RUNS = 5 }; // timed runs of each way after a warm-up one (fused_faster)
-
-/* Drops from the caches the tensors larger than L2 that f's nodes write (evict.h): memory that a
- * network run last touched a whole run before it reaches the block. */
-static void block_evict(const struct xnn_state *s, const struct cc_fused_match *f)
-{
-    const struct cc_model *m = s->model;
-    size_t l2 = cc_evict_l2_bytes();
-    for (int k = f->first; k <= f->last; k++) {
-        int t = m->nodes[k].outputs[0];
-        const struct place *p = &s->places[t];
-        size_t bytes = (size_t)m->tensors[t].count * cc_xnn_elem_size(p->type);
-        if (bytes > l2)
-            cc_evict(p->data, bytes);
-    }
-}
-
-/* Whether f's fused step measures faster than its steps. Each run starts as in a network run,
- * with the tensors larger than L2 that the block writes out of the caches (block_evict): timed
- * hot, over and over, the layers never paid for writing their expanded tensor to memory, and
- * measured faster than the fused block where in the network they are slower (issue 26:
- * features.2, 0.62 against 0.49 ms in the network, 0.41 against 0.46 at load). The two ways run
- * in turn, one run each (the layers' run: each step once), FUSED_RUNS times after a warm-up
- * pair, so that a burst of other load hits both alike, and their least times are compared (the
- * layers' least whole run, not the sum of each step's least time, which no run reaches under
- * load). */
-static bool fused_faster(struct xnn_state *s, const struct cc_fused_match *f,
-                         const struct step *fused)
-{
-    double layers = INFINITY, one = INFINITY;
-    for (int i = 0; i <= FUSED_RUNS; i++) {
-        block_evict(s, f);
-        struct cc_choice_watch *watch = i > 0 ? s->watch : NULL; // the first pair warms up
-        double tl = block_time(s, f, NULL, watch);
-        block_evict(s, f);
-        double tf = block_time(s, f, fused, watch);
-        if (i > 0) {
-            layers = tl < layers ? tl : layers;
-            one = tf < one ? tf : one;
-        }
-    }
-    return one < layers;
-}
-
 /* Makes the block whose project conv is node p (fused_block.h, cc_fused_block_match) one
  * fused step at its last node, the others skipped, where it applies: always with
  * CAMCLASS_CPU_FUSED=on; where the cache remembers it ('f' for p); else (measured, not with a
- * forced cpu_pointwise) where it is faster than its steps (fused_faster). */
+ * forced cpu_pointwise) where it is faster than its steps (cc_xnn_fused_faster). */
 static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_options *opts,
                          struct cc_error *err)
 {
@@ -738,7 +609,7 @@ static bool choose_fused(struct xnn_state *s, int p, const struct cc_engine_opti
     if (!forced && s->remembered) {
         keep = cc_xnn_remembered(s, p) == 'f';
     } else if (!forced) {
-        keep = fused_faster(s, &f, &st);
+        keep = cc_xnn_fused_faster(s, &f, &st);
     }
     if (!keep) {
         cc_xnn_fused_step_finish(fs);
