@@ -8,8 +8,8 @@ A torchvision mobilenet_v2 with seeded random weights and BatchNorm statistics i
 torch.save; the builder's bundle (from the .pth read by checkpoint.py) and the exporter's bundle
 (from the module, torch.fx) must have the same manifest (nodes, names, attributes, shapes, input
 spec, labels, version), the same tensors (within 1e-6 relative; they are in fact equal), the same
-outputs in float64 (ccm_bundle.run_graph) and in camclass's C engine (camclass-bench
---save-output, when given), and the builder's graph must match the PyTorch module within
+outputs in float64 (ccm_bundle.run_graph), each within ENGINE_RTOL of those in camclass's C
+engine (camclass-bench --save-output, when given), and the builder's graph must match the PyTorch module within
 export.VERIFY_TOLERANCE. A wrong stride, a BatchNorm folded with another eps or not at all, a
 missing residual add: each changes the manifest, a tensor or the output, and fails here.
 Also: the ImageNet category names kept in the source tree and the default URL are torchvision's,
@@ -34,7 +34,12 @@ from checks import host_command
 BENCH = sys.argv.pop(1) if len(sys.argv) > 1 else None
 SEED = 7
 TENSOR_RTOL = 1e-6  # |builder - exporter| <= this x max|exporter tensor|, per tensor
-OUTPUT_RTOL = 1e-6  # the two bundles' outputs, float64 reference and C engine alike
+OUTPUT_RTOL = 1e-6  # the two bundles' outputs in the float64 reference
+# camclass's C engine (f32) against that reference, per bundle: the CPU backend picks each
+# layer's kernels by timing them at load, separately for each bundle (another model hash), so the
+# two bundles may run on different kernels (fused or not, BLIS or XNNPACK), whose f32 sums round
+# apart: 1.75e-6 x max was seen between the two bundles.
+ENGINE_RTOL = 1e-5
 
 torch.set_num_threads(1)
 
@@ -117,8 +122,10 @@ class Builder(unittest.TestCase):
                                capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, r.stderr)
             outs.append(np.fromfile(out, dtype="<f4"))
-        self.assertEqual(outs[0].shape, (1000,))
-        self.assertLessEqual(max_rel(outs[0], outs[1]), OUTPUT_RTOL)
+        ref = ccm_bundle.run_graph(self.ref[0], self.ref[1], self.inputs[0].numpy()).reshape(-1)
+        for out in outs:
+            self.assertEqual(out.shape, (1000,))
+            self.assertLessEqual(max_rel(out, ref), ENGINE_RTOL)
 
     def refused(self, state, *parts):
         with self.assertRaises(mb.StateDictError) as cm:
