@@ -12,7 +12,8 @@
 # own 1x1 GEMM, engine/cpu/f32_gemm.h), int8 with CAMCLASS_CPU_Q8GEMM=off (no int8 1x1 convs on
 # our own GEMM), with CAMCLASS_CPU_Q8STEM=off (no own int8 stem, engine/cpu/q8_stem.h) and with
 # CAMCLASS_CPU_Q8DW=off (no own int8 depthwise, engine/cpu/q8_dw.h), both
-# again with an AVX2-only host's kernels (where the test build has the shim, below), camclass
+# again with an AVX2-only host's kernels (where the test build has the shim, below; ONNX
+# Runtime too, on an AVX-512 host: tools/ort_avx2.py), camclass
 # vulkan fp32 and int8 (threads do not apply: once per round), PyTorch jit (optimize_for_inference),
 # optimize_for_mobile, quantized with the qnnpack and onednn engines (tools/bench_torch.py),
 # and ONNX Runtime's CPU provider (npm onnxruntime-node, tools/bench_ort.js) on the same
@@ -93,11 +94,25 @@ if [ -f "$shim" ] && grep -qw avx2 /proc/cpuinfo; then
   shim_mode=avx2
   grep -q AuthenticAMD /proc/cpuinfo && shim_mode=zen
   mkdir -p "$cache/isa-avx2"
-  held="env CAMCLASS_CPU_ISA=avx2 LD_PRELOAD=$PWD/$shim CC_ISA_SHIM=$shim_mode XDG_CACHE_HOME=$cache/isa-avx2"
+  # glibc's own string functions too (they use AVX-512 registers where there are some).
+  tunables=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD
+  held="env CAMCLASS_CPU_ISA=avx2 LD_PRELOAD=$PWD/$shim CC_ISA_SHIM=$shim_mode XDG_CACHE_HOME=$cache/isa-avx2 GLIBC_TUNABLES=$tunables"
   engines+=(
     "camclass cpu fp32, AVX2 kernels only|$held $bench $fp32 --backend cpu --threads THREADS --runs $runs"
     "camclass cpu int8, AVX2 kernels only|$held $bench $int8 --backend cpu --threads THREADS --runs $runs"
   )
+  # ONNX Runtime the same, on an AVX-512 host: a copy of it that reads the AVX-512 registers as
+  # not enabled (tools/ort_avx2.py, which checks that its threads then never use them).
+  if [ "$have_ort" = yes ] && grep -qw avx512f /proc/cpuinfo; then
+    if ort_held=$($py tools/ort_avx2.py "$onnx"); then
+      ort_held="env CAMCLASS_ORT_DIR=$ort_held GLIBC_TUNABLES=$tunables node tools/bench_ort.js"
+      engines+=("ONNX Runtime 1.30 (CPU) fp32, AVX2 kernels only|$ort_held $onnx --threads THREADS --runs $runs")
+      [ "$have_ort_int8" = no ] ||
+        engines+=("ONNX Runtime 1.30 (CPU) int8 QDQ, AVX2 kernels only|$ort_held $onnx_int8 --threads THREADS --runs $runs")
+    else
+      echo "perf_compare: ONNX Runtime's AVX2-only rows skipped (tools/ort_avx2.py failed)" >&2
+    fi
+  fi
 fi
 [ "$have_ort" = yes ] &&
   engines+=("ONNX Runtime 1.30 (CPU) fp32|node tools/bench_ort.js $onnx --threads THREADS --runs $runs")
@@ -185,6 +200,14 @@ for i in "${!engines[@]}"; do # each int8 row over its fp32 twin (the same name 
   [[ $n == *" int8"* ]] || continue
   f=$(index_of "${n/ int8/ fp32}")
   [ -n "$f" ] && echo "$n ÷ its fp32 row: $(ratio_of "$i" 1 "$f" 1) (1 thr), $(ratio_of "$i" 2 "$f" 2) (2 thr)"
+done
+# The issue's goals on an AVX2-only host: both sides held to AVX2 (on such a host, the plain rows).
+ort_avx2=$(index_of "ONNX Runtime 1.30 (CPU) fp32, AVX2 kernels only")
+grep -qw avx512f /proc/cpuinfo || ort_avx2=$ort
+for n in fp32 int8; do
+  i=$(index_of "camclass cpu $n, AVX2 kernels only")
+  [ -n "$i" ] && [ -n "$ort_avx2" ] &&
+    echo "camclass cpu $n, AVX2 kernels only ÷ ONNX Runtime fp32 on its AVX2 kernels: $(ratio_of "$i" 1 "$ort_avx2" 1) (1 thr), $(ratio_of "$i" 2 "$ort_avx2" 2) (2 thr)"
 done
 echo "(times: median of $rounds round medians, $runs runs each; ratios: median of the $rounds rounds' own"
 echo "ratios; vulkan rows ignore threads and sit in the 2-thread column)"
