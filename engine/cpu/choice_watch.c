@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "choice_watch.h"
+#include "env_word.h"
 
 static int64_t clock_ns(clockid_t id)
 {
@@ -44,17 +45,14 @@ static int64_t waited_ns(void)
 
 bool cc_choice_watch_mode_parse(const char *value, enum cc_watch_mode *mode, struct cc_error *err)
 {
-    *mode = CC_WATCH_AUTO;
-    if (!value || !value[0] || !strcmp(value, "auto"))
-        return true;
-    if (!strcmp(value, "yes") || !strcmp(value, "no")) {
-        *mode = value[0] == 'y' ? CC_WATCH_CROWDED : CC_WATCH_QUIET;
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_CROWDED=\"%s\" is not a crowdedness: use auto (the default: "
-                        "measured while the layers are timed), yes or no (tests)",
-                        value);
+    static const char *const words[] = {"auto", "yes", "no"}; // enum cc_watch_mode's order
+    static const struct cc_env_word spec = {
+        "CAMCLASS_CPU_CROWDED", "a crowdedness",
+        "auto (the default: measured while the layers are timed), yes or no (tests)", words, 3};
+    int i;
+    bool ok = cc_env_word_parse(&spec, value, &i, err);
+    *mode = (enum cc_watch_mode)i;
+    return ok;
 }
 
 void cc_choice_watch_init(struct cc_choice_watch *w, enum cc_watch_mode mode, int threads)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_word.h"
 #include "fused_block.h"
 #include "fused_ring.h"
 #include "ref_ops.h"
@@ -482,19 +483,17 @@ void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y
  * In a graph
  */
 
+const char *const cc_fused_mode_words[3] = {"measure", "off", "on"};
+
 bool cc_fused_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err)
 {
-    *mode = CC_FUSED_MEASURE;
-    if (!value || !value[0] || !strcmp(value, "measure"))
-        return true;
-    if (!strcmp(value, "off") || !strcmp(value, "on")) {
-        *mode = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_FUSED=\"%s\" is not a fused-block mode: use measure (the "
-                        "default), off or on",
-                        value);
+    static const struct cc_env_word spec = {"CAMCLASS_CPU_FUSED", "a fused-block mode",
+                                            "measure (the default), off or on", cc_fused_mode_words,
+                                            3};
+    int i;
+    bool ok = cc_env_word_parse(&spec, value, &i, err);
+    *mode = (enum cc_fused_mode)i;
+    return ok;
 }
 
 /* Activation reads of tensor t in m. */

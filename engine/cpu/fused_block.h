@@ -164,6 +164,9 @@ void cc_fused_block_run(const struct cc_fused_block *b, const float *x, float *y
  * (never) or "on" (every block it finds), with the host's best kernels. */
 enum cc_fused_mode { CC_FUSED_MEASURE, CC_FUSED_OFF, CC_FUSED_ON };
 
+/* The modes' words, in the enum's order (CAMCLASS_CPU_Q8GEMM takes the same). */
+extern const char *const cc_fused_mode_words[3];
+
 /* Parses CAMCLASS_CPU_FUSED's value (NULL: unset); false with one line in err otherwise. */
 bool cc_fused_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err);
 

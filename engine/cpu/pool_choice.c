@@ -2,6 +2,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "env_word.h"
 #include "pool_choice.h"
 
 static int64_t clock_ns(clockid_t id)
@@ -13,17 +14,14 @@ static int64_t clock_ns(clockid_t id)
 
 bool cc_pool_mode_parse(const char *value, enum cc_pool_mode *mode, struct cc_error *err)
 {
-    *mode = CC_POOL_AUTO;
-    if (!value || !value[0] || !strcmp(value, "auto"))
-        return true;
-    if (!strcmp(value, "always")) {
-        *mode = CC_POOL_ALWAYS;
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_POOL=\"%s\" is not a pool mode: use auto (the default: one "
-                        "thread while the machine is crowded) or always",
-                        value);
+    static const char *const words[] = {"auto", "always"}; // enum cc_pool_mode's order
+    static const struct cc_env_word spec = {
+        "CAMCLASS_CPU_POOL", "a pool mode",
+        "auto (the default: one thread while the machine is crowded) or always", words, 2};
+    int i;
+    bool ok = cc_env_word_parse(&spec, value, &i, err);
+    *mode = (enum cc_pool_mode)i;
+    return ok;
 }
 
 void cc_pool_choice_init(struct cc_pool_choice *c, enum cc_pool_mode mode)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_word.h"
 #include "q8_gemm.h"
 #include "xnn_build.h"
 
@@ -266,17 +267,13 @@ void cc_q8_gemm_run(const struct cc_q8_gemm *g, const int8_t *x, int8_t *y, pthr
 
 bool cc_q8_gemm_mode_parse(const char *value, enum cc_fused_mode *mode, struct cc_error *err)
 {
-    *mode = CC_FUSED_MEASURE;
-    if (!value || !value[0] || !strcmp(value, "measure"))
-        return true;
-    if (!strcmp(value, "off") || !strcmp(value, "on")) {
-        *mode = !strcmp(value, "off") ? CC_FUSED_OFF : CC_FUSED_ON;
-        return true;
-    }
-    return cc_error_set(err,
-                        "CAMCLASS_CPU_Q8GEMM=\"%s\" is not an int8 1x1 GEMM mode: use measure (the "
-                        "default), off or on",
-                        value);
+    static const struct cc_env_word spec = {"CAMCLASS_CPU_Q8GEMM", "an int8 1x1 GEMM mode",
+                                            "measure (the default), off or on", cc_fused_mode_words,
+                                            3};
+    int i;
+    bool ok = cc_env_word_parse(&spec, value, &i, err);
+    *mode = (enum cc_fused_mode)i;
+    return ok;
 }
 
 /* Whether node n is a 1x1 stride-1 unpadded one-group conv2d, or a linear. */

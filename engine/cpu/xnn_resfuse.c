@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_word.h"
 #include "xnn_resfuse.h"
 #include "xnn_steps.h"
 
@@ -43,13 +44,14 @@ static int fusable_conv(const struct cc_model *m, int a, int i)
 bool cc_xnn_resfuse_plan(struct xnn_state *s, struct cc_error *err)
 {
     const struct cc_model *m = s->model;
-    const char *v = getenv("CAMCLASS_CPU_CONV3X3_RESIDUAL");
-    if (v && v[0] && strcmp(v, "on") && strcmp(v, "off"))
-        return cc_error_set(err,
-                            "CAMCLASS_CPU_CONV3X3_RESIDUAL=\"%s\" is not a switch: use on (the "
-                            "default: residual adds fused into our own convolutions) or off",
-                            v);
-    s->resfuse = !(v && !strcmp(v, "off")) && s->direct_mode != CC_CONV3X3_MODE_OFF;
+    static const char *const words[] = {"on", "off"};
+    static const struct cc_env_word spec = {
+        "CAMCLASS_CPU_CONV3X3_RESIDUAL", "a switch",
+        "on (the default: residual adds fused into our own convolutions) or off", words, 2};
+    int off;
+    if (!cc_env_word_parse(&spec, getenv("CAMCLASS_CPU_CONV3X3_RESIDUAL"), &off, err))
+        return false;
+    s->resfuse = !off && s->direct_mode != CC_CONV3X3_MODE_OFF;
     size_t n = (size_t)(m->n_tensors > 0 ? m->n_tensors : 1);
     int *until = s->resfuse ? malloc(n * sizeof(int)) : NULL;
     if (s->resfuse && !until)
