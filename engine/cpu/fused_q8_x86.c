@@ -3,8 +3,9 @@
  * summed into each int32 lane; 6 pixels x 2 vectors = 12 of 32 registers hold accumulators)
  * and AVX-VNNI (8 lanes, vpdpbusd on 256-bit vectors: 4 pixels x 2 vectors); AVX2 (no byte
  * dot product without saturation: vpmaddubsw saturates at int16) has the template's
- * depthwise and requantization but its GEMM on q8_avx2.h's micro-kernel, shared with the int8
- * 1x1 GEMM: int16 weight pairs, the row's inputs widened once, 4 pixels x 3 vectors. Built
+ * requantization but its GEMM on q8_avx2.h's micro-kernel, shared with the int8 1x1 GEMM:
+ * int16 weight pairs, the row's inputs widened once, 4 pixels x 3 vectors; and a depthwise of
+ * its own, vpmaddwd on pairs of taps (below). Built
  * with function target attributes and called only where the CPU has them (fused_q8.c). */
 #include <immintrin.h>
 
@@ -47,13 +48,152 @@ __attribute__((target("avx2"))) static inline void fq_avx2_storeb(int8_t *p, __m
     _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(h, h));
 }
 
-/* AVX2: the template's requantization, add and store (fq_put_avx2) and depthwise; the GEMM is
- * q8_avx2.h's micro-kernel, below. */
+/* AVX2: the template's requantization, add and store (fq_put_avx2); the GEMM is q8_avx2.h's
+ * micro-kernel and the depthwise vpmaddwd on tap pairs, both below. */
 #define FQ_SFX avx2
 #define FQ_TARGET __attribute__((target("avx2")))
 #define FQ_NO_GEMM
+#define FQ_NO_DW
 #include "fused_q8_ymm.h"
 #include "fused_q8_kern.h"
+
+/* ------------------------------------------------------------------------------------------
+ * The AVX2 depthwise: vpmaddwd on pairs of taps, 16 products an instruction (vpmulld makes 8)
+ * and exact: x and w are int8 (at most 2 * 128 * 128 a pair, in int32). 16 channels a block
+ * as two vectors of 8 int32 lanes; an input column's two rows (ky 0 and 1) sign-extended to
+ * int16 and interleaved once (vpunpcklwd/hwd) for the pixels that read it: the low vector
+ * holds channels 0-3 and 8-11, the high one 4-7 and 12-15 (the unpacks work per 128-bit lane;
+ * the weights, biases and scales are permuted alike, and the packs of the requantization put
+ * the channels back in order). Row 2 pairs column j with j + 1: a pixel at column j takes taps
+ * (2, 0) and (2, 1) from pair j, tap (2, 2) from the high half of pair j + 1 (a weight 0 in
+ * the low half), so no column past the pixels' own is read.
+ */
+enum { DWA_PX = 4 }; // pixels a block: 8 accumulators, 10 weight pairs (some from L1)
+
+/* The 16 channels of the int32 vectors lo (channels 0-7) and hi (8-15) in half h's order. */
+CC_Q8A_INLINE __m256i dwa_half(__m256i lo, __m256i hi, int h)
+{
+    return h ? _mm256_permute2x128_si256(lo, hi, 0x31) : _mm256_permute2x128_si256(lo, hi, 0x20);
+}
+
+CC_Q8A_INLINE __m256i dwa_load8(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+/* Int16 pairs (a, b) per int32 lane of a and b (each in -128..127). */
+CC_Q8A_INLINE __m256i dwa_pair(__m256i a, __m256i b)
+{
+    return _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xAA);
+}
+
+/* 16 int8 at p as int16. */
+CC_Q8A_INLINE __m256i dwa_load16(const int8_t *p)
+{
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+/* Channels [c0, c0 + 16) of d's weights as the 5 pairs per half the block multiplies: taps
+ * (0, kx) and (1, kx) for kx 0..2, (2, 0) and (2, 1), then 0 and (2, 2). */
+CC_Q8A_INLINE void dwa_weights(const struct cc_fq8_dw *d, int c0, __m256i w[2][5])
+{
+    __m256i t[9];
+    for (int h = 0; h < 2; h++) {
+        for (int k = 0; k < 9; k++)
+            t[k] = dwa_half(dwa_load8(d->w + (size_t)k * d->c_pad + c0),
+                            dwa_load8(d->w + (size_t)k * d->c_pad + c0 + 8), h);
+        for (int kx = 0; kx < 3; kx++)
+            w[h][kx] = dwa_pair(t[kx], t[3 + kx]);
+        w[h][3] = dwa_pair(t[6], t[7]);
+        w[h][4] = dwa_pair(_mm256_setzero_si256(), t[8]);
+    }
+}
+
+/* acc (16 channels at pixel i, both halves) requantized as fq_req_avx2 and stored at y; the
+ * clamp below after the conversion (lo is whole: the same value) and on the packed bytes. */
+CC_Q8A_INLINE void dwa_put(const struct cc_fq8_dw *d, const __m256i acc[2], const __m256 sc[2],
+                           int8_t *y)
+{
+    __m256i v[2];
+    for (int h = 0; h < 2; h++) {
+        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc[h]), sc[h]);
+        v[h] = _mm256_cvtps_epi32(_mm256_min_ps(f, _mm256_set1_ps(d->hi)));
+    }
+    __m256i s = _mm256_adds_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_set1_epi16((short)d->zp));
+    s = _mm256_permute4x64_epi64(_mm256_packs_epi16(s, s), 0x08);
+    __m128i b = _mm_max_epi8(_mm256_castsi256_si128(s), _mm_set1_epi8((char)((int)d->lo + d->zp)));
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+}
+
+/* Pixels [ox, ox + px) of d, channels [c0, c0 + 16), stride st (px, st constant at each call). */
+CC_Q8A_INLINE void dwa_block(const struct cc_fq8_dw *d, int ox, const int px, int c0,
+                             const __m256i w[2][5], const __m256i bias[2], const __m256 sc[2],
+                             const int st)
+{
+    __m256i acc[DWA_PX][2];
+    CC_Q8A_UNROLL
+    for (int i = 0; i < px; i++)
+        acc[i][0] = bias[0], acc[i][1] = bias[1];
+    size_t cp = (size_t)d->c_pad, o = (size_t)st * ox * cp + c0;
+    const int8_t *r0 = d->rows[0] + o, *r1 = d->rows[1] + o, *r2 = d->rows[2] + o;
+    CC_Q8A_UNROLL
+    for (int j = 0; j < st * (px - 1) + 3; j++) {
+        __m256i a = dwa_load16(r0 + j * cp), b = dwa_load16(r1 + j * cp);
+        __m256i p[2] = {_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)};
+        CC_Q8A_UNROLL
+        for (int i = 0; i < px; i++)
+            if (j - st * i >= 0 && j - st * i < 3)
+                for (int h = 0; h < 2; h++)
+                    acc[i][h] =
+                        _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(p[h], w[h][j - st * i]));
+    }
+    __m256i prev = dwa_load16(r2);
+    CC_Q8A_UNROLL
+    for (int j = 0; j < st * (px - 1) + 2; j++) {
+        __m256i next = dwa_load16(r2 + (j + 1) * cp);
+        __m256i p[2] = {_mm256_unpacklo_epi16(prev, next), _mm256_unpackhi_epi16(prev, next)};
+        prev = next;
+        CC_Q8A_UNROLL
+        for (int i = 0; i < px; i++)
+            if (j - st * i == 0 || j - st * i == 1)
+                for (int h = 0; h < 2; h++)
+                    acc[i][h] =
+                        _mm256_add_epi32(acc[i][h], _mm256_madd_epi16(p[h], w[h][3 + j - st * i]));
+    }
+    CC_Q8A_UNROLL
+    for (int i = 0; i < px; i++)
+        dwa_put(d, acc[i], sc, d->y + (size_t)(ox + i) * cp + c0);
+}
+
+/* The row of d at stride st (constant at each call); c_pad, a multiple of 32, covers the
+ * 16 channels of the last block. */
+CC_Q8A_INLINE void dwa_row(const struct cc_fq8_dw *d, const int st)
+{
+    for (int c0 = 0; c0 < d->c; c0 += 16) {
+        __m256i w[2][5], bias[2];
+        __m256 sc[2];
+        dwa_weights(d, c0, w);
+        for (int h = 0; h < 2; h++) {
+            bias[h] = dwa_half(dwa_load8(d->bias + c0), dwa_load8(d->bias + c0 + 8), h);
+            sc[h] = _mm256_castsi256_ps(
+                dwa_half(_mm256_castps_si256(_mm256_loadu_ps(d->scale + c0)),
+                         _mm256_castps_si256(_mm256_loadu_ps(d->scale + c0 + 8)), h));
+        }
+        int ox = 0;
+        for (; ox + DWA_PX <= d->wo; ox += DWA_PX)
+            dwa_block(d, ox, DWA_PX, c0, w, bias, sc, st);
+        for (; ox < d->wo; ox++)
+            dwa_block(d, ox, 1, c0, w, bias, sc, st);
+    }
+}
+
+CC_Q8A_TARGET void cc_fq8_dw_avx2(const struct cc_fq8_dw *d)
+{
+    if (d->stride == 1)
+        dwa_row(d, 1);
+    else
+        dwa_row(d, 2);
+}
 
 /* Pixels [p0, p0 + px), outputs [n0, n0 + nv * 8) of g (weights: int16 pairs, fused_q8.h);
  * px and nv constant at each call. */
