@@ -63,50 +63,22 @@ __attribute__((target("avx2"))) static inline void fq_avx2_storeb(int8_t *p, __m
  * as two vectors of 8 int32 lanes; an input column's two rows (ky 0 and 1) sign-extended to
  * int16 and interleaved once (vpunpcklwd/hwd) for the pixels that read it: the low vector
  * holds channels 0-3 and 8-11, the high one 4-7 and 12-15 (the unpacks work per 128-bit lane;
- * the weights, biases and scales are permuted alike, and the packs of the requantization put
- * the channels back in order). Row 2 pairs column j with j + 1: a pixel at column j takes taps
+ * the weights, biases and scales packed so (cc_fq8_pack_dw), and the packs of the requantization
+ * put the channels back in order). Row 2 pairs column j with j + 1: a pixel at column j takes taps
  * (2, 0) and (2, 1) from pair j, tap (2, 2) from the high half of pair j + 1 (a weight 0 in
  * the low half), so no column past the pixels' own is read.
  */
 enum { DWA_PX = 4 }; // pixels a block: 8 accumulators, 10 weight pairs (some from L1)
 
-/* The 16 channels of the int32 vectors lo (channels 0-7) and hi (8-15) in half h's order. */
-CC_Q8A_INLINE __m256i dwa_half(__m256i lo, __m256i hi, int h)
+CC_Q8A_INLINE __m256i dwa_load8(const void *p)
 {
-    return h ? _mm256_permute2x128_si256(lo, hi, 0x31) : _mm256_permute2x128_si256(lo, hi, 0x20);
-}
-
-CC_Q8A_INLINE __m256i dwa_load8(const int32_t *p)
-{
-    return _mm256_loadu_si256((const __m256i *)(const void *)p);
-}
-
-/* Int16 pairs (a, b) per int32 lane of a and b (each in -128..127). */
-CC_Q8A_INLINE __m256i dwa_pair(__m256i a, __m256i b)
-{
-    return _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xAA);
+    return _mm256_loadu_si256((const __m256i *)p);
 }
 
 /* 16 int8 at p as int16. */
 CC_Q8A_INLINE __m256i dwa_load16(const int8_t *p)
 {
     return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
-}
-
-/* Channels [c0, c0 + 16) of d's weights as the 5 pairs per half the block multiplies: taps
- * (0, kx) and (1, kx) for kx 0..2, (2, 0) and (2, 1), then 0 and (2, 2). */
-CC_Q8A_INLINE void dwa_weights(const struct cc_fq8_dw *d, int c0, __m256i w[2][5])
-{
-    __m256i t[9];
-    for (int h = 0; h < 2; h++) {
-        for (int k = 0; k < 9; k++)
-            t[k] = dwa_half(dwa_load8(d->w + (size_t)k * d->c_pad + c0),
-                            dwa_load8(d->w + (size_t)k * d->c_pad + c0 + 8), h);
-        for (int kx = 0; kx < 3; kx++)
-            w[h][kx] = dwa_pair(t[kx], t[3 + kx]);
-        w[h][3] = dwa_pair(t[6], t[7]);
-        w[h][4] = dwa_pair(_mm256_setzero_si256(), t[8]);
-    }
 }
 
 /* acc (16 channels at pixel i, both halves) requantized as fq_req_avx2 and stored at y; the
@@ -166,23 +138,24 @@ CC_Q8A_INLINE void dwa_block(const struct cc_fq8_dw *d, int ox, const int px, in
 }
 
 /* The row of d at stride st (constant at each call); c_pad, a multiple of 32, covers the
- * 16 channels of the last block. */
+ * 16 channels of the last block; the pixels past the blocks of DWA_PX in blocks of 2, 1. */
 CC_Q8A_INLINE void dwa_row(const struct cc_fq8_dw *d, const int st)
 {
     for (int c0 = 0; c0 < d->c; c0 += 16) {
         __m256i w[2][5], bias[2];
         __m256 sc[2];
-        dwa_weights(d, c0, w);
         for (int h = 0; h < 2; h++) {
-            bias[h] = dwa_half(dwa_load8(d->bias + c0), dwa_load8(d->bias + c0 + 8), h);
-            sc[h] = _mm256_castsi256_ps(
-                dwa_half(_mm256_castps_si256(_mm256_loadu_ps(d->scale + c0)),
-                         _mm256_castps_si256(_mm256_loadu_ps(d->scale + c0 + 8)), h));
+            for (int k = 0; k < 5; k++)
+                w[h][k] = dwa_load8(d->w + (size_t)c0 * 5 + (size_t)(h * 5 + k) * 8);
+            bias[h] = dwa_load8(d->bias + c0 + h * 8);
+            sc[h] = _mm256_loadu_ps(d->scale + c0 + h * 8);
         }
         int ox = 0;
         for (; ox + DWA_PX <= d->wo; ox += DWA_PX)
             dwa_block(d, ox, DWA_PX, c0, w, bias, sc, st);
-        for (; ox < d->wo; ox++)
+        if (ox + 2 <= d->wo)
+            dwa_block(d, ox, 2, c0, w, bias, sc, st), ox += 2;
+        if (ox < d->wo)
             dwa_block(d, ox, 1, c0, w, bias, sc, st);
     }
 }
