@@ -168,6 +168,21 @@ CC_Q8A_TARGET void cc_fq8_dw_avx2(const struct cc_fq8_dw *d)
         dwa_row(d, 2);
 }
 
+/* Pixel pa's outputs [na, na + 8) and pb's [nb, nb + 8) of g from a, b: requantized together
+ * (cc_q8a_requant2) where both exist whole and there is no add, else one by one. */
+CC_Q8A_INLINE void fq_avx2_put2(const struct cc_fq8_gemm *g, int pa, int na, __m256i a, int pb,
+                                int nb, __m256i b)
+{
+    if (g->res || g->n_store - na < 8 || g->n_store - nb < 8) {
+        fq_put_avx2(g, pa, na, a);
+        fq_put_avx2(g, pb, nb, b);
+        return;
+    }
+    __m128i q = cc_q8a_requant2(a, g->scale + na, b, g->scale + nb, g->lo, g->hi, g->zp);
+    _mm_storel_epi64((__m128i *)(void *)(g->c + (size_t)pa * g->ldc + na), q);
+    _mm_storeh_pd((double *)(void *)(g->c + (size_t)pb * g->ldc + nb), _mm_castsi128_pd(q));
+}
+
 /* Pixels [p0, p0 + px), outputs [n0, n0 + nv * 8) of g (weights: int16 pairs, fused_q8.h);
  * px and nv constant at each call. */
 CC_Q8A_INLINE void fq_avx2_block(const struct cc_fq8_gemm *g, size_t kp, int p0, const int px,
@@ -183,11 +198,12 @@ CC_Q8A_INLINE void fq_avx2_block(const struct cc_fq8_gemm *g, size_t kp, int p0,
     }
     cc_q8a_dot(acc, g->wide + (size_t)p0 * kp, kp, 4, g->w + (size_t)n0 * 4, (size_t)g->n_pad * 4,
                (int)kp / 2, px, nv, true);
-    CC_Q8A_UNROLL
-    for (int i = 0; i < px; i++)
-        CC_Q8A_UNROLL
-    for (int v = 0; v < nv; v++)
-        fq_put_avx2(g, p0 + i, n0 + v * 8, acc[i][v]);
+#define PUT2(i, v, j, w)                                                                           \
+    fq_avx2_put2(g, p0 + (i), n0 + (v)*8, acc[i][v], p0 + (j), n0 + (w)*8, acc[j][w])
+#define PUT1(i, v) fq_put_avx2(g, p0 + (i), n0 + (v)*8, acc[i][v])
+    CC_Q8A_PUT_PAIRS(px, nv, PUT2, PUT1);
+#undef PUT2
+#undef PUT1
 }
 
 /* Every pixel of g, outputs [n0, n0 + nv * 8) (nv constant at each call). */

@@ -51,6 +51,21 @@ INLINE void put(const struct cc_q8_tile *t, int8_t *c, int v, __m256i acc)
     memcpy(c + n0, buf, (size_t)left);
 }
 
+/* Pixel rows ca, cb's outputs [va * N, ..) and [vb * N, ..) from acc a, b, requantized
+ * together (cc_q8a_requant2) where both vectors' outputs all exist, else one by one. */
+INLINE void put2(const struct cc_q8_tile *t, int8_t *ca, int va, __m256i a, int8_t *cb, int vb,
+                 __m256i b)
+{
+    if (t->n_valid - va * N < N || t->n_valid - vb * N < N) {
+        put(t, ca, va, a);
+        put(t, cb, vb, b);
+        return;
+    }
+    __m128i q = cc_q8a_requant2(a, t->scale + va * N, b, t->scale + vb * N, t->lo, t->hi, t->zp);
+    _mm_storel_epi64((__m128i *)(void *)(ca + va * N), q);
+    _mm_storeh_pd((double *)(void *)(cb + vb * N), _mm_castsi128_pd(q));
+}
+
 /* A tile's inputs widened for the pair dot: from x (pixel i's group g at x + i * ldx + g * ldgx),
  * or, x NULL, by each register block into a buffer of its own, KC inputs at a time. */
 struct wide {
@@ -89,11 +104,13 @@ INLINE void block(const struct cc_q8_tile *t, const struct wide *wd, int p0, con
             w += (size_t)pairs * wstep;
         }
     }
-    UNROLL
-    for (int i = 0; i < px; i++)
-        UNROLL
-    for (int v = 0; v < nv; v++)
-        put(t, t->c + (size_t)(p0 + i) * t->ldc, v, acc[i][v]);
+    int8_t *c = t->c + (size_t)p0 * t->ldc;
+#define PUT2(i, v, j, w)                                                                           \
+    put2(t, c + (size_t)(i)*t->ldc, v, acc[i][v], c + (size_t)(j)*t->ldc, w, acc[j][w])
+#define PUT1(i, v) put(t, c + (size_t)(i)*t->ldc, v, acc[i][v])
+    CC_Q8A_PUT_PAIRS(px, nv, PUT2, PUT1);
+#undef PUT2
+#undef PUT1
 }
 
 /* Every pixel of t, nv vectors of outputs (constant at each call). */
