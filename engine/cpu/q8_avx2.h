@@ -12,7 +12,8 @@
  * (cc_q8a_widen) and read back with vpbroadcastd (a load). Weights may also stay bytes,
  * widened with vpmovsxbw as read (w16 false): for layers where each weight is read about once.
  *
- * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs: 12 accumulators,
+ * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs (or CC_Q8A_MR2 x 2): 12
+ * accumulators,
  * 3 weight vectors and a broadcast in the 16 ymm registers.
  */
 #ifndef CC_Q8_AVX2_H
@@ -30,9 +31,10 @@
 #define CC_Q8A_UNROLL _Pragma("GCC unroll 8")
 
 enum {
-    CC_Q8A_N = 8,  // int32 lanes a vector
-    CC_Q8A_NV = 3, // vectors a register block
-    CC_Q8A_MR = 4, // pixels a register block
+    CC_Q8A_N = 8,   // int32 lanes a vector
+    CC_Q8A_NV = 3,  // vectors a register block
+    CC_Q8A_MR = 4,  // pixels a register block
+    CC_Q8A_MR2 = 6, // pixels a register block of 2 vectors (12 accumulators)
 };
 
 /* Inputs [k0, k0 + kn) of one pixel (group g's 4 bytes at a + g * ldg) as int16 into x, zeros
@@ -70,15 +72,15 @@ CC_Q8A_INLINE __m256i cc_q8a_weights(const int8_t *w, const bool w16)
  * (ldgx 4 where a pixel's inputs are contiguous), pair q's nv weight vectors at w + q * wstep,
  * one after another (16 bytes each as bytes, 32 as int16); px, nv and w16 constant at each
  * call. */
-CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *x, size_t ldx,
-                              size_t ldgx, const int8_t *w, size_t wstep, int pairs, const int px,
-                              const int nv, const bool w16)
+CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[][CC_Q8A_NV], const int16_t *x, size_t ldx, size_t ldgx,
+                              const int8_t *w, size_t wstep, int pairs, const int px, const int nv,
+                              const bool w16)
 {
     const int vbytes = CC_Q8A_N * 2 * (w16 ? 2 : 1);
     // Each pixel's row start in a register and one offset o (pair q's inputs) for all: it steps
     // 2, then into the next group ldgx - 2, which folds to 2 where ldgx is the constant 4; no
     // index arithmetic per pair or per pixel (a runtime ldx cost a lea a broadcast).
-    const int16_t *xr[CC_Q8A_MR];
+    const int16_t *xr[CC_Q8A_MR2];
     CC_Q8A_UNROLL
     for (int i = 0; i < px; i++)
         xr[i] = x + (size_t)i * ldx;
