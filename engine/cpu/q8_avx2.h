@@ -12,9 +12,9 @@
  * (cc_q8a_widen) and read back with vpbroadcastd (a load). Weights may also stay bytes,
  * widened with vpmovsxbw as read (w16 false): for layers where each weight is read about once.
  *
- * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs (or CC_Q8A_MR2 x 2): 12
- * accumulators,
- * 3 weight vectors and a broadcast in the 16 ymm registers.
+ * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs (or CC_Q8A_MR2 x 2):
+ * 12 accumulators, the weight vectors and a broadcast in the 16 ymm registers (at 4 x 3 GCC
+ * keeps one accumulator on the stack: 17 with the vpmaddwd temporary).
  */
 #ifndef CC_Q8_AVX2_H
 #define CC_Q8_AVX2_H
