@@ -248,21 +248,46 @@ static void pack_1x1(int8_t *dst, int32_t *bias, float *scale, const int8_t *w, 
     }
 }
 
+/* Channel ch's place in the AVX2 depthwise's order (fused_q8.h): in each block of 16, the
+ * channels 0-3, 8-11 (the low vector), then 4-7, 12-15. */
+static int dw_pair_lane(int ch)
+{
+    int j = ch % 16;
+    return ch - j + (j >> 2 & 1) * 8 + (j & 3) + (j >> 3) * 4;
+}
+
+/* Channel ch's 9 taps wt as the AVX2 depthwise's 5 int16 pairs (fused_q8.h) into wd. */
+static void pack_dw_pairs(int32_t *wd, int ch, const int8_t *wt)
+{
+    int pos = dw_pair_lane(ch), vec = pos / 8, lane = pos % 8;
+    const int8_t pair[5][2] = {
+        {wt[0], wt[3]}, {wt[1], wt[4]}, {wt[2], wt[5]}, {wt[6], wt[7]}, {0, wt[8]}};
+    for (int k = 0; k < 5; k++) {
+        int16_t v[2] = {pair[k][0], pair[k][1]};
+        memcpy(wd + ((size_t)vec * 5 + k) * 8 + lane, v, sizeof(v));
+    }
+}
+
 void cc_fq8_pack_dw(int32_t *wd, int32_t *bias, float *scale, int c_pad, const int8_t *w,
                     const float *sw, const float *b, int c, struct cc_act_quant in,
-                    struct cc_act_quant out)
+                    struct cc_act_quant out, enum cc_fq8_isa isa)
 {
+    bool pairs = isa == CC_FQ8_AVX2;
     for (int ch = 0; ch < c; ch++) {
         int64_t sum = 0;
         for (int t = 0; t < 9; t++) {
-            wd[(size_t)t * c_pad + ch] = w[(size_t)ch * 9 + t];
+            if (!pairs)
+                wd[(size_t)t * c_pad + ch] = w[(size_t)ch * 9 + t];
             sum += w[(size_t)ch * 9 + t];
         }
+        if (pairs)
+            pack_dw_pairs(wd, ch, w + (size_t)ch * 9);
         int32_t q = 0;
         if (b)
             cc_xnn_bias_i32(b + ch, 1, in.scale, sw + ch, &q);
-        bias[ch] = (int32_t)((int64_t)q - (int64_t)in.zero_point * sum);
-        scale[ch] = conv_scale(in.scale, sw[ch], out.scale);
+        int at = pairs ? dw_pair_lane(ch) : ch;
+        bias[at] = (int32_t)((int64_t)q - (int64_t)in.zero_point * sum);
+        scale[at] = conv_scale(in.scale, sw[ch], out.scale);
     }
 }
 
@@ -307,7 +332,7 @@ static bool pack(struct cc_fq8_block *b, const struct cc_fq8_desc *d)
     if (d->expand)
         pack_1x1(b->we, b->be, b->se, d->we, d->swe, d->be, d->cexp, d->cin, ce, d->qx, d->qe,
                  x_add, pairs);
-    cc_fq8_pack_dw(b->wd, b->bd, b->sd, ce, d->wd, d->swd, d->bd, d->cexp, dw_in(d), d->qd);
+    cc_fq8_pack_dw(b->wd, b->bd, b->sd, ce, d->wd, d->swd, d->bd, d->cexp, dw_in(d), d->qd, b->isa);
     pack_1x1(b->wp, b->bp, b->sp, d->wp, d->swp, d->bp, d->cout, d->cexp, co, d->qd, d->qp, x_add,
              pairs);
     if (d->residual)

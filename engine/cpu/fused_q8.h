@@ -129,12 +129,16 @@ const struct cc_fq8_kernels *cc_fq8_kernels_of(enum cc_fq8_isa isa);
 /* Channel padding of the kernels' buffers: the widest kernel's block (AVX-512: 2 x 16). */
 enum { CC_FQ8_PACK = 32 };
 
-/* A depthwise 3x3's (c, 9) weights w as (9, c_pad) int32 into wd; bias (c_pad) = the f32 bias
- * b (or none) at in.scale * sw[ch] less in.zero_point * sum(w[ch]) (the kernels read x as it
- * is, the padding holding the zero point); scale (c_pad) its requantization to out. */
+/* A depthwise 3x3's (c, 9) weights w as (9, c_pad) int32 into wd (zeroed); bias (c_pad) = the
+ * f32 bias b (or none) at in.scale * sw[ch] less in.zero_point * sum(w[ch]) (the kernels read
+ * x as it is, the padding holding the zero point); scale (c_pad) its requantization to out.
+ * For isa's kernels: the AVX2 family's are int16 pairs of taps instead, per block of 16
+ * channels two vectors of 8 lanes (channels 0-3 and 8-11, then 4-7 and 12-15: the order of
+ * its unpacks), each 5 pairs: taps (0, kx) and (1, kx) for kx 0..2, (2, 0) and (2, 1), then 0
+ * and (2, 2); its biases and scales in that channel order too. */
 void cc_fq8_pack_dw(int32_t *wd, int32_t *bias, float *scale, int c_pad, const int8_t *w,
                     const float *sw, const float *b, int c, struct cc_act_quant in,
-                    struct cc_act_quant out);
+                    struct cc_act_quant out, enum cc_fq8_isa isa);
 
 struct cc_fq8_block {
     struct cc_fq8_desc d; // shapes and quantizations (weight pointers NULL)

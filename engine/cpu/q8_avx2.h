@@ -12,8 +12,9 @@
  * (cc_q8a_widen) and read back with vpbroadcastd (a load). Weights may also stay bytes,
  * widened with vpmovsxbw as read (w16 false): for layers where each weight is read about once.
  *
- * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs: 12 accumulators,
- * 3 weight vectors and a broadcast in the 16 ymm registers.
+ * Register block: up to CC_Q8A_MR pixels x CC_Q8A_NV vectors of 8 outputs (or CC_Q8A_MR2 x 2):
+ * 12 accumulators, the weight vectors and a broadcast in the 16 ymm registers (at 4 x 3 GCC
+ * keeps one accumulator on the stack: 17 with the vpmaddwd temporary).
  */
 #ifndef CC_Q8_AVX2_H
 #define CC_Q8_AVX2_H
@@ -30,9 +31,10 @@
 #define CC_Q8A_UNROLL _Pragma("GCC unroll 8")
 
 enum {
-    CC_Q8A_N = 8,  // int32 lanes a vector
-    CC_Q8A_NV = 3, // vectors a register block
-    CC_Q8A_MR = 4, // pixels a register block
+    CC_Q8A_N = 8,   // int32 lanes a vector
+    CC_Q8A_NV = 3,  // vectors a register block
+    CC_Q8A_MR = 4,  // pixels a register block
+    CC_Q8A_MR2 = 6, // pixels a register block of 2 vectors (12 accumulators)
 };
 
 /* Inputs [k0, k0 + kn) of one pixel (group g's 4 bytes at a + g * ldg) as int16 into x, zeros
@@ -70,15 +72,15 @@ CC_Q8A_INLINE __m256i cc_q8a_weights(const int8_t *w, const bool w16)
  * (ldgx 4 where a pixel's inputs are contiguous), pair q's nv weight vectors at w + q * wstep,
  * one after another (16 bytes each as bytes, 32 as int16); px, nv and w16 constant at each
  * call. */
-CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *x, size_t ldx,
-                              size_t ldgx, const int8_t *w, size_t wstep, int pairs, const int px,
-                              const int nv, const bool w16)
+CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[][CC_Q8A_NV], const int16_t *x, size_t ldx, size_t ldgx,
+                              const int8_t *w, size_t wstep, int pairs, const int px, const int nv,
+                              const bool w16)
 {
     const int vbytes = CC_Q8A_N * 2 * (w16 ? 2 : 1);
     // Each pixel's row start in a register and one offset o (pair q's inputs) for all: it steps
     // 2, then into the next group ldgx - 2, which folds to 2 where ldgx is the constant 4; no
     // index arithmetic per pair or per pixel (a runtime ldx cost a lea a broadcast).
-    const int16_t *xr[CC_Q8A_MR];
+    const int16_t *xr[CC_Q8A_MR2];
     CC_Q8A_UNROLL
     for (int i = 0; i < px; i++)
         xr[i] = x + (size_t)i * ldx;
@@ -100,5 +102,45 @@ CC_Q8A_INLINE void cc_q8a_dot(__m256i acc[CC_Q8A_MR][CC_Q8A_NV], const int16_t *
         o += q % 2 ? ldgx - 2 : 2;
     }
 }
+
+/* XNNPACK's fp32 requantization of two vectors a, b (scales sa, sb; lo, hi the clamp less the
+ * zero point, whole numbers) as 16 bytes: a's 8 outputs, then b's. As q8_gemm_kern.h's, with
+ * the low clamp after the rounding (the same value: lo is whole; a value below int16 saturates
+ * in the packs, still below it) on the packed bytes, and the zero point added to int16: 14
+ * operations for 16 outputs, not 20. The high clamp stays before the conversion: past 2^31 it
+ * would give INT_MIN. */
+CC_Q8A_INLINE __m128i cc_q8a_requant2(__m256i a, const float *sa, __m256i b, const float *sb,
+                                      float lo, float hi, int32_t zp)
+{
+    __m256 h = _mm256_set1_ps(hi);
+    __m256i ya = _mm256_cvtps_epi32(
+        _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(sa)), h));
+    __m256i yb = _mm256_cvtps_epi32(
+        _mm256_min_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(b), _mm256_loadu_ps(sb)), h));
+    // int16: a0-3 b0-3 | a4-7 b4-7; bytes: the same twice per 128-bit lane; dwords 0 4 1 5.
+    __m256i s = _mm256_adds_epi16(_mm256_packs_epi32(ya, yb), _mm256_set1_epi16((short)zp));
+    s = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(s, s),
+                                    _mm256_setr_epi32(0, 4, 1, 5, 0, 4, 1, 5));
+    return _mm_max_epi8(_mm256_castsi256_si128(s), _mm_set1_epi8((char)((int)lo + zp)));
+}
+
+/* A register block's px x nv accumulators requantized two at a time (cc_q8a_requant2): PUT2(i,
+ * v, j, w) for pixel i's vector v with pixel j's vector w, a pixel's vectors by twos, an odd
+ * last vector two pixels at a time; PUT1(i, v) for the one left where px and nv are odd. */
+#define CC_Q8A_PUT_PAIRS(px, nv, PUT2, PUT1)                                                       \
+    do {                                                                                           \
+        CC_Q8A_UNROLL                                                                              \
+        for (int i_ = 0; i_ < (px); i_++)                                                          \
+            CC_Q8A_UNROLL                                                                          \
+        for (int v_ = 0; v_ + 1 < (nv); v_ += 2)                                                   \
+            PUT2(i_, v_, i_, v_ + 1);                                                              \
+        if ((nv) % 2) {                                                                            \
+            CC_Q8A_UNROLL                                                                          \
+            for (int i_ = 0; i_ + 1 < (px); i_ += 2)                                               \
+                PUT2(i_, (nv)-1, i_ + 1, (nv)-1);                                                  \
+            if ((px) % 2)                                                                          \
+                PUT1((px)-1, (nv)-1);                                                              \
+        }                                                                                          \
+    } while (0)
 
 #endif

@@ -78,7 +78,8 @@ bool cc_q8_dw_init(struct cc_q8_dw *g, const struct cc_q8_dw_desc *d, enum cc_fq
         cc_q8_dw_finish(g);
         return cc_error_set(err, "int8 depthwise: out of memory");
     }
-    cc_fq8_pack_dw(g->wt, g->bias, g->scale, g->c_pad, d->wt, d->sw, d->bias, d->c, d->qx, d->qy);
+    cc_fq8_pack_dw(g->wt, g->bias, g->scale, g->c_pad, d->wt, d->sw, d->bias, d->c, d->qx, d->qy,
+                   isa);
     // The rows' padding and the zero row hold the value 0: the input's zero point.
     memset(g->scratch, d->qx.zero_point, g->scratch_bytes * g->bands);
     return true;

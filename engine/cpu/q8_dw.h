@@ -8,13 +8,13 @@
  * slow on AVX2 hosts.
  *
  * The row kernels are the int8 fused block's depthwise rows (fused_q8.h struct cc_fq8_dw,
- * cc_fq8_kernels_of: AVX-512, AVX-VNNI and AVX2 (the same 32-bit multiplies), NEON, portable
- * C); this module gives them what the fused block's ring gives them: rows of pixels c_pad
- * channels apart with the zero point (the value 0) in the padding, and the packed weights
- * (cc_fq8_pack_dw). Where the channels are a multiple of CC_FQ8_PACK (c_pad = c), the
- * interior pixels read the input rows and write the output rows where they are, the edge
- * pixels go through a 3 x 3 pixel patch; else three input rows are copied into a ring of
- * padded rows and the output row through a row buffer.
+ * cc_fq8_kernels_of: AVX-512 and AVX-VNNI (32-bit multiplies), AVX2 (vpmaddwd on pairs of taps),
+ * NEON, portable C); this module gives them what the fused block's ring gives them: rows of
+ * pixels c_pad channels apart with the zero point (the value 0) in the padding, and the packed
+ * weights (cc_fq8_pack_dw). Where the channels are a multiple of CC_FQ8_PACK (c_pad = c), the
+ * interior pixels read the input rows and write the output rows where they are, the edge pixels
+ * go through a 3 x 3 pixel patch; else three input rows are copied into a ring of padded rows and
+ * the output row through a row buffer.
  *
  * Threads: the pool splits the output rows into bands, one per thread, each with its own
  * scratch (the ring of 3 padded input rows that follow the band's rows, or the patch; a

@@ -125,11 +125,13 @@ bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
                           struct cc_q8_gemm_desc *d);
 
 /* The x86-64 kernels (q8_gemm_x86.c; AVX2: q8_gemm_avx2.c) and their panel widths. */
-enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16, CC_Q8_NR_AVX2 = 24 };
+enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16, CC_Q8_NR_AVX2 = 24, CC_Q8_NR_AVX2_2 = 16 };
 void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avx2(const struct cc_q8_tile *t);    // CC_Q8_PAIRS16
 void cc_q8_kernel_avx2_w8(const struct cc_q8_tile *t); // CC_Q8_PAIRS8
+// CC_Q8_PAIRS16 on panels of CC_Q8_NR_AVX2_2 outputs, 6 pixels a block (layers of 32 outputs)
+void cc_q8_kernel_avx2_nr16(const struct cc_q8_tile *t);
 void cc_q8_widen_avx2(int16_t *x, size_t ldx, const int8_t *a, size_t lda, int m, int k);
 
 /* The AArch64 kernels (q8_gemm_arm.c) and their panel widths. */

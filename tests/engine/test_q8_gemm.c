@@ -118,11 +118,14 @@ static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
 /* Layers every family must compute: [pixels, inputs, outputs]. {7, 1030, 50}: the AVX2 kernel
  * widens 512 inputs at a time: two chunks and a tail. {2200, 60, 100}: more pixels than
  * q8_gemm.c's WIDE_MAX holds widened: widened by the AVX2 kernel itself, as layers of more than
- * WIDE_K inputs are, not once a task (as {196, 64, 384} and the random layers of few inputs). */
+ * WIDE_K inputs are, not once a task (as {196, 64, 384} and the random layers of few inputs).
+ * 32 outputs: the AVX2 family's narrow panels (2 x 16, 6-pixel blocks): {784, 144, 32}
+ * mobilenet_v2's 28x28 project, {13, 1030, 32} two chunks of inputs and blocks of 6, 6, 1,
+ * {50, 24, 32} widened once a task, blocks of 6 and 2. */
 static const int fixed[][3] = {
-    {196, 64, 384},  {196, 384, 96}, {196, 576, 96}, {49, 576, 160},
-    {49, 960, 160},  {49, 160, 960}, {49, 960, 320}, {49, 320, 1280},
-    {1, 1280, 1000}, {3, 5, 7},      {7, 1030, 50},  {2200, 60, 100},
+    {196, 64, 384}, {196, 384, 96},  {196, 576, 96},  {49, 576, 160},  {49, 960, 160},
+    {49, 160, 960}, {49, 960, 320},  {49, 320, 1280}, {1, 1280, 1000}, {3, 5, 7},
+    {7, 1030, 50},  {2200, 60, 100}, {784, 144, 32},  {13, 1030, 32},  {50, 24, 32},
 };
 
 static void check_bad_desc(void)
