@@ -17,6 +17,21 @@
  * in memory, without it). */
 #define UNROLL _Pragma("GCC unroll 8")
 
+/* Panel q + 1 of p's packed weights and its width in floats (0 when q is the last: nothing to
+ * fetch). The AVX2 kernel's first tile of panel q asks for it to come into L2, a line per input
+ * channel, so that the next panel's tiles do not wait for memory: in a network each layer's
+ * weights come from memory or L3 (0.6-1.6 MB at 7x7), and with the hardware prefetcher alone
+ * the 7x7 layers ran 9-12 % slower than with their weights in L2 (features.15's 160 -> 960:
+ * 0.18 against 0.16 ms). The AVX-512 kernel does not: asked in its every tile, the requests
+ * made layers of many pixels and one or two panels 10-35 % slower and the 7x7 ones 3 % faster;
+ * in its first tile only, features.17.conv.2 slower (docs/PERFORMANCE.md). */
+static inline const float *next_panel(const struct cc_f32_pw *p, int q, size_t *width)
+{
+    int panels = cc_f32_pw_panels(p);
+    *width = q + 1 >= panels ? 0 : (size_t)(q + 2 < panels ? p->nr : p->nr_last);
+    return p->w + (size_t)(q + 1 < panels ? q + 1 : q) * (size_t)p->c * (size_t)p->nr;
+}
+
 /* ------------------------------------------------------------------------------------------
  * AVX-512: 16 floats a vector, 7 pixels x 3 vectors (21 accumulators, 3 weights, a broadcast)
  */
@@ -138,9 +153,11 @@ T256 static ALWAYS_INLINE void store256(float *y, __m256 v, int left)
         y[j] = tmp[j];
 }
 
-/* Pixels [r, r + mr) x panel q, whose channels are nv vectors (the last panel may be narrower). */
+/* Pixels [r, r + mr) x panel q, whose channels are nv vectors (the last panel may be narrower);
+ * when ahead (a constant at each call: a copy of its own), also the prefetch of panel q + 1
+ * (next_panel). */
 T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const int mr, int q,
-                                     const int nv)
+                                     const int nv, const bool ahead)
 {
     const size_t c = (size_t)p->c, nr = (size_t)(8 * nv);
     const float *wq = p->w + (size_t)q * c * CC_F32_PW_NR256;
@@ -153,7 +170,12 @@ T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const 
         for (int v = 0; v < nv; v++)
             acc[i][v] = _mm256_load_ps(b + 8 * v);
     }
-    for (size_t k = 0; k < c; k++, wq += nr) {
+    size_t pw;
+    const float *pf = next_panel(p, q, &pw);
+    pw = ahead ? pw : 0;
+    for (size_t k = 0; k < c; k++, wq += nr, pf += pw) {
+        if (pw) // the next panel's line of channel k (8 or 16 floats)
+            _mm_prefetch((const char *)pf, _MM_HINT_T1);
         __m256 w[CC_F32_PW_NR256 / 8];
         UNROLL
         for (int v = 0; v < nv; v++)
@@ -180,29 +202,45 @@ T256 static ALWAYS_INLINE void mk256(const struct cc_f32_pw *p, size_t r, const 
     }
 }
 
-/* Pixels [r0, r0 + rows) x panel q of nv vectors: whole tiles, then the rest's own copy. */
+/* A whole tile of panel q that also asks for panel q + 1: out of line, so that the compiler
+ * allocates the registers of the other tiles' loops as without it (inlined, one of them kept
+ * an accumulator on the stack: 3136 pixels 24 -> 144 and 12544 16 -> 96 5-10 % slower). */
+T256 static __attribute__((noinline)) void ahead256(const struct cc_f32_pw *p, size_t r, int q,
+                                                    int nv)
+{
+    if (nv == 2)
+        mk256(p, r, CC_F32_PW_MR256, q, 2, true);
+    else
+        mk256(p, r, CC_F32_PW_MR256, q, 1, true);
+}
+
+/* Pixels [r0, r0 + rows) x panel q of nv vectors: whole tiles, then the rest's own copy. The
+ * first whole tile asks for the next panel (ahead256; in every tile, the requests for lines
+ * already in L2 cost layers of many tiles up to 12 %: 3136 pixels, 96 -> 24). */
 T256 static ALWAYS_INLINE void panel256(const struct cc_f32_pw *p, size_t r0, size_t rows, int q,
                                         const int nv)
 {
     const size_t mr = CC_F32_PW_MR256;
     size_t whole = rows / mr * mr;
-    for (size_t r = r0; r < r0 + whole; r += mr)
-        mk256(p, r, CC_F32_PW_MR256, q, nv);
+    if (whole)
+        ahead256(p, r0, q, nv);
+    for (size_t r = r0 + mr; r < r0 + whole; r += mr)
+        mk256(p, r, CC_F32_PW_MR256, q, nv, false);
     switch (rows - whole) { // CC_F32_PW_MR256 - 1 cases
     case 1:
-        mk256(p, r0 + whole, 1, q, nv);
+        mk256(p, r0 + whole, 1, q, nv, false);
         break;
     case 2:
-        mk256(p, r0 + whole, 2, q, nv);
+        mk256(p, r0 + whole, 2, q, nv, false);
         break;
     case 3:
-        mk256(p, r0 + whole, 3, q, nv);
+        mk256(p, r0 + whole, 3, q, nv, false);
         break;
     case 4:
-        mk256(p, r0 + whole, 4, q, nv);
+        mk256(p, r0 + whole, 4, q, nv, false);
         break;
     case 5:
-        mk256(p, r0 + whole, 5, q, nv);
+        mk256(p, r0 + whole, 5, q, nv, false);
         break;
     default:
         break;
