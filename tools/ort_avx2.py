@@ -12,8 +12,11 @@ from XCR0 with XGETBV, and it falls back to its AVX2 kernels (FMA3, AVX2, AVX-VN
 not. This tool makes a copy of the ONNX Runtime that `tools/setup.sh ort` installed, in
 ${XDG_CACHE_HOME:-~/.cache}/camclass/ort-avx2 (for bench_ort.js's CAMCLASS_ORT_DIR), whose
 libonnxruntime reads XCR0 as "x87, SSE and AVX state only": every XGETBV instruction
-(0f 01 d0, found with objdump) becomes `mov al, 7; nop` (b0 07 90). Nothing else changes. The
-copy is made again when the installed library changes (its size and time, in held-from).
+(0f 01 d0, found with objdump) becomes `mov al, 7; nop` (b0 07 90). An AVX2-only host has no
+AVX-VNNI either (the VEX-encoded byte dot products of newer cores), which MLAS would still take
+for its int8 kernels: its one test of that CPUID bit (`mov ecx, 1; cpuid; test al, 0x10; je`)
+becomes `test al, 0`. Nothing else changes. The copy is made again when the installed library
+changes (its size and time, in held-from).
 
 Then it checks that the copy works as meant, through the kernel's count of each thread's use of
 AVX-512 registers (/proc/PID/task/TID/arch_status, AVX512_elapsed_ms): MODEL runs on both
@@ -32,6 +35,8 @@ import sys
 import time
 
 XGETBV, HELD = b"\x0f\x01\xd0", b"\xb0\x07\x90"
+# MLAS's AVX-VNNI test: mov ecx, 1; cpuid (leaf 7, sub-leaf 1); test al, 0x10 (AVX-VNNI); je.
+VNNI_TEST = b"\xb9\x01\x00\x00\x00\x0f\xa2\xa8\x10\x74"
 LIB = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
 # glibc's string functions on AVX-512 (EVEX) registers, off: they are not ONNX Runtime's kernels.
 TUNABLES = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD"
@@ -42,11 +47,30 @@ def fail(msg, status=1):
     sys.exit(status)
 
 
-def xgetbv_sites(lib):
-    """File offsets of the XGETBV instructions in lib's code (its code's addresses are its file
-    offsets: checked against the bytes)."""
-    out = subprocess.run(["objdump", "-d", lib], capture_output=True, text=True, check=True).stdout
-    return [int(a, 16) for a in re.findall(r"^\s*([0-9a-f]+):\s+0f 01 d0\s+xgetbv", out, re.M)]
+def starts_instruction(code, offset, hex_bytes):
+    """Whether objdump's listing code has an instruction of hex_bytes at offset."""
+    return re.search(rf"^\s*{offset:x}:\t{hex_bytes} ", code, re.M) is not None
+
+
+def hold(lib):
+    """Patches lib in place: XCR0 read without AVX-512 state, MLAS's AVX-VNNI test made to
+    fail. Returns the number of XGETBV instructions. The code's addresses are its file offsets
+    (checked against the bytes)."""
+    code = subprocess.run(["objdump", "-d", lib], capture_output=True, text=True,
+                          check=True).stdout
+    data = bytearray(open(lib, "rb").read())
+    sites = [int(a, 16) for a in re.findall(r"^\s*([0-9a-f]+):\s+0f 01 d0\s+xgetbv", code, re.M)]
+    vnni = [m.start() for m in re.finditer(re.escape(VNNI_TEST), data)
+            if starts_instruction(code, m.start(), "b9 01 00 00 00")]
+    if not sites or any(data[s:s + 3] != XGETBV for s in sites) or len(vnni) != 1:
+        fail(f"{lib}: {len(sites)} XGETBV instructions and {len(vnni)} AVX-VNNI tests where "
+             "1 or more and exactly 1 were expected; this ONNX Runtime is not one this tool knows")
+    for s in sites:
+        data[s:s + 3] = HELD
+    data[vnni[0] + 8] = 0  # test al, 0: never AVX-VNNI
+    with open(lib, "wb") as f:
+        f.write(data)
+    return len(sites)
 
 
 def copy_tree(src, dst):
@@ -60,17 +84,7 @@ def copy_tree(src, dst):
     shutil.copytree(f"{src}/{pkg}", f"{dst}/{pkg}", ignore=lambda d, names: [
         n for n in names if d.endswith("/bin/napi-v6") and n != "linux" or
         d.endswith("/napi-v6/linux") and n != "x64"])
-    lib = f"{dst}/{LIB}/libonnxruntime.so.1"
-    sites = xgetbv_sites(lib)
-    data = bytearray(open(lib, "rb").read())
-    if not sites or any(data[s:s + 3] != XGETBV for s in sites):
-        fail(f"{lib}: no XGETBV instruction where objdump shows one; this ONNX Runtime is not "
-             "one this tool knows")
-    for s in sites:
-        data[s:s + 3] = HELD
-    with open(lib, "wb") as f:
-        f.write(data)
-    return len(sites)
+    return hold(f"{dst}/{LIB}/libonnxruntime.so.1")
 
 
 def avx512_use(ort_dir, model):
@@ -112,7 +126,7 @@ def main():
     if not os.path.isfile(f"{src}/{LIB}/libonnxruntime.so.1"):
         fail(f"no ONNX Runtime for x64 Linux in {src}: install it with tools/setup.sh ort", 2)
     lib = os.stat(f"{src}/{LIB}/libonnxruntime.so.1")
-    stamp = f"{src} {lib.st_size} {lib.st_mtime_ns}\n"  # the copy is of this library
+    stamp = f"2 {src} {lib.st_size} {lib.st_mtime_ns}\n"  # the copy (way 2) is of this library
     try:
         with open(f"{dst}/held-from") as f:
             sites = None if f.read() == stamp else 0
