@@ -123,17 +123,19 @@ def main():
                          "camclass")
     src = os.environ.get("CAMCLASS_ORT_DIR") or f"{cache}/ort"
     dst = f"{cache}/ort-avx2"
-    if not os.path.isfile(f"{src}/{LIB}/libonnxruntime.so.1"):
+    lib = f"{src}/{LIB}/libonnxruntime.so.1"
+    if not os.path.isfile(lib):
         fail(f"no ONNX Runtime for x64 Linux in {src}: install it with tools/setup.sh ort", 2)
-    lib = os.stat(f"{src}/{LIB}/libonnxruntime.so.1")
-    stamp = f"2 {src} {lib.st_size} {lib.st_mtime_ns}\n"  # the copy (way 2) is of this library
+    st = os.stat(lib)
+    stamp = f"2 {src} {st.st_size} {st.st_mtime_ns}\n"  # the copy (way 2) is of this library
     try:
         with open(f"{dst}/held-from") as f:
-            sites = None if f.read() == stamp else 0
+            current = f.read() == stamp
     except OSError:
-        sites = 0
+        current = False
+    sites = 0  # XGETBV instructions held by this run (0: the copy was current)
     try:
-        if sites is not None:
+        if not current:
             shutil.rmtree(dst, ignore_errors=True)
             sites = copy_tree(src, dst)
             with open(f"{dst}/held-from", "w") as f:
