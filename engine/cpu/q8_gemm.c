@@ -14,6 +14,7 @@ enum {
     FEW_PIXELS = 16, // fewer: each weight is read about once (the classifier), memory the limit
     WIDE_MAX = 256 * 1024, // bytes of widened inputs a layer may keep (struct cc_q8_gemm wide)
     WIDE_K = 64,           // inputs at most per pixel, for that (more: read from L2, it was slower)
+    NR16_K = 64,           // inputs at most for 16-output panels on AVX2 (cc_q8_gemm_init)
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -179,10 +180,14 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
     g->nr = kernels[isa].nr;
 #if defined(__x86_64__)
-    // 32 outputs on AVX2: 2 panels of 16 (6-pixel blocks), not 24 + 8, whose last panel passes
-    // every pixel again for one vector (the int8 stem, 1 thread: 0.27 -> 0.24 ms; the 32-output
-    // projects 0.95x); slower where the outputs are a multiple of 24 or more (64, 160: 1.03x).
-    if (isa == CC_FQ8_AVX2 && !few && d->n == 32) {
+    // Panels of 16 outputs, 6-pixel blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs,
+    // not 24 + 8, whose last panel passes every pixel again for one vector (the int8 stem, 1
+    // thread: 0.27 -> 0.24 ms; the 32-output projects 0.95x), and for any multiple of 16 outputs
+    // from at most NR16_K inputs: the 4 x 3 block keeps an accumulator on the stack, which a
+    // short pair loop cannot hide (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.109 -> 0.080 ms,
+    // 32 -> 192 at 28x28 0.115 -> 0.093, 24 -> 144 at 56x56 0.294 -> 0.236). Longer loops
+    // gain little or lose (96 -> 576 0.180 -> 0.184; 144 -> 24 as 16 + 8 0.166 -> 0.182).
+    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || (d->k <= NR16_K && d->n % 16 == 0))) {
         g->kernel = cc_q8_kernel_avx2_nr16;
         g->nr = CC_Q8_NR_AVX2_2;
     }

@@ -121,11 +121,14 @@ static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
  * WIDE_K inputs are, not once a task (as {196, 64, 384} and the random layers of few inputs).
  * 32 outputs: the AVX2 family's narrow panels (2 x 16, 6-pixel blocks): {784, 144, 32}
  * mobilenet_v2's 28x28 project, {13, 1030, 32} two chunks of inputs and blocks of 6, 6, 1,
- * {50, 24, 32} widened once a task, blocks of 6 and 2. */
+ * {50, 24, 32} widened once a task, blocks of 6 and 2; so are multiples of 16 outputs from at
+ * most 64 inputs ({196, 64, 384}; {3136, 24, 144} the 56x56 expand, {97, 16, 48} a block of 1
+ * at the end). */
 static const int fixed[][3] = {
     {196, 64, 384}, {196, 384, 96},  {196, 576, 96},  {49, 576, 160},  {49, 960, 160},
     {49, 160, 960}, {49, 960, 320},  {49, 320, 1280}, {1, 1280, 1000}, {3, 5, 7},
     {7, 1030, 50},  {2200, 60, 100}, {784, 144, 32},  {13, 1030, 32},  {50, 24, 32},
+    {3136, 24, 144}, {97, 16, 48},
 };
 
 static void check_bad_desc(void)
