@@ -8,13 +8,15 @@
 #include "env_word.h"
 #include "q8_gemm.h"
 #include "xnn_build.h"
+#if defined(__x86_64__)
+#include "q8_avx2.h" // CC_Q8A_SHORT_K
+#endif
 
 enum {
     NR_C = 16,       // the portable kernel's panel width (any would do)
     FEW_PIXELS = 16, // fewer: each weight is read about once (the classifier), memory the limit
     WIDE_MAX = 256 * 1024, // bytes of widened inputs a layer may keep (struct cc_q8_gemm wide)
     WIDE_K = 64,           // inputs at most per pixel, for that (more: read from L2, it was slower)
-    NR16_K = 64,           // inputs at most for 16-output panels on AVX2 (cc_q8_gemm_init)
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -183,11 +185,16 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     // Panels of 16 outputs, 6-pixel blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs,
     // not 24 + 8, whose last panel passes every pixel again for one vector (the int8 stem, 1
     // thread: 0.27 -> 0.24 ms; the 32-output projects 0.95x), and for any multiple of 16 outputs
-    // from at most NR16_K inputs: the 4 x 3 block keeps an accumulator on the stack, which a
-    // short pair loop cannot hide (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.109 -> 0.080 ms,
-    // 32 -> 192 at 28x28 0.115 -> 0.093, 24 -> 144 at 56x56 0.294 -> 0.236). Longer loops
-    // gain little or lose (96 -> 576 0.180 -> 0.184; 144 -> 24 as 16 + 8 0.166 -> 0.182).
-    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || (d->k <= NR16_K && d->n % 16 == 0))) {
+    // from at most CC_Q8A_SHORT_K inputs widened once for all panels (plan_widen: its tasks,
+    // about 2 a thread, each hold all the pixels): there the 4 x 3 block's accumulator on the
+    // stack shows (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.105 -> 0.082 ms, 32 -> 192 at 28x28
+    // 0.113 -> 0.093, 24 -> 144 at 56x56 0.28 -> 0.24). Not where the kernel widens a block's
+    // inputs itself, once a panel (1 thread 16 -> 96 at 112x112 0.55 -> 0.61 ms; 2 threads
+    // 24 -> 144 0.21 -> 0.23), nor for longer loops (96 -> 576 0.180 -> 0.184).
+    size_t wide_bytes = (size_t)d->m * (size_t)((d->k + 3) / 4 * 4) * sizeof(int16_t) *
+                        (size_t)(threads <= 1 ? 1 : 2 * threads);
+    bool short_k = d->k <= CC_Q8A_SHORT_K && d->n % 16 == 0 && wide_bytes <= WIDE_MAX;
+    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || short_k)) {
         g->kernel = cc_q8_kernel_avx2_nr16;
         g->nr = CC_Q8_NR_AVX2_2;
     }
