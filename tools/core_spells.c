@@ -5,9 +5,9 @@
  *
  * Over and over until SECONDS have passed, on the calling thread: a dependent pointer chase
  * through a shuffled ring of 256 KiB (an L2's size), 8 MiB (L3) and 128 MiB (memory), 20000
- * loads each, and 200000 steps of 4 dependent FMA chains (x86-64: FMA3). Both are latency-bound, so a faster clock elsewhere on the machine does not
- * move them; the core's other hyperthread at work does: the FMA loop slows, and the 256 KiB
- * chase, whose lines it evicts, reads at L3's latency. Prints one line per sample (a few ms):
+ * loads each, and 200000 steps of 4 dependent FMA chains (x86-64: FMA3). All are latency-bound:
+ * the core's other hyperthread at work slows the FMA loop a little and the 256 KiB chase, whose
+ * lines it evicts, a lot (towards L3's latency). Prints one line per sample (a few ms):
  * milliseconds since the start, the three chases' nanoseconds per load, the FMA loop's
  * milliseconds; then the 10th, 50th and 90th percentiles of each column.
  */
@@ -62,7 +62,8 @@ static double chase_ns(void **ring)
 #if defined(__x86_64__)
 __attribute__((target("fma")))
 #endif
-static double fma_ms(void)
+static double
+fma_ms(void)
 {
     double a = 1.0, b = 1.0, c = 1.0, d = 1.0, m = 0.9999, t0 = now_ms();
     for (int i = 0; i < FMA_STEPS; i++) {
@@ -111,8 +112,8 @@ int main(int argc, char **argv)
                                    "fma ms"};
     for (int k = 0; k < 4; k++) {
         qsort(col[k], (size_t)n, sizeof(double), cmp_double);
-        printf("# %-18s p10 %.2f  median %.2f  p90 %.2f\n", names[k], col[k][n / 10],
-               col[k][n / 2], col[k][9 * n / 10]);
+        printf("# %-18s p10 %.2f  median %.2f  p90 %.2f\n", names[k], col[k][n / 10], col[k][n / 2],
+               col[k][9 * n / 10]);
     }
     for (int k = 0; k < 3; k++)
         free(rings[k]);

@@ -168,6 +168,33 @@ static bool plan_widen(struct cc_q8_gemm *g, int threads)
     return g->wide != NULL;
 }
 
+/* g's kernel, weight layout and panel width nr for d on g->isa. Panels of 16 outputs, 6-pixel
+ * blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs, not 24 + 8, whose last panel passes every
+ * pixel again for one vector (the int8 stem, 1 thread: 0.27 -> 0.24 ms; the 32-output projects
+ * 0.95x), and for any multiple of 16 outputs from at most CC_Q8A_SHORT_K inputs widened once for
+ * all panels (plan_widen: its tasks, about 2 a thread, each hold all the pixels): there the 4 x 3
+ * block's accumulator on the stack shows (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.105 -> 0.082 ms,
+ * 32 -> 192 at 28x28 0.113 -> 0.093, 24 -> 144 at 56x56 0.28 -> 0.24). Not where the kernel widens
+ * a block's inputs itself, once a panel (1 thread 16 -> 96 at 112x112 0.55 -> 0.61 ms; 2 threads 24
+ * -> 144 0.21 -> 0.23), nor for longer loops (96 -> 576 0.180 -> 0.184). */
+static void choose_kernel(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, int threads)
+{
+    enum cc_fq8_isa isa = g->isa;
+    bool few = d->m < FEW_PIXELS && kernels[isa].few;
+    g->kernel = few ? kernels[isa].few : kernels[isa].kernel;
+    g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
+    g->nr = kernels[isa].nr;
+#if defined(__x86_64__)
+    size_t wide_bytes = (size_t)d->m * (size_t)((d->k + 3) / 4 * 4) * sizeof(int16_t) *
+                        (size_t)(threads <= 1 ? 1 : 2 * threads);
+    bool short_k = d->k <= CC_Q8A_SHORT_K && d->n % 16 == 0 && wide_bytes <= WIDE_MAX;
+    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || short_k)) {
+        g->kernel = cc_q8_kernel_avx2_nr16;
+        g->nr = CC_Q8_NR_AVX2_2;
+    }
+#endif
+}
+
 bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum cc_fq8_isa isa,
                      int threads, struct cc_error *err)
 {
@@ -177,28 +204,7 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     if (!cc_q8_gemm_isa_runs(isa))
         return cc_error_set(err, "int8 1x1 conv: this CPU (or build) has no %s kernels",
                             cc_fq8_isa_name(isa));
-    bool few = d->m < FEW_PIXELS && kernels[isa].few;
-    g->kernel = few ? kernels[isa].few : kernels[isa].kernel;
-    g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
-    g->nr = kernels[isa].nr;
-#if defined(__x86_64__)
-    // Panels of 16 outputs, 6-pixel blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs,
-    // not 24 + 8, whose last panel passes every pixel again for one vector (the int8 stem, 1
-    // thread: 0.27 -> 0.24 ms; the 32-output projects 0.95x), and for any multiple of 16 outputs
-    // from at most CC_Q8A_SHORT_K inputs widened once for all panels (plan_widen: its tasks,
-    // about 2 a thread, each hold all the pixels): there the 4 x 3 block's accumulator on the
-    // stack shows (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.105 -> 0.082 ms, 32 -> 192 at 28x28
-    // 0.113 -> 0.093, 24 -> 144 at 56x56 0.28 -> 0.24). Not where the kernel widens a block's
-    // inputs itself, once a panel (1 thread 16 -> 96 at 112x112 0.55 -> 0.61 ms; 2 threads
-    // 24 -> 144 0.21 -> 0.23), nor for longer loops (96 -> 576 0.180 -> 0.184).
-    size_t wide_bytes = (size_t)d->m * (size_t)((d->k + 3) / 4 * 4) * sizeof(int16_t) *
-                        (size_t)(threads <= 1 ? 1 : 2 * threads);
-    bool short_k = d->k <= CC_Q8A_SHORT_K && d->n % 16 == 0 && wide_bytes <= WIDE_MAX;
-    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || short_k)) {
-        g->kernel = cc_q8_kernel_avx2_nr16;
-        g->nr = CC_Q8_NR_AVX2_2;
-    }
-#endif
+    choose_kernel(g, d, threads);
     g->panels = (d->n + g->nr - 1) / g->nr;
     g->tile_m = tile_pixels(d->m, g->panels, threads);
     size_t outs = (size_t)g->panels * g->nr;
