@@ -35,9 +35,6 @@ enum {
     CC_Q8A_NV = 3,  // vectors a register block
     CC_Q8A_MR = 4,  // pixels a register block
     CC_Q8A_MR2 = 6, // pixels a register block of 2 vectors (12 accumulators)
-    // Inputs at most for which GEMMs take the 6 x 2 block, not the 4 x 3: a pair loop this short
-    // cannot hide the 4 x 3 block's accumulator on the stack (a Zen 3: 20-27 % of such layers).
-    CC_Q8A_SHORT_K = 64,
 };
 
 /* Inputs [k0, k0 + kn) of one pixel (group g's 4 bytes at a + g * ldg) as int16 into x, zeros

@@ -8,9 +8,6 @@
 #include "env_word.h"
 #include "q8_gemm.h"
 #include "xnn_build.h"
-#if defined(__x86_64__)
-#include "q8_avx2.h" // CC_Q8A_SHORT_K
-#endif
 
 enum {
     NR_C = 16,       // the portable kernel's panel width (any would do)
@@ -143,6 +140,15 @@ static int tile_pixels(int m, int panels, int threads)
     return per < m ? per : m;
 }
 
+/* The bytes of tasks copies of m pixels' k inputs widened to int16 (k rounded up to 4), or 0
+ * where a layer's inputs are not widened once for its panels: more than WIDE_K inputs a pixel,
+ * or more than WIDE_MAX bytes (plan_widen). */
+static size_t wide_bytes(int m, int k, size_t tasks)
+{
+    size_t ldw = (size_t)(k + 3) / 4 * 4, bytes = tasks * (size_t)m * ldw * sizeof(int16_t);
+    return ldw <= WIDE_K && bytes <= WIDE_MAX ? bytes : 0;
+}
+
 /* Panels per task (g->tile_n) and g->wide: where the kernels widen their inputs to int16 and a
  * task has every pixel, each takes several panels (all of them on one thread, else enough for
  * two tasks a thread) and widens its pixels once for them, not once a panel (the AVX2 kernel
@@ -158,8 +164,8 @@ static bool plan_widen(struct cc_q8_gemm *g, int threads)
         return true;
     int tn = threads <= 1 ? g->panels : (g->panels + 2 * threads - 1) / (2 * threads);
     size_t tasks = (size_t)((g->panels + tn - 1) / tn), ldw = (size_t)(g->k + 3) / 4 * 4;
-    size_t bytes = tasks * (size_t)g->m * ldw * sizeof(int16_t);
-    if (tn < 2 || bytes > WIDE_MAX || ldw > WIDE_K)
+    size_t bytes = wide_bytes(g->m, g->k, tasks);
+    if (tn < 2 || !bytes)
         return true;
     g->wide = aligned_zeros(bytes);
     g->tile_n = tn;
@@ -171,7 +177,7 @@ static bool plan_widen(struct cc_q8_gemm *g, int threads)
 /* g's kernel, weight layout and panel width nr for d on g->isa. Panels of 16 outputs, 6-pixel
  * blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs, not 24 + 8, whose last panel passes every
  * pixel again for one vector (the int8 stem, 1 thread: 0.27 -> 0.24 ms; the 32-output projects
- * 0.95x), and for any multiple of 16 outputs from at most CC_Q8A_SHORT_K inputs widened once for
+ * 0.95x), and for any multiple of 16 outputs from at most WIDE_K inputs widened once for
  * all panels (plan_widen: its tasks, about 2 a thread, each hold all the pixels): there the 4 x 3
  * block's accumulator on the stack shows (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.105 -> 0.082 ms,
  * 32 -> 192 at 28x28 0.113 -> 0.093, 24 -> 144 at 56x56 0.28 -> 0.24). Not where the kernel widens
@@ -185,9 +191,8 @@ static void choose_kernel(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d,
     g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
     g->nr = kernels[isa].nr;
 #if defined(__x86_64__)
-    size_t wide_bytes = (size_t)d->m * (size_t)((d->k + 3) / 4 * 4) * sizeof(int16_t) *
-                        (size_t)(threads <= 1 ? 1 : 2 * threads);
-    bool short_k = d->k <= CC_Q8A_SHORT_K && d->n % 16 == 0 && wide_bytes <= WIDE_MAX;
+    size_t tasks = (size_t)(threads <= 1 ? 1 : 2 * threads); // plan_widen's at most
+    bool short_k = d->n % 16 == 0 && wide_bytes(d->m, d->k, tasks) != 0;
     if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || short_k)) {
         g->kernel = cc_q8_kernel_avx2_nr16;
         g->nr = CC_Q8_NR_AVX2_2;
