@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The retained MQTT message camclass/<device-id>/model/set (docs/FLEET.md; app/output/model_set.c)
-against a real mosquitto broker and a local http.server:
+against a real mosquitto broker and a local http server (bound before any node starts):
 
 - settings: --mqtt-model-token without --mqtt, and with a token file that is missing or empty:
   exit 2, one line naming the flag, before any model loads.
@@ -16,7 +16,9 @@ against a real mosquitto broker and a local http.server:
 
     test_model_set.py CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR
 """
+import functools
 import hashlib
+import http.server
 import json
 import os
 import shutil
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -39,6 +42,20 @@ SET, STATUS = "camclass/%s/model/set" % DEVICE, "camclass/%s/model/status" % DEV
 
 def sha(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def serve_dir(www):
+    """An http server for www on a free loopback port, bound (so it takes connections) before it
+    returns; the caller shuts it down."""
+    handler = functools.partial(Quiet, directory=www)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
 
 
 def labels_of(path):
@@ -85,7 +102,8 @@ def test_boot(tmp, broker, b_sha):
         rc = wait_exit(p, 30)
     models = [o for o in json_objects(log) if o.get("event") == "model"]
     check(rc == 0 and len(models) == 1 and models[0].get("sha256") == b_sha,
-          "boot: exit %d, one model line naming B: %r" % (rc, models))
+          "boot: exit %d, one model line naming B: %r; stderr: %s" %
+          (rc, models, open(err_path).read()[-800:]))
 
 
 def test_run(tmp, broker):
@@ -101,16 +119,13 @@ def test_run(tmp, broker):
     token = os.path.join(tmp, "token")
     with open(token, "w") as f:
         f.write("s3cret\n")
-    http_port = free_port()
-    http = subprocess.Popen(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
-                             "--directory", www, str(http_port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    web = serve_dir(www)
     sub_out = os.path.join(tmp, "status.txt")
     sub = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-t",
                             STATUS], stdout=open(sub_out, "w"), stderr=subprocess.DEVNULL)
     log, err_path = os.path.join(tmp, "log.jsonl"), os.path.join(tmp, "stderr.txt")
     p = start_node(broker, token, log, err_path)
-    url = "http://127.0.0.1:%d/" % http_port
+    url = "http://127.0.0.1:%d/" % web.server_address[1]
 
     def statuses():
         return [json.loads(x) for x in lines_of(sub_out) if x.startswith("{")]
@@ -154,9 +169,8 @@ def test_run(tmp, broker):
     finally:
         p.send_signal(signal.SIGTERM)
         rc = wait_exit(p, 30)
-        for q in (sub, http):
-            q.kill()
-            q.wait()
+        sub.kill()
+        sub.wait()
     err = open(err_path).read()
     check(rc == 0, "exit %d after SIGTERM, want 0: %s" % (rc, err[-500:]))
     said = [x for x in err.splitlines() if "model/set" in x]
@@ -174,14 +188,11 @@ def test_run(tmp, broker):
                  for t in o["top"]}
         check(before and before <= set(a_labels), "frames before B carry A's labels")
         check(after and after <= set(b_labels), "frames after B carry B's labels")
-    http = subprocess.Popen(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1",
-                             "--directory", www, str(http_port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         test_boot(tmp, broker, b_sha)
     finally:
-        http.kill()
-        http.wait()
+        web.shutdown()
+        web.server_close()
 
 
 def main():
