@@ -179,8 +179,7 @@ CC_Q8A_INLINE void fq_avx2_put2(const struct cc_fq8_gemm *g, int pa, int na, __m
         return;
     }
     __m128i q = cc_q8a_requant2(a, g->scale + na, b, g->scale + nb, g->lo, g->hi, g->zp);
-    _mm_storel_epi64((__m128i *)(void *)(g->c + (size_t)pa * g->ldc + na), q);
-    _mm_storeh_pd((double *)(void *)(g->c + (size_t)pb * g->ldc + nb), _mm_castsi128_pd(q));
+    cc_q8a_store2(g->c + (size_t)pa * g->ldc + na, g->c + (size_t)pb * g->ldc + nb, q);
 }
 
 /* Pixels [p0, p0 + px), outputs [n0, n0 + nv * 8) of g (weights: int16 pairs, fused_q8.h);

@@ -124,6 +124,13 @@ CC_Q8A_INLINE __m128i cc_q8a_requant2(__m256i a, const float *sa, __m256i b, con
     return _mm_max_epi8(_mm256_castsi256_si128(s), _mm_set1_epi8((char)((int)lo + zp)));
 }
 
+/* cc_q8a_requant2's 16 bytes stored: the low 8 at a, the high 8 at b. */
+CC_Q8A_INLINE void cc_q8a_store2(int8_t *a, int8_t *b, __m128i q)
+{
+    _mm_storel_epi64((__m128i *)(void *)a, q);
+    _mm_storeh_pd((double *)(void *)b, _mm_castsi128_pd(q));
+}
+
 /* A register block's px x nv accumulators requantized two at a time (cc_q8a_requant2): PUT2(i,
  * v, j, w) for pixel i's vector v with pixel j's vector w, a pixel's vectors by twos, an odd
  * last vector two pixels at a time; PUT1(i, v) for the one left where px and nv are odd. */

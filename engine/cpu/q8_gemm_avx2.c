@@ -64,8 +64,7 @@ INLINE void put2(const struct cc_q8_tile *t, int8_t *ca, int va, __m256i a, int8
         return;
     }
     __m128i q = cc_q8a_requant2(a, t->scale + va * N, b, t->scale + vb * N, t->lo, t->hi, t->zp);
-    _mm_storel_epi64((__m128i *)(void *)(ca + va * N), q);
-    _mm_storeh_pd((double *)(void *)(cb + vb * N), _mm_castsi128_pd(q));
+    cc_q8a_store2(ca + va * N, cb + vb * N, q);
 }
 
 /* A tile's inputs widened for the pair dot: from x (pixel i's group g at x + i * ldx + g * ldgx),
