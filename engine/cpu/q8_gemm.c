@@ -14,6 +14,7 @@ enum {
     FEW_PIXELS = 16, // fewer: each weight is read about once (the classifier), memory the limit
     WIDE_MAX = 256 * 1024, // bytes of widened inputs a layer may keep (struct cc_q8_gemm wide)
     WIDE_K = 64,           // inputs at most per pixel, for that (more: read from L2, it was slower)
+    SIGN_PIXELS = 64, // fewer (and FEW_PIXELS or more): AVX2's sign kernel where the weights allow
 };
 
 /* ------------------------------------------------------------------------------------------
@@ -36,15 +37,18 @@ static void kernel_c(const struct cc_q8_tile *t)
     }
 }
 
-/* Each family's kernel and panel width, by enum cc_fq8_isa (whose host checks say which run). */
-static const struct {
+/* A family's kernel and panel width. */
+struct row {
     cc_q8_kernel kernel;
     int nr;
     bool signed_x;     // the kernel multiplies x, not x + 128: no 128 * sum(w) in the bias
     bool pairs;        // weights in pairs of inputs (q8_gemm.h), int16 unless few
     cc_q8_kernel few;  // for layers of < FEW_PIXELS pixels: weights as byte pairs (NULL: kernel)
     cc_q8_widen widen; // the kernel reads inputs widened to int16 by this, where given
-} kernels[CC_FQ8_ISA_COUNT] = {
+};
+
+/* Each family's, by enum cc_fq8_isa (whose host checks say which run). */
+static const struct row kernels[CC_FQ8_ISA_COUNT] = {
     [CC_FQ8_C] = {kernel_c, NR_C},
 #if defined(__x86_64__)
     [CC_FQ8_AVX2] = {cc_q8_kernel_avx2, CC_Q8_NR_AVX2, true, true, cc_q8_kernel_avx2_w8,
@@ -57,6 +61,11 @@ static const struct {
     [CC_FQ8_NEONDOT] = {cc_q8_kernel_neondot, CC_Q8_NR_NEONDOT, true},
 #endif
 };
+
+#if defined(__x86_64__)
+/* AVX2's other kernel, for layers without a weight of -128 (cc_q8_kernel_avx2sign). */
+static const struct row avx2_sign = {cc_q8_kernel_avx2sign, CC_Q8_NR_YMM, true};
+#endif
 
 bool cc_q8_gemm_isa_runs(enum cc_fq8_isa isa)
 {
@@ -103,9 +112,9 @@ static void *aligned_zeros(size_t bytes)
 /* d's weights into g's panels (g->layout); bias = the int32 bias
  * at sx * sw[o] (XNNPACK's rounding, cc_xnn_bias_i32) less (zx + 128) * sum(w[o]) (zx * sum(w[o])
  * for the kernels of signed products); scale = (sx * sw[o]) / sy in f32, XNNPACK's order. */
-static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d)
+static void pack(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, const struct row *row)
 {
-    int x_add = kernels[g->isa].signed_x ? 0 : 128;
+    int x_add = row->signed_x ? 0 : 128;
     for (int o = 0; o < d->n; o++) {
         int8_t *panel = g->w + (size_t)(o / g->nr) * g->panel_bytes;
         int64_t sum = 0;
@@ -157,10 +166,10 @@ static size_t wide_bytes(int m, int k, size_t tasks)
  * and 56x56 expands, k 24 and 32: 0.33 -> 0.27 ms each); with more inputs the widened rows
  * come from L2 instead of a register block's buffer in L1, and the projects at 14x14 and 7x7
  * (k 384..960) were 5-25% slower. False: out of memory. */
-static bool plan_widen(struct cc_q8_gemm *g, int threads)
+static bool plan_widen(struct cc_q8_gemm *g, int threads, const struct row *row)
 {
     g->tile_n = 1;
-    if (!kernels[g->isa].widen || g->panels < 2 || g->tile_m < g->m)
+    if (!row->widen || g->panels < 2 || g->tile_m < g->m)
         return true;
     int tn = threads <= 1 ? g->panels : (g->panels + 2 * threads - 1) / (2 * threads);
     size_t tasks = (size_t)((g->panels + tn - 1) / tn), ldw = (size_t)(g->k + 3) / 4 * 4;
@@ -170,9 +179,20 @@ static bool plan_widen(struct cc_q8_gemm *g, int threads)
     g->wide = aligned_zeros(bytes);
     g->tile_n = tn;
     g->ldw = ldw;
-    g->widen = kernels[g->isa].widen;
+    g->widen = row->widen;
     return g->wide != NULL;
 }
+
+#if defined(__x86_64__)
+/* Whether no weight of d is -128 (cc_q8_kernel_avx2sign's condition). */
+static bool no_min_weight(const struct cc_q8_gemm_desc *d)
+{
+    for (size_t i = 0; i < (size_t)d->n * (size_t)d->k; i++)
+        if (d->w[i] == INT8_MIN)
+            return false;
+    return true;
+}
+#endif
 
 /* g's kernel, weight layout and panel width nr for d on g->isa. Panels of 16 outputs, 6-pixel
  * blocks (cc_q8_kernel_avx2_nr16) on AVX2 for 32 outputs, not 24 + 8, whose last panel passes every
@@ -182,22 +202,35 @@ static bool plan_widen(struct cc_q8_gemm *g, int threads)
  * block's accumulator on the stack shows (a Zen 3, 1 thread: 64 -> 384 at 14x14 0.105 -> 0.082 ms,
  * 32 -> 192 at 28x28 0.113 -> 0.093, 24 -> 144 at 56x56 0.28 -> 0.24). Not where the kernel widens
  * a block's inputs itself, once a panel (1 thread 16 -> 96 at 112x112 0.55 -> 0.61 ms; 2 threads 24
- * -> 144 0.21 -> 0.23), nor for longer loops (96 -> 576 0.180 -> 0.184). */
-static void choose_kernel(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, int threads)
+ * -> 144 0.21 -> 0.23), nor for longer loops (96 -> 576 0.180 -> 0.184). On AVX2, layers of
+ * FEW_PIXELS to SIGN_PIXELS pixels (7x7) whose weights are all in -127..127 take the sign kernel
+ * (cc_q8_kernel_avx2sign): each weight byte serves few pixels there, and its bytes, a quarter of
+ * the pair kernel's loads, beat its extra vpsignb a product (bench_q8_gemm, a Zen 3, 10th
+ * percentiles, pairs -> sign: 1 thread 320 -> 1280 0.375 -> 0.343 ms, 960 -> 320 0.282 -> 0.249;
+ * 2 threads 0.214 -> 0.187, 0.173 -> 0.142); with more pixels it lost (14x14 576 -> 96 0.180 ->
+ * 0.205, 56x56 96 -> 24 0.112 -> 0.182). Returns the family row whose packing g takes. */
+static const struct row *choose_kernel(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d,
+                                       int threads)
 {
     enum cc_fq8_isa isa = g->isa;
-    bool few = d->m < FEW_PIXELS && kernels[isa].few;
-    g->kernel = few ? kernels[isa].few : kernels[isa].kernel;
-    g->layout = !kernels[isa].pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
-    g->nr = kernels[isa].nr;
+    const struct row *row = &kernels[isa];
+    bool few = d->m < FEW_PIXELS && row->few;
+#if defined(__x86_64__)
+    if (isa == CC_FQ8_AVX2 && !few && d->m < SIGN_PIXELS && no_min_weight(d))
+        row = &avx2_sign;
+#endif
+    g->kernel = few ? row->few : row->kernel;
+    g->layout = !row->pairs ? CC_Q8_GROUPS : few ? CC_Q8_PAIRS8 : CC_Q8_PAIRS16;
+    g->nr = row->nr;
 #if defined(__x86_64__)
     size_t tasks = (size_t)(threads <= 1 ? 1 : 2 * threads); // plan_widen's at most
     bool short_k = d->n % 16 == 0 && wide_bytes(d->m, d->k, tasks) != 0;
-    if (isa == CC_FQ8_AVX2 && !few && (d->n == 32 || short_k)) {
+    if (row == &kernels[CC_FQ8_AVX2] && !few && (d->n == 32 || short_k)) {
         g->kernel = cc_q8_kernel_avx2_nr16;
         g->nr = CC_Q8_NR_AVX2_2;
     }
 #endif
+    return row;
 }
 
 bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum cc_fq8_isa isa,
@@ -209,7 +242,7 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     if (!cc_q8_gemm_isa_runs(isa))
         return cc_error_set(err, "int8 1x1 conv: this CPU (or build) has no %s kernels",
                             cc_fq8_isa_name(isa));
-    choose_kernel(g, d, threads);
+    const struct row *row = choose_kernel(g, d, threads);
     g->panels = (d->n + g->nr - 1) / g->nr;
     g->tile_m = tile_pixels(d->m, g->panels, threads);
     size_t outs = (size_t)g->panels * g->nr;
@@ -218,11 +251,11 @@ bool cc_q8_gemm_init(struct cc_q8_gemm *g, const struct cc_q8_gemm_desc *d, enum
     g->w = aligned_zeros((size_t)g->panels * g->panel_bytes);
     g->bias = aligned_zeros(outs * sizeof(int32_t));
     g->scale = aligned_zeros(outs * sizeof(float));
-    if (!g->w || !g->bias || !g->scale || !plan_widen(g, threads)) {
+    if (!g->w || !g->bias || !g->scale || !plan_widen(g, threads, row)) {
         cc_q8_gemm_finish(g);
         return cc_error_set(err, "int8 1x1 conv: out of memory");
     }
-    pack(g, d);
+    pack(g, d, row);
     g->zp = d->qy.zero_point;
     g->lo = (float)(d->lo - d->qy.zero_point);
     g->hi = (float)(d->hi - d->qy.zero_point);

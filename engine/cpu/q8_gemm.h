@@ -128,6 +128,8 @@ bool cc_q8_gemm_from_node(const struct cc_model *m, const struct cc_node *n,
 enum { CC_Q8_NR_ZMM = 64, CC_Q8_NR_YMM = 16, CC_Q8_NR_AVX2 = 24, CC_Q8_NR_AVX2_2 = 16 };
 void cc_q8_kernel_avx512vnni(const struct cc_q8_tile *t);
 void cc_q8_kernel_avxvnni(const struct cc_q8_tile *t);
+// CC_Q8_GROUPS, CC_Q8_NR_YMM outputs a panel, signed x: weights in -127..127 only
+void cc_q8_kernel_avx2sign(const struct cc_q8_tile *t);
 void cc_q8_kernel_avx2(const struct cc_q8_tile *t);    // CC_Q8_PAIRS16
 void cc_q8_kernel_avx2_w8(const struct cc_q8_tile *t); // CC_Q8_PAIRS8
 // CC_Q8_PAIRS16 on panels of CC_Q8_NR_AVX2_2 outputs, 6 pixels a block (layers of 32 outputs)

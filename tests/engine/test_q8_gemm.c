@@ -6,7 +6,9 @@
  * Layers: mobilenet_v2's late 1x1 convs (14x14 and 7x7, 64 to 1280 channels) and its
  * classifier (1 pixel, 1280 -> 1000), then random ones: 1 to 200 pixels, odd input and output
  * counts (the 4-input groups' tails, partial vectors and panels), random int8 weights, scales,
- * zero points, clamps and biases (or none); every kernel family the host runs (portable C,
+ * zero points, clamps and biases (or none), half of them with weights in -127..127 only (the
+ * layers AVX2's sign kernel takes where they have 16 to 63 pixels, checked to have run; and its
+ * largest pairs, x -128 against w -127); every kernel family the host runs (portable C,
  * AVX2, AVX-VNNI, AVX-512 VNNI; NEON, NEON dot product), 1 to 4 threads, the output
  * poisoned with two different values (a value left unwritten fails one of them), the input in
  * a buffer of exactly its size. Tolerance: none (exact).
@@ -40,9 +42,14 @@ static int8_t *random_i8(struct tu_rng *r, size_t n)
     return p;
 }
 
-static void make_layer(struct layer *l, struct tu_rng *r, int m, int k, int n)
+/* A random layer of m pixels, k -> n; full_w: its weights in -128..127 with w[0] -128 (a
+ * layer AVX2's sign kernel cannot take), else in -127..127. */
+static void make_layer(struct layer *l, struct tu_rng *r, int m, int k, int n, bool full_w)
 {
     l->w = random_i8(r, (size_t)n * k);
+    for (size_t i = 0; i < (size_t)n * k; i++)
+        l->w[i] = full_w || l->w[i] != INT8_MIN ? l->w[i] : -127;
+    l->w[0] = full_w ? INT8_MIN : l->w[0];
     l->x = random_i8(r, (size_t)m * k);
     l->sw = malloc((size_t)n * sizeof(float));
     tu_rng_fill(r, l->sw, (size_t)n, 0.002f, 0.02f);
@@ -83,9 +90,11 @@ static void reference(const struct cc_q8_gemm_desc *d, const int8_t *x, int8_t *
         }
 }
 
-/* Layer l with isa's kernels on 1 to 4 threads against the reference. */
-static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
+/* Layer l with isa's kernels on 1 to 4 threads against the reference; true where the kernel
+ * was AVX2's sign kernel (its byte groups: q8_gemm.h). */
+static bool check_layer(const struct layer *l, enum cc_fq8_isa isa)
 {
+    bool sign = false;
     const struct cc_q8_gemm_desc *d = &l->d;
     size_t n_out = (size_t)d->m * d->n;
     int8_t *want = malloc(n_out), *got = malloc(n_out);
@@ -95,6 +104,7 @@ static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
         struct cc_error err = {0};
         if (!CHECKF(cc_q8_gemm_init(&g, d, isa, threads, &err), "init: %s", err.msg))
             break;
+        sign = isa == CC_FQ8_AVX2 && g.layout == CC_Q8_GROUPS;
         pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
         for (int poison = 0; poison < 2; poison++) {
             memset(got, poison ? 0x55 : 0xaa, n_out);
@@ -113,6 +123,23 @@ static void check_layer(const struct layer *l, enum cc_fq8_isa isa)
         cc_q8_gemm_finish(&g);
     }
     free(want), free(got);
+    return sign;
+}
+
+/* The sign kernel's largest pairs, exact: every x -128 (|x| 128) against weights -127 (x's sign
+ * makes them 127), then x 127 against 127: 2 * 128 * 127 = 32512 a pair, just inside int16. */
+static int check_extremes(struct tu_rng *r, enum cc_fq8_isa isa)
+{
+    int sign = 0;
+    for (int v = 0; v < 2; v++) {
+        struct layer l;
+        make_layer(&l, r, 49, 100, 40, false);
+        memset(l.x, v ? 127 : -128, (size_t)49 * 100);
+        memset(l.w, v ? 127 : -127, (size_t)40 * 100);
+        sign += check_layer(&l, isa);
+        free_layer(&l);
+    }
+    return sign;
 }
 
 /* Layers every family must compute: [pixels, inputs, outputs]. {7, 1030, 50}: the AVX2 kernel
@@ -136,7 +163,7 @@ static void check_bad_desc(void)
     struct layer l;
     struct tu_rng r;
     tu_rng_seed(&r, 1);
-    make_layer(&l, &r, 4, 8, 8);
+    make_layer(&l, &r, 4, 8, 8, true);
     struct cc_q8_gemm g;
     struct cc_error err = {0};
     l.d.qy.scale = 0;
@@ -165,21 +192,25 @@ int main(int argc, char **argv)
                                                          : "not on this CPU or build");
             continue;
         }
-        int cases = 0;
-        for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
+        int cases = 2, sign = check_extremes(&r, (enum cc_fq8_isa)isa);
+        for (size_t i = 0; i < 2 * sizeof(fixed) / sizeof(fixed[0]); i++, cases++) {
             struct layer l;
-            make_layer(&l, &r, fixed[i][0], fixed[i][1], fixed[i][2]);
-            check_layer(&l, (enum cc_fq8_isa)isa);
+            make_layer(&l, &r, fixed[i / 2][0], fixed[i / 2][1], fixed[i / 2][2], i % 2);
+            sign += check_layer(&l, (enum cc_fq8_isa)isa);
             free_layer(&l);
         }
         for (int i = 0; i < 40; i++, cases++) {
             struct layer l;
             make_layer(&l, &r, tu_rng_range(&r, 1, 200), tu_rng_range(&r, 1, 99),
-                       tu_rng_range(&r, 1, 150));
-            check_layer(&l, (enum cc_fq8_isa)isa);
+                       tu_rng_range(&r, 1, 150), i % 2);
+            sign += check_layer(&l, (enum cc_fq8_isa)isa);
             free_layer(&l);
         }
-        printf("# %s: %d layers x 1-4 threads\n", cc_fq8_isa_name((enum cc_fq8_isa)isa), cases);
+        // AVX2: the 7x7 layers and the extremes at least, by the sign kernel
+        CHECKF(isa != CC_FQ8_AVX2 || sign >= 8, "%d layers ran AVX2's sign kernel, want 8 or more",
+               sign);
+        printf("# %s: %d layers x 1-4 threads (%d by the sign kernel)\n",
+               cc_fq8_isa_name((enum cc_fq8_isa)isa), cases, sign);
     }
     return tu_exit_code();
 }
