@@ -158,27 +158,36 @@ static size_t wide_bytes(int m, int k, size_t tasks)
     return ldw <= WIDE_K && bytes <= WIDE_MAX ? bytes : 0;
 }
 
-/* Panels per task (g->tile_n) and g->wide: where the kernels widen their inputs to int16 and a
- * task has every pixel, each takes several panels (all of them on one thread, else enough for
- * two tasks a thread) and widens its pixels once for them, not once a panel (the AVX2 kernel
- * does without, a register block at a time); where the buffer fits WIDE_MAX and pixels have at
- * most WIDE_K inputs: there the kernel's own widening is mostly its per-block overhead (28x28
- * and 56x56 expands, k 24 and 32: 0.33 -> 0.27 ms each); with more inputs the widened rows
- * come from L2 instead of a register block's buffer in L1, and the projects at 14x14 and 7x7
- * (k 384..960) were 5-25% slower. False: out of memory. */
+/* Panels per task (g->tile_n) and g->wide: where the kernels widen their inputs to int16, the
+ * buffer fits WIDE_MAX and pixels have at most WIDE_K inputs, each pixel is widened once for all
+ * the panels, not once a panel (the AVX2 kernel does without, a register block at a time): there
+ * the kernel's own widening is mostly its per-block overhead (28x28 and 56x56 expands, k 24 and
+ * 32: 0.33 -> 0.27 ms each); with more inputs the widened rows come from L2 instead of a register
+ * block's buffer in L1, and the projects at 14x14 and 7x7 (k 384..960) were 5-25% slower. On one
+ * thread one task has it all. On more, where each thread gets two tasks of 6 pixels or more, the
+ * tasks split the pixels (g->tile_m) and take every panel, so a pixel is widened once in all: when
+ * they split the panels instead, each widened all the pixels (2 threads, same rounds: features.4's
+ * expand 24 -> 144 at 56x56 0.223 -> 0.178 ms, 32 -> 192 at 28x28 0.076 -> 0.066, 64 -> 384 at
+ * 14x14 0.059 -> 0.054; the weights, at most 64 x n, are small). Else, a task with every pixel,
+ * enough panels for two tasks a thread. False: out of memory. */
 static bool plan_widen(struct cc_q8_gemm *g, int threads, const struct row *row)
 {
     g->tile_n = 1;
-    if (!row->widen || g->panels < 2 || g->tile_m < g->m)
+    if (!row->widen || g->panels < 2)
         return true;
-    int tn = threads <= 1 ? g->panels : (g->panels + 2 * threads - 1) / (2 * threads);
-    size_t tasks = (size_t)((g->panels + tn - 1) / tn), ldw = (size_t)(g->k + 3) / 4 * 4;
-    size_t bytes = wide_bytes(g->m, g->k, tasks);
-    if (tn < 2 || !bytes)
+    size_t tasks = 1;
+    if (threads > 1 && g->m >= 12 * threads && wide_bytes(g->m, g->k, 1)) {
+        g->tile_m = ((g->m + 2 * threads - 1) / (2 * threads) + 5) / 6 * 6;
+        g->tile_n = g->panels;
+    } else if (g->tile_m == g->m) {
+        int tn = threads <= 1 ? g->panels : (g->panels + 2 * threads - 1) / (2 * threads);
+        tasks = (size_t)((g->panels + tn - 1) / tn);
+        g->tile_n = tn >= 2 && wide_bytes(g->m, g->k, tasks) ? tn : 1;
+    }
+    if (g->tile_n == 1)
         return true;
-    g->wide = aligned_zeros(bytes);
-    g->tile_n = tn;
-    g->ldw = ldw;
+    g->ldw = (size_t)(g->k + 3) / 4 * 4;
+    g->wide = aligned_zeros(wide_bytes(g->m, g->k, tasks));
     g->widen = row->widen;
     return g->wide != NULL;
 }
