@@ -44,27 +44,9 @@ __attribute__((target("avx2"))) static inline void qg_ymm_storeb(int8_t *p, __m2
 /* AVX-VNNI (the VEX-encoded vpdpbusd of Alder Lake and Zen 5 on 256-bit vectors). */
 #define QG_SFX avxvnni
 #define QG_TARGET __attribute__((target("avx2,avxvnni")))
-#define QG_W __m256i
-#define QG_WLOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define QG_A __m256i
 #define QG_ABCAST(u) _mm256_set1_epi32((int)(u))
 #define QG_DOT(acc, a, w) _mm256_dpbusd_avx_epi32((acc), (a), (w))
-#define QG_VI __m256i
-#define QG_VF __m256
-#define QG_N 8
-#define QG_NV 2
-#define QG_MR 4
-#define QG_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define QG_SET1I(x) _mm256_set1_epi32(x)
-#define QG_ADDI(a, b) _mm256_add_epi32((a), (b))
-#define QG_LOADF(p) _mm256_loadu_ps(p)
-#define QG_SET1F(x) _mm256_set1_ps(x)
-#define QG_MULF(a, b) _mm256_mul_ps((a), (b))
-#define QG_MINF(a, b) _mm256_min_ps((a), (b))
-#define QG_MAXF(a, b) _mm256_max_ps((a), (b))
-#define QG_CVTF(v) _mm256_cvtepi32_ps(v)
-#define QG_CVTI(v) _mm256_cvtps_epi32(v)
-#define QG_STOREB(p, v) qg_ymm_storeb((p), (v))
+#include "q8_gemm_ymm.h"
 #include "q8_gemm_kern.h"
 
 /* AVX2 without a byte dot product, for layers whose weights are all in -127..127 (signed x):
@@ -83,26 +65,8 @@ __attribute__((target("avx2"))) static inline __m256i qg_sign_dot(__m256i acc, _
 
 #define QG_SFX avx2sign
 #define QG_TARGET __attribute__((target("avx2")))
-#define QG_W __m256i
-#define QG_WLOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define QG_A __m256i
 // x itself: the template's u is x ^ 0x80 in each byte (the unsigned input of vpdpbusd)
 #define QG_ABCAST(u) _mm256_set1_epi32((int)((u) ^ 0x80808080u))
 #define QG_DOT(acc, a, w) qg_sign_dot((acc), (a), (w))
-#define QG_VI __m256i
-#define QG_VF __m256
-#define QG_N 8
-#define QG_NV 2
-#define QG_MR 4
-#define QG_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
-#define QG_SET1I(x) _mm256_set1_epi32(x)
-#define QG_ADDI(a, b) _mm256_add_epi32((a), (b))
-#define QG_LOADF(p) _mm256_loadu_ps(p)
-#define QG_SET1F(x) _mm256_set1_ps(x)
-#define QG_MULF(a, b) _mm256_mul_ps((a), (b))
-#define QG_MINF(a, b) _mm256_min_ps((a), (b))
-#define QG_MAXF(a, b) _mm256_max_ps((a), (b))
-#define QG_CVTF(v) _mm256_cvtepi32_ps(v)
-#define QG_CVTI(v) _mm256_cvtps_epi32(v)
-#define QG_STOREB(p, v) qg_ymm_storeb((p), (v))
+#include "q8_gemm_ymm.h"
 #include "q8_gemm_kern.h"
