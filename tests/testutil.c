@@ -97,6 +97,17 @@ double tu_max_abs(const float *x, size_t n)
     return m;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void tu_sort_doubles(double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), by_value);
+}
+
 void *tu_read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");

@@ -38,6 +38,8 @@ void tu_rng_fill(struct tu_rng *r, float *x, size_t n, float lo, float hi);
 /* Largest |a[i] - b[i]| and the largest |b[i]|; index of the worst element in *worst. */
 double tu_max_abs_diff(const float *a, const float *b, size_t n, size_t *worst);
 double tu_max_abs(const float *x, size_t n);
+// v sorted in increasing order (the benchmarks' percentiles)
+void tu_sort_doubles(double *v, size_t n);
 
 /* Reads a whole file; returns a malloc'd buffer (NUL-terminated) or NULL. */
 void *tu_read_file(const char *path, size_t *size);

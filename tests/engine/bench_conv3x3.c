@@ -24,12 +24,6 @@ static const int layers[][4] = {
     {14, 256, 256, 1}, {14, 256, 512, 2}, {7, 512, 512, 1},
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The least time of RUNS runs of p. */
 static double least(const struct cc_conv3x3 *p, pthreadpool_t pool)
 {
@@ -82,7 +76,7 @@ int main(int argc, char **argv)
         double gflop = 2.0 * ho * ho * s[2] * s[1] * 9 / 1e9;
         printf("%2dx%-2d %3d -> %3d s%d:", s[0], s[0], s[1], s[2], s[3]);
         for (int a = 0; a < ways; a++) {
-            qsort(t[a], (size_t)rounds, sizeof(double), cmp_double);
+            tu_sort_doubles(t[a], (size_t)rounds);
             double med = t[a][rounds / 2];
             static const char *const names[3] = {"direct", "winograd", "F(4x4)"};
             printf("  %s %.3f ms (%.0f GFLOP/s)", names[a], med, gflop / med * 1e3);

@@ -4,24 +4,16 @@
  *
  *     bench_f32_gemm [THREADS [ROUNDS]]
  *
- * Each run passes over the layers in the network's order, as a network does: their weights
- * (6.6 MB in all) and activations come from L3 or memory, not from a warm L2, since 32 MB of
- * other memory is written before every pass. Rounds alternate the kernel families the host runs
+ * layer_bench.h's passes (weights cold: 6.6 MB in all) over the kernel families the host runs
  * (AVX-512, AVX2, on x86-64; the portable C is left out: it is the other families' reference,
- * not a contender), 30 passes each after 2 untimed. Prints per layer and family the 10th
- * percentile of all rounds' times (the least disturbed: the machine may be shared) and the
- * median, in ms, and GFLOP/s at the 10th percentile. To compare two builds, run a copy of each
+ * not a contender), GFLOP/s at the 10th percentile. To compare two builds, run a copy of each
  * in turn (tools/perf_nodes.py does so for whole networks).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "clock.h"
 #include "f32_gemm.h"
+#include "layer_bench.h"
 #include "testutil.h"
-
-enum { PASSES = 30, WARMUP = 2, MAX_ROUNDS = 50, EVICT_BYTES = 32 << 20 };
 
 /* mobilenet_v2's 1x1 convolutions at 224x224 input, one of each shape, in order: pixels,
  * channels in, out. */
@@ -40,7 +32,6 @@ struct bench {
     float *x[N_LAYERS], *y[N_LAYERS];
     struct cc_f32_pw pw[N_FAMILIES][N_LAYERS];
     bool runs[N_FAMILIES];
-    double ms[N_FAMILIES][N_LAYERS][MAX_ROUNDS * PASSES];
 };
 
 static float *random_floats(size_t n, float scale)
@@ -53,96 +44,61 @@ static float *random_floats(size_t n, float scale)
 }
 
 /* Every layer's input, output and packed weights for each family the host runs. */
-static void setup(struct bench *b, size_t threads)
+static void setup(void *ctx, int threads, bool *runs)
 {
+    struct bench *b = ctx;
     struct cc_act relu6 = {.kind = CC_ACT_CLAMP, .min = 0.0f, .max = 6.0f};
+    for (size_t f = 0; f < N_FAMILIES; f++)
+        b->runs[f] = runs[f] = cc_stem_isa_runs(families[f]);
     for (size_t l = 0; l < N_LAYERS; l++) {
         size_t px = (size_t)layers[l][0], c = (size_t)layers[l][1], n = (size_t)layers[l][2];
         float *w = random_floats(n * c, 0.2f), *bias = random_floats(n, 0.2f);
         b->x[l] = random_floats(px * c, 4.0f);
         b->y[l] = random_floats(px * n, 0.0f);
         for (size_t f = 0; f < N_FAMILIES; f++) {
-            b->runs[f] = cc_stem_isa_runs(families[f]);
             struct cc_error err = {0};
-            if (b->runs[f]) {
-                CHECK(cc_f32_pw_init(&b->pw[f][l], w, bias, px, (int)c, (int)n, relu6, families[f],
-                                     threads, &err));
-                b->pw[f][l].x = b->x[l];
-                b->pw[f][l].y = b->y[l];
-            }
+            if (!b->runs[f])
+                continue;
+            CHECK(cc_f32_pw_init(&b->pw[f][l], w, bias, px, (int)c, (int)n, relu6, families[f],
+                                 (size_t)threads, &err));
+            b->pw[f][l].x = b->x[l];
+            b->pw[f][l].y = b->y[l];
         }
         free(w), free(bias);
     }
 }
 
-static int cmp_double(const void *a, const void *b)
+static void run(void *ctx, int way, size_t layer, pthreadpool_t pool)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    struct bench *b = ctx;
+    cc_f32_pw_run(&b->pw[way][layer], pool);
 }
 
-/* One pass over the layers of family f after the eviction; timed into round r's pass i (< 0:
- * untimed). */
-static void pass(struct bench *b, size_t f, char *evict, int r, int i, pthreadpool_t pool)
+static void finish(void *ctx)
 {
-    memset(evict, r + i, EVICT_BYTES);
-    for (size_t l = 0; l < N_LAYERS; l++) {
-        double t0 = cc_now_ms();
-        cc_f32_pw_run(&b->pw[f][l], pool);
-        if (i >= 0)
-            b->ms[f][l][r * PASSES + i] = cc_now_ms() - t0;
-    }
-}
-
-static void report(struct bench *b, int rounds)
-{
-    size_t n = (size_t)rounds * PASSES;
-    printf("layer (pixels x in -> out)");
-    for (size_t f = 0; f < N_FAMILIES; f++)
-        if (b->runs[f])
-            printf("   %-26s", cc_stem_isa_name(families[f]));
-    printf("\n");
-    for (size_t l = 0; l < N_LAYERS; l++) {
-        printf("%5d x %4d -> %4d        ", layers[l][0], layers[l][1], layers[l][2]);
-        double flop = 2.0 * layers[l][0] * layers[l][1] * layers[l][2];
-        for (size_t f = 0; f < N_FAMILIES; f++) {
-            if (!b->runs[f])
-                continue;
-            qsort(b->ms[f][l], n, sizeof(double), cmp_double);
-            double p10 = b->ms[f][l][n / 10];
-            printf("   %.4f (%.4f) %6.1f GF/s", p10, b->ms[f][l][n / 2], flop / p10 * 1e-6);
-        }
-        printf("\n");
-    }
-}
-
-int main(int argc, char **argv)
-{
-    int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 5;
-    if (threads < 1 || threads > 16 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: %s [THREADS (1-16) [ROUNDS (1-%d)]]\n", argv[0], MAX_ROUNDS);
-        return 2;
-    }
-    struct bench *b = calloc(1, sizeof(*b));
-    char *evict = malloc(EVICT_BYTES);
-    CHECK(b != NULL && evict != NULL);
-    setup(b, (size_t)threads);
-    pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
-    for (int r = 0; r < rounds; r++)
-        for (size_t f = 0; f < N_FAMILIES; f++)
-            for (int i = -WARMUP; i < PASSES && b->runs[f]; i++)
-                pass(b, f, evict, r, i, pool);
-    printf("%d thread(s), %d rounds x %d passes, 32 MB written before each; ms: 10th percentile "
-           "(median)\n",
-           threads, rounds, PASSES);
-    report(b, rounds);
+    struct bench *b = ctx;
     for (size_t f = 0; f < N_FAMILIES; f++)
         for (size_t l = 0; l < N_LAYERS && b->runs[f]; l++)
             cc_f32_pw_finish(&b->pw[f][l]);
     for (size_t l = 0; l < N_LAYERS; l++)
         free(b->x[l]), free(b->y[l]);
-    if (pool)
-        pthreadpool_destroy(pool);
-    free(evict), free(b);
-    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct bench b;
+    const char *ways[N_FAMILIES];
+    for (size_t f = 0; f < N_FAMILIES; f++)
+        ways[f] = cc_stem_isa_name(families[f]);
+    struct layer_bench lb = {.layers = layers,
+                             .n_layers = N_LAYERS,
+                             .ways = ways,
+                             .n_ways = N_FAMILIES,
+                             .rate = "GF/s",
+                             .ops_per_mac = 2.0,
+                             .ctx = &b,
+                             .setup = setup,
+                             .run = run,
+                             .finish = finish};
+    return layer_bench_main(&lb, argc, argv);
 }

@@ -179,12 +179,6 @@ static bool time_round(struct bench *b, int r, pthreadpool_t pool)
     return true;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void report(struct bench *b, int rounds)
 {
     const struct cc_fused_block_desc *d = &b->d;
@@ -192,8 +186,8 @@ static void report(struct bench *b, int rounds)
     double mb = 4e-6, x = in * d->cin * mb, e = in * d->cexp * mb, dw = out * d->cexp * mb;
     double y = out * d->cout * mb, res = d->residual ? x : 0;
     double layers = (d->expand ? x + e : 0) + e + dw + dw + y + (d->residual ? y + res + y : 0);
-    qsort(b->ms[0], n, sizeof(double), by_value);
-    qsort(b->ms[1], n, sizeof(double), by_value);
+    tu_sort_doubles(b->ms[0], n);
+    tu_sort_doubles(b->ms[1], n);
     printf("%3dx%-3d %2d -> %3d -> %2d s%d%s  layers %.3f (%.3f)  fused %.3f (%.3f)  x%.2f  "
            "MB %.2f -> %.2f  fused set %zu KB\n",
            d->h, d->w, d->cin, d->cexp, d->cout, d->stride, d->residual ? " res" : "    ",

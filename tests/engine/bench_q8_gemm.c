@@ -6,21 +6,17 @@
  *
  *     bench_q8_gemm [THREADS [ROUNDS]]
  *
- * Each run passes over the layers in the network's order, as a network does: their weights and
- * activations come from L3 or memory, since 32 MB of other memory is written before every
- * pass. Rounds alternate the kernels, 30 passes each after 2 untimed. Prints per layer and
- * kernel the 10th percentile of all rounds' times (the least disturbed: the machine may be
- * shared) and the median, in ms, and GMAC/s at the 10th percentile.
+ * layer_bench.h's passes (weights cold), GMAC/s at the 10th percentile.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "clock.h"
+#include "layer_bench.h"
 #include "q8_gemm.h"
 #include "testutil.h"
 
-enum { PASSES = 30, WARMUP = 2, MAX_ROUNDS = 50, EVICT_BYTES = 32 << 20, N_WAYS = 2 };
+enum { N_WAYS = 2 };
 
 static const int layers[][3] = {
     {12544, 32, 32}, {12544, 16, 96}, {3136, 96, 24}, {3136, 24, 144}, {3136, 144, 24},
@@ -35,7 +31,6 @@ static const char *const ways[N_WAYS] = {"a weight -128 (pairs)", "-127..127 (th
 struct bench {
     int8_t *x[N_LAYERS], *y[N_LAYERS];
     struct cc_q8_gemm g[N_WAYS][N_LAYERS];
-    double ms[N_WAYS][N_LAYERS][MAX_ROUNDS * PASSES];
 };
 
 static int8_t *random_i8(size_t n, int lo, int hi)
@@ -47,8 +42,9 @@ static int8_t *random_i8(size_t n, int lo, int hi)
     return v;
 }
 
-static void setup(struct bench *b, int threads)
+static void setup(void *ctx, int threads, bool *runs)
 {
+    struct bench *b = ctx;
     for (size_t l = 0; l < N_LAYERS; l++) {
         int m = layers[l][0], k = layers[l][1], n = layers[l][2];
         int8_t *w = random_i8((size_t)n * (size_t)k, -127, 127);
@@ -62,79 +58,45 @@ static void setup(struct bench *b, int threads)
         for (int v = N_WAYS; v-- > 0;) { // the sign kernel, then with one weight -128 (pairs)
             struct cc_error err = {0};
             CHECKF(cc_q8_gemm_init(&b->g[v][l], &d, CC_FQ8_AVX2, threads, &err), "%s", err.msg);
+            runs[v] = true;
             w[0] = INT8_MIN;
         }
         free(w), free(sw);
     }
 }
 
-static int cmp_double(const void *a, const void *b)
+static void run(void *ctx, int way, size_t layer, pthreadpool_t pool)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    struct bench *b = ctx;
+    cc_q8_gemm_run(&b->g[way][layer], b->x[layer], b->y[layer], pool);
 }
 
-static void pass(struct bench *b, int v, char *evict, int r, int i, pthreadpool_t pool)
+static void finish(void *ctx)
 {
-    memset(evict, r + i, EVICT_BYTES);
-    for (size_t l = 0; l < N_LAYERS; l++) {
-        double t0 = cc_now_ms();
-        cc_q8_gemm_run(&b->g[v][l], b->x[l], b->y[l], pool);
-        if (i >= 0)
-            b->ms[v][l][r * PASSES + i] = cc_now_ms() - t0;
-    }
-}
-
-static void report(struct bench *b, int rounds)
-{
-    size_t n = (size_t)rounds * PASSES;
-    printf("layer (pixels x in -> out)");
-    for (int v = 0; v < N_WAYS; v++)
-        printf("   %-28s", ways[v]);
-    printf("\n");
-    for (size_t l = 0; l < N_LAYERS; l++) {
-        printf("%5d x %4d -> %4d        ", layers[l][0], layers[l][1], layers[l][2]);
-        double mac = (double)layers[l][0] * layers[l][1] * layers[l][2];
-        for (int v = 0; v < N_WAYS; v++) {
-            qsort(b->ms[v][l], n, sizeof(double), cmp_double);
-            double p10 = b->ms[v][l][n / 10];
-            printf("   %.4f (%.4f) %6.1f GMAC/s", p10, b->ms[v][l][n / 2], mac / p10 * 1e-6);
-        }
-        printf("\n");
-    }
-}
-
-int main(int argc, char **argv)
-{
-    int threads = argc > 1 ? atoi(argv[1]) : 1, rounds = argc > 2 ? atoi(argv[2]) : 5;
-    if (threads < 1 || threads > 16 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: %s [THREADS (1-16) [ROUNDS (1-%d)]]\n", argv[0], MAX_ROUNDS);
-        return 2;
-    }
-    if (!cc_q8_gemm_isa_runs(CC_FQ8_AVX2)) {
-        printf("no AVX2 on this CPU or build: nothing to compare\n");
-        return 0;
-    }
-    struct bench *b = calloc(1, sizeof(*b));
-    char *evict = malloc(EVICT_BYTES);
-    CHECK(b != NULL && evict != NULL);
-    setup(b, threads);
-    pthreadpool_t pool = threads > 1 ? pthreadpool_create((size_t)threads) : NULL;
-    for (int r = 0; r < rounds; r++)
-        for (int v = 0; v < N_WAYS; v++)
-            for (int i = -WARMUP; i < PASSES; i++)
-                pass(b, v, evict, r, i, pool);
-    printf("%d thread(s), %d rounds x %d passes, 32 MB written before each; ms: 10th percentile "
-           "(median)\n",
-           threads, rounds, PASSES);
-    report(b, rounds);
+    struct bench *b = ctx;
     for (int v = 0; v < N_WAYS; v++)
         for (size_t l = 0; l < N_LAYERS; l++)
             cc_q8_gemm_finish(&b->g[v][l]);
     for (size_t l = 0; l < N_LAYERS; l++)
         free(b->x[l]), free(b->y[l]);
-    if (pool)
-        pthreadpool_destroy(pool);
-    free(evict), free(b);
-    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (!cc_q8_gemm_isa_runs(CC_FQ8_AVX2)) {
+        printf("no AVX2 on this CPU or build: nothing to compare\n");
+        return 0;
+    }
+    static struct bench b;
+    struct layer_bench lb = {.layers = layers,
+                             .n_layers = N_LAYERS,
+                             .ways = ways,
+                             .n_ways = N_WAYS,
+                             .rate = "GMAC/s",
+                             .ops_per_mac = 1.0,
+                             .ctx = &b,
+                             .setup = setup,
+                             .run = run,
+                             .finish = finish};
+    return layer_bench_main(&lb, argc, argv);
 }

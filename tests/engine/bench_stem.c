@@ -93,12 +93,6 @@ static struct cc_model *stem_model(bool int8, struct cc_error *err)
     return m;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* RUNS timed runs of mode into run_ms and layer_ms; false with a message on failure. */
 static bool time_mode(const char *mode, bool int8, int threads, bool first, const float *input,
                       float *out, double *run_ms, double *layer_ms)
@@ -164,8 +158,8 @@ int main(int argc, char **argv)
     printf("%d thread(s), %d rounds x %d runs; ms: median (10th percentile)\n", threads, rounds,
            RUNS);
     for (size_t k = 0; ok && k < N_MODES; k++) {
-        qsort(run_ms[k], n, sizeof(double), by_value);
-        qsort(layer_ms[k], n, sizeof(double), by_value);
+        tu_sort_doubles(run_ms[k], n);
+        tu_sort_doubles(layer_ms[k], n);
         printf("%-4s run %.3f (%.3f)  layer %.3f (%.3f)\n", modes[k], run_ms[k][n / 2],
                run_ms[k][n / 10], layer_ms[k][n / 2], layer_ms[k][n / 10]);
     }
