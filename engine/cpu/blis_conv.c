@@ -5,6 +5,7 @@
  * pool in the process, not BLIS's OpenMP threads spinning beside pthreadpool's workers. Each
  * task gathers its own rows of patches (in its own slot of the wave's scratch), so tasks share
  * nothing but their inputs. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <blis.h>
@@ -134,4 +135,24 @@ void cc_blis_conv_run(const struct cc_blis_conv *p, pthreadpool_t pool)
                                    PTHREADPOOL_FLAG_DISABLE_DENORMALS |
                                        (last && p->yield ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0));
     }
+}
+
+bool cc_blis_conv_setup(struct cc_error *err)
+{
+    void *probe = malloc(CC_BLIS_SETUP_PROBE);
+    if (!probe)
+        return cc_error_set(err,
+                            "out of memory setting up BLIS, the GEMM library (%zu KiB): "
+                            "free memory or raise the process's memory limit",
+                            CC_BLIS_SETUP_PROBE >> 10);
+    free(probe);
+    bli_init();
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+    rntm_t rntm;
+    bli_rntm_init(&rntm);
+    bli_rntm_set_num_threads(1, &rntm);
+    float one = 1.0f, zero = 0.0f;
+    bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, 2, 2, 2, &one, a, 2, 1, b, 2, 1, &zero, c, 2,
+                 1, NULL, &rntm);
+    return true;
 }

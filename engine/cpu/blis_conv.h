@@ -21,6 +21,7 @@
 
 #include <pthreadpool.h>
 
+#include "error.h"
 #include "model.h"
 
 /* Most floats of gathered patches a convolution keeps at once (16 MB): a large layer (VGG's
@@ -68,6 +69,20 @@ size_t cc_blis_conv_patch_floats(const struct cc_model *m, const struct cc_node 
 
 /* Writes the (n, c, kh, kw) weights w in patch order (n, kh, kw, c) into out. */
 void cc_blis_conv_pack_weights(const float *w, int n, int c, int kh, int kw, float *out);
+
+/* Sets BLIS up now, while the caller can still fail cleanly: BLIS builds its kernel tables and
+ * memory pools on its first GEMM (about 90 KB in 350 small mallocs, Debian 12's libblis 0.9)
+ * and aborts the process when malloc fails there, so under a tight address-space limit
+ * (RLIMIT_AS, a 32-bit Pi) a network's first run would die with "libblis: Aborting". Here a
+ * probe of CC_BLIS_SETUP_PROBE bytes comes first: when it fails, the error names the memory and
+ * nothing of BLIS's has run. Then bli_init() and one small GEMM on this thread; later GEMMs of
+ * one BLIS thread reuse what these allocated. Every user of BLIS calls this before its first
+ * GEMM: the CPU backend's BLIS layers, and the reference ops' (ref backend, Vulkan's CPU nodes). */
+bool cc_blis_conv_setup(struct cc_error *err);
+
+/* The probe's size: over ten times what BLIS's setup was measured to take, for other libraries'
+ * versions and the C library's own bookkeeping. */
+#define CC_BLIS_SETUP_PROBE ((size_t)1 << 20)
 
 /* y = act(conv(x) + bias), on pool (NULL: the calling thread). */
 void cc_blis_conv_run(const struct cc_blis_conv *p, pthreadpool_t pool);

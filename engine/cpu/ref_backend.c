@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "blis_conv.h"
 #include "cpu_info.h"
 #include "ref_ops.h"
 #include "plan.h"
@@ -199,6 +200,8 @@ static void *ref_create(const struct cc_model *m, const struct cc_engine_options
                          cc_op_name(m->nodes[n].op), m->nodes[n].name);
             return NULL;
         }
+    if (!cc_blis_conv_setup(err)) // its conv2d and linear ops run BLIS's GEMM
+        return NULL;
 
     struct ref_state *s = calloc(1, sizeof(*s));
     if (!s) {

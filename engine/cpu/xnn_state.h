@@ -134,6 +134,7 @@ struct xnn_state {
     int n_timings;
     int n_int8;         // nodes computing in int8 (for the device name)
     int n_gemm, n_blis; // f32 one-group convolutions, and how many of them BLIS runs
+    bool blis_set_up;   // cc_blis_conv_setup ran for this load
     // Measured choices from the cache, a letter per conv and linear (xnn_choices.h); or NULL.
     const char *remembered;
     // The load-time timings' watch (choice_watch.h: whether they use the pool, and were taken

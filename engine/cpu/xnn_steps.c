@@ -44,6 +44,8 @@ static bool choose_gemm(struct xnn_state *s, int n, const struct cc_engine_optio
     enum cc_cpu_pointwise how = opts ? opts->cpu_pointwise : CC_CPU_POINTWISE_MEASURE;
     if (!cc_xnn_blis_can_run(m, node, st) || how == CC_CPU_POINTWISE_XNNPACK)
         return true;
+    if (!s->blis_set_up && !(s->blis_set_up = cc_blis_conv_setup(err)))
+        return false;
     s->n_gemm++;
     const struct cc_tensor *x = &m->tensors[node->inputs[0]], *w = &m->tensors[node->inputs[1]];
     const struct cc_tensor *y = &m->tensors[node->outputs[0]];

@@ -13,6 +13,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include "blis_conv.h"
 #include "ref_ops.h"
 #include "vk_backend.h"
 #include "vk_context.h"
@@ -50,6 +51,8 @@ bool cc_vk_fallback_prepare(struct cc_vk_state *s, struct cc_error *err)
     const struct cc_model *m = s->model;
     if (!s->n_cpu)
         return true;
+    if (!cc_blis_conv_setup(err)) // a conv2d or linear node on the CPU runs BLIS's GEMM
+        return false;
     if (!s->shared &&
         !cc_vk_buffer_init(s->vk, &s->mirror, s->plan.arena_size,
                            VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
