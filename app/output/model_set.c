@@ -11,11 +11,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "file_hash.h"
 
-enum { PAYLOAD_MAX = 8192, URL_MAX = 2048 };
+enum {
+    PAYLOAD_MAX = 8192,
+    URL_MAX = 2048,
+    RETRY_FIRST_S = 2, // a fetch that may work later (no server yet, 5xx) is tried again after
+    RETRY_MAX_S = 300, // this, doubling each time up to RETRY_MAX_S
+};
 
 struct cc_model_set {
     struct cc_model_set_config cfg; // token and dir: the copies below
@@ -122,9 +128,32 @@ static int progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_of
     return stop; // non-zero aborts the transfer
 }
 
-/* rq->url into the file f; false with msg. */
+/* Whether a failed transfer may work if tried again later: the server not up yet or not
+ * reachable (a node that boots before its model server or its network), a timeout, a broken
+ * connection, or an HTTP answer that says "later" (5xx, 408, 429). Not a 404, a refused
+ * protocol, a file over the limit or a stop. */
+static bool may_work_later(CURLcode rc, long http)
+{
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+        return true;
+    case CURLE_HTTP_RETURNED_ERROR:
+        return http >= 500 || http == 408 || http == 429;
+    default:
+        return false;
+    }
+}
+
+/* rq->url into the file f; false with msg, and *later when the transfer may work later. */
 static bool download(struct cc_model_set *s, const struct request *rq, FILE *f, char *msg,
-                     size_t size)
+                     size_t size, bool *later)
 {
     CURL *c = curl_easy_init();
     if (!c) {
@@ -152,7 +181,10 @@ static bool download(struct cc_model_set *s, const struct request *rq, FILE *f, 
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &k);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     CURLcode rc = curl_easy_perform(c);
+    long http = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http);
     curl_easy_cleanup(c);
+    *later = !k.over && may_work_later(rc, http);
     if (rc == CURLE_FILESIZE_EXCEEDED || k.over)
         snprintf(msg, size, "%.300s: larger than %ld bytes", rq->url, s->cfg.max_bytes);
     else if (rc != CURLE_OK)
@@ -160,9 +192,10 @@ static bool download(struct cc_model_set *s, const struct request *rq, FILE *f, 
     return rc == CURLE_OK;
 }
 
-/* Fetches rq's bundle into a temporary file in dir, checks its sha256 and loads it. */
+/* Fetches rq's bundle into a temporary file in dir, checks its sha256 and loads it; *later:
+ * the download failed in a way that may work later. */
 static bool fetch_and_load(struct cc_model_set *s, const struct request *rq,
-                           struct cc_http_loaded *out, char *msg, size_t size)
+                           struct cc_http_loaded *out, char *msg, size_t size, bool *later)
 {
     char path[4096], got[CC_SHA256_HEX] = "";
     snprintf(path, sizeof(path), "%s/.camclass-model-set-XXXXXX", s->dir);
@@ -174,7 +207,7 @@ static bool fetch_and_load(struct cc_model_set *s, const struct request *rq,
             close(fd), unlink(path);
         return false;
     }
-    bool ok = download(s, rq, f, msg, size);
+    bool ok = download(s, rq, f, msg, size, later);
     if (fclose(f) != 0 && ok) {
         snprintf(msg, size, "writing %.300s: %s", path, strerror(errno));
         ok = false;
@@ -195,12 +228,15 @@ static bool fetch_and_load(struct cc_model_set *s, const struct request *rq,
     return ok;
 }
 
-/* The outcome, retained on the status topic and in one stderr line. */
+/* The outcome, retained on the status topic and in one stderr line; retry_s > 0: the fetch is
+ * tried again in that many seconds. */
 static void report(struct cc_model_set *s, struct cc_mqtt *m, bool ok, const struct request *rq,
-                   const struct cc_http_loaded *out, const char *msg)
+                   const struct cc_http_loaded *out, const char *msg, int retry_s)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ok", ok);
+    if (retry_s > 0)
+        cJSON_AddNumberToObject(o, "retry_in_s", retry_s);
     if (rq->sha256[0])
         cJSON_AddStringToObject(o, "sha256", rq->sha256);
     if (rq->url[0])
@@ -217,44 +253,80 @@ static void report(struct cc_model_set *s, struct cc_mqtt *m, bool ok, const str
     if (ok)
         fprintf(stderr, "camclass: mqtt model/set: %s%s (sha256 %.12s...) from %s\n",
                 msg[0] ? msg : "loaded ", msg[0] ? "" : out->name, rq->sha256, rq->url);
+    else if (retry_s > 0)
+        fprintf(stderr,
+                "camclass: mqtt model/set: %s; the old model goes on, trying again in %d s\n", msg,
+                retry_s);
     else
         fprintf(stderr, "camclass: mqtt model/set: %s%s\n", msg,
                 strstr(msg, "old model goes on") ? "" : "; the old model goes on");
 }
 
-static void handle(struct cc_model_set *s, struct cc_mqtt *m, const char *payload, size_t len)
+/* Handles one message; returns the seconds after which to handle it again (0: done): the last
+ * wait doubled (retry_s, 0 the first time), when its fetch failed in a way that may work later. */
+static int handle(struct cc_model_set *s, struct cc_mqtt *m, const char *payload, size_t len,
+                  int retry_s)
 {
     struct request rq = {0};
     struct cc_http_loaded out = {0};
     char msg[1024] = "", running[CC_SHA256_HEX] = "";
     if (len == 0)
-        return; // the retained message was cleared
-    bool ok = parse(s, payload, len, &rq, msg, sizeof(msg));
+        return 0; // the retained message was cleared
+    bool ok = parse(s, payload, len, &rq, msg, sizeof(msg)), later = false;
     if (ok)
         s->cfg.sha(s->cfg.ctx, running);
     if (ok && strcmp(running, rq.sha256) == 0)
         snprintf(msg, sizeof(msg), "already running");
     else if (ok)
-        ok = fetch_and_load(s, &rq, &out, msg, sizeof(msg));
-    report(s, m, ok, &rq, &out, msg);
+        ok = fetch_and_load(s, &rq, &out, msg, sizeof(msg), &later);
+    int next = !later                       ? 0
+               : !retry_s                   ? RETRY_FIRST_S
+               : retry_s >= RETRY_MAX_S / 2 ? RETRY_MAX_S
+                                            : 2 * retry_s;
+    report(s, m, ok, &rq, &out, msg, next);
+    return next;
 }
 
+/* Waits under s->lock for stop, or (once ready) a new message, or until the retry's deadline
+ * (retry_s 0: none) has passed; true when the deadline came first. */
+static bool wait_work(struct cc_model_set *s, int retry_s)
+{
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_sec += retry_s;
+    while (!s->stop && !(s->ready && s->pending)) {
+        if (!retry_s)
+            pthread_cond_wait(&s->wake, &s->lock);
+        else if (pthread_cond_timedwait(&s->wake, &s->lock, &at) == ETIMEDOUT)
+            return !s->stop && !(s->ready && s->pending);
+    }
+    return false;
+}
+
+/* The worker: each message as it comes (the newest), and the one whose fetch may work later
+ * again after its wait, until a newer message replaces it or stop. */
 static void *worker_main(void *arg)
 {
     struct cc_model_set *s = arg;
+    char *payload = NULL; // the message being handled or waiting for its retry; owned
+    size_t len = 0;
+    struct cc_mqtt *m = NULL;
+    int retry_s = 0;
     for (;;) {
         pthread_mutex_lock(&s->lock);
-        while (!s->stop && !(s->ready && s->pending))
-            pthread_cond_wait(&s->wake, &s->lock);
-        char *payload = s->stop ? NULL : s->pending;
-        size_t len = s->pending_len;
-        struct cc_mqtt *m = s->mqtt;
-        s->pending = payload ? NULL : s->pending;
+        bool again = wait_work(s, retry_s), stop = s->stop;
+        if (!again && !stop) {
+            free(payload);
+            payload = s->pending, len = s->pending_len, m = s->mqtt;
+            s->pending = NULL;
+            retry_s = 0;
+        }
         pthread_mutex_unlock(&s->lock);
-        if (!payload)
+        if (stop) {
+            free(payload);
             return NULL;
-        handle(s, m, payload, len);
-        free(payload);
+        }
+        retry_s = handle(s, m, payload, len, retry_s);
     }
 }
 
@@ -324,8 +396,12 @@ struct cc_model_set *cc_model_set_create(const struct cc_model_set_config *cfg,
     }
     struct cc_model_set *s = calloc(1, sizeof(*s));
     if (s) {
+        pthread_condattr_t monotonic; // a retry's wait: not moved by a change of the clock
+        pthread_condattr_init(&monotonic);
+        pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
         pthread_mutex_init(&s->lock, NULL);
-        pthread_cond_init(&s->wake, NULL);
+        pthread_cond_init(&s->wake, &monotonic);
+        pthread_condattr_destroy(&monotonic);
     }
     if (!s || !(s->token = strdup(cfg->token)) || !(s->dir = strdup(cfg->dir))) {
         cc_error_set(err, "out of memory");

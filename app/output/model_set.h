@@ -13,7 +13,10 @@
  *                                        "error": "..."}
  *
  * and said on stderr in one line. A message whose sha256 is the bundle already running (cfg.sha:
- * the retained message comes again at every connect) loads nothing and says so.
+ * the retained message comes again at every connect) loads nothing and says so. A download that
+ * failed in a way that may work later (no server yet, a timeout, a 5xx) is tried again after 2 s,
+ * then 4, 8, ... up to every 300 s (the status says "retry_in_s"), until it works, a newer message
+ * replaces it, or stop.
  *
  * Threads: cc_model_set_offer runs on libmosquitto's thread (mqtt.h on_model_set): it only copies
  * the payload (the newest one waits; one arriving while another is handled replaces it) and

@@ -13,6 +13,8 @@ against a real mosquitto broker and a local http server (bound before any node s
   sha256, frames after it with B's labels; the same message again: "already running", no second
   "model" line. Exit 0 on SIGTERM. A node started while the retained message names B loads B
   once its camera runs (the message comes at the first connect, before the pipelines exist).
+  A node started while the retained message names B on a server that is not up yet says it
+  tries again (connection refused) and loads B once the server runs.
 
     test_model_set.py CAMCLASS SELFTEST_MODEL SELFTEST_INT8_MODEL SAMPLES_DIR
 """
@@ -44,11 +46,11 @@ def sha(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-def serve_dir(www):
-    """An http server for www on a free loopback port, bound (so it takes connections) before it
-    returns; the caller shuts it down."""
+def serve_dir(www, port=0):
+    """An http server for www on loopback port (0: a free one), bound (so it takes connections)
+    before it returns; the caller shuts it down."""
     handler = functools.partial(Quiet, directory=www)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -104,6 +106,39 @@ def test_boot(tmp, broker, b_sha):
     check(rc == 0 and len(models) == 1 and models[0].get("sha256") == b_sha,
           "boot: exit %d, one model line naming B: %r; stderr: %s" %
           (rc, models, open(err_path).read()[-800:]))
+
+
+def test_late_server(tmp, broker, www, b_sha):
+    """A node started while the retained model/set names B on a server that is not up yet: the
+    fetch fails (connection refused), the node says it tries again, and loads B once the server
+    runs."""
+    port = free_port()
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-r", "-q", "1",
+                    "-t", SET, "-m", json.dumps({"url": "http://127.0.0.1:%d/b.ccm" % port,
+                                                 "sha256": b_sha, "token": "s3cret"})],
+                   check=True)
+    log, err_path = os.path.join(tmp, "late.jsonl"), os.path.join(tmp, "late-stderr.txt")
+    p = start_node(broker, os.path.join(tmp, "token"), log, err_path)
+    web = None
+    try:
+        wait_until(lambda: "trying again in" in open(err_path).read(), 60,
+                   "a line saying the fetch is tried again")
+        web = serve_dir(www, port)
+        wait_until(lambda: any(o.get("event") == "model" for o in json_objects(log)), 60,
+                   "the model line of B once its server runs")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        rc = wait_exit(p, 30)
+        if web:
+            web.shutdown()
+            web.server_close()
+    said = [x for x in open(err_path).read().splitlines() if "model/set" in x]
+    models = [o for o in json_objects(log) if o.get("event") == "model"]
+    check(rc == 0 and len(models) == 1 and models[0].get("sha256") == b_sha,
+          "late server: exit %d, one model line naming B: %r" % (rc, models))
+    check(len(said) >= 2 and all("trying again in" in x for x in said[:-1]) and
+          "loaded" in said[-1], "late server: retries, then loaded: %r" % said)
+    print("\n".join(said))
 
 
 def test_run(tmp, broker):
@@ -190,6 +225,7 @@ def test_run(tmp, broker):
         check(after and after <= set(b_labels), "frames after B carry B's labels")
     try:
         test_boot(tmp, broker, b_sha)
+        test_late_server(tmp, broker, www, b_sha)
     finally:
         web.shutdown()
         web.server_close()
