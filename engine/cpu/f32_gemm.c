@@ -1,6 +1,7 @@
 /* camclass — the CPU backend's own f32 1x1 convolution (see f32_gemm.h): the packing, the
  * split into tasks, the loop over micro-tiles and the portable C kernel. The x86-64 kernels are
  * in f32_gemm_x86.c. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,15 +92,26 @@ bool cc_f32_pw_applies(const struct cc_model *m, const struct cc_node *node)
 }
 
 /* Pixels and panels a task takes on `threads` threads: one task on one thread; else about
- * four tasks a thread, of whole micro-tiles, split by pixels where there are enough, else by
- * panels too. */
+ * four tasks a thread, of whole micro-tiles and panels, split so that the tasks read the
+ * fewest bytes in all. Splitting the pixels r ways and the panels q ways, every task reads its
+ * pixels' inputs and its panels' weights: r x (the weights) + q x (the inputs). Splitting the
+ * pixels alone, as before, had every task of a 7x7 layer read all its weights (features.18,
+ * 320 -> 1280: 1.6 MB, eight times at 2 threads); splitting the panels there reads the
+ * 63 KB of inputs eight times instead. Ties keep more pixel tasks. */
 static void split(struct cc_f32_pw *p, size_t threads)
 {
     size_t tiles = (p->p + (size_t)p->mr - 1) / (size_t)p->mr;
     size_t panels = (size_t)cc_f32_pw_panels(p), want = threads > 1 ? 4 * threads : 1;
-    size_t row_tasks = tiles < want ? tiles : want;
-    size_t panel_tasks = (want + row_tasks - 1) / row_tasks;
-    panel_tasks = panel_tasks < panels ? panel_tasks : panels ? panels : 1;
+    double inputs = (double)p->p * p->c, weights = (double)p->c * p->n;
+    size_t row_tasks = 1, panel_tasks = 1;
+    double best = INFINITY;
+    for (size_t r = tiles < want ? tiles : want; r >= 1; r--) {
+        size_t q = (want + r - 1) / r;
+        q = q < panels ? q : panels ? panels : 1;
+        double cost = (double)r * weights + (double)q * inputs;
+        if (r * q >= (want < tiles * panels ? want : tiles * panels) && cost < best)
+            best = cost, row_tasks = r, panel_tasks = q;
+    }
     p->task_rows = (tiles + row_tasks - 1) / row_tasks * (size_t)p->mr;
     p->task_panels = (int)((panels + panel_tasks - 1) / panel_tasks);
 }
